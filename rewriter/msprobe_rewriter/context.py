@@ -1,0 +1,327 @@
+"""Per-file analysis state shared by all rules: one source-order traversal, imports, loops, scopes."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.imports import ImportTracker
+
+LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
+SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+# Functions, loaders and datasets whose names say "evaluation only": their findings drop to info.
+EVAL_NAME = re.compile(r"(^|_)(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference)(_|$)",
+                       re.IGNORECASE)
+
+
+@dataclass
+class Site:
+    """Where a finding points, with the evaluation-path verdict taken while the node was visited."""
+
+    node: ast.AST
+    on_eval_path: bool
+
+
+@dataclass
+class LoopInfo:
+    """What one loop does at its own level (not counting loops nested in it)."""
+
+    node: ast.AST
+    function: str | None
+    steps: bool = False
+    called: set[str] = field(default_factory=set)
+
+
+@dataclass
+class FunctionInfo:
+    """Whether a function (by simple name) performs a training step itself, and what it calls."""
+
+    steps: bool = False
+    called: set[str] = field(default_factory=set)
+
+
+class FileContext:
+    """Everything rules ask about one file; filled by `traverse` in source order."""
+
+    def __init__(self, path: str, source: str, tree: ast.Module) -> None:
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.lines = source.splitlines()
+        self.imports = ImportTracker()
+        self.ancestors: list[ast.AST] = []
+        self.assigned_calls: dict[str, str] = {}  # simple/attr target name -> qualified callee
+        self.loops: dict[int, LoopInfo] = {}
+        self.functions: dict[str, FunctionInfo] = {}
+        self.module_level_steps = False
+        self.has_main_guard = False
+        self._stepping_functions: set[str] | None = None
+        self._preload_imports()
+
+    # --- names -------------------------------------------------------------------------------
+    def _preload_imports(self) -> None:
+        """Module-level imports (also inside top-level if/try blocks) are known before any visit."""
+        pending = list(self.tree.body)
+        while pending:
+            stmt = pending.pop(0)
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self.imports.add_import(stmt)
+            elif isinstance(stmt, (ast.If, ast.Try)):
+                pending.extend(stmt.body)
+                pending.extend(stmt.orelse)
+                pending.extend(getattr(stmt, "finalbody", []))
+                for handler in getattr(stmt, "handlers", []):
+                    pending.extend(handler.body)
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """Qualified name of a Name/Attribute expression rooted in a known import."""
+        return self.imports.resolve(node)
+
+    def call_qualname(self, call: ast.Call) -> str | None:
+        """Qualified name of the callee of `call`, or of the class whose instance is called."""
+        return self.imports.resolve(call.func)
+
+    # --- traversal ---------------------------------------------------------------------------
+    def traverse(self, handlers: dict[type, list[Callable[[ast.AST], None]]]) -> None:
+        """Visit every node once in source order, keeping `ancestors` and the loop/step bookkeeping."""
+        ancestors = self.ancestors
+        todo: list = [self.tree]
+        while todo:
+            node = todo.pop()
+            if node is None:
+                ancestors.pop()
+                continue
+            kind = type(node)
+            if kind is ast.Call:
+                self._note_call(node)
+            elif kind is ast.Assign or kind is ast.AnnAssign:
+                self._note_assign(node)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                self.imports.add_import(node)
+            elif kind is ast.If and not ancestors[1:]:
+                self._note_main_guard(node)
+            for handler in handlers.get(kind, ()):
+                handler(node)
+            if kind in LOOP_TYPES:
+                self.loops[id(node)] = LoopInfo(node, self.current_function())
+            ancestors.append(node)
+            todo.append(None)
+            children = list(ast.iter_child_nodes(node))
+            children.reverse()
+            todo.extend(children)
+
+    def _note_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        for target in targets:
+            name = target_name(target)
+            if name is None:
+                continue
+            if isinstance(value, ast.Call):
+                callee = self.call_qualname(value)
+                if callee is not None:
+                    self.assigned_calls[name] = callee
+                else:
+                    self.assigned_calls.pop(name, None)
+            elif isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
+                self.imports.add_alias(target.id, value)
+
+    def _note_main_guard(self, node: ast.If) -> None:
+        test = node.test
+        if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+                and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)):
+            self.has_main_guard = True
+
+    def _note_call(self, call: ast.Call) -> None:
+        """Record training-step calls and calls of local functions against the enclosing loop/function."""
+        func = call.func
+        callee_name = func.id if isinstance(func, ast.Name) else None
+        steps = self.is_step_call(call)
+        loop = self.current_loop()
+        function = self.current_function()
+        if loop is not None:
+            info = self.loops[id(loop)]
+            info.steps |= steps
+            if callee_name:
+                info.called.add(callee_name)
+        elif function is None and steps:
+            self.module_level_steps = True
+        if function is not None:
+            finfo = self.functions.setdefault(function, FunctionInfo())
+            finfo.steps |= steps
+            if callee_name:
+                finfo.called.add(callee_name)
+
+    def is_step_call(self, call: ast.Call) -> bool:
+        """Whether `call` performs (part of) a training step: backward, optimizer step, grad function."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            if func.attr == "backward":
+                return True
+            owner = target_name(func.value)
+            if func.attr == "step" and owner is not None:
+                return self._is_optimizer_name(owner)
+            if func.attr == "train" and owner is not None:
+                return self.assigned_calls.get(owner) in catalogue.MINDSPORE_MODEL_CLASSES
+        name = target_name(func)
+        if name is None:
+            return False
+        origin = self.assigned_calls.get(name)
+        if origin is None:  # MindSpore applies gradients by calling the optimizer: `optimizer(grads)`
+            return self.imports.imports_root("mindspore") and self._is_optimizer_name(name) and bool(call.args)
+        return (origin in catalogue.GRAD_FUNCTION_FACTORIES or origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS
+                or (origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin)))
+
+    def _is_optimizer_name(self, name: str) -> bool:
+        origin = self.assigned_calls.get(name)
+        if origin is not None and catalogue.is_optimizer_class(origin):
+            return True
+        lowered = name.lower()
+        return "optim" in lowered or "scaler" in lowered or lowered in ("opt", "o") or lowered.startswith(
+            "opt_") or lowered.endswith("_opt")
+
+    # --- where are we ------------------------------------------------------------------------
+    def current_function(self) -> str | None:
+        """Name of the innermost enclosing def, if any."""
+        for node in reversed(self.ancestors):
+            if isinstance(node, FUNCTION_TYPES):
+                return node.name
+        return None
+
+    def current_loop(self) -> ast.AST | None:
+        """Innermost enclosing loop within the current function (loops do not cross a def)."""
+        for node in reversed(self.ancestors):
+            if isinstance(node, LOOP_TYPES):
+                return node
+            if isinstance(node, SCOPE_TYPES):
+                return None
+        return None
+
+    def enclosing_loops(self) -> list[ast.AST]:
+        """All loops around the current node within the current function, innermost first."""
+        loops = []
+        for node in reversed(self.ancestors):
+            if isinstance(node, LOOP_TYPES):
+                loops.append(node)
+            elif isinstance(node, SCOPE_TYPES):
+                break
+        return loops
+
+    def site(self, node: ast.AST) -> Site:
+        """Snapshot `node` with its evaluation-path verdict, for findings reported later."""
+        return Site(node, self.on_eval_path(node))
+
+    def on_eval_path(self, node: ast.AST) -> bool:
+        """Whether `node` sits in evaluation-only code (function, variable or `train=False`)."""
+        for ancestor in self.ancestors:
+            if isinstance(ancestor, FUNCTION_TYPES) and EVAL_NAME.search(ancestor.name):
+                return True
+        for candidate in (node, *self.ancestors[-3:]):
+            if isinstance(candidate, ast.Call) and has_false_keyword(candidate, "train"):
+                return True
+            if isinstance(candidate, (ast.Assign, ast.AnnAssign)):
+                targets = candidate.targets if isinstance(candidate, ast.Assign) else [candidate.target]
+                if any(EVAL_NAME.search(target_name(t) or "") for t in targets):
+                    return True
+        return False
+
+    # --- questions answered after the traversal ---------------------------------------------
+    def stepping_functions(self) -> set[str]:
+        """Local function names that perform a training step, directly or through local calls."""
+        if self._stepping_functions is None:
+            stepping = {name for name, info in self.functions.items() if info.steps}
+            changed = True
+            while changed:
+                changed = False
+                for name, info in self.functions.items():
+                    if name not in stepping and info.called & stepping:
+                        stepping.add(name)
+                        changed = True
+            self._stepping_functions = stepping
+        return self._stepping_functions
+
+    def is_step_loop(self, loop: ast.AST) -> bool:
+        """Whether one iteration of `loop` runs a training step at its own level (after traversal)."""
+        info = self.loops.get(id(loop))
+        if info is None:
+            return False
+        return info.steps or bool(info.called & self.stepping_functions())
+
+    def is_entry_script(self) -> bool:
+        """A `__main__` guard, or a module-level training loop / `Model.train` call (after traversal)."""
+        if self.has_main_guard or self.module_level_steps:
+            return True
+        return any(info.function is None and self.is_step_loop(info.node) for info in self.loops.values())
+
+    def line_text(self, lineno: int) -> str:
+        """The source line `lineno` (1-based), or '' past the end."""
+        return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+
+
+def target_name(node: ast.AST) -> str | None:
+    """`x` for `x`, `optimizer` for `self.optimizer`; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def keyword(call: ast.Call, name: str) -> ast.expr | None:
+    """The value passed to `call` as keyword `name`, if any."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
+    """An argument given by keyword `name` or at `position` (no starred arguments before it)."""
+    value = keyword(call, name)
+    if value is not None:
+        return value
+    args = call.args[: position + 1]
+    if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in args):
+        return call.args[position]
+    return None
+
+
+def constant(node: ast.AST | None) -> object:
+    """The literal value of a Constant (also negative numbers), else the `NOT_CONSTANT` sentinel."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = node.operand.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
+    return NOT_CONSTANT
+
+
+def has_false_keyword(call: ast.Call, name: str) -> bool:
+    """Whether `call` passes `name=False` literally."""
+    return constant(keyword(call, name)) is False
+
+
+def iter_calls(node: ast.AST) -> Iterator[ast.Call]:
+    """Every call under `node`, without descending into nested scopes."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.Call):
+            yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, SCOPE_TYPES):
+                todo.append(child)
+
+
+class _NotConstant:
+    def __repr__(self) -> str:
+        return "NOT_CONSTANT"
+
+
+NOT_CONSTANT = _NotConstant()

@@ -1,0 +1,69 @@
+"""Resolve local names to qualified names through imports and simple aliases (stdlib ast only)."""
+
+from __future__ import annotations
+
+import ast
+
+# Top-level packages whose names the rules reason about. A name imported from anything else
+# (or not imported at all) is never treated as one of theirs.
+KNOWN_ROOTS = frozenset(
+    {"torch", "torchvision", "torch_npu", "mindspore", "numpy", "random", "os", "deepspeed", "transformers",
+     "accelerate", "lightning", "pytorch_lightning", "timm", "torchaudio", "torchtext"}
+)
+
+
+class ImportTracker:
+    """Maps names bound by `import`/`from ... import` (and `x = torch.nn`-style aliases) to dotted names."""
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, str] = {}
+        self.local_modules: list[tuple[str, int, tuple[str, ...]]] = []  # (module, level, names)
+
+    def add_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        """Record the bindings one import statement makes."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.bindings[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".", 1)[0]
+                    self.bindings[root] = root
+                if alias.name.split(".", 1)[0] not in KNOWN_ROOTS:
+                    self.local_modules.append((alias.name, 0, ()))
+            return
+        module = node.module or ""
+        if node.level or module.split(".", 1)[0] not in KNOWN_ROOTS:
+            self.local_modules.append((module, node.level, tuple(a.name for a in node.names)))
+            if node.level:
+                return
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
+
+    def add_alias(self, target: str, value: ast.expr) -> None:
+        """Record `target = <dotted name>` when the value resolves to a known qualified name."""
+        qualified = self.resolve(value)
+        if qualified is not None:
+            self.bindings[target] = qualified
+        else:
+            self.bindings.pop(target, None)
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """The qualified name of a Name/Attribute chain rooted in a known import, else None."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.bindings.get(node.id)
+        if base is None or base.split(".", 1)[0] not in KNOWN_ROOTS:
+            return None
+        if parts:
+            return base + "." + ".".join(reversed(parts))
+        return base
+
+    def imports_root(self, root: str) -> bool:
+        """Whether anything from the top-level package `root` is imported."""
+        return any(q == root or q.startswith(root + ".") for q in self.bindings.values())

@@ -1,0 +1,1 @@
+"""The lint engine, its command line, configuration and output formats."""

@@ -1,0 +1,114 @@
+"""Lint one file: decode, parse with the stdlib ast, run every selected rule in one traversal."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from msprobe_rewriter.context import FileContext
+from msprobe_rewriter.finding import FileError, Finding
+from msprobe_rewriter.lint import suppressions
+from msprobe_rewriter.rules.base import Rule
+
+# A file that mentions none of these cannot contain a finding: skip parsing it at all.
+PREFILTER = re.compile(r"torch|mindspore|numpy|random|deepspeed|HCCL|lightning|accelerate|transformers")
+# Parser messages that mean "this is Python 2".
+PYTHON2_HINTS = ("Missing parentheses in call to", "multiple exception types must be parenthesized",
+                 "leading zeros in decimal integer literals")
+
+
+@dataclass
+class LintResult:
+    """Findings and errors for one file."""
+
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source bytes honouring a BOM and a PEP 263 coding cookie."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding)
+
+
+def parse_error_message(exc: BaseException) -> str:
+    """One line describing why a file cannot be parsed."""
+    if isinstance(exc, SyntaxError):
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        hint = "; Python 2 code is not supported" if any(h in (exc.msg or "") for h in PYTHON2_HINTS) else ""
+        return f"cannot parse: {exc.msg}{where}{hint}"
+    if isinstance(exc, (UnicodeDecodeError, LookupError)):
+        return f"cannot decode: {exc}"
+    if isinstance(exc, ValueError) and "null bytes" in str(exc):
+        return "cannot parse: the file contains NUL bytes (is it a binary file?)"
+    if isinstance(exc, RecursionError):
+        return "cannot parse: nesting too deep for the Python parser"
+    if isinstance(exc, MemoryError):
+        return "cannot parse: out of memory (file too large)"
+    return f"cannot parse: {exc}"
+
+
+def lint_source(path: str, data: bytes, rules: Sequence[type[Rule]], report_unused_noqa: bool = False) -> LintResult:
+    """Lint one file's bytes with `rules`; never raises for bad input, returns an error entry instead.
+
+    `report_unused_noqa` adds an `unused-noqa` finding for each `# noqa: MSPxxx` of a rule that ran
+    but reported nothing on that line.
+    """
+    result = LintResult()
+    try:
+        source = decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        result.errors.append(FileError(path, parse_error_message(exc)))
+        return result
+    if not PREFILTER.search(source) or suppressions.skips_file(source):
+        return result
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not ours to report
+            tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        result.errors.append(FileError(path, parse_error_message(exc)))
+        return result
+    ctx = FileContext(path, source, tree)
+    instances = [rule(ctx) for rule in rules]
+    handlers: dict[type, list] = {}
+    for instance in instances:
+        for attr in dir(instance):
+            if attr.startswith("visit_"):
+                node_type = getattr(ast, attr[6:], None)
+                if node_type is not None:
+                    handlers.setdefault(node_type, []).append(getattr(instance, attr))
+    try:
+        ctx.traverse(handlers)
+        for instance in instances:
+            instance.finish()
+    except RecursionError:
+        result.errors.append(FileError(path, parse_error_message(RecursionError())))
+        return result
+    findings = [_to_finding(ctx, instance, report) for instance in instances for report in instance.reports]
+    findings.sort(key=lambda f: (f.line, f.column, f.code))
+    active = frozenset(rule.code for rule in rules) if report_unused_noqa else None
+    result.findings = suppressions.apply(path, ctx.lines, findings, active)
+    return result
+
+
+def _to_finding(ctx: FileContext, rule: Rule, report) -> Finding:
+    node = report.node
+    line = getattr(node, "lineno", 1)
+    end_line = getattr(node, "end_lineno", None) or line
+    column = char_column(ctx.line_text(line), getattr(node, "col_offset", 0)) + 1
+    end_column = char_column(ctx.line_text(end_line), getattr(node, "end_col_offset", None) or 0) + 1
+    return Finding(ctx.path, line, column, end_line, end_column, rule.code, rule.name, report.severity,
+                   report.message, rule.fixable)
+
+
+def char_column(line: str, byte_offset: int) -> int:
+    """Convert the ast's UTF-8 byte offset on `line` to a character offset."""
+    if line.isascii():
+        return byte_offset
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))

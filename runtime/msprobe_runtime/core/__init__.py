@@ -1,0 +1,1 @@
+"""Framework-free parts of the runtime: config, naming, statistics records, writers."""

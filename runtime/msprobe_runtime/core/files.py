@@ -1,0 +1,41 @@
+"""Atomic file writes and safe file names: a crash never leaves a half-written dump file."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._\-]")
+
+
+def safe_filename(name: str, max_length: int = 200) -> str:
+    """A name usable as one path component: no separators, no `..`, no odd characters."""
+    cleaned = _UNSAFE.sub("_", name).strip(".") or "_"
+    return cleaned[:max_length]
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to `path` via a temporary file in the same folder and a rename."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Atomically write UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: object) -> None:
+    """Atomically write `obj` as indented JSON."""
+    atomic_write_text(path, json.dumps(obj, indent=1, ensure_ascii=False))

@@ -6,6 +6,8 @@ new API is one line here. Names are fully qualified, as `ImportTracker.resolve` 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 # --- seeding ---------------------------------------------------------------------------------
 # Generator family -> calls that seed it. `mindspore.set_seed` also seeds numpy and the dataset
 # pipeline (MindSpore documents this), but not Python's `random`.
@@ -16,9 +18,12 @@ SEED_CALLS: dict[str, frozenset[str]] = {
     "torch": frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed_all",
                         "lightning.seed_everything", "pytorch_lightning.seed_everything",
                         "lightning.pytorch.seed_everything", "transformers.set_seed",
-                        "accelerate.utils.set_seed", "transformers.enable_full_determinism"}),
+                        "accelerate.utils.set_seed", "transformers.enable_full_determinism",
+                        "torch.cuda.manual_seed", "torch.npu.manual_seed", "torch.npu.manual_seed_all",
+                        "torch_npu.npu.manual_seed", "torch_npu.npu.manual_seed_all"}),
     "mindspore": frozenset({"mindspore.set_seed", "mindspore.common.set_seed",
-                            "mindspore.common.seed.set_seed", "mindspore.dataset.config.set_seed"}),
+                            "mindspore.common.seed.set_seed", "mindspore.dataset.config.set_seed",
+                            "mindspore.manual_seed"}),
 }
 # Helpers from popular libraries that seed every generator at once.
 SEED_ALL_CALLS = frozenset({
@@ -26,6 +31,13 @@ SEED_ALL_CALLS = frozenset({
     "lightning.fabric.seed_everything", "transformers.set_seed", "transformers.enable_full_determinism",
     "accelerate.utils.set_seed", "msprobe_runtime.pytorch.seed_all", "msprobe_runtime.mindspore.seed_all",
     "msprobe.pytorch.seed_all", "msprobe.mindspore.seed_all", "timm.utils.random_seed",
+    "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
+    "accelerate.utils.random.set_seed", "lightning.fabric.utilities.seed.seed_everything",
+    "lightning.pytorch.utilities.seed.seed_everything", "pytorch_lightning.utilities.seed.seed_everything",
+    # `fabric.seed_everything(s)` on a `lightning.Fabric` object
+    "lightning.Fabric.seed_everything", "lightning.fabric.Fabric.seed_everything",
+    # Hugging Face trainers seed everything with `args.seed` (default 42) when constructed.
+    "transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
 })
 # The family a seeding call covers implicitly.
 SEED_IMPLIES: dict[str, frozenset[str]] = {
@@ -67,8 +79,11 @@ HCCL_DETERMINISTIC_ENV = frozenset({"HCCL_DETERMINISTIC"})
 DISTRIBUTED_INIT_CALLS = frozenset({
     "torch.distributed.init_process_group", "deepspeed.init_distributed",
     "mindspore.communication.init", "mindspore.communication.management.init",
-    "accelerate.Accelerator", "lightning.Fabric",
+    "accelerate.Accelerator", "lightning.Fabric", "lightning.fabric.Fabric",
 })
+# Constructors in DISTRIBUTED_INIT_CALLS that start no collectives when given one device:
+# name -> the keyword with the device count (`Fabric(devices=1)`).
+DISTRIBUTED_DEVICES_KEYWORD = {"lightning.Fabric": "devices", "lightning.fabric.Fabric": "devices"}
 
 # --- device RNG -----------------------------------------------------------------------------------
 # Draws that accept `device=`: name -> position of the first argument that is *not* the size/shape.
@@ -87,6 +102,64 @@ INPLACE_RANDOM_METHODS = frozenset({
 })
 CPU_DEVICE_STRINGS = frozenset({"cpu", "meta"})
 
+
+class DrawSignature(NamedTuple):
+    """How a torch draw takes its arguments (detection reads `inputs`; a rewrite needs all of it)."""
+
+    positional: tuple[str, ...]  # parameter names in order; "*size" takes every remaining positional
+    inputs: tuple[str, ...]  # tensor parameters whose device the result inherits
+    keyword_only: tuple[str, ...]  # generator, dtype, device, ...
+
+
+_FACTORY_KEYWORDS = ("generator", "out", "dtype", "layout", "device", "requires_grad", "pin_memory")
+_LIKE_KEYWORDS = ("generator", "dtype", "layout", "device", "requires_grad", "memory_format")
+# Draws of torch's global generators (torch 2.13 signatures). On an accelerator (through `device=` or an
+# input tensor living there) they use that device's generator, whose numbers differ between CUDA and
+# NPU for one seed. `torch.randint(high, size)` leaves out `low`; the `torch.normal(mean: float,
+# std: float, size)` overload is the one that takes `device=`.
+TORCH_DEVICE_DRAWS: dict[str, DrawSignature] = {
+    "torch.rand": DrawSignature(("*size",), (), _FACTORY_KEYWORDS),
+    "torch.randn": DrawSignature(("*size",), (), _FACTORY_KEYWORDS),
+    "torch.randint": DrawSignature(("low", "high", "size"), (), _FACTORY_KEYWORDS[:-1]),
+    "torch.randperm": DrawSignature(("n",), (), _FACTORY_KEYWORDS),
+    "torch.rand_like": DrawSignature(("input",), ("input",), _LIKE_KEYWORDS),
+    "torch.randn_like": DrawSignature(("input",), ("input",), _LIKE_KEYWORDS),
+    "torch.randint_like": DrawSignature(("input", "low", "high"), ("input",), _LIKE_KEYWORDS),
+    "torch.normal": DrawSignature(("mean", "std", "size"), ("mean", "std"), _FACTORY_KEYWORDS[:-1]),
+    "torch.bernoulli": DrawSignature(("input", "p"), ("input",), ("generator", "out")),
+    "torch.multinomial": DrawSignature(("input", "num_samples", "replacement"), ("input",), ("generator", "out")),
+    "torch.poisson": DrawSignature(("input", "generator"), ("input",), ()),
+}
+# Tensor methods that draw on the tensor's own device, besides INPLACE_RANDOM_METHODS.
+TENSOR_DRAW_METHODS = frozenset({"bernoulli", "multinomial"})
+# `torch.nn.init` functions that fill their first argument with random numbers, on its device.
+TORCH_INIT_DRAWS = frozenset(
+    "torch.nn.init." + n for n in ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
+                                   "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
+)
+# Tensor methods that move a tensor to an accelerator.
+ACCELERATOR_METHODS = frozenset({"cuda", "npu", "xpu", "mps", "hpu", "ipu", "mlu"})
+# Tensor methods and attributes whose result lives where the tensor lives.
+DEVICE_PRESERVING_METHODS = frozenset({
+    "float", "half", "double", "bfloat16", "long", "int", "short", "bool", "type_as", "contiguous", "detach",
+    "clone", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat", "squeeze", "unsqueeze",
+    "flatten", "permute", "transpose", "t", "requires_grad_", "narrow", "chunk", "split", "mul", "add", "sub",
+    "div", "mul_", "add_", "sub_", "div_", "abs", "sqrt", "exp", "log", "sum", "mean",
+})
+DEVICE_PRESERVING_ATTRIBUTES = frozenset({"data", "T", "mT", "real", "imag"})
+# Calls that create a tensor on the default device (the CPU) unless given `device=`.
+TORCH_TENSOR_FACTORIES = frozenset(
+    "torch." + n for n in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye",
+                           "rand", "randn", "randint", "randperm", "from_numpy", "empty_strided", "Tensor",
+                           "FloatTensor", "LongTensor")
+)
+TORCH_DEVICE_CONSTRUCTORS = frozenset({"torch.device"})
+# Base classes of model code: tensors flowing through their methods live on the model's device.
+TORCH_MODULE_PACKAGE = "torch.nn"
+LIGHTNING_MODULES = frozenset({"lightning.LightningModule", "lightning.pytorch.LightningModule",
+                               "lightning.pytorch.core.LightningModule", "pytorch_lightning.LightningModule",
+                               "pytorch_lightning.core.LightningModule"})
+
 # --- data pipeline --------------------------------------------------------------------------------
 TORCH_DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TORCH_RANDOM_SAMPLERS = frozenset({
@@ -101,6 +174,8 @@ TORCH_DISTRIBUTED_SAMPLERS = frozenset({
 SAMPLER_TWINS = {
     "torch.utils.data.RandomSampler": "torch.utils.data.SequentialSampler",
     "torch.utils.data.sampler.RandomSampler": "torch.utils.data.SequentialSampler",
+    **{f"mindspore.dataset.{m}RandomSampler": "mindspore.dataset.SequentialSampler"
+       for m in ("", "samplers.", "engine.samplers.")},
 }
 MINDSPORE_DATASET_MODULE = "mindspore.dataset"
 # MindSpore dataset classes that shuffle unless told otherwise (they default to shuffle=True, or
@@ -124,10 +199,50 @@ MINDSPORE_SHUFFLING_DATASETS = frozenset(
 )
 TORCH_WORKER_KEYWORD = "num_workers"
 MINDSPORE_WORKER_KEYWORD = "num_parallel_workers"
+# Where `DataLoader` takes the arguments the data rules read, by position (torch 2.13).
+DATALOADER_POSITIONS = {"shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5, "worker_init_fn": 10,
+                        "generator": 12}
+DISTRIBUTED_SAMPLER_SHUFFLE_POSITION = 3
+# MindSpore dataset classes (by class name) that take no `shuffle`: they keep their input's order.
+MINDSPORE_ORDERED_DATASETS = frozenset({
+    "PaddedDataset", "Dataset", "UnionBaseDataset", "VisionBaseDataset",
+    "TextBaseDataset", "AudioBaseDataset", "BatchDataset", "BucketBatchByLengthDataset", "ConcatDataset",
+    "DeserializedDataset", "FilterDataset", "MapDataset", "PaddedBatchDataset", "ProjectDataset", "RenameDataset",
+    "RepeatDataset", "ShuffleDataset", "SkipDataset", "SyncWaitDataset", "TakeDataset", "TransferDataset",
+    "ZipDataset",
+})
+# `mindspore.dataset` methods that return a new dataset (a pipeline is a chain of them).
+MINDSPORE_DATASET_METHODS = frozenset({
+    "map", "batch", "shuffle", "repeat", "project", "rename", "take", "skip", "zip", "concat", "filter",
+    "padded_batch", "bucket_batch_by_length", "sync_wait",
+})
+MINDSPORE_SAMPLER_KEYWORDS = ("sampler", "batch_sampler")
+MINDSPORE_RANDOM_SAMPLERS = frozenset(
+    f"mindspore.dataset.{m}{n}" for m in ("", "samplers.", "engine.samplers.")
+    for n in ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler")
+)
+# MindSpore samplers with a `shuffle` argument: name -> (its position, its default).
+MINDSPORE_SHUFFLE_SAMPLERS: dict[str, tuple[int, bool]] = {
+    f"mindspore.dataset.{m}{n}": spec for m in ("", "samplers.", "engine.samplers.")
+    for n, spec in (("DistributedSampler", (2, True)), ("PKSampler", (2, False)))
+}
+MINDSPORE_SET_WORKERS = frozenset({"mindspore.dataset.config.set_num_parallel_workers"})
+
+
+def is_mindspore_dataset_class(qualified: str) -> bool:
+    """Whether `qualified` names a `mindspore.dataset` dataset class (a source or a pipeline stage)."""
+    return qualified.startswith(MINDSPORE_DATASET_MODULE + ".") and qualified.endswith("Dataset")
+
+
+def shuffles_by_default(qualified: str) -> bool:
+    """Whether the MindSpore dataset class `qualified` shuffles when given neither `shuffle` nor a sampler."""
+    name = qualified.rpartition(".")[2]
+    return is_mindspore_dataset_class(qualified) and name not in MINDSPORE_ORDERED_DATASETS
 
 # --- random augmentation --------------------------------------------------------------------------
 TORCHVISION_TRANSFORM_MODULES = (
     "torchvision.transforms", "torchvision.transforms.v2", "torchvision.transforms.transforms",
+    "torchvision.transforms.autoaugment",
 )
 MINDSPORE_TRANSFORM_MODULES = (
     "mindspore.dataset.vision", "mindspore.dataset.vision.transforms", "mindspore.dataset.vision.c_transforms",
@@ -154,6 +269,71 @@ TRANSFORM_TWINS: dict[str, tuple[tuple[str, str], ...]] = {
     "RandomCropDecodeResize": (("Decode", "none"), ("Resize", "size")),
     "RandomResize": (),
 }
+# Where a transform takes its probability of being applied: library -> class name -> (keyword, position).
+# With probability 0 the transform never runs.
+TRANSFORM_PROBABILITY: dict[str, dict[str, tuple[str, int]]] = {
+    "torchvision": {
+        **dict.fromkeys(("RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "RandomInvert",
+                         "RandomEqualize", "RandomAutocontrast", "RandomErasing"), ("p", 0)),
+        **dict.fromkeys(("RandomSolarize", "RandomPosterize", "RandomAdjustSharpness", "RandomApply"), ("p", 1)),
+    },
+    "mindspore": {
+        **dict.fromkeys(("RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "RandomInvert",
+                         "RandomEqualize", "RandomErasing", "RandomHorizontalFlipWithBBox",
+                         "RandomVerticalFlipWithBBox"), ("prob", 0)),
+        **dict.fromkeys(("RandomAdjustSharpness", "RandomApply"), ("prob", 1)),
+        "RandomAutoContrast": ("prob", 2),
+    },
+}
+# Transforms whose only randomness is whether they run: with probability 1 they are deterministic.
+PROBABILITY_ONLY_TRANSFORMS = frozenset({
+    "RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "RandomInvert", "RandomEqualize",
+    "RandomAutocontrast", "RandomAutoContrast", "RandomSolarize", "RandomPosterize", "RandomAdjustSharpness",
+    "RandomApply", "RandomHorizontalFlipWithBBox", "RandomVerticalFlipWithBBox",
+})
+# Transforms whose only randomness is drawing values from ranges: library -> class -> (range keywords,
+# keywords without a degenerate default). Given only degenerate ranges (`(a, a)`, `(a, a, b, b)`, or 0 for
+# a symmetric range) they are deterministic, as in AutoAugment code applying one fixed magnitude.
+RANGE_ONLY_TRANSFORMS: dict[str, dict[str, tuple[frozenset[str], frozenset[str]]]] = {
+    "torchvision": {
+        "RandomRotation": (frozenset({"degrees"}), frozenset({"degrees"})),
+        "ColorJitter": (frozenset({"brightness", "contrast", "saturation", "hue"}), frozenset()),
+    },
+    "mindspore": {
+        "RandomRotation": (frozenset({"degrees"}), frozenset({"degrees"})),
+        "RandomAffine": (frozenset({"degrees", "translate", "scale", "shear"}), frozenset({"degrees"})),
+        "RandomColorAdjust": (frozenset({"brightness", "contrast", "saturation", "hue"}), frozenset()),
+        "RandomColor": (frozenset({"degrees"}), frozenset({"degrees"})),
+        "RandomSharpness": (frozenset({"degrees"}), frozenset({"degrees"})),
+        "RandomSolarize": (frozenset({"threshold"}), frozenset({"threshold"})),
+        "RandomPosterize": (frozenset({"bits"}), frozenset()),
+    },
+}
+# timm: factories that build random training augmentation when `is_training` (position) is true ...
+TIMM_TRAINING_TRANSFORMS: dict[str, int] = {
+    "timm.data.create_transform": 1, "timm.data.transforms_factory.create_transform": 1,
+}
+# ... and loaders that, with `is_training` (position) true, shuffle and augment (unless `no_aug=True`).
+TIMM_TRAINING_LOADERS: dict[str, int] = {"timm.data.create_loader": 3, "timm.data.loader.create_loader": 3}
+# ... and random transforms / batch mixers.
+TIMM_RANDOM_TRANSFORMS = frozenset({
+    "timm.data.Mixup", "timm.data.mixup.Mixup", "timm.data.FastCollateMixup", "timm.data.mixup.FastCollateMixup",
+    "timm.data.RandomErasing", "timm.data.random_erasing.RandomErasing",
+    "timm.data.RandomResizedCropAndInterpolation", "timm.data.transforms.RandomResizedCropAndInterpolation",
+    "timm.data.rand_augment_transform", "timm.data.auto_augment.rand_augment_transform",
+    "timm.data.auto_augment_transform", "timm.data.auto_augment.auto_augment_transform",
+    "timm.data.augment_and_mix_transform", "timm.data.auto_augment.augment_and_mix_transform",
+})
+
+
+def transform_library(qualified: str) -> str | None:
+    """"torchvision" or "mindspore" when `qualified` is in one of their transform modules, else None."""
+    module = qualified.rpartition(".")[0]
+    if module in TORCHVISION_TRANSFORM_MODULES:
+        return "torchvision"
+    if module in MINDSPORE_TRANSFORM_MODULES:
+        return "mindspore"
+    return None
 
 
 def is_random_transform(qualified: str) -> bool:
@@ -191,6 +371,21 @@ MINDSPORE_DROPOUT = frozenset({
     "mindspore.mint.nn.functional.dropout2d",
 })
 
+# Where `dropout=` sits positionally in those constructors.
+TORCH_DROPOUT_KEYWORD_POSITIONS: dict[str, int] = {
+    "torch.nn.MultiheadAttention": 2, "torch.nn.LSTM": 5, "torch.nn.GRU": 5, "torch.nn.RNN": 6,
+    "torch.nn.Transformer": 5, "torch.nn.TransformerEncoderLayer": 3, "torch.nn.TransformerDecoderLayer": 3,
+}
+# Recurrent modules apply `dropout=` only between stacked layers: with `num_layers=1` (argument 2,
+# the default) it never runs.
+TORCH_RNN_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+# Functional dropouts whose `training` argument defaults to False (they do nothing unless told).
+TORCH_DROPOUT_OFF_BY_DEFAULT = frozenset({"torch.nn.functional.alpha_dropout",
+                                          "torch.nn.functional.feature_alpha_dropout"})
+# MindSpore dropouts whose first argument is `keep_prob` (1.0 means no dropout), not `p`.
+MINDSPORE_KEEP_PROB_DROPOUT = frozenset({"mindspore.nn.Dropout", "mindspore.ops.Dropout",
+                                         "mindspore.ops.Dropout2D", "mindspore.ops.Dropout3D"})
+
 # --- training steps (loop detection) ----------------------------------------------------------
 GRAD_FUNCTION_FACTORIES = frozenset({
     "mindspore.value_and_grad", "mindspore.ops.value_and_grad", "mindspore.grad", "mindspore.ops.grad",
@@ -206,7 +401,7 @@ OPTIMIZER_MODULES = ("torch.optim", "mindspore.nn", "mindspore.experimental.opti
 OPTIMIZER_CLASS_NAMES = frozenset({
     "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam", "RMSprop",
     "Rprop", "SparseAdam", "Adafactor", "Momentum", "Lamb", "LAMB", "LARS", "FTRL", "ProximalAdagrad",
-    "AdaSumByDeltaWeightWrapCell", "Rprop", "AdamWeightDecay", "FusedAdam", "DeepSpeedCPUAdam", "Muon",
+    "AdaSumByDeltaWeightWrapCell", "AdamWeightDecay", "FusedAdam", "DeepSpeedCPUAdam", "Muon",
 })
 
 
@@ -223,4 +418,209 @@ HOST_SYNC_CALLS = frozenset({"torch.cuda.synchronize", "torch.npu.synchronize", 
                              "torch.accelerator.synchronize", "mindspore.hal.synchronize"})
 BACKWARD_HOOK_METHODS = frozenset({
     "register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook",
+    "register_backward_pre_hook",  # MindSpore Cell
 })
+# Hooks installed on every module at once, and MindSpore's backward-hook primitive.
+BACKWARD_HOOK_CALLS = frozenset({
+    "torch.nn.modules.module.register_module_backward_hook",
+    "torch.nn.modules.module.register_module_full_backward_hook",
+    "torch.nn.modules.module.register_module_full_backward_pre_hook",
+    "mindspore.ops.HookBackward", "mindspore.ops.operations.HookBackward",
+})
+# `Tensor.register_hook` (and autograd Node.register_hook): a gradient hook on one tensor.
+TENSOR_HOOK_METHOD = "register_hook"
+
+# --- memory layout ----------------------------------------------------------------------------
+# Tensor methods / properties / functions that return a strided (non-contiguous) view.
+TRANSPOSE_METHODS = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims"})
+TRANSPOSE_PROPERTIES = frozenset({"T", "mT", "H", "mH"})
+TRANSPOSE_FUNCTIONS = frozenset({
+    "torch.t", "torch.transpose", "torch.permute", "torch.swapaxes", "torch.swapdims",
+    "mindspore.ops.transpose", "mindspore.ops.permute", "mindspore.ops.swapaxes", "mindspore.ops.swapdims",
+    "mindspore.ops.t", "mindspore.mint.transpose", "mindspore.mint.permute", "mindspore.mint.swapaxes",
+    "mindspore.mint.t",
+})
+# Calls whose kernel (and summation order) depends on the memory layout of their operands.
+MATMUL_FUNCTIONS = frozenset({
+    "torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.nn.functional.linear",
+    "mindspore.ops.matmul", "mindspore.ops.mm", "mindspore.ops.bmm", "mindspore.ops.dense",
+    "mindspore.mint.matmul", "mindspore.mint.mm", "mindspore.mint.bmm", "mindspore.mint.nn.functional.linear",
+})
+MATMUL_METHODS = frozenset({"matmul", "mm", "bmm"})
+# Base classes of hand-written backward code (`backward` of a torch.autograd.Function).
+AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function",
+                                     "torch.autograd.function.InplaceFunction"})
+
+# --- non-deterministic operators --------------------------------------------------------------
+# What `torch.use_deterministic_algorithms` documents as non-deterministic on CUDA (torch 2.13), by
+# qualified name (`torch.Tensor.<method>` for methods) -> the deterministic way out. Convolutions
+# (cudnn rules), gather/index_select/repeat_interleave (backward only, everywhere in real code, and
+# fixed by the deterministic-algorithms switch) and cumsum (mostly integer positions) are left out.
+DETERMINISTIC_SWITCH_FIX = ("call `torch.use_deterministic_algorithms(True)` (with "
+                            "`CUBLAS_WORKSPACE_CONFIG=:4096:8`) so it uses its deterministic kernel")
+_INTERPOLATE_FIX = "its backward has no deterministic CUDA kernel in linear modes: use mode='nearest' while debugging"
+_ADAPTIVE_FIX = ("its backward has no deterministic CUDA kernel: pool with kernel_size = stride = input size // "
+                 "output size when they divide (global pooling, output size 1, is already deterministic)")
+_REFLECT_FIX = "its backward has no deterministic CUDA kernel: use zero or circular padding while debugging"
+_NO_KERNEL_FIX = "it has no deterministic CUDA kernel: compute it on the CPU while debugging"
+NONDETERMINISTIC_OPS: dict[str, str] = {
+    **dict.fromkeys(("torch.index_add", "torch.Tensor.index_add", "torch.Tensor.index_add_",
+                     "torch.scatter_add", "torch.Tensor.scatter_add", "torch.Tensor.scatter_add_",
+                     "torch.Tensor.scatter", "torch.Tensor.scatter_",  # with reduce=
+                     "torch.index_put", "torch.Tensor.index_put", "torch.Tensor.index_put_",  # accumulate=True
+                     "torch.index_copy", "torch.Tensor.index_copy", "torch.Tensor.index_copy_",
+                     "torch.nn.MaxPool3d", "torch.nn.functional.max_pool3d",
+                     "torch.nn.ReplicationPad1d", "torch.nn.ReplicationPad2d", "torch.nn.ReplicationPad3d"),
+                    DETERMINISTIC_SWITCH_FIX),
+    **dict.fromkeys(("torch.scatter_reduce", "torch.Tensor.scatter_reduce", "torch.Tensor.scatter_reduce_"),
+                    "with reduce='sum'/'mean' " + DETERMINISTIC_SWITCH_FIX
+                    + "; reduce='prod' has no deterministic CUDA kernel"),
+    "torch.Tensor.put_": ("it has no deterministic CUDA kernel: use `x.view(-1).index_put_((index,), source, "
+                          "accumulate=True)`, which is deterministic on CUDA"),
+    **dict.fromkeys(("torch.bincount", "torch.Tensor.bincount"),
+                    "with `weights` it has no deterministic CUDA kernel: use `torch.zeros(n).index_put_((x,), "
+                    "weights, accumulate=True)` instead"),
+    **dict.fromkeys(("torch.histc", "torch.Tensor.histc"),
+                    "it has no deterministic CUDA kernel: use `torch.bucketize` + `torch.bincount` (no weights)"),
+    **dict.fromkeys(("torch.median", "torch.Tensor.median"),
+                    "with `dim` its indices are not deterministic on CUDA: take the middle element of "
+                    "`torch.sort(x, dim, stable=True)` instead"),
+    **dict.fromkeys(("torch.nn.EmbeddingBag", "torch.nn.functional.embedding_bag"),
+                    "with mode='max' its backward has no deterministic CUDA kernel: use mode='sum' or 'mean'"),
+    **dict.fromkeys(("torch.nn.CTCLoss", "torch.nn.functional.ctc_loss"),
+                    "its backward has no deterministic CUDA kernel: compute the loss on the CPU while debugging"),
+    **dict.fromkeys(("torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.Upsample",
+                     "torch.nn.functional.upsample_bilinear", "torch.nn.UpsamplingBilinear2d"), _INTERPOLATE_FIX),
+    **dict.fromkeys(("torch.nn.AdaptiveAvgPool2d", "torch.nn.AdaptiveAvgPool3d", "torch.nn.AdaptiveMaxPool2d",
+                     "torch.nn.functional.adaptive_avg_pool2d", "torch.nn.functional.adaptive_avg_pool3d",
+                     "torch.nn.functional.adaptive_max_pool2d"), _ADAPTIVE_FIX),
+    **dict.fromkeys(("torch.nn.AvgPool3d", "torch.nn.functional.avg_pool3d"),
+                    "its backward has no deterministic CUDA kernel: for kernel_size == stride use a reshape and "
+                    "`.mean()`, otherwise compute on the CPU while debugging"),
+    **dict.fromkeys(("torch.nn.FractionalMaxPool2d", "torch.nn.FractionalMaxPool3d",
+                     "torch.nn.functional.fractional_max_pool2d", "torch.nn.functional.fractional_max_pool3d"),
+                    "it samples random regions and its backward is not deterministic on CUDA: use MaxPool while "
+                    "debugging"),
+    **dict.fromkeys(("torch.nn.MaxUnpool1d", "torch.nn.MaxUnpool2d", "torch.nn.MaxUnpool3d",
+                     "torch.nn.functional.max_unpool1d", "torch.nn.functional.max_unpool2d",
+                     "torch.nn.functional.max_unpool3d"),
+                    "it has no deterministic implementation: use nearest-neighbour upsampling while debugging"),
+    **dict.fromkeys(("torch.nn.ReflectionPad1d", "torch.nn.ReflectionPad2d", "torch.nn.ReflectionPad3d"),
+                    _REFLECT_FIX),
+    "torch.nn.functional.pad": ("with mode='reflect'/'replicate' its backward is not deterministic on CUDA: use "
+                                "mode='constant' or 'circular' while debugging"),
+    **dict.fromkeys(("torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d"),
+                    "padding_mode='reflect'/'replicate' pads with a non-deterministic CUDA backward: use "
+                    "padding_mode='zeros' or 'circular' while debugging"),
+    "torch.nn.functional.grid_sample": _NO_KERNEL_FIX.replace("it has", "its backward has"),
+    "torch.nn.NLLLoss2d": ("it has no deterministic CUDA kernel: flatten to (N*H*W, C) and use "
+                           "`F.nll_loss`/`F.cross_entropy` on 2-D input"),
+}
+# Entries whose forward is deterministic: only their backward is not (no finding under `torch.no_grad()`).
+NONDETERMINISTIC_BACKWARD_ONLY = frozenset(
+    name for name in NONDETERMINISTIC_OPS
+    if name.rsplit(".", 1)[1] in {
+        "EmbeddingBag", "embedding_bag", "CTCLoss", "ctc_loss", "interpolate", "upsample", "Upsample",
+        "upsample_bilinear", "UpsamplingBilinear2d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool2d",
+        "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "AvgPool3d", "avg_pool3d",
+        "MaxPool3d", "max_pool3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+        "ReplicationPad2d", "ReplicationPad3d", "pad", "Conv1d", "Conv2d", "Conv3d", "grid_sample",
+    }
+)
+GRAD_DISABLING_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                                     "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+# Entries that `torch.use_deterministic_algorithms(True)` makes deterministic (no finding once it is on).
+NONDETERMINISTIC_FIXED_BY_SWITCH = frozenset(
+    name for name, fix in NONDETERMINISTIC_OPS.items() if fix == DETERMINISTIC_SWITCH_FIX
+)
+
+
+# --- seeding and determinism switches, continued (seed-missing, seed-partial, no-deterministic-algos,
+# dist-no-deterministic-comm) --------------------------------------------------------------------
+# Seeders that draw a fresh seed from the OS when called without one (or with None).
+SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT = frozenset({"random.seed", "numpy.random.seed"})
+# Calls that switch deterministic kernels on: qualified name -> (position, keyword) of the argument that
+# must be truthy (position None: keyword only), or None when the call always does.
+DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
+    "torch.use_deterministic_algorithms": (0, "mode"),
+    "msprobe_runtime.pytorch.seed_all": (1, "mode"), "msprobe.pytorch.seed_all": (1, "mode"),
+    "transformers.set_seed": (1, "deterministic"), "transformers.trainer_utils.set_seed": (1, "deterministic"),
+    "accelerate.utils.set_seed": (2, "deterministic"), "accelerate.utils.random.set_seed": (2, "deterministic"),
+    "transformers.enable_full_determinism": None, "transformers.trainer_utils.enable_full_determinism": None,
+    "lightning.Trainer": (None, "deterministic"), "lightning.pytorch.Trainer": (None, "deterministic"),
+    "pytorch_lightning.Trainer": (None, "deterministic"),
+    "transformers.TrainingArguments": (None, "full_determinism"),
+}
+# cuDNN attribute whose `True` makes convolutions deterministic.
+CUDNN_DETERMINISTIC_ATTR = "deterministic"
+# Calls that set HCCL_DETERMINISTIC themselves (same convention as DETERMINISM_CALLS).
+HCCL_DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
+    "msprobe_runtime.pytorch.seed_all": (1, "mode"), "msprobe_runtime.mindspore.seed_all": (1, "mode"),
+    "msprobe.pytorch.seed_all": (1, "mode"), "msprobe.mindspore.seed_all": (1, "mode"),
+    "transformers.enable_full_determinism": None, "transformers.trainer_utils.enable_full_determinism": None,
+}
+# Environment values that switch a flag off.
+FALSE_ENV_VALUES = frozenset({"", "0", "false", "off", "no"})
+OS_ENVIRON = "os.environ"
+ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})  # (name, value) arguments
+ENV_UPDATERS = frozenset({"os.environ.update"})  # a dict literal or keywords
+# Module-level draws from torch's global generator through `torch.nn.init`.
+TORCH_INIT_DRAWS = frozenset(
+    "torch.nn.init." + n for n in ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
+                                   "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
+)
+# Classes whose construction means "this script trains" (their fit/train runs the steps).
+TRAINER_CLASSES = frozenset({
+    "lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer", "transformers.Trainer",
+    "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
+})
+
+# --- generator objects (unseeded-generator) -------------------------------------------------------
+# Factories of independent generators: qualified name -> (position, keyword) of their seed argument.
+GENERATOR_FACTORIES: dict[str, tuple[int, str]] = {
+    "numpy.random.default_rng": (0, "seed"), "numpy.random.RandomState": (0, "seed"),
+    "numpy.random.PCG64": (0, "seed"), "numpy.random.PCG64DXSM": (0, "seed"), "numpy.random.MT19937": (0, "seed"),
+    "numpy.random.Philox": (0, "seed"), "numpy.random.SFC64": (0, "seed"),
+    "numpy.random.SeedSequence": (0, "entropy"), "random.Random": (0, "x"),
+}
+# torch generator objects ignore `torch.manual_seed`: unseeded, each starts from the same fixed default
+# seed, so the script's seed does not control them (and two of them draw the same stream).
+TORCH_GENERATOR_CLASSES = frozenset({"torch.Generator", "torch._C.Generator"})
+
+# --- reduced-precision float32 math (tf32-enabled) -------------------------------------------------
+# (module, attribute) -> the value that lets float32 matmuls/convolutions run in TF32 (HF32 on Ascend).
+TF32_SWITCHES: dict[tuple[str, str], object] = {
+    ("torch.backends.cuda.matmul", "allow_tf32"): True, ("torch.backends.cudnn", "allow_tf32"): True,
+    ("torch.backends.cuda.matmul", "fp32_precision"): "tf32", ("torch.backends.cudnn", "fp32_precision"): "tf32",
+    ("torch.backends.cudnn.conv", "fp32_precision"): "tf32", ("torch.backends.cudnn.rnn", "fp32_precision"): "tf32",
+    ("torch.backends", "fp32_precision"): "tf32",
+    ("torch.npu.matmul", "allow_hf32"): True, ("torch.npu.conv", "allow_hf32"): True,
+    ("torch_npu.npu.matmul", "allow_hf32"): True, ("torch_npu.npu.conv", "allow_hf32"): True,
+}
+# Calls whose first argument selects reduced precision: name -> the values that do.
+TF32_CALLS: dict[str, frozenset[object]] = {
+    "torch.set_float32_matmul_precision": frozenset({"high", "medium"}),
+    "mindspore.device_context.ascend.op_precision.matmul_allow_hf32": frozenset({True}),
+    "mindspore.device_context.ascend.op_precision.conv_allow_hf32": frozenset({True}),
+}
+# MindSpore's `set_context(ascend_config={...})` keys that allow HF32.
+MINDSPORE_SET_CONTEXT = frozenset({"mindspore.set_context", "mindspore.context.set_context"})
+MINDSPORE_HF32_KEYS = frozenset({"matmul_allow_hf32", "conv_allow_hf32"})
+
+# --- kernel autotuning in torch.compile (compile-autotune) -----------------------------------------
+TORCH_COMPILE = frozenset({"torch.compile"})
+AUTOTUNE_COMPILE_MODES = frozenset({"max-autotune", "max-autotune-no-cudagraphs"})
+# Inductor options (in `options=`, `torch._inductor.config`, `config.patch(...)`) that pick kernels by timing.
+AUTOTUNE_OPTIONS = frozenset({"max_autotune", "max_autotune_gemm", "max_autotune_pointwise",
+                              "coordinate_descent_tuning"})
+INDUCTOR_CONFIG = "torch._inductor.config"
+AUTOTUNE_ENV = frozenset({"TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
+                          "TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE", "TORCHINDUCTOR_COORDINATE_DESCENT_TUNING"})
+
+# --- checkpoint loading (partial-ckpt-load) --------------------------------------------------------
+MINDSPORE_LOAD_PARAM = frozenset({"mindspore.load_param_into_net", "mindspore.train.load_param_into_net",
+                                  "mindspore.train.serialization.load_param_into_net"})
+MINDSPORE_LOAD_CHECKPOINT = frozenset({"mindspore.load_checkpoint", "mindspore.train.load_checkpoint",
+                                       "mindspore.train.serialization.load_checkpoint"})
+# `load_checkpoint` arguments that load only some parameters.
+MINDSPORE_CHECKPOINT_FILTERS = ("choice_func", "filter_prefix", "specify_prefix")

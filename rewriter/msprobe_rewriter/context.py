@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -14,8 +15,26 @@ LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
+FRAME_TYPES = frozenset((*LOOP_TYPES, *SCOPE_TYPES))
+# Leaf node types that are not worth a visit unless a rule asks for them.
+SINGLETON_TYPES = frozenset(cls for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+                            for cls in base.__subclasses__())
+# Fields that hold identifiers, numbers or flags, never child nodes; `Constant` has no children at all.
+_SCALAR_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "kind", "conversion", "is_async",
+                            "simple", "type_comment"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    return tuple(name for name in kind._fields if name not in _SCALAR_FIELDS)
+
+
 # Functions, loaders and datasets whose names say "evaluation only": their findings drop to info.
 EVAL_NAME = re.compile(r"(^|_)(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference)(_|$)",
+                       re.IGNORECASE)
+
+# Scripts named for evaluation (`eval_linear.py`, `test.py`, `validate.py`); not `train_eval.py`.
+EVAL_FILE = re.compile(r"(eval|evaluate|evaluation|validate|validation|val|test|testing|inference)(_|$)",
                        re.IGNORECASE)
 
 
@@ -50,11 +69,13 @@ class FileContext:
 
     def __init__(self, path: str, source: str, tree: ast.Module) -> None:
         self.path = path
+        self.eval_file = EVAL_FILE.match(Path(path).stem) is not None
         self.source = source
         self.tree = tree
         self.lines = source.splitlines()
         self.imports = ImportTracker()
         self.ancestors: list[ast.AST] = []
+        self._frames: list[ast.AST] = []  # the loops and scopes among `ancestors`, kept by `traverse`
         self.assigned_calls: dict[str, str] = {}  # simple/attr target name -> qualified callee
         self.loops: dict[int, LoopInfo] = {}
         self.functions: dict[str, FunctionInfo] = {}
@@ -86,15 +107,35 @@ class FileContext:
         """Qualified name of the callee of `call`, or of the class whose instance is called."""
         return self.imports.resolve(call.func)
 
+    def callee_name(self, call: ast.Call) -> str | None:
+        """Last component of the callee's name, import aliases undone (`AD` -> `AlphaDropout`): a cheap
+        pre-filter before `call_qualname`."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            return func.attr
+        if isinstance(func, ast.Name):
+            bound = self.imports.bindings.get(func.id)
+            return bound.rsplit(".", 1)[-1] if bound else func.id
+        return None
+
     # --- traversal ---------------------------------------------------------------------------
     def traverse(self, handlers: dict[type, list[Callable[[ast.AST], None]]]) -> None:
-        """Visit every node once in source order, keeping `ancestors` and the loop/step bookkeeping."""
-        ancestors = self.ancestors
+        """Visit every node once in source order, keeping `ancestors` and the loop/step bookkeeping.
+
+        Expression contexts and operators (`Load`, `Add`, ...) are visited only when a rule has a
+        handler for them; a node without children is never pushed onto `ancestors` (nothing is
+        visited while it would be there). `_frames` mirrors the def/lambda/class/loop ancestors.
+        """
+        ancestors, frames = self.ancestors, self._frames
+        skipped = SINGLETON_TYPES.difference(handlers)
+        child_fields = _CHILD_FIELDS
+        node_type = ast.AST
         todo: list = [self.tree]
         while todo:
             node = todo.pop()
             if node is None:
-                ancestors.pop()
+                if type(ancestors.pop()) in FRAME_TYPES:
+                    frames.pop()
                 continue
             kind = type(node)
             if kind is ast.Call:
@@ -103,17 +144,29 @@ class FileContext:
                 self._note_assign(node)
             elif kind is ast.Import or kind is ast.ImportFrom:
                 self.imports.add_import(node)
-            elif kind is ast.If and not ancestors[1:]:
+            elif kind is ast.If and len(ancestors) <= 1:
                 self._note_main_guard(node)
             for handler in handlers.get(kind, ()):
                 handler(node)
             if kind in LOOP_TYPES:
                 self.loops[id(node)] = LoopInfo(node, self.current_function())
-            ancestors.append(node)
-            todo.append(None)
-            children = list(ast.iter_child_nodes(node))
-            children.reverse()
-            todo.extend(children)
+            fields = child_fields.get(kind)
+            if fields is None:
+                fields = child_fields[kind] = _child_fields(kind)
+            children = []
+            for name in fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    children += [item for item in value if isinstance(item, node_type) and type(item) not in skipped]
+                elif isinstance(value, node_type) and type(value) not in skipped:
+                    children.append(value)
+            if children:
+                ancestors.append(node)
+                if kind in FRAME_TYPES:
+                    frames.append(node)
+                todo.append(None)
+                children.reverse()
+                todo.extend(children)
 
     def _note_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -177,6 +230,22 @@ class FileContext:
         return (origin in catalogue.GRAD_FUNCTION_FACTORIES or origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS
                 or (origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin)))
 
+    def is_optimizer_step(self, call: ast.Call) -> bool:
+        """Whether `call` applies gradients (not just computes them): `optimizer.step()`, `scaler.step(opt)`,
+        MindSpore `optimizer(grads)` or a `TrainOneStepCell`-style cell call."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "step":
+            owner = target_name(func.value)
+            return owner is not None and self._is_optimizer_name(owner)
+        name = target_name(func)
+        if name is None:
+            return False
+        origin = self.assigned_calls.get(name)
+        if origin is None:
+            return self.imports.imports_root("mindspore") and self._is_optimizer_name(name) and bool(call.args)
+        return origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS or (
+            origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin))
+
     def _is_optimizer_name(self, name: str) -> bool:
         origin = self.assigned_calls.get(name)
         if origin is not None and catalogue.is_optimizer_class(origin):
@@ -188,28 +257,23 @@ class FileContext:
     # --- where are we ------------------------------------------------------------------------
     def current_function(self) -> str | None:
         """Name of the innermost enclosing def, if any."""
-        for node in reversed(self.ancestors):
+        for node in reversed(self._frames):
             if isinstance(node, FUNCTION_TYPES):
                 return node.name
         return None
 
     def current_loop(self) -> ast.AST | None:
         """Innermost enclosing loop within the current function (loops do not cross a def)."""
-        for node in reversed(self.ancestors):
-            if isinstance(node, LOOP_TYPES):
-                return node
-            if isinstance(node, SCOPE_TYPES):
-                return None
-        return None
+        frames = self._frames
+        return frames[-1] if frames and isinstance(frames[-1], LOOP_TYPES) else None
 
     def enclosing_loops(self) -> list[ast.AST]:
         """All loops around the current node within the current function, innermost first."""
         loops = []
-        for node in reversed(self.ancestors):
-            if isinstance(node, LOOP_TYPES):
-                loops.append(node)
-            elif isinstance(node, SCOPE_TYPES):
+        for node in reversed(self._frames):
+            if not isinstance(node, LOOP_TYPES):
                 break
+            loops.append(node)
         return loops
 
     def site(self, node: ast.AST) -> Site:
@@ -217,7 +281,9 @@ class FileContext:
         return Site(node, self.on_eval_path(node))
 
     def on_eval_path(self, node: ast.AST) -> bool:
-        """Whether `node` sits in evaluation-only code (function, variable or `train=False`)."""
+        """Whether `node` sits in evaluation-only code (file, function, variable or `train=False`)."""
+        if self.eval_file:
+            return True
         for ancestor in self.ancestors:
             if isinstance(ancestor, FUNCTION_TYPES) and EVAL_NAME.search(ancestor.name):
                 return True

@@ -8,7 +8,8 @@ import ast
 # (or not imported at all) is never treated as one of theirs.
 KNOWN_ROOTS = frozenset(
     {"torch", "torchvision", "torch_npu", "mindspore", "numpy", "random", "os", "deepspeed", "transformers",
-     "accelerate", "lightning", "pytorch_lightning", "timm", "torchaudio", "torchtext"}
+     "accelerate", "lightning", "pytorch_lightning", "timm", "torchaudio", "torchtext", "msprobe",
+     "msprobe_runtime"}
 )
 
 
@@ -18,9 +19,14 @@ class ImportTracker:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
         self.local_modules: list[tuple[str, int, tuple[str, ...]]] = []  # (module, level, names)
+        # Memos for the hot queries, valid while `_version` (bumped on every binding change) is unchanged.
+        self._version = 0
+        self._resolved: dict[int, tuple[ast.AST, int, str | None]] = {}
+        self._roots: dict[str, tuple[int, bool]] = {}
 
     def add_import(self, node: ast.Import | ast.ImportFrom) -> None:
         """Record the bindings one import statement makes."""
+        self._version += 1
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -44,6 +50,7 @@ class ImportTracker:
     def add_alias(self, target: str, value: ast.expr) -> None:
         """Record `target = <dotted name>` when the value resolves to a known qualified name."""
         qualified = self.resolve(value)
+        self._version += 1
         if qualified is not None:
             self.bindings[target] = qualified
         else:
@@ -51,6 +58,14 @@ class ImportTracker:
 
     def resolve(self, node: ast.AST) -> str | None:
         """The qualified name of a Name/Attribute chain rooted in a known import, else None."""
+        memo = self._resolved.get(id(node))
+        if memo is not None and memo[0] is node and memo[1] == self._version:
+            return memo[2]
+        qualified = self._resolve(node)
+        self._resolved[id(node)] = (node, self._version, qualified)
+        return qualified
+
+    def _resolve(self, node: ast.AST) -> str | None:
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
@@ -66,4 +81,9 @@ class ImportTracker:
 
     def imports_root(self, root: str) -> bool:
         """Whether anything from the top-level package `root` is imported."""
-        return any(q == root or q.startswith(root + ".") for q in self.bindings.values())
+        memo = self._roots.get(root)
+        if memo is not None and memo[0] == self._version:
+            return memo[1]
+        found = any(q == root or q.startswith(root + ".") for q in self.bindings.values())
+        self._roots[root] = (self._version, found)
+        return found

@@ -1,0 +1,168 @@
+"""Find and read the project-local modules a file imports, so rules can look inside its helpers.
+
+`from utils import set_seed`, `from .misc import seed_everything` and `import utils; utils.set_seed()`
+name functions in other files of the same project. Modules are looked up next to the importing file
+and in its parent folders (up to the project root: a folder holding pyproject.toml, setup.py or .git,
+and at most three levels up). Parsed modules are cached per process; missing or unparsable files
+simply resolve to nothing. Module lookups are cached only while one file is analysed (the caller
+clears them): files may appear between runs of a long-lived process.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from collections.abc import Container, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from msprobe_rewriter.imports import KNOWN_ROOTS, ImportTracker
+
+ROOT_MARKERS = ("pyproject.toml", "setup.py", ".git")
+MAX_PARENTS = 3
+MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A name bound by a project-local import: `module` (relative `level`) and `attr` inside it, if any."""
+
+    module: str
+    level: int
+    attr: str | None = None
+
+    def submodule(self, *parts: str) -> str:
+        """Dotted module name of `parts` below this reference (`utils` + `misc` -> `utils.misc`)."""
+        return ".".join(p for p in (self.module, self.attr, *parts) if p)
+
+
+@dataclass
+class LocalImports:
+    """Project-local import bindings of one module: `name -> Ref`, plus `from x import *` modules."""
+
+    refs: dict[str, Ref] = field(default_factory=dict)
+    stars: list[Ref] = field(default_factory=list)
+
+
+@dataclass
+class Module:
+    """One parsed project-local module."""
+
+    path: Path
+    tree: ast.Module
+    imports: ImportTracker
+    local: LocalImports
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+    memo: dict = field(default_factory=dict)  # per-module results of whoever analyses it
+
+
+def local_imports(nodes: Iterable[ast.AST]) -> LocalImports:
+    """Bindings made by the import statements among `nodes` of modules outside the known frameworks."""
+    result = LocalImports()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".", 1)[0] in KNOWN_ROOTS:
+                    continue
+                if alias.asname:
+                    result.refs[alias.asname] = Ref(alias.name, 0)
+                else:
+                    root = alias.name.split(".", 1)[0]
+                    result.refs[root] = Ref(root, 0)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if not node.level and module.split(".", 1)[0] in KNOWN_ROOTS:
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    result.stars.append(Ref(module, node.level))
+                else:
+                    result.refs[alias.asname or alias.name] = Ref(module, node.level, alias.name)
+    return result
+
+
+def call_targets(call: ast.Call, local: LocalImports, defined: Container[str]) -> list[tuple[Ref, str]]:
+    """Candidate `(module ref, function name)` pairs a call may reach in project-local modules."""
+    func = call.func
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return []
+    parts.reverse()
+    ref = local.refs.get(func.id)
+    if ref is None:
+        if parts or func.id in defined:
+            return []
+        return [(star, func.id) for star in local.stars]
+    if not parts:
+        return [(Ref(ref.module, ref.level), ref.attr)] if ref.attr else []
+    return [(Ref(ref.submodule(*parts[:-1]), ref.level), parts[-1])]
+
+
+def search_roots(folder: Path) -> list[Path]:
+    """`folder` and its parents, up to the project root or `MAX_PARENTS` levels up."""
+    roots = [folder]
+    current = folder
+    for _ in range(MAX_PARENTS):
+        if any((current / marker).exists() for marker in ROOT_MARKERS) or current.parent == current:
+            break
+        current = current.parent
+        roots.append(current)
+    return roots
+
+
+@lru_cache(maxsize=1024)
+def find_module(folder: Path, module: str, level: int) -> Path | None:
+    """The file of `module` imported from a file in `folder` (`level` dots for relative imports)."""
+    if level:
+        base = folder
+        for _ in range(level - 1):
+            base = base.parent
+        bases = [base]
+    else:
+        bases = search_roots(folder)
+    relative = Path(*module.split(".")) if module else Path()
+    for base in bases:
+        candidate = base / relative
+        for path in (candidate.with_suffix(".py") if module else None, candidate / "__init__.py"):
+            if path is not None and path.is_file():
+                return path
+    return None
+
+
+def load(path: Path) -> Module | None:
+    """The parsed module at `path` (cached per process while the file is unchanged), or None."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _load(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=512)
+def _load(path: str, mtime_ns: int, size: int) -> Module | None:
+    if size > MAX_BYTES:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data, filename=path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
+        return None
+    tracker = ImportTracker()
+    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    for node in imports:
+        tracker.add_import(node)
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return Module(Path(path), tree, tracker, local_imports(imports), functions)
+
+
+def file_folder(path: str) -> Path:
+    """The absolute folder of a linted file's path (the working directory for `-` or bare names)."""
+    return Path(os.path.abspath(path)).parent

@@ -1,0 +1,142 @@
+"""MSP602 dist-no-deterministic-comm: collectives initialised without HCCL_DETERMINISTIC in the file."""
+
+from __future__ import annotations
+
+import ast
+
+from msprobe_rewriter import catalogue, seeding
+from msprobe_rewriter.context import Site, constant, keyword
+from msprobe_rewriter.rules.base import Invalid, Rule
+
+INIT_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.DISTRIBUTED_INIT_CALLS)
+
+
+class DistNoDeterministicComm(Rule):
+    code = "MSP602"
+    name = "dist-no-deterministic-comm"
+    severity = "warning"
+    frameworks = ("pytorch", "mindspore")
+    message = ("distributed communication is initialised but HCCL_DETERMINISTIC is never set: set "
+               "`os.environ[\"HCCL_DETERMINISTIC\"] = \"true\"` before this call (on NCCL, pin NCCL_ALGO/NCCL_PROTO)")
+    summary = ("Flags `torch.distributed.init_process_group`, `deepspeed.init_distributed`, "
+               "`mindspore.communication.init` (and Accelerate's `Accelerator` / Lightning's `Fabric`, which "
+               "initialise the process group themselves) in a file that never sets `HCCL_DETERMINISTIC` "
+               "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
+               "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
+               "`transformers.enable_full_determinism`). Setting it to a false value counts as not set.")
+    why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
+           "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
+           "multi-device run differ in the last bits from run to run, and the difference grows over the steps.")
+    fix = ("Set `os.environ[\"HCCL_DETERMINISTIC\"] = \"true\"` at the top of the script, before the process group "
+           "is created (or export it in the launch script), or call `seed_all(seed, mode=True)` first. On NVIDIA "
+           "GPUs pin NCCL's algorithm and protocol (`NCCL_ALGO=Ring`, `NCCL_PROTO=Simple`) for the same effect.")
+    valid = (
+        """\
+import os
+
+import torch.distributed as dist
+
+os.environ["HCCL_DETERMINISTIC"] = "true"
+
+
+def setup(rank, world_size):
+    dist.init_process_group("hccl", rank=rank, world_size=world_size)
+""",
+        """\
+import os
+
+import deepspeed
+
+os.environ.setdefault("HCCL_DETERMINISTIC", "1")
+deepspeed.init_distributed()
+""",
+        """\
+from os import environ
+
+from mindspore.communication import init
+
+environ.update({"HCCL_DETERMINISTIC": "true", "HCCL_CONNECT_TIMEOUT": "600"})
+init()
+""",
+        """\
+import torch
+from msprobe_runtime.pytorch import seed_all
+
+seed_all(42, mode=True)
+torch.distributed.init_process_group(backend="hccl")
+""",
+        # A method of some other object, not torch.distributed's.
+        """\
+import torch
+
+
+class Launcher:
+    def init_process_group(self):
+        return None
+
+
+Launcher().init_process_group()
+""",
+    )
+    invalid = (
+        Invalid("""\
+import torch
+import torch.distributed as dist
+
+
+def init_distributed(args):
+    torch.cuda.set_device(args.local_rank)
+    dist.init_process_group(backend="nccl", init_method="env://")
+    dist.barrier()
+""", lines=(7,)),
+        Invalid("""\
+import os
+
+from mindspore.communication import init as init_comm
+import mindspore as ms
+
+os.environ["HCCL_DETERMINISTIC"] = "false"
+ms.set_context(mode=ms.GRAPH_MODE)
+init_comm()
+""", lines=(8,)),
+        Invalid("""\
+import os
+
+import deepspeed
+from torch.distributed import init_process_group as ipg
+
+os.environ["HCCL_CONNECT_TIMEOUT"] = "1200"
+if os.environ.get("USE_DEEPSPEED"):
+    deepspeed.init_distributed(dist_backend="hccl")
+else:
+    ipg("hccl")
+""", lines=(8, 10)),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.sites: list[Site] = []
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr not in INIT_NAMES:
+            return  # cheap filter; plain names may be aliases (`init_process_group as ipg`)
+        qualified = self.ctx.call_qualname(node)
+        if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._single_device(node, qualified):
+            self.sites.append(self.ctx.site(node))
+
+    @staticmethod
+    def _single_device(node: ast.Call, qualified: str) -> bool:
+        """`Fabric(devices=1)` (or `devices=[0]`) runs one process: no collectives to pin."""
+        name = catalogue.DISTRIBUTED_DEVICES_KEYWORD.get(qualified)
+        devices = keyword(node, name) if name else None
+        if isinstance(devices, (ast.List, ast.Tuple)):
+            return len(devices.elts) == 1
+        return devices is not None and constant(devices) == 1
+
+    def finish(self) -> None:
+        if not self.sites:
+            return
+        if any(effect.summary.hccl for effect in seeding.analyse(self.ctx).effects):
+            return
+        for site in self.sites:
+            self.report(site)

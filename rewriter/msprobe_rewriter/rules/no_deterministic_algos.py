@@ -1,0 +1,182 @@
+"""MSP104 no-deterministic-algos: a PyTorch entry script that never asks for deterministic kernels."""
+
+from __future__ import annotations
+
+from msprobe_rewriter import seeding
+from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.rules.seed_missing import condition_text, entry_location
+
+PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "timm", "accelerate",
+                 "deepspeed")
+CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
+               "default arguments: switch them on unconditionally while comparing runs")
+
+
+class NoDeterministicAlgos(Rule):
+    code = "MSP104"
+    name = "no-deterministic-algos"
+    severity = "warning"
+    frameworks = ("pytorch",)
+    message = ("this PyTorch entry script never turns on deterministic algorithms: call "
+               "`torch.use_deterministic_algorithms(True)` (with `CUBLAS_WORKSPACE_CONFIG=:4096:8`) and set "
+               "`torch.backends.cudnn.deterministic = True`, or `seed_all(seed, mode=True)`")
+    summary = ("Flags a PyTorch entry script (`__main__` guard or module-level training loop) that trains or "
+               "samples from loaded weights (as seed-missing decides) but never calls `torch.use_deterministic_algorithms(True)`, never sets "
+               "`torch.backends.cudnn.deterministic = True`, and calls no helper that does (msprobe's "
+               "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "
+               "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, or a project helper that does "
+               "one of these). A switch behind a flag that is off by default is reported at its condition.")
+    why = ("Seeding pins the random numbers, not the arithmetic: many CUDA kernels (atomics in scatter/index_add "
+           "backward, cuBLAS split-K reductions, cuDNN algorithm choice) sum in a different order on every run, "
+           "so two seeded runs still drift apart after a few steps and a GPU-vs-NPU comparison sees noise where "
+           "it looks for a bug.")
+    fix = ("At startup: `torch.use_deterministic_algorithms(True)`, `torch.backends.cudnn.deterministic = True`, "
+           "`torch.backends.cudnn.benchmark = False`, and `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment; "
+           "or `seed_all(seed, mode=True)` from msprobe_runtime, which does all of it.")
+    valid = (
+        """\
+import torch
+
+
+def main():
+    torch.manual_seed(0)
+    torch.use_deterministic_algorithms(True)
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        """\
+import torch.backends.cudnn as cudnn
+from torch import nn, optim
+
+cudnn.deterministic = True
+cudnn.benchmark = False
+model = nn.Linear(4, 2)
+opt = optim.SGD(model.parameters(), lr=0.1)
+for batch in loader:
+    opt.zero_grad()
+    model(batch).sum().backward()
+    opt.step()
+""",
+        """\
+from msprobe_runtime.pytorch import seed_all as seed_everything
+import torch
+
+
+if __name__ == "__main__":
+    seed_everything(1234, mode=True)
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.AdamW(model.parameters())
+""",
+        """\
+import lightning as L
+from torch import nn
+
+
+if __name__ == "__main__":
+    L.seed_everything(0)
+    trainer = L.Trainer(deterministic=True, max_epochs=1)
+    trainer.fit(L.LightningModule())
+""",
+        # MindSpore script: not PyTorch.
+        """\
+import mindspore as ms
+from mindspore import nn
+
+if __name__ == "__main__":
+    ms.set_seed(0)
+    net = nn.Dense(4, 2)
+    opt = nn.Adam(net.trainable_params())
+""",
+        # An entry script that only converts weights: no kernels to pin.
+        """\
+import sys
+
+import torch
+
+if __name__ == "__main__":
+    state = torch.load(sys.argv[1], map_location="cpu")
+    torch.save({k: v.half() for k, v in state.items()}, sys.argv[2])
+""",
+    )
+    invalid = (
+        Invalid("""\
+import torch
+from torch import nn
+
+
+def main():
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = False
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+""", lines=(15,)),
+        # Turned on only behind a store_true flag (off by default), as in torchvision's references.
+        Invalid("""\
+import argparse
+
+import torch
+
+
+def main(args):
+    if args.use_deterministic_algorithms:
+        torch.backends.cudnn.benchmark = False
+        torch.use_deterministic_algorithms(True)
+    else:
+        torch.backends.cudnn.benchmark = True
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--use-deterministic-algorithms", action="store_true")
+    main(parser.parse_args())
+""", lines=(7,)),
+        # `mode=False` (the default) seeds but leaves kernels non-deterministic; deterministic=False too.
+        Invalid("""\
+import torch as T
+from msprobe_runtime.pytorch import seed_all
+from transformers import set_seed
+
+seed_all(1234, mode=False)
+set_seed(1234, deterministic=False)
+T.use_deterministic_algorithms(False)
+model = T.nn.Linear(4, 2)
+opt = T.optim.Adam(model.parameters())
+for x in T.randn(10, 2, 4):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+""", lines=(10,)),
+    )
+
+    def finish(self) -> None:
+        ctx = self.ctx
+        if not ctx.is_entry_script() or not any(ctx.imports.imports_root(root) for root in PYTORCH_ROOTS):
+            return
+        facts = seeding.analyse(ctx)
+        switches = [e for e in facts.effects if e.summary.deterministic]
+        if not switches:
+            if facts.random_work:
+                self.report(entry_location(ctx))
+            return
+        guards = [facts.skipping_guard(e) for e in switches]
+        if all(guard is not None for guard in guards):
+            self.report(guards[0], CONDITIONAL.format(condition=condition_text(guards[0])))

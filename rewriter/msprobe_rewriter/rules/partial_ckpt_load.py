@@ -1,0 +1,197 @@
+"""MSP601 partial-ckpt-load: checkpoints loaded incompletely, leaving parameters at their random init."""
+
+from __future__ import annotations
+
+import ast
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword
+from msprobe_rewriter.rules.base import Invalid, Rule
+
+# Module names whose `load(..., strict=False)` is about parsing, not checkpoints.
+PARSER_MODULES = frozenset({"json", "simplejson", "orjson", "ujson", "yaml", "toml", "tomllib", "pickle"})
+NON_STRICT = ("`{call}(..., strict=False)` loads the checkpoint partially: parameters it misses keep their "
+              "random initialisation; load complete checkpoints (strict=True) while comparing runs")
+POPPED = ("keys removed from `{name}` before it is loaded non-strictly: those parameters keep their random "
+          "initialisation; load one complete checkpoint while comparing runs")
+MS_NOT_STRICT = ("`load_param_into_net` without `strict_load=True` silently skips parameters it cannot match: "
+                 "pass `strict_load=True` and check that the returned `param_not_load` list is empty")
+MS_FILTERED = ("`load_checkpoint(..., {arg}=...)` loads only part of the checkpoint: the other parameters keep "
+               "their random initialisation")
+
+
+class PartialCkptLoad(Rule):
+    code = "MSP601"
+    name = "partial-ckpt-load"
+    severity = "warning"
+    frameworks = ("pytorch", "mindspore")
+    message = ("the checkpoint is loaded partially, so some parameters keep their random initialisation: load it "
+               "completely (strict) while comparing runs")
+    summary = ("Flags `load_state_dict(..., strict=False)` (and other loaders called with `strict=False`, such as "
+               "Lightning's `load_from_checkpoint`); keys popped or deleted from a dict that the same function "
+               "then loads non-strictly; MindSpore `load_param_into_net` without `strict_load=True`, and "
+               "`load_checkpoint` with `choice_func=`/`filter_prefix=`/`specify_prefix=`, or with `net=` but "
+               "without `strict_load=True`.")
+    why = ("Parameters a partial load skips keep whatever the model's initialiser drew, so they differ between "
+           "runs (and between frameworks) unless every generator is seeded identically, and the missing keys "
+           "are easy to overlook: no error, no warning. Two runs that should start from the same weights then "
+           "start from different ones.")
+    fix = ("Initialise both runs from one complete checkpoint and load it strictly (`strict=True`, "
+           "`strict_load=True`); if some layers must be new (a fresh classification head), save the initialised "
+           "model once and load that file in every run.")
+    valid = (
+        """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+model.load_state_dict(torch.load("init.pt", map_location="cpu"))
+model.load_state_dict(torch.load("init.pt"), strict=True)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+optimizer.load_state_dict(torch.load("optim.pt"))
+""",
+        # Renaming keys is not dropping them, and the load is strict.
+        """\
+import torch
+
+
+def load(model, path):
+    state = torch.load(path, map_location="cpu")
+    for key in list(state):
+        state[key.removeprefix("module.")] = state.pop(key)
+    state.pop("n_averaged", None)  # a buffer the model does not have: strict load still checks the rest
+    model.load_state_dict(state)
+""",
+        # json's `strict` is about control characters.
+        """\
+import json
+
+import torch
+
+with open("config.json") as handle:
+    config = json.load(handle, strict=False)
+model = torch.nn.Linear(config["in"], config["out"])
+""",
+        """\
+import mindspore as ms
+
+net = ms.nn.Dense(4, 2)
+params = ms.load_checkpoint("net.ckpt")
+not_loaded, _ = ms.load_param_into_net(net, params, strict_load=True)
+""",
+    )
+    invalid = (
+        Invalid("""\
+import torch
+import torchvision
+
+model = torchvision.models.resnet50(num_classes=10)
+state = torch.load("resnet50.pth", map_location="cpu")
+missing, unexpected = model.load_state_dict(state, strict=False)
+""", lines=(6,)),
+        # The MAE fine-tuning pattern: drop the head, then load the rest non-strictly.
+        Invalid("""\
+import torch
+
+
+def load_pretrained(model, path):
+    checkpoint_model = torch.load(path, map_location="cpu")["model"]
+    state_dict = model.state_dict()
+    for k in ["head.weight", "head.bias"]:
+        if k in checkpoint_model and checkpoint_model[k].shape != state_dict[k].shape:
+            del checkpoint_model[k]
+    checkpoint_model.pop("fc_norm.weight", None)
+    msg = model.load_state_dict(checkpoint_model, strict=False)
+    return msg
+""", lines=(9, 10, 11)),
+        Invalid("""\
+from lightning import LightningModule
+
+
+class Classifier(LightningModule):
+    pass
+
+
+model = Classifier.load_from_checkpoint("last.ckpt", strict=False)
+""", lines=(8,)),
+        Invalid("""\
+import mindspore as ms
+from mindspore import load_checkpoint, load_param_into_net as load_into
+
+net = ms.nn.Dense(4, 2)
+params = load_checkpoint("net.ckpt", choice_func=lambda name: not name.startswith("head"))
+load_into(net, params)
+ms.load_checkpoint("net.ckpt", net=net)
+""", lines=(5, 6, 7)),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.removed: dict[tuple[int, str], list[Site]] = {}  # (function id, dict name) -> removal sites
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                self._removed(target.value.id, node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "pop" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if self.ctx.ancestors and isinstance(self.ctx.ancestors[-1], ast.Expr):  # result discarded
+                self._removed(func.value.id, node)
+            return
+        if isinstance(func, ast.Attribute) and "load" not in name:
+            return  # cheap filter; plain names may be aliases (`load_param_into_net as put`)
+        qualified = self.ctx.call_qualname(node)
+        if qualified in catalogue.MINDSPORE_LOAD_PARAM:
+            self._check_load_param(node)
+        elif qualified in catalogue.MINDSPORE_LOAD_CHECKPOINT:
+            self._check_load_checkpoint(node)
+        elif "load" in name and qualified is None and not self._is_parser(func):
+            self._check_torch_load(node, name)
+
+    def _check_torch_load(self, node: ast.Call, name: str) -> None:
+        strict = keyword(node, "strict")
+        if strict is None and name == "load_state_dict" and len(node.args) > 1:
+            strict = node.args[1]
+        if strict is not None and constant(strict) is False:
+            self.report(node, NON_STRICT.format(call=name))
+        if name == "load_state_dict" and strict is not None and constant(strict) is not True:
+            self._report_removed(argument(node, 0, "state_dict"))
+
+    def _check_load_param(self, node: ast.Call) -> None:
+        strict = argument(node, 2, "strict_load")
+        if strict is None or constant(strict) is False:
+            self.report(node, MS_NOT_STRICT)
+        if constant(strict) is not True:
+            self._report_removed(argument(node, 1, "parameter_dict"))
+
+    def _check_load_checkpoint(self, node: ast.Call) -> None:
+        for arg in catalogue.MINDSPORE_CHECKPOINT_FILTERS:
+            value = keyword(node, arg)
+            if value is not None and constant(value) is not None:
+                self.report(node, MS_FILTERED.format(arg=arg))
+                return
+        if argument(node, 1, "net") is not None and constant(argument(node, 2, "strict_load")) is not True:
+            self.report(node, MS_NOT_STRICT.replace("load_param_into_net", "load_checkpoint(..., net=...)"))
+
+    def _removed(self, name: str, node: ast.AST) -> None:
+        self.removed.setdefault((self._scope(), name), []).append(self.ctx.site(node))
+
+    def _report_removed(self, loaded: ast.expr | None) -> None:
+        if isinstance(loaded, ast.Name):
+            for site in self.removed.pop((self._scope(), loaded.id), []):
+                self.report(site, POPPED.format(name=loaded.id))
+
+    def _scope(self) -> int:
+        for node in reversed(self.ctx.ancestors):
+            if isinstance(node, FUNCTION_TYPES):
+                return id(node)
+        return 0
+
+    def _is_parser(self, func: ast.expr) -> bool:
+        """Whether `func` is an attribute of an imported parsing module (`json.load`)."""
+        while isinstance(func, ast.Attribute):
+            func = func.value
+        bound = self.ctx.imports.bindings.get(func.id) if isinstance(func, ast.Name) else None
+        return bound is not None and bound.split(".", 1)[0] in PARSER_MODULES

@@ -1,0 +1,199 @@
+"""MSP106 unseeded-generator: generator objects created without a seed (or never seeded afterwards)."""
+
+from __future__ import annotations
+
+import ast
+
+from msprobe_rewriter import catalogue, conditions
+from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, target_name
+from msprobe_rewriter.rules.base import Invalid, Rule
+
+FACTORY_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES)
+TORCH_GENERATOR_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.TORCH_GENERATOR_CLASSES)
+SEEDING_METHODS = frozenset({"manual_seed", "set_state", "setstate"})
+UNSEEDED = "`{name}()` without a seed starts from fresh OS entropy in every run: pass a seed (`{name}(seed)`)"
+NONE_BY_DEFAULT = ("`{name}` is seeded from `{arg}`, which is None with the default arguments (fresh OS entropy): "
+                   "give the seed option a default value")
+TORCH_UNSEEDED = ("this `torch.Generator` is never seeded: it ignores `torch.manual_seed` and starts from the same "
+                  "fixed seed as every other generator; call `.manual_seed(seed)` on it")
+
+
+class UnseededGenerator(Rule):
+    code = "MSP106"
+    name = "unseeded-generator"
+    severity = "warning"
+    frameworks = ("pytorch", "python")
+    message = "a random generator object is created without a seed: pass one (or call `.manual_seed(seed)`)"
+    summary = ("Flags `np.random.default_rng()`, `np.random.RandomState()`, NumPy bit generators "
+               "(`PCG64()`, ...), `np.random.SeedSequence()` and `random.Random()` created without a seed (or "
+               "with a literal None, or an argparse option whose default is None), and a `torch.Generator(...)`; "
+               "unless the variable holding it is seeded later in the file (`.manual_seed(s)`, `.seed(s)`, "
+               "`.set_state(...)`; a bare `.seed()` draws a fresh seed and does not count).")
+    why = ("A generator object has its own state: `np.random.seed` / `random.seed` / `torch.manual_seed` do not "
+           "touch it. NumPy and `random` generators created without a seed take fresh entropy from the OS, so "
+           "every run draws different numbers even in a fully seeded script. An unseeded `torch.Generator` "
+           "starts from a fixed default seed that your `--seed` does not control, and every such generator "
+           "draws the same stream.")
+    fix = ("Pass the run's seed when creating the generator (`np.random.default_rng(seed)`, `random.Random(seed)`) "
+           "or seed a torch generator right away: `g = torch.Generator(); g.manual_seed(seed)` "
+           "(`torch.Generator().manual_seed(seed)` returns the generator).")
+    valid = (
+        """\
+import random
+
+import numpy as np
+import torch
+
+rng = np.random.default_rng(42)
+legacy = np.random.RandomState(seed=0)
+local = random.Random(7)
+g = torch.Generator()
+g.manual_seed(0)
+loader_gen = torch.Generator().manual_seed(1)
+shuffler = random.Random()
+shuffler.seed(1234)
+""",
+        """\
+import argparse
+
+import numpy as np
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=0)
+args = parser.parse_args()
+rng = np.random.default_rng(args.seed)
+""",
+        """\
+import torch
+from torch.utils.data import DataLoader
+
+
+class Loader:
+    def __init__(self, dataset, seed):
+        self.generator = torch.Generator()
+        self.loader = DataLoader(dataset, shuffle=True, generator=self.generator)
+        self.seed = seed
+
+    def set_epoch(self, epoch):
+        self.generator.manual_seed(self.seed + epoch)
+""",
+        # Not numpy's / Python's: local classes with the same names.
+        """\
+import numpy as np
+
+
+class Random:
+    pass
+
+
+def default_rng():
+    return None
+
+
+r = Random()
+g = default_rng()
+""",
+    )
+    invalid = (
+        Invalid("""\
+import random
+
+import numpy as np
+
+rng = np.random.default_rng()
+legacy = np.random.RandomState(None)
+local = random.Random()
+""", lines=(5, 6, 7)),
+        Invalid("""\
+from numpy.random import Generator, PCG64, default_rng as make_rng
+
+
+def sampler():
+    return Generator(PCG64()), make_rng(seed=None)
+""", lines=(5,)),
+        Invalid("""\
+import torch
+from torch.utils.data import DataLoader
+
+
+def build(dataset):
+    g = torch.Generator()
+    sampler_gen = torch.Generator(device="cpu")
+    sampler_gen.seed()
+    return DataLoader(dataset, shuffle=True, generator=g), DataLoader(dataset, generator=torch.Generator())
+""", lines=(6, 7, 9)),
+        Invalid("""\
+import argparse
+
+import numpy as np
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, help="optional seed")
+args = parser.parse_args()
+rng = np.random.default_rng(args.seed)
+""", lines=(8,)),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.pending: dict[str, tuple[Site, str]] = {}  # generator variable -> where it was made, message
+        self.seeded: set[str] = set()
+        self._lookup: conditions.Lookup | None = None
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and _seeds_object(node):
+            name = target_name(func.value)
+            if name is not None:
+                self.seeded.add(name)
+            return
+        if isinstance(func, ast.Attribute) and func.attr not in FACTORY_NAMES | TORCH_GENERATOR_NAMES:
+            return  # cheap filter; plain names may be aliases
+        qualified = self.ctx.call_qualname(node)
+        if qualified in catalogue.GENERATOR_FACTORIES:
+            message = self._factory_problem(node, qualified)
+        elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
+            message = TORCH_UNSEEDED
+        else:
+            return
+        if message is not None:
+            self._unseeded(node, message)
+
+    def _factory_problem(self, node: ast.Call, qualified: str) -> str | None:
+        seed = argument(node, *catalogue.GENERATOR_FACTORIES[qualified])
+        short = qualified.rpartition(".")[2]
+        if seed is None or constant(seed) is None:
+            return UNSEEDED.format(name=short)
+        if constant(seed) is NOT_CONSTANT and conditions.value(seed, self._defaults()) is None:
+            return NONE_BY_DEFAULT.format(name=short, arg=ast.unparse(seed))
+        return None
+
+    def _unseeded(self, node: ast.Call, message: str) -> None:
+        """Report now, or when the file ends if the generator is stored in a name that may be seeded later."""
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in SEEDING_METHODS:
+            return  # torch.Generator().manual_seed(seed)
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            names = [target_name(t) for t in targets]
+            if all(names):
+                for name in names:
+                    self.pending.setdefault(name, (self.ctx.site(node), message))
+                return
+        self.report(node, message)
+
+    def _defaults(self) -> conditions.Lookup:
+        if self._lookup is None:
+            self._lookup = conditions.argparse_lookup(conditions.argparse_defaults(ast.walk(self.ctx.tree)))
+        return self._lookup
+
+    def finish(self) -> None:
+        for name, (site, message) in self.pending.items():
+            if name not in self.seeded:
+                self.report(site, message)
+
+
+def _seeds_object(call: ast.Call) -> bool:
+    """`g.manual_seed(s)`, `rng.seed(s)` (with a seed: a bare `.seed()` reseeds from entropy), `set_state`."""
+    attr = call.func.attr
+    return attr in SEEDING_METHODS or (attr == "seed" and bool(call.args or call.keywords))

@@ -1,0 +1,34 @@
+"""Findings in evaluation-only code (files, functions, loaders named for evaluation) drop to info."""
+
+from __future__ import annotations
+
+import pytest
+
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import ALL_RULES
+
+LOADER = "from torch.utils.data import DataLoader\n\n{target} = DataLoader(data, shuffle=True)\n"
+
+
+def severities(path: str, source: str) -> set[str]:
+    return {f.severity for f in lint_source(path, source.encode(), ALL_RULES).findings if f.code == "MSP301"}
+
+
+@pytest.mark.parametrize("path", ["eval_linear.py", "test.py", "validate.py", "evaluation_utils.py"])
+def test_files_named_for_evaluation_are_info(path):
+    assert severities(path, LOADER.format(target="loader")) == {"info"}
+
+
+@pytest.mark.parametrize("path", ["train.py", "train_eval.py", "latest.py"])
+def test_training_files_keep_their_severity(path):
+    assert severities(path, LOADER.format(target="loader")) == {"warning"}
+
+
+@pytest.mark.parametrize("target", ["val_loader", "test_loader", "eval_dl"])
+def test_loaders_named_for_evaluation_are_info(target):
+    assert severities("train.py", LOADER.format(target=target)) == {"info"}
+
+
+def test_functions_named_for_evaluation_are_info():
+    source = "from torch.utils.data import DataLoader\n\n\ndef evaluate(data):\n    return DataLoader(data, shuffle=True)\n"
+    assert severities("train.py", source) == {"info"}

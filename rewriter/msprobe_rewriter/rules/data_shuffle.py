@@ -1,0 +1,205 @@
+"""MSP301 data-shuffle: a data loader, sampler or MindSpore dataset that visits samples in random order."""
+
+from __future__ import annotations
+
+import ast
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import NOT_CONSTANT, argument, constant
+from msprobe_rewriter.pipeline import PipelineValues
+from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.values import UNKNOWN, FollowsValues
+
+# More positional arguments than this and a MindSpore dataset may get `shuffle` by position.
+MAX_UNAMBIGUOUS_POSITIONALS = 3
+LOADER_MESSAGE = "`DataLoader(shuffle=...)` draws a random order each epoch: pass `shuffle=False` while debugging"
+DISTRIBUTED_MESSAGE = ("`DistributedSampler` shuffles unless told otherwise (seeded by `seed` + epoch, so the order "
+                       "depends on the world size): pass `shuffle=False` while debugging")
+TIMM_MESSAGE = "timm's `create_loader(is_training=...)` shuffles: pass `is_training=False` while debugging"
+SEEDED_NOTE = (" (its own `generator=` repeats the order on every device; it still differs from another "
+               "framework's)")
+
+
+class DataShuffle(FollowsValues, Rule):
+    code = "MSP301"
+    name = "data-shuffle"
+    severity = "warning"
+    frameworks = ("pytorch", "mindspore")
+    fixable = True
+    message = "the data order is random: pass `shuffle=False` (and use a sequential sampler) while debugging"
+    summary = ("Flags `DataLoader(shuffle=True)` (or a `shuffle=` expression), `RandomSampler`, "
+               "`SubsetRandomSampler`, `WeightedRandomSampler`, `DistributedSampler` without `shuffle=False`, "
+               "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
+               "shuffle by default), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`.")
+    why = ("When two runs see the samples in different orders, their losses differ from the first step and no "
+           "per-step comparison between them means anything. A seeded shuffle repeats on the same software, but "
+           "it draws from the framework's generator, so any other change in random-number consumption (a GPU "
+           "and an NPU run, PyTorch against MindSpore, a resumed run) changes the order. MindSpore datasets "
+           "shuffle unless told otherwise: a missing `shuffle=` means random order. A `shuffle=` given by an "
+           "expression (`shuffle=is_train`) is flagged: on the training path it is true.")
+    fix = ("While debugging pass `shuffle=False` to `DataLoader`, `DistributedSampler` and MindSpore datasets, "
+           "replace `RandomSampler` with `SequentialSampler`, and drop `dataset.shuffle(...)`. To resume at step "
+           "k in MindSpore use `dataset.skip(k)`.")
+    valid = (
+        "import torch\nfrom torch.utils.data import DataLoader as DL\n\n"
+        "loader = DL(torch.arange(10), batch_size=2, shuffle=False)\nplain = DL(torch.arange(10), batch_size=2)\n",
+        "from torch.utils.data import DataLoader, SequentialSampler\nfrom torch.utils.data.distributed import "
+        "DistributedSampler\n\n\ndef build(ds):\n    sampler = DistributedSampler(ds, shuffle=False)\n"
+        "    return DataLoader(ds, sampler=sampler), DataLoader(ds, sampler=SequentialSampler(ds))\n",
+        "import mindspore.dataset as ds\n\ndata = ds.MnistDataset(\"mnist/\", shuffle=False)\n"
+        "data = data.map(lambda x: x, input_columns=[\"image\"], num_parallel_workers=1).batch(32)\n"
+        "cifar = ds.Cifar10Dataset(\"cifar/\", sampler=ds.SequentialSampler())\n"
+        "padded = ds.PaddedDataset([{\"image\": 0}])\n",
+        "import random\nimport numpy as np\nimport mindspore.dataset as ds\n\n"
+        "items = list(range(10))\nrandom.shuffle(items)\nnp.random.shuffle(items)\nrng = np.random.default_rng(0)\n"
+        "rng.shuffle(items)\n",
+        "from mindspore.dataset import GeneratorDataset\n\n\ndef rows():\n    for i in range(10):\n        yield (i,)\n"
+        "\n\ndata = GeneratorDataset(rows, [\"x\"])  # an iterable source keeps its order\n",
+        "from torch.utils.data import DataLoader\n\nkwargs = {\"batch_size\": 8, \"shuffle\": False}\n"
+        "loader = DataLoader([1, 2, 3], **kwargs)\n",
+        "from mylib import DataLoader, RandomSampler\n\nloader = DataLoader([1, 2], shuffle=True, "
+        "sampler=RandomSampler([1, 2]))  # not torch's\n",
+    )
+    invalid = (
+        Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, shuffle=True)\n",
+                lines=(3,)),
+        Invalid("from torch.utils.data import DataLoader as DL\n\n\ndef make(ds, is_train):\n"
+                "    return DL(ds, batch_size=4, shuffle=is_train)\n", lines=(5,)),
+        Invalid("from torch.utils.data import RandomSampler, DataLoader\nfrom torch.utils.data.distributed import "
+                "DistributedSampler\n\n\ndef build(ds, distributed):\n    if distributed:\n"
+                "        sampler = DistributedSampler(ds)\n    else:\n        sampler = RandomSampler(ds)\n"
+                "    return DataLoader(ds, sampler=sampler)\n", lines=(7, 9)),
+        Invalid("import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"imagenet/train\")\n"
+                "data = data.shuffle(buffer_size=1000)\n", lines=(3, 4)),
+        Invalid("import mindspore as ms\nfrom mindspore.dataset import vision\n\n\ndef create(path, batch):\n"
+                "    data = ms.dataset.Cifar10Dataset(path, shuffle=True)\n"
+                "    data = data.map(vision.HWC2CHW(), input_columns=\"image\").batch(batch)\n    return data\n",
+                lines=(6,)),
+        Invalid("import mindspore.dataset as ds\n\n\ndef pipeline(dataset, buffer):\n"
+                "    return dataset.shuffle(buffer)\n\n\nsampler = ds.DistributedSampler(8, 0)\n", lines=(5, 8)),
+        Invalid("from torch.utils.data import DataLoader\n\nkwargs = {\"batch_size\": 8}\n"
+                "kwargs.update({\"shuffle\": True})\nloader = DataLoader([1, 2, 3], **kwargs)\n", lines=(5,)),
+        Invalid("from timm.data import create_loader\n\nloader = create_loader(dataset, (3, 224, 224), 64, "
+                "is_training=True)\n", lines=(3,)),
+        Invalid("from torch.utils.data import DataLoader\n\nval_loader = DataLoader([1, 2, 3], shuffle=True)\n",
+                lines=(3,), severity="info"),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.data = PipelineValues(ctx)
+        self.values = self.data.values
+        self._iterable_sources: frozenset[str] | None = None
+        self.instances: dict[str, ast.Call] = {}  # name -> the call of a local class or function it holds
+
+    def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        super().visit_Assign(node)
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    self.instances[target.id] = node.value
+
+    visit_AnnAssign = visit_Assign
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.values.call(node)
+        qualified = self.ctx.call_qualname(node)
+        if qualified is None:
+            self._dataset_shuffle(node)
+            return
+        message = self._order_message(node, qualified, qualified.rpartition(".")[2])
+        if message is None:
+            return
+        seeded = qualified in catalogue.TORCH_DATALOADERS or qualified in catalogue.TORCH_RANDOM_SAMPLERS
+        if seeded and self.data.keyword(node, "generator") not in (None, UNKNOWN):
+            self.report(self.data.site(node), message + SEEDED_NOTE, "info")
+        else:
+            self.report(self.data.site(node), message)
+
+    def _order_message(self, node: ast.Call, qualified: str, short: str) -> str | None:
+        """What makes this loader, sampler or dataset's order random, if it is."""
+        if qualified in catalogue.TORCH_DATALOADERS:
+            shuffle = self.data.keyword(node, "shuffle", catalogue.DATALOADER_POSITIONS["shuffle"])
+            return LOADER_MESSAGE if self._shuffles(shuffle, False) else None
+        if qualified in catalogue.TORCH_RANDOM_SAMPLERS or qualified in catalogue.MINDSPORE_RANDOM_SAMPLERS:
+            return f"`{short}` draws a random order: use `SequentialSampler` while debugging"
+        if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
+            shuffle = self.data.keyword(node, "shuffle", catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION)
+            return DISTRIBUTED_MESSAGE if shuffle is None or self._shuffles(shuffle, False) else None
+        if qualified in catalogue.MINDSPORE_SHUFFLE_SAMPLERS:
+            position, default = catalogue.MINDSPORE_SHUFFLE_SAMPLERS[qualified]
+            shuffle = self.data.keyword(node, "shuffle", position)
+            shuffles = (default and shuffle is None) or self._shuffles(shuffle, False)
+            return f"`{short}` shuffles: pass `shuffle=False` while debugging" if shuffles else None
+        if qualified in catalogue.TIMM_TRAINING_LOADERS:
+            training = self.data.keyword(node, "is_training", catalogue.TIMM_TRAINING_LOADERS[qualified])
+            return TIMM_MESSAGE if self._shuffles(training, False) else None
+        if catalogue.shuffles_by_default(qualified):
+            return self._dataset_message(node, short)
+        return None
+
+    def _dataset_message(self, node: ast.Call, short: str) -> str | None:
+        """A MindSpore dataset shuffles with `shuffle=True`, or with neither `shuffle=` nor a sampler."""
+        if any(self.data.keyword(node, k) is not None for k in catalogue.MINDSPORE_SAMPLER_KEYWORDS):
+            return None  # the sampler decides the order (and is checked where it is created)
+        shuffle = self.data.keyword(node, "shuffle")
+        if shuffle is None:
+            if len(node.args) > MAX_UNAMBIGUOUS_POSITIONALS or self._iterable_source(node, short):
+                return None
+            return f"MindSpore's `{short}` shuffles unless told otherwise: pass `shuffle=False` while debugging"
+        if self._shuffles(shuffle, True):
+            return f"`{short}(shuffle=...)` draws a random order: pass `shuffle=False` while debugging"
+        return None
+
+    def _dataset_shuffle(self, node: ast.Call) -> None:
+        """`dataset.shuffle(buffer_size)` on a MindSpore dataset (or, in a MindSpore file, an unknown object)."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr != "shuffle":
+            return
+        verdict = self.data.is_dataset(func.value)
+        if verdict is None:
+            one_argument = len(node.args) + len(node.keywords) == 1 and (
+                node.args or node.keywords[0].arg == "buffer_size")
+            receiver = getattr(func.value, "id", None)
+            verdict = (one_argument and receiver not in ("self", "cls")
+                       and self.ctx.imports.imports_root("mindspore"))
+        if verdict:
+            self.report(node, "`dataset.shuffle(buffer_size)` draws a random order: remove it while debugging")
+
+    def _shuffles(self, value: ast.expr | None | object, none_shuffles: bool) -> bool:
+        """Whether a `shuffle=` argument can turn shuffling on (an expression can; a hidden one we skip)."""
+        if value is None or value is UNKNOWN:
+            return False
+        literal = constant(value)
+        if literal is NOT_CONSTANT:
+            return True  # `shuffle=is_train`: true on the training path
+        return none_shuffles if literal is None else bool(literal)
+
+    def _iterable_source(self, node: ast.Call, short: str) -> bool:
+        """`GeneratorDataset` over a generator (function or expression) keeps the source's order."""
+        if short != "GeneratorDataset":
+            return False
+        source = argument(node, 0, "source")
+        if isinstance(source, (ast.GeneratorExp, ast.Lambda)):
+            return True  # a callable source is called for an iterator
+        if isinstance(source, ast.Name) and source.id in self.instances:
+            source = self.instances[source.id]
+        if isinstance(source, ast.Call):
+            source = source.func
+        if self._iterable_sources is None:
+            self._iterable_sources = _iterable_sources(self.ctx.tree)
+        return isinstance(source, ast.Name) and source.id in self._iterable_sources
+
+
+def _iterable_sources(tree: ast.Module) -> frozenset[str]:
+    """The file's generator functions and classes that iterate but cannot be indexed."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+                names.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            methods = {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            if "__getitem__" not in methods and ("__iter__" in methods or "__next__" in methods):
+                names.add(node.name)
+    return frozenset(names)

@@ -1,0 +1,151 @@
+"""MSP302 data-workers: parallel data workers whose random streams are not under the run's control."""
+
+from __future__ import annotations
+
+import ast
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import NOT_CONSTANT, argument, constant
+from msprobe_rewriter.pipeline import PipelineValues
+from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.values import UNKNOWN, FollowsValues
+
+# Keywords that only MindSpore's `Dataset.map` takes: they tell it from `pool.map`, pandas or HF datasets.
+MINDSPORE_MAP_KEYWORDS = frozenset({"operations", "input_columns", "output_columns", "python_multiprocessing"})
+TORCH_MESSAGE = ("`DataLoader` workers draw from seeds PyTorch derives per worker: for debugging runs pass a seeded "
+                 "`generator=torch.Generator().manual_seed(seed)` and a `worker_init_fn` that seeds numpy/random, "
+                 "and keep `num_workers` equal across the runs you compare")
+MINDSPORE_MESSAGE = ("{what} runs on several parallel workers, which can reseed or reorder random work: use "
+                     "`num_parallel_workers=1` for debugging runs")
+
+
+class DataWorkers(FollowsValues, Rule):
+    code = "MSP302"
+    name = "data-workers"
+    severity = "warning"
+    frameworks = ("pytorch", "mindspore")
+    message = ("parallel data workers draw random numbers from per-worker seeds: seed them (PyTorch: "
+               "`generator=` and `worker_init_fn=`) or use one worker for debugging runs")
+    summary = ("Flags a PyTorch `DataLoader` with `num_workers` > 0 (or an expression) and neither `generator=` nor "
+               "`worker_init_fn=`; MindSpore datasets, `.map(...)` and `.batch(per_batch_map=...)` with "
+               "`num_parallel_workers` > 1 (or an expression); `.map(...)` with no `num_parallel_workers` (several "
+               "workers by default) unless its operations are all known deterministic transforms or the file "
+               "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; and that call with more than one.")
+    why = ("Each PyTorch worker seeds torch, `random` and numpy with `base_seed + worker_id`, where the base seed "
+           "is drawn from the loader's `generator`, or from the global torch generator when none is given. "
+           "Random augmentation in a worker therefore depends on how many numbers the main process drew before "
+           "the epoch started and on how many workers there are: a GPU run and an NPU run that differ in either "
+           "augment the same sample differently. Third-party generators (OpenCV, albumentations, ...) are not "
+           "seeded at all. MindSpore's `map` runs Python and random operations on several workers (8 by "
+           "default), which can reseed or reorder random work.")
+    fix = ("Workers are fine for throughput; for debugging runs make them reproducible: pass "
+           "`generator=torch.Generator().manual_seed(seed)` and `worker_init_fn=seed_worker` (seeding numpy and "
+           "`random` from `torch.initial_seed()`, as PyTorch's reproducibility notes show), and use the same "
+           "`num_workers` in the runs you compare. A loader given either of them is not flagged. For MindSpore pass "
+           "`num_parallel_workers=1` (or call `mindspore.dataset.config.set_num_parallel_workers(1)`) while "
+           "debugging.")
+    valid = (
+        "import torch\nfrom torch.utils.data import DataLoader as DL\n\n\ndef seed_worker(worker_id):\n"
+        "    pass\n\n\ng = torch.Generator()\ng.manual_seed(0)\nloader = DL(torch.arange(10), num_workers=4, "
+        "worker_init_fn=seed_worker, generator=g)\nsingle = DL(torch.arange(10), num_workers=0)\n",
+        "from torch.utils.data import DataLoader\n\nloader = DataLoader(range(10), batch_size=2)\n"
+        "from multiprocessing import Pool\n\nsquares = Pool(4).map(abs, range(10))\n",
+        "import mindspore.dataset as ds\nfrom mindspore.dataset import vision\n\n"
+        "data = ds.ImageFolderDataset(\"train/\", shuffle=False, num_parallel_workers=1)\n"
+        "trans = [vision.Decode(), vision.Resize(256), vision.CenterCrop(224), vision.HWC2CHW()]\n"
+        "data = data.map(operations=trans, input_columns=\"image\")\ndata = data.batch(32, num_parallel_workers=8)\n",
+        "import mindspore.dataset as ds\n\nds.config.set_num_parallel_workers(1)\n\n\ndef build(data, fn):\n"
+        "    return data.map(operations=fn, input_columns=[\"text\"])\n",
+        "import mindspore\n\n\ndef tokenize(dataset, tokenizer):\n    # a Hugging Face dataset: not MindSpore's map\n"
+        "    return dataset.map(tokenizer, batched=True, num_proc=4)\n",
+    )
+    invalid = (
+        Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, num_workers=4)\n",
+                lines=(3,)),
+        Invalid("from torch.utils.data import DataLoader as DL\n\n\ndef make(ds, args):\n"
+                "    return DL(ds, batch_size=args.batch_size, num_workers=args.workers, pin_memory=True)\n",
+                lines=(5,)),
+        Invalid("from torch.utils.data import DataLoader\n\nkwargs = {\"batch_size\": 8}\n"
+                "kwargs.update({\"num_workers\": 2, \"pin_memory\": True})\nloader = DataLoader([1, 2, 3], **kwargs)\n",
+                lines=(5,)),
+        Invalid("import mindspore.dataset as ds\nfrom mindspore.dataset import vision\n\n"
+                "data = ds.GeneratorDataset([(1,), (2,)], [\"x\"], shuffle=False, num_parallel_workers=4)\n"
+                "data = data.map(operations=[vision.RandomHorizontalFlip()], input_columns=\"x\")\n", lines=(4, 5)),
+        Invalid("import mindspore as ms\n\n\ndef build(dataset, augment, workers):\n"
+                "    dataset = dataset.map(operations=augment, input_columns=[\"image\"])\n"
+                "    return dataset.map(operations=augment, input_columns=\"label\", num_parallel_workers=workers)\n",
+                lines=(5, 6)),
+        Invalid("import mindspore.dataset as ds\n\nds.config.set_num_parallel_workers(8)\n", lines=(3,)),
+        Invalid("from torch.utils.data import DataLoader\n\ntest_loader = DataLoader([1, 2], num_workers=4)\n",
+                lines=(3,), severity="info"),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.data = PipelineValues(ctx)
+        self.values = self.data.values
+        self.one_worker_configured = False
+        self.default_worker_maps: list = []
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.values.call(node)
+        qualified = self.ctx.call_qualname(node)
+        if qualified in catalogue.TORCH_DATALOADERS:
+            self._dataloader(node)
+        elif qualified in catalogue.MINDSPORE_SET_WORKERS:
+            workers = argument(node, 0, "num")
+            if constant(workers) == 1:
+                self.one_worker_configured = True
+            elif _parallel(workers):
+                self.report(node, MINDSPORE_MESSAGE.format(what="every dataset operation"))
+        elif qualified is not None and catalogue.is_mindspore_dataset_class(qualified):
+            if _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)):
+                self.report(self.data.site(node), MINDSPORE_MESSAGE.format(what=f"`{qualified.rpartition('.')[2]}`"))
+        elif qualified is None and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "map":
+                self._map(node)
+            elif node.func.attr == "batch" and self.data.is_dataset(node.func.value) is not False \
+                    and self.data.keyword(node, "per_batch_map") is not None:
+                if _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)):
+                    self.report(node, MINDSPORE_MESSAGE.format(what="`.batch(per_batch_map=...)`"))
+
+    def _dataloader(self, node: ast.Call) -> None:
+        positions = catalogue.DATALOADER_POSITIONS
+        workers = self.data.keyword(node, catalogue.TORCH_WORKER_KEYWORD, positions["num_workers"])
+        if not _parallel(workers, more_than=0):
+            return
+        for seeding in ("worker_init_fn", "generator"):
+            value = self.data.keyword(node, seeding, positions[seeding])
+            if value is UNKNOWN or (value is not None and constant(value) is not None):
+                return
+        self.report(self.data.site(node), TORCH_MESSAGE)
+
+    def _map(self, node: ast.Call) -> None:
+        verdict = self.data.is_dataset(node.func.value)
+        if verdict is False or (verdict is None and not (
+                self.ctx.imports.imports_root("mindspore")
+                and any(kw.arg in MINDSPORE_MAP_KEYWORDS for kw in node.keywords))):
+            return
+        if self.data.is_deterministic(self.data.keyword(node, "operations", 0)):
+            return
+        workers = self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)
+        if workers is None:
+            self.default_worker_maps.append(self.ctx.site(node))
+        elif _parallel(workers):
+            self.report(node, MINDSPORE_MESSAGE.format(what="`.map(...)`"))
+
+    def finish(self) -> None:
+        if self.one_worker_configured:
+            return
+        for site in self.default_worker_maps:
+            self.report(site, MINDSPORE_MESSAGE.format(what="`.map(...)` without `num_parallel_workers`"))
+
+
+def _parallel(workers: ast.expr | None | object, more_than: int = 1) -> bool:
+    """Whether a worker count can exceed `more_than` (an expression can; a hidden one is skipped)."""
+    if workers is None or workers is UNKNOWN:
+        return False
+    literal = constant(workers)
+    if literal is NOT_CONSTANT:
+        return True
+    return isinstance(literal, int) and not isinstance(literal, bool) and literal > more_than

@@ -1,0 +1,150 @@
+"""MSP303 random-augment: random data augmentation (torchvision, MindSpore, timm)."""
+
+from __future__ import annotations
+
+import ast
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import argument, constant
+from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
+
+
+class RandomAugment(FollowsValues, Rule):
+    code = "MSP303"
+    name = "random-augment"
+    severity = "warning"
+    frameworks = ("pytorch", "mindspore")
+    fixable = True
+    message = ("random augmentation changes every epoch: replace it with its deterministic twin (`RandomCrop` -> "
+               "`CenterCrop`) or remove it while debugging")
+    summary = ("Flags random transforms: torchvision `transforms`/`transforms.v2` `Random*`, `ColorJitter`, "
+               "`AutoAugment`, `RandAugment`, `TrivialAugmentWide`, `AugMix`, `RandomErasing`, `ElasticTransform`, "
+               "`CutMix`/`MixUp`, `RandomCrop.get_params`-style parameter draws; MindSpore `dataset.vision`/"
+               "`dataset.transforms` `Random*`, `RandomColorAdjust`, `RandomChoice`/`RandomApply`, `AutoAugment`, "
+               "`RandAugment`, `CutMixBatch`, `MixUpBatch`; timm `create_transform(is_training=True)`, `Mixup`. "
+               "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
+               "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged.")
+    why = ("Random augmentation draws from the data pipeline's generators, so every epoch (and every worker, "
+           "device or framework) sees differently cropped, flipped and coloured images. Two runs that should match "
+           "then differ from the first batch, and a precision comparison between them measures the augmentation, "
+           "not the model.")
+    fix = ("While debugging replace each random transform with its deterministic twin (`RandomCrop` -> "
+           "`CenterCrop`, `RandomResizedCrop` -> `Resize` + `CenterCrop`, MindSpore `RandomCropDecodeResize` -> "
+           "`Decode` + `Resize`) or remove it (flips, colour jitter, AutoAugment, erasing, mixing); for timm pass "
+           "`is_training=False`. Restore them for real training.")
+    valid = (
+        "from torchvision import transforms\n\nval_tf = transforms.Compose([transforms.Resize(256), "
+        "transforms.CenterCrop(224), transforms.ToTensor()])\n",
+        "import torchvision.transforms.v2 as T\n\nflip = T.RandomHorizontalFlip(p=0.0)\n"
+        "always = T.RandomApply([T.Grayscale()], p=1.0)\nnever = T.RandomErasing(p=0)\n",
+        "from mindspore.dataset import vision\nimport mindspore.dataset.transforms as transforms\n\n"
+        "ops = [vision.Decode(), vision.Resize(256), vision.CenterCrop(224), transforms.TypeCast(0)]\n",
+        "import random\nimport numpy as np\n\n\nclass RandomCrop:  # a local class, not torchvision's\n"
+        "    pass\n\n\ncrop = RandomCrop()\nangle = random.uniform(-10, 10)\n",
+        "import timm.data\n\ntf = timm.data.create_transform(224, is_training=False)\n"
+        "loader = timm.data.create_loader(ds, 224, 32, is_training=True, no_aug=True)\n",
+        "from mindspore.dataset import vision\n\n\ndef shear_x(img, level, **kwargs):\n"
+        "    # AutoAugment-style op with one fixed magnitude: a degenerate range is deterministic\n"
+        "    return vision.RandomAffine(degrees=0, shear=(level, level, 0, 0), **kwargs)(img)\n",
+    )
+    invalid = (
+        Invalid("from torchvision import transforms\n\ntrain_tf = transforms.Compose([\n"
+                "    transforms.RandomResizedCrop(224),\n    transforms.RandomHorizontalFlip(),\n"
+                "    transforms.ColorJitter(0.4, 0.4, 0.4),\n    transforms.ToTensor(),\n])\n", lines=(4, 5, 6)),
+        Invalid("import torchvision.transforms.v2 as T\nfrom torchvision.transforms import autoaugment\n\n"
+                "tf = T.Compose([T.RandomCrop(32, padding=4), autoaugment.RandAugment(), T.RandomErasing(p=0.25)])\n",
+                lines=(4,)),
+        Invalid("from mindspore.dataset import vision\nimport mindspore.dataset.transforms as transforms\n\n"
+                "ops = [\n    vision.RandomCropDecodeResize(224),\n    vision.RandomColorAdjust(0.4, 0.4, 0.4),\n"
+                "    transforms.RandomApply([vision.Invert()], prob=0.5),\n]\n", lines=(5, 6, 7)),
+        Invalid("import mindspore.dataset.vision as V\nimport mindspore.dataset as ds\n\n"
+                "data = ds.Cifar10Dataset(\"cifar/\", shuffle=False)\n"
+                "data = data.map([V.RandomHorizontalFlip(prob=0.5), "
+                "V.HWC2CHW()], input_columns=\"image\")\nmix = V.CutMixBatch(V.ImageBatchFormat.NCHW, 1.0, 0.5)\n",
+                lines=(5, 6)),
+        Invalid("from timm.data import create_transform, Mixup\n\n\ndef build(args):\n"
+                "    tf = create_transform(input_size=224, is_training=True, auto_augment=args.aa)\n"
+                "    mixup = Mixup(mixup_alpha=0.8)\n    return tf, mixup\n", lines=(5, 6)),
+        Invalid("import timm\n\nloader = timm.data.create_loader(dataset, (3, 224, 224), 64, True)\n", lines=(3,)),
+        Invalid("import torchvision.transforms as T\n\n\ndef crop(img, size):\n"
+                "    i, j, h, w = T.RandomCrop.get_params(img, (size, size))\n    return img[..., i:i + h, j:j + w]\n",
+                lines=(5,)),
+        Invalid("from torchvision import transforms\n\n\ndef build_eval_transform():\n"
+                "    return transforms.RandomCrop(224)\n", lines=(5,), severity="info"),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.values = LocalValues(ctx, lambda value: None)  # only to see into `**kwargs` dicts
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.values.call(node)
+        qualified = self.ctx.call_qualname(node)
+        if qualified is None:
+            return
+        owner, _, short = qualified.rpartition(".")
+        if catalogue.is_random_transform(qualified):
+            if not self._never_random(node, qualified, short) and not self._never_applied():
+                self.report(node, _twin_message(short))
+        elif short == "get_params" and catalogue.is_random_transform(owner):
+            self.report(node, f"`{owner.rpartition('.')[2]}.get_params` draws random augmentation parameters: use "
+                              "fixed parameters while debugging")
+        elif qualified in catalogue.TIMM_RANDOM_TRANSFORMS:
+            self.report(node, f"timm's `{short}` augments at random: remove it while debugging")
+        elif qualified in catalogue.TIMM_TRAINING_TRANSFORMS or qualified in catalogue.TIMM_TRAINING_LOADERS:
+            position = catalogue.TIMM_TRAINING_TRANSFORMS.get(qualified, catalogue.TIMM_TRAINING_LOADERS.get(qualified))
+            training = self.values.keyword(node, "is_training", position)
+            if training not in (None, UNKNOWN) and constant(training) not in (None, False, 0) \
+                    and constant(self.values.keyword(node, "no_aug")) is not True:
+                self.report(node, f"timm's `{short}(is_training=...)` builds random augmentation: pass "
+                                  "`is_training=False` while debugging")
+
+    def _never_random(self, node: ast.Call, qualified: str, short: str) -> bool:
+        """Probability 0, probability 1 when running is its only randomness, or only degenerate ranges."""
+        library = catalogue.transform_library(qualified) or ""
+        ranges = catalogue.RANGE_ONLY_TRANSFORMS.get(library, {}).get(short)
+        if ranges is not None and not node.args:
+            given = {kw.arg: kw.value for kw in node.keywords if kw.arg in ranges[0]}
+            if given and ranges[1] <= given.keys() and all(map(_degenerate, given.values())):
+                return True
+        probability = _probability(node, library, short)
+        return probability == 0 or (probability == 1 and short in catalogue.PROBABILITY_ONLY_TRANSFORMS)
+
+    def _never_applied(self) -> bool:
+        """Inside `RandomApply([...], p=0)`: the transforms listed there never run."""
+        for ancestor in reversed(self.ctx.ancestors):
+            if isinstance(ancestor, (ast.List, ast.Tuple, ast.keyword)):
+                continue
+            qualified = self.ctx.call_qualname(ancestor) if isinstance(ancestor, ast.Call) else None
+            library = catalogue.transform_library(qualified) if qualified else None
+            return library is not None and _probability(ancestor, library, qualified.rpartition(".")[2]) == 0
+        return False
+
+
+def _probability(node: ast.Call, library: str, short: str) -> float | None:
+    """The literal probability a transform is applied with, when it takes one and it is given."""
+    spec = catalogue.TRANSFORM_PROBABILITY.get(library, {}).get(short)
+    probability = constant(argument(node, spec[1], spec[0])) if spec else None
+    if isinstance(probability, bool) or not isinstance(probability, (int, float)):
+        return None
+    return probability
+
+
+def _twin_message(short: str) -> str:
+    """The finding's message: the deterministic twin when the catalogue knows one, else removal."""
+    twins = catalogue.TRANSFORM_TWINS.get(short)
+    if twins:
+        replacement = " + ".join(f"`{name}`" for name, _ in twins)
+        return f"`{short}` augments at random: replace it with {replacement} while debugging"
+    return f"`{short}` augments at random: remove it while debugging"
+
+
+def _degenerate(value: ast.expr) -> bool:
+    """A range with equal bounds: `0` (symmetric), `(a, a)` or `(a, a, b, b)`."""
+    if constant(value) == 0:
+        return True
+    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) not in (2, 4):
+        return False
+    elts = value.elts
+    return all(ast.dump(elts[i]) == ast.dump(elts[i + 1]) for i in range(0, len(elts), 2))

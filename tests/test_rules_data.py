@@ -1,0 +1,392 @@
+"""Device-RNG and data-pipeline rules (device-rng, data-shuffle, data-workers, random-augment): what in-rule
+examples cannot express — value tracking, severities, messages, whole-file facts, the catalogue's truth."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+import pytest
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_NAME
+
+
+def lint(rule_name: str, code: str):
+    """Findings of one rule on a dedented snippet, as (line, severity, message) tuples."""
+    rule = RULES_BY_NAME[rule_name]
+    result = lint_source("snippet.py", textwrap.dedent(code).encode(), [rule])
+    assert not result.errors, result.errors
+    return [(f.line, f.severity, f.message) for f in result.findings if f.code == rule.code]
+
+
+def lines(rule_name: str, code: str) -> list[int]:
+    return [line for line, _, _ in lint(rule_name, code)]
+
+
+# --- device-rng: where devices and tensors live ------------------------------------------------
+@pytest.mark.parametrize(("code", "expected"), [
+    # a device variable is the CPU only when every assignment says so
+    ("import torch\ndevice = 'cpu'\nx = torch.randn(3, device=device)\n", []),
+    ("import torch\ndevice = torch.device('cpu')\nx = torch.randn(3, device=device)\n", []),
+    ("import torch\ndevice = 'cpu'\nif torch.cuda.is_available():\n    device = 'cuda'\n"
+     "x = torch.randn(3, device=device)\n", [5]),
+    ("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+     "x = torch.rand(3, device=device)\n", [3]),
+    ("import torch\nx = torch.rand(3, device=0)\ny = torch.rand(3, device=None)\n"
+     "z = torch.rand(3, device=f'cuda:{r}')\n",
+     [2, 4]),
+    # a module-level CPU device is read by functions; a parameter of the same name hides it
+    ("import torch\nDEVICE = 'cpu'\n\ndef f():\n    return torch.randn(2, device=DEVICE)\n", []),
+    ("import torch\ndevice = 'cpu'\n\ndef f(device):\n    return torch.randn(2, device=device)\n", [5]),
+    ("import torch\n\ndef f(device='cpu'):\n    return torch.randn(2, device=device)\n", [4]),
+    # tensors: where they were put in this function
+    ("import torch\n\ndef f(x, device):\n    x = x.to(device)\n    return torch.rand_like(x)\n", [5]),
+    ("import torch\n\ndef f(x, device):\n    x = x.to(device)\n    x = x.cpu()\n    return torch.rand_like(x)\n", []),
+    ("import torch\n\ndef f(x):\n    x = x.to(torch.float16)\n    return torch.rand_like(x)\n", []),
+    ("import torch\n\ndef f(x):\n    x = x.cuda().to(torch.float16)\n    return torch.rand_like(x)\n", [5]),
+    ("import torch\n\ndef f(x, rank):\n    y = x.to(rank) * 2\n    return torch.bernoulli(y)\n", [5]),
+    ("import torch\n\ndef f(x):\n    a, b = x.cuda(), x\n    return torch.randn_like(a), torch.randn_like(b)\n", [5]),
+    ("import torch\nx = torch.randn(4)\nm = torch.multinomial(x.softmax(0), 2)\nx.uniform_()\n", []),
+    ("import torch\n\ndef f(x):\n    return torch.randn_like(x, device='cpu')\n", []),
+    ("import torch\nw = torch.zeros(3, device='cuda')\nw.data.normal_(0, 0.02)\n", [3]),
+    ("import torch\nn = torch.normal(0.0, 1.0, size=(3,), device='npu')\nm = torch.normal(0.0, 1.0, size=(3,))\n", [2]),
+    ("import torch\nn = torch.empty(3, device='cuda').new_empty(3).normal_()\n", [2]),
+])
+def test_device_rng_follows_devices_and_tensors(code, expected):
+    assert lines("device-rng", code) == expected
+
+
+def test_device_rng_in_model_code_is_a_warning():
+    code = """\
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.empty(4))
+                self.w.data.normal_()
+
+            def reset_parameters(self):
+                nn.init.normal_(self.w)
+
+            def forward(self, x):
+                keep = torch.bernoulli(torch.full_like(x, 0.9))
+                noise = x.new_empty(x.shape).normal_()
+                cpu = torch.randn(3)
+                return x * keep + noise + torch.randn_like(cpu)
+
+
+        class Noisy(Block):
+            def forward(self, x):
+                return torch.randn_like(x)
+
+
+        class Data(torch.utils.data.Dataset):
+            def __getitem__(self, i):
+                return torch.randn_like(self.items[i])
+        """
+    found = lint("device-rng", code)
+    assert [(line, severity) for line, severity, _ in found] == [(15, "warning"), (16, "warning"), (23, "warning")]
+    assert "nn.Module" in found[0][2]
+
+
+def test_device_rng_ignores_names_not_imported_from_torch():
+    code = """\
+        import mindtorch as torch
+        from mylib import randn
+
+        a = torch.randn(3, device='npu')
+        b = randn(3, device='cuda')
+        c = torch.empty(3, device='npu').normal_()
+        """
+    assert lint("device-rng", code) == []
+
+
+def test_device_rng_catalogue_matches_torch_signatures():
+    torch = pytest.importorskip("torch")
+    for qualified, signature in catalogue.TORCH_DEVICE_DRAWS.items():
+        doc = getattr(torch, qualified.split(".", 1)[1]).__doc__
+        assert set(signature.inputs) <= set(signature.positional)
+        for name in signature.positional:
+            assert name.lstrip("*") in doc, (qualified, name)
+        if "device" in signature.keyword_only:  # `torch.normal` takes it without documenting it
+            assert "device" in doc or qualified == "torch.normal", qualified
+    assert torch.normal(0.0, 1.0, size=(2,), device="cpu", dtype=torch.float64).dtype == torch.float64
+
+
+# --- data-shuffle --------------------------------------------------------------------------------
+@pytest.mark.parametrize(("code", "expected"), [
+    # `**kwargs` built from dict literals, updates and `a if c else b` are looked into; hidden ones are not
+    ("from torch.utils.data import DataLoader\nkw = {'batch_size': 4}\ncuda = {'shuffle': True}\nkw.update(cuda)\n"
+     "loader = DataLoader(ds, **kw)\n", [5]),
+    ("from torch.utils.data import DataLoader\nkw = dict(batch_size=4)\nkw['shuffle'] = True\n"
+     "loader = DataLoader(ds, **kw)\n", [4]),
+    ("from torch.utils.data import DataLoader\nkw = {'shuffle': True} if cuda else {}\nloader = DataLoader(ds, **kw)\n",
+     [3]),
+    ("from torch.utils.data import DataLoader\n\ndef f(ds, **kw):\n    return DataLoader(ds, **kw)\n", []),
+    ("from torch.utils.data import DataLoader\nloader = DataLoader(ds, 4, True)\n", [2]),  # positional shuffle
+    ("from torch.utils.data import DataLoader\nloader = DataLoader(ds, shuffle=None)\n", []),
+    ("from torch.utils.data import DataLoader\nloader = DataLoader(ds, shuffle=sampler is None, sampler=sampler)\n",
+     [2]),
+    ("from torch.utils.data import DistributedSampler\ns = DistributedSampler(ds, None, None, False)\n", []),
+    ("import mindspore.dataset as ds\nd = ds.MindDataset(files, shuffle=ds.Shuffle.FILES)\n", [2]),
+    ("import mindspore.dataset as ds\nd = ds.MnistDataset(path, shuffle=None)\n", [2]),  # None = default = shuffle
+    ("import mindspore.dataset as ds\nd = ds.MnistDataset(path, 'train', None, 4, False)\n", []),  # positional
+    ("import mindspore.dataset as ds\nd = ds.MnistDataset(path, **cfg)\n", []),
+    ("import mindspore.dataset as ds\nd = ds.PKSampler(2)\ne = ds.PKSampler(2, shuffle=True)\n", [3]),
+])
+def test_data_shuffle_arguments(code, expected):
+    assert lines("data-shuffle", code) == expected
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("[(1,), (2,)]", [9]),  # a list is random-access: shuffled by default
+    ("rows", []),  # a generator function
+    ("rows()", []),
+    ("(r for r in range(3))", []),
+    ("lambda: rows()", []),
+    ("Stream()", []),  # iterable, not indexable
+    ("stream", []),  # a name holding a Stream
+])
+def test_generator_dataset_over_iterables_keeps_order(source, expected):
+    code = f"""\
+        from mindspore.dataset import GeneratorDataset
+
+        class Stream:
+            def __iter__(self):
+                return iter(range(3))
+
+        stream = Stream()
+        def rows(): yield (1,)
+        data = GeneratorDataset({source}, ["x"])
+        """
+    assert lines("data-shuffle", code) == expected
+
+
+def test_dataset_shuffle_method_needs_a_mindspore_dataset():
+    code = """\
+        import random
+        import numpy as np
+        import mindspore.dataset as ds
+        from datasets import load_dataset
+
+        data = ds.TextFileDataset("a.txt", shuffle=False).map(tok, input_columns="text").batch(8)
+        data = data.shuffle(64)
+        hf = load_dataset("imdb")["train"].shuffle(seed=42)
+        random.shuffle(items)
+        np.random.shuffle(items)
+        rng = np.random.default_rng(0)
+        rng.shuffle(items)
+        self.shuffle(3)
+
+
+        def pipeline(dataset):
+            return dataset.shuffle(buffer_size=100)
+        """
+    assert lines("data-shuffle", code) == [7, 17]
+    # without MindSpore in the file, `.shuffle(n)` on an unknown object is someone else's
+    torch_only = "import torch\n\ndef pipeline(dataset):\n    return dataset.shuffle(100)\n"
+    assert lines("data-shuffle", torch_only) == []
+
+
+def test_seeded_generator_makes_a_torch_shuffle_info():
+    code = """\
+        import torch
+        from torch.utils.data import DataLoader, RandomSampler
+
+        g = torch.Generator().manual_seed(0)
+        a = DataLoader(ds, shuffle=True, generator=g)
+        b = RandomSampler(ds, generator=g)
+        c = DataLoader(ds, shuffle=True, **kw)
+        """
+    found = lint("data-shuffle", code)
+    assert [(line, severity) for line, severity, _ in found] == [(5, "info"), (6, "info"), (7, "warning")]
+    assert "generator" in found[0][2]
+
+
+@pytest.mark.parametrize("code", [
+    "from torch.utils.data import DataLoader\nval_loader = DataLoader(val_set, shuffle=False, num_workers=4)\n",
+    "from torch.utils.data import DataLoader\nval_loader = DataLoader(val_set, shuffle=True, num_workers=4)\n",
+    "from torch.utils.data import DataLoader\nloader = DataLoader(dataset_val, shuffle=True, num_workers=4)\n",
+    "import mindspore.dataset as ds\ndata = ds.MnistDataset(path, usage='test', num_parallel_workers=4)\n",
+    "from torch.utils.data import DataLoader\n\ndef validate(ds):\n"
+    "    return DataLoader(ds, shuffle=True, num_workers=4)\n",
+    "from torch.utils.data import DataLoader\n"
+    "loader = DataLoader(MNIST('.', train=False), shuffle=True, num_workers=2)\n",
+    "import mindspore.dataset as ds\neval_ds = ds.Cifar10Dataset(path, num_parallel_workers=8)\n"
+    "eval_ds = eval_ds.map(operations=ops, input_columns='image')\n",
+])
+def test_evaluation_loaders_drop_to_info(code):
+    found = lint("data-shuffle", code) + lint("data-workers", code)
+    assert found and {severity for _, severity, _ in found} == {"info"}
+    assert all(message.endswith("(evaluation-only code)") for _, _, message in found)
+
+
+def test_mindspore_dataset_catalogue_matches_mindspore():
+    dataset = pytest.importorskip("mindspore.dataset")
+    for name in dir(dataset):
+        if not name.endswith("Dataset"):
+            continue
+        params = inspect.signature(getattr(dataset, name).__init__).parameters
+        if "shuffle" not in params:
+            assert not catalogue.shuffles_by_default(f"mindspore.dataset.{name}"), name
+        elif params["shuffle"].default is not False:
+            assert catalogue.shuffles_by_default(f"mindspore.dataset.{name}"), name
+    assert set(catalogue.MINDSPORE_DATASET_METHODS) <= set(dir(dataset.Dataset))
+    shuffle = inspect.signature(dataset.DistributedSampler.__init__).parameters["shuffle"]
+    assert list(inspect.signature(dataset.DistributedSampler.__init__).parameters).index("shuffle") - 1 == \
+        catalogue.MINDSPORE_SHUFFLE_SAMPLERS["mindspore.dataset.DistributedSampler"][0]
+    assert shuffle.default is True
+
+
+def test_dataloader_positions_match_torch():
+    data = pytest.importorskip("torch.utils.data")
+    params = list(inspect.signature(data.DataLoader.__init__).parameters)[1:]
+    for name, position in catalogue.DATALOADER_POSITIONS.items():
+        assert params.index(name) == position, name
+    sampler = list(inspect.signature(data.DistributedSampler.__init__).parameters)[1:]
+    assert sampler.index("shuffle") == catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION
+
+
+# --- data-workers --------------------------------------------------------------------------------
+@pytest.mark.parametrize(("code", "expected"), [
+    ("from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=1)\n", [2]),
+    ("from torch.utils.data import DataLoader\nl = DataLoader(ds, 8, False, None, None, 4)\n", [2]),
+    ("from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=4, generator=g)\n", []),
+    ("from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=4, worker_init_fn=seed_worker)\n", []),
+    ("from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=4, worker_init_fn=None)\n", [2]),
+    ("from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=4, **kw)\n", []),
+    ("import mindspore.dataset as ds\nd = ds.ImageFolderDataset(p, num_parallel_workers=1)\n", []),
+    ("import mindspore.dataset as ds\nd = ds.ImageFolderDataset(p, num_parallel_workers=n)\n", [2]),
+    ("import mindspore.dataset as ds\nd = ds.ImageFolderDataset(p)\nd = d.batch(8, per_batch_map=mix, "
+     "num_parallel_workers=4)\nd = d.batch(8, num_parallel_workers=4)\n", [3]),
+])
+def test_data_workers_arguments(code, expected):
+    assert lines("data-workers", code) == expected
+
+
+def test_mindspore_map_workers():
+    code = """\
+        import mindspore as ms
+        import mindspore.dataset as ds
+        from mindspore.dataset import vision, transforms
+
+        data = ds.Cifar10Dataset(path, shuffle=False, num_parallel_workers=1)
+        decode = vision.Decode()
+        data = data.map(operations=decode, input_columns="image")
+        data = data.map(operations=transforms.Compose([vision.Resize(32), vision.HWC2CHW()]), input_columns="image")
+        aug = [vision.Resize(32)]
+        aug.append(vision.RandomHorizontalFlip())
+        data = data.map(operations=aug, input_columns="image")
+        data = data.map(operations=transforms.Compose([vision.RandomCrop(32)]), input_columns="image")
+        data = data.map(operations=tokenize, input_columns="text", num_parallel_workers=1)
+        frame = frame.map(str.upper)
+        """
+    assert lines("data-workers", code) == [11, 12]
+
+
+def test_map_operations_from_either_branch_count():
+    code = """\
+        import mindspore.dataset as ds
+        from mindspore.dataset import vision
+
+        def create(path, training):
+            data = ds.ImageFolderDataset(path, shuffle=False)
+            if training:
+                trans = [vision.RandomCrop(32), vision.HWC2CHW()]
+            else:
+                trans = [vision.CenterCrop(32), vision.HWC2CHW()]
+            return data.map(operations=trans, input_columns="image")
+        """
+    assert lines("data-workers", code) == [10]
+
+
+def test_one_configured_worker_silences_default_maps_only():
+    code = """\
+        import mindspore.dataset as ds
+
+        def build(data, fn, n):
+            data = data.map(operations=fn, input_columns="x")
+            return data.map(operations=fn, input_columns="x", num_parallel_workers=n)
+
+        ds.config.set_num_parallel_workers(1)
+        """
+    assert lines("data-workers", code) == [5]
+
+
+def test_data_workers_message_does_not_tell_users_to_drop_workers():
+    found = lint("data-workers", "from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=8)\n")
+    message = found[0][2]
+    assert "generator" in message and "worker_init_fn" in message and "debugging" in message
+    assert "num_workers=0" not in message
+
+
+# --- random-augment --------------------------------------------------------------------------------
+@pytest.mark.parametrize(("code", "expected"), [
+    ("import torchvision.transforms as T\nt = T.RandomHorizontalFlip(1.0)\n", []),  # always flips
+    ("import torchvision.transforms as T\nt = T.RandomHorizontalFlip(p)\n", [2]),
+    ("import torchvision.transforms as T\nt = T.RandomErasing(p=1.0)\n", [2]),  # still a random region
+    ("import torchvision.transforms as T\nt = T.RandomApply([T.ColorJitter(0.4)], p=0.0)\n", []),  # never runs
+    ("import torchvision.transforms as T\nt = T.RandomApply(transforms=[T.ColorJitter(0.4)], p=1.0)\n", [2]),
+    ("from mindspore.dataset import transforms, vision\nt = transforms.RandomApply([vision.RandomCrop(8)], 0)\n", []),
+    ("import torchvision.transforms as T\nt = T.ColorJitter(brightness=(1.2, 1.2))\n", []),
+    ("import torchvision.transforms as T\nt = T.ColorJitter(brightness=(0.8, 1.2))\n", [2]),
+    ("from mindspore.dataset import vision\nt = vision.RandomRotation(degrees=(d, d))\n", []),
+    ("from mindspore.dataset import vision\nt = vision.RandomRotation((d, d))\n", [2]),  # positional: not judged
+    ("from mindspore.dataset import vision\nt = vision.RandomColor()\n", [2]),  # random default range
+    ("from mindspore.dataset import vision\nt = vision.RandomHorizontalFlip(prob=0)\n", []),
+    ("import transforms as T  # a project's own module\nt = T.RandomHorizontalFlip(0.5)\n", []),
+    ("from torchvision.transforms import v2\nt = v2.RandomIoUCrop()\nm = v2.MixUp(num_classes=10)\n", [2, 3]),
+    ("from timm.data import create_loader\nv = create_loader(ds, 224, 8)\nt = create_loader(ds, 224, 8, train)\n", [3]),
+])
+def test_random_augment_arguments(code, expected):
+    assert lines("random-augment", code) == expected
+
+
+def test_random_augment_names_the_deterministic_twin():
+    code = """\
+        from torchvision import transforms
+        from mindspore.dataset import vision
+        a = transforms.RandomCrop(32, padding=4)
+        b = transforms.RandomResizedCrop(224)
+        c = vision.RandomCropDecodeResize(224)
+        d = transforms.RandomRotation(10)
+        """
+    messages = [message for _, _, message in lint("random-augment", code)]
+    assert "replace it with `CenterCrop`" in messages[0]
+    assert "`Resize` + `CenterCrop`" in messages[1]
+    assert "`Decode` + `Resize`" in messages[2]
+    assert "remove it" in messages[3]
+
+
+def test_torchvision_classification_preset():
+    """The shape of torchvision's references/classification/presets.py."""
+    code = """\
+        import torch
+        from torchvision.transforms import autoaugment, transforms
+
+
+        class ClassificationPresetTrain:
+            def __init__(self, *, crop_size, hflip_prob=0.5, auto_augment_policy=None, random_erase_prob=0.0):
+                trans = [transforms.RandomResizedCrop(crop_size)]
+                if hflip_prob > 0:
+                    trans.append(transforms.RandomHorizontalFlip(hflip_prob))
+                if auto_augment_policy == "ra":
+                    trans.append(autoaugment.RandAugment())
+                else:
+                    aa_policy = autoaugment.AutoAugmentPolicy(auto_augment_policy)
+                    trans.append(autoaugment.AutoAugment(policy=aa_policy))
+                trans.extend([transforms.PILToTensor(), transforms.ConvertImageDtype(torch.float)])
+                if random_erase_prob > 0:
+                    trans.append(transforms.RandomErasing(p=random_erase_prob))
+                self.transforms = transforms.Compose(trans)
+
+
+        class ClassificationPresetEval:
+            def __init__(self, *, crop_size, resize_size=256):
+                self.transforms = transforms.Compose([transforms.Resize(resize_size), transforms.CenterCrop(crop_size)])
+        """
+    assert lines("random-augment", code) == [7, 9, 11, 14, 17]

@@ -225,7 +225,10 @@ class FileContext:
         if name is None:
             return False
         origin = self.assigned_calls.get(name)
-        if origin is None:  # MindSpore applies gradients by calling the optimizer: `optimizer(grads)`
+        if origin is None:
+            if "scaler" in name.lower():  # MAE/timm style: `loss_scaler(loss, optimizer, ...)`
+                return any(self._is_optimizer_name(n) for n in map(target_name, call.args) if n)
+            # MindSpore applies gradients by calling the optimizer: `optimizer(grads)`
             return self.imports.imports_root("mindspore") and self._is_optimizer_name(name) and bool(call.args)
         return (origin in catalogue.GRAD_FUNCTION_FACTORIES or origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS
                 or (origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin)))

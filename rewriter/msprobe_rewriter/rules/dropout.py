@@ -1,0 +1,144 @@
+"""MSP401 dropout: layers, functions and attention arguments that drop activations at random."""
+
+from __future__ import annotations
+
+import ast
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword
+from msprobe_rewriter.rules.base import Invalid, Rule
+
+# Last components of every dropout API: calls named otherwise are skipped without resolving them.
+DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
+    catalogue.TORCH_DROPOUT_MODULES, catalogue.TORCH_DROPOUT_FUNCTIONS, catalogue.TORCH_DROPOUT_KEYWORD_MODULES,
+    catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT) for q in table)
+
+
+def _is_zero(value: object) -> bool:
+    return value is not NOT_CONSTANT and not isinstance(value, bool) and value == 0
+
+
+class Dropout(Rule):
+    code = "MSP401"
+    name = "dropout"
+    severity = "warning"
+    frameworks = ("pytorch", "mindspore")
+    fixable = True
+    message = "dropout draws a new random mask every step; set its probability to 0 while debugging"
+    summary = ("Flags PyTorch and MindSpore dropout layers and functions, `dropout=` of attention, transformer and "
+               "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1) and `dropout_p=` of "
+               "`scaled_dot_product_attention`, unless the probability is a literal 0 (keep_prob 1).")
+    why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "
+           "masks differ between devices (GPU vs NPU) and between frameworks, so two runs that should match "
+           "diverge from the first step, and a precision comparison cannot tell dropout noise from a real bug.")
+    fix = ("While debugging set the probability to 0 (`nn.Dropout(p=0.0)`, `dropout=0.0`, `dropout_p=0.0`; "
+           "MindSpore `keep_prob=1.0` or `p=0.0`), or run the compared steps in `model.eval()` mode. msprobe's "
+           "PrecisionDebugger patches `torch.nn.functional.dropout*` and `nn.Dropout*` to p=0 for the same reason.")
+    valid = (
+        "import torch.nn as nn\n\nlayer = nn.Dropout(p=0.0)\nattn = nn.MultiheadAttention(512, 8)\n"
+        "rnn = nn.LSTM(128, 256, dropout=0.3)  # one layer: dropout never runs\n",
+        "import torch.nn.functional as F\n\n\ndef head(x, p):\n    x = F.dropout(x, p, training=False)\n"
+        "    return F.alpha_dropout(x, 0.2)  # training defaults to False\n",
+        "from torch import nn\n\nenc = nn.TransformerEncoderLayer(d_model=256, nhead=4, dropout=0.0)\n"
+        "gru = nn.GRU(64, 64, num_layers=2, dropout=0)\n",
+        "import torch\nimport torch.nn.functional as F\n\n\ndef attend(q, k, v):\n"
+        "    return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n",
+        "import mindspore.nn as nn\nfrom mindspore import ops\n\nkeep = nn.Dropout(keep_prob=1.0)\n"
+        "drop = nn.Dropout(p=0.0)\nop = ops.Dropout(1.0)\n",
+        "import keras\n\nlayer = keras.layers.Dropout(0.5)  # not torch / MindSpore\n",
+        "import torch\n\n\nclass Dropout:\n    pass\n\n\nd = Dropout()  # a local class\n",
+    )
+    invalid = (
+        Invalid("import torch.nn as nn\n\n\nclass Head(nn.Module):\n    def __init__(self, dim, p=0.1):\n"
+                "        super().__init__()\n        self.drop = nn.Dropout(p)\n        self.drop2 = nn.Dropout2d()\n",
+                lines=(7, 8)),
+        Invalid("import torch\nimport torch.nn.functional as F\n\n\ndef forward(x, training):\n"
+                "    x = F.dropout(x, p=0.1, training=training)\n    return torch.dropout(x, 0.2, True)\n",
+                lines=(6, 7)),
+        Invalid("from torch import nn\n\nmodel = nn.Transformer(d_model=256, nhead=4)  # default dropout=0.1\n"
+                "mha = nn.MultiheadAttention(256, 4, dropout=0.1)\n"
+                "lstm = nn.LSTM(128, 256, num_layers=2, dropout=0.2)\n", lines=(3, 4, 5)),
+        Invalid("import torch.nn.functional as F\n\n\ndef attend(self, q, k, v):\n"
+                "    p = self.dropout if self.training else 0.0\n"
+                "    return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)\n", lines=(6,)),
+        Invalid("from torch.nn import AlphaDropout as AD, FeatureAlphaDropout\n\nlayers = [AD(0.1), "
+                "FeatureAlphaDropout(0.05)]\n", lines=(3,)),
+        Invalid("import mindspore.nn as nn\nfrom mindspore import ops, mint\n\n\nclass Net(nn.Cell):\n"
+                "    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(keep_prob=0.9)\n"
+                "        self.drop2 = nn.Dropout(p=0.1)\n        self.drop3 = mint.nn.Dropout(0.1)\n\n"
+                "    def construct(self, x):\n        return ops.dropout(x, p=0.1)\n", lines=(8, 9, 10, 13)),
+    )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.ctx.callee_name(node) not in DROPOUT_NAMES:
+            return
+        qualified = self.ctx.call_qualname(node)
+        if qualified is None:
+            return
+        if qualified in catalogue.TORCH_DROPOUT_MODULES:
+            self._check_probability(node, argument(node, 0, "p"), default_fires=True)
+        elif qualified in catalogue.TORCH_DROPOUT_FUNCTIONS:
+            self._check_function(node, qualified)
+        elif qualified in catalogue.TORCH_DROPOUT_KEYWORD_MODULES:
+            self._check_keyword_module(node, qualified)
+        elif qualified in catalogue.SDPA_FUNCTIONS:
+            self._check_probability(node, argument(node, 4, "dropout_p"), default_fires=False)
+        elif qualified in catalogue.MINDSPORE_DROPOUT:
+            self._check_mindspore(node, qualified)
+
+    def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool) -> None:
+        """Report unless the probability is a literal 0 (or absent with a zero default)."""
+        if value is None:
+            if default_fires and not _has_double_star(node):
+                self.report(node)
+            return
+        if not _is_zero(constant(value)):
+            self.report(node)
+
+    def _check_function(self, node: ast.Call, qualified: str) -> None:
+        # torch.dropout(input, p, train) / F.dropout(input, p=0.5, training=True)
+        training_name = "train" if qualified.startswith("torch.") and qualified.count(".") == 1 else "training"
+        training = argument(node, 2, training_name)
+        if training is None and qualified in catalogue.TORCH_DROPOUT_OFF_BY_DEFAULT:
+            return
+        if constant(training) is False:
+            return
+        self._check_probability(node, argument(node, 1, "p"), default_fires=True)
+
+    def _check_keyword_module(self, node: ast.Call, qualified: str) -> None:
+        if qualified in catalogue.TORCH_RNN_MODULES:
+            layers = argument(node, 2, "num_layers")
+            if layers is None or constant(layers) == 1:
+                return  # dropout only acts between stacked layers
+        value = argument(node, catalogue.TORCH_DROPOUT_KEYWORD_POSITIONS.get(qualified, 99), "dropout")
+        default_fires = catalogue.TORCH_DROPOUT_KEYWORD_MODULES[qualified] > 0
+        if value is None and default_fires and not _has_double_star(node):
+            self.report(node, "`" + qualified.rsplit(".", 1)[1] + "` applies dropout=0.1 by default; pass "
+                        "dropout=0.0 while debugging")
+            return
+        self._check_probability(node, value, default_fires=False)
+
+    def _check_mindspore(self, node: ast.Call, qualified: str) -> None:
+        functional = qualified.rsplit(".", 1)[1][0].islower()
+        if functional:  # ops.dropout(input, p=0.5, training=True)
+            if constant(argument(node, 2, "training")) is not False:
+                self._check_probability(node, argument(node, 1, "p"), default_fires=True)
+            return
+        if qualified in catalogue.MINDSPORE_KEEP_PROB_DROPOUT:
+            p = keyword(node, "p")
+            if p is not None:
+                self._check_probability(node, p, default_fires=True)
+                return
+            keep = argument(node, 0, "keep_prob")
+            if keep is None:
+                if not _has_double_star(node):
+                    self.report(node)
+            elif constant(keep) != 1:
+                self.report(node)
+            return
+        self._check_probability(node, argument(node, 0, "p"), default_fires=True)
+
+
+def _has_double_star(node: ast.Call) -> bool:
+    """Whether `**kwargs` may pass the argument we look for."""
+    return any(kw.arg is None for kw in node.keywords)

@@ -1,0 +1,304 @@
+"""MSP502 host-sync-in-loop: reading device values on the host in every training step."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import FUNCTION_TYPES, Site, target_name
+from msprobe_rewriter.rules.base import Invalid, Rule
+
+LOOP_WORD = re.compile(r"\b(?:for|while)\b")
+LOSS_NAME = re.compile(r"^(?!(?:use|is|has|enable|with|do|compute|apply|return|log|print)_)(?:loss|\w+_loss|loss_(?!(?:fn|fns|func|function|type|name|weight|weights|scale|scaler|"
+                       r"history|list|log|logs|meter|dict|cfg|config|kwargs|args|mask|key|keys|mode|kind)(?:_|$))\w+)$")
+# Receivers of `.cpu()` that are models, not tensors.
+MODULE_NAME = re.compile(r"(?:^|_)(?:self|model|models|net|network|module|encoder|decoder|ema|backbone|head)$")
+# Methods that return Python values (or a host copy) rather than device tensors.
+HOST_VALUE_METHODS = catalogue.HOST_SYNC_METHODS | {"size", "dim", "numel", "nelement", "element_size",
+                                                     "data_ptr", "is_contiguous", "get_device", "__len__"}
+MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "modules", "named_modules", "buffers",
+                            "children", "eval", "train", "load_state_dict"})
+HOST_VALUE_BUILTINS = frozenset({"float", "int", "len", "str", "repr", "round", "bool", "sum", "max", "min",
+                                 "abs", "format"})
+# Modules whose lowercase functions return tensors.
+TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
+                                     "mindspore.ops", "mindspore.mint", "mindspore.numpy"})
+NOT_TENSOR_FUNCTIONS = frozenset({"is_tensor", "numel", "is_floating_point", "is_complex", "get_default_dtype",
+                                  "is_grad_enabled", "device", "get_rank", "typename"})
+SYNC_NAMES = catalogue.HOST_SYNC_METHODS | {name.rsplit(".", 1)[1] for name in catalogue.HOST_SYNC_CALLS}
+REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; keep statistics "
+          "on the device (msprobe's async dump) and read them every N steps")
+
+
+class HostSyncInLoop(Rule):
+    code = "MSP502"
+    name = "host-sync-in-loop"
+    severity = "info"
+    frameworks = ("pytorch", "mindspore")
+    message = "host-device sync inside the training loop; " + REMEDY
+    summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
+               "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or f-string formatting a tensor, "
+               "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`) are the usual "
+               "remedy and are not reported; neither are `.cpu()` on a model, or numbers that are already Python "
+               "values.")
+    why = ("Reading a device value on the host waits for every queued kernel. That changes how work is scheduled "
+           "and overlapped, so observing a run can change it: a NaN that appears without the print may vanish with "
+           "it, and the same script with and without logging (or with `CUDA_LAUNCH_BLOCKING=1` / "
+           "`ASCEND_LAUNCH_BLOCKING=1`) behaves differently. If results change the same way under the blocking "
+           "variable, the sync is the cause.")
+    fix = ("Accumulate statistics on the device (`total += loss.detach()`) and read them every N steps or once per "
+           "epoch; for debugging comparisons use msprobe's async dump, which keeps statistics on the device and "
+           "transfers them once per step.")
+    valid = (
+        "import torch\n\n\ndef train(model, loader, optimizer, log_every=50):\n    total = torch.zeros(())\n"
+        "    for step, (x, y) in enumerate(loader):\n        loss = torch.nn.functional.cross_entropy(model(x), y)\n"
+        "        loss.backward()\n        optimizer.step()\n        total += loss.detach()\n"
+        "        if step % log_every == 0:\n            print(f'step {step} loss {loss.item():.4f}')\n"
+        "    print(total.item())  # once per epoch\n",
+        "import torch\n\n\ndef evaluate(model, loader):\n    correct = 0\n    for x, y in loader:\n"
+        "        correct += (model(x).argmax(1) == y).sum().item()  # no training step here\n    return correct\n",
+        "import torch\n\n\ndef train(model, loader, optimizer, epochs):\n    for epoch in range(epochs):\n"
+        "        for x, y in loader:\n            loss = model(x, y)\n            loss.backward()\n"
+        "            optimizer.step()\n            lr = float(optimizer.param_groups[0]['lr'])\n"
+        "            print(f'epoch {epoch} lr {lr}')\n        model.cpu()\n",
+        "import torch\n\n\ndef train(model, loader, optimizer):\n    for x, y in loader:\n"
+        "        loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n        loss = loss.detach()\n"
+        "        loss_value = 0.5\n        print(loss_value)\n",
+    )
+    invalid = (
+        Invalid("import torch\n\n\ndef train(model, loader, optimizer, criterion):\n    for x, y in loader:\n"
+                "        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n        loss.backward()\n"
+                "        optimizer.step()\n        running = loss.item()\n"
+                "        preds = model(x).argmax(1).cpu().numpy()\n", lines=(10, 11)),
+        Invalid("import torch\n\nfor batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n"
+                "    optimizer.step()\n    torch.cuda.synchronize()\n    print(loss)\n    print(f'loss={loss:.3f}')\n",
+                lines=(7, 8, 9)),
+        Invalid("import torch\n\n\ndef train_step(model, batch, opt):\n    loss = model(batch)\n    loss.backward()\n"
+                "    opt.step()\n    return loss\n\n\ndef main(model, loader, opt):\n    for batch in loader:\n"
+                "        loss = train_step(model, batch, opt)\n        value = float(loss)\n", lines=(14,)),
+        Invalid("import mindspore as ms\n\n\ndef train(net, dataset, optimizer, loss_fn):\n"
+                "    grad_fn = ms.value_and_grad(loss_fn, None, optimizer.parameters)\n"
+                "    for data, label in dataset.create_tuple_iterator():\n"
+                "        loss, grads = grad_fn(data, label)\n        optimizer(grads)\n"
+                "        print(loss.asnumpy())\n", lines=(9,)),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.kinds: dict[tuple[int, str], bool | None] = {}  # (scope, name) -> holds a tensor?
+        self.pending: list[tuple[tuple[int, int], tuple[int, str], bool | None]] = []
+        self.candidates: list[tuple[Site, list[ast.AST], str]] = []
+        # Scopes (function ids, 0 for the module) whose text has a loop: only there can a name matter.
+        self.looping_scopes: set[int] = {0} if LOOP_WORD.search(ctx.source) else set()
+
+    # --- what names hold -------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        if node.value is None or self._scope() not in self.looping_scopes:
+            return
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(
+                    target.elts) == len(node.value.elts):  # `total, steps = 0, 0`
+                pairs = list(zip(target.elts, node.value.elts, strict=True))
+            else:
+                pairs = [(target, node.value)]
+            for element, value in pairs:
+                name = target_name(element)
+                if name is not None:
+                    self._bind_later(node, name, self._tensorish(value))
+
+    visit_AnnAssign = visit_Assign
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        name = target_name(node.target)
+        if name is None or self._scope() not in self.looping_scopes:
+            return
+        if self._tensorish(node.value):  # `total += loss` makes `total` a tensor
+            self._bind_later(node, name, True)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        iterated = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple)) else None
+        literal = iterated is not None and all(self._tensorish(e) is False for e in iterated)
+        for target in ast.walk(node.target):  # `for flag in [False, True]:` binds Python values
+            if isinstance(target, ast.Name):
+                self.kinds[(self._scope(), target.id)] = False if literal else None
+
+    visit_AsyncFor = visit_For
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if not self.looping_scopes or not LOOP_WORD.search("\n".join(self.ctx.lines[node.lineno - 1:node.end_lineno])):
+            return
+        self.looping_scopes.add(id(node))
+        arguments = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+        defaults = [None] * (len(node.args.posonlyargs + node.args.args) - len(node.args.defaults))
+        defaults += node.args.defaults + node.args.kw_defaults
+        for argument, default in zip(arguments, defaults, strict=True):
+            annotation = argument.annotation
+            scalar = isinstance(annotation, ast.Name) and annotation.id in ("bool", "int", "float", "str")
+            if scalar or isinstance(default, ast.Constant) and default.value is not None:
+                self.kinds[(id(node), argument.arg)] = False  # a Python number / flag parameter
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _bind_later(self, node: ast.stmt, name: str, kind: bool | None) -> None:
+        """Bind after the statement's own value was visited (`loss = float(loss)` reads the old `loss`)."""
+        self.pending.append(((node.end_lineno or 0, node.end_col_offset or 0), (self._scope(), name), kind))
+
+    def _scope(self) -> int:
+        return next((id(a) for a in reversed(self.ctx.ancestors) if isinstance(a, FUNCTION_TYPES)), 0)
+
+    def _kind_of(self, name: str, at: ast.AST) -> bool | None:
+        position = (at.lineno, at.col_offset)
+        ready = [p for p in self.pending if p[0] <= position]
+        if ready:
+            self.pending = [p for p in self.pending if p[0] > position]
+            for _, key, kind in ready:
+                self.kinds[key] = kind
+        return self.kinds.get((self._scope(), name))
+
+    def _tensorish(self, expr: ast.AST) -> bool | None:
+        """True: holds a device tensor; False: a Python value or a non-tensor; None: cannot tell."""
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            name = target_name(expr) or ""
+            kind = self._kind_of(name, expr)
+            if kind is not None:
+                return kind
+            origin = self.ctx.assigned_calls.get(name)
+            if origin is not None:
+                return self._qualified_kind(origin)
+            return True if LOSS_NAME.match(name) else None
+        if isinstance(expr, ast.Call):
+            return self._call_kind(expr)
+        if isinstance(expr, ast.BinOp):
+            sides = (self._tensorish(expr.left), self._tensorish(expr.right))
+            return True if True in sides else (False if sides == (False, False) else None)
+        if isinstance(expr, ast.UnaryOp):
+            return self._tensorish(expr.operand)
+        if isinstance(expr, ast.IfExp):
+            branches = {self._tensorish(expr.body), self._tensorish(expr.orelse)}
+            return branches.pop() if len(branches) == 1 else None
+        if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp,
+                             ast.DictComp, ast.Compare, ast.BoolOp)):
+            return False
+        return None
+
+    def _call_kind(self, call: ast.Call) -> bool | None:
+        qualified = self.ctx.call_qualname(call)
+        if qualified is not None:
+            return self._qualified_kind(qualified)
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in HOST_VALUE_BUILTINS and func.id not in self.ctx.imports.bindings:
+                return False
+            origin = self.ctx.assigned_calls.get(func.id)  # `criterion(out, y)` of an nn loss module
+            return True if origin is not None and origin.startswith("torch.nn.") else None
+        if isinstance(func, ast.Attribute):
+            if func.attr in HOST_VALUE_METHODS:
+                return False
+            return True if self._tensorish(func.value) else None
+        return None
+
+    @staticmethod
+    def _qualified_kind(qualified: str) -> bool | None:
+        module, _, name = qualified.rpartition(".")
+        if module in TENSOR_FUNCTION_MODULES and name[:1].islower() and name not in NOT_TENSOR_FUNCTIONS:
+            return True
+        if qualified.startswith("torch.nn.") and name[:1].isupper():
+            return False  # a module or loss object, not a tensor
+        return None
+
+    # --- syncs -------------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        if self._scope() not in self.looping_scopes:
+            return
+        func = node.func
+        qualified = self.ctx.call_qualname(node) if self.ctx.callee_name(node) in SYNC_NAMES else None
+        if qualified in catalogue.HOST_SYNC_CALLS:
+            self._candidate(node, f"`{qualified}()` in the training loop: {REMEDY}")
+        elif isinstance(func, ast.Attribute) and func.attr in catalogue.HOST_SYNC_METHODS and not node.args:
+            parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+            if isinstance(parent, ast.Attribute) and parent.attr in MODULE_METHODS:
+                return  # `model.cpu().parameters()`: a module moved, not a tensor read
+            if qualified is None and self._syncs_receiver(func.attr, func.value):
+                self._candidate(node, f"`.{func.attr}()` in the training loop: {REMEDY}")
+        elif isinstance(func, ast.Name) and func.id not in self.ctx.imports.bindings and len(node.args) >= 1:
+            if func.id in ("float", "int") and len(node.args) == 1 and self._tensorish(node.args[0]):
+                self._candidate(node, f"`{func.id}()` of a tensor in the training loop: {REMEDY}")
+            elif func.id == "print":
+                printed = next((a for a in node.args if self._tensorish(a)), None)
+                if printed is not None:
+                    self._candidate(printed, f"printing a tensor in the training loop: {REMEDY}")
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
+        if self._scope() in self.looping_scopes and self._tensorish(node.value):
+            self._candidate(node.value, f"formatting a tensor in an f-string in the training loop: {REMEDY}")
+
+    def _syncs_receiver(self, method: str, receiver: ast.AST) -> bool:
+        """Whether `receiver.<method>()` reads a device tensor not already read by an inner sync."""
+        inner = receiver
+        while isinstance(inner, (ast.Call, ast.Attribute, ast.Subscript)):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and (
+                    inner.func.attr in catalogue.HOST_SYNC_METHODS):
+                return False  # `x.cpu().numpy()`: reported at `.cpu()`
+            inner = inner.func if isinstance(inner, ast.Call) else inner.value
+        if self.ctx.qualname(receiver) is not None:
+            return False  # a module attribute
+        name = target_name(receiver)
+        if name is None:
+            return True
+        if self.ctx.assigned_calls.get(name, "").startswith("numpy."):
+            return False
+        if method == "cpu" and (MODULE_NAME.search(name) or self._tensorish(receiver) is False):
+            return False
+        return self._tensorish(receiver) is not False
+
+    def _candidate(self, node: ast.AST, message: str) -> None:
+        if any(isinstance(a, ast.Raise) for a in self.ctx.ancestors):
+            return  # an error message: runs once, on the way out
+        loops = self._loops_running(node)
+        if loops:
+            self.candidates.append((self.ctx.site(node), loops, message))
+
+    def _loops_running(self, node: ast.AST) -> list[ast.AST]:
+        """Loops whose every iteration evaluates `node` (not a `for` header, not under `if step % N`)."""
+        ancestors = self.ctx.ancestors
+        loops = []
+        for index in range(len(ancestors) - 1, -1, -1):
+            ancestor = ancestors[index]
+            child = ancestors[index + 1] if index + 1 < len(ancestors) else node
+            if isinstance(ancestor, FUNCTION_TYPES + (ast.Lambda, ast.ClassDef)):
+                break
+            if isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body) and _is_periodic(ancestor.test):
+                return []
+            if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
+                if not (isinstance(ancestor, (ast.For, ast.AsyncFor)) and child in (ancestor.iter, ancestor.target)):
+                    loops.append(ancestor)
+        return loops
+
+    def finish(self) -> None:
+        per_step = self._per_step_functions()
+        for site, loops, message in self.candidates:
+            if any(self._runs_a_step(loop, per_step) for loop in loops):
+                self.report(site, message)
+
+    def _per_step_functions(self) -> set[str]:
+        """Stepping functions that run one step per call, not a whole epoch (a step loop of their own)."""
+        ctx = self.ctx
+        epoch_level = {info.function for info in ctx.loops.values() if info.function and ctx.is_step_loop(info.node)}
+        changed = True
+        while changed:
+            callers = {name for name, info in ctx.functions.items() if info.called & epoch_level}
+            changed = not callers <= epoch_level
+            epoch_level |= callers
+        return ctx.stepping_functions() - epoch_level
+
+    def _runs_a_step(self, loop: ast.AST, per_step: set[str]) -> bool:
+        """Whether each iteration of `loop` runs one training step (not a whole epoch through a helper)."""
+        info = self.ctx.loops.get(id(loop))
+        return info is not None and (info.steps or bool(info.called & per_step))
+
+
+def _is_periodic(test: ast.AST) -> bool:
+    """`step % N == 0`-style guards: the sync runs once every N iterations."""
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))

@@ -1,0 +1,198 @@
+"""MSP501 nondeterministic-op: operators PyTorch documents as non-deterministic on CUDA."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword
+from msprobe_rewriter.rules.base import Invalid, Rule
+
+LINEAR_MODES = frozenset({"linear", "bilinear", "bicubic", "trilinear"})
+NONDETERMINISTIC_PADDING = frozenset({"reflect", "replicate"})
+DETERMINISTIC_REDUCTIONS = frozenset({"amax", "amin"})
+# Calls that switch PyTorch's deterministic mode on (their first argument must not be a literal off value).
+SWITCH_CALLS = {"torch.use_deterministic_algorithms": (False,), "torch.set_deterministic_debug_mode": (0, "default")}
+# Last components of every name the rule knows: calls named otherwise are skipped without resolving them.
+KNOWN_NAMES = frozenset(name.rsplit(".", 1)[1] for name in (*catalogue.NONDETERMINISTIC_OPS, *SWITCH_CALLS))
+
+
+def _given(value: ast.expr | None) -> bool:
+    """An argument that is passed and not a literal None/False."""
+    return value is not None and constant(value) not in (None, False)
+
+
+def _in(value: ast.expr | None, allowed: frozenset[str]) -> bool:
+    """A literal string argument from `allowed` (a variable does not count)."""
+    literal = constant(value)
+    return isinstance(literal, str) and literal in allowed
+
+
+def _all_ones(value: ast.expr | None) -> bool:
+    """`1`, `(1, 1)`, `[1, 1, 1]`: a global-pooling output size."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return bool(value.elts) and all(constant(e) == 1 for e in value.elts)
+    return constant(value) == 1
+
+
+# Short op name -> whether this call takes the non-deterministic path. `off` is 1 for the function form
+# (`torch.index_put(x, ...)`) and 0 for the method form (`x.index_put_(...)`), which lacks `self`.
+Condition = Callable[[ast.Call, int], bool]
+CONDITIONS: dict[str, Condition] = {
+    "index_put": lambda call, off: _given(argument(call, 2 + off, "accumulate")),
+    "scatter": lambda call, off: _given(keyword(call, "reduce")),
+    "scatter_reduce": lambda call, off: not _in(argument(call, 3 + off, "reduce"), DETERMINISTIC_REDUCTIONS),
+    "bincount": lambda call, off: _given(argument(call, off, "weights")),
+    "median": lambda call, off: argument(call, off, "dim") is not None,
+    "EmbeddingBag": lambda call, off: _in(argument(call, 5, "mode"), frozenset({"max"})),
+    "embedding_bag": lambda call, off: _in(argument(call, 6, "mode"), frozenset({"max"})),
+    "interpolate": lambda call, off: _in(argument(call, 3, "mode"), LINEAR_MODES),
+    "upsample": lambda call, off: _in(argument(call, 3, "mode"), LINEAR_MODES),
+    "Upsample": lambda call, off: _in(argument(call, 2, "mode"), LINEAR_MODES),
+    "AdaptiveAvgPool2d": lambda call, off: not _all_ones(argument(call, 0, "output_size")),
+    "AdaptiveAvgPool3d": lambda call, off: not _all_ones(argument(call, 0, "output_size")),
+    "adaptive_avg_pool2d": lambda call, off: not _all_ones(argument(call, 1, "output_size")),
+    "adaptive_avg_pool3d": lambda call, off: not _all_ones(argument(call, 1, "output_size")),
+    "pad": lambda call, off: _in(argument(call, 2, "mode"), NONDETERMINISTIC_PADDING),
+    "Conv1d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
+    "Conv2d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
+    "Conv3d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
+}
+
+
+class NondeterministicOp(Rule):
+    code = "MSP501"
+    name = "nondeterministic-op"
+    severity = "warning"
+    frameworks = ("pytorch",)
+    message = ("this operator is not deterministic on CUDA; use its deterministic alternative or "
+               "`torch.use_deterministic_algorithms(True)`")
+    summary = ("Flags calls of operators that `torch.use_deterministic_algorithms` documents as non-deterministic "
+               "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
+               "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)`, `EmbeddingBag(mode='max')`, "
+               "`ctc_loss`, `interpolate`/`Upsample` in linear modes, adaptive and 3-D pooling, reflection and "
+               "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`), naming the deterministic way out. "
+               "Ops that the deterministic switch fixes are not reported in a file that turns it on.")
+    why = ("These kernels accumulate with atomic additions (or pick among duplicate indices) in whatever order the "
+           "GPU threads happen to run, so floating-point sums differ in the last bits from run to run even with "
+           "every seed fixed. The differences grow through training, and a GPU-vs-NPU comparison cannot separate "
+           "them from real precision bugs. Some have no deterministic CUDA kernel at all: with the deterministic "
+           "switch on they raise.")
+    fix = ("Call `torch.use_deterministic_algorithms(True)` (set `CUBLAS_WORKSPACE_CONFIG=:4096:8` on CUDA) for the "
+           "ops that have a deterministic kernel; for the others use the alternative in the message (nearest "
+           "interpolation, plain pooling, zero padding, computing on the CPU) while debugging. Convolutions are "
+           "covered by cudnn-benchmark; `gather`/`index_select` backward and `cumsum` (mostly on integer "
+           "positions) are left to the deterministic switch and are not reported one by one.")
+    valid = (
+        "import torch\nimport torch.nn.functional as F\n\n\ndef up(x):\n"
+        "    x = F.interpolate(x, scale_factor=2)  # nearest by default\n"
+        "    return F.interpolate(x, scale_factor=2, mode='nearest')\n",
+        "import torch.nn as nn\n\npool = nn.AdaptiveAvgPool2d((1, 1))  # global pooling computes a mean\n"
+        "bag = nn.EmbeddingBag(1000, 64, mode='sum')\nconv = nn.Conv2d(3, 8, 3, padding=1)\n",
+        "import torch\n\ntorch.use_deterministic_algorithms(True)\n\n\ndef accumulate(out, idx, src):\n"
+        "    out.index_add_(0, idx, src)\n    return out.scatter_add_(0, idx, src)\n",
+        "import numpy as np\nimport torch\n\ncounts = np.bincount([1, 2, 2], weights=[0.5, 1.0, 1.0])\n"
+        "mid = np.median(np.arange(5), axis=0)\n",
+        "import torch\n\n\ndef stats(x, idx):\n    hist = torch.bincount(idx)  # no weights: deterministic\n"
+        "    top = x.scatter_reduce(0, idx, x, reduce='amax')\n    return x.median(), hist, top\n",
+        "import statistics\nimport torch\n\nvalue = statistics.median([1, 2, 3])\n",
+        "def accumulate(out, idx, src):  # not a torch file\n    return out.index_add_(0, idx, src)\n",
+        "import torch\nimport torch.nn.functional as F\n\n\n@torch.no_grad()\ndef resize_pos_embed(pos, size):\n"
+        "    return F.interpolate(pos, size=size, mode='bicubic')  # no backward, forward is deterministic\n",
+    )
+    invalid = (
+        Invalid("import torch\n\n\ndef pool_tokens(x, batch, n):\n    out = torch.zeros(n, x.size(1), device=x.device)\n"
+                "    out.index_add_(0, batch, x)\n    out.scatter_add_(0, batch[:, None].expand_as(x), x)\n"
+                "    return out\n", lines=(6, 7)),
+        Invalid("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Decoder(nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n"
+                "        self.up = nn.Upsample(scale_factor=2, mode='bilinear', align_corners=False)\n"
+                "        self.pool = nn.AdaptiveAvgPool2d(7)\n        self.pad = nn.ReflectionPad2d(1)\n\n"
+                "    def forward(self, x, size):\n        return F.interpolate(x, size=size, mode='bicubic')\n",
+                lines=(8, 9, 10, 13)),
+        Invalid("import torch\n\n\ndef scatter_stats(x, idx, w):\n    hist = torch.histc(x, bins=10)\n"
+                "    counts = torch.bincount(idx, weights=w)\n    values, where = x.median(dim=1)\n"
+                "    x.index_put_((idx,), w, accumulate=True)\n    return hist, counts, values\n", lines=(5, 6, 7, 8)),
+        Invalid("import torch as T\nimport torch.nn.functional as F\n\nctc = T.nn.CTCLoss(blank=0)\n"
+                "bag = T.nn.EmbeddingBag(100, 16, mode='max')\n\n\ndef warp(img, grid):\n"
+                "    return F.grid_sample(F.pad(img, (1, 1, 1, 1), mode='reflect'), grid)\n", lines=(4, 5, 9)),
+        Invalid("import torch\n\n\ndef segment_sum(src, index, out):\n"
+                "    return out.scatter_reduce_(0, index, src, reduce='sum', include_self=False)\n", lines=(5,)),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.torch_file = ctx.imports.imports_root("torch")
+        self.switch_on = False
+        self.found: list[tuple[Site, str, bool]] = []  # (site, message, fixed by the deterministic switch)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not self.torch_file or self.ctx.callee_name(node) not in KNOWN_NAMES:
+            return
+        qualified = self.ctx.call_qualname(node)
+        if qualified in SWITCH_CALLS:
+            first = constant(argument(node, 0, "mode" if qualified.endswith("algorithms") else "debug_mode"))
+            self.switch_on |= first is NOT_CONSTANT or first not in SWITCH_CALLS[qualified]
+            return
+        key, offset = self._op_key(node, qualified)
+        if key is None or key not in catalogue.NONDETERMINISTIC_OPS:
+            return
+        short = key.rsplit(".", 1)[1]
+        condition = CONDITIONS.get(short.rstrip("_"))
+        if condition is not None and not condition(node, offset):
+            return
+        if key in catalogue.NONDETERMINISTIC_BACKWARD_ONLY and self._without_grad():
+            return
+        fixed = key in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH or self._switch_fixes(node, short, offset)
+        display = short if qualified is None or short[0].isupper() else qualified.replace("torch.nn.functional.",
+                                                                                          "F.")
+        message = f"`{display}` is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
+        self.found.append((self.ctx.site(node), message, fixed))
+
+    def finish(self) -> None:
+        for site, message, fixed in self.found:
+            if not (fixed and self.switch_on):
+                self.report(site, message)
+
+    def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
+        """The catalogue key of the call and its argument offset; tensor methods are matched by name."""
+        if qualified is not None:
+            function_form = qualified.count(".") == 1 or qualified.startswith("torch.Tensor.")
+            return qualified, 1 if function_form else 0
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            return None, 0
+        receiver = func.value
+        if isinstance(receiver, ast.Name) and self._imported(receiver.id):
+            return None, 0  # `statistics.median(...)`: a module or an imported object, not a tensor
+        return "torch.Tensor." + func.attr, 0
+
+    def _imported(self, name: str) -> bool:
+        """Whether `name` is bound by an import statement (also a relative one)."""
+        imports = self.ctx.imports
+        return name in imports.bindings or any(name in names for _, _, names in imports.local_modules)
+
+    def _without_grad(self) -> bool:
+        """Inside `with torch.no_grad():` or a function decorated with `@torch.no_grad()` / `inference_mode`."""
+        for ancestor in self.ctx.ancestors:
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+                contexts = [item.context_expr for item in ancestor.items]
+            elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                contexts = ancestor.decorator_list
+            else:
+                continue
+            for expr in contexts:
+                target = expr.func if isinstance(expr, ast.Call) else expr
+                if self.ctx.qualname(target) in catalogue.GRAD_DISABLING_CONTEXTS:
+                    return True
+        return False
+
+    @staticmethod
+    def _switch_fixes(node: ast.Call, short: str, offset: int) -> bool:
+        """Variants the deterministic switch fixes although their entry has another alternative."""
+        if short.startswith("scatter_reduce"):
+            return _in(argument(node, 3 + offset, "reduce"), frozenset({"sum", "mean"}))
+        if short == "pad":
+            return _in(argument(node, 2, "mode"), frozenset({"replicate"}))
+        return False

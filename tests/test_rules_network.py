@@ -1,0 +1,322 @@
+"""Network and observation rules (dropout, noncontiguous, nondeterministic-op, host-sync-in-loop, backward-hook):
+what in-rule examples cannot express — severities, messages, columns, whole-file facts."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import ALL_RULES, RULES_BY_NAME
+
+
+def lint(rule_name: str, code: str):
+    """Findings of one rule on a dedented snippet, as (line, severity, message) tuples."""
+    rule = RULES_BY_NAME[rule_name]
+    result = lint_source("snippet.py", textwrap.dedent(code).encode(), [rule])
+    assert not result.errors, result.errors
+    return [(f.line, f.severity, f.message) for f in result.findings if f.code == rule.code]
+
+
+def lines(rule_name: str, code: str) -> list[int]:
+    return [line for line, _, _ in lint(rule_name, code)]
+
+
+# --- dropout ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("code", "expected"), [
+    ("import torch as T\nd = T.nn.Dropout(0.2)\n", [2]),
+    ("from torch.nn import AlphaDropout as AD\nd = AD(0.1)\n", [2]),
+    ("import torch\nDrop = torch.nn.Dropout\nd = Drop(0.1)\n", [3]),
+    ("from torch.nn import functional as F\ny = F.dropout(x, p, training=False)\n", []),
+    ("from torch.nn import functional as F\ny = F.dropout(x, p, self.training)\n", [2]),
+    ("from torch.nn import functional as F\ny = F.dropout(x, 0.0, True)\n", []),
+    ("import torch\ny = torch.dropout(x, 0.1, False)\n", []),
+    ("import torch.nn as nn\nlayer = nn.TransformerEncoderLayer(256, 4, 1024, 0.0)\n", []),  # positional dropout
+    ("import torch.nn as nn\nlayer = nn.TransformerEncoderLayer(256, 4, **cfg)\n", []),  # may pass dropout
+    ("import torch.nn as nn\nrnn = nn.RNN(8, 8, 2, 'tanh', True, False, 0.5)\n", [2]),
+    ("import torch.nn as nn\nrnn = nn.LSTM(8, 8, num_layers=layers, dropout=0.5)\n", [2]),
+    ("import mindspore.nn as nn\nd = nn.Dropout(0.9)  # keep_prob\n", [2]),
+    ("import mindspore.nn as nn\nd = nn.Dropout(1.0)\n", []),
+    ("import mindspore.nn as nn\nd = nn.Dropout()\n", [2]),
+    ("from mindspore import mint\ny = mint.nn.functional.dropout(x, p=0.1, training=False)\n", []),
+    ("from mindspore import ops\nd = ops.Dropout(keep_prob=0.8)\n", [2]),
+])
+def test_dropout_arguments(code, expected):
+    assert lines("dropout", code) == expected
+
+
+def test_dropout_transformer_default_says_so():
+    ((_, severity, message),) = lint("dropout", "import torch.nn as nn\nm = nn.Transformer(512, 8)\n")
+    assert severity == "warning" and "dropout=0.1 by default" in message
+
+
+def test_dropout_in_evaluation_code_is_info():
+    code = """
+        import torch.nn.functional as F
+
+        def evaluate(model, x):
+            return F.dropout(model(x), 0.1)
+    """
+    assert [s for _, s, _ in lint("dropout", code)] == ["info"]
+
+
+# --- noncontiguous -----------------------------------------------------------------------------
+BACKWARD = """
+    import torch
+
+    class Fn(torch.autograd.Function):
+        @staticmethod
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+{body}
+"""
+
+
+def backward(body: str) -> str:
+    return BACKWARD.format(body=textwrap.indent(textwrap.dedent(body), " " * 12))
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("return grad.t() @ x, None\n", [(8, "error")]),
+    ("g = grad.t()\ng = g.contiguous()\nreturn torch.mm(g, x), None\n", []),
+    ("g = grad.t()\nreturn torch.addmm(w, g, x), g\n", [(9, "warning"), (9, "warning")]),
+    ("if w is not None:\n    g = grad.transpose(0, 1)\n    return g.matmul(x), None\n", [(10, "warning")]),
+    ("return grad.mm(w), torch.matmul(x.T, grad, out=w)\n", [(8, "error")]),
+    ("return grad.reshape(-1, 4).t().contiguous().mm(x), None\n", []),
+])
+def test_noncontiguous_in_custom_backward(body, expected):
+    assert [(line, severity) for line, severity, _ in lint("noncontiguous", backward(body))] == expected
+
+
+def test_noncontiguous_backward_detected_without_resolving_the_base():
+    code = """
+        import torch
+        from .autograd_utils import Function
+
+        class Gather(Function):
+            @staticmethod
+            def backward(ctx, grad):
+                return torch.mm(grad.t(), ctx.x)
+    """
+    assert lines("noncontiguous", code) == [8]
+
+
+def test_noncontiguous_forward_matmul_is_not_flagged_but_view_is():
+    code = """
+        import torch
+
+        class Attention(torch.nn.Module):
+            def forward(self, q, k, v):
+                att = q @ k.transpose(-2, -1)
+                out = torch.matmul(att, v.permute(0, 1, 3, 2))
+                return out.transpose(1, 2).view(q.size(0), -1)
+    """
+    assert [(line, severity) for line, severity, _ in lint("noncontiguous", code)] == [(8, "error")]
+
+
+def test_noncontiguous_view_through_variable_until_reassigned():
+    code = """
+        import torch
+
+        def f(x, y):
+            x = x.transpose(1, 2)
+            a = x.view(-1)
+            x = x.contiguous()
+            b = x.view(-1)
+            for y in range(2):
+                pass
+            return y.view(-1)
+    """
+    assert [(line, severity) for line, severity, _ in lint("noncontiguous", code)] == [(6, "warning")]
+
+
+def test_noncontiguous_numpy_transpose_and_eval_downgrade():
+    code = """
+        import numpy as np
+        import torch
+
+        def validate(y):
+            arr = np.zeros((3, 4))
+            arr.T.view(np.int64)
+            return y.permute(0, 2, 1).view(-1)
+    """
+    assert [(line, severity) for line, severity, _ in lint("noncontiguous", code)] == [(8, "info")]
+
+
+# --- nondeterministic-op -----------------------------------------------------------------------
+def test_nondeterministic_message_names_the_alternative():
+    code = "import torch.nn.functional as F\ny = F.interpolate(x, scale_factor=2, mode='bilinear')\n"
+    ((_, severity, message),) = lint("nondeterministic-op", code)
+    assert severity == "warning" and message.startswith("`F.interpolate` is not deterministic on CUDA")
+    assert "mode='nearest'" in message
+
+
+def test_nondeterministic_switch_silences_only_what_it_fixes():
+    code = """
+        import torch
+        import torch.nn.functional as F
+
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+        def step(out, idx, src, img):
+            out.index_add_(0, idx, src)
+            out.scatter_reduce_(0, idx, src, "sum")
+            out.scatter_reduce_(0, idx, src, "prod")
+            return F.interpolate(img, scale_factor=2, mode="bicubic")
+    """
+    assert lines("nondeterministic-op", code) == [10, 11]
+
+
+@pytest.mark.parametrize(("switch", "expected"), [
+    ("torch.use_deterministic_algorithms(False)", [4]),
+    ("torch.use_deterministic_algorithms(mode=args.deterministic)", []),
+    ("torch.set_deterministic_debug_mode('warn')", []),
+    ("torch.set_deterministic_debug_mode(0)", [4]),
+])
+def test_nondeterministic_switch_values(switch, expected):
+    code = f"import torch\n{switch}\n\nout.index_copy_(0, idx, src)\n"
+    assert lines("nondeterministic-op", code) == expected
+
+
+def test_nondeterministic_backward_only_ops_are_silent_without_grad():
+    code = """
+        import torch
+        import torch.nn.functional as F
+
+        def sample(x, idx, src):
+            with torch.no_grad():
+                y = F.interpolate(x, scale_factor=2, mode="bilinear")
+                y.index_add_(0, idx, src)
+            with torch.inference_mode():
+                return F.grid_sample(y, idx)
+    """
+    assert lines("nondeterministic-op", code) == [8]
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("import torch\ny = torch.index_put(x, (i,), v, True)\n", [2]),
+    ("import torch\ny = torch.index_put(x, (i,), v)\n", []),
+    ("import torch\nx.put_(i, v)\n", [2]),
+    ("import torch\nv, i = torch.median(x, 0)\n", [2]),
+    ("import torch\nv = torch.median(x)\n", []),
+    ("import torch\nc = torch.bincount(x, w)\n", [2]),
+    ("import torch\nx.scatter_(1, idx, src, reduce='add')\n", [2]),
+    ("import torch\nx.scatter_(1, idx, 1.0)\n", []),
+    ("import torch.nn as nn\np = nn.AdaptiveAvgPool3d((1, 1, 1))\nq = nn.AdaptiveMaxPool2d(1)\n", [3]),
+    ("import torch.nn as nn\nc = nn.Conv2d(3, 8, 3, padding=1, padding_mode='reflect')\n", [2]),
+    ("import torch.nn.functional as F\ny = F.pad(x, (1, 1), mode='circular')\n", []),
+    ("from torch.nn import Upsample\nu = Upsample(None, 2, 'trilinear')\n", [2]),
+    ("from torch.nn.functional import interpolate as up\ny = up(x, scale_factor=2, mode='bilinear')\n", [2]),
+])
+def test_nondeterministic_conditions(code, expected):
+    assert lines("nondeterministic-op", code) == expected
+
+
+def test_nondeterministic_catalogue_is_consistent():
+    ops = catalogue.NONDETERMINISTIC_OPS
+    assert catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH <= ops.keys()
+    assert catalogue.NONDETERMINISTIC_BACKWARD_ONLY <= ops.keys()
+    assert all(name.startswith("torch.") and fix for name, fix in ops.items())
+
+
+# --- host-sync-in-loop ---------------------------------------------------------------------------
+def test_host_sync_per_epoch_helper_loop_is_not_a_step_loop():
+    code = """
+        import torch
+
+        def train_one_epoch(model, loader, optimizer):
+            for x, y in loader:
+                loss = model(x, y)
+                loss.backward()
+                optimizer.step()
+            return loss
+
+        def main(model, loader, optimizer):
+            for epoch in range(10):
+                loss = train_one_epoch(model, loader, optimizer)
+                print(f"epoch {epoch} loss {loss}")
+    """
+    assert lint("host-sync-in-loop", code) == []
+
+
+def test_host_sync_reads_the_value_before_rebinding():
+    code = """
+        import torch
+
+        def train(model, loader, optimizer):
+            for x in loader:
+                loss = model(x)
+                loss.backward()
+                optimizer.step()
+                loss = float(loss)
+                print(loss)
+    """
+    assert [(line, severity) for line, severity, _ in lint("host-sync-in-loop", code)] == [(9, "info")]
+
+
+def test_host_sync_periodic_guard_else_branch_and_while_test():
+    code = """
+        import torch
+
+        def train(model, batches, optimizer, loss):
+            step = 0
+            while loss.item() > 0.1:
+                loss = model(next(batches))
+                loss.backward()
+                optimizer.step()
+                if step % 100 == 0:
+                    print(loss.item())
+                else:
+                    logits = model.head.weight.detach().cpu().numpy()
+                step += 1
+    """
+    assert lines("host-sync-in-loop", code) == [6, 13]
+
+
+def test_host_sync_ignores_models_python_values_and_flags():
+    code = """
+        import torch
+
+        def train(model, loader, optimizer, use_aux_loss: bool):
+            for x, y in loader:
+                out = model(x)
+                loss = torch.nn.functional.mse_loss(out, y)
+                loss.backward()
+                optimizer.step()
+                weights = [p.grad for p in model.cpu().parameters()]
+                for aux_loss in [0.1, 0.2]:
+                    print(f"{aux_loss} {use_aux_loss} {len(weights)}")
+                total, count = 0.0, 0
+                avg_loss = total / max(count, 1)
+                print(avg_loss)
+                if not torch.isfinite(loss):
+                    raise RuntimeError(f"loss is {loss}")
+    """
+    assert lint("host-sync-in-loop", code) == []
+
+
+# --- backward-hook -----------------------------------------------------------------------------
+@pytest.mark.parametrize(("code", "expected"), [
+    ("import torch\n\ndef hook(g):\n    return g\n\nx.register_hook(hook)\n", [6]),
+    ("import torch\nnode.register_hook(make_hook(p))\n", [2]),
+    ("import torch\nrunner.register_hook(hook)\n", []),
+    ("import torch\nmodel.register_hook(EvalHook(loader))\n", []),
+    ("from mindspore import nn\nnet.register_backward_pre_hook(fn)\n", [2]),
+    ("model.register_full_backward_hook(fn)\n", []),
+])
+def test_backward_hook_owners(code, expected):
+    assert lines("backward-hook", code) == expected
+
+
+def test_loss_scaler_call_counts_as_a_training_step():
+    """MAE/timm apply gradients through `loss_scaler(loss, optimizer)`: its loop is a training loop."""
+    source = (
+        "import torch\n\n\ndef train(model, loader, optimizer, loss_scaler):\n"
+        "    for x, y in loader:\n        loss = model(x)\n"
+        "        loss_scaler(loss, optimizer, parameters=model.parameters())\n"
+        "        print(loss.item())\n"
+    )
+    found = lint_source("train.py", source.encode(), ALL_RULES).findings
+    assert [(f.line, f.code) for f in found] == [(8, "MSP502")]
+

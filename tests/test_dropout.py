@@ -1,0 +1,240 @@
+"""remove_dropout: every dropout form is a no-op in training mode, including names bound beforehand."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from msprobe_runtime.pytorch.dropout import no_dropout, remove_dropout, restore_dropout
+from torch import dropout as bound_torch_dropout
+from torch import nn
+from torch.nn.functional import dropout as bound_dropout
+from torch.nn.functional import scaled_dot_product_attention as bound_sdpa
+from torch.nn.utils.rnn import pack_padded_sequence
+
+# Imported above, before any removal: the names a user's module binds at import time.
+ORIGINALS = {"sdpa": torch._C._nn.scaled_dot_product_attention}  # in a dict: removal rebinds module globals
+
+
+@pytest.fixture
+def removed():
+    remove_dropout()
+    yield
+    restore_dropout()
+
+
+def sample(*shape: int) -> torch.Tensor:
+    return torch.rand(*shape, generator=torch.Generator().manual_seed(0)) + 0.5  # no zeros: dropout shows
+
+
+FUNCTIONAL = [
+    (F.dropout, (4, 8, 6)),
+    (F.dropout1d, (4, 8, 6)),
+    (F.dropout2d, (2, 4, 6, 6)),
+    (F.dropout3d, (2, 4, 3, 3, 3)),
+    (F.alpha_dropout, (4, 8, 6)),
+    (F.feature_alpha_dropout, (2, 4, 6, 6)),
+    (bound_dropout, (4, 8, 6)),
+]
+FUNCTIONAL_IDS = [f"{function.__module__}.{function.__name__}" for function, _ in FUNCTIONAL[:-1]] + ["bound-dropout"]
+
+
+@pytest.mark.parametrize(("function", "shape"), FUNCTIONAL, ids=FUNCTIONAL_IDS)
+def test_functional_dropout_draws_without_removal(function, shape):
+    x = sample(*shape)
+    assert not torch.equal(function(x, 0.5, True), x)
+
+
+@pytest.mark.parametrize(("function", "shape"), FUNCTIONAL, ids=FUNCTIONAL_IDS)
+@pytest.mark.parametrize("inplace", [False, True])
+def test_functional_dropout_is_identity(removed, function, shape, inplace):
+    x = sample(*shape)
+    expected = x.clone()
+    assert torch.equal(function(x, p=0.5, training=True, inplace=inplace), expected)
+    assert torch.equal(x, expected)
+
+
+def test_functional_dropout_still_checks_p(removed):
+    with pytest.raises(ValueError, match="dropout probability"):
+        F.dropout(sample(3), p=1.5)
+
+
+def test_gradient_passes_unchanged(removed):
+    x = sample(5, 5).requires_grad_()
+    F.dropout(x, 0.5, True).sum().backward()
+    assert torch.equal(x.grad, torch.ones(5, 5))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: torch.dropout(x, 0.5, True),
+        lambda x: torch.dropout(x, p=0.5, train=True),
+        lambda x: torch.dropout_(x.clone(), 0.5, True),
+        lambda x: torch.feature_dropout(x, 0.5, True),
+        lambda x: torch.feature_dropout_(x.clone(), 0.5, True),
+        lambda x: torch.alpha_dropout(x, 0.5, True),
+        lambda x: torch.alpha_dropout_(x.clone(), 0.5, True),
+        lambda x: torch.feature_alpha_dropout(x, 0.5, True),
+        lambda x: torch.feature_alpha_dropout_(x.clone(), 0.5, True),
+        lambda x: torch.native_dropout(x, 0.5, True)[0],
+        lambda x: bound_torch_dropout(x, 0.5, True),
+    ],
+    ids=["dropout", "dropout-kw", "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout",
+         "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "bound-torch-dropout"],
+)
+def test_torch_namespace_dropout_is_identity(removed, call):
+    x = sample(4, 8, 6)
+    assert torch.equal(call(x), x)
+
+
+MODULES = [
+    (nn.Dropout, (4, 8, 6)),
+    (nn.Dropout1d, (4, 8, 6)),
+    (nn.Dropout2d, (2, 4, 6, 6)),
+    (nn.Dropout3d, (2, 4, 3, 3, 3)),
+    (nn.AlphaDropout, (4, 8, 6)),
+    (nn.FeatureAlphaDropout, (2, 4, 6, 6)),
+]
+
+
+@pytest.mark.parametrize(("module_class", "shape"), MODULES, ids=[cls.__name__ for cls, _ in MODULES])
+def test_dropout_modules_created_before_and_after_are_identity(module_class, shape):
+    before = module_class(0.5).train()
+    remove_dropout()
+    try:
+        after = module_class(p=0.5).train()
+        x = sample(*shape)
+        assert torch.equal(before(x), x) and torch.equal(after(x), x)
+    finally:
+        restore_dropout()
+    assert not torch.equal(before(x), x)
+
+
+def twice_equal(module: nn.Module, *inputs) -> bool:
+    first, second = module(*inputs), module(*inputs)
+    first = first[0] if isinstance(first, tuple) else first
+    second = second[0] if isinstance(second, tuple) else second
+    return torch.equal(first, second)
+
+
+def without_dropout_settings(module: nn.Module) -> nn.Module:
+    """A copy of `module` whose own dropout settings are all zero (the reference output)."""
+    twin = copy.deepcopy(module)
+    for sub in twin.modules():
+        if isinstance(sub, nn.modules.dropout._DropoutNd):
+            sub.p = 0.0
+        if isinstance(sub, (nn.MultiheadAttention, nn.RNNBase)):
+            sub.dropout = 0.0
+    return twin
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_multihead_attention(removed, need_weights):
+    attention = nn.MultiheadAttention(16, 4, dropout=0.5, batch_first=True).train()
+    x = sample(2, 5, 16)
+    out = attention(x, x, x, need_weights=need_weights)[0]
+    assert twice_equal(lambda q: attention(q, q, q, need_weights=need_weights), x)
+    reference = without_dropout_settings(attention)
+    assert torch.equal(out, reference(x, x, x, need_weights=need_weights)[0])
+
+
+def test_multihead_attention_draws_without_removal():
+    attention = nn.MultiheadAttention(16, 4, dropout=0.5, batch_first=True).train()
+    x = sample(2, 5, 16)
+    assert not twice_equal(lambda q: attention(q, q, q), x)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nn.TransformerEncoderLayer(16, 4, 32, dropout=0.5, batch_first=True),
+        lambda: nn.TransformerDecoderLayer(16, 4, 32, dropout=0.5, batch_first=True),
+        lambda: nn.Transformer(16, 4, 1, 1, 32, dropout=0.5, batch_first=True),
+    ],
+    ids=["encoder-layer", "decoder-layer", "transformer"],
+)
+def test_transformers_are_deterministic_and_match_zero_dropout(make):
+    model = make().train()
+    x = sample(2, 5, 16)
+    inputs = (x,) if isinstance(model, nn.TransformerEncoderLayer) else (x, x)
+    assert not twice_equal(model, *inputs)
+    reference = without_dropout_settings(model)
+    with no_dropout():
+        assert twice_equal(model, *inputs)
+        assert torch.equal(model(*inputs), reference(*inputs))
+
+
+@pytest.mark.parametrize(
+    ("attention", "is_causal"),
+    [
+        (lambda q: F.scaled_dot_product_attention(q, q, q, None, 0.5), False),
+        (lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=0.5), False),
+        (lambda q: bound_sdpa(q, q, q, dropout_p=0.5, is_causal=True), True),
+    ],
+    ids=["positional", "keyword", "bound-name"],
+)
+def test_scaled_dot_product_attention(removed, attention, is_causal):
+    q = sample(2, 4, 5, 8)
+    assert torch.equal(attention(q), F.scaled_dot_product_attention(q, q, q, is_causal=is_causal))
+
+
+def test_scaled_dot_product_attention_draws_without_removal():
+    q = sample(2, 4, 5, 8)
+    assert not torch.equal(bound_sdpa(q, q, q, dropout_p=0.5), bound_sdpa(q, q, q))
+
+
+@pytest.mark.parametrize("rnn_class", [nn.LSTM, nn.GRU, nn.RNN])
+def test_recurrent_inter_layer_dropout(removed, rnn_class):
+    rnn = rnn_class(6, 6, num_layers=3, dropout=0.5).train()
+    x = sample(5, 2, 6)
+    assert twice_equal(rnn, x)
+    assert torch.equal(rnn(x)[0], without_dropout_settings(rnn)(x)[0])
+    packed = pack_padded_sequence(x, torch.tensor([5, 3]))
+    assert torch.equal(rnn(packed)[0].data, rnn(packed)[0].data)
+
+
+def test_small_model_with_every_kind_is_deterministic_without_reseeding():
+    model = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.3), nn.AlphaDropout(0.2),
+                          nn.TransformerEncoderLayer(16, 4, 32, dropout=0.4, batch_first=True)).train()
+    x = sample(2, 5, 16)
+    with no_dropout():
+        assert twice_equal(model, x)
+    assert not twice_equal(model, x)
+
+
+def test_restore_puts_everything_back():
+    original = ORIGINALS["sdpa"]
+    remove_dropout()
+    remove_dropout()  # idempotent
+    try:
+        assert F.scaled_dot_product_attention is not original
+        assert globals()["bound_sdpa"] is not original
+    finally:
+        restore_dropout()
+    assert F.scaled_dot_product_attention is original and torch._C._nn.scaled_dot_product_attention is original
+    assert globals()["bound_sdpa"] is original
+    assert torch.dropout is torch._C._VariableFunctions.dropout
+    assert "dropout" not in vars(torch._VF)
+    x = sample(1000)
+    assert not torch.equal(F.dropout(x, 0.5, True), x)
+
+
+def test_names_bound_while_removed_pass_through_after_restore():
+    with no_dropout():
+        from torch import dropout as late_bound
+    x = sample(1000)
+    assert not torch.equal(late_bound(x, 0.5, True), x)
+
+
+def test_no_dropout_keeps_an_outer_removal():
+    remove_dropout()
+    try:
+        with no_dropout():
+            pass
+        x = sample(100)
+        assert torch.equal(F.dropout(x, 0.5, True), x)
+    finally:
+        restore_dropout()

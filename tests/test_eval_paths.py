@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import ALL_RULES
 

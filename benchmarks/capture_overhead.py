@@ -1,0 +1,193 @@
+"""Capture overhead: the same training step plain, under msprobe-kit's PrecisionDebugger (L0, L1, mix,
+grad probe) and, when `msprobe` (mindstudio-probe) imports, under msprobe's, in one run.
+
+The model is the runtime issue's: a 2-block transformer (d=64, 4 heads), a batch of 8 x 16 tokens,
+AdamW, on the CPU with one thread. Every configuration runs in its own fresh interpreter; each captures
+every step it times. Reported per configuration: the median and the fastest step (wall clock) and the
+median's ratio to the plain step's; the median CPU time of the process (all threads, so it includes the
+background file writer) and its ratio; the resident memory growth between the end of the warm-up and
+the last step. On a shared machine the CPU-time ratio is the steadier one.
+
+    python benchmarks/capture_overhead.py                      # msprobe-kit only
+    /path/to/venv-with-mindstudio-probe/bin/python benchmarks/capture_overhead.py   # both
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CONFIGS = {  # name: (tool, task, level)
+    "plain": (None, None, None),
+    "msprobe-kit L0": ("ours", "statistics", "L0"),
+    "msprobe-kit L1": ("ours", "statistics", "L1"),
+    "msprobe-kit mix": ("ours", "statistics", "mix"),
+    "msprobe-kit grad_probe L1": ("ours", "grad_probe", "L1"),
+    "msprobe L0": ("msprobe", "statistics", "L0"),
+    "msprobe L1": ("msprobe", "statistics", "L1"),
+    "msprobe mix": ("msprobe", "statistics", "mix"),
+}  # msprobe 26.x has no grad_probe task any more (it was msprobe 8.x's)
+
+
+def _model():
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self, d=64, heads=4):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+            self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            h = self.ln1(x)
+            x = x + self.attn(h, h, h, need_weights=False)[0]
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    class Net(nn.Module):
+        def __init__(self, vocab=100, d=64):
+            super().__init__()
+            self.emb = nn.Embedding(vocab, d)
+            self.blocks = nn.ModuleList([Block(d), Block(d)])
+            self.head = nn.Linear(d, vocab)
+
+        def forward(self, tokens):
+            x = self.emb(tokens)
+            for block in self.blocks:
+                x = block(x)
+            return self.head(x)
+
+    torch.manual_seed(0)
+    model = Net()
+    optimizer = torch.optim.AdamW(model.parameters())
+    tokens = torch.randint(0, 100, (8, 16))
+
+    def step():
+        loss = F.cross_entropy(model(tokens).reshape(-1, 100), tokens.reshape(-1))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    return model, step
+
+
+def _debugger(tool: str, task: str, level: str, folder: str):
+    section = ({"grad_level": level, "param_list": [], "bounds": [-1, 0, 1]} if task == "grad_probe" else
+               {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "statistics"})
+    config = {"task": task, "dump_path": os.path.join(folder, "dump"), "rank": [], "step": [], task: section}
+    if task != "grad_probe":
+        config["level"] = level
+    path = os.path.join(folder, "config.json")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(config, handle)
+    if tool == "ours":
+        from msprobe_runtime.pytorch import PrecisionDebugger
+    else:
+        from msprobe.pytorch import PrecisionDebugger
+    return PrecisionDebugger(config_path=path)
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def worker(name: str, steps: int, warmup: int) -> dict:
+    """Time `steps` captured steps of one configuration (run in a fresh interpreter)."""
+    import torch
+
+    torch.set_num_threads(1)
+    tool, task, level = CONFIGS[name]
+    model, step = _model()
+    with tempfile.TemporaryDirectory() as folder:
+        debugger = _debugger(tool, task, level, folder) if tool else None
+        if debugger is not None and task == "grad_probe":
+            debugger.monitor(model)
+
+        def one_step():
+            if debugger is not None:
+                debugger.start(model)
+            step()
+            if debugger is not None:
+                debugger.stop()
+                debugger.step()
+
+        for _ in range(warmup):
+            one_step()
+        rss = _rss_bytes()
+        wall, cpu = [], []
+        for _ in range(steps):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            one_step()
+            wall.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
+        growth = _rss_bytes() - rss
+        if debugger is not None and hasattr(debugger, "close"):
+            debugger.close()
+    return {"wall": wall, "cpu": cpu, "rss_growth": growth}
+
+
+def _run(name: str, steps: int, warmup: int) -> dict | None:
+    command = [sys.executable, __file__, "--worker", name, "--steps", str(steps), "--warmup", str(warmup)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    print(f"{name}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
+    return None
+
+
+def _msprobe_importable() -> bool:
+    try:
+        import msprobe.pytorch  # noqa: F401
+    except Exception:  # any import failure means: not available here
+        return False
+    return True
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=30, help="timed steps per configuration")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed steps first")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of every configuration, interleaved")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print("RESULT " + json.dumps(worker(args.worker, args.steps, args.warmup)))
+        return 0
+    names = [name for name, (tool, _, _) in CONFIGS.items() if tool != "msprobe" or _msprobe_importable()]
+    results: dict[str, list[dict]] = {name: [] for name in names}
+    for _ in range(args.rounds):
+        for name in names:
+            result = _run(name, args.steps, args.warmup)
+            if result is not None:
+                results[name].append(result)
+    rows = {}
+    for name, runs in results.items():
+        if runs:
+            rows[name] = {
+                "median": statistics.median(statistics.median(run["wall"]) for run in runs) * 1e3,
+                "fastest": min(min(run["wall"]) for run in runs) * 1e3,
+                "cpu": statistics.median(statistics.median(run["cpu"]) for run in runs) * 1e3,
+                "rss": max(run["rss_growth"] for run in runs) / 2**20,
+            }
+    plain = rows["plain"]["median"]
+    plain_cpu = rows["plain"]["cpu"]
+    print(f"{'configuration':28} {'median ms':>10} {'fastest ms':>11} {'x plain':>8} {'cpu ms':>8} {'x cpu':>6} "
+          f"{'RSS +MiB':>9}")
+    for name, row in rows.items():
+        print(f"{name:28} {row['median']:10.2f} {row['fastest']:11.2f} {row['median'] / plain:8.2f} "
+              f"{row['cpu']:8.2f} {row['cpu'] / plain_cpu:6.2f} {row['rss']:9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

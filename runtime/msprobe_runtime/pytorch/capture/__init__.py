@@ -1,0 +1,1 @@
+"""Capture for PrecisionDebugger: API wrappers (L1), module hooks (L0), device statistics, the step session."""

@@ -1,0 +1,225 @@
+"""L1 capture: thin wrappers around the public APIs of torch.nn.functional, torch.Tensor (methods and
+operators), the torch namespace (with torch.linalg) and the torch.distributed collectives.
+
+The wrappers are installed once and stay: outside a capture window, or inside a wrapped call (only the
+outermost call is recorded), or while torch.compile traces, a wrapper is one attribute read and a call
+through. Inside a window it hands the call to the active session (`STATE.session`), which records it.
+At level L0 the same wrappers run in guard mode: they record nothing, they only tell the session that
+an in-place call is about to change a tensor, so lazily computed statistics keep call-time values.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+import torch
+import torch._jit_internal as _jit_internal
+import torch.distributed as dist
+import torch.jit._builtins as jit_builtins
+import torch.nn.functional as F
+
+from msprobe_runtime.core.naming import API_PREFIXES
+
+# Tensor methods that describe or manage a tensor instead of computing with it.
+_TENSOR_SKIP = frozenset("""
+as_subclass backward ccol_indices col_indices crow_indices indices values coalesce const_data_ptr data_ptr
+dense_dim sparse_dim detach detach_ dim dim_order element_size get_device hash_tensor ipu mtia xpu item
+tolist numpy module_load ndimension nelement numel new new_empty new_empty_strided pin_memory qscheme
+int_repr record_stream register_hook register_post_accumulate_grad_hook reinforce requires_grad_
+retain_grad share_memory_ size storage storage_offset storage_type stride type untyped_storage
+resize_as_sparse_ sparse_resize_ sparse_resize_and_clear_ sparse_mask to_sparse to_sparse_bsc
+to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr to_mkldnn to_padded_tensor eig symeig lstsq
+solve smm
+""".split())
+_TENSOR_OPERATORS = frozenset("""
+__add__ __radd__ __iadd__ __sub__ __rsub__ __isub__ __mul__ __rmul__ __imul__ __truediv__ __rtruediv__
+__itruediv__ __div__ __rdiv__ __idiv__ __floordiv__ __rfloordiv__ __ifloordiv__ __mod__ __rmod__
+__imod__ __pow__ __rpow__ __ipow__ __matmul__ __rmatmul__ __and__ __rand__ __iand__ __or__ __ror__
+__ior__ __xor__ __rxor__ __ixor__ __lshift__ __rlshift__ __ilshift__ __rshift__ __rrshift__ __irshift__
+__neg__ __pos__ __abs__ __invert__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __setitem__
+""".split())
+_IN_PLACE_OPERATORS = frozenset(name for name in _TENSOR_OPERATORS if name.startswith("__i")) | {"__setitem__"}
+_TORCH_SKIP_PREFIXES = ("is_", "empty", "sym_", "_")
+_TORCH_SKIP = frozenset("""
+numel result_type can_cast promote_types get_device from_file from_numpy frombuffer asarray as_tensor tensor
+get_default_dtype set_default_dtype broadcast_shapes align_tensors
+""".split())
+_TORCH_PRIVATE_KEPT = ("_foreach_", "_fused_")
+_FUNCTIONAL_SKIP = frozenset("""
+boolean_dispatch assert_int_or_pair handle_torch_function has_torch_function has_torch_function_unary
+has_torch_function_variadic
+""".split())
+_DISTRIBUTED = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
+                "broadcast", "reduce", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
+                "gather", "scatter", "batch_isend_irecv", "_reduce_scatter_base", "_all_gather_base")
+
+# how a call may change its arguments in place
+MUTATES_NOTHING, MUTATES_FIRST, MUTATES_ALL = 0, 1, 2
+
+
+class _State:
+    """The active capture session (None outside a window) and the outermost-call flag."""
+
+    session = None
+    depth = 0
+
+
+STATE = _State()
+_installed: list[tuple[object, str, object, object, bool]] = []  # (owner, name, original, wrapper, own attr)
+
+
+class ApiSpec:
+    """One wrapped API: its record stem (`Functional.linear`) and how it may change its arguments."""
+
+    __slots__ = ("stem", "mutation", "inplace_position")
+
+    def __init__(self, stem: str, mutation: int, inplace_position: int | None = None):
+        self.stem = stem
+        self.mutation = mutation
+        self.inplace_position = inplace_position  # functionals with an `inplace` argument
+
+    def mutates(self, args: tuple, kwargs: dict) -> bool:
+        """True when this call may change one of its tensor arguments in place."""
+        if self.mutation or "out" in kwargs:
+            return True
+        position = self.inplace_position
+        if position is None:
+            return False
+        return bool(kwargs.get("inplace", args[position] if len(args) > position else False))
+
+
+def _make_wrapper(original, spec: ApiSpec):
+    state = STATE
+    may_mutate = bool(spec.mutation) or spec.inplace_position is not None
+
+    def wrapper(*args, **kwargs):
+        session = state.session
+        if session is None or state.depth or not (session.records_apis or may_mutate or kwargs):
+            return original(*args, **kwargs)
+        state.depth = 1
+        try:
+            return session.call_api(original, spec, args, kwargs)
+        finally:
+            state.depth = 0
+
+    return _scriptable(original, wrapper)
+
+
+def _scriptable(original, wrapper):
+    """Keep TorchScript working on code that calls a wrapped API: a builtin keeps its ATen schema; a
+    Python function gets its own globals, so TorchScript (which reads the original's source through
+    __wrapped__) resolves its names. The wrapper only uses its closure, never globals."""
+    if hasattr(original, "__globals__"):
+        wrapper = types.FunctionType(wrapper.__code__, original.__globals__, wrapper.__name__,
+                                     wrapper.__defaults__, wrapper.__closure__)
+    functools.update_wrapper(wrapper, original)
+    builtin = jit_builtins._find_builtin(original)
+    if builtin is not None:
+        jit_builtins._register_builtin(wrapper, builtin)
+    dispatched = _jit_internal.boolean_dispatched
+    if original in dispatched:
+        dispatched[wrapper] = dispatched[original]
+    return wrapper
+
+
+def _inplace_position(function) -> int | None:
+    try:
+        parameters = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return None
+    return parameters.index("inplace") if "inplace" in parameters else None
+
+
+def api_table() -> list[tuple[object, str, str, ApiSpec]]:
+    """Every (owner, attribute, original, spec) capture wraps, in this PyTorch build."""
+    table = []
+    tensor = API_PREFIXES["tensor"]
+    for name in dir(torch.Tensor):
+        attribute = inspect.getattr_static(torch.Tensor, name)
+        if not callable(attribute) or isinstance(attribute, (classmethod, staticmethod, property)):
+            continue
+        if name in _TENSOR_OPERATORS or (not name.startswith("_") and name not in _TENSOR_SKIP
+                                         and not name.startswith(("is_", "q_"))):
+            in_place = name in _IN_PLACE_OPERATORS or (name.endswith("_") and not name.startswith("_"))
+            spec = ApiSpec(f"{tensor}.{name}", MUTATES_FIRST if in_place else MUTATES_NOTHING)
+            table.append((torch.Tensor, name, getattr(torch.Tensor, name), spec))
+    functional = API_PREFIXES["functional"]
+    for name in dir(F):
+        function = getattr(F, name)
+        if (name.startswith("_") or name in _FUNCTIONAL_SKIP or inspect.isclass(function)
+                or not callable(function) or not getattr(function, "__module__", "").startswith("torch")):
+            continue
+        spec = ApiSpec(f"{functional}.{name}", MUTATES_FIRST if name.endswith("_") else MUTATES_NOTHING,
+                       _inplace_position(function))
+        table.append((F, name, function, spec))
+    table.extend(_torch_table())
+    table.extend(_distributed_table())
+    return table
+
+
+def _torch_table() -> list:
+    prefix = API_PREFIXES["torch"]
+    variable_functions = torch._C._VariableFunctions
+    names = [name for name in dir(variable_functions)
+             if getattr(torch, name, None) is getattr(variable_functions, name)]
+    names += [name for name in torch.functional.__all__ if hasattr(torch, name)]
+    table = []
+    for name in sorted(set(names)):
+        if name in _TORCH_SKIP or (name.startswith(_TORCH_SKIP_PREFIXES) and not name.startswith(_TORCH_PRIVATE_KEPT)):
+            continue
+        mutation = MUTATES_FIRST if name.endswith("_") else MUTATES_NOTHING
+        table.append((torch, name, getattr(torch, name), ApiSpec(f"{prefix}.{name}", mutation)))
+    for name in dir(torch.linalg):
+        function = getattr(torch.linalg, name)
+        if not name.startswith("_") and callable(function) and not inspect.isclass(function):
+            table.append((torch.linalg, name, function, ApiSpec(f"{prefix}.linalg.{name}", MUTATES_NOTHING)))
+    return table
+
+
+def _distributed_table() -> list:
+    if not dist.is_available():
+        return []
+    prefix = API_PREFIXES["distributed"]
+    table = []
+    for name in _DISTRIBUTED:
+        original = getattr(dist.distributed_c10d, name, None)
+        if original is None:
+            continue
+        spec = ApiSpec(f"{prefix}.{name}", MUTATES_ALL)
+        for owner in (dist, dist.distributed_c10d):
+            if getattr(owner, name, None) is original:
+                table.append((owner, name, original, spec))
+    return table
+
+
+def install() -> None:
+    """Wrap every API of `api_table()` (idempotent; the wrappers stay until `uninstall`)."""
+    if _installed:
+        return
+    wrappers: dict[tuple, object] = {}
+    for owner, name, original, spec in api_table():
+        wrapper = wrappers.get((id(original), spec.stem))
+        if wrapper is None:
+            wrapper = wrappers[(id(original), spec.stem)] = _make_wrapper(original, spec)
+        own = isinstance(owner, type) and name in vars(owner)
+        _installed.append((owner, name, original, wrapper, own))
+        setattr(owner, name, wrapper)
+
+
+def uninstall() -> None:
+    """Put every original back (where nobody replaced our wrapper since)."""
+    while _installed:
+        owner, name, original, wrapper, own = _installed.pop()
+        if getattr(owner, name, None) is not wrapper:
+            continue
+        if isinstance(owner, type) and not own:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
+
+
+def installed() -> bool:
+    """True while the wrappers are in place."""
+    return bool(_installed)

@@ -1,0 +1,262 @@
+"""L0 capture: every submodule's forward (inputs, kwargs, outputs, parameters), backward and parameter
+gradients, recorded without changing a single bit of training.
+
+msprobe uses full backward hooks, which wrap the module's inputs and outputs in extra autograd nodes;
+that changes the order in which gradients are accumulated, and losses drift from about step 5. Here no
+node is added: gradients of a module's outputs come from tensor hooks on those outputs; the module's own
+contribution to the gradients of its inputs comes from post-hooks on the nodes created inside the
+module that feed those inputs (found by walking the graph, bounded by autograd sequence numbers), summed
+on our side; parameter gradients come from post-accumulate-grad hooks. Hooks only read gradients.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from functools import partial
+
+import torch
+
+from msprobe_runtime.core import naming
+from msprobe_runtime.pytorch.capture.api_wrap import STATE
+from msprobe_runtime.pytorch.capture.session import capture_stack
+
+_sequence_number = torch._C._autograd._get_sequence_nr
+_compiling = torch.compiler.is_compiling
+
+
+class _Module:
+    """What the hooks of one submodule need: its path, class name and direct parameters."""
+
+    __slots__ = ("path", "class_name", "parameters", "stem")
+
+    def __init__(self, path: str, module: torch.nn.Module):
+        self.path = path
+        self.class_name = type(module).__name__
+        self.parameters = tuple(module.named_parameters(recurse=False))
+        self.stem = f"{naming.MODULE_PREFIX}.{path}.{self.class_name}.{naming.FORWARD}"
+
+
+class ModuleHooks:
+    """The hooks on one model's submodules (the root is not recorded, as in msprobe)."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.model = model
+        self.handles = []
+        for path, module in model.named_modules():
+            if not path:
+                continue
+            info = _Module(path, module)
+            self.handles.append(module.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
+            self.handles.append(module.register_forward_hook(partial(_forward_hook, info), with_kwargs=True))
+            for name, parameter in info.parameters:
+                if parameter.requires_grad:
+                    hook = partial(_parameter_hook, info, name)
+                    self.handles.append(parameter.register_post_accumulate_grad_hook(hook))
+
+    def remove(self) -> None:
+        """Remove every hook."""
+        for handle in self.handles:
+            handle.remove()
+        self.handles.clear()
+
+
+def _active():
+    session = STATE.session
+    if session is None or STATE.depth or not session.records_modules or _compiling():
+        return None
+    return session
+
+
+def _pre_hook(info: _Module, module, args, kwargs):
+    session = _active()
+    if session is None:
+        return
+    STATE.depth = 1
+    try:
+        name = naming.module_name(info.path, info.class_name, naming.FORWARD, session.next_index(info.stem))
+        frame = {"name": name, "parent": session.module_stack[-1] if session.module_stack else None,
+                 "wanted": session.wanted(name), "record": {}, "sequence": _sequence_number()}
+        modes = session.modes
+        if frame["wanted"] and modes.forward:
+            frame["stack"] = capture_stack(sys._getframe())
+            if modes.input:
+                frame["record"]["input_args"] = session.encode(args, name, "input")
+                frame["record"]["input_kwargs"] = session.encode(kwargs, name, "kwargs")
+        if getattr(module, "inplace", False):
+            for tensor in _tensors(args):
+                session.stats.before_mutation(tensor)
+        session.module_stack.append(name)
+        session.module_frames[id(info)].append(frame)
+    finally:
+        STATE.depth = 0
+
+
+def _forward_hook(info: _Module, module, args, kwargs, output):
+    session = _active()
+    if session is None or not session.module_frames[id(info)]:
+        return
+    STATE.depth = 1
+    try:
+        frame = session.module_frames[id(info)].pop()
+        name = frame["name"]
+        if name in session.module_stack:
+            session.module_stack.remove(name)
+        if not frame["wanted"]:
+            return
+        modes, record = session.modes, frame["record"]
+        if modes.forward:
+            if modes.output:
+                record["output"] = session.outputs(output, name)
+            record["parameters"] = {key: session.tensor(value, name, "parameters", (key,))
+                                    for key, value in info.parameters}
+            session.add_record(name, record, frame["parent"], frame["stack"])
+        if session.wanted_backward(name) and torch.is_grad_enabled():
+            _hook_backward(session, frame, args, output)
+    finally:
+        STATE.depth = 0
+
+
+def _parameter_hook(info: _Module, name: str, parameter) -> None:
+    session = _active()
+    if session is None or session.closed or not session.modes.backward:
+        return
+    grad = getattr(parameter, "main_grad", None)
+    grad = parameter.grad if grad is None else grad
+    if grad is None:
+        return
+    STATE.depth = 1
+    try:
+        index, record = session.parameter_grads.get(id(info), (-1, None))
+        if record is None or name in record:  # a new record per module and accumulation
+            index, record = index + 1, {}
+            session.parameter_grads[id(info)] = (index, record)
+            record_name = naming.params_grad_name(info.path, info.class_name, index)
+            if session.config.list and not any(item in record_name for item in session.config.list):
+                return
+            session.add_record(record_name, record, None, construct=False)
+        record_name = naming.params_grad_name(info.path, info.class_name, index)
+        # C++ code (accumulation, DDP) may change .grad in place later: describe a copy taken now
+        record[name] = [session.tensor(grad, record_name, name, (), snapshot=True)]
+    finally:
+        STATE.depth = 0
+
+
+class _Gradients:
+    """One module call's backward record, filled as its gradients arrive."""
+
+    def __init__(self, session, name: str, parent: str | None, outputs: int, inputs: int):
+        self.session, self.name, self.parent = session, name, parent
+        self.record = None
+        self.outputs, self.inputs = outputs, inputs
+        self.expected = [0] * inputs
+        self.arrived = [0] * inputs
+        self.sums: list = [None] * inputs
+
+    def _open(self) -> dict:
+        if self.record is None:
+            modes = self.session.modes
+            self.record = {}
+            if modes.input:
+                self.record["input"] = [None] * self.outputs
+            if modes.output:
+                self.record["output"] = [None] * self.inputs
+            self.session.add_record(self.name, self.record, self.parent)
+        return self.record
+
+    def output_grad(self, index: int, grad) -> None:
+        """Tensor hook on output `index`: the gradient flowing into the module."""
+        if self.session.closed or STATE.depth:
+            return
+        STATE.depth = 1
+        try:
+            record = self._open()
+            if "input" in record and grad is not None:
+                record["input"][index] = self.session.tensor(grad, self.name, "input", (index,))
+        finally:
+            STATE.depth = 0
+
+    def input_grads(self, pairs: list, grad_inputs, grad_outputs) -> None:
+        """Node post-hook: this node's contributions to the gradients of the module's inputs."""
+        if self.session.closed or STATE.depth:
+            return
+        STATE.depth = 1
+        try:
+            self._open()
+            for edge, index in pairs:
+                grad = grad_inputs[edge]
+                if grad is not None:
+                    self.sums[index] = grad if self.sums[index] is None else self.sums[index] + grad
+                self.arrived[index] += 1
+                if self.arrived[index] == self.expected[index]:
+                    self._emit(index)
+        finally:
+            STATE.depth = 0
+
+    def _emit(self, index: int) -> None:
+        grad, self.sums[index] = self.sums[index], None
+        if grad is not None and "output" in self.record:
+            self.record["output"][index] = self.session.tensor(grad, self.name, "output", (index,))
+
+    def finish(self) -> None:
+        """At close(): emit the sums whose last contribution never came (unused branches)."""
+        if self.record is not None:
+            for index in range(self.inputs):
+                self._emit(index)
+
+
+def _hook_backward(session, frame: dict, args, output) -> None:
+    outputs = [tensor for tensor in _tensors(output) if tensor.requires_grad]
+    if not outputs:
+        return
+    inputs = [tensor for tensor in _tensors(args) if tensor.requires_grad]
+    parent = naming.backward_of(frame["parent"]) if frame["parent"] else None
+    grads = _Gradients(session, naming.backward_of(frame["name"]), parent, len(outputs), len(inputs))
+    for index, tensor in enumerate(outputs):
+        tensor.register_hook(partial(grads.output_grad, index))
+    edges = _edges_into(inputs, [tensor.grad_fn for tensor in outputs if tensor.grad_fn is not None],
+                        frame["sequence"])
+    for node, pairs in edges.items():
+        for _, index in pairs:
+            grads.expected[index] += 1
+        node.register_hook(partial(grads.input_grads, pairs))
+    session.on_close(grads.finish)
+
+
+def _edges_into(inputs: list, roots: list, first_sequence: int) -> dict:
+    """Nodes created inside the module (sequence number >= first_sequence) with edges into an input:
+    {node: [(edge index, input index), ...]}."""
+    targets, leaves = {}, {}
+    for index, tensor in enumerate(inputs):
+        if tensor.grad_fn is not None:  # a tensor passed twice: its whole contribution at its first place
+            targets.setdefault((tensor.grad_fn, tensor.output_nr), index)
+        else:
+            leaves.setdefault(id(tensor), index)
+    edges: dict = defaultdict(list)
+    todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
+    seen = set(todo)
+    while todo:
+        node = todo.pop()
+        for edge, (child, number) in enumerate(node.next_functions):
+            if child is None:
+                continue
+            index = targets.get((child, number))
+            if index is None and leaves:
+                index = leaves.get(id(getattr(child, "variable", None)))
+            if index is not None:
+                edges[node].append((edge, index))
+            elif child not in seen and child._sequence_nr() >= first_sequence:
+                seen.add(child)
+                todo.append(child)
+    return edges
+
+
+def _tensors(value) -> list:
+    """The tensors in a (nested) argument or result, in order."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [tensor for item in value for tensor in _tensors(item)]
+    if isinstance(value, dict):
+        return [tensor for item in value.values() for tensor in _tensors(item)]
+    return []

@@ -1,0 +1,277 @@
+"""Tensor statistics computed on the tensor's device and moved to the host once per step.
+
+`StatBuffer.slot(t)` takes a reference to a tensor's state (no copy, no kernel); the same tensor in the
+same state (same object, same version counter) shares one slot, so an activation that is the output of
+one API and the input of the next is measured once. Statistics are computed lazily, in batches: pending
+tensors of one (device, dtype, shape) are stacked and reduced with a handful of kernels. Correctness
+under in-place ops: `before_mutation(t)` (called by the API wrappers before any in-place call) clones the
+pending tensors that share `t`'s storage, so a record keeps the values as they were at call time;
+`snapshot(t)` does the same at once for tensors that C++ code may change later (parameter gradients).
+A pending tensor whose version counter moved without warning is reported as stale (null statistics)
+instead of being described with later values. `to_host()` makes the one device-to-host transfer.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import defaultdict
+
+import numpy as np
+import torch
+
+from msprobe_runtime.core.dump_writer import save_npy
+from msprobe_runtime.core.stats import KIND_BOOL, KIND_FLOAT, KIND_INT, KIND_NONE
+
+DEFAULT_BUDGET_BYTES = 256 * 2**20  # pending tensors and snapshots held before a batch is computed
+_CHUNK_ELEMENTS = 2**24  # at most this many elements stacked at once
+
+_KINDS = {torch.bool: KIND_BOOL}
+_KINDS.update({dtype: KIND_INT for dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)})
+_KINDS.update({dtype: KIND_FLOAT for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64,
+                                               torch.complex64, torch.complex128)})
+_FLOAT8 = frozenset(getattr(torch, name) for name in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, name))
+_KINDS.update({dtype: KIND_FLOAT for dtype in _FLOAT8})
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_weights: dict[tuple, torch.Tensor] = {}
+_workspaces: dict[tuple, torch.Tensor] = {}
+
+
+def kind_of(t: torch.Tensor) -> str:
+    """How statistics of `t` are read: float, int, bool, or none (sparse, meta, subclass, quantized)."""
+    if t.__class__ not in _PLAIN or t.layout is not torch.strided or t.is_meta or t.is_quantized:
+        return KIND_NONE
+    return _KINDS.get(t.dtype, KIND_NONE)
+
+
+class StatBuffer:
+    """The statistics (and md5, hash, .npy data) of every tensor state recorded in one step."""
+
+    def __init__(self, summary_mode: str = "statistics", data_folder=None, budget_bytes: int = DEFAULT_BUDGET_BYTES):
+        self.summary_mode = summary_mode
+        self.data_folder = data_folder  # tensor mode: the rank folder; .npy files go to its dump_tensor_data
+        self.budget_bytes = budget_bytes
+        self.kinds: list[str] = []
+        self.numels: list[int] = []
+        self.files: dict[int, list[str]] = defaultdict(list)
+        self.md5: dict[int, int] = {}
+        self.stale: list[int] = []
+        self._cache: dict[int, tuple] = {}
+        self._pending: list[list] = []  # [tensor, version, slot]
+        self._by_storage: dict[int, list[list]] = {}
+        self._pending_bytes = 0
+        self._blocks: list[tuple] = []  # (slots, high, low, total, norm, hash) on the device
+
+    def slot(self, t: torch.Tensor, file_name: str | None = None) -> int:
+        """The slot describing `t` as it is now; cheap (no kernel) and shared by equal states.
+
+        In tensor mode `file_name` is where the data goes (one file per reference, as msprobe)."""
+        hit = self._cache.get(id(t))
+        if hit is not None and hit[0] is t and hit[1] == t._version:
+            if file_name is not None:
+                self.files[hit[2]].append(file_name)
+            return hit[2]
+        slot = len(self.kinds)
+        kind = kind_of(t)
+        numel = t.numel() if kind != KIND_NONE else 0
+        self.kinds.append(kind)
+        self.numels.append(numel)
+        if file_name is not None:
+            self.files[slot].append(file_name)
+            if not numel and kind != KIND_NONE:
+                save_npy(self.data_folder, file_name, _host_array(t.detach()))
+        if numel:
+            entry = [t, t._version, slot]
+            self._pending.append(entry)
+            self._by_storage.setdefault(t.untyped_storage().data_ptr(), []).append(entry)
+            self._grow(numel * t.element_size())
+        self._cache[id(t)] = (t, t._version, slot)  # cleared at each batch; pending holds `t` anyway
+        return slot
+
+    def snapshot(self, t: torch.Tensor, file_name: str | None = None) -> int:
+        """Like `slot`, but copies `t` now: for tensors that code we cannot see may change in place."""
+        if kind_of(t) == KIND_NONE or not t.numel():
+            return self.slot(t, file_name)
+        with _NoGrad():
+            return self.slot(t.detach().clone(), file_name)
+
+    def forget_states(self) -> None:
+        """Stop sharing slots with earlier states: for writers that do not bump version counters
+        (collectives write through their backends)."""
+        self._cache.clear()
+
+    def before_mutation(self, t: torch.Tensor) -> None:
+        """`t` is about to change in place: copy every pending tensor sharing its storage (the copies
+        are described with the rest of the batch, so records keep the values of call time)."""
+        if not self._by_storage or t.__class__ not in _PLAIN or t.layout is not torch.strided:
+            return
+        entries = self._by_storage.pop(t.untyped_storage().data_ptr(), None)
+        if not entries:
+            return
+        with _NoGrad():
+            for entry in entries:
+                tensor = entry[0]
+                if tensor._version == entry[1]:
+                    entry[0] = tensor.detach().clone()
+                    entry[1] = entry[0]._version
+                    self._grow(tensor.numel() * tensor.element_size())
+
+    def materialize(self) -> None:
+        """Compute the statistics of every pending tensor now, as device tensors (no synchronisation)."""
+        pending, self._pending, self._by_storage, self._pending_bytes = self._pending, [], {}, 0
+        self._cache.clear()
+        groups: dict[tuple, list] = defaultdict(list)
+        for tensor, version, slot in pending:
+            if tensor._version != version:
+                self.kinds[slot] = KIND_NONE
+                self.stale.append(slot)
+                continue
+            groups[(tensor.device, tensor.dtype, tensor.shape)].append((tensor, slot))
+        with _NoGrad():
+            for (_, dtype, shape), items in groups.items():
+                per_chunk = max(1, _CHUNK_ELEMENTS // max(1, shape.numel()))
+                for start in range(0, len(items), per_chunk):
+                    self._reduce(items[start:start + per_chunk], dtype)
+
+    def to_host(self) -> list[list]:
+        """Per slot [max, min, sum, norm, hash] as Python numbers, after one transfer per device."""
+        self.materialize()
+        rows: list[list] = [[None] * 5 for _ in self.kinds]
+        bins: dict[tuple, list] = defaultdict(list)
+        places = []  # (bin key, position in bin, field, slots)
+        for slots, *values in self._blocks:
+            for field, value in enumerate(values):
+                if value is not None:
+                    key = (value.device, value.dtype)
+                    places.append((key, len(bins[key]), field, slots))
+                    bins[key].append(value)
+        host = _transfer(bins)
+        for key, position, field, slots in places:
+            values = host[key][position]
+            for slot, value in zip(slots, values.tolist(), strict=True):
+                rows[slot][field] = value
+        self._blocks.clear()
+        return rows
+
+    def _grow(self, nbytes: int) -> None:
+        self._pending_bytes += nbytes
+        if self._pending_bytes > self.budget_bytes:
+            self.materialize()
+
+    def _reduce(self, items: list, dtype: torch.dtype) -> None:
+        tensors = [tensor for tensor, _ in items]
+        slots = [slot for _, slot in items]
+        if len(tensors) == 1:
+            raw = tensors[0].reshape(1, -1)
+        else:  # into a reused buffer: a fresh one would page-fault its memory in every step
+            raw = torch.stack(tensors, out=_workspace(tensors[0], len(tensors))).view(len(tensors), -1)
+        values = _statistics(raw, dtype)
+        digest = _hash(raw) if self.summary_mode == "hash" else None
+        self._blocks.append((slots, *values, digest))
+        if self.summary_mode == "md5" or self.data_folder is not None:
+            self._to_files(raw, slots, dtype, [tensor.shape for tensor in tensors])
+
+    def _to_files(self, raw: torch.Tensor, slots: list, dtype: torch.dtype, shapes: list) -> None:
+        if self.summary_mode == "md5":
+            as_bytes = raw.view(torch.uint8).cpu().numpy()
+            for slot, row in zip(slots, as_bytes, strict=True):
+                self.md5[slot] = zlib.crc32(row)
+        if self.data_folder is None:
+            return
+        host = _host_array(raw)
+        for slot, row, shape in zip(slots, host, shapes, strict=True):
+            for file_name in self.files.get(slot, ()):
+                save_npy(self.data_folder, file_name, row.reshape(tuple(shape)))
+
+
+_NUMPY_OK = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+             torch.float32, torch.float64, torch.complex64, torch.complex128}
+
+
+def _workspace(like: torch.Tensor, rows: int) -> torch.Tensor:
+    """A buffer of `rows` stacked copies of `like`, carved from one kept per (device, dtype)."""
+    key = (like.device, like.dtype)
+    needed = rows * like.numel()
+    buffer = _workspaces.get(key)
+    if buffer is None or buffer.numel() < needed:
+        buffer = _workspaces[key] = torch.empty(needed, dtype=like.dtype, device=like.device)
+    return buffer[:needed].view(rows, *like.shape)
+
+
+def release_workspaces() -> None:
+    """Free the stacking buffers (they are kept between steps to avoid re-faulting their pages)."""
+    _workspaces.clear()
+
+
+def _host_array(t: torch.Tensor) -> np.ndarray:
+    """A host copy for .npy files; bfloat16 and float8 (no NumPy type) become float32, exactly."""
+    return (t if t.dtype in _NUMPY_OK else t.float()).cpu().numpy()
+
+
+def _statistics(raw: torch.Tensor, dtype: torch.dtype) -> tuple:
+    """(max, min, sum, norm) per row; sum and norm only for floating and complex data."""
+    if dtype.is_complex:
+        raw = raw.abs()
+    elif dtype is torch.bool:
+        raw = raw.view(torch.uint8)
+    elif dtype in _FLOAT8:
+        raw = raw.float()  # no reductions of its own
+    high, low = torch.amax(raw, dim=1), torch.amin(raw, dim=1)  # aminmax(dim=) is ~20x slower on CPU
+    if not raw.is_floating_point():
+        return high, low, None, None
+    accumulate = torch.float64 if raw.dtype is torch.float64 else torch.float32
+    return high, low, raw.sum(dim=1, dtype=accumulate), torch.linalg.vector_norm(raw, dim=1, dtype=accumulate)
+
+
+def _hash(raw: torch.Tensor) -> torch.Tensor:
+    """Per row, sum(bits_i * w_i) modulo 2**64 with fixed odd weights: any changed element changes it."""
+    if raw.dtype.is_complex:
+        raw = torch.view_as_real(raw).reshape(raw.shape[0], -1)
+    bits = raw.view(_BITS[raw.element_size()]).to(torch.int64)
+    return (bits * _position_weights(bits.shape[1], bits.device)).sum(dim=1)
+
+
+def _position_weights(length: int, device: torch.device) -> torch.Tensor:
+    key = (length, device)
+    weights = _weights.get(key)
+    if weights is None:
+        if len(_weights) > 64:
+            _weights.clear()
+        positions = torch.arange(1, length + 1, dtype=torch.int64, device=device)
+        weights = (positions * -7046029254386353131 + 0x632BE59BD9B4E019) | 1  # golden-ratio multiplier
+        _weights[key] = weights
+    return weights
+
+
+def _transfer(bins: dict[tuple, list]) -> dict[tuple, list]:
+    """Concatenate every result on a device as int64 bits, move it once, split it back on the host."""
+    by_device: dict[torch.device, list] = defaultdict(list)
+    for key, tensors in bins.items():
+        flat = torch.cat(tensors) if len(tensors) > 1 else tensors[0]
+        flat = flat.to(torch.float64).view(torch.int64) if flat.is_floating_point() else flat.to(torch.int64)
+        by_device[key[0]].append((key, flat, [tensor.shape[0] for tensor in tensors]))
+    host: dict[tuple, list] = {}
+    for items in by_device.values():
+        joined = torch.cat([flat for _, flat, _ in items]).cpu().numpy()
+        offset = 0
+        for key, _, lengths in items:
+            segment = joined.view(np.float64) if key[1].is_floating_point else joined
+            parts = host[key] = []
+            for length in lengths:
+                parts.append(segment[offset:offset + length])
+                offset += length
+    return host
+
+
+class _NoGrad:
+    """torch.no_grad() without its cost when gradients are already off (the usual case here)."""
+
+    def __enter__(self):
+        self.previous = torch.is_grad_enabled()
+        if self.previous:
+            torch._C._set_grad_enabled(False)
+
+    def __exit__(self, *exc_info):
+        if self.previous:
+            torch._C._set_grad_enabled(True)
+

@@ -1,0 +1,199 @@
+"""Capture output follows msprobe 26.x: layout, record names, keys, values, stacks, construct, modes."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from capture_support import (
+    capture,
+    load_dump,
+    make_model,
+    restore_torch,  # noqa: F401  (module-scoped autouse fixture)
+    train_step,
+    write_config,
+)
+from msprobe_runtime.pytorch import PrecisionDebugger
+
+TENSOR_KEYS = ["type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad"]
+
+
+def _step(model, optimizer, tokens):
+    return lambda: train_step(model, optimizer, tokens)
+
+
+def test_l1_layout_header_and_names(tmp_path):
+    model, optimizer, tokens = make_model()
+    dump, stack, construct = capture(tmp_path, _step(model, optimizer, tokens))
+    folder = tmp_path / "dump" / "step0" / "rank0"
+    assert sorted(p.name for p in folder.iterdir()) == ["construct.json", "dump.json", "stack.json"]
+    assert list(dump) == ["task", "level", "framework", "dump_data_dir", "version", "data"]
+    assert (dump["task"], dump["level"], dump["framework"], dump["dump_data_dir"]) == ("statistics", "L1", "pytorch",
+                                                                                       None)
+    names = list(dump["data"])
+    for name in ("Functional.embedding.0.forward", "Functional.linear.0.forward", "Functional.linear.0.backward",
+                 "Tensor.__add__.0.forward", "Functional.cross_entropy.0.backward", "Tensor.addcdiv_.0.forward"):
+        assert name in names
+    assert construct == {}
+    record = dump["data"]["Functional.linear.0.forward"]
+    assert list(record) == ["input_args", "input_kwargs", "output"]
+    assert [list(entry) for entry in record["input_args"]] == [TENSOR_KEYS] * 3
+    assert list(dump["data"]["Functional.linear.0.backward"]) == ["input", "output"]
+    # every forward record has a stack; stacks group names and hold msprobe-style lines
+    stacked = {name for names_, _ in stack.values() for name in names_}
+    assert stacked == {name for name in names if name.endswith(".forward")}
+    assert any("test_capture_format.py" in line for _, lines in stack.values() for line in lines)
+    assert all(line.startswith("File ") and ", line " in line and ", in " in line
+               for _, lines in stack.values() for line in lines)
+
+
+def test_values_types_and_outermost_only(tmp_path):
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+
+    def run():
+        F.normalize(x, p=2.0, dim=1)  # calls norm, clamp_min, expand_as, div inside: not recorded
+        torch.matmul(x, x.t())
+        torch.sum(x, dim=0, keepdim=True, dtype=torch.float64)
+
+    dump, _, _ = capture(tmp_path, run)
+    data = dump["data"]
+    assert [name.rsplit(".", 2)[0] for name in data] == ["Functional.normalize", "Tensor.t", "Torch.matmul",
+                                                         "Torch.sum"]
+    entry = data["Torch.matmul.0.forward"]["input_args"][0]
+    assert entry == {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 3], "Max": 5.0, "Min": 0.0,
+                     "Mean": 2.5, "Norm": pytest.approx(float(x.norm())), "requires_grad": False}
+    normalize = data["Functional.normalize.0.forward"]
+    assert normalize["input_kwargs"] == {"p": {"type": "float", "value": 2.0}, "dim": {"type": "int", "value": 1}}
+    summed = data["Torch.sum.0.forward"]
+    assert summed["input_kwargs"]["dim"] == {"type": "int", "value": 0}
+    assert summed["input_kwargs"]["keepdim"] == {"type": "bool", "value": True}
+    assert summed["input_kwargs"]["dtype"] == {"type": "torch.dtype", "value": "torch.float64"}
+    assert summed["output"][0]["dtype"] == "torch.float64"
+
+
+def test_l0_modules_parameters_and_construct(tmp_path):
+    model, optimizer, tokens = make_model()
+    dump, stack, construct = capture(tmp_path, _step(model, optimizer, tokens), model, level="L0")
+    data = dump["data"]
+    assert not any(name.startswith(("Functional", "Tensor", "Torch")) for name in data)
+    fc1 = data["Module.blocks.0.fc1.Linear.forward.0"]
+    assert list(fc1) == ["input_args", "input_kwargs", "output", "parameters"]
+    assert sorted(fc1["parameters"]) == ["bias", "weight"] and list(fc1["parameters"]["weight"]) == TENSOR_KEYS
+    assert data["Module.blocks.0.Block.forward.0"]["parameters"] == {}
+    grads = data["Module.blocks.0.fc1.Linear.parameters_grad.0"]
+    assert sorted(grads) == ["bias", "weight"] and grads["weight"][0]["shape"] == [4 * 32, 32]
+    backward = data["Module.blocks.0.fc1.Linear.backward.0"]
+    assert backward["input"][0]["shape"] == [4, 8, 128] and backward["output"][0]["shape"] == [4, 8, 32]
+    assert "Module.TinyTransformer.forward.0" not in data and not any(".TinyTransformer." in n for n in data)
+    assert construct["Module.blocks.0.fc1.Linear.forward.0"] == "Module.blocks.0.Block.forward.0"
+    assert construct["Module.blocks.0.Block.forward.0"] is None
+    assert construct["Module.blocks.0.fc1.Linear.backward.0"] == "Module.blocks.0.Block.backward.0"
+    assert "Module.emb.Embedding.forward.0" in {n for names, _ in stack.values() for n in names}
+
+
+def test_l0_backward_is_the_module_own_contribution(tmp_path):
+    """A residual input's gradient: the module's backward output holds its own share, not the total."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(4, 4)
+    model = torch.nn.ModuleDict({"inner": linear})
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def run():
+        y = model["inner"](x) + x  # x has two consumers: the module and the residual
+        y.sum().backward()
+
+    dump, _, _ = capture(tmp_path, run, model, level="L0")
+    own = dump["data"]["Module.inner.Linear.backward.0"]["output"][0]
+    expected = torch.ones(3, 4) @ linear.weight.detach()  # d(sum(xW^T + b))/dx through the module only
+    assert own["Max"] == pytest.approx(float(expected.max())) and own["Norm"] == pytest.approx(float(expected.norm()))
+    assert own["Norm"] != pytest.approx(float(x.grad.norm()))
+
+
+def test_mix_records_both_and_nests_apis_in_modules(tmp_path):
+    model, optimizer, tokens = make_model()
+    dump, _, construct = capture(tmp_path, _step(model, optimizer, tokens), model, level="mix")
+    data = dump["data"]
+    assert "Functional.linear.0.forward" in data and "Module.blocks.0.fc1.Linear.forward.0" in data
+    assert construct["Functional.linear.0.forward"] == "Module.blocks.0.fc1.Linear.forward.0"
+    assert construct["Functional.linear.0.backward"] == "Module.blocks.0.fc1.Linear.backward.0"
+    assert construct["Tensor.__add__.0.forward"] == "Module.blocks.0.Block.forward.0"
+
+
+def test_tensor_mode_saves_npy_not_pickles(tmp_path):
+    x = torch.randn(3, 4)
+    w = torch.randn(5, 4).to(torch.bfloat16)
+    dump, _, _ = capture(tmp_path, lambda: (torch.matmul(x, x.t()), w.float()), task="tensor")
+    folder = tmp_path / "dump" / "step0" / "rank0"
+    assert dump["dump_data_dir"] == str(folder / "dump_tensor_data")
+    entry = dump["data"]["Torch.matmul.0.forward"]["input_args"][0]
+    assert entry["data_name"] == "Torch.matmul.0.forward.input.0.npy"
+    files = sorted(p.name for p in (folder / "dump_tensor_data").iterdir())
+    assert files and all(name.endswith(".npy") for name in files)
+    saved = np.load(folder / "dump_tensor_data" / entry["data_name"], allow_pickle=False)
+    assert np.array_equal(saved, x.numpy())
+    output = np.load(folder / "dump_tensor_data" / dump["data"]["Torch.matmul.0.forward"]["output"][0]["data_name"])
+    assert np.array_equal(output, (x @ x.t()).numpy())
+    bf16 = dump["data"]["Tensor.float.0.forward"]["input_args"][0]
+    assert bf16["dtype"] == "torch.bfloat16"
+    assert np.array_equal(np.load(folder / "dump_tensor_data" / bf16["data_name"]), w.float().numpy())
+
+
+def test_md5_is_msprobe_crc32_of_raw_bytes(tmp_path):
+    x = torch.randn(4, 5).t()  # non-contiguous: hashed in logical order, as msprobe (contiguous copy)
+    dump, _, _ = capture(tmp_path, lambda: torch.exp(x), section={"summary_mode": "md5"})
+    entry = dump["data"]["Torch.exp.0.forward"]["input_args"][0]
+    assert entry["md5"] == f"{zlib.crc32(x.contiguous().numpy().tobytes()):08x}"
+    assert list(entry) == [*TENSOR_KEYS, "md5"]
+
+
+def test_hash_is_bit_exact(tmp_path):
+    x = torch.randn(64)
+    y = x.clone()
+    z = x.clone()
+    z[17] = torch.nextafter(z[17], torch.tensor(10.0))  # one ulp
+    dump, _, _ = capture(tmp_path, lambda: (torch.abs(x), torch.abs(y), torch.abs(z)), section={"summary_mode": "hash"})
+    hashes = [dump["data"][f"Torch.abs.{i}.forward"]["input_args"][0]["hash"] for i in range(3)]
+    assert hashes[0] == hashes[1] != hashes[2] and len(hashes[0]) == 16
+    assert dump["data"]["Torch.abs.0.forward"]["input_args"][0]["Max"] == float(x.max())
+
+
+def test_data_mode_list_and_scope(tmp_path):
+    model, optimizer, tokens = make_model()
+    dump, _, _ = capture(tmp_path / "a", _step(model, optimizer, tokens), section={"data_mode": ["forward"]})
+    assert dump["data"] and all(name.endswith(".forward") for name in dump["data"])
+    dump, _, _ = capture(tmp_path / "b", _step(model, optimizer, tokens), section={"data_mode": ["input"]})
+    assert all("output" not in record for record in dump["data"].values())
+    assert any(name.endswith(".backward") for name in dump["data"])
+    dump, _, _ = capture(tmp_path / "c", _step(model, optimizer, tokens), section={"list": ["linear"]})
+    assert dump["data"] and all(".linear." in name for name in dump["data"])
+    scope = ["Functional.layer_norm.1.forward", "Functional.linear.1.forward"]
+    dump, _, _ = capture(tmp_path / "d", _step(model, optimizer, tokens), section={"scope": scope})
+    forward = [name for name in dump["data"] if name.endswith(".forward")]
+    assert forward[0] == scope[0] and forward[-1] == scope[1]
+    assert "Functional.linear.0.backward" in dump["data"] and "Functional.linear.2.backward" not in dump["data"]
+
+
+def test_steps_config_and_context_manager(tmp_path):
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, step=["1-2", 4]))
+    for _ in range(5):
+        with debugger:
+            train_step(model, optimizer, tokens)
+    debugger.close()
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir()) == ["step1", "step2", "step4"]
+    dump, _, _ = load_dump(tmp_path, step=2)
+    assert "Functional.linear.0.forward" in dump["data"]
+
+
+def test_files_are_plain_json_even_with_nan(tmp_path):
+    x = torch.tensor([1.0, float("nan"), float("inf")])
+    dump, _, _ = capture(tmp_path, lambda: torch.abs(x))
+    entry = dump["data"]["Torch.abs.0.forward"]["input_args"][0]
+    assert np.isnan(entry["Max"]) and np.isnan(entry["Mean"])
+    text = (tmp_path / "dump" / "step0" / "rank0" / "dump.json").read_text()
+    assert "NaN" in text and json.loads(text)["version"] == 1
+    assert not list((tmp_path / "dump" / "step0" / "rank0").glob("*.tmp"))

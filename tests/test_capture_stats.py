@@ -1,0 +1,192 @@
+"""Statistics: every dtype and edge case, in-place correctness, one host transfer per step, compile."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from capture_support import (
+    capture,
+    restore_torch,  # noqa: F401  (module-scoped autouse fixture)
+)
+from msprobe_runtime.pytorch.capture import stats as stats_module
+
+
+def _first_input(dump, name):
+    return dump["data"][name]["input_args"][0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_floating_dtypes(tmp_path, dtype):
+    x = (torch.randn(5, 7) * 3).to(dtype)
+    dump, _, _ = capture(tmp_path, lambda: torch.neg(x))
+    entry = _first_input(dump, "Torch.neg.0.forward")
+    exact = x.double()
+    assert entry["dtype"] == str(dtype)
+    assert entry["Max"] == float(exact.max()) and entry["Min"] == float(exact.min())
+    assert entry["Mean"] == pytest.approx(float(exact.mean()), rel=1e-5, abs=1e-6)
+    assert entry["Norm"] == pytest.approx(float(exact.norm()), rel=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int32, torch.int64])
+def test_integer_dtypes(tmp_path, dtype):
+    x = torch.tensor([[3, 9], [0, 5]], dtype=dtype)
+    dump, _, _ = capture(tmp_path, lambda: torch.abs(x))
+    entry = _first_input(dump, "Torch.abs.0.forward")
+    assert (entry["Max"], entry["Min"], entry["Mean"], entry["Norm"]) == (9, 0, None, None)
+    assert isinstance(entry["Max"], int)
+
+
+def test_large_int64_is_exact(tmp_path):
+    x = torch.tensor([2**62 + 1, -(2**61) - 3])
+    dump, _, _ = capture(tmp_path, lambda: torch.abs(x))
+    entry = _first_input(dump, "Torch.abs.0.forward")
+    assert (entry["Max"], entry["Min"]) == (2**62 + 1, -(2**61) - 3)
+
+
+def test_bool_complex_scalar_empty(tmp_path):
+    flags = torch.tensor([True, False, True])
+    z = torch.tensor([3 + 4j, 0 + 1j], dtype=torch.complex64)
+    scalar = torch.tensor(-2.5)
+    integer = torch.tensor(7)
+    empty = torch.empty(0, 3)
+
+    def run():
+        torch.logical_not(flags)
+        torch.conj_physical(z)
+        torch.neg(scalar)
+        torch.neg(integer)
+        torch.neg(empty)
+
+    dump, _, _ = capture(tmp_path, run)
+    assert {k: _first_input(dump, "Torch.logical_not.0.forward")[k] for k in ("Max", "Min", "Mean")} == {
+        "Max": True, "Min": False, "Mean": None}
+    complex_entry = _first_input(dump, "Torch.conj_physical.0.forward")
+    assert (complex_entry["Max"], complex_entry["Min"], complex_entry["Mean"]) == (5.0, 1.0, 3.0)
+    assert complex_entry["Norm"] == pytest.approx(math.sqrt(26))
+    scalar_entry = _first_input(dump, "Torch.neg.0.forward")
+    assert scalar_entry["shape"] == [] and (scalar_entry["Max"], scalar_entry["Mean"], scalar_entry["Norm"]) == (
+        -2.5, -2.5, 2.5)
+    assert {k: _first_input(dump, "Torch.neg.1.forward")[k] for k in ("Max", "Mean", "Norm")} == {
+        "Max": 7, "Mean": 7.0, "Norm": 7.0}
+    empty_entry = _first_input(dump, "Torch.neg.2.forward")
+    assert empty_entry["shape"] == [0, 3] and empty_entry["Max"] is None and empty_entry["Norm"] is None
+
+
+def test_nan_inf_views_and_non_contiguous(tmp_path):
+    bad = torch.tensor([1.0, float("inf"), -2.0])
+    base = torch.arange(12.0).reshape(3, 4)
+    transposed = base.t()  # non-contiguous
+    view = base[1]  # a view with an offset
+
+    def run():
+        torch.neg(bad)
+        torch.neg(transposed)
+        torch.neg(view)
+
+    dump, _, _ = capture(tmp_path, run)
+    entry = _first_input(dump, "Torch.neg.0.forward")
+    assert entry["Max"] == math.inf and entry["Min"] == -2.0 and entry["Mean"] == math.inf
+    assert _first_input(dump, "Torch.neg.1.forward")["shape"] == [4, 3]
+    assert _first_input(dump, "Torch.neg.1.forward")["Mean"] == pytest.approx(5.5)
+    assert (_first_input(dump, "Torch.neg.2.forward")["Max"], _first_input(dump, "Torch.neg.2.forward")["Min"]) == (
+        7.0, 4.0)
+
+
+def test_in_place_ops_keep_call_time_values(tmp_path):
+    x = torch.ones(4)
+
+    def run():
+        y = torch.exp(x)  # y recorded (lazily) as output
+        y.mul_(2)  # in-place on y: the exp record must still say e
+        y[1:3].add_(10)  # in-place through a view of y
+        x.add_(1)  # in-place on an earlier input
+
+    dump, _, _ = capture(tmp_path, run)
+    data = dump["data"]
+    assert data["Torch.exp.0.forward"]["output"][0]["Max"] == pytest.approx(math.e)
+    assert data["Torch.exp.0.forward"]["input_args"][0]["Max"] == 1.0
+    mul = data["Tensor.mul_.0.forward"]
+    assert mul["input_args"][0]["Max"] == pytest.approx(math.e)
+    assert mul["output"][0]["Max"] == pytest.approx(2 * math.e)
+    assert data["Tensor.add_.0.forward"]["input_args"][0]["Max"] == pytest.approx(2 * math.e)
+    add = data["Tensor.add_.1.forward"]
+    assert add["input_args"][0]["Max"] == 1.0 and add["output"][0]["Max"] == 2.0
+
+
+def test_in_place_change_capture_cannot_see_is_reported_not_misreported(tmp_path):
+    x = torch.ones(3)
+
+    def run():
+        y = torch.exp(x)
+        torch.ops.aten.mul_.Tensor(y, torch.tensor(2.0))  # below the wrapped API surface
+
+    with pytest.warns(UserWarning, match="changed in place"):
+        dump, _, _ = capture(tmp_path, run)
+    assert dump["data"]["Torch.exp.0.forward"]["output"][0]["Max"] is None
+
+
+def test_one_transfer_per_step_and_no_item_or_host_copy(tmp_path, monkeypatch):
+    transfers = []
+    real_transfer = stats_module._transfer
+    monkeypatch.setattr(stats_module, "_transfer", lambda bins: transfers.append(len(bins)) or real_transfer(bins))
+
+    def no_files(*args, **kwargs):
+        raise AssertionError("statistics mode copied tensor data")
+
+    monkeypatch.setattr(stats_module.StatBuffer, "_to_files", no_files)
+    real_item = torch.Tensor.item
+    items = []
+    x = torch.randn(16, 16, requires_grad=True)
+
+    def run():
+        monkeypatch.setattr(torch.Tensor, "item", lambda self: items.append(1) or real_item(self))
+        loss = torch.relu(x @ x).sum()
+        loss.backward()
+        monkeypatch.setattr(torch.Tensor, "item", real_item)
+
+    dump, _, _ = capture(tmp_path, run)
+    assert transfers and len(transfers) == 1 and items == []
+    assert dump["data"]["Torch.relu.0.forward"]["output"][0]["Max"] is not None
+
+
+def test_statistics_batch_is_computed_in_few_kernels():
+    """Same-shaped tensors are reduced together: kernel count does not grow with the tensor count."""
+    buffer = stats_module.StatBuffer()
+    tensors = [torch.randn(8, 8) for _ in range(50)]
+    slots = [buffer.slot(t) for t in tensors]
+    assert buffer.slot(tensors[0]) == slots[0]  # same state, same slot
+    rows = buffer.to_host()
+    for tensor, slot in zip(tensors, slots, strict=True):
+        assert rows[slot][0] == float(tensor.max()) and rows[slot][1] == float(tensor.min())
+        assert rows[slot][3] == pytest.approx(float(tensor.norm()), rel=1e-6)
+
+
+def test_compiled_region_is_skipped_cleanly(tmp_path):
+    torch._dynamo.reset()
+
+    @torch.compile(backend="eager", fullgraph=True)
+    def compiled(a, b):
+        return torch.relu(a @ b) + 1
+
+    a, b = torch.randn(3, 3), torch.randn(3, 3)
+    expected = torch.relu(a @ b) + 1
+
+    results = []
+
+    def run():
+        results.append(compiled(a, b))
+        torch.neg(results[0])
+
+    dump, _, _ = capture(tmp_path, run)
+    assert list(dump["data"]) == ["Torch.neg.0.forward"]
+    assert torch.equal(results[0], expected)
+
+
+def test_torchscript_still_compiles_after_wrapping(tmp_path):
+    capture(tmp_path, lambda: torch.neg(torch.ones(1)))  # the wrappers are installed from here on
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.LayerNorm(3), torch.nn.ReLU(), torch.nn.Dropout(0.0))
+    scripted = torch.jit.script(model)
+    x = torch.randn(2, 3)
+    assert torch.equal(scripted(x), model(x))

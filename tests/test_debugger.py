@@ -1,0 +1,170 @@
+"""PrecisionDebugger's API: config handling, errors, ranks, the gradient probe, atomic files, memory."""
+
+from __future__ import annotations
+
+import gc
+import os
+import tracemalloc
+
+import pytest
+import torch
+from capture_support import (
+    load_dump,
+    make_model,
+    restore_torch,  # noqa: F401  (module-scoped autouse fixture)
+    train_step,
+    write_config,
+)
+from msprobe_runtime.core.config import ConfigError
+from msprobe_runtime.core.dump_writer import wait_for_writes
+from msprobe_runtime.pytorch import PrecisionDebugger
+from msprobe_runtime.pytorch.capture.api_wrap import STATE
+
+
+def test_unwritable_dump_path_fails_at_construction(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError, match="dump_path .* is not a writable folder"):
+        PrecisionDebugger(dump_path=str(blocker / "dump"))
+
+
+def test_bad_config_names_the_key(tmp_path):
+    with pytest.raises(ConfigError, match="level"):
+        PrecisionDebugger(config_path=write_config(tmp_path, level="L9"))
+
+
+def test_keyword_arguments_override_the_config(tmp_path):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path), level="mix", step=[2],
+                                 dump_path=str(tmp_path / "other"))
+    assert (debugger.config.level, debugger.config.step, debugger.config.dump_path) == ("mix", (2,),
+                                                                                       str(tmp_path / "other"))
+
+
+def test_l0_needs_a_model(tmp_path):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    with pytest.raises(ConfigError, match="start\\(model\\)"):
+        debugger.start()
+
+
+def test_start_stop_step_counting_and_idempotence(tmp_path):
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, step=[1]))
+    debugger.start()
+    assert STATE.session is None  # step 0 is not wanted
+    debugger.stop()
+    debugger.step()
+    debugger.start()
+    debugger.start()  # idempotent
+    train_step(model, optimizer, tokens)
+    debugger.step()  # stops, then counts
+    assert STATE.session is None and debugger.current_step == 2
+    debugger.close()
+    assert load_dump(tmp_path, step=1)[0]["data"]
+
+
+def test_rank_filter_skips_this_process(tmp_path):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, rank=[1]))
+    debugger.start()
+    torch.neg(torch.ones(2))
+    debugger.stop()
+    debugger.close()
+    assert not (tmp_path / "dump" / "step0").exists()
+
+
+def test_one_capture_at_a_time(tmp_path):
+    first = PrecisionDebugger(config_path=write_config(tmp_path / "a"))
+    second = PrecisionDebugger(config_path=write_config(tmp_path / "b"))
+    first.start()
+    try:
+        with pytest.raises(RuntimeError, match="another PrecisionDebugger"):
+            second.start()
+    finally:
+        first.close()
+
+
+def test_context_manager_stops_on_error(tmp_path):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path))
+    with pytest.raises(ValueError), debugger:
+        torch.neg(torch.ones(2))
+        raise ValueError("boom")
+    assert STATE.session is None and debugger.current_step == 1
+    assert "Torch.neg.0.forward" in load_dump(tmp_path)[0]["data"]
+
+
+def test_async_dump_files_are_complete_after_close(tmp_path):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, async_dump=True))
+    with debugger:
+        torch.neg(torch.ones(2))
+    debugger.close()
+    assert "Torch.neg.0.forward" in load_dump(tmp_path)[0]["data"]
+
+
+def test_monitor_wires_the_gradient_probe(tmp_path):
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, task="grad_probe",
+                                                          section={"grad_level": "L1"}))
+    debugger.monitor(model)
+    for _ in range(2):
+        debugger.start(model)  # a no-op for grad_probe, as in msprobe
+        train_step(model, optimizer, tokens)
+        debugger.stop()
+        debugger.step()
+    debugger.close()
+    assert (tmp_path / "dump" / "rank0" / "grad_summary_1.csv").exists()
+    with pytest.raises(ConfigError, match="grad_probe"):
+        PrecisionDebugger(config_path=write_config(tmp_path / "s")).monitor(model)
+
+
+def test_crash_while_writing_leaves_earlier_steps_readable(tmp_path, monkeypatch):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path))
+    with debugger:
+        torch.neg(torch.ones(2))
+    wait_for_writes()
+    real_replace = os.replace
+
+    def failing_replace(source, target):
+        if str(target).endswith("dump.json"):
+            raise OSError("disk full")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with debugger:  # files are written in the background: the failure surfaces at the next wait
+        torch.neg(torch.ones(2))
+    with pytest.raises(OSError, match="disk full"):
+        debugger.close()
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert "Torch.neg.0.forward" in load_dump(tmp_path, step=0)[0]["data"]
+    step1 = tmp_path / "dump" / "step1" / "rank0"
+    assert not (step1 / "dump.json").exists() and not list(step1.glob("*.tmp"))
+
+
+def test_odd_module_names_become_safe_file_names(tmp_path):
+    model = torch.nn.Module()
+    model.add_module("a/b", torch.nn.Linear(2, 2))
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, task="tensor", level="L0"))
+    with debugger.start(model):
+        getattr(model, "a/b")(torch.ones(1, 2))
+    debugger.close()
+    folder = tmp_path / "dump" / "step0" / "rank0" / "dump_tensor_data"
+    files = list(folder.iterdir())
+    assert files and all(path.parent == folder and "/" not in path.name for path in files)
+    assert any(path.name.startswith("Module.a_b.Linear.forward.0") for path in files)
+
+
+def test_no_memory_growth_across_steps(tmp_path):
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="mix"))
+    before = objects = None
+    for step in range(18):
+        with debugger.start(model):
+            train_step(model, optimizer, tokens)
+        if step == 7:  # caches (stacks seen, buffers) are warm by now
+            gc.collect()
+            tracemalloc.start()
+            before, objects = tracemalloc.get_traced_memory()[0], len(gc.get_objects())
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    debugger.close()
+    assert after - before < 64 * 1024, after - before
+    assert len(gc.get_objects()) - objects < 200

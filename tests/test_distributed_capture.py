@@ -1,0 +1,56 @@
+"""Two processes under torch.distributed (gloo, CPU): each rank writes its own rank{R} folder."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _worker(rank: int, world: int, port: int, folder: str) -> None:
+    from msprobe_runtime.pytorch import PrecisionDebugger
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 2)
+        for name in ("all", "only1"):  # two configs: every rank, then rank 1 only
+            debugger = PrecisionDebugger(config_path=str(Path(folder) / f"{name}.json"))
+            with debugger.start(model):
+                loss = model(torch.full((3, 4), float(rank + 1))).sum()
+                loss.backward()
+                for parameter in model.parameters():
+                    dist.all_reduce(parameter.grad)
+            model.zero_grad()
+            debugger.close()
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
+def test_each_rank_writes_its_own_folder_and_rank_filters(tmp_path):
+    for name, ranks in (("all", []), ("only1", [1])):
+        config = {"task": "statistics", "dump_path": str(tmp_path / name), "level": "mix", "rank": ranks}
+        (tmp_path / f"{name}.json").write_text(json.dumps(config))
+    mp.spawn(_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    step = tmp_path / "all" / "step0"
+    assert sorted(p.name for p in step.iterdir()) == ["rank0", "rank1"]
+    for rank in (0, 1):
+        data = json.loads((step / f"rank{rank}" / "dump.json").read_text())["data"]
+        record = data["Distributed.all_reduce.0.forward"]
+        assert record["input_args"][0]["Max"] == pytest.approx(3.0 * (rank + 1))  # local gradient, before
+        assert record["output"][0]["Max"] == pytest.approx(9.0)  # after: summed over both ranks
+        assert "Functional.linear.0.forward" in data and "Module.Linear.forward.0" not in data
+    assert sorted(p.name for p in (tmp_path / "only1" / "step0").iterdir()) == ["rank1"]

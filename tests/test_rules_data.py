@@ -46,7 +46,7 @@ def lines(rule_name: str, code: str) -> list[int]:
     ("import torch\n\ndef f(x):\n    x = x.to(torch.float16)\n    return torch.rand_like(x)\n", []),
     ("import torch\n\ndef f(x):\n    x = x.cuda().to(torch.float16)\n    return torch.rand_like(x)\n", [5]),
     ("import torch\n\ndef f(x, rank):\n    y = x.to(rank) * 2\n    return torch.bernoulli(y)\n", [5]),
-    ("import torch\n\ndef f(x):\n    a, b = x.cuda(), x\n    return torch.randn_like(a), torch.randn_like(b)\n", [5]),
+    ("import torch\n\ndef f(x):\n    a, b = x.cuda(), x.cpu()\n    return torch.randn_like(a), torch.randn_like(b)\n", [5]),
     ("import torch\nx = torch.randn(4)\nm = torch.multinomial(x.softmax(0), 2)\nx.uniform_()\n", []),
     ("import torch\n\ndef f(x):\n    return torch.randn_like(x, device='cpu')\n", []),
     ("import torch\nw = torch.zeros(3, device='cuda')\nw.data.normal_(0, 0.02)\n", [3]),
@@ -91,6 +91,107 @@ def test_device_rng_in_model_code_is_a_warning():
     found = lint("device-rng", code)
     assert [(line, severity) for line, severity, _ in found] == [(15, "warning"), (16, "warning"), (23, "warning")]
     assert "nn.Module" in found[0][2]
+
+
+# --- device-rng: tensors whose device is not shown, in a file that runs on an accelerator ------------
+DRAW_ON_UNKNOWN = "\n\ndef loss(x0):\n    return torch.randn_like(x0)\n"
+
+
+@pytest.mark.parametrize(("evidence", "fires"), [
+    ("model.cuda()", True),
+    ("batch = batch.to(device)", True),
+    ("batch = batch.to(args.device, non_blocking=True)", True),
+    ("x = x.to(other.device)", True),
+    ("t = torch.arange(4, device=x.device)", True),
+    ("dev = torch.device('cuda' if torch.cuda.is_available() else 'cpu')", True),
+    ("torch.distributed.init_process_group('nccl')", True),
+    ("model = torch.nn.parallel.DistributedDataParallel(model)", True),
+    ("import lightning as L", True),
+    ("from accelerate import Accelerator", True),
+    ("import torch_npu", True),
+    ("x = x.to(torch.float16)", False),
+    ("t = torch.arange(4, device='cpu')", False),
+    ("dev = torch.device('cpu')\nmodel.to(dev)", False),
+    ("print(torch.cuda.is_available())", False),
+    ("", False),
+])
+def test_device_rng_unknown_tensor_fires_where_the_file_runs_on_an_accelerator(evidence, fires):
+    code = "import torch\n" + evidence + DRAW_ON_UNKNOWN
+    found = lint("device-rng", code)
+    assert [(line, severity) for line, severity, _ in found] == ([(code.count("\n"), "warning")] if fires else [])
+    if fires:
+        assert "may live there" in found[0][2]
+
+
+@pytest.mark.parametrize("draw", [
+    "torch.randn_like(x)", "torch.rand_like(x)", "torch.randint_like(x, 10)", "torch.bernoulli(x)",
+    "torch.multinomial(x, 1)", "x.normal_()", "x.uniform_(-1, 1)", "x.new_empty(x.shape).bernoulli_(0.9)",
+    "torch.empty_like(x).exponential_(1)", "torch.poisson(x)",
+])
+def test_device_rng_every_draw_on_an_unknown_tensor(draw):
+    code = f"import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n\n\ndef f(x):\n    return {draw}\n"
+    assert [(line, severity) for line, severity, _ in lint("device-rng", code)] == [(6, "warning")]
+
+
+def test_device_rng_new_tensors_follow_their_source():
+    code = """\
+        import torch
+
+
+        def f(x):
+            y = x.cuda()
+            a = y.new_empty(y.shape).bernoulli_(0.5)
+            b = x.cpu().new_empty(3).normal_()
+            return a, b
+        """
+    assert lines("device-rng", code) == [6]
+
+
+@pytest.mark.parametrize("code", [
+    # datasets (any method of a torch data class), `__getitem__`/`__iter__` of any class
+    "class Data(torch.utils.data.IterableDataset):\n    def _sample(self, x):\n        return torch.randn_like(x)\n",
+    "class Pairs:\n    def __iter__(self):\n        yield torch.rand_like(self.x)\n",
+    "class Noisy:\n    def __getitem__(self, i):\n        return self.x[i].normal_()\n",
+    # collate functions and transforms (not transformers)
+    "def collate_fn(batch):\n    return torch.stack(batch).bernoulli_(0.5)\n",
+    "class GaussianNoiseTransform:\n    def __call__(self, img):\n        return img + torch.randn_like(img)\n",
+    "def augment(img):\n    return img * torch.rand_like(img)\n",
+    # weight initialisation, before the model moves
+    "def _init_weights(m):\n    m.weight.data.normal_(0.0, 0.02)\n",
+    "def reset_parameters(self):\n    torch.nn.init.normal_(self.w)\n",
+    "def trunc_normal_(tensor, std):\n    return tensor.uniform_(-std, std)\n",
+    "def initialize(w):\n    w.normal_()\n",
+    "class Net(torch.nn.Module):\n    def reinit(self):\n        self.w.data.normal_()\n",
+    # explicitly the CPU
+    "def build(ws):\n    with torch.device('cpu'):\n        return [w.normal_() for w in ws]\n",
+    "def f(x, device):\n    x = x.to(device)\n    x = x.cpu()\n    return torch.rand_like(x)\n",
+])
+def test_device_rng_cpu_code_in_an_accelerator_file_is_silent(code):
+    assert lint("device-rng", "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n\n\n" + code) == []
+
+
+def test_device_rng_transformer_blocks_are_not_transforms():
+    code = """\
+        import torch
+
+
+        class TransformerBlock:
+            def forward(self, x):
+                return torch.randn_like(x)
+
+
+        def initial_noise(x):
+            return torch.randn_like(x)
+
+
+        x = torch.zeros(3).cuda()
+        """
+    assert lines("device-rng", code) == [6, 10]
+
+
+def test_device_rng_unknown_tensor_in_evaluation_code_is_info():
+    code = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n\n\ndef validate(x):\n    return torch.randn_like(x)\n"
+    assert [(line, severity) for line, severity, _ in lint("device-rng", code)] == [(6, "info")]
 
 
 def test_device_rng_ignores_names_not_imported_from_torch():

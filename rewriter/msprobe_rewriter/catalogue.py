@@ -9,21 +9,30 @@ from __future__ import annotations
 from typing import NamedTuple
 
 # --- seeding ---------------------------------------------------------------------------------
-# Generator family -> calls that seed it. `mindspore.set_seed` also seeds numpy and the dataset
-# pipeline (MindSpore documents this), but not Python's `random`.
+# Generator family -> calls that seed it. MindSpore 2.10 (mindspore/common/seed.py,
+# mindspore/dataset/core/config.py, mindspore/common/generator.py) has three separate states:
+#   - `mindspore.set_seed(s)` seeds NumPy, calls `mindspore.dataset.config.set_seed(s)` and resets the
+#     operator seeds: it seeds `random`, NumPy, the data pipeline and the random operators. (Older docs
+#     and issue 2 say it leaves `random` alone: no longer true, `dataset.config.set_seed` seeds it.)
+#   - `mindspore.dataset.config.set_seed(s)` seeds the pipeline, `random` and NumPy, NOT the operators.
+#   - `mindspore.manual_seed(s)` seeds only the default generator that `mint` draws use; neither
+#     `set_seed` touches it (unseeded, it starts from seed 0 whatever the script's seed is).
+# `mindspore.common.initializer` seeds its draws from `np.random`, so NumPy's seed pins initial weights.
+_MS_SET_SEED = frozenset({"mindspore.set_seed", "mindspore.common.set_seed", "mindspore.common.seed.set_seed"})
+_MS_DATASET_SEED = frozenset({"mindspore.dataset.config.set_seed", "mindspore.dataset.core.config.set_seed"})
 SEED_CALLS: dict[str, frozenset[str]] = {
-    "random": frozenset({"random.seed"}),
-    "numpy": frozenset({"numpy.random.seed", "mindspore.set_seed", "mindspore.common.set_seed",
-                        "mindspore.common.seed.set_seed"}),
+    "random": frozenset({"random.seed"}) | _MS_SET_SEED | _MS_DATASET_SEED,
+    "numpy": frozenset({"numpy.random.seed"}) | _MS_SET_SEED | _MS_DATASET_SEED,
     "torch": frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed_all",
                         "lightning.seed_everything", "pytorch_lightning.seed_everything",
                         "lightning.pytorch.seed_everything", "transformers.set_seed",
                         "accelerate.utils.set_seed", "transformers.enable_full_determinism",
                         "torch.cuda.manual_seed", "torch.npu.manual_seed", "torch.npu.manual_seed_all",
                         "torch_npu.npu.manual_seed", "torch_npu.npu.manual_seed_all"}),
-    "mindspore": frozenset({"mindspore.set_seed", "mindspore.common.set_seed",
-                            "mindspore.common.seed.set_seed", "mindspore.dataset.config.set_seed",
-                            "mindspore.manual_seed"}),
+    "mindspore": _MS_SET_SEED,  # the random operators (`ops.standard_normal`, `nn.Dropout`, ...)
+    "mindspore-generator": frozenset({"mindspore.manual_seed", "mindspore.common.manual_seed",
+                                      "mindspore.common.generator.manual_seed"}),  # `mint` draws
+    "mindspore-dataset": _MS_SET_SEED | _MS_DATASET_SEED,
 }
 # Helpers from popular libraries that seed every generator at once.
 SEED_ALL_CALLS = frozenset({
@@ -39,13 +48,6 @@ SEED_ALL_CALLS = frozenset({
     # Hugging Face trainers seed everything with `args.seed` (default 42) when constructed.
     "transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
 })
-# The family a seeding call covers implicitly.
-SEED_IMPLIES: dict[str, frozenset[str]] = {
-    "mindspore.set_seed": frozenset({"mindspore", "numpy"}),
-    "mindspore.common.set_seed": frozenset({"mindspore", "numpy"}),
-    "mindspore.common.seed.set_seed": frozenset({"mindspore", "numpy"}),
-}
-
 # Module-level functions of Python's `random` and NumPy's legacy global RNG that draw numbers.
 PYTHON_RANDOM_DRAWS = frozenset({
     "random.random", "random.randint", "random.randrange", "random.choice", "random.choices",
@@ -62,8 +64,6 @@ NUMPY_RANDOM_DRAWS = frozenset(
         "triangular", "vonmises", "weibull", "zipf", "rayleigh", "pareto", "power", "hypergeometric",
     )
 )
-NUMPY_GENERATOR_FACTORIES = frozenset({"numpy.random.default_rng", "numpy.random.RandomState",
-                                       "numpy.random.Generator"})
 # Drawing calls of torch's global generator (any device).
 TORCH_RANDOM_DRAWS = frozenset(
     "torch." + n for n in (
@@ -71,9 +71,41 @@ TORCH_RANDOM_DRAWS = frozenset(
         "bernoulli", "multinomial", "poisson",
     )
 )
+# MindSpore functions drawing from the operator RNG that `mindspore.set_seed` seeds (MindSpore 2.10; checked
+# by running them twice): qualified name -> position of their own `seed` argument (None: keyword only).
+# Given a seed, they are reproducible on their own. `ops.randperm`, `ops.random_categorical`, `ops.bernoulli`
+# and the samplers take a fixed or their own seed instead, so the global seed does not decide them.
+_MS_OP_DRAWS: dict[str, int | None] = {
+    "standard_normal": 1, "uniform": 3, "randn": None, "rand": None, "randint": 3, "randn_like": 1,
+    "rand_like": 1, "randint_like": 3, "normal": 3, "gamma": 3, "poisson": 2, "random_gamma": 2,
+    "random_poisson": 2, "standard_laplace": 1, "laplace": 3, "multinomial": 3, "shuffle": 1,
+    "choice_with_mask": 2, "dropout": 3, "rrelu": None, "gumbel_softmax": None,
+}
+MINDSPORE_OP_DRAWS: dict[str, int | None] = {
+    **{f"{module}.{name}": seed for module in ("mindspore.ops", "mindspore.ops.functional", "mindspore.ops.function")
+       for name, seed in _MS_OP_DRAWS.items()},
+    "mindspore.nn.Dropout": None,  # seeded from the global seed when constructed
+}
+# `mint` draws take MindSpore's default generator (or `generator=`), which only `mindspore.manual_seed` seeds.
+MINDSPORE_GENERATOR_DRAWS = frozenset(
+    [f"mindspore.mint.{n}" for n in ("randn", "rand", "randint", "randperm", "normal", "bernoulli", "multinomial",
+                                     "randn_like", "rand_like", "randint_like")]
+    + ["mindspore.mint.nn.Dropout", "mindspore.mint.nn.functional.dropout"]
+)
+# MindSpore dropouts that draw no mask for a literal rate: name -> (keyword, position, value meaning "off").
+MINDSPORE_DROPOUT_OFF: dict[str, tuple[tuple[str, int | None, float], ...]] = {
+    "mindspore.nn.Dropout": (("p", None, 0), ("keep_prob", 0, 1)),
+    **dict.fromkeys([f"{m}.dropout" for m in ("mindspore.ops", "mindspore.ops.functional", "mindspore.ops.function")]
+                    + ["mindspore.mint.nn.functional.dropout"], (("p", 1, 0),)),
+    "mindspore.mint.nn.Dropout": (("p", 0, 0),),
+}
+# `mindspore.common.initializer` classes that draw random weights, from NumPy's global generator.
+MINDSPORE_INIT_DRAWS = frozenset(
+    "mindspore.common.initializer." + n for n in ("Normal", "Uniform", "HeUniform", "HeNormal", "XavierUniform",
+                                                  "XavierNormal", "TruncatedNormal", "Orthogonal", "Sparse",
+                                                  "VarianceScaling")
+)
 
-# --- determinism switches -------------------------------------------------------------------------
-DETERMINISTIC_ALGORITHMS = frozenset({"torch.use_deterministic_algorithms"})
 CUDNN_MODULES = frozenset({"torch.backends.cudnn"})
 HCCL_DETERMINISTIC_ENV = frozenset({"HCCL_DETERMINISTIC"})
 DISTRIBUTED_INIT_CALLS = frozenset({
@@ -85,16 +117,6 @@ DISTRIBUTED_INIT_CALLS = frozenset({
 # name -> the keyword with the device count (`Fabric(devices=1)`).
 DISTRIBUTED_DEVICES_KEYWORD = {"lightning.Fabric": "devices", "lightning.fabric.Fabric": "devices"}
 
-# --- device RNG -----------------------------------------------------------------------------------
-# Draws that accept `device=`: name -> position of the first argument that is *not* the size/shape.
-DEVICE_DRAW_FACTORIES = frozenset(
-    "torch." + n for n in ("rand", "randn", "randint", "randperm", "normal", "empty", "rand_like",
-                           "randn_like", "randint_like", "bernoulli", "multinomial", "poisson")
-)
-# `*_like(x)` draws take the device of their first argument.
-LIKE_DRAWS = frozenset({"torch.rand_like", "torch.randn_like", "torch.randint_like"})
-# Draws whose result lives where their tensor input lives.
-INPUT_DEVICE_DRAWS = frozenset({"torch.bernoulli", "torch.multinomial", "torch.poisson", "torch.normal"})
 # In-place tensor methods that fill with random numbers.
 INPLACE_RANDOM_METHODS = frozenset({
     "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_", "cauchy_",
@@ -159,6 +181,18 @@ TORCH_MODULE_PACKAGE = "torch.nn"
 LIGHTNING_MODULES = frozenset({"lightning.LightningModule", "lightning.pytorch.LightningModule",
                                "lightning.pytorch.core.LightningModule", "pytorch_lightning.LightningModule",
                                "pytorch_lightning.core.LightningModule"})
+# Calls that show a file runs on an accelerator (besides `.cuda()`, `.to(device)`, `device=`): tensors
+# whose device the file does not show may live there.
+ACCELERATOR_USE_CALLS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel", "torch.distributed.init_process_group",
+    "torch.cuda.set_device", "torch.npu.set_device", "torch_npu.npu.set_device", "torch.cuda.synchronize",
+    "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler", "deepspeed.initialize", "deepspeed.init_distributed",
+})
+# Packages whose import means the code runs where they put it: an accelerator, as a rule.
+ACCELERATOR_FRAMEWORK_ROOTS = ("lightning", "pytorch_lightning", "accelerate", "deepspeed", "torch_npu")
+# Base classes of data-loading code (datasets, samplers): it runs on the CPU, in loader workers.
+TORCH_DATA_PACKAGE = "torch.utils.data"
 
 # --- data pipeline --------------------------------------------------------------------------------
 TORCH_DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -178,25 +212,6 @@ SAMPLER_TWINS = {
        for m in ("", "samplers.", "engine.samplers.")},
 }
 MINDSPORE_DATASET_MODULE = "mindspore.dataset"
-# MindSpore dataset classes that shuffle unless told otherwise (they default to shuffle=True, or
-# to "global" shuffling), so a missing `shuffle=` argument means random order.
-MINDSPORE_SHUFFLING_DATASETS = frozenset(
-    "mindspore.dataset." + n for n in (
-        "GeneratorDataset", "ImageFolderDataset", "MnistDataset", "Cifar10Dataset", "Cifar100Dataset",
-        "CocoDataset", "VOCDataset", "CelebADataset", "ManifestDataset", "MindDataset", "TFRecordDataset",
-        "TextFileDataset", "CSVDataset", "CLUEDataset", "NumpySlicesDataset", "FashionMnistDataset",
-        "KMnistDataset", "EMnistDataset", "QMnistDataset", "SVHNDataset", "STL10Dataset", "USPSDataset",
-        "CityscapesDataset", "DIV2KDataset", "FlickrDataset", "Places365Dataset", "SBDataset",
-        "SBUDataset", "SemeionDataset", "WIDERFaceDataset", "LSUNDataset", "Food101Dataset",
-        "Caltech101Dataset", "Caltech256Dataset", "KITTIDataset", "OmniglotDataset", "RenderedSST2Dataset",
-        "SST2Dataset", "AGNewsDataset", "AmazonReviewDataset", "DBpediaDataset", "EnWik9Dataset",
-        "IMDBDataset", "IWSLT2016Dataset", "IWSLT2017Dataset", "Multi30kDataset", "PennTreebankDataset",
-        "SogouNewsDataset", "SQuADDataset", "UDPOSDataset", "WikiTextDataset", "YahooAnswersDataset",
-        "YelpReviewDataset", "CoNLL2000Dataset", "LJSpeechDataset", "SpeechCommandsDataset",
-        "TedliumDataset", "YesNoDataset", "LibriTTSDataset", "GTZANDataset", "CMUArcticDataset",
-        "RandomDataset", "PaddedDataset", "Sintel", "PhotoTourDataset", "AmazonReviewDataset",
-    )
-)
 TORCH_WORKER_KEYWORD = "num_workers"
 MINDSPORE_WORKER_KEYWORD = "num_parallel_workers"
 # Where `DataLoader` takes the arguments the data rules read, by position (torch 2.13).
@@ -564,11 +579,6 @@ FALSE_ENV_VALUES = frozenset({"", "0", "false", "off", "no"})
 OS_ENVIRON = "os.environ"
 ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})  # (name, value) arguments
 ENV_UPDATERS = frozenset({"os.environ.update"})  # a dict literal or keywords
-# Module-level draws from torch's global generator through `torch.nn.init`.
-TORCH_INIT_DRAWS = frozenset(
-    "torch.nn.init." + n for n in ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
-                                   "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
-)
 # Classes whose construction means "this script trains" (their fit/train runs the steps).
 TRAINER_CLASSES = frozenset({
     "lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer", "transformers.Trainer",
@@ -586,6 +596,22 @@ GENERATOR_FACTORIES: dict[str, tuple[int, str]] = {
 # torch generator objects ignore `torch.manual_seed`: unseeded, each starts from the same fixed default
 # seed, so the script's seed does not control them (and two of them draw the same stream).
 TORCH_GENERATOR_CLASSES = frozenset({"torch.Generator", "torch._C.Generator"})
+# MindSpore random-operator primitives: qualified name -> (position, keyword) of their seed arguments. They
+# ignore `mindspore.set_seed`: with every seed 0 (the default) they draw fresh entropy in every run, with a
+# non-zero seed they repeat (MindSpore 2.10, checked by running them twice).
+_MS_SEED_PAIR = ((0, "seed"), (1, "seed2"))
+_MS_RANDOM_PRIMITIVES: dict[str, tuple[tuple[int, str], ...]] = {
+    **dict.fromkeys(("StandardNormal", "UniformReal", "UniformInt", "Gamma", "Poisson", "Multinomial", "RandomGamma",
+                     "RandomPoisson", "StandardLaplace", "ParameterizedTruncatedNormal", "RandomShuffle"),
+                    _MS_SEED_PAIR),
+    "RandomChoiceWithMask": ((1, "seed"), (2, "seed2")),
+    "TruncatedNormal": ((1, "seed"), (2, "seed2")),
+    "Dropout": ((1, "Seed0"), (2, "Seed1")),
+}
+MINDSPORE_RANDOM_PRIMITIVES: dict[str, tuple[tuple[int, str], ...]] = {
+    f"{module}.{name}": seeds for module in ("mindspore.ops", "mindspore.ops.operations")
+    for name, seeds in _MS_RANDOM_PRIMITIVES.items()
+}
 
 # --- reduced-precision float32 math (tf32-enabled) -------------------------------------------------
 # (module, attribute) -> the value that lets float32 matmuls/convolutions run in TF32 (HF32 on Ascend).

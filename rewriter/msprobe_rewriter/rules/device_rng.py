@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Callable
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import argument, constant, keyword
+from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import FollowsValues, LocalValues
 
@@ -17,6 +19,13 @@ ON_DEVICE = (ACCELERATOR, DEVICE)
 DEVICE_NAMES = frozenset({"dev", "gpu", "gpu_id", "rank", "local_rank"})
 DRAW_METHODS = catalogue.INPLACE_RANDOM_METHODS | catalogue.TENSOR_DRAW_METHODS
 MODEL_CODE_NOTE = " (in an `nn.Module` method its input lives on the model's device)"
+ACCELERATOR_FILE_NOTE = " (this file runs on an accelerator, so this tensor may live there)"
+# Code that runs on the CPU whatever the file does: weight initialisation (before the model is moved;
+# also fill helpers named like `torch.nn.init`'s, such as `trunc_normal_`), data loading (datasets, collate
+# functions, transforms).
+INIT_NAME = re.compile(r"(^|_)(re_?)?(init|initiali[sz]e|reset)(_|$)|(normal|uniform)_$", re.IGNORECASE)
+DATA_NAME = re.compile(r"collat|transform(?!er)|augment|dataset", re.IGNORECASE)
+DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
 
 
 class DeviceRng(FollowsValues, Rule):
@@ -30,16 +39,26 @@ class DeviceRng(FollowsValues, Rule):
     summary = ("Flags torch draws (`randn`, `rand`, `randint`, `randperm`, `normal`, `bernoulli`, `multinomial`, "
                "`poisson`, `*_like`, in-place `normal_()`/`uniform_()`/..., `nn.init.*_`) that run on an "
                "accelerator: `device=` a non-CPU device or a device not provably the CPU, or an input tensor "
-               "known (in the same function) to live on a device.")
+               "known (in the same function) to live on a device. A draw on a tensor whose device is not shown "
+               "(`torch.randn_like(x0)` on a parameter, `x.new_empty(s).bernoulli_(p)`) is a warning in "
+               "`nn.Module` methods and in files that run on an accelerator (`.cuda()`, `.to(device)`, "
+               "`device=`, `torch.device(\"cuda\")`, DDP, `init_process_group`, Lightning, accelerate, "
+               "DeepSpeed, torch_npu), except in code that runs on the CPU: weight initialisation (`*init*`, "
+               "`reset*`, `*normal_`/`*uniform_` helpers), datasets, collate functions, transforms, and "
+               "`with torch.device(\"cpu\")`.")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
-           "the CPU are the same everywhere for one seed.")
+           "the CPU are the same everywhere for one seed. `torch.randn_like(x)` draws where `x` lives: in a "
+           "training script that moves its batches to the GPU, the DDPM loss's `noise = torch.randn_like(x0)` "
+           "is a GPU draw although no line says so.")
     fix = ("Draw on the CPU and move the result: `torch.randn(shape).to(device)` instead of "
            "`torch.randn(shape, device=device)`, `torch.randn(x.shape, dtype=x.dtype).to(x.device)` instead of "
            "`torch.randn_like(x)`, `torch.empty(shape).normal_().to(device)` instead of filling on the device. "
            "Draws with no `device=` are on the CPU already. A variable counts as the CPU only when every "
-           "assignment to it in the function is a CPU device (`\"cpu\"`, `torch.device(\"cpu\")`).")
+           "assignment to it in the function is a CPU device (`\"cpu\"`, `torch.device(\"cpu\")`). Where a "
+           "warning's tensor is in fact on the CPU the rewrite gives the very same numbers, so applying it is "
+           "harmless; or say so with `x = x.cpu()` or `# noqa: device-rng`.")
     valid = (
         "import torch\n\n\ndef noise(shape, device):\n    return torch.randn(shape).to(device)\n",
         "import torch\n\nx = torch.rand(4, 4, device=\"cpu\")\nmask = torch.bernoulli(torch.full((4,), 0.5))\n",
@@ -47,11 +66,17 @@ class DeviceRng(FollowsValues, Rule):
         "    return T.randperm(n, device=device)\n",
         "import torch\n\n\ndef f(x):\n    x = x.cpu()\n    return torch.randn_like(x) + x.normal_()\n",
         "from torch import randn as rn, randn_like\n\n\ndef sample(batch):\n"
-        "    # a tensor whose device this function does not show: not flagged\n"
-        "    return rn(batch.shape).to(batch.device) + randn_like(batch)\n",
+        "    # this file never puts anything on a device: `batch` is not known to live on one\n"
+        "    return rn(batch.shape) + randn_like(batch)\n",
         "import numpy as np\nimport random\n\nx = np.random.randn(3)\ny = random.random()\n"
         "\n\ndef randn(*size, device=None):\n    return size\n\n\nz = randn(3, device=\"cuda\")  # not torch's\n",
         "import torch\n\nw = torch.empty(3, 3)\ntorch.nn.init.kaiming_normal_(w)\nw.normal_()\nw = w.cuda()\n",
+        "import torch\nfrom torch.utils.data import Dataset\n\n\nclass Noisy(Dataset):\n"
+        "    def __getitem__(self, i):\n        return torch.randn_like(self.items[i])\n\n\n"
+        "def collate(batch):\n    return torch.stack(batch).bernoulli_(0.5)\n\n\n"
+        "def init_weights(w):\n    w.normal_(0.0, 0.02)\n\n\n"
+        "def build(layers):\n    with torch.device(\"cpu\"):\n        return [w.uniform_() for w in layers]\n\n\n"
+        "def main(model, loader):\n    model.cuda()  # the file runs on a GPU, but these draws do not\n",
     )
     invalid = (
         Invalid("import torch\n\nnoise = torch.randn(8, 3, device=\"cuda\")\n", lines=(3,)),
@@ -71,15 +96,28 @@ class DeviceRng(FollowsValues, Rule):
                 lines=(6, 8)),
         Invalid("import torch\n\n\ndef evaluate(shape):\n    return torch.randn(shape, device=\"cuda\")\n",
                 lines=(5,), severity="info"),
+        Invalid("import torch\nimport torch.nn.functional as F\n\n\ndef training_loss(model, x0, t):\n"
+                "    noise = torch.randn_like(x0)  # x0 comes from a batch moved to the GPU below\n"
+                "    return F.mse_loss(model(x0 + noise, t), noise)\n\n\n"
+                "def train(model, loader, device):\n    for x0, t in loader:\n"
+                "        training_loss(model, x0.to(device), t.to(device)).backward()\n",
+                lines=(6,), severity="warning"),
+        Invalid("import lightning as L\nimport torch\n\n\ndef drop_path(x, keep_prob):\n"
+                "    mask = x.new_empty((x.shape[0], 1)).bernoulli_(keep_prob)\n    return x * mask / keep_prob\n",
+                lines=(6,), severity="warning"),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.values = LocalValues(ctx, self.placement)
-        self._modules: frozenset[str] | None = None
+        self._classes: dict[str, frozenset[str]] = {}
+        self._accelerator_file = False
+        self._unknown_draws: list = []  # Sites of draws on tensors whose device the file does not show
 
     def visit_Call(self, node: ast.Call) -> None:
         qualified = self.ctx.call_qualname(node)
+        if not self._accelerator_file:
+            self._accelerator_file = self._shows_accelerator(node, qualified)
         if qualified in catalogue.TORCH_DEVICE_DRAWS:
             signature = catalogue.TORCH_DEVICE_DRAWS[qualified]
             device = keyword(node, "device")
@@ -94,40 +132,92 @@ class DeviceRng(FollowsValues, Rule):
         elif qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS:
             self._check_inputs(node, [node.func.value])
 
+    def finish(self) -> None:
+        imports = self.ctx.imports
+        if not self._unknown_draws or not imports.imports_root("torch"):
+            return  # `x.normal_()` in a file without torch is not known to be torch's
+        if self._accelerator_file or any(imports.imports_root(r) for r in catalogue.ACCELERATOR_FRAMEWORK_ROOTS):
+            for site in self._unknown_draws:
+                self.report(site, self.message + ACCELERATOR_FILE_NOTE, "warning")
+
     def _check_inputs(self, node: ast.Call, inputs: list) -> None:
-        """Report a draw whose input tensor lives on a device (known here, or as model code's input)."""
+        """Report a draw whose input tensor lives on a device; one whose tensor's device is unknown is a
+        warning in model code, or (at the end) in a file that runs on an accelerator, unless on the CPU."""
         found = [self.placement(i) for i in inputs if not _is_number(i)]
         if any(p in ON_DEVICE for p in found):
             self.report(node)
-        elif found and CPU not in found and self._in_model_code():
-            self.report(node, self.message + MODEL_CODE_NOTE, "warning")
+        elif found and CPU not in found and not any(map(self._last_on_cpu, inputs)) and not self._runs_on_cpu():
+            if self._in_model_code():
+                self.report(node, self.message + MODEL_CODE_NOTE, "warning")
+            else:
+                self._unknown_draws.append(self.ctx.site(node))
 
-    def _in_model_code(self) -> bool:
-        """Whether we are in a method of an `nn.Module` (not one that initialises or resets it)."""
-        ancestors = self.ctx.ancestors
-        for i in range(len(ancestors) - 1, 0, -1):
-            if isinstance(ancestors[i], (ast.FunctionDef, ast.AsyncFunctionDef)):
-                owner = ancestors[i - 1]
-                name = ancestors[i].name.lower()
-                return (isinstance(owner, ast.ClassDef) and "init" not in name and "reset" not in name
-                        and owner.name in self._module_classes())
+    def _last_on_cpu(self, node: ast.expr) -> bool:
+        """A name whose latest assignment puts it on the CPU (`x = x.cpu()`), whatever came before."""
+        return isinstance(node, ast.Name) and self.values.last(node.id, node) == CPU
+
+    def _shows_accelerator(self, call: ast.Call, qualified: str | None) -> bool:
+        """Whether `call` puts work on an accelerator: `.cuda()`, `.to(device)`, `device=` a device not
+        provably the CPU, `torch.device("cuda")`, DDP, `init_process_group`, ..."""
+        if qualified in catalogue.ACCELERATOR_USE_CALLS:
+            return True
+        if qualified in catalogue.TORCH_DEVICE_CONSTRUCTORS:
+            return self._call_placement(call) in ON_DEVICE
+        device = keyword(call, "device")
+        if device is not None:
+            return self.device_of(device) != CPU
+        func = call.func
+        if qualified is not None or not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in catalogue.ACCELERATOR_METHODS:
+            return True
+        return func.attr == "to" and bool(call.args) and self._moved_to(call.args[0], func.value) in ON_DEVICE
+
+    def _runs_on_cpu(self) -> bool:
+        """Whether we are in code that runs on the CPU whatever the file does: weight initialisation, data
+        loading (datasets, collate functions, transforms), or under `with torch.device("cpu")`."""
+        data_classes = self._derived_classes("data", _is_data_base)
+        for node in self.ctx.ancestors:
+            if isinstance(node, FUNCTION_TYPES):
+                if INIT_NAME.search(node.name) or DATA_NAME.search(node.name) or node.name in DATA_METHODS:
+                    return True
+            elif isinstance(node, ast.ClassDef):
+                if DATA_NAME.search(node.name) or node.name in data_classes:
+                    return True
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                if any(self._is_cpu_device(item.context_expr) for item in node.items):
+                    return True
         return False
 
-    def _module_classes(self) -> frozenset[str]:
-        """Names of the file's classes that derive (directly or through each other) from a torch module."""
-        if self._modules is None:
+    def _is_cpu_device(self, node: ast.expr) -> bool:
+        return (isinstance(node, ast.Call) and self.ctx.call_qualname(node) in catalogue.TORCH_DEVICE_CONSTRUCTORS
+                and self._call_placement(node) == CPU)
+
+    def _in_model_code(self) -> bool:
+        """Whether we are in a method of an `nn.Module` (or a Lightning module)."""
+        ancestors = self.ctx.ancestors
+        for i in range(len(ancestors) - 1, 0, -1):
+            if isinstance(ancestors[i], FUNCTION_TYPES):
+                owner = ancestors[i - 1]
+                return isinstance(owner, ast.ClassDef) and owner.name in self._derived_classes("model", _is_model_base)
+        return False
+
+    def _derived_classes(self, kind: str, is_base: Callable[[str], bool]) -> frozenset[str]:
+        """Names of the file's classes that derive (directly or through each other) from a class `is_base`
+        accepts by its qualified name; computed once per `kind`."""
+        if kind not in self._classes:
             found: set[str] = set()
             for node in ast.walk(self.ctx.tree):
-                if isinstance(node, ast.ClassDef) and any(self._is_module_base(b, found) for b in node.bases):
+                if isinstance(node, ast.ClassDef) and any(self._derives(b, found, is_base) for b in node.bases):
                     found.add(node.name)
-            self._modules = frozenset(found)
-        return self._modules
+            self._classes[kind] = frozenset(found)
+        return self._classes[kind]
 
-    def _is_module_base(self, base: ast.expr, local: set[str]) -> bool:
+    def _derives(self, base: ast.expr, local: set[str], is_base: Callable[[str], bool]) -> bool:
         qualified = self.ctx.qualname(base)
         if qualified is None:
             return isinstance(base, ast.Name) and base.id in local
-        return qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".") or qualified in catalogue.LIGHTNING_MODULES
+        return is_base(qualified)
 
     # --- where values live -------------------------------------------------------------------
     def placement(self, node: ast.expr | None) -> str | None:
@@ -224,6 +314,14 @@ def _combine(first: str | None, second: str | None, both: bool) -> str | None:
     if first in ON_DEVICE or second in ON_DEVICE:
         return DEVICE if both or ACCELERATOR not in (first, second) else ACCELERATOR
     return None
+
+
+def _is_model_base(qualified: str) -> bool:
+    return qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".") or qualified in catalogue.LIGHTNING_MODULES
+
+
+def _is_data_base(qualified: str) -> bool:
+    return qualified.startswith(catalogue.TORCH_DATA_PACKAGE + ".")
 
 
 def _is_number(node: ast.expr) -> bool:

@@ -1,0 +1,207 @@
+"""The first divergence: walking the calls in execution order, the first whose inputs agree and whose
+outputs do not. That call made the difference; everything after it only carries it along.
+
+Rows agree when their content hashes (or msprobe md5s) are equal; without hashes, when every statistic
+is equal (tensor mode: when MaxAbsErr is 0), or within `rtol` when one is given. Inputs are positional
+and keyword arguments and parameters; outputs are results and parameter gradients. The destination
+argument of in-place fills (`uniform_`, `copy_`, ...) is not an input that matters. When no call
+qualifies (the difference comes from outside the captured calls, e.g. the data, or from a call only one
+run made), the first call with any difference is reported instead, as a "first difference". Backward
+calls and parameter gradients also read what their forward call saved, so they qualify only when that
+forward call was identical. A call whose differing outputs are all overwritten later (a random
+initialisation replaced by `zeros_` or by a checkpoint) does not count: its difference reaches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from msprobe_runtime.core.compare.table import OUTPUT, PARAMETERS_GRAD, DumpTable
+
+_UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "empty_with_format", "new_empty",
+                            "new_empty_strided"})
+_OVERWRITTEN_DESTINATION = frozenset({"uniform_", "normal_", "bernoulli_", "random_", "exponential_",
+                                      "geometric_", "cauchy_", "log_normal_", "zero_", "fill_", "copy_",
+                                      "set_", "resize_"})
+_FRAME = re.compile(r"File (?P<file>.*?), line (?P<line>\d+), in (?P<function>.*?),\s*\n\s?(?P<code>.*)", re.DOTALL)
+_LIBRARY_MARKERS = ("site-packages", "dist-packages", "/lib/python3", "\\lib\\python3", "<frozen")
+PREVIOUS_CALLS = 3
+
+
+@dataclass
+class Source:
+    """A user source line from stack.json."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} in {self.function}: {self.code}".rstrip(": ")
+
+
+@dataclass
+class Call:
+    """One call (record) of the target dump in the divergence report."""
+
+    index: int
+    name: str
+    status: str  # "identical", "differs", "inputs differ", "only in target"
+    source: Source | None
+    rows: list[str] = field(default_factory=list)  # names of its rows that differ
+    argument_differs: bool = False  # a non-tensor input (a constant in the code) differs
+
+
+@dataclass
+class Divergence:
+    """The first diverging call (kind "divergence"), or the first call with any difference ("difference")."""
+
+    kind: str
+    call: Call
+    previous: list[Call]
+    golden_only_before: list[str] = field(default_factory=list)  # golden calls missing in target, just before
+
+
+def user_frame(lines: list[str]) -> Source | None:
+    """The innermost frame of a stack (msprobe order: innermost first) that is not library code."""
+    frames = [match for match in (_FRAME.match(line) for line in lines or ()) if match]
+    for match in frames:
+        path = match["file"].replace("\\", "/")
+        if not any(marker in path for marker in _LIBRARY_MARKERS) and "/torch/" not in path:
+            return Source(match["file"], int(match["line"]), match["function"], match["code"].strip())
+    if frames:
+        match = frames[0]
+        return Source(match["file"], int(match["line"]), match["function"], match["code"].strip())
+    return None
+
+
+def forward_name(record: str) -> str | None:
+    """The forward call of a backward call or a parameter gradient (`...3.backward` -> `...3.forward`,
+    `Module.m.L.parameters_grad.0` -> `Module.m.L.forward.0`); None for other calls."""
+    parts = record.split(".")
+    if parts[-1] == "backward":
+        parts[-1] = "forward"
+    elif len(parts) > 1 and parts[-2] in ("backward", "parameters_grad"):
+        parts[-2] = "forward"
+    else:
+        return None
+    return ".".join(parts)
+
+
+def source_of(table: DumpTable, record: str) -> Source | None:
+    """The user line that made call `record` (a backward call or gradient: its forward call's line)."""
+    lines = table.stacks.get(record)
+    if lines is None:
+        lines = table.stacks.get(forward_name(record) or "")
+    return user_frame(lines) if lines else None
+
+
+def _producer_of(records: list[str]) -> np.ndarray:
+    """Per call, the call whose data it also reads: a backward call reads what its forward call saved, a
+    parameter gradient is made by its module's backward call. -1: none; -2: that call was not captured."""
+    position = {name: index for index, name in enumerate(records)}
+    producer = np.full(len(records), -1, dtype=np.int64)
+    for index, name in enumerate(records):
+        parts = name.split(".")
+        if len(parts) > 1 and parts[-2] == "parameters_grad":
+            producer[index] = position.get(".".join([*parts[:-2], "backward", parts[-1]]), -2)
+        elif forward_name(name) is not None:
+            producer[index] = position.get(forward_name(name), -2)
+    return producer
+
+
+def _golden_only(record_match: np.ndarray, golden: DumpTable) -> tuple[int, list[str]] | None:
+    """The first GOLDEN calls that TARGET did not make: (the target call they precede, their names)."""
+    paired = np.zeros(len(golden.records), dtype=bool)
+    paired[record_match[record_match >= 0]] = True
+    missing = np.flatnonzero(~paired)
+    if not len(missing) or not len(record_match):
+        return None
+    first = int(missing[0])
+    run_end = first
+    while run_end + 1 < len(paired) and not paired[run_end + 1]:
+        run_end += 1
+    names = [golden.records[g] for g in range(first, run_end + 1)][:PREVIOUS_CALLS]
+    later = np.flatnonzero(record_match > first)
+    return (int(later[0]) if len(later) else len(record_match) - 1), names
+
+
+def _not_overwritten(target: DumpTable, candidates: np.ndarray, record: np.ndarray, bad_output_rows: np.ndarray,
+                     destinations: np.ndarray) -> np.ndarray:
+    """Drop candidates whose differing outputs are all overwritten later (e.g. a random initialisation
+    followed by `zeros_` or a checkpoint's `copy_`): their difference never reaches anything. Tensors
+    are recognised by content hash, so this needs hash or md5 dumps."""
+    if not len(candidates) or not destinations.any() or all(digest is None for digest in target.digest[:1000]):
+        return candidates
+    last_overwrite: dict[str, int] = {}
+    for row in np.flatnonzero(destinations).tolist():
+        digest = target.digest[row]
+        if digest is not None:
+            last_overwrite[digest] = int(record[row])
+    kept = []
+    for candidate in candidates.tolist():
+        digests = [target.digest[row] for row in np.flatnonzero((record == candidate) & bad_output_rows).tolist()]
+        if not digests or any(digest is None or last_overwrite.get(digest, -1) <= candidate for digest in digests):
+            kept.append(candidate)
+    return np.asarray(kept, dtype=np.int64)
+
+
+def find(target: DumpTable, golden: DumpTable, record_match: np.ndarray, partner: np.ndarray,
+         agree: np.ndarray) -> Divergence | None:
+    """The first divergence, else the first difference, else None (the dumps agree everywhere)."""
+    records = len(target.records)
+    record = target.row_record
+    bad = (partner < 0) | ~agree
+    output = (target.state == OUTPUT) | (target.state == PARAMETERS_GRAD)
+    api = [name.split(".")[1] if name.count(".") >= 1 else "" for name in target.records]
+    destination = np.array([a in _OVERWRITTEN_DESTINATION for a in api], dtype=bool)[record]
+    suffix_is_first = np.array([s == ".input.0" for s in target.suffixes], dtype=bool)
+    ignored_input = destination & suffix_is_first[target.row_suffix]
+    bad_input = np.zeros(records, dtype=bool)
+    bad_output = np.zeros(records, dtype=bool)
+    bad_input[record[bad & ~output & ~ignored_input]] = True
+    bad_output[record[bad & output]] = True
+    paired = record_match >= 0
+    identical = paired & ~bad_input & ~bad_output
+    producer = _producer_of(target.records)
+    golden_producer = _producer_of(golden.records)
+    # a backward call also reads what its forward call saved: its inputs agree only if that call was
+    # identical, and only if the two backward calls belong to forward calls that were paired together
+    producer_index = np.maximum(producer, 0)
+    same_producer = record_match[producer_index] == golden_producer[np.maximum(record_match, 0)]
+    hidden_inputs_agree = (producer == -1) | ((producer >= 0) & identical[producer_index] & same_producer)
+    # a parameter gradient also reads the forward call's inputs: its producer's producer must agree too
+    second = np.where(producer >= 0, producer[producer_index], -1)
+    hidden_inputs_agree &= (second == -1) | ((second >= 0) & identical[np.maximum(second, 0)])
+    usable = paired & ~np.array([a in _UNINITIALISED for a in api], dtype=bool)
+    diverging = np.flatnonzero(usable & hidden_inputs_agree & ~bad_input & bad_output)
+    diverging = _not_overwritten(target, diverging, record, bad & output, ignored_input)
+    different = np.flatnonzero(~paired | bad_input | bad_output)
+    gap = _golden_only(record_match, golden)
+    if len(diverging):
+        index, kind = int(diverging[0]), "divergence"
+    elif len(different) or gap is not None:
+        starts = ([int(different[0])] if len(different) else []) + ([gap[0]] if gap is not None else [])
+        index, kind = min(starts), "difference"
+    else:
+        return None
+
+    def call(position: int) -> Call:
+        rows = np.flatnonzero((record == position) & bad)
+        if not paired[position]:
+            status = "only in target"
+        elif bad_input[position]:
+            status = "inputs differ"
+        else:
+            status = "differs" if bad_output[position] else "identical"
+        argument = bool(paired[position] and (~target.is_tensor[rows] & ~output[rows]).any())
+        return Call(position, target.records[position], status, source_of(target, target.records[position]),
+                    target.row_names(rows[:8]), argument)
+
+    previous = [call(position) for position in range(max(0, index - PREVIOUS_CALLS), index)]
+    missing = gap[1] if gap is not None and gap[0] == index else []
+    return Divergence(kind, call(index), previous, missing)

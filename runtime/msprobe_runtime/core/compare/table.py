@@ -1,0 +1,315 @@
+"""A dump.json read into columns: one row per tensor or non-tensor argument, as msprobe's compare reads it.
+
+Row names follow msprobe's `read_op`: `{record}.input.{i}` (positional and keyword arguments, keywords by
+name), `{record}.parameters.{name}`, `{record}.output.{i}`, `{record}.{param}` for parameter gradients;
+nested lists and dicts add `.{index}`/`.{key}`. Within a record rows are ordered inputs, parameters,
+outputs, parameter gradients (msprobe's `reorder_index`). Statistics are float64 columns; a statistic
+that is not a number (null, a bool, a string) is kept as text beside them, as msprobe compares text.
+"""
+
+from __future__ import annotations
+
+import operator
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from msprobe_runtime.core.compare.jsonstream import DumpFormatError, read_object
+
+# row states, in msprobe's order within a record
+INPUT, PARAMETERS, OUTPUT, PARAMETERS_GRAD = 0, 1, 2, 3
+_SECTIONS = (("input_args", ".input", INPUT), ("input_kwargs", ".input", INPUT), ("input", ".input", INPUT),
+             ("parameters", ".parameters", PARAMETERS), ("output", ".output", OUTPUT))
+# kinds of a statistic cell
+NUMBER, NULL, TEXT = 0, 1, 2
+_STATS = ("Max", "Min", "Mean", "Norm")
+_MAX_DEPTH = 64
+
+
+@dataclass
+class DumpTable:
+    """One side of a comparison, column by column."""
+
+    path: Path
+    header: dict
+    records: list[str]
+    row_record: np.ndarray  # int32: index into `records`
+    row_suffix: np.ndarray  # int32: index into `suffixes`
+    suffixes: list[str]
+    state: np.ndarray  # int8: INPUT, PARAMETERS, OUTPUT, PARAMETERS_GRAD
+    dtype: np.ndarray  # object: str
+    shape: np.ndarray  # object: str, msprobe's spelling "[3, 16]"
+    stats: np.ndarray  # float64 [rows, 4]: Max, Min, Mean, Norm (NaN where not a number)
+    stat_kind: np.ndarray  # int8 [rows, 4]: NUMBER, NULL, TEXT
+    stat_text: dict[tuple[int, int], str]  # (row, column) -> text of a TEXT cell
+    requires_grad: np.ndarray  # int8: -1 unknown, 0, 1
+    digest: np.ndarray  # object: md5 (msprobe) or hash (ours); for non-tensors a CRC32 of the value
+    data_name: np.ndarray  # object: tensor mode, the data file of the row
+    is_tensor: np.ndarray  # bool
+    mode: str = "statistics"  # statistics, tensor, md5, hash
+    stacks: dict[str, list[str]] = field(default_factory=dict)  # record -> stack lines, innermost first
+
+    def __len__(self) -> int:
+        return len(self.row_record)
+
+    def row_names(self, rows: np.ndarray | None = None) -> list[str]:
+        """Full msprobe row names (`Functional.linear.0.forward.input.0`) of `rows` (all by default)."""
+        rows = np.arange(len(self)) if rows is None else rows
+        records, suffixes = self.records, self.suffixes
+        return [records[r] + suffixes[s] for r, s in zip(self.row_record[rows].tolist(),
+                                                        self.row_suffix[rows].tolist(), strict=True)]
+
+
+_BASE_KEYS = ("dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad")
+_OPTIONAL_KEYS = ("md5", "hash", "data_name")
+_SCALAR_TYPES = {"int": "<class 'int'>", "float": "<class 'float'>"}
+_BLOCK = 1 << 16  # rows turned into arrays at a time (bounds the Python objects held)
+
+
+class _Builder:
+    """Accumulates rows while records stream in; every _BLOCK rows become compact arrays."""
+
+    def __init__(self):
+        self.records: list[str] = []
+        self.codes: list[int] = []  # per pending row: record << 32 | suffix << 2 | state
+        self.leaves: list[tuple] = []  # per pending tensor row: its values of `self.keys`
+        self.others: list[tuple] = []  # per pending non-tensor row: (position, dtype, shape, stats, digest)
+        self.keys: tuple[str, ...] = _BASE_KEYS  # with md5/hash and data_name when the first tensor has them
+        self.getter = None
+        self.suffix_codes: dict[str, int] = {}
+        self.list_codes: dict[tuple[str, bool], list[int]] = {}
+        self.odd: list[tuple[int, int, int, str]] = []  # (row, column, TEXT, text) of non-number statistics
+        self.blocks: list[dict] = []
+        self.rows = 0
+
+    def add_record(self, name: str, record) -> None:
+        if not isinstance(record, dict):
+            raise DumpFormatError(f"record '{name}' is not an object")
+        index = len(self.records)
+        self.records.append(name)
+        if "parameters_grad" in name.rsplit(".", 2)[-2:]:
+            self._walk(record, "", index << 32 | PARAMETERS_GRAD, 0, grads=True)
+        else:
+            for key, prefix, state in _SECTIONS:
+                if key in record:
+                    self._walk(record[key], prefix, index << 32 | state, 0, grads=False)
+        if len(self.codes) >= _BLOCK:
+            self._flush()
+
+    def _suffix(self, suffix: str) -> int:
+        code = self.suffix_codes.get(suffix)
+        if code is None:
+            code = self.suffix_codes[suffix] = len(self.suffix_codes)
+        return code << 2
+
+    def _position_codes(self, suffix: str, count: int, grads: bool) -> list[int]:
+        """Suffix codes of the items of a list at `suffix` (all `suffix` itself for gradients), cached."""
+        key = (suffix, grads)
+        codes = self.list_codes.get(key)
+        if codes is None or len(codes) < count:
+            codes = self.list_codes[key] = [self._suffix(suffix if grads else f"{suffix}.{position}")
+                                            for position in range(max(count, 8))]
+        return codes
+
+    def _walk(self, value, suffix: str, base: int, depth: int, grads: bool) -> None:
+        if depth > _MAX_DEPTH:
+            raise DumpFormatError(f"record '{self.records[base >> 32]}' is nested too deeply")
+        if value.__class__ is list:
+            getter, width = self.getter, len(self.keys) + 1  # the keys and "type"
+            codes = self._position_codes(suffix, len(value), grads)
+            for position, item in enumerate(value):
+                if getter is not None and item.__class__ is dict and len(item) == width and "dtype" in item:
+                    try:  # the common case, in one C call: a tensor with every key
+                        leaf = getter(item)
+                    except KeyError:
+                        pass
+                    else:
+                        self.codes.append(base | codes[position])
+                        self.leaves.append(leaf)
+                        continue
+                elif item.__class__ is dict and len(item) == 2 and item.get("type") in _SCALAR_TYPES:
+                    value = item["value"]  # a number argument: its value is its statistics
+                    if value.__class__ is not bool:
+                        self.others.append((len(self.codes), _SCALAR_TYPES[item["type"]], "[]", (value,) * 4,
+                                            f"{zlib.crc32(str(value).encode()):08x}"))
+                        self.codes.append(base | codes[position])
+                        continue
+                self._walk(item, suffix if grads else f"{suffix}.{position}", base, depth + 1, grads)
+        elif value.__class__ is dict:
+            if isinstance(value.get("type"), str):
+                self._leaf(value, suffix, base)
+            else:
+                for key, item in value.items():
+                    self._walk(item, f"{suffix}.{key}", base, depth + 1, grads)
+        elif value is None:
+            self._other(suffix, base, "N/A", "N/A", (None,) * 4, None)
+
+    def _leaf(self, leaf: dict, suffix: str, base: int) -> None:
+        if "dtype" in leaf:
+            new_keys = tuple(key for key in _OPTIONAL_KEYS if key in leaf and key not in self.keys)
+            if new_keys or self.getter is None:  # keys only grow: earlier rows lack the new ones
+                self.keys += new_keys
+                self.getter = operator.itemgetter(*self.keys)
+            self.codes.append(base | self._suffix(suffix))
+            self.leaves.append(tuple(leaf.get(key) for key in self.keys))
+            return
+        kind = leaf["type"]
+        value = leaf.get("value")
+        if kind == "torch.Size":
+            dtype, shape, stats = kind, str(value), (None,) * 4
+        elif kind == "slice":
+            dtype, shape, stats = kind, str(np.shape(np.array(value))), (None,) * 4
+        elif kind == "torch.ProcessGroup":
+            value = leaf.get("group_ranks")
+            dtype, shape, stats = kind, "[]", (str(value),) * 4
+        else:
+            dtype, shape, stats = f"<class '{kind}'>", "[]", (value,) * 4
+        self._other(suffix, base, dtype, shape, stats, f"{zlib.crc32(str(value).encode()):08x}")
+
+    def _other(self, suffix: str, base: int, dtype: str, shape: str, stats: tuple, digest) -> None:
+        """A row that is not a tensor; its statistics are its value: numbers stay numbers, the rest text."""
+        position = len(self.codes)
+        cells = []
+        for column, value in enumerate(stats):
+            if value is None or value.__class__ in (int, float):
+                cells.append(value)
+            else:
+                cells.append(None)
+                self.odd.append((self.rows + position, column, TEXT, str(value)))
+        self.others.append((position, dtype, shape, cells, digest))
+        self.codes.append(base | self._suffix(suffix))
+
+    def _flush(self) -> None:
+        """Turn the pending rows into one block of arrays."""
+        count = len(self.codes)
+        if not count:
+            return
+        codes = np.fromiter(self.codes, dtype=np.int64, count=count)
+        tensor = np.ones(count, dtype=bool)
+        tensor[[other[0] for other in self.others]] = False
+        block = {"record": (codes >> 32).astype(np.int32), "suffix": ((codes >> 2) & 0x3FFFFFFF).astype(np.int32),
+                 "state": (codes & 3).astype(np.int8), "tensor": tensor}
+        width = len(self.keys)  # keys only grow, so rows read before a new key are the shorter, first ones
+        leaves = [leaf if len(leaf) == width else leaf + (None,) * (width - len(leaf)) for leaf in self.leaves] \
+            if any(len(leaf) != width for leaf in self.leaves[:1] + self.leaves[-1:]) else self.leaves
+        fields = dict(zip(self.keys, zip(*leaves, strict=True), strict=True)) if leaves else {}
+        other_fields = list(zip(*self.others, strict=True)) if self.others else [[]] * 5
+        places, other_places = np.flatnonzero(tensor), np.asarray(other_fields[0], dtype=np.int64)
+
+        def column(key: str, other_values, default=None) -> np.ndarray:
+            cells = np.full(count, default, dtype=object)
+            if key in fields:
+                cells[places] = fields[key] if key != "shape" else [str(shape) for shape in fields[key]]
+            for place, value in zip(other_places.tolist(), other_values or (), strict=False):
+                cells[place] = value
+            return cells
+
+        block["dtype"] = _shared(column("dtype", other_fields[1]))
+        block["shape"] = _shared(column("shape", other_fields[2]))
+        digests = column("md5" if "md5" in fields else "hash", other_fields[4])
+        if "md5" in fields and "hash" in fields:
+            digests = np.where(pd.isna(digests), column("hash", ()), digests)
+        block["digest"] = digests
+        block["data_name"] = column("data_name", None)
+        block["requires_grad"] = _flags(column("requires_grad", None))
+        other_stats = list(zip(*other_fields[3], strict=True)) if self.others else [()] * 4
+        block["stats"], block["stat_kind"] = _statistics(
+            [column(key, other_stats[index]) for index, key in enumerate(_STATS)], self.rows, self.odd)
+        self.blocks.append(block)
+        self.rows += count
+        self.codes, self.leaves, self.others = [], [], []
+
+    def table(self, path: Path, header: dict, stacks: dict) -> DumpTable:
+        self._flush()
+        blocks = self.blocks or [{"record": np.zeros(0, np.int32), "suffix": np.zeros(0, np.int32),
+                                  "state": np.zeros(0, np.int8), "tensor": np.zeros(0, bool),
+                                  "dtype": np.zeros(0, object), "shape": np.zeros(0, object),
+                                  "digest": np.zeros(0, object), "data_name": np.zeros(0, object),
+                                  "requires_grad": np.zeros(0, np.int8), "stats": np.zeros((0, 4)),
+                                  "stat_kind": np.zeros((0, 4), np.int8)}]
+        joined = {key: np.concatenate([block[key] for block in blocks]) for key in blocks[0]}
+        stat_text = {}
+        for row, column, kind, text in self.odd:
+            joined["stat_kind"][row, column] = kind
+            stat_text[(row, column)] = text
+        _bool_statistics(joined["dtype"], joined["stats"], joined["stat_kind"], stat_text)
+        return DumpTable(
+            path=path, header=header, records=self.records, row_record=joined["record"],
+            row_suffix=joined["suffix"], suffixes=list(self.suffix_codes), state=joined["state"],
+            dtype=joined["dtype"], shape=joined["shape"], stats=joined["stats"], stat_kind=joined["stat_kind"],
+            stat_text=stat_text, requires_grad=joined["requires_grad"], digest=joined["digest"],
+            data_name=joined["data_name"], is_tensor=joined["tensor"], mode=_mode(header, self.keys), stacks=stacks)
+
+
+def _bool_statistics(dtypes: np.ndarray, stats: np.ndarray, kinds: np.ndarray, texts: dict) -> None:
+    """Bool tensors: msprobe compares their Max/Min as the text "True"/"False"."""
+    for row in np.flatnonzero((dtypes == "torch.bool") | (dtypes == "Bool")).tolist():  # PyTorch, MindSpore
+        for column in range(4):
+            if kinds[row, column] == NUMBER and not np.isnan(stats[row, column]):
+                kinds[row, column] = TEXT
+                texts[(row, column)] = "True" if stats[row, column] else "False"
+                stats[row, column] = np.nan
+
+
+def _shared(array: np.ndarray) -> np.ndarray:
+    """The same strings, equal ones sharing one object (a block holds few distinct dtypes and shapes)."""
+    codes, uniques = pd.factorize(array, use_na_sentinel=False)
+    return np.asarray(uniques, dtype=object)[codes]
+
+
+def _flags(cells: np.ndarray) -> np.ndarray:
+    """requires_grad cells (True, False, None) as 1, 0, -1."""
+    return np.where(cells == True, 1, np.where(cells == False, 0, -1)).astype(np.int8)  # noqa: E712
+
+
+def _statistics(columns: list[np.ndarray], first_row: int, odd: list) -> tuple[np.ndarray, np.ndarray]:
+    """Four statistic columns (object cells) as float64 [rows, 4] and their kinds (NULL where None)."""
+    count = len(columns[0])
+    stats = np.empty((count, 4))
+    kinds = np.zeros((count, 4), dtype=np.int8)
+    for column, array in enumerate(columns):
+        values = array.tolist()
+        kinds[:, column] = np.where(np.equal(array, None), NULL, NUMBER)
+        try:
+            stats[:, column] = array.astype(np.float64)  # None becomes NaN (its kind says NULL)
+        except (TypeError, ValueError):  # text in a tensor's statistics: cell by cell
+            for position, value in enumerate(values):
+                if value is None or value.__class__ in (int, float):
+                    stats[position, column] = np.nan if value is None else float(value)
+                else:
+                    stats[position, column] = np.nan
+                    odd.append((first_row + position, column, TEXT, str(value)))
+    return stats, kinds
+
+
+def _mode(header: dict, keys: tuple[str, ...]) -> str:
+    if header.get("task") == "tensor":
+        return "tensor"
+    if "md5" in keys:
+        return "md5"
+    return "hash" if "hash" in keys else "statistics"
+
+
+def read_dump(path: str | Path, stacks: dict | None = None, progress=None) -> DumpTable:
+    """Read one dump.json into a DumpTable (DumpFormatError when it is not a dump; OSError when unreadable).
+
+    `progress(n)` is told the number of characters read, chunk by chunk."""
+    path = Path(path)
+    builder = _Builder()
+
+    def on_data(members) -> None:
+        add = builder.add_record
+        for name, record in members:
+            add(name, record)
+
+    with open(path, encoding="utf-8") as handle:
+        try:
+            header = read_object(handle, on_data, progress)
+        except UnicodeDecodeError as error:
+            raise DumpFormatError(f"not UTF-8 text ({error.reason})") from None
+    if "data" not in header:
+        raise DumpFormatError("no \"data\" object: not a dump.json written by msprobe or msprobe-kit")
+    return builder.table(path, header, stacks or {})

@@ -1,0 +1,1 @@
+"""MindSpore capture: API wrappers (L1), cell hooks (L0), statistics and the capture session."""

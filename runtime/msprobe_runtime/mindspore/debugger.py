@@ -1,0 +1,154 @@
+"""PrecisionDebugger for MindSpore: msprobe's capture API (start/stop/step, monitor, config.json), PyNative mode.
+
+    debugger = PrecisionDebugger(config_path="config.json")
+    for data, label in dataset.create_tuple_iterator():
+        debugger.start(model=net)      # the model is needed at L0/mix (and for its primitives at L1)
+        loss, grads = grad_fn(data, label)
+        optimizer(grads)
+        debugger.stop()
+        debugger.step()
+
+or `Model.train(..., callbacks=[MsprobeStep(debugger)])`. Same config schema and dump layout as the
+PyTorch runtime (`"framework": "mindspore"` in dump.json); steps count from 0.
+
+Graph mode: under GRAPH_MODE the network is compiled and runs as one graph, invisible to Python, so
+nothing is captured (a message says so, once); in PyNative mode the calls inside `mindspore.jit`
+functions and cells are compiled the same way and are missing from the dump, everything around them is
+captured. The gradient probe needs PyNative mode too.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import mindspore as ms
+
+from msprobe_runtime.core.config import ConfigError, DebuggerConfig, ensure_writable, load_config
+from msprobe_runtime.core.dump_writer import wait_for_writes
+from msprobe_runtime.mindspore.capture import api_wrap
+from msprobe_runtime.mindspore.capture.api_wrap import STATE, PrimitiveHooks
+from msprobe_runtime.mindspore.capture.cell_hooks import CellHooks
+from msprobe_runtime.mindspore.capture.session import CaptureSession
+
+GRAPH_MODE_MESSAGE = (
+    "msprobe-kit: MindSpore runs in GRAPH_MODE: the network is compiled into one graph that Python never "
+    "sees, so no API, cell or gradient is captured and nothing is dumped. Call "
+    "mindspore.set_context(mode=mindspore.PYNATIVE_MODE) for the steps to debug (calls inside mindspore.jit "
+    "functions are not captured in PyNative mode either; everything around them is).")
+
+
+def current_rank() -> int:
+    """This process's rank once mindspore.communication is initialised, else 0."""
+    from mindspore.communication import GlobalComm, get_rank
+
+    return get_rank() if GlobalComm.INITED else 0
+
+
+def graph_mode() -> bool:
+    """True when MindSpore compiles whole networks (GRAPH_MODE)."""
+    return ms.get_context("mode") == ms.GRAPH_MODE
+
+
+def _cells(model) -> list:
+    return list(model) if isinstance(model, (list, tuple)) else [model]
+
+
+class PrecisionDebugger:
+    """Captures API calls (L1), cell calls (L0) or both (mix) of chosen steps, msprobe-compatibly."""
+
+    def __init__(self, config_path=None, task=None, dump_path=None, level=None, step=None):
+        self.config: DebuggerConfig = load_config(config_path, task=task, dump_path=dump_path, level=level,
+                                                  step=step, framework="mindspore")
+        ensure_writable(self.config.dump_path)
+        self.current_step = 0
+        self._session: CaptureSession | None = None
+        self._hooks: dict[int, list] = {}  # id(cell) -> [CellHooks and/or PrimitiveHooks]
+        self._grad_probe = None
+        self._warned_graph_mode = False
+
+    # ---- capture -----------------------------------------------------------------------------
+    def start(self, model=None) -> PrecisionDebugger:
+        """Begin capturing the current step (if the config wants this step and rank); returns self."""
+        config = self.config
+        if config.task == "grad_probe":
+            return self
+        if graph_mode():
+            if not self._warned_graph_mode:
+                warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=2)
+                self._warned_graph_mode = True
+            return self
+        if model is not None:
+            for cell in _cells(model):
+                self._hook(cell)
+        if config.level == "L0" and not self._hooks:
+            raise ConfigError("level 'L0' captures cells: call start(model) with the network to capture")
+        if self._session is not None or not config.wants_step(self.current_step):
+            return self
+        rank = current_rank()
+        if not config.wants_rank(rank):
+            return self
+        if STATE.session is not None:
+            raise RuntimeError("another PrecisionDebugger is capturing: stop it before starting this one")
+        api_wrap.install()
+        self._session = CaptureSession(config, self.current_step, rank)
+        STATE.session = self._session
+        return self
+
+    def _hook(self, cell) -> None:
+        if id(cell) in self._hooks:
+            return
+        hooks = []
+        if self.config.level in ("L0", "mix"):
+            hooks.append(CellHooks(cell))
+        if self.config.level in ("L1", "mix"):
+            hooks.append(PrimitiveHooks(cell))
+        self._hooks[id(cell)] = hooks
+
+    def stop(self) -> None:
+        """End the capture window and write the step's files (statistics cross to the host here, once)."""
+        session, self._session = self._session, None
+        if session is None:
+            return
+        if STATE.session is session:
+            STATE.session = None
+        STATE.depth = 1
+        try:
+            session.close()
+        finally:
+            STATE.depth = 0
+
+    def step(self) -> None:
+        """Finish the current step: stop a running capture and count one step."""
+        self.stop()
+        self.current_step += 1
+
+    def __enter__(self) -> PrecisionDebugger:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.step()
+
+    # ---- gradient probe ----------------------------------------------------------------------
+    def monitor(self, optimizer) -> None:
+        """Gradient probe (task grad_probe): grad_summary_{step}.csv per call of `optimizer` (msprobe's API)."""
+        if self.config.task != "grad_probe":
+            raise ConfigError(f"monitor() needs \"task\": \"grad_probe\" in the config (task is '{self.config.task}')")
+        if graph_mode():
+            warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=2)
+        from msprobe_runtime.mindspore.grad_probe import GradProbe
+
+        if self._grad_probe is None:
+            self._grad_probe = GradProbe(self.config)
+        self._grad_probe.monitor(optimizer)
+
+    def close(self) -> None:
+        """Stop capturing, wait for the files, remove cell and primitive hooks, finish the gradient probe."""
+        self.stop()
+        wait_for_writes()
+        for hooks in self._hooks.values():
+            for hook in hooks:
+                hook.remove()
+        self._hooks.clear()
+        if self._grad_probe is not None:
+            self._grad_probe.close()
+            self._grad_probe = None

@@ -1,0 +1,95 @@
+"""Dropout removal for MindSpore debugging runs: every dropout becomes the identity, reversibly.
+
+msprobe swaps the classes `ops.Dropout`/`nn.Dropout` and the name `nn.functional.dropout` for new ones, so
+instances created earlier, `ops.dropout`, `mint.nn.functional.dropout` and names bound by `from ... import`
+still draw random masks. Here removal happens where every path meets, at the class level:
+
+- the dropout Cells (`nn.Dropout`, `nn.Dropout1d/2d/3d`, `mint.nn.Dropout`, `mint.nn.Dropout2d`): their
+  `construct` returns its input, for instances created before or after, in PyNative and graph mode;
+- the dropout primitives (`ops.Dropout`, `ops.Dropout2D`, `ops.Dropout3D` and the one behind
+  `mint.nn.functional.dropout`/`mint.nn.Dropout`): calling one returns its input (and an all-ones mask
+  where the primitive returns a mask). Every functional dropout (`ops.dropout`, `ops.dropout1d/2d/3d`,
+  `mint.nn.functional.dropout`, `MultiheadAttention`'s) creates or calls one of them at call time, so
+  they are covered however their names were bound. This path is PyNative's: graph mode compiles
+  primitives without calling them from Python (dropout *cells* are covered there too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import mindspore as ms
+from mindspore import mint, nn, ops
+from mindspore.ops.auto_generate import gen_ops_prim
+
+
+def _identity_construct(self, input, *args, **kwargs):  # noqa: A002 - MindSpore's parameter name
+    return input
+
+
+def _mask_of(dtype):
+    def call(self, x):
+        return x, ops.ones_like(x, dtype=dtype or x.dtype)
+
+    return call
+
+
+def _first_argument(self, input, *args, **kwargs):  # noqa: A002
+    return input
+
+
+_CELLS = tuple(dict.fromkeys(getattr(owner, name) for owner, name in (
+    (nn, "Dropout"), (nn, "Dropout1d"), (nn, "Dropout2d"), (nn, "Dropout3d"), (nn, "DropoutExt"),
+    (nn, "Dropout2dExt"), (mint.nn, "Dropout"), (mint.nn, "Dropout2d")) if hasattr(owner, name)))
+# primitive class -> the __call__ that replaces its own: mask-returning ones return an all-ones mask
+_PRIMITIVES = {
+    ops.Dropout: _mask_of(None),
+    ops.Dropout2D: _mask_of(ms.bool_),
+    ops.Dropout3D: _mask_of(ms.bool_),
+    gen_ops_prim.FuncDropoutExt: _first_argument,
+    gen_ops_prim.Dropout2dExt: _first_argument,
+}
+
+
+class _State:
+    active = False
+    saved: list[tuple[type, str, object]] = []  # (class, attribute, its own value before; None if inherited)
+
+
+def _replace(owner: type, name: str, value) -> None:
+    _State.saved.append((owner, name, vars(owner).get(name)))
+    setattr(owner, name, value)
+
+
+def remove_dropout() -> None:
+    """Make every MindSpore dropout the identity until restore_dropout(); idempotent."""
+    if _State.active:
+        return
+    for cell in _CELLS:
+        _replace(cell, "construct", _identity_construct)
+    for primitive, call in _PRIMITIVES.items():
+        _replace(primitive, "__call__", call)
+    _State.active = True
+
+
+def restore_dropout() -> None:
+    """Undo remove_dropout()."""
+    while _State.saved:
+        owner, name, original = _State.saved.pop()
+        if original is None:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
+    _State.active = False
+
+
+@contextlib.contextmanager
+def no_dropout():
+    """Context manager: every dropout is the identity inside, as before outside."""
+    was_active = _State.active
+    remove_dropout()
+    try:
+        yield
+    finally:
+        if not was_active:
+            restore_dropout()

@@ -1,0 +1,44 @@
+"""seed_all for MindSpore: pin every random source of a MindSpore run (msprobe's API, stricter and complete).
+
+msprobe's MindSpore `seed_all` leaves NumPy unseeded and always sets deterministic computation (off when
+`mode=False`, overriding the user's choice); here NumPy is seeded and `mode=False` changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import mindspore as ms
+
+from msprobe_runtime.core.seeding import check_seed_arguments, seed_python
+from msprobe_runtime.mindspore.dropout import remove_dropout
+
+
+def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> None:
+    """Seed random, PYTHONHASHSEED, NumPy and MindSpore (also its dataset pipeline); `mode` adds determinism.
+
+    `mode=True` turns on MindSpore's deterministic computation (`mindspore.set_deterministic(True)`, which
+    also covers communication operators when called before `communication.init()`) and
+    `HCCL_DETERMINISTIC=true`. `rm_dropout=True` makes every dropout a no-op (see ..mindspore.dropout).
+    """
+    check_seed_arguments(seed, mode, rm_dropout)
+    seed_python(seed)
+    ms.set_seed(seed)  # global seed: operators, initialisers and mindspore.dataset
+    if mode:
+        enable_determinism()
+    if rm_dropout:
+        remove_dropout()
+
+
+def enable_determinism() -> None:
+    """Deterministic operators and collectives; a no-op when they are on already."""
+    os.environ["HCCL_DETERMINISTIC"] = "true"
+    if ms.get_context("deterministic") == "ON":
+        return
+    try:
+        ms.set_deterministic(True)
+    except RuntimeError:  # MindSpore allows one set_deterministic per process: it was set to False before
+        warnings.warn("seed_all(mode=True): deterministic computation was switched off earlier in this process "
+                      "(mindspore.set_deterministic(False)) and MindSpore cannot switch it again; call "
+                      "seed_all before that", stacklevel=3)

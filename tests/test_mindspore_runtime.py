@@ -1,0 +1,285 @@
+"""msprobe_runtime.mindspore with real MindSpore (CPU, PyNative): seed_all, dropout removal, capture at
+L0/L1/mix in every task and summary mode, filters, in-place and optimizer safety, graph mode, the gradient
+probe and the Model.train callback. One process, tiny networks: MindSpore's import is the slow part.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+ms = pytest.importorskip("mindspore")
+from mindspore import mint, nn, ops  # noqa: E402
+from mindspore_support import TinyNet, batch, dump, trainer, write_config  # noqa: E402
+from msprobe_runtime.core.compare import compare  # noqa: E402
+from msprobe_runtime.core.config import ConfigError  # noqa: E402
+from msprobe_runtime.mindspore import MsprobeStep, PrecisionDebugger, seed_all  # noqa: E402
+from msprobe_runtime.mindspore.capture.stats import StatBuffer, _hash  # noqa: E402
+from msprobe_runtime.mindspore.debugger import GRAPH_MODE_MESSAGE  # noqa: E402
+from msprobe_runtime.mindspore.dropout import no_dropout  # noqa: E402
+
+ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def train(tmp_path, steps=1, model=True, **config):
+    """Train TinyNet for `steps` steps under a debugger with `config`; returns the network."""
+    seed_all(0)
+    net = TinyNet()
+    grad_fn, optimizer = trainer(net)
+    x, y = batch()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, **config))
+    for _ in range(steps):
+        debugger.start(model=net if model else None)
+        _, grads = grad_fn(x, y)
+        optimizer(grads)
+        debugger.stop()
+        debugger.step()
+    debugger.close()
+    return net
+
+
+# ---- seed_all and dropout ------------------------------------------------------------------------
+@pytest.mark.parametrize(("arguments", "error"), [({"seed": -1}, ValueError), ({"seed": 2**32}, ValueError),
+                                                  ({"seed": "1"}, TypeError), ({"mode": 1}, TypeError),
+                                                  ({"rm_dropout": None}, TypeError)])
+def test_seed_all_rejects_bad_arguments(arguments, error):
+    with pytest.raises(error, match="seed_all"):
+        seed_all(**arguments)
+
+
+def test_seed_all_repeats_every_source():
+    def draw():
+        return (random.random(), np.random.rand(), ops.uniform((3,), ms.Tensor(0.0), ms.Tensor(1.0)).asnumpy().tolist(),
+                nn.Dense(3, 3).weight.asnumpy().tolist())
+
+    seed_all(7)
+    first = draw()
+    seed_all(7)
+    assert draw() == first
+
+
+def test_seed_all_mode_turns_on_determinism(monkeypatch):
+    monkeypatch.delenv("HCCL_DETERMINISTIC", raising=False)
+    seed_all(1, mode=True)
+    assert ms.get_context("deterministic") == "ON"
+    assert os.environ["HCCL_DETERMINISTIC"] == "true"
+    seed_all(1, mode=True)  # MindSpore allows one set_deterministic per process: a second call is fine
+
+
+def test_rm_dropout_covers_cells_functions_and_primitives_created_before():
+    x = ms.Tensor(np.ones((2, 3, 4, 5), np.float32))
+    cells = [nn.Dropout(p=0.5), nn.Dropout(keep_prob=0.5), mint.nn.Dropout(0.5), nn.Dropout2d(0.5)]
+    for cell in cells:
+        cell.set_train(True)
+    primitive = ops.Dropout(keep_prob=0.5)
+    calls = [*cells, lambda t: ops.dropout(t, 0.5), lambda t: ops.dropout2d(t, 0.5),
+             lambda t: primitive(t)[0], lambda t: mint.nn.functional.dropout(t, 0.5)]
+    with no_dropout():
+        for call in calls:
+            assert (call(x).asnumpy() == 1).all()
+        mask = primitive(x)[1].asnumpy()
+        assert mask.shape == x.shape and (mask == 1).all()
+    assert not (cells[0](x).asnumpy() == 1).all(), "restored: dropout draws masks again"
+
+
+# ---- capture -------------------------------------------------------------------------------------
+def test_l1_records_functions_primitives_operators_and_backward(tmp_path):
+    train(tmp_path, level="L1")
+    data = dump(tmp_path)
+    assert data["framework"] == "mindspore" and data["level"] == "L1" and data["version"] == 1
+    names = list(data["data"])
+    for name in ("Primitive.matmul.MatMul.0.forward", "Primitive.layer_norm.LayerNorm.0.forward",
+                 "Functional.gelu.0.forward", "Tensor.__mul__.0.forward", "Functional.cross_entropy.0.forward",
+                 "Functional.gelu.0.backward", "Primitive.matmul.MatMul.0.backward"):
+        assert name in names
+    assert not any("Shape" in name for name in names), "shape queries are not recorded"
+    assert names.index("Functional.cross_entropy.0.forward") < names.index("Functional.cross_entropy.0.backward")
+    gelu = data["data"]["Functional.gelu.0.forward"]["input_args"][0]
+    assert gelu["type"] == "mindspore.Tensor" and gelu["dtype"] == "Float32" and gelu["shape"] == [4, 16]
+    assert gelu["requires_grad"] is True
+    labels = data["data"]["Functional.cross_entropy.0.forward"]["input_args"][1]
+    assert labels["dtype"] == "Int32" and labels["Mean"] is None and labels["requires_grad"] is False
+    backward = data["data"]["Primitive.matmul.MatMul.0.backward"]
+    assert backward["input"][0]["shape"] == [4, 16] and backward["output"][1]["shape"] == [16, 8]
+    stack = json.loads((tmp_path / "dump" / "step0" / "rank0" / "stack.json").read_text())
+    assert any("test_mindspore_runtime.py" in line for _, lines in stack.values() for line in lines)
+
+
+def test_l0_records_cells_parameters_and_gradients_with_construct(tmp_path):
+    net = train(tmp_path, level="L0")
+    data = dump(tmp_path)["data"]
+    assert list(data)[:3] == ["Cell.fc1.Dense.forward.0", "Cell.ln.LayerNorm.forward.0", "Cell.fc2.Linear.forward.0"]
+    assert set(data["Cell.ln.LayerNorm.parameters_grad.0"]) == {"gamma", "beta"}
+    assert data["Cell.fc2.Linear.backward.0"]["output"][0]["shape"] == [4, 16]
+    assert data["Cell.fc1.Dense.backward.0"]["output"] == [None]  # the network input gets no gradient
+    assert data["Cell.fc1.Dense.forward.0"]["parameters"]["weight"]["shape"] == [16, 8]
+    construct = dump(tmp_path, name="construct.json")
+    assert construct["Cell.fc1.Dense.forward.0"] is None
+    assert net.fc1.weight.shape == (16, 8)
+
+
+def test_mix_nests_apis_in_cells_and_compares_clean_with_itself(tmp_path):
+    train(tmp_path, steps=2, level="mix")
+    construct = dump(tmp_path, name="construct.json")
+    assert construct["Primitive.matmul.MatMul.0.forward"] == "Cell.fc1.Dense.forward.0"
+    assert construct["Primitive.matmul.MatMul.0.backward"] == "Cell.fc1.Dense.backward.0"
+    run = compare(tmp_path / "dump", tmp_path / "dump", tmp_path / "out")
+    assert run.exit_code == 0 and len(run.pairs) == 2
+
+
+def test_parameters_keep_their_values_from_before_the_optimizer_step(tmp_path):
+    seed_all(0)
+    net = TinyNet()
+    before = net.fc1.weight.asnumpy().copy()
+    grad_fn, optimizer = trainer(net)
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    debugger.start(model=net)
+    _, grads = grad_fn(*batch())
+    optimizer(grads)
+    debugger.close()
+    recorded = dump(tmp_path)["data"]["Cell.fc1.Dense.forward.0"]["parameters"]["weight"]
+    assert recorded["Max"] == float(before.max()) and recorded["Max"] != float(net.fc1.weight.asnumpy().max())
+
+
+def test_in_place_calls_keep_call_time_values(tmp_path):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L1"))
+    with debugger:
+        x = ms.Tensor(np.arange(6, dtype=np.float32))
+        y = x * 2
+        y.add_(100)
+    debugger.close()
+    data = dump(tmp_path)["data"]
+    assert data["Tensor.__mul__.0.forward"]["output"][0]["Max"] == 10.0
+    assert data["Tensor.add_.0.forward"]["output"][0]["Max"] == 110.0
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64", "int64", "bool", "complex64"])
+def test_statistics_of_every_dtype_match_numpy(dtype):
+    values = np.array([[-3.0, 0.5, 2.0], [1.0, 0.0, -0.25]])
+    tensor = ms.Tensor(values.astype(np.float32)).astype(getattr(ms, dtype))
+    expected = tensor.astype(ms.float32).asnumpy().astype(np.float64) if dtype != "complex64" else np.abs(values)
+    for on_host in (True, False):
+        buffer = StatBuffer(on_host=on_host)
+        slot = buffer.slot(tensor)
+        high, low, total, norm, _ = buffer.to_host()[slot]
+        assert (high, low) == (pytest.approx(expected.max()), pytest.approx(expected.min()))
+        if dtype in ("int64", "bool"):
+            assert total is None and norm is None
+        else:
+            assert total == pytest.approx(expected.sum(), rel=1e-3)
+            assert norm == pytest.approx(np.linalg.norm(expected), rel=1e-3)
+
+
+def test_hash_equals_the_pytorch_runtimes_bit_for_bit():
+    torch = pytest.importorskip("torch")
+    from msprobe_runtime.pytorch.capture.stats import _hash as torch_hash
+
+    values = np.random.default_rng(1).standard_normal((3, 40)).astype(np.float32)
+    for ms_dtype, torch_dtype in ((ms.float32, torch.float32), (ms.float16, torch.float16),
+                                  (ms.bfloat16, torch.bfloat16), (ms.bool_, torch.bool)):
+        host = ms.Tensor(values).astype(ms_dtype).asnumpy()
+        assert _hash(host).tolist() == torch_hash(torch.from_numpy(values).to(torch_dtype)).tolist()
+
+
+def test_tensor_md5_and_hash_modes(tmp_path):
+    train(tmp_path / "tensor", task="tensor", level="L1")
+    data = dump(tmp_path / "tensor")
+    entry = data["data"]["Functional.gelu.0.forward"]["output"][0]
+    saved = np.load(tmp_path / "tensor" / "dump" / "step0" / "rank0" / "dump_tensor_data" / entry["data_name"])
+    assert saved.shape == (4, 16) and float(saved.max()) == entry["Max"]
+    for mode in ("md5", "hash"):
+        train(tmp_path / mode, level="L1", statistics={"summary_mode": mode})
+        entry = dump(tmp_path / mode)["data"]["Functional.gelu.0.forward"]["input_args"][0]
+        assert len(entry[mode]) == (8 if mode == "md5" else 16)
+
+
+def test_list_scope_and_data_mode_filter(tmp_path):
+    train(tmp_path / "list", level="L1", statistics={"list": ["gelu"]})
+    assert set(dump(tmp_path / "list")["data"]) == {"Functional.gelu.0.forward", "Functional.gelu.0.backward"}
+    train(tmp_path / "scope", level="L0", statistics={"scope": ["Cell.ln.LayerNorm.forward.0",
+                                                                 "Cell.fc2.Linear.forward.0"],
+                                                       "data_mode": ["forward"]})
+    assert list(dump(tmp_path / "scope")["data"]) == ["Cell.ln.LayerNorm.forward.0", "Cell.fc2.Linear.forward.0"]
+
+
+def test_steps_and_bad_configs(tmp_path):
+    train(tmp_path, steps=3, level="L1", step=[1])
+    assert [p.name for p in (tmp_path / "dump").iterdir()] == ["step1"]
+    with pytest.raises(ConfigError, match="unknown top-level key 'levle'"):
+        PrecisionDebugger(config_path=write_config(tmp_path, levle="L1"))
+    with pytest.raises(ConfigError, match="start\\(model\\)"):
+        PrecisionDebugger(config_path=write_config(tmp_path, level="L0")).start()
+
+
+def test_graph_mode_and_jit_never_crash(tmp_path):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L1"))
+
+    @ms.jit
+    def compiled(x):
+        return ops.matmul(x, x) + 1
+
+    x = ms.Tensor(np.eye(3, dtype=np.float32))
+    with debugger:
+        y = compiled(x) * 2
+    debugger.close()
+    assert (y.asnumpy() == (np.eye(3) + 1) * 2).all()
+    assert "Functional.matmul.0.forward" not in dump(tmp_path)["data"], "calls inside jit are compiled"
+    net = TinyNet()
+    eager = net(batch()[0]).asnumpy()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.warns(UserWarning, match="GRAPH_MODE"):
+            debugger.start(model=net)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            debugger.start(model=net)  # said once
+        compiled_output = net(batch()[0]).asnumpy()  # compiles with the wrappers and hooks installed
+        debugger.stop()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(compiled_output, eager, rtol=1e-5)
+    assert "PYNATIVE_MODE" in GRAPH_MODE_MESSAGE
+
+
+# ---- gradient probe and Model.train --------------------------------------------------------------
+@pytest.mark.parametrize("level", ["L0", "L1", "L2"])
+def test_grad_probe_writes_msprobe_files(tmp_path, level):
+    seed_all(0)
+    net = TinyNet()
+    grad_fn, optimizer = trainer(net)
+    config = write_config(tmp_path, task="grad_probe", grad_probe={"grad_level": level, "bounds": [-0.1, 0, 0.1]})
+    debugger = PrecisionDebugger(config_path=config)
+    debugger.monitor(optimizer)
+    x, y = batch()
+    for _ in range(2):
+        _, grads = grad_fn(x, y)
+        optimizer(grads)
+    debugger.close()
+    rank = tmp_path / "dump" / "rank0"
+    with open(rank / "grad_summary_1.csv", encoding="utf-8-sig") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][0] == "param_name" and ("MD5" in rows[0]) == (level == "L0") and ("=0" in rows[0]) == (level == "L2")
+    assert [row[0] for row in rows[1:]] == [param.name for param in optimizer.parameters]
+    if level != "L0":
+        signs = np.load(rank / "step1" / "fc1.weight.npy")
+        assert signs.dtype == bool and signs.shape == (16, 8)
+
+
+def test_msprobe_step_callback_dumps_model_train_steps_with_the_users_cell_names(tmp_path):
+    seed_all(0)
+    net = TinyNet()
+    x, y = batch()
+    dataset = ms.dataset.NumpySlicesDataset({"x": x.asnumpy(), "y": y.asnumpy()}, shuffle=False).batch(2)
+    model = ms.train.Model(net, loss_fn=nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                           optimizer=nn.SGD(net.trainable_params(), learning_rate=0.1))
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="mix", step=[0, 1]))
+    model.train(1, dataset, callbacks=[MsprobeStep(debugger)], dataset_sink_mode=False)
+    debugger.close()
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir()) == ["step0", "step1"]
+    assert "Cell.fc1.Dense.forward.0" in dump(tmp_path, step=1)["data"]

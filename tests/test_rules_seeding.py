@@ -274,3 +274,100 @@ def test_seeding_without_a_seed_is_not_seeding(tmp_path, seeding, fires):
     path = tmp_path / "train.py"
     path.write_text(script("import random\nimport numpy as np", seeding))
     assert bool(lint(path, "seed-missing")) is fires
+
+
+# --- MindSpore's three seeds (checked against MindSpore 2.10) -------------------------------------
+def mindspore_script(seeding: str, draws: str) -> str:
+    return ("import random\n\nimport mindspore as ms\nimport mindspore.dataset as ds\nimport numpy as np\n"
+            "from mindspore import mint, nn, ops\n\n\ndef main():\n"
+            f"    {seeding}\n    {draws}\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def messages(path: Path, *names: str) -> list[tuple[int, str]]:
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME[n] for n in names])
+    return [(f.line, f.message) for f in result.findings]
+
+
+@pytest.mark.parametrize(("seeding", "draws", "expected"), [
+    # `mindspore.set_seed` seeds random, NumPy, the pipeline and the operators.
+    ("ms.set_seed(1)", "random.shuffle(x); np.random.rand(3); ops.standard_normal((2,)); nn.Dropout(p=0.5)", []),
+    # `dataset.config.set_seed` seeds random and NumPy but not the operators.
+    ("ds.config.set_seed(1)", "random.shuffle(x); np.random.rand(3)", []),
+    ("ds.config.set_seed(1)", "random.shuffle(x); y = ops.uniform((2,), a, b)", [11]),
+    ("ds.config.set_seed(1)", "layer = nn.Dropout(keep_prob=0.9)", [11]),
+    ("ds.config.set_seed(1)", "y = ops.randn(2, 3); z = ops.dropout(y, p=0.1)", [11]),
+    # draws that do not use the global operator seed
+    ("ds.config.set_seed(1)", "y = ops.standard_normal((2,), 7); z = ops.randn(2, seed=3)", []),
+    ("ds.config.set_seed(1)", "a = nn.Dropout(p=0.0); b = nn.Dropout(1.0); c = ops.dropout(x, 0.0)", []),
+    # `mint` draws follow `mindspore.manual_seed` only.
+    ("ms.set_seed(1)", "y = mint.randn(2, 3)", [11]),
+    ("ms.set_seed(1); ms.manual_seed(1)", "y = mint.randn(2, 3); z = ops.randn(2)", []),
+    ("ms.set_seed(1)", "y = mint.rand(2, generator=g)", []),
+])
+def test_mindspore_seeding_semantics(tmp_path, seeding, draws, expected):
+    path = tmp_path / "train.py"
+    path.write_text(mindspore_script(seeding, draws))
+    assert [line for line, _ in messages(path, "seed-partial")] == expected
+
+
+def test_dataset_seed_message_says_to_seed_the_operators(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(mindspore_script("ds.config.set_seed(1)", "y = ops.standard_normal((2,))"))
+    ((_, message),) = messages(path, "seed-partial")
+    assert "`mindspore.dataset.config.set_seed` does not seed operators" in message
+    assert message.endswith("call `mindspore.set_seed(seed)`")
+
+
+def test_mint_message_says_to_seed_the_default_generator(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(mindspore_script("ms.set_seed(1)", "y = mint.normal(0.0, 1.0, (2,))"))
+    ((_, message),) = messages(path, "seed-partial")
+    assert "`mindspore.set_seed` does not seed it" in message and "`mindspore.manual_seed(seed)`" in message
+
+
+def test_mindspore_initializers_draw_from_numpy(tmp_path):
+    path = tmp_path / "init.py"
+    path.write_text("import random\n\nfrom mindspore.common.initializer import Normal, initializer\n\n"
+                    "random.seed(0)\nweight = initializer(Normal(0.02), [4, 4])\n")
+    assert [line for line, _ in messages(path, "seed-partial")] == [6]
+
+
+def test_dataset_seed_alone_counts_as_seeding(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text("import mindspore.dataset as ds\nfrom mindspore import nn\nfrom mindspore.train import Model\n\n"
+                    "ds.config.set_seed(1)\nnet = nn.Dense(4, 2)\n"
+                    "model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))\n"
+                    "model.train(1, train_dataset)\n")
+    assert lint(path, "seed-missing") == []
+
+
+# --- what is (not) read from other files --------------------------------------------------------------
+def test_direct_seeding_settles_it_without_reading_helpers(project, monkeypatch):
+    write(project, {"utils.py": SEEDS_ALL, "train.py": script("from utils import set_seed, prepare",
+                                                              "torch.manual_seed(0)\n    prepare()")})
+    loaded = []
+    monkeypatch.setattr("msprobe_rewriter.project.load", lambda path: loaded.append(path))
+    assert lint(project / "train.py", "seed-missing", "seed-partial") == []
+    assert loaded == []
+
+
+def test_standard_library_modules_are_not_project_helpers(project):
+    # Standard-library names are never looked up as project files (shadowing one is a bug of its own).
+    write(project, {"logging.py": SEEDS_ALL.replace("def set_seed", "def info"),
+                    "train.py": script("import logging", "logging.info(0)")})
+    assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
+def test_installed_packages_are_their_own_project_root(tmp_path):
+    write(tmp_path, {"site-packages/helpers.py": SEEDS_ALL.replace("def set_seed", "def prepare"),
+                     "site-packages/pkg/train.py": script("from helpers import prepare", "prepare(0)")})
+    assert lint(tmp_path / "site-packages" / "pkg" / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
+def test_imports_nested_in_blocks_of_a_helper_are_seen(project):
+    helper = ("try:\n    import numpy\nexcept ImportError:\n    numpy = None\n\n\n"
+              "def set_seed(seed):\n    import torch as T\n    if numpy is not None:\n        numpy.random.seed(seed)\n"
+              "    T.manual_seed(seed)\n")
+    write(project, {"rng.py": helper, "train.py": script("import numpy as np\nfrom rng import set_seed",
+                                                         "set_seed(0)\n    np.random.rand(2)")})
+    assert lint(project / "train.py", "seed-missing", "seed-partial") == []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from msprobe_rewriter import catalogue
 from msprobe_rewriter.imports import ImportTracker
@@ -16,17 +16,13 @@ SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 FRAME_TYPES = frozenset((*LOOP_TYPES, *SCOPE_TYPES))
-# Leaf node types that are not worth a visit unless a rule asks for them.
+# Leaf node types that are not worth a visit unless a rule asks for them, and the fields holding them.
 SINGLETON_TYPES = frozenset(cls for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
                             for cls in base.__subclasses__())
+_SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})
 # Fields that hold identifiers, numbers or flags, never child nodes; `Constant` has no children at all.
 _SCALAR_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "kind", "conversion", "is_async",
                             "simple", "type_comment"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
-
-
-def _child_fields(kind: type) -> tuple[str, ...]:
-    return tuple(name for name in kind._fields if name not in _SCALAR_FIELDS)
 
 
 # Functions, loaders and datasets whose names say "evaluation only": their findings drop to info.
@@ -123,12 +119,12 @@ class FileContext:
         """Visit every node once in source order, keeping `ancestors` and the loop/step bookkeeping.
 
         Expression contexts and operators (`Load`, `Add`, ...) are visited only when a rule has a
-        handler for them; a node without children is never pushed onto `ancestors` (nothing is
-        visited while it would be there). `_frames` mirrors the def/lambda/class/loop ancestors.
+        handler for one of them; a node without children is never pushed onto `ancestors` (nothing
+        is visited while it would be there). `_frames` mirrors the def/lambda/class/loop ancestors.
         """
         ancestors, frames = self.ancestors, self._frames
-        skipped = SINGLETON_TYPES.difference(handlers)
-        child_fields = _CHILD_FIELDS
+        plans: dict[type, tuple] = {}
+        with_singletons = not SINGLETON_TYPES.isdisjoint(handlers)
         node_type = ast.AST
         todo: list = [self.tree]
         while todo:
@@ -138,35 +134,43 @@ class FileContext:
                     frames.pop()
                 continue
             kind = type(node)
-            if kind is ast.Call:
-                self._note_call(node)
-            elif kind is ast.Assign or kind is ast.AnnAssign:
-                self._note_assign(node)
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                self.imports.add_import(node)
-            elif kind is ast.If and len(ancestors) <= 1:
-                self._note_main_guard(node)
-            for handler in handlers.get(kind, ()):
-                handler(node)
-            if kind in LOOP_TYPES:
+            plan = plans.get(kind)
+            if plan is None:
+                plan = plans[kind] = self._plan(kind, handlers, with_singletons)
+            note, visitors, fields, frame = plan
+            if note is not None:
+                note(node)
+            for visit in visitors:
+                visit(node)
+            if frame and kind in LOOP_TYPES:
                 self.loops[id(node)] = LoopInfo(node, self.current_function())
-            fields = child_fields.get(kind)
-            if fields is None:
-                fields = child_fields[kind] = _child_fields(kind)
             children = []
             for name in fields:
                 value = getattr(node, name, None)
                 if type(value) is list:
-                    children += [item for item in value if isinstance(item, node_type) and type(item) not in skipped]
-                elif isinstance(value, node_type) and type(value) not in skipped:
+                    children += [item for item in value if isinstance(item, node_type)]
+                elif isinstance(value, node_type):
                     children.append(value)
             if children:
                 ancestors.append(node)
-                if kind in FRAME_TYPES:
+                if frame:
                     frames.append(node)
                 todo.append(None)
                 children.reverse()
                 todo.extend(children)
+
+    def _plan(self, kind: type, handlers: dict, with_singletons: bool) -> tuple:
+        """What `traverse` does for nodes of `kind`: bookkeeping, rule handlers, child fields, frame."""
+        notes = {ast.Call: self._note_call, ast.Assign: self._note_assign, ast.AnnAssign: self._note_assign,
+                 ast.Import: self.imports.add_import, ast.ImportFrom: self.imports.add_import,
+                 ast.If: self._note_if}
+        skip = _SCALAR_FIELDS if with_singletons else _SCALAR_FIELDS | _SINGLETON_FIELDS
+        fields = () if kind is ast.Constant else tuple(name for name in kind._fields if name not in skip)
+        return notes.get(kind), tuple(handlers.get(kind, ())), fields, kind in FRAME_TYPES
+
+    def _note_if(self, node: ast.If) -> None:
+        if len(self.ancestors) <= 1:
+            self._note_main_guard(node)
 
     def _note_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]

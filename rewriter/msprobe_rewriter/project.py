@@ -3,7 +3,8 @@
 `from utils import set_seed`, `from .misc import seed_everything` and `import utils; utils.set_seed()`
 name functions in other files of the same project. Modules are looked up next to the importing file
 and in its parent folders (up to the project root: a folder holding pyproject.toml, setup.py or .git,
-and at most three levels up). Parsed modules are cached per process; missing or unparsable files
+or the top folder of an installed package; at most three levels up). Standard-library and framework
+modules are never project-local. Parsed modules are cached per process; missing or unparsable files
 simply resolve to nothing. Module lookups are cached only while one file is analysed (the caller
 clears them): files may appear between runs of a long-lived process.
 """
@@ -12,8 +13,9 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 import warnings
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -21,8 +23,13 @@ from pathlib import Path
 from msprobe_rewriter.imports import KNOWN_ROOTS, ImportTracker
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", ".git")
+# Folders holding installed packages: a package found there is its own project root.
+PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
+# Modules that are never the project's own: the frameworks the catalogue knows, and the standard library.
+NOT_LOCAL = KNOWN_ROOTS | sys.stdlib_module_names
 MAX_PARENTS = 3
 MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
+BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,7 @@ def local_imports(nodes: Iterable[ast.AST]) -> LocalImports:
     for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".", 1)[0] in KNOWN_ROOTS:
+                if alias.name.split(".", 1)[0] in NOT_LOCAL:
                     continue
                 if alias.asname:
                     result.refs[alias.asname] = Ref(alias.name, 0)
@@ -73,7 +80,7 @@ def local_imports(nodes: Iterable[ast.AST]) -> LocalImports:
                     result.refs[root] = Ref(root, 0)
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
-            if not node.level and module.split(".", 1)[0] in KNOWN_ROOTS:
+            if not node.level and module.split(".", 1)[0] in NOT_LOCAL:
                 continue
             for alias in node.names:
                 if alias.name == "*":
@@ -104,11 +111,12 @@ def call_targets(call: ast.Call, local: LocalImports, defined: Container[str]) -
 
 
 def search_roots(folder: Path) -> list[Path]:
-    """`folder` and its parents, up to the project root or `MAX_PARENTS` levels up."""
+    """`folder` and its parents, up to the project root (or installed package) or `MAX_PARENTS` levels up."""
     roots = [folder]
     current = folder
     for _ in range(MAX_PARENTS):
-        if any((current / marker).exists() for marker in ROOT_MARKERS) or current.parent == current:
+        if (any((current / marker).exists() for marker in ROOT_MARKERS) or current.parent == current
+                or current.parent.name in PACKAGE_FOLDERS):
             break
         current = current.parent
         roots.append(current)
@@ -156,11 +164,24 @@ def _load(path: str, mtime_ns: int, size: int) -> Module | None:
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
         return None
     tracker = ImportTracker()
-    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    imports = list(import_statements(tree.body))
     for node in imports:
         tracker.add_import(node)
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return Module(Path(path), tree, tracker, local_imports(imports), functions)
+
+
+def import_statements(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements in `body` and the blocks nested in it, in source order (expressions, which
+    cannot hold one, are not walked)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            yield stmt
+            continue
+        for name in BLOCK_FIELDS:
+            block = getattr(stmt, name, None)
+            if block:
+                yield from import_statements(block)
 
 
 def file_folder(path: str) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from msprobe_rewriter import seeding
 from msprobe_rewriter.rules.base import Invalid, Rule
-from msprobe_rewriter.rules.seed_missing import condition_text, entry_location
+from msprobe_rewriter.rules.seed_missing import report_whole_script
 
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "timm", "accelerate",
                  "deepspeed")
@@ -172,11 +172,4 @@ for x in T.randn(10, 2, 4):
         if not ctx.is_entry_script() or not any(ctx.imports.imports_root(root) for root in PYTORCH_ROOTS):
             return
         facts = seeding.analyse(ctx)
-        switches = [e for e in facts.effects if e.summary.deterministic]
-        if not switches:
-            if facts.random_work:
-                self.report(entry_location(ctx))
-            return
-        guards = [facts.skipping_guard(e) for e in switches]
-        if all(guard is not None for guard in guards):
-            self.report(guards[0], CONDITIONAL.format(condition=condition_text(guards[0])))
+        report_whole_script(self, facts, facts.default_run(lambda e: e.summary.deterministic), CONDITIONAL)

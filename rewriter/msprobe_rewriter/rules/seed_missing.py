@@ -66,7 +66,8 @@ class SeedMissing(Rule):
            "`--seed` flag is the same problem in disguise: the default run is unseeded.")
     fix = ("Seed every generator once at startup, before building the model and the data pipeline: "
            "`from msprobe_runtime.pytorch import seed_all; seed_all(1234)` (or `random.seed(s)`, "
-           "`np.random.seed(s)`, `torch.manual_seed(s)`; MindSpore: `mindspore.set_seed(s)` and `random.seed(s)`). "
+           "`np.random.seed(s)`, `torch.manual_seed(s)`; MindSpore: `mindspore.set_seed(s)`, which seeds `random`, "
+           "NumPy and the data pipeline too, plus `mindspore.manual_seed(s)` for `mint` draws). "
            "Give `--seed` a default value instead of None.")
     valid = (
         """\
@@ -355,11 +356,16 @@ if __name__ == "__main__":
         if not ctx.is_entry_script():
             return
         facts = seeding.analyse(ctx)
-        seeds = [e for e in facts.effects if e.summary.families and e.function not in facts.worker_init]
-        if not seeds:
-            if facts.random_work:
-                self.report(entry_location(ctx))
-            return
-        guards = [facts.skipping_guard(e) for e in seeds]
-        if all(guard is not None for guard in guards):
-            self.report(guards[0], CONDITIONAL.format(condition=condition_text(guards[0])))
+        verdict = facts.default_run(lambda e: bool(e.summary.families) and e.function not in facts.worker_init)
+        report_whole_script(self, facts, verdict, CONDITIONAL)
+
+
+def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str) -> None:
+    """Report an entry script that pins nothing: at the condition that skips its pinning code, or (when it
+    trains or samples) at the script."""
+    if verdict.pinned:
+        return
+    if verdict.skipped_by is not None:
+        rule.report(verdict.skipped_by, conditional.format(condition=condition_text(verdict.skipped_by)))
+    elif facts.random_work:
+        rule.report(entry_location(rule.ctx))

@@ -9,34 +9,43 @@ from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, tar
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 FACTORY_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES)
-TORCH_GENERATOR_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.TORCH_GENERATOR_CLASSES)
+PRIMITIVE_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.MINDSPORE_RANDOM_PRIMITIVES)
+CREATOR_NAMES = FACTORY_NAMES | PRIMITIVE_NAMES | frozenset(
+    name.rpartition(".")[2] for name in catalogue.TORCH_GENERATOR_CLASSES)
 SEEDING_METHODS = frozenset({"manual_seed", "set_state", "setstate"})
 UNSEEDED = "`{name}()` without a seed starts from fresh OS entropy in every run: pass a seed (`{name}(seed)`)"
 NONE_BY_DEFAULT = ("`{name}` is seeded from `{arg}`, which is None with the default arguments (fresh OS entropy): "
                    "give the seed option a default value")
 TORCH_UNSEEDED = ("this `torch.Generator` is never seeded: it ignores `torch.manual_seed` and starts from the same "
                   "fixed seed as every other generator; call `.manual_seed(seed)` on it")
+PRIMITIVE_UNSEEDED = ("`{name}()` with no non-zero seed draws from fresh entropy in every run, even after "
+                      "`mindspore.set_seed`: pass a fixed `seed=` (non-zero)")
 
 
 class UnseededGenerator(Rule):
     code = "MSP106"
     name = "unseeded-generator"
     severity = "warning"
-    frameworks = ("pytorch", "python")
+    frameworks = ("pytorch", "mindspore", "python")
     message = "a random generator object is created without a seed: pass one (or call `.manual_seed(seed)`)"
     summary = ("Flags `np.random.default_rng()`, `np.random.RandomState()`, NumPy bit generators "
                "(`PCG64()`, ...), `np.random.SeedSequence()` and `random.Random()` created without a seed (or "
-               "with a literal None, or an argparse option whose default is None), and a `torch.Generator(...)`; "
+               "with a literal None, or an argparse option whose default is None) and a `torch.Generator(...)`, "
                "unless the variable holding it is seeded later in the file (`.manual_seed(s)`, `.seed(s)`, "
-               "`.set_state(...)`; a bare `.seed()` draws a fresh seed and does not count).")
+               "`.set_state(...)`; a bare `.seed()` draws a fresh seed and does not count); also MindSpore "
+               "random-operator primitives (`ops.StandardNormal()`, `ops.UniformReal()`, `ops.Gamma()`, ...) "
+               "created with every seed 0 (the default).")
     why = ("A generator object has its own state: `np.random.seed` / `random.seed` / `torch.manual_seed` do not "
            "touch it. NumPy and `random` generators created without a seed take fresh entropy from the OS, so "
            "every run draws different numbers even in a fully seeded script. An unseeded `torch.Generator` "
            "starts from a fixed default seed that your `--seed` does not control, and every such generator "
-           "draws the same stream.")
+           "draws the same stream. MindSpore's random primitives ignore `mindspore.set_seed`: with both seeds 0 "
+           "they take a fresh random seed on every run.")
     fix = ("Pass the run's seed when creating the generator (`np.random.default_rng(seed)`, `random.Random(seed)`) "
            "or seed a torch generator right away: `g = torch.Generator(); g.manual_seed(seed)` "
-           "(`torch.Generator().manual_seed(seed)` returns the generator).")
+           "(`torch.Generator().manual_seed(seed)` returns the generator). Give MindSpore primitives a fixed "
+           "non-zero seed (`ops.StandardNormal(seed=seed)`), or use the functional ops (`ops.standard_normal`), "
+           "which follow `mindspore.set_seed`.")
     valid = (
         """\
 import random
@@ -93,6 +102,14 @@ def default_rng():
 r = Random()
 g = default_rng()
 """,
+        """\
+import mindspore.ops as ops
+from mindspore.ops import operations as P
+
+normal = ops.StandardNormal(seed=2)
+uniform = P.UniformReal(seed=0, seed2=7)
+shuffle = ops.RandomShuffle(seed=args.seed)
+""",
     )
     invalid = (
         Invalid("""\
@@ -132,6 +149,23 @@ parser.add_argument("--seed", type=int, help="optional seed")
 args = parser.parse_args()
 rng = np.random.default_rng(args.seed)
 """, lines=(8,)),
+        Invalid("""\
+import mindspore as ms
+from mindspore import nn, ops
+
+
+class Noise(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.normal = ops.StandardNormal()
+        self.coin = ops.UniformReal(seed=0, seed2=0)
+
+    def construct(self, x):
+        return x + self.normal(x.shape) * self.coin((1,))
+
+
+ms.set_seed(1)
+""", lines=(8, 9)),
     )
 
     def __init__(self, ctx) -> None:
@@ -147,13 +181,17 @@ rng = np.random.default_rng(args.seed)
             if name is not None:
                 self.seeded.add(name)
             return
-        if isinstance(func, ast.Attribute) and func.attr not in FACTORY_NAMES | TORCH_GENERATOR_NAMES:
-            return  # cheap filter; plain names may be aliases
+        if isinstance(func, ast.Attribute) and func.attr not in CREATOR_NAMES:
+            return  # cheap filters; plain names may be aliases, but only imported ones resolve
+        if isinstance(func, ast.Name) and func.id not in self.ctx.imports.bindings:
+            return
         qualified = self.ctx.call_qualname(node)
         if qualified in catalogue.GENERATOR_FACTORIES:
             message = self._factory_problem(node, qualified)
         elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
             message = TORCH_UNSEEDED
+        elif qualified in catalogue.MINDSPORE_RANDOM_PRIMITIVES:
+            message = _primitive_problem(node, qualified)
         else:
             return
         if message is not None:
@@ -197,3 +235,11 @@ def _seeds_object(call: ast.Call) -> bool:
     """`g.manual_seed(s)`, `rng.seed(s)` (with a seed: a bare `.seed()` reseeds from entropy), `set_state`."""
     attr = call.func.attr
     return attr in SEEDING_METHODS or (attr == "seed" and bool(call.args or call.keywords))
+
+
+def _primitive_problem(call: ast.Call, qualified: str) -> str | None:
+    """The message for a MindSpore random primitive whose seeds are all absent, None or a literal 0."""
+    seeds = [argument(call, position, name) for position, name in catalogue.MINDSPORE_RANDOM_PRIMITIVES[qualified]]
+    if all(seed is None or constant(seed) in (0, None) for seed in seeds):
+        return PRIMITIVE_UNSEEDED.format(name=qualified.rpartition(".")[2])
+    return None

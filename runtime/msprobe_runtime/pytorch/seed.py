@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import importlib
 import os
-import random
 
 import torch
 
-from msprobe_runtime.core.config import MAX_SEED
+from msprobe_runtime.core.seeding import check_seed_arguments, seed_python
 from msprobe_runtime.pytorch.dropout import remove_dropout
 
 # Deterministic cuBLAS needs one of these workspace settings (set before the first cuBLAS call).
@@ -23,10 +22,8 @@ def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> 
     `mode=False` leaves determinism switches as they are (msprobe would switch them off). `rm_dropout=True`
     makes every dropout a no-op (see msprobe_runtime.pytorch.dropout).
     """
-    _check_arguments(seed, mode, rm_dropout)
-    random.seed(seed)
-    os.environ["PYTHONHASHSEED"] = str(seed)
-    _seed_numpy(seed)
+    check_seed_arguments(seed, mode, rm_dropout)
+    seed_python(seed)
     torch.manual_seed(seed)
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
@@ -37,24 +34,6 @@ def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> 
         _enable_determinism()
     if rm_dropout:
         remove_dropout()
-
-
-def _check_arguments(seed, mode, rm_dropout) -> None:
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed_all: seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
-    if not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"seed_all: seed must be an integer in [0, {MAX_SEED}], got {seed}")
-    for name, value in (("mode", mode), ("rm_dropout", rm_dropout)):
-        if not isinstance(value, bool):
-            raise TypeError(f"seed_all: {name} must be True or False, got {value!r}")
-
-
-def _seed_numpy(seed: int) -> None:
-    try:
-        import numpy
-    except ImportError:
-        return
-    numpy.random.seed(seed)
 
 
 def _torch_npu():

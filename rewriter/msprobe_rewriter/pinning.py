@@ -1,0 +1,225 @@
+"""What one call or assignment pins: generator families seeded, deterministic kernels, HCCL determinism.
+
+Directly (catalogue knowledge: `torch.manual_seed`, `cudnn.deterministic = True`, `os.environ[...]`), or
+through a helper defined in another file of the project, followed `MAX_DEPTH` files deep (see `project`)
+with the arguments of the call bound to the helper's parameters, so `set_seed(s, deterministic=False)`
+takes the branch it takes at run time. `seeding` applies this to every statement of a linted file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from msprobe_rewriter import catalogue, conditions, environment, project
+from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword
+
+FAMILIES = frozenset(catalogue.SEED_CALLS)
+MAX_DEPTH = 2  # the script's helper, and the helper's helper in a third file
+# A function we cannot look into but whose name says it seeds (`set_seed`, `init_seeds`, ...).
+SEEDER_NAME = re.compile(r"seed", re.IGNORECASE)
+NOT_SEEDER = re.compile(r"^(get|initial|make|gen|new)_|worker", re.IGNORECASE)
+DETERMINISM_KEYWORDS = ("deterministic", "mode", "full_determinism")
+WALKED = (ast.Call, ast.Assign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom)
+Resolve = Callable[[ast.AST], "str | None"]
+# Seeding call -> the generator families it seeds.
+SEEDER_FAMILIES: dict[str, frozenset[str]] = {
+    **{seeder: frozenset(f for f, calls in catalogue.SEED_CALLS.items() if seeder in calls)
+       for calls in catalogue.SEED_CALLS.values() for seeder in calls},
+    **dict.fromkeys(catalogue.SEED_ALL_CALLS, FAMILIES),
+}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What some code pins: generator families seeded, deterministic kernels, HCCL determinism."""
+
+    families: frozenset[str] = frozenset()
+    deterministic: bool = False
+    hccl: bool = False
+
+    def __or__(self, other: Summary) -> Summary:
+        return Summary(self.families | other.families, self.deterministic or other.deterministic,
+                       self.hccl or other.hccl)
+
+
+NOTHING = Summary()
+DETERMINISTIC = Summary(deterministic=True)
+HCCL = Summary(hccl=True)
+
+
+# --- direct effects (catalogue knowledge) ------------------------------------------------------
+def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, ast.expr | None]]:
+    """What a call to `qualified` pins, each with the argument that must be truthy for it (or None)."""
+    if qualified is None:
+        return []
+    found = []
+    families = SEEDER_FAMILIES.get(qualified, frozenset())
+    if qualified in catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT:
+        seed = call.args[0] if call.args else keyword(call, "a") or keyword(call, "seed")
+        if seed is None or constant(seed) is None:
+            families = frozenset()  # `random.seed()`, `np.random.seed(None)`: a fresh seed every run
+    if families:
+        found.append((Summary(families), None))
+    for table, summary in ((catalogue.DETERMINISM_CALLS, DETERMINISTIC), (catalogue.HCCL_DETERMINISM_CALLS, HCCL)):
+        if qualified in table:
+            on, guard = _switch(call, table[qualified])
+            if on:
+                found.append((summary, guard))
+    found.extend(_env_effects(environment.env_writes(call, qualified)))
+    return found
+
+
+def assign_effects(node: ast.Assign, resolve: Resolve) -> list[tuple[Summary, ast.expr | None]]:
+    """What an assignment pins: `cudnn.deterministic = True`, `os.environ["HCCL_DETERMINISTIC"] = ...`."""
+    found = []
+    for target in node.targets:
+        if (isinstance(target, ast.Attribute) and target.attr == catalogue.CUDNN_DETERMINISTIC_ATTR
+                and resolve(target.value) in catalogue.CUDNN_MODULES):
+            literal = constant(node.value)
+            if literal is NOT_CONSTANT:
+                found.append((DETERMINISTIC, node.value))
+            elif literal:
+                found.append((DETERMINISTIC, None))
+    found.extend(_env_effects(environment.env_assignments(node, resolve)))
+    return found
+
+
+def _env_effects(pairs: list[tuple[str, ast.expr]]) -> list[tuple[Summary, None]]:
+    return [(HCCL, None) for name, value in pairs
+            if name in catalogue.HCCL_DETERMINISTIC_ENV and environment.env_enables(value)]
+
+
+def _switch(call: ast.Call, spec: tuple[int | None, str] | None) -> tuple[bool, ast.expr | None]:
+    """Whether a switching call may turn its flag on, and the argument that decides it (None: always)."""
+    if spec is None:
+        return True, None
+    position, name = spec
+    arg = argument(call, position, name) if position is not None else keyword(call, name)
+    if arg is None:
+        return False, None
+    literal = constant(arg)
+    if literal is NOT_CONSTANT:
+        return True, arg
+    return bool(literal), None
+
+
+def seeder_by_name(call: ast.Call) -> Summary:
+    """A call we cannot look into whose name says it seeds: assume it seeds everything it says."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if not SEEDER_NAME.search(name) or NOT_SEEDER.search(name):
+        return NOTHING
+    wants_determinism = any(kw.arg in DETERMINISM_KEYWORDS and constant(kw.value) is not False
+                            for kw in call.keywords)
+    return Summary(FAMILIES, deterministic=wants_determinism)
+
+
+def summarise(effects: list[tuple[Summary, ast.expr | None]], lookup: conditions.Lookup) -> Summary:
+    """Everything `effects` pin whose deciding argument may be truthy under `lookup`."""
+    total = NOTHING
+    for summary, guard in effects:
+        if guard is None or conditions.truth(guard, lookup) is not False:
+            total |= summary
+    return total
+
+
+# --- following project-local helpers -----------------------------------------------------------
+def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined, depth: int,
+                   lookup: conditions.Lookup) -> Summary | None:
+    """What a call into a project-local module pins; None when the call is not one."""
+    targets = project.call_targets(call, local, defined)
+    if not targets:
+        return None
+    for ref, name in targets:
+        path = project.find_module(folder, ref.module, ref.level)
+        module = project.load(path) if path is not None else None
+        found = _resolve_function(module, name) if module is not None else None
+        if isinstance(found, str):
+            return summarise(call_effects(call, found), conditions.no_lookup)
+        if found is not None and depth <= MAX_DEPTH:
+            env = _bind_arguments(found[1], call, lookup)
+            return _function_summary(found[0], found[1], depth, env, frozenset())
+    return seeder_by_name(call)
+
+
+def _resolve_function(module: project.Module, name: str, hops: int = 0):
+    """`(module, def)` defining `name` in `module` (following re-exports), a library name, or None."""
+    function = module.functions.get(name)
+    if function is not None:
+        return module, function
+    library = module.imports.resolve(ast.Name(id=name))
+    if library is not None:
+        return library
+    ref = module.local.refs.get(name)
+    candidates = [(ref, ref.attr)] if ref is not None and ref.attr else [(star, name) for star in module.local.stars]
+    for source, attr in candidates if hops < 3 else ():
+        path = project.find_module(module.path.parent, source.module, source.level)
+        target = project.load(path) if path is not None else None
+        found = _resolve_function(target, attr, hops + 1) if target is not None else None
+        if found is not None:
+            return found
+    return None
+
+
+def _bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
+                    lookup: conditions.Lookup) -> tuple[tuple[str, object], ...]:
+    """Parameter values of `function` for this call: given constants, else defaults, else unknown."""
+    params = function.args.posonlyargs + function.args.args
+    defaults = [None] * (len(params) - len(function.args.defaults)) + list(function.args.defaults)
+    pairs = list(zip(params, defaults, strict=True))
+    pairs += list(zip(function.args.kwonlyargs, function.args.kw_defaults, strict=True))
+    opaque = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
+    given = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+    for param, arg in zip(params, call.args, strict=False):
+        if isinstance(arg, ast.Starred):
+            break
+        given[param.arg] = arg
+    env = []
+    for param, default in pairs:
+        if param.arg in given:
+            env.append((param.arg, conditions.value(given[param.arg], lookup)))
+        elif default is not None and not opaque:
+            env.append((param.arg, constant(default)))
+        else:
+            env.append((param.arg, conditions.UNKNOWN))
+    return tuple(env)
+
+
+def _function_summary(module: project.Module, function, depth: int, env: tuple, seen: frozenset) -> Summary:
+    """What calling `function` of a helper module pins, given its parameter values `env`."""
+    key = (function.name, depth, env)
+    if key in module.memo:
+        return module.memo[key]
+    values = dict(env)
+
+    def lookup(node: ast.expr) -> object:
+        return values.get(node.id, conditions.UNKNOWN) if isinstance(node, ast.Name) else conditions.UNKNOWN
+
+    seen = seen | {(str(module.path), function.name)}
+    total = NOTHING
+    for node, guards, _ in conditions.walk(function.body, WALKED):
+        if any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards):
+            continue
+        if isinstance(node, ast.Assign):
+            total |= summarise(assign_effects(node, module.imports.resolve), lookup)
+        elif isinstance(node, ast.Call):
+            total |= _helper_call(module, node, depth, lookup, seen)
+    module.memo[key] = total
+    return total
+
+
+def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, seen: frozenset) -> Summary:
+    direct = call_effects(call, module.imports.resolve(call.func))
+    if direct:
+        return summarise(direct, lookup)
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in module.functions:
+        if (str(module.path), func.id) in seen:
+            return NOTHING
+        callee = module.functions[func.id]
+        return _function_summary(module, callee, depth, _bind_arguments(callee, call, lookup), seen)
+    followed = helper_summary(call, module.path.parent, module.local, module.functions, depth + 1, lookup)
+    return followed if followed is not None else seeder_by_name(call)

@@ -1,0 +1,151 @@
+"""Instrument or undo one file: bytes in, bytes out, never a partial result and never a traceback
+(set MSPROBE_INSTRUMENT_DEBUG=1 to see one for an internal error).
+
+`instrument_text` starts from the file's original (an instrumented file is undone first), so running
+the tool twice gives the same text, and changing options re-instruments cleanly. After planning and
+applying every selected transform in one pass, the changed lines are marked and the training loops
+wrapped; the result must parse, or the file is reported and left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import os
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from msprobe_rewriter.instrument import edits, markers, marking, undo, wrap
+from msprobe_rewriter.instrument.options import Options
+from msprobe_rewriter.instrument.structure import MismatchError
+from msprobe_rewriter.instrument.textio import Source, decode
+from msprobe_rewriter.instrument.transforms import ALL_TRANSFORMS, select
+from msprobe_rewriter.instrument.unit import Unit
+from msprobe_rewriter.lint.engine import lint_source, parse_error_message
+from msprobe_rewriter.rules import RULES_BY_NAME
+
+PREFILTER = re.compile(r"torch|mindspore")
+
+
+class InstrumentError(Exception):
+    """A file that cannot be instrumented or undone; the message is one line for the user."""
+
+
+@dataclass
+class Result:
+    """One file's outcome: its text before and after (None on error), notes, and how to encode it."""
+
+    path: str
+    before: str = ""
+    after: str | None = None
+    source: Source | None = None
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        """Whether the file would change."""
+        return self.after is not None and self.after != self.before
+
+
+def _original(text: str) -> str:
+    try:
+        return undo.undo_text(text)
+    except markers.MarkerError as exc:
+        raise InstrumentError(f"cannot undo the previous instrumentation: {exc}") from None
+
+
+def instrument_text(path: str, text: str, options: Options, source: Source | None = None) -> tuple[str, list[str]]:
+    """The instrumented text of `text` and notes about what was left alone."""
+    original = _original(text) if markers.TAG in text else text
+    if not PREFILTER.search(original):
+        return original, []
+    selected = options.selected or select((), (), options.grad_probe)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(original, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise InstrumentError(parse_error_message(exc)) from None
+    rules = [RULES_BY_NAME[t.rule] for t in ALL_TRANSFORMS
+             if t.name in selected and t.rule is not None and t.rule in RULES_BY_NAME]
+    data = source.encode(original) if source is not None else original.encode("utf-8")
+    findings = lint_source(path, data, rules).findings if rules else []
+    unit = Unit(path, original, tree, _with_selection(options, selected), findings)
+    try:
+        for transform in ALL_TRANSFORMS:
+            if transform.name in selected:
+                transform().apply(unit)
+        if not unit.edits:
+            return original, unit.notes
+        result = _render(unit)
+    except cst.ParserSyntaxError as exc:
+        raise InstrumentError(f"cannot parse: {str(exc).splitlines()[0]}") from None
+    except MismatchError as exc:
+        raise InstrumentError(f"internal error: libcst and ast disagree ({exc}); file left unchanged") from None
+    try:
+        ast.parse(result)
+    except SyntaxError as exc:
+        raise InstrumentError(f"internal error: the rewritten code does not parse ({exc.msg}, line {exc.lineno}); "
+                              "file left unchanged") from None
+    return result, unit.notes
+
+
+def _render(unit: Unit) -> str:
+    """Apply the planned edits, mark the changed lines, and wrap the training loops (one rendering)."""
+    structure = unit.structure
+    rendered = edits.apply(structure.module, unit.edits, structure.path, unit.text, unit.wraps).code
+    if not unit.wraps:
+        return marking.mark(unit.text, rendered)
+    plain, wrapped = wrap.split(rendered)
+    entries = marking.mark_lines(unit.text, plain)
+    return wrap.merge(entries, wrapped)
+
+
+def _with_selection(options: Options, selected: frozenset[str]) -> Options:
+    return replace(options, selected=selected)
+
+
+def undo_source_text(text: str) -> str:
+    """The original of an instrumented text (InstrumentError when a marked line was edited)."""
+    try:
+        return undo.undo_text(text)
+    except markers.MarkerError as exc:
+        raise InstrumentError(f"refusing to undo: {exc}") from None
+    except (tokenize.TokenError, SyntaxError) as exc:
+        raise InstrumentError(f"cannot undo: the file does not tokenize ({exc})") from None
+    except cst.ParserSyntaxError as exc:
+        raise InstrumentError(f"cannot undo: cannot parse ({str(exc).splitlines()[0]})") from None
+
+
+def run(path: str, data: bytes, options: Options | None, undoing: bool = False) -> Result:
+    """Instrument (or, with `undoing`, undo) one file's bytes."""
+    result = Result(path)
+    collecting = gc.isenabled()
+    gc.disable()  # syntax trees hold no cycles; the collector would rescan them again and again
+    try:
+        result.source = decode(data)
+        result.before = result.source.text
+        if undoing:
+            result.after = undo_source_text(result.before)
+        else:
+            result.after, result.notes = instrument_text(path, result.before, options or Options(), result.source)
+        result.source.encode(result.after)
+    except InstrumentError as exc:
+        result.error, result.after = str(exc), None
+    except (SyntaxError, UnicodeError, LookupError) as exc:
+        result.error, result.after = parse_error_message(exc), None
+    except (tokenize.TokenError, RecursionError, MemoryError) as exc:
+        result.error, result.after = parse_error_message(exc), None
+    except Exception as exc:  # a bug of ours: one line for this file, the others go on
+        if os.environ.get("MSPROBE_INSTRUMENT_DEBUG"):
+            raise
+        result.error, result.after = f"internal error ({type(exc).__name__}: {exc}); file left unchanged", None
+    finally:
+        if collecting:
+            gc.enable()
+    return result

@@ -1,0 +1,341 @@
+"""Find the training loop: the innermost loop one iteration of which is one optimizer step.
+
+Found, not guessed: a loop is a training loop when it contains a call that applies gradients
+(`optimizer.step()`, `scaler.step(opt)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call),
+directly or through local functions that step outside any loop of their own (`train_step`). A loop
+that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a
+batch loop, the batch loop is. MindSpore's `Model.train(...)` is found too (it takes a callback).
+The model handed to `debugger.start(model=...)` is the one whose parameters the optimizer updates.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES, SCOPE_TYPES, FileContext, target_name
+
+PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters"})
+MODEL_NAMES = ("model", "net", "network", "module", "classifier")
+MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
+Function = ast.FunctionDef | ast.AsyncFunctionDef | None
+
+
+@dataclass
+class TrainingLoop:
+    """A loop to wrap, the expressions `start`/`monitor` need, and where a local debugger can go."""
+
+    node: ast.stmt
+    function: Function
+    model: str | None
+    optimizer: str | None
+    conditional: bool  # the step runs only every few iterations (accumulation by counter)
+    outermost: ast.stmt  # outermost loop around `node` in its function
+    model_is_local: bool  # the model is created in that function (or module) before `outermost`
+
+
+@dataclass
+class ModelTrain:
+    """A MindSpore `Model(...).train(...)` call."""
+
+    call: ast.Call
+    statement: ast.stmt
+    function: Function
+    optimizer: str | None
+    callback_list: bool  # `callbacks=` is a name last assigned a list (so `name + [...]` works)
+
+
+@dataclass
+class Analysis:
+    """Training loops and `Model.train` calls of one file."""
+
+    loops: list[TrainingLoop] = field(default_factory=list)
+    model_trains: list[ModelTrain] = field(default_factory=list)
+    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)  # child -> parent, whole file
+
+
+@dataclass
+class _Step:
+    call: ast.Call
+    loop: ast.stmt | None
+    function: Function
+    conditional: bool
+
+
+class _Collector:
+    """Traversal handler: step calls, calls of local functions, `Model.train` calls."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.steps: list[_Step] = []
+        self.calls: list[tuple[str, ast.stmt | None, Function, bool, ast.Call]] = []
+        self.trains: list[tuple[ast.Call, Function]] = []
+
+    def __call__(self, call: ast.Call) -> None:
+        ctx = self.ctx
+        function = _function(ctx.ancestors)
+        loop = ctx.current_loop()
+        conditional = _conditional(ctx.ancestors, loop)
+        if ctx.is_optimizer_step(call):
+            self.steps.append(_Step(call, loop, function, conditional))
+        elif isinstance(call.func, ast.Name):
+            self.calls.append((call.func.id, loop, function, conditional, call))
+        elif isinstance(call.func, ast.Attribute) and call.func.attr == "train" and self._model_train(call):
+            self.trains.append((call, function))
+
+    def _model_train(self, call: ast.Call) -> bool:
+        """`model.train(...)` of a MindSpore `Model`: built from the class, or taking Model.train's keywords."""
+        ctx = self.ctx
+        if ctx.assigned_calls.get(target_name(call.func.value) or "") in catalogue.MINDSPORE_MODEL_CLASSES:
+            return True
+        return ctx.imports.imports_root("mindspore") and any(kw.arg in MODEL_TRAIN_KEYWORDS for kw in call.keywords)
+
+
+def _function(ancestors: list[ast.AST]) -> Function:
+    for node in reversed(ancestors):
+        if isinstance(node, FUNCTION_TYPES):
+            return node
+    return None
+
+
+def _conditional(ancestors: list[ast.AST], loop: ast.AST | None) -> bool:
+    """Whether the current node runs only every few iterations: under an `if` that counts
+    (`i % accum == 0`, a name mentioning accumulation), between `loop` (or the function) and here."""
+    for node in reversed(ancestors):
+        if node is loop or isinstance(node, SCOPE_TYPES):
+            return False
+        if isinstance(node, ast.If) and _counts(node.test):
+            return True
+    return False
+
+
+def _counts(test: ast.expr) -> bool:
+    for node in ast.walk(test):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            return True
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        if "accum" in name.lower():
+            return True
+    return False
+
+
+def analyse(ctx: FileContext) -> Analysis:
+    """Traverse `ctx` (which must not have been traversed yet) and find its training loops."""
+    collector = _Collector(ctx)
+    ctx.traverse({ast.Call: [collector]})
+    finder = _Finder(ctx, collector)
+    return Analysis(finder.loops(), finder.model_trains(), finder.parents)
+
+
+class _Finder:
+    def __init__(self, ctx: FileContext, collector: _Collector) -> None:
+        self.ctx = ctx
+        self.collector = collector
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.functions: dict[str, ast.AST] = {}
+        self.assignments: dict[str, ast.expr] = {}  # simple target name -> value of its last assignment
+        self._lines: dict[str, int] = {}
+        self._index(ctx.tree)
+        self.module_names = _bound_names(ctx.tree)
+        self.steppers = self._steppers()
+
+    def _index(self, tree: ast.Module) -> None:
+        """One walk: parent links, functions by name, last assignment of each name (`x`, `self.x` -> x)."""
+        todo: list[ast.AST] = [tree]
+        while todo:
+            node = todo.pop()
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+                todo.append(child)
+            if isinstance(node, FUNCTION_TYPES):
+                self.functions[node.name] = node
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    name = target_name(target)
+                    current = self.assignments.get(name)
+                    if name is not None and (current is None or node.lineno >= self._lines[name]):
+                        self.assignments[name] = node.value
+                        self._lines[name] = node.lineno
+
+    def _steppers(self) -> dict[str, _Step]:
+        """Local functions that apply gradients once per call (not inside a loop of their own)."""
+        found = {step.function.name: step for step in self.collector.steps
+                 if step.loop is None and step.function is not None}
+        changed = True
+        while changed:
+            changed = False
+            for name, loop, function, _, _ in self.collector.calls:
+                if name in found and loop is None and function is not None and function.name not in found:
+                    found[function.name] = found[name]
+                    changed = True
+        return found
+
+    def loops(self) -> list[TrainingLoop]:
+        """The innermost loops that step the optimizer, directly or through local stepping functions."""
+        candidates: dict[int, tuple[ast.stmt, Function, _Step, bool]] = {}
+        for step in self.collector.steps:
+            if step.loop is not None:
+                candidates.setdefault(id(step.loop), (step.loop, step.function, step, step.conditional))
+        for name, loop, function, conditional, _ in self.collector.calls:
+            if loop is not None and name in self.steppers:
+                candidates.setdefault(id(loop), (loop, function, self.steppers[name], conditional))
+        chosen = [c for c in candidates.values()
+                  if not any(o[0] is not c[0] and _inside(o[0], c[0]) for o in candidates.values())]
+        chosen.sort(key=lambda c: c[0].lineno)
+        return [self._describe(*c) for c in chosen]
+
+    def _describe(self, loop: ast.stmt, function: Function, step: _Step, conditional: bool) -> TrainingLoop:
+        optimizer = self._optimizer(step.call)
+        model = self._model(optimizer, function)
+        optimizer = self._step_optimizer(optimizer)
+        outermost = loop
+        node = self.parents.get(loop)
+        while node is not None and not isinstance(node, SCOPE_TYPES) and not isinstance(node, ast.Module):
+            if isinstance(node, LOOP_TYPES):
+                outermost = node
+            node = self.parents.get(node)
+        local = model is not None and assigned_before(function or self.ctx.tree, model.split(".", 1)[0],
+                                                      outermost.lineno)
+        return TrainingLoop(loop, function, model, self._text(optimizer) if optimizer is not None else None,
+                            conditional or step.conditional, outermost, local)
+
+    def model_trains(self) -> list[ModelTrain]:
+        """The `Model.train(...)` calls, with the statement they sit in and the optimizer they use."""
+        found = []
+        for call, function in self.collector.trains:
+            statement = call
+            while not isinstance(statement, ast.stmt):
+                statement = self.parents[statement]
+            model = self._assignment_value(target_name(call.func.value) or "")
+            optimizer = None
+            if isinstance(model, ast.Call):
+                found_opt = _argument(model, 2, "optimizer")
+                optimizer = self._text(found_opt) if found_opt is not None else None
+            callbacks = _argument(call, 2, "callbacks")
+            listed = isinstance(callbacks, ast.Name) and isinstance(self.assignments.get(callbacks.id),
+                                                                    (ast.List, ast.ListComp))
+            found.append(ModelTrain(call, statement, function, optimizer, listed))
+        return found
+
+    # --- model and optimizer ---------------------------------------------------------------
+    def _optimizer(self, call: ast.Call) -> ast.expr | None:
+        """The optimizer expression a step call applies."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "step":
+            owner = target_name(func.value) or ""
+            if "scaler" in owner.lower() and call.args:
+                return call.args[0]
+            return func.value
+        return func
+
+    def _model(self, optimizer: ast.expr | None, function: Function) -> str | None:
+        """Source of the model whose parameters the optimizer updates, valid inside the loop."""
+        candidates: list[ast.expr] = []
+        value = self._assignment_value(target_name(optimizer) or "") if optimizer is not None else None
+        if isinstance(value, ast.Call):
+            origin = self.ctx.call_qualname(value)
+            if origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS and value.args:
+                candidates.append(_innermost_network(value.args[0]))
+            else:
+                candidates.extend(_parameter_owners(value))
+                if origin is None and isinstance(value.func, ast.Attribute):
+                    candidates.append(value.func.value)  # model.configure_optimizers(...)
+        texts = [self._text(c) for c in candidates if _is_name_chain(c)] + list(MODEL_NAMES)
+        for text in texts:
+            if text and self._visible(text.split(".", 1)[0], function):
+                return text
+        return None
+
+    def _step_optimizer(self, optimizer: ast.expr | None) -> ast.expr | None:
+        """The optimizer itself when `optimizer` names a `TrainOneStepCell` built around one."""
+        value = self._assignment_value(target_name(optimizer) or "") if optimizer is not None else None
+        if isinstance(value, ast.Call) and self.ctx.call_qualname(value) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
+            return _argument(value, 1, "optimizer")
+        return optimizer
+
+    def _assignment_value(self, name: str) -> ast.expr | None:
+        """The value last assigned (anywhere in the file) to `name` or `<obj>.name`."""
+        return self.assignments.get(name)
+
+    def _visible(self, root: str, function: Function) -> bool:
+        """Whether the name `root` can be read in `function` (a parameter, a local or a global)."""
+        if root in ("self", "cls") and function is not None:
+            return any(a.arg == root for a in function.args.args)
+        return root in self.module_names or (function is not None and root in _bound_names(function))
+
+    def _text(self, node: ast.AST) -> str | None:
+        text = ast.get_source_segment(self.ctx.source, node)
+        return " ".join(text.split()) if text is not None and "\n" not in text else text
+
+
+def assigned_before(scope: ast.AST, name: str, line: int) -> bool:
+    """Whether `scope` (a function or the module) assigns `name` before line `line`."""
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name and n.lineno < line
+               for n in _walk_scope(scope))
+
+
+def top_statement(node: ast.stmt, parents: dict[ast.AST, ast.AST]) -> ast.stmt:
+    """The statement of its function's (or the module's) own body that contains `node`."""
+    while not isinstance(parents.get(node), (*FUNCTION_TYPES, ast.Module)):
+        node = parents[node]
+    return node
+
+
+def _is_name_chain(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _innermost_network(node: ast.expr) -> ast.expr:
+    """`net` of `nn.WithLossCell(net, loss_fn)`: the first argument of wrapping cells, followed inwards."""
+    while isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
+    return node
+
+
+def _parameter_owners(call: ast.Call) -> list[ast.expr]:
+    """`m` for each `m.parameters()`-like call among the arguments of an optimizer constructor."""
+    owners = []
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        for node in ast.walk(arg):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in PARAMETER_METHODS):
+                owners.append(node.func.value)
+    return owners
+
+
+def _argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return call.args[position] if len(call.args) > position else None
+
+
+def _inside(inner: ast.stmt, outer: ast.stmt) -> bool:
+    return outer.lineno <= inner.lineno and inner.end_lineno <= outer.end_lineno and inner is not outer
+
+
+def _walk_scope(scope: ast.AST):
+    """Nodes of one scope, not entering nested functions or classes."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, SCOPE_TYPES):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _bound_names(scope: ast.AST) -> set[str]:
+    names = set()
+    if isinstance(scope, FUNCTION_TYPES):
+        args = scope.args
+        names.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+        names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    for node in _walk_scope(scope):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+    return names

@@ -1,0 +1,44 @@
+"""What a run of `msprobe-instrument` does: seed value, switches, target package, selected transforms."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+TARGETS = {  # --target -> framework -> module the instrumented code imports from
+    "runtime": {"pytorch": "msprobe_runtime.pytorch", "mindspore": "msprobe_runtime.mindspore"},
+    "msprobe": {"pytorch": "msprobe.pytorch", "mindspore": "msprobe.mindspore"},
+}
+DEFAULT_CONFIG = "config.json"
+
+
+@dataclass(frozen=True)
+class Options:
+    """Options shared by every file of one run."""
+
+    seed: int = 1234
+    deterministic: bool = False
+    remove_dropout: bool = True
+    config: str | None = None  # as given on the command line; None: config.json beside the script
+    grad_probe: bool = False
+    target: str = "runtime"
+    data_strict: bool = False
+    selected: frozenset[str] = field(default_factory=frozenset)  # transform names; empty: the defaults
+
+    def module(self, framework: str) -> str:
+        """The package the instrumented code imports `seed_all` and `PrecisionDebugger` from."""
+        return TARGETS[self.target][framework]
+
+    def config_for(self, script: str) -> tuple[str | None, str]:
+        """(relative path or None, absolute path) of the debugger config for `script`.
+
+        A relative result is relative to the script's folder (the generated code resolves it against
+        `__file__`, so the script finds its config from any working directory).
+        """
+        folder = os.path.dirname(os.path.abspath(script))
+        if self.config is None:
+            return DEFAULT_CONFIG, os.path.join(folder, DEFAULT_CONFIG)
+        if os.path.isabs(self.config):
+            return None, self.config
+        absolute = os.path.abspath(self.config)
+        return os.path.relpath(absolute, folder).replace(os.sep, "/"), absolute

@@ -1,0 +1,125 @@
+"""Replace random augmentation by its deterministic twin, or drop it, where `random-augment` fires.
+
+In a list of transforms (`Compose([...])`, MindSpore `map(operations=[...])`, any list or tuple of them)
+`RandomCrop(s)` becomes `CenterCrop(s)`, `RandomResizedCrop(s)` becomes `Resize(s)` + `CenterCrop(s)`,
+MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` (the catalogue's `TRANSFORM_TWINS`),
+and every other random transform (flips, rotations, colour jitter, erasing, auto-augment) is removed.
+Outside a list a single twin replaces the call, and a transform that only flips a coin gets probability 0.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.instrument.structure import span_of
+from msprobe_rewriter.instrument.transforms.base import Example, Transform
+from msprobe_rewriter.instrument.unit import Unit
+
+CONTAINERS = (cst.List, cst.Tuple)
+
+
+class RandomAugment(Transform):
+    name = "random-augment"
+    fixes = ("random-augment",)
+    rule = "random-augment"
+    summary = "Replaces random crops by centre crops and removes the other random transforms from transform lists."
+    details = __doc__.split("\n\n", 1)[1].strip()
+    examples = (
+        Example("import torchvision.transforms as T\n\ntrain_tf = T.Compose([\n    T.RandomResizedCrop(224),\n"
+                "    T.RandomHorizontalFlip(),\n    T.ColorJitter(0.4, 0.4, 0.4),\n    T.ToTensor(),\n])\n",
+                "import torchvision.transforms as T\n\ntrain_tf = T.Compose([\n    T.Resize(224),\n    T.CenterCrop(224),\n"
+                "    T.ToTensor(),\n])\n"),
+        Example("import mindspore.dataset.vision as vision\n\n"
+                "ops = [vision.RandomCropDecodeResize(224, scale=(0.08, 1.0)), vision.RandomHorizontalFlip(prob=0.5), "
+                "vision.HWC2CHW()]\n",
+                "import mindspore.dataset.vision as vision\n\nops = [vision.Decode(), vision.Resize(224), "
+                "vision.HWC2CHW()]\n"),
+        Example("from torchvision.transforms import RandomCrop, RandomHorizontalFlip\n\ncrop = RandomCrop(32, padding=4)\n"
+                "flip = RandomHorizontalFlip()\n",
+                "from torchvision.transforms import CenterCrop, RandomHorizontalFlip\n\ncrop = CenterCrop(32)\n"
+                "flip = RandomHorizontalFlip(p=0.0)\n"),
+    )
+
+    def apply(self, unit: Unit) -> None:
+        sites = unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call))
+        containers = unit.structure.innermost([span_of(f) for f, _ in sites], lambda n: isinstance(n, CONTAINERS))
+        edits: dict[cst.CSTNode, dict[int, list]] = {}
+        for finding, call in sites:
+            qualified = unit.names.qualname(call.func)
+            if qualified is None or not catalogue.is_random_transform(qualified):
+                unit.note(finding.line, "random augmentation not rewritten (no deterministic twin known)")
+                continue
+            short = qualified.rpartition(".")[2]
+            twins = [self._twin(unit, call, qualified, name, carry) for name, carry in
+                     catalogue.TRANSFORM_TWINS.get(short, ())]
+            container = containers.get(span_of(finding))
+            index = _element_index(container, call)
+            if (index is not None or len(twins) == 1) and isinstance(call.func, cst.Name):
+                unit.edits.drop_import_if_unused(qualified, call.func.value)
+            if index is not None:
+                edits.setdefault(container, {})[index] = twins
+            elif len(twins) == 1:
+                unit.edits.rewrite(call, twins[0])
+            elif not self._never(unit, call, qualified, short):
+                unit.note(finding.line, f"`{short}` outside a list of transforms: remove it yourself")
+        for container, changes in edits.items():
+            unit.edits.rewrite(container, lambda updated, changes=changes: _splice(updated, changes))
+
+    @staticmethod
+    def _twin(unit: Unit, call: cst.Call, qualified: str, name: str, carry: str):
+        """A function building the twin call from the (updated) random one."""
+        if isinstance(call.func, cst.Attribute):
+            func = call.func.with_changes(attr=cst.Name(name))
+        else:
+            unit.edits.swap_import(qualified, call.func.value, qualified.rpartition(".")[0], name)
+            func = cst.Name(name)
+
+        def build(updated: cst.Call) -> cst.Call:
+            size = nodes.argument(updated, "size", 0) if carry == "size" else None
+            args = [size.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+                    ] if size is not None else []
+            return cst.Call(func=func, args=args)
+
+        return build
+
+    @staticmethod
+    def _never(unit: Unit, call: cst.Call, qualified: str, short: str) -> bool:
+        """Give a coin-flip transform probability 0; False when it has no probability argument."""
+        spec = catalogue.TRANSFORM_PROBABILITY.get(catalogue.transform_library(qualified) or "", {}).get(short)
+        if spec is None or short not in catalogue.PROBABILITY_ONLY_TRANSFORMS:
+            return False
+        keyword, position = spec
+        unit.edits.rewrite(call, lambda c: nodes.set_argument(c, keyword, cst.Float("0.0"), position))
+        return True
+
+
+def _element_index(container: cst.CSTNode | None, call: cst.Call) -> int | None:
+    if container is None:
+        return None
+    for index, element in enumerate(container.elements):
+        if element.value is call:
+            return index
+    return None
+
+
+def _splice(container: cst.List | cst.Tuple, changes: dict[int, list]) -> cst.CSTNode:
+    """`container` with element i replaced by the twins built from it (none: removed), layout kept."""
+    old = list(container.elements)
+    new: list[cst.BaseElement] = []
+    for index, element in enumerate(old):
+        if index not in changes:
+            new.append(element)
+            continue
+        twins = [build(element.value) for build in changes[index]]
+        separator = element.comma if isinstance(element.comma, cst.Comma) else cst.Comma(
+            whitespace_after=cst.SimpleWhitespace(" "))
+        for position, twin in enumerate(twins):
+            last = position == len(twins) - 1
+            new.append(element.with_changes(value=twin, comma=element.comma if last else separator))
+    if new and (len(old) - 1) in changes and not changes[len(old) - 1]:
+        new[-1] = new[-1].with_changes(comma=old[-1].comma)
+    if isinstance(container, cst.Tuple) and len(new) == 1 and not isinstance(new[0].comma, cst.Comma):
+        new[0] = new[0].with_changes(comma=cst.Comma())  # keep a one-element tuple a tuple
+    return container.with_changes(elements=new)

@@ -1,0 +1,89 @@
+"""Read data in a fixed order, where `data-shuffle` fires.
+
+`DataLoader(shuffle=True)` -> `shuffle=False`; `RandomSampler(ds)` -> `SequentialSampler(ds)` (MindSpore:
+`RandomSampler()` -> `SequentialSampler()`); `DistributedSampler(...)` and MindSpore's samplers get
+`shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`;
+`dataset.shuffle(n)` is dropped from the pipeline.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.instrument.transforms.base import Example, Transform
+from msprobe_rewriter.instrument.unit import Unit
+
+FALSE = cst.Name("False")
+# Arguments a twin sampler keeps: (keyword, position or None).
+TWIN_KEEPS = {"torch.utils.data.SequentialSampler": (("data_source", 0),),
+              "mindspore.dataset.SequentialSampler": (("num_samples", None),)}
+
+
+class DataShuffle(Transform):
+    name = "data-shuffle"
+    fixes = ("data-shuffle",)
+    rule = "data-shuffle"
+    summary = "Turns shuffling off: `shuffle=False`, sequential samplers, no `dataset.shuffle(n)`."
+    details = __doc__.split("\n\n", 1)[1].strip()
+    examples = (
+        Example("import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n\n"
+                "train = DataLoader(ds, batch_size=8, shuffle=True)\n"
+                "other = DataLoader(ds, sampler=RandomSampler(ds))\n",
+                "import torch\nfrom torch.utils.data import DataLoader, SequentialSampler\n\n"
+                "train = DataLoader(ds, batch_size=8, shuffle=False)\n"
+                "other = DataLoader(ds, sampler=SequentialSampler(ds))\n"),
+        Example("import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"train/\")\ndata = data.shuffle(1000)\n",
+                "import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"train/\", shuffle=False)\ndata = data\n"),
+        Example("from torch.utils.data import DistributedSampler\n\nsampler = DistributedSampler(train_set)\n",
+                "from torch.utils.data import DistributedSampler\n\n"
+                "sampler = DistributedSampler(train_set, shuffle=False)\n"),
+    )
+
+    def apply(self, unit: Unit) -> None:
+        for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
+            rewrite = self._plan(unit, call)
+            if rewrite is None:
+                unit.note(finding.line, "shuffling not turned off here: no deterministic replacement known")
+            else:
+                unit.edits.rewrite(call, rewrite)
+
+    def _plan(self, unit: Unit, call: cst.Call):
+        qualified = unit.names.qualname(call.func)
+        if qualified in catalogue.TORCH_DATALOADERS:
+            return lambda c: nodes.set_argument(c, "shuffle", FALSE, catalogue.DATALOADER_POSITIONS["shuffle"])
+        if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
+            return lambda c: nodes.set_argument(c, "shuffle", FALSE, catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION)
+        if qualified in catalogue.MINDSPORE_SHUFFLE_SAMPLERS:
+            position = catalogue.MINDSPORE_SHUFFLE_SAMPLERS[qualified][0]
+            return lambda c: nodes.set_argument(c, "shuffle", FALSE, position)
+        if qualified in catalogue.SAMPLER_TWINS:
+            return self._twin(unit, call, qualified)
+        if qualified is not None and catalogue.is_mindspore_dataset_class(qualified):
+            return lambda c: nodes.set_argument(c, "shuffle", FALSE)
+        if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "shuffle":
+            return lambda c: c.func.value
+        return None
+
+    @staticmethod
+    def _twin(unit: Unit, call: cst.Call, qualified: str):
+        twin = catalogue.SAMPLER_TWINS[qualified]
+        module, _, name = twin.rpartition(".")
+        if isinstance(call.func, cst.Attribute):
+            func = call.func.with_changes(attr=cst.Name(name))
+        else:
+            unit.edits.swap_import(qualified, call.func.value, module, name)
+            unit.edits.drop_import_if_unused(qualified, call.func.value)
+            func = cst.Name(name)
+        keeps = TWIN_KEEPS.get(twin, ())
+
+        def rewrite(updated: cst.Call) -> cst.Call:
+            args = []
+            for keyword, position in keeps:
+                arg = nodes.argument(updated, keyword, position)
+                if arg is not None:
+                    args.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+            return updated.with_changes(func=func, args=args)
+
+        return rewrite

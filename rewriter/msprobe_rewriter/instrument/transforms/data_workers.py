@@ -1,0 +1,75 @@
+"""Make parallel data loading reproducible, where `data-workers` fires.
+
+PyTorch loaders with workers get a seeded `generator=torch.Generator().manual_seed(torch.initial_seed())`
+(worker seeds then follow `seed_all`'s seed, not the global generator's state); with `--data strict`
+they load in the main process instead (`num_workers=0`, `persistent_workers=False`, no
+`prefetch_factor`). MindSpore operations and datasets get `num_parallel_workers=1`, and
+`set_num_parallel_workers(n)` becomes `set_num_parallel_workers(1)`.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.instrument.transforms.base import Example, Transform
+from msprobe_rewriter.instrument.unit import Unit
+
+POSITIONS = catalogue.DATALOADER_POSITIONS
+ONE = cst.Integer("1")
+
+
+class DataWorkers(Transform):
+    name = "data-workers"
+    fixes = ("data-workers",)
+    rule = "data-workers"
+    summary = ("Seeds PyTorch loader workers with a generator (`--data strict`: no workers); one MindSpore "
+               "worker per operation.")
+    details = __doc__.split("\n\n", 1)[1].strip()
+    examples = (
+        Example("import torch\n\nloader = torch.utils.data.DataLoader(ds, batch_size=8, num_workers=4)\n",
+                "import torch\n\nloader = torch.utils.data.DataLoader(ds, batch_size=8, num_workers=4, "
+                "generator=torch.Generator().manual_seed(torch.initial_seed()))\n"),
+        Example("from torch.utils.data import DataLoader\n\n"
+                "loader = DataLoader(ds, num_workers=8, persistent_workers=True, prefetch_factor=4)\n",
+                "from torch.utils.data import DataLoader\n\n"
+                "loader = DataLoader(ds, num_workers=0, persistent_workers=False)\n", {"data_strict": True}),
+        Example("import mindspore.dataset as ds\n\ndata = ds.Cifar10Dataset(\"cifar/\", shuffle=False, "
+                "num_parallel_workers=8)\ndata = data.map(operations=ops, input_columns=\"image\")\n",
+                "import mindspore.dataset as ds\n\ndata = ds.Cifar10Dataset(\"cifar/\", shuffle=False, "
+                "num_parallel_workers=1)\ndata = data.map(operations=ops, input_columns=\"image\", "
+                "num_parallel_workers=1)\n"),
+    )
+
+    def apply(self, unit: Unit) -> None:
+        for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
+            rewrite = self._plan(unit, call)
+            if rewrite is None:
+                unit.note(finding.line, "data workers left as they are (arguments passed through `**kwargs`)")
+            else:
+                unit.edits.rewrite(call, rewrite)
+
+    def _plan(self, unit: Unit, call: cst.Call):
+        qualified = unit.names.qualname(call.func)
+        if qualified in catalogue.TORCH_DATALOADERS:
+            if unit.options.data_strict:
+                return _no_workers
+            if nodes.argument(call, "generator", POSITIONS["generator"]) is not None:
+                return None
+            torch = unit.module_name("torch")
+            generator = nodes.expression(f"{torch}.Generator().manual_seed({torch}.initial_seed())")
+            return lambda c: nodes.set_argument(c, "generator", generator)
+        if qualified in catalogue.MINDSPORE_SET_WORKERS:
+            return lambda c: nodes.set_argument(c, "num", ONE, 0)
+        if nodes.has_star(call) and nodes.argument(call, catalogue.MINDSPORE_WORKER_KEYWORD) is None:
+            return None
+        return lambda c: nodes.set_argument(c, catalogue.MINDSPORE_WORKER_KEYWORD, ONE)
+
+
+def _no_workers(call: cst.Call) -> cst.Call:
+    call = nodes.set_argument(call, "num_workers", cst.Integer("0"), POSITIONS["num_workers"])
+    if nodes.argument(call, "persistent_workers") is not None:
+        call = nodes.set_argument(call, "persistent_workers", cst.Name("False"))
+    prefetch = nodes.argument(call, "prefetch_factor")
+    return nodes.remove_argument(call, prefetch) if prefetch is not None else call

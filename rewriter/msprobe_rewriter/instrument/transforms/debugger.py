@@ -1,0 +1,229 @@
+"""Wire in the precision debugger: created once, started/stopped/stepped around every training step.
+
+This transform creates `debugger = PrecisionDebugger(config_path=...)`, puts a marked
+`debugger.start(model=...)` first in each training loop's body (the wrap pass then puts the rest of the
+body into `try:` ... `finally: debugger.stop(); debugger.step()`), and adds the runtime's `MsprobeStep`
+callback to MindSpore `Model.train(...)`. `GradProbe` adds `debugger.monitor(...)` after the creation.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from msprobe_rewriter.context import LOOP_TYPES
+from msprobe_rewriter.instrument import loops, nodes, wrap
+from msprobe_rewriter.instrument.transforms.base import Example, Transform
+from msprobe_rewriter.instrument.unit import Unit
+
+DEBUGGERS = frozenset(f"{m}.PrecisionDebugger" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
+                                                        "msprobe.pytorch", "msprobe.mindspore"))
+CALLBACK = "MsprobeStep"  # msprobe.mindspore's name for the Model.train callback; the runtime mirrors it
+
+
+@dataclass
+class Placement:
+    """Where the debugger was created, for `GradProbe` to add `monitor` right after it."""
+
+    name: str
+    insert: Callable[[list[cst.BaseStatement]], None]  # puts statements where the creation went
+    monitored: str | None  # what `monitor` takes (PyTorch: the model, MindSpore: the optimizer)
+    line: int | None
+
+
+class Debugger(Transform):
+    name = "debugger"
+    fixes = ()
+    summary = ("Creates `PrecisionDebugger(config_path=...)` once and runs `start`/`stop`/`step` around every "
+               "iteration of the training loop, on every way out of it.")
+    details = (
+        "The training loop is the innermost loop that applies gradients (`optimizer.step()`, "
+        "`scaler.step(optimizer)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call), directly or "
+        "through a local `train_step` function; with gradient accumulation it is the loop around the "
+        "micro-steps, with epoch and batch loops the batch loop. The model passed to `start` is the one whose "
+        "parameters the optimizer updates. The debugger is created right before the outermost loop of the "
+        "function that builds the model; when the loop lives in a helper that receives the model "
+        "(`train_one_epoch(model, ...)`) it is created at module level instead, so it exists once. "
+        "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`. The config is "
+        "`config.json` beside the script (`--config PATH`; `--emit-config` writes a default one). When no "
+        "loop is found the tool says so and adds nothing.")
+    examples = (
+        Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "for x in torch.randn(4, 8, 2):\n    loss = model(x).sum()\n    loss.backward()\n"
+                "    opt.step()\n    opt.zero_grad()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n"
+                "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for x in torch.randn(4, 8, 2):\n    debugger.start(model=model)\n    try:\n"
+                "        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        Example("import mindspore as ms\n\nnet = ms.nn.Dense(2, 1)\n"
+                "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
+                "model.train(1, dataset, callbacks=[ms.train.LossMonitor()])\n",
+                "import mindspore as ms\nimport os\nfrom msprobe_runtime.mindspore import MsprobeStep, PrecisionDebugger\n\n"
+                "net = ms.nn.Dense(2, 1)\n"
+                "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "model.train(1, dataset, callbacks=[ms.train.LossMonitor(), MsprobeStep(debugger)])\n"),
+    )
+
+    def apply(self, unit: Unit) -> None:
+        if unit.names.binds_any(DEBUGGERS):
+            unit.note(None, "already imports a PrecisionDebugger: debugger left as it is")
+            return
+        analysis = unit.analysis
+        if not analysis.loops and not analysis.model_trains:
+            if unit.ctx.is_entry_script():  # library modules without a training loop are the normal case
+                unit.note(None, "no training loop found (no loop around an optimizer step, no Model.train "
+                                "call): debugger not added")
+            return
+        name = unit.names.free("debugger")
+        starts = [self._start(unit, name, loop) for loop in analysis.loops]
+        trains = [self._callback(unit, name, train) for train in analysis.model_trains]
+        if not any(starts) and not any(trains):
+            return
+        create = nodes.statement(f"{name} = {unit.runtime('PrecisionDebugger')}(config_path={_config(unit)})")
+        anchor = self._anchor(unit)
+        if anchor is not None:
+            target = unit.statement(anchor)
+            placement = Placement(name, lambda new: unit.edits.insert_before(target, new), self._monitored(unit),
+                                  anchor.lineno)
+        else:  # the model lives in a helper's parameters: create the debugger once, at module level
+            after = unit.after_imports()
+            placement = Placement(name, lambda new: unit.edits.insert_after(after, new), None, None)
+        placement.insert([create])
+        unit.shared["debugger"] = placement
+
+    def _start(self, unit: Unit, name: str, loop) -> bool:
+        node = unit.statement(loop.node)
+        if node is None or not isinstance(getattr(node, "body", None), cst.IndentedBlock):
+            unit.note(loop.node.lineno, "training loop body is on the header line: wrap it yourself")
+            return False
+        if loop.conditional:
+            unit.note(loop.node.lineno, "the optimizer steps under a condition here (gradient accumulation?): the "
+                                        "debugger steps once per iteration of this loop")
+        call = f"{name}.start(model={loop.model})" if loop.model else f"{name}.start()"
+        if loop.model is None:
+            unit.note(loop.node.lineno, "model not found: `start()` without a model dumps APIs only")
+        start = nodes.statement(call)
+        unit.edits.rewrite(node, lambda updated: updated.with_changes(
+            body=updated.body.with_changes(body=[start, *updated.body.body])))
+        unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent)]
+        return True
+
+    def _callback(self, unit: Unit, name: str, train) -> bool:
+        node = unit.node_for(train.call, cst.Call)
+        if node is None or nodes.has_star(node):
+            unit.note(train.call.lineno, "Model.train call with *args/**kwargs: add MsprobeStep(debugger) yourself")
+            return False
+        current = nodes.argument(node, "callbacks", 2)
+        if current is not None and not isinstance(current.value, cst.List) and not train.callback_list:
+            unit.note(train.call.lineno, "callbacks= is not a list: add MsprobeStep(debugger) to it yourself")
+            return False
+        callback = nodes.expression(f"{unit.runtime(CALLBACK)}({name})")
+
+        def add(updated: cst.Call) -> cst.Call:
+            arg = nodes.argument(updated, "callbacks", 2)
+            if arg is None:
+                return nodes.set_argument(updated, "callbacks", cst.List([cst.Element(callback)]))
+            if not isinstance(arg.value, cst.List):  # a name holding a list
+                joined = cst.BinaryOperation(arg.value, cst.Add(), cst.List([cst.Element(callback)]))
+                return updated.with_changes(args=[a.with_changes(value=joined) if a is arg else a
+                                                  for a in updated.args])
+            elements = list(arg.value.elements)
+            if elements:
+                last = elements[-1]
+                comma = last.comma if isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
+                elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                elements.append(cst.Element(callback, comma=comma))
+            else:
+                elements = [cst.Element(callback)]
+            return updated.with_changes(args=[a.with_changes(value=a.value.with_changes(elements=elements))
+                                              if a is arg else a for a in updated.args])
+
+        unit.edits.rewrite(node, add)
+        return True
+
+    def _anchor(self, unit: Unit) -> ast.stmt | None:
+        """The statement to create the debugger before, in the function that trains (None: module level).
+
+        That is the first statement of the function's own body that leads to training, when every model
+        is created before it; else, for a single loop, its outermost loop. Never inside a loop."""
+        analysis = unit.analysis
+        anchors = [(loop.outermost, loop.function, loop.model if loop.model_is_local else None)
+                   for loop in analysis.loops if loop.model_is_local]
+        anchors += [(self._outermost(unit, t.statement), t.function, None) for t in analysis.model_trains]
+        if len(anchors) != len(analysis.loops) + len(analysis.model_trains) or len({id(f) for _, f, _ in anchors}) != 1:
+            return None
+        function = anchors[0][1]
+        first = min((loops.top_statement(a, analysis.parents) for a, _, _ in anchors), key=lambda s: s.lineno)
+        scope = function or unit.tree
+        if all(m is None or loops.assigned_before(scope, m.split(".", 1)[0], first.lineno) for _, _, m in anchors):
+            return first
+        return anchors[0][0] if len(anchors) == 1 else None
+
+    @staticmethod
+    def _outermost(unit: Unit, statement: ast.stmt) -> ast.stmt:
+        outermost, node = statement, unit.analysis.parents.get(statement)
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            if isinstance(node, LOOP_TYPES):
+                outermost = node
+            node = unit.analysis.parents.get(node)
+        return outermost
+
+    @staticmethod
+    def _monitored(unit: Unit) -> str | None:
+        analysis = unit.analysis
+        if unit.framework == "mindspore":
+            found = [loop.optimizer for loop in analysis.loops] + [t.optimizer for t in analysis.model_trains]
+        else:
+            found = [loop.model for loop in analysis.loops]
+        return next((f for f in found if f), None)
+
+
+class GradProbe(Transform):
+    name = "grad-probe"
+    fixes = ()
+    default = False
+    summary = "Adds `debugger.monitor(model)` (MindSpore: the optimizer) next to the debugger (`--grad-probe`)."
+    details = (
+        "The gradient probe writes per-step gradient statistics when the config's task is `grad_probe`. "
+        "PyTorch monitors the model whose parameters the optimizer updates, MindSpore the optimizer. "
+        "The call goes right after the debugger is created; when that is at module level (the model is "
+        "only known inside a helper), the tool says so and leaves it to you.")
+    examples = (
+        Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 1)\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+                "        model(x).sum().backward()\n        opt.step()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n\ndef main():\n"
+                "    model = torch.nn.Linear(2, 1)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "
+                "\"config.json\"))\n    debugger.monitor(model)\n    for x in torch.randn(4, 8, 2):\n"
+                "        debugger.start(model=model)\n        try:\n            model(x).sum().backward()\n"
+                "            opt.step()\n        finally:\n            debugger.stop()\n            debugger.step()\n",
+                {"grad_probe": True}),
+    )
+
+    def apply(self, unit: Unit) -> None:
+        placement = unit.shared.get("debugger")
+        if placement is None:
+            if "debugger" not in unit.options.selected:
+                unit.note(None, "grad-probe needs the debugger transform: not added")
+            return
+        if placement.monitored is None:
+            unit.note(placement.line, "grad-probe: the model is not known where the debugger is created; "
+                                      f"call `{placement.name}.monitor(model)` yourself")
+            return
+        placement.insert([nodes.statement(f"{placement.name}.monitor({placement.monitored})")])
+
+
+def _config(unit: Unit) -> str:
+    relative, absolute = unit.options.config_for(unit.path)
+    if relative is None:
+        return json.dumps(absolute)
+    os_name = unit.module_name("os")
+    return f"{os_name}.path.join({os_name}.path.dirname(__file__), {json.dumps(relative)})"

@@ -1,0 +1,164 @@
+"""Draw random numbers on the CPU and move them, where `device-rng` fires.
+
+`torch.randn(*shape, device=d, dtype=t, generator=g, requires_grad=r)` becomes
+`torch.randn(*shape, dtype=t, generator=g).to(d).requires_grad_(r)`: the same numbers as a CPU draw, the
+same dtype, device and `requires_grad` everywhere. `*_like(x)` draws `x.shape` with `x.dtype` on the CPU
+and moves to `x.device`; `bernoulli`/`multinomial`/`poisson` of a device tensor draw from `x.cpu()`;
+`torch.empty(..., device=d).normal_()` fills on the CPU and moves; `x.normal_()` on a device tensor
+copies a CPU draw into `x`. The generator is kept (it must be a CPU generator).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.instrument.transforms.base import Example, Transform
+from msprobe_rewriter.instrument.unit import Unit
+
+LIKE = {"torch.rand_like": "rand", "torch.randn_like": "randn", "torch.randint_like": "randint"}
+INPUT_DRAWS = frozenset({"torch.bernoulli", "torch.multinomial", "torch.poisson"})
+MOVED_AFTER = ("device", "requires_grad")  # keywords that leave the draw for `.to()`/`.requires_grad_()`
+SCALAR_FILLS = frozenset({"normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
+
+
+class DeviceRng(Transform):
+    name = "device-rng"
+    fixes = ("device-rng",)
+    rule = "device-rng"
+    summary = "Draws random tensors on the CPU and moves them to the device (numerically identical on the CPU)."
+    details = __doc__.split("\n\n", 1)[1].strip()
+    examples = (
+        Example("import torch\n\n\ndef noise(x, device):\n    return torch.randn(x.shape[0], 4, device=device, "
+                "requires_grad=True)\n",
+                "import torch\n\n\ndef noise(x, device):\n    return torch.randn(x.shape[0], 4).to(device)"
+                ".requires_grad_()\n"),
+        Example("import torch\n\n\ndef q_sample(x0, device):\n    x0 = x0.to(device)\n"
+                "    t = torch.randint(0, 1000, (x0.shape[0],), device=device)\n    return x0 + torch.randn_like(x0), t\n",
+                "import torch\n\n\ndef q_sample(x0, device):\n    x0 = x0.to(device)\n"
+                "    t = torch.randint(0, 1000, (x0.shape[0],)).to(device)\n"
+                "    return x0 + torch.randn(x0.shape, dtype=x0.dtype).to(x0.device), t\n"),
+        Example("import torch\n\nmask = torch.empty(4, 4, device=\"cuda\").uniform_()\nx = torch.zeros(4).cuda()\n"
+                "x.normal_(0.0, 0.02)\n",
+                "import torch\n\nmask = torch.empty(4, 4).uniform_().to(\"cuda\")\nx = torch.zeros(4).cuda()\n"
+                "x.copy_(torch.empty(x.shape, dtype=x.dtype).normal_(0.0, 0.02))\n"),
+    )
+
+    def apply(self, unit: Unit) -> None:
+        for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
+            rewrite = self._plan(unit, call)
+            if rewrite is None:
+                unit.note(finding.line, "device draw not rewritten (an `out=`, `*args`, or an input that is not a "
+                                        "plain name): draw it on the CPU yourself")
+            else:
+                unit.edits.rewrite(call, rewrite)
+
+    def _plan(self, unit: Unit, call: cst.Call):
+        if nodes.has_star(call) and not _only_star_size(call):
+            return None
+        qualified = unit.names.qualname(call.func)
+        if nodes.argument(call, "out") is not None:
+            return None
+        if qualified in catalogue.TORCH_DEVICE_DRAWS and nodes.argument(call, "device") is not None:
+            return _move_after
+        if qualified in LIKE:
+            source = nodes.argument(call, "input", 0)
+            if source is None or not nodes.is_pure(source.value):
+                return None
+            torch = unit.module_name("torch")
+            return lambda updated: _unlike(updated, f"{torch}.{LIKE[qualified]}")
+        if qualified in INPUT_DRAWS:
+            source = nodes.argument(call, "input", 0)
+            if source is None or not nodes.is_pure(source.value):
+                return None
+            return _draw_from_cpu_copy
+        if qualified is None and isinstance(call.func, cst.Attribute):
+            receiver, method = call.func.value, call.func.attr.value
+            if isinstance(receiver, cst.Call) and nodes.argument(receiver, "device") is not None:
+                return _fill_then_move
+            if method in SCALAR_FILLS and nodes.is_pure(receiver):
+                torch = unit.module_name("torch")
+                return lambda updated: _fill_copy(updated, torch)
+            if method in catalogue.TENSOR_DRAW_METHODS and nodes.is_pure(receiver):
+                return _method_on_cpu_copy
+        return None
+
+
+def _only_star_size(call: cst.Call) -> bool:
+    """`torch.randn(*shape, device=d)`: a star argument that only spreads the size is fine."""
+    return all(arg.star != "**" for arg in call.args)
+
+
+def _split(call: cst.Call) -> tuple[cst.Call, dict[str, cst.BaseExpression]]:
+    """`call` without `device=`/`requires_grad=`, and those values."""
+    moved = {}
+    for name in MOVED_AFTER:
+        arg = nodes.argument(call, name)
+        if arg is not None:
+            moved[name] = arg.value
+            call = nodes.remove_argument(call, arg)
+    return call, moved
+
+
+def _finish(draw: cst.BaseExpression, moved: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
+    """`draw.to(device)`, then `.requires_grad_(...)` when the original asked for gradients."""
+    if "device" in moved:
+        draw = nodes.method_call(draw, "to", moved["device"])
+    grad = moved.get("requires_grad")
+    if grad is not None and not nodes.is_literal(grad, False):
+        draw = nodes.method_call(draw, "requires_grad_") if nodes.is_literal(grad, True) else nodes.method_call(
+            draw, "requires_grad_", grad)
+    return draw
+
+
+def _move_after(updated: cst.Call) -> cst.BaseExpression:
+    draw, moved = _split(updated)
+    return _finish(draw, moved)
+
+
+def _unlike(updated: cst.Call, factory: str) -> cst.BaseExpression:
+    """`torch.randn_like(x, ...)` -> `torch.randn(x.shape, dtype=x.dtype, ...).to(x.device)`."""
+    source = nodes.argument(updated, "input", 0)
+    x = nodes.code_of(source.value)
+    draw, moved = _split(nodes.remove_argument(updated, source))
+    extra = [a for a in draw.args if a.keyword is None]  # randint_like's low/high
+    keywords = [a for a in draw.args if a.keyword is not None and a.keyword.value != "memory_format"]
+    args = [*(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in extra), cst.Arg(nodes.expression(f"{x}.shape"))]
+    if not any(a.keyword.value == "dtype" for a in keywords):
+        keywords.insert(0, cst.Arg(nodes.expression(f"{x}.dtype"), keyword=cst.Name("dtype"),
+                                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+    keywords = [k.with_changes(comma=cst.MaybeSentinel.DEFAULT) for k in keywords]
+    draw = cst.Call(func=nodes.expression(factory), args=[*args, *keywords])
+    moved.setdefault("device", nodes.expression(f"{x}.device"))
+    return _finish(draw, moved)
+
+
+def _draw_from_cpu_copy(updated: cst.Call) -> cst.BaseExpression:
+    """`torch.bernoulli(p)` -> `torch.bernoulli(p.cpu()).to(p.device)`."""
+    source = nodes.argument(updated, "input", 0)
+    x = nodes.code_of(source.value)
+    draw = updated.with_changes(args=[a.with_changes(value=nodes.expression(f"{x}.cpu()")) if a is source else a
+                                      for a in updated.args])
+    return nodes.method_call(draw, "to", nodes.expression(f"{x}.device"))
+
+
+def _fill_then_move(updated: cst.Call) -> cst.BaseExpression:
+    """`torch.empty(s, device=d).normal_()` -> `torch.empty(s).normal_().to(d)`."""
+    receiver, moved = _split(updated.func.value)
+    return _finish(updated.with_changes(func=updated.func.with_changes(value=receiver)), moved)
+
+
+def _fill_copy(updated: cst.Call, torch: str) -> cst.BaseExpression:
+    """`x.normal_(m, s)` -> `x.copy_(torch.empty(x.shape, dtype=x.dtype).normal_(m, s))`."""
+    x = nodes.code_of(updated.func.value)
+    fill = updated.with_changes(func=updated.func.with_changes(
+        value=nodes.expression(f"{torch}.empty({x}.shape, dtype={x}.dtype)")))
+    return nodes.method_call(updated.func.value, "copy_", fill)
+
+
+def _method_on_cpu_copy(updated: cst.Call) -> cst.BaseExpression:
+    """`p.bernoulli()` -> `p.cpu().bernoulli().to(p.device)`."""
+    x = nodes.code_of(updated.func.value)
+    draw = updated.with_changes(func=updated.func.with_changes(value=nodes.expression(f"{x}.cpu()")))
+    return nodes.method_call(draw, "to", nodes.expression(f"{x}.device"))

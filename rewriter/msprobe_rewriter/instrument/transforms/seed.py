@@ -1,0 +1,177 @@
+"""Seed everything with the runtime's `seed_all` in the entry script, keeping the user's own seed."""
+
+from __future__ import annotations
+
+import ast
+
+from msprobe_rewriter import catalogue, seeding
+from msprobe_rewriter.context import FUNCTION_TYPES, constant
+from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.instrument.transforms.base import Example, Transform
+from msprobe_rewriter.instrument.unit import Unit
+
+BLOCK_FIELDS = ("body", "orelse", "finalbody")
+SEED_ALL = frozenset(f"{m}.seed_all" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
+                                               "msprobe.pytorch", "msprobe.mindspore"))
+
+
+class Seed(Transform):
+    name = "seed"
+    fixes = ("seed-missing", "seed-partial", "dropout", "no-deterministic-algos", "unseeded-generator")
+    summary = "Adds `seed_all(seed=..., mode=..., rm_dropout=...)` to the entry script, before anything random runs."
+    details = (
+        "Only entry scripts are seeded (a `__main__` guard or a module-level training loop). When the script "
+        "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
+        "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
+        "right after the statement that binds its names (after `args = parse_args()`, at the top of the "
+        "function for a parameter), so it runs before the model is built or distributed communication starts. "
+        "The user's own seeding calls stay (they set the same value again). Otherwise `seed_all(seed=1234)` "
+        "(`--seed N`) goes right after the imports. `--deterministic` sets `mode=True` (deterministic kernels, "
+        "HCCL determinism); `--keep-dropout` sets `rm_dropout=False`.")
+    examples = (
+        Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n",
+                "import torch\nfrom msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234, mode=False, "
+                "rm_dropout=True)\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n"),
+        Example("import argparse\n\nimport torch\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+                "    parser.add_argument(\"--seed\", type=int, default=0)\n    args = parser.parse_args()\n"
+                "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(args.seed)\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n",
+                "import argparse\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n\ndef main():\n"
+                "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int, default=0)\n"
+                "    args = parser.parse_args()\n    seed_all(seed=args.seed, mode=False, rm_dropout=True)\n"
+                "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(args.seed)\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n"),
+        Example("import mindspore as ms\n\nms.set_seed(7)\nnet = ms.nn.Dense(2, 2)\n"
+                "if __name__ == \"__main__\":\n    print(net)\n",
+                "import mindspore as ms\nfrom msprobe_runtime.mindspore import seed_all\nseed_all(seed=7, mode=True, "
+                "rm_dropout=False)\n\nms.set_seed(7)\nnet = ms.nn.Dense(2, 2)\nif __name__ == \"__main__\":\n"
+                "    print(net)\n", {"deterministic": True, "remove_dropout": False}),
+    )
+
+    def apply(self, unit: Unit) -> None:
+        if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
+            return
+        seed, binding = self._user_seed(unit)
+        options = unit.options
+        call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
+                f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
+        statement = nodes.statement(call)
+        if binding is None:
+            unit.edits.insert_after(unit.after_imports(), [statement])
+            return
+        where, anchor = binding
+        target = unit.statement(anchor)
+        if target is None:
+            unit.edits.insert_after(unit.after_imports(), [statement])
+        elif where == "after":
+            unit.edits.insert_after(target, [statement])
+        else:
+            unit.edits.insert_before(target, [statement])
+
+    def _user_seed(self, unit: Unit) -> tuple[str | None, tuple[str, ast.stmt] | None]:
+        """The user's seed expression and where `seed_all` must go for it to be defined (None: after imports)."""
+        for effect in seeding.analyse(unit.ctx).effects:
+            call = effect.node
+            if not isinstance(call, ast.Call) or not effect.summary.families or effect.guards:
+                continue
+            if _inside_loop_or_handler(call, unit.analysis.parents):
+                continue
+            value = _seed_argument(call, unit)
+            if value is None:
+                continue
+            literal = constant(value)
+            if isinstance(literal, int) and not isinstance(literal, bool):
+                return str(literal), None
+            text = ast.get_source_segment(unit.text, value)
+            if text is None or "\n" in text:
+                continue
+            return text, _placement(call, value, unit.analysis.parents, unit.tree)
+        return None, None
+
+
+def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:
+    """The seed a seeding call receives: `seed=` or its first positional argument."""
+    for kw in call.keywords:
+        if kw.arg == "seed":
+            return kw.value
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        qualified = unit.ctx.call_qualname(call)
+        if qualified in catalogue.SEED_ALL_CALLS and qualified.endswith("Trainer"):
+            return None
+        return call.args[0]
+    return None
+
+
+def _inside_loop_or_handler(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    parent = parents.get(node)
+    while parent is not None and not isinstance(parent, (*FUNCTION_TYPES, ast.Module)):
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler)):
+            return True
+        parent = parents.get(parent)
+    return False
+
+
+def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],
+               tree: ast.Module) -> tuple[str, ast.stmt]:
+    """("after", statement binding the seed's names) or ("before", the seeding statement)."""
+    roots = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    statement = call
+    while not (isinstance(statement, ast.stmt) and _block_of(statement, parents) is not None):
+        statement = parents[statement]
+    current: ast.AST = statement
+    while True:
+        parent = parents.get(current)
+        block = _block_of(current, parents)
+        if block is not None:
+            for earlier in reversed(block[: block.index(current)]):
+                if _binds(earlier) & roots:
+                    return "after", earlier
+        if parent is None or isinstance(parent, ast.Module):
+            break
+        if isinstance(parent, FUNCTION_TYPES):
+            params = {a.arg for a in [*parent.args.posonlyargs, *parent.args.args, *parent.args.kwonlyargs]}
+            if params & roots:
+                first = parent.body[0]
+                docstring = isinstance(first, ast.Expr) and isinstance(constant(first.value), str)
+                body = parent.body[1:] if docstring and len(parent.body) > 1 else parent.body
+                return "before", body[0]
+            return _global_binding(roots, tree) or ("before", statement)
+        current = parent
+    return "before", statement
+
+
+def _global_binding(roots: set[str], tree: ast.Module) -> tuple[str, ast.stmt] | None:
+    """The last module-level statement (also inside module-level if/with/try) binding one of `roots`."""
+    found = None
+    todo = list(tree.body)
+    while todo:
+        statement = todo.pop(0)
+        if _binds(statement) & roots:
+            found = statement
+        elif isinstance(statement, (ast.If, ast.With, ast.Try)):
+            for name in BLOCK_FIELDS:
+                todo.extend(getattr(statement, name, []))
+    return ("after", found) if found is not None else None
+
+
+def _block_of(statement: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.stmt] | None:
+    parent = parents.get(statement)
+    if parent is None:
+        return None
+    for name in BLOCK_FIELDS:
+        block = getattr(parent, name, None)
+        if isinstance(block, list) and statement in block:
+            return block
+    return None
+
+
+def _binds(statement: ast.stmt) -> set[str]:
+    """Names a simple statement binds (assignments and imports)."""
+    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".", 1)[0] for a in statement.names}
+    return set()

@@ -1,0 +1,141 @@
+"""Everything transforms read about one file, computed once: trees, names, loops, findings, positions."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable
+
+import libcst as cst
+
+from msprobe_rewriter.context import FileContext
+from msprobe_rewriter.finding import Finding
+from msprobe_rewriter.instrument import loops
+from msprobe_rewriter.instrument.edits import Edits
+from msprobe_rewriter.instrument.nodes import Names
+from msprobe_rewriter.instrument.options import Options
+from msprobe_rewriter.instrument.structure import Structure, span_of
+from msprobe_rewriter.lint.engine import char_column
+
+# Module-level calls that neither draw random numbers nor build anything (seeding may go after them).
+SAFE_MODULES = frozenset({"os", "sys", "warnings", "logging", "argparse", "pathlib", "typing", "dataclasses",
+                          "collections", "functools", "math", "itertools", "json", "re", "time", "datetime"})
+
+
+class Unit:
+    """One file being instrumented."""
+
+    def __init__(self, path: str, text: str, tree: ast.Module, options: Options, findings: list[Finding]) -> None:
+        self.path = path
+        self.text = text
+        self.tree = tree
+        self.options = options
+        self.ctx = FileContext(path, text, tree)
+        self.analysis = loops.analyse(self.ctx)
+        self.names = Names(tree)
+        self._structure: Structure | None = None
+        self.edits = Edits()
+        self.notes: list[str] = []
+        self.findings: dict[str, list[Finding]] = {}
+        for finding in findings:
+            self.findings.setdefault(finding.name, []).append(finding)
+        mindspore_only = self.ctx.imports.imports_root("mindspore") and not self.ctx.imports.imports_root("torch")
+        self.framework = "mindspore" if mindspore_only else "pytorch"
+        self._runtime_names: dict[str, str] = {}
+        self.shared: dict[str, object] = {}  # what one transform leaves for a later one
+        self.wraps: dict[cst.CSTNode, list] = {}  # loop -> rewrites for the try/finally wrap
+
+    @property
+    def structure(self) -> Structure:
+        """The libcst module and its statement index (parsed on first use: many files need neither)."""
+        if self._structure is None:
+            self._structure = Structure(cst.parse_module(self.text), self.tree)
+        return self._structure
+
+    def note(self, line: int | None, message: str) -> None:
+        """Explain something the run did not (or could not) do."""
+        self.notes.append(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
+
+    # --- names -----------------------------------------------------------------------------
+    def runtime(self, name: str) -> str:
+        """The local name of the runtime's `name` (imported on first use; aliased if the name is taken)."""
+        if name not in self._runtime_names:
+            local = self.names.free(name)
+            self.edits.add_import(self.options.module(self.framework), name, None if local == name else local)
+            self._runtime_names[name] = local
+        return self._runtime_names[name]
+
+    def module_name(self, module: str) -> str:
+        """A name bound to `module` in this file (`torch`, `T`), importing it when there is none."""
+        alias = self.names.module_alias(module)
+        if alias is None:
+            self.edits.add_import(module)
+            alias = module
+        return alias
+
+    # --- from the stdlib ast to libcst ------------------------------------------------------
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        """An ast node's span as (line, column, end line, end column), 0-based character columns."""
+        line, end_line = node.lineno, node.end_lineno or node.lineno
+        column = char_column(self.ctx.line_text(line), node.col_offset)
+        end_column = char_column(self.ctx.line_text(end_line), node.end_col_offset or 0)
+        return line, column, end_line, end_column
+
+    def node_for(self, node: ast.AST, kind: type | tuple[type, ...]) -> cst.CSTNode | None:
+        """The innermost libcst node of `kind` covering an ast node."""
+        span = self.span(node)
+        return self.structure.innermost([span], lambda n: isinstance(n, kind)).get(span)
+
+    def statement(self, node: ast.stmt) -> cst.CSTNode | None:
+        """The libcst statement an ast statement corresponds to."""
+        return self.structure.statement(node)
+
+    def sites_for(self, rule: str, accept: Callable[[cst.CSTNode], bool]) -> list[tuple[Finding, cst.CSTNode]]:
+        """(finding, node) for each finding of `rule`, with the innermost accepted node around it."""
+        findings = self.findings.get(rule, [])
+        if not findings:
+            return []
+        found = self.structure.innermost([span_of(f) for f in findings], accept)
+        return [(f, found[span_of(f)]) for f in findings if span_of(f) in found]
+
+    # --- where module-level code goes -------------------------------------------------------
+    def after_imports(self) -> cst.BaseStatement | None:
+        """The statement module-level setup goes after: the last import before the first statement that
+        runs anything but harmless setup (None: the top of the module)."""
+        last = None
+        for statement in self.tree.body:
+            if _is_import_block(statement):
+                last = statement
+            elif self._runs_code(statement):
+                break
+        if last is None:
+            return None
+        return self.statement(last)
+
+    def _runs_code(self, statement: ast.stmt) -> bool:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                func = node.func
+                while isinstance(func, (ast.Attribute, ast.Call)):
+                    func = func.value if isinstance(func, ast.Attribute) else func.func
+                root = func.id if isinstance(func, ast.Name) else None
+                module = self.names.tracker.bindings.get(root or "", "")
+                if module.split(".", 1)[0] not in SAFE_MODULES and not (not module and hasattr(builtins, root or "")):
+                    return True
+        return False
+
+
+def _is_import_block(statement: ast.stmt) -> bool:
+    """An import, or an `if`/`try` made only of imports (and fallbacks such as `X = None`)."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(statement, (ast.If, ast.Try)):
+        inner = [*statement.body, *statement.orelse, *getattr(statement, "finalbody", [])]
+        for handler in getattr(statement, "handlers", []):
+            inner += handler.body
+        has_import = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in inner)
+        return has_import and all(isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign, ast.Expr))
+                                  for s in inner)
+    return False

@@ -1,0 +1,153 @@
+"""The one structural edit: a training-loop iteration inside `try/finally`, and its exact inverse.
+
+The debugger transform puts a marked `debugger.start(...)` first in the training loop's body; `wrap_loop`
+puts the rest of the body into `try:` with `finally: debugger.stop(); debugger.step()`, so the debugger
+stops and steps on every way out of an iteration (`continue`, `break`, exceptions). libcst re-indents
+the body (continuation lines too, never the inside of multi-line strings). The module is rendered once,
+with the new indentation marked: `split` gives the unwrapped text the line markers are computed on, and
+`merge` carries them over to the re-indented lines. `unwrap` puts the statements back with libcst, so
+undo is syntax-aware instead of a text dedent.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+
+from msprobe_rewriter.instrument import markers
+from msprobe_rewriter.instrument.edits import Edits, rebuild
+from msprobe_rewriter.instrument.structure import Structure
+from msprobe_rewriter.instrument.textio import body, ending, split_lines
+
+PLACEHOLDER = f"# {markers.TAG} ??????"
+
+
+def _comment() -> cst.TrailingWhitespace:
+    return cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(PLACEHOLDER))
+
+
+def _line(code: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(code))], trailing_whitespace=_comment())
+
+
+# Brackets the try body's indentation while rendering: libcst accepts only blanks and form feeds in an
+# indent, and a doubled form feed inside leading whitespace does not occur in real code.
+MARK = "\f\f"
+MARKED = re.compile(r"^([ \t\f]*?)\f\f([ \t]*)\f\f")
+
+
+def wrap_loop(name: str, default_indent: str):
+    """A rewrite of a loop whose body starts with `name.start(...)`: the rest goes into try/finally.
+
+    The try body is rendered with its indentation between two `MARK`s, so `split` can tell exactly
+    which lines libcst indented (statements, continuation lines, comments) and which it did not (the
+    inside of multi-line strings, backslash continuations).
+    """
+
+    def rewrite(loop: cst.For | cst.While) -> cst.For | cst.While:
+        block = loop.body
+        indent = block.indent if block.indent is not None else default_indent
+        finalbody = cst.Finally(body=cst.IndentedBlock(body=[_line(f"{name}.stop()"), _line(f"{name}.step()")],
+                                                       header=_comment(), indent=block.indent))
+        guarded = cst.Try(body=cst.IndentedBlock(body=list(block.body[1:]), header=_comment(),
+                                                 indent=MARK + indent + MARK), finalbody=finalbody)
+        return loop.with_changes(body=block.with_changes(body=[block.body[0], guarded]))
+
+    return rewrite
+
+
+def split(rendered: str) -> tuple[str, list[str]]:
+    """From a rendering with wrapped loops: the text as if never wrapped, and the wrapped lines (with
+    the try bodies' indentation still between marks)."""
+    plain, wrapped = [], []
+    for line in split_lines(rendered):
+        wrapped.append(line)
+        if PLACEHOLDER not in line:
+            plain.append(MARKED.sub(r"\1", line, count=1))
+    if plain and wrapped and not ending(wrapped[-1]):  # no final newline: the unwrapped text has none either
+        plain[-1] = body(plain[-1])
+    return "".join(plain), wrapped
+
+
+def merge(entries: list[list[str]], wrapped: list[str]) -> str:
+    """The marked lines of the unwrapped text (`entries[i]`: what its line i became, trace lines first)
+    re-indented as in the wrapped rendering, plus the wrapper's own lines, marked."""
+    out: list[str] = []
+    row = 0
+    for line in wrapped:
+        at = line.find(PLACEHOLDER)
+        if at >= 0:
+            code = MARKED.sub(r"\1\2", line[:at], count=1)
+            out.append(code + markers.render([code.rstrip()], "", "").lstrip() + line[at + len(PLACEHOLDER):])
+            continue
+        found = MARKED.match(line)
+        lines = list(entries[row])
+        lines[-1] = body(lines[-1]) + ending(line)  # the unwrapped last line may have had no newline
+        for entry in lines:
+            if found is not None and entry.startswith(found.group(1)):
+                at = len(found.group(1))
+                entry = entry[:at] + found.group(2) + entry[at:]
+            out.append(entry)
+        row += 1
+    for rest in entries[row:]:
+        out.extend(rest)
+    return "".join(out)
+
+
+def _statements_back(node: cst.Try) -> cst.FlattenSentinel:
+    """The guarded statements, with any comment lines written before `try:` kept in front."""
+    statements = list(node.body.body)
+    if node.leading_lines:
+        first = statements[0]
+        statements[0] = first.with_changes(leading_lines=[*node.leading_lines, *first.leading_lines])
+    return cst.FlattenSentinel(statements)
+
+
+def is_wrapper_line(marker: markers.Marker, lines: list[str]) -> bool:
+    """Whether `marker` marks a `try:` line the tool added (a wrapper, not a user's `try:` it changed)."""
+    return (marker.count == 1 and not marker.kind
+            and body(lines[marker.line - 1])[: marker.column].strip() == "try:")
+
+
+def _wrappers(tree: ast.Module, found: dict[int, markers.Marker], lines: list[str]) -> list[ast.Try]:
+    """The ast `try` statements whose `try:` line the tool added."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Try) and node.lineno in found
+            and is_wrapper_line(found[node.lineno], lines)]
+
+
+def _check(node: ast.Try, found: dict[int, markers.Marker], lines: list[str]) -> None:
+    """Raise MarkerError unless the wrapper is exactly as the tool wrote it."""
+    if node.handlers or node.orelse or len(node.finalbody) != 2:
+        raise markers.MarkerError(node.lineno, "the try/finally the tool wrote around this loop body was changed")
+    finally_line = node.finalbody[0].lineno - 1
+    rows = [node.lineno, finally_line] + [s.lineno for s in node.finalbody]
+    if any(s.end_lineno != s.lineno for s in node.finalbody):
+        raise markers.MarkerError(node.finalbody[0].lineno, "the tool's `finally:` block was changed")
+    for row in rows:
+        marker = found.get(row)
+        if marker is None or marker.count != 1 or marker.kind:
+            raise markers.MarkerError(row, "a line of the tool's try/finally lost its marker")
+        markers.check(marker, lines)
+
+
+def unwrap(text: str) -> str:
+    """`text` with every tool-written `try:` taken apart (MarkerError when one was edited)."""
+    found = {m.line: m for m in markers.find(text)}
+    lines = split_lines(text)
+    tree = ast.parse(text)
+    wrappers = _wrappers(tree, found, lines)
+    if not wrappers:
+        return text
+    for node in wrappers:
+        _check(node, found, lines)
+    module = cst.parse_module(text)
+    structure = Structure(module, tree)
+    edits = Edits()
+    for node in wrappers:
+        statement = structure.statement(node)
+        if statement.body.footer or statement.finalbody.body.footer:
+            raise markers.MarkerError(node.lineno, "comments were added inside the tool's try/finally: move them")
+        edits.rewrite(statement, _statements_back)
+    return rebuild(module, edits, structure.path).code

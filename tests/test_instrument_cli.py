@@ -1,0 +1,108 @@
+"""The msprobe-instrument command: modes, exit codes, file handling."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+          "for x in torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=2, shuffle=True):\n"
+          "    model(x).sum().backward()\n    opt.step()\n")
+
+
+def cli(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "msprobe_rewriter.instrument", *args], cwd=cwd, input=stdin,
+                          capture_output=True, timeout=300)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "train.py").write_text(SCRIPT)
+    (tmp_path / "clean.py").write_text("print('no framework here')\n")
+    return tmp_path
+
+
+def test_default_prints_a_diff_and_changes_nothing(project):
+    result = cli("train.py", "clean.py", cwd=project)
+    assert result.returncode == 1
+    assert b"--- a/train.py" in result.stdout and b"+++ b/train.py" in result.stdout
+    assert (project / "train.py").read_text() == SCRIPT
+    assert b"1 file would be instrumented, 1 unchanged" in result.stderr
+
+
+def test_write_check_undo_cycle_keeps_the_file_mode(project):
+    path = project / "train.py"
+    os.chmod(path, 0o750)
+    assert cli("--write", "--emit-config", ".", cwd=project).returncode == 0
+    assert "PrecisionDebugger" in path.read_text()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+    config = json.loads((project / "config.json").read_text())
+    assert config["task"] == "statistics" and config["step"] == [0, 1] and config["level"] == "L1"
+    assert cli("--check", ".", cwd=project).returncode == 0  # idempotent: nothing more to do
+    assert cli("--check", "--undo", ".", cwd=project).returncode == 1  # instrumentation present
+    assert cli("--undo", "--write", "train.py", cwd=project).returncode == 0
+    assert path.read_text() == SCRIPT
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+    assert cli("--check", "--undo", ".", cwd=project).returncode == 0
+
+
+def test_check_reports_pending_changes(project):
+    assert cli("--check", "train.py", cwd=project).returncode == 1
+    assert (project / "train.py").read_text() == SCRIPT
+
+
+def test_unparsable_and_missing_files_exit_2_with_one_line_each(project):
+    (project / "broken.py").write_text("import torch\ndef f(:\n")
+    result = cli("--write", "broken.py", "missing.py", "train.py", cwd=project)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.decode().splitlines() if line.startswith(("broken.py", "missing.py"))]
+    assert len(errors) == 2 and "Traceback" not in result.stderr.decode()
+    assert (project / "broken.py").read_text() == "import torch\ndef f(:\n"
+    assert "PrecisionDebugger" in (project / "train.py").read_text()  # the good file is still done
+
+
+def test_undo_refuses_an_edited_marked_line(project):
+    cli("--write", "train.py", cwd=project)
+    path = project / "train.py"
+    path.write_text(path.read_text().replace("shuffle=False", "shuffle=None"))
+    result = cli("--undo", "--write", "train.py", cwd=project)
+    assert result.returncode == 2 and b"refusing to undo: line" in result.stderr
+
+
+def test_stdin_to_stdout(project):
+    result = cli("-", "--select", "data-shuffle", cwd=project, stdin=SCRIPT.encode())
+    assert result.returncode == 0 and b"shuffle=False" in result.stdout and b"seed_all" not in result.stdout
+
+
+def test_usage_errors_exit_2(project):
+    assert cli("--select", "bogus", "train.py", cwd=project).returncode == 2
+    assert cli("--write", "--check", "train.py", cwd=project).returncode == 2
+    assert cli("--target", "nope", "train.py", cwd=project).returncode == 2
+
+
+def test_no_paths_is_a_quiet_success(project):
+    result = cli(cwd=project)
+    assert result.returncode == 0 and result.stdout == b""
+
+
+def test_target_msprobe_and_options_reach_the_code(project):
+    result = cli("--target", "msprobe", "--seed", "7", "--deterministic", "--keep-dropout", "--config",
+                 "cfg/debug.json", "train.py", cwd=project)
+    out = result.stdout.decode()
+    assert "from msprobe.pytorch import PrecisionDebugger, seed_all" in out
+    assert "seed_all(seed=7, mode=True, rm_dropout=False)" in out
+    assert 'os.path.join(os.path.dirname(__file__), "cfg/debug.json")' in out
+
+
+def test_pre_commit_hook_is_declared():
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert "id: msprobe-instrument-check" in hooks
+    entry = hooks.split("id: msprobe-instrument-check", 1)[1]
+    assert "msprobe-instrument" in entry and "--check" in entry and "--undo" in entry

@@ -1,0 +1,195 @@
+"""Training-loop finding, debugger placement and seeding placement."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import msprobe_runtime.pytorch
+import pytest
+from msprobe_rewriter.instrument import Options, instrument_text, undo_source_text
+from msprobe_rewriter.instrument.markers import strip
+from msprobe_rewriter.instrument.transforms import select
+
+HEAD = "import torch\n\n\n"
+
+
+def run(code: str, *names: str, **options) -> tuple[str, list[str]]:
+    opts = Options(**options)
+    if names:
+        opts = replace(opts, selected=select(names, [], opts.grad_probe))
+    out, notes = instrument_text("/project/train.py", code, opts)
+    assert undo_source_text(out) == code
+    return strip(out), notes
+
+
+def lines_of(out: str) -> list[str]:
+    return [line.strip() for line in out.splitlines()]
+
+
+def test_epoch_and_batch_loops_wrap_the_batch_loop():
+    out, _ = run(HEAD + "def main():\n    model = Net()\n    opt = torch.optim.SGD(model.parameters(), lr=1)\n"
+                        "    for epoch in range(3):\n        for x in loader:\n            model(x).sum().backward()\n"
+                        "            opt.step()\n", "debugger")
+    lines = lines_of(out)
+    assert lines.index("debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "
+                       "\"config.json\"))") < lines.index("for epoch in range(3):")
+    assert lines[lines.index("for x in loader:") + 1] == "debugger.start(model=model)"
+
+
+def test_gradient_accumulation_wraps_the_loop_around_the_micro_steps():
+    out, _ = run(HEAD + "def main():\n    model = Net()\n    optimizer = torch.optim.AdamW(model.parameters())\n"
+                        "    for step in range(10):\n        for micro in range(4):\n            model(x).sum().backward()\n"
+                        "        optimizer.step()\n", "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for step in range(10):") + 1] == "debugger.start(model=model)"
+    assert lines[lines.index("for micro in range(4):") + 1] == "model(x).sum().backward()"
+
+
+def test_conditional_step_is_noted():
+    _, notes = run(HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n"
+                          "for i, x in enumerate(loader):\n    model(x).sum().backward()\n    if i % 4 == 3:\n"
+                          "        opt.step()\n", "debugger")
+    assert any("under a condition" in note for note in notes)
+
+
+def test_model_found_through_configure_optimizers_and_scaler():
+    out, _ = run(HEAD + "def main():\n    net = GPT()\n    optim = net.configure_optimizers(0.1)\n"
+                        "    scaler = torch.cuda.amp.GradScaler()\n    for batch in loader:\n"
+                        "        scaler.scale(net(batch)).backward()\n        scaler.step(optim)\n        scaler.update()\n",
+                 "debugger")
+    assert "debugger.start(model=net)" in out
+
+
+def test_helper_that_receives_the_model_gets_a_module_level_debugger():
+    out, notes = run(HEAD + "def train_one_epoch(model, loader, optimizer):\n    for x in loader:\n"
+                            "        model(x).sum().backward()\n        optimizer.step()\n\n\n"
+                            "def main():\n    model = Net()\n    opt = torch.optim.SGD(model.parameters(), lr=1)\n"
+                            "    for epoch in range(3):\n        train_one_epoch(model, loader, opt)\n",
+                     "debugger", grad_probe=True)
+    lines = lines_of(out)
+    assert lines.index("debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "
+                       "\"config.json\"))") < lines.index("def train_one_epoch(model, loader, optimizer):")
+    assert "debugger.start(model=model)" in out
+    assert any("grad-probe" in note for note in notes)
+
+
+def test_no_training_loop_is_said_and_nothing_added():
+    code = HEAD + "def evaluate(model, loader):\n    for x in loader:\n        model(x)\n"
+    out, notes = run(code, "debugger")
+    assert out == code and notes == []  # a library module: nothing to say
+    code += "\n\nif __name__ == \"__main__\":\n    evaluate(Net(), loader)\n"
+    out, notes = run(code, "debugger")
+    assert out == code and any("no training loop found" in note for note in notes)
+
+
+def test_mindspore_train_step_function_and_grad_probe():
+    code = ("import mindspore as ms\nfrom mindspore import nn\n\n\ndef main():\n    net = Net()\n"
+            "    optimizer = nn.Momentum(net.trainable_params(), 0.1, 0.9)\n"
+            "    grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)\n\n"
+            "    def train_step(x, y):\n        loss, grads = grad_fn(x, y)\n        optimizer(grads)\n        return loss\n\n"
+            "    for epoch in range(2):\n        for x, y in ds.create_tuple_iterator():\n            train_step(x, y)\n")
+    out, _ = run(code, "debugger", grad_probe=True)
+    assert "from msprobe_runtime.mindspore import PrecisionDebugger" in out
+    assert "debugger.monitor(optimizer)" in out
+    lines = lines_of(out)
+    assert lines[lines.index("for x, y in ds.create_tuple_iterator():") + 1] == "debugger.start(model=net)"
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ("model.train(2, ds)", "model.train(2, ds, callbacks=[MsprobeStep(debugger)])"),
+    ("model.train(2, ds, callbacks=[LossMonitor()])", "model.train(2, ds, callbacks=[LossMonitor(), MsprobeStep(debugger)])"),
+    ("model.train(2, ds, [LossMonitor()], dataset_sink_mode=False)",
+     "model.train(2, ds, [LossMonitor(), MsprobeStep(debugger)], dataset_sink_mode=False)"),
+    ("cbs = [LossMonitor()]\nmodel.train(2, ds, callbacks=cbs)", "model.train(2, ds, callbacks=cbs + [MsprobeStep(debugger)])"),
+])
+def test_mindspore_model_train_gets_the_callback(call, expected):
+    code = f"import mindspore as ms\n\nmodel = ms.Model(net, loss, opt)\n{call}\n"
+    if "cbs" in call:  # a factory instead of the Model class: Model.train's keywords are the evidence
+        code = code.replace("ms.Model(net, loss, opt)", "create_trainer(net, loss, opt)")
+    out, _ = run(code, "debugger", target="msprobe")
+    assert expected in out
+    assert "from msprobe.mindspore import MsprobeStep, PrecisionDebugger" in out
+
+
+class Recorder:
+    """Stands in for PrecisionDebugger: counts the calls."""
+
+    calls: list[str] = []
+
+    def __init__(self, config_path=None):
+        Recorder.calls.append("init")
+
+    def start(self, model=None):
+        Recorder.calls.append("start")
+
+    def stop(self):
+        Recorder.calls.append("stop")
+
+    def step(self):
+        Recorder.calls.append("step")
+
+
+def test_every_way_out_of_an_iteration_stops_and_steps(monkeypatch):
+    monkeypatch.setattr(msprobe_runtime.pytorch, "PrecisionDebugger", Recorder)
+    Recorder.calls = []
+    code = (HEAD + "class Opt:\n    def step(self):\n        pass\n\n\nopt = Opt()\n\ntry:\n"
+                   "    for i in range(10):\n        if i == 1:\n            continue\n        if i == 3:\n"
+                   "            raise KeyError(i)\n        opt.step()\nexcept KeyError:\n    pass\n"
+                   "for i in range(10):\n    if i == 2:\n        break\n    opt.step()\n")
+    out, _ = run(code, "debugger")
+    exec(compile(out, "/project/train.py", "exec"), {"__file__": "/project/train.py", "__name__": "x"})
+    assert Recorder.calls == ["init"] + ["start", "stop", "step"] * (4 + 3)
+
+
+# --- seeding ------------------------------------------------------------------------------------------
+MAIN = "\n\nif __name__ == \"__main__\":\n    main()\n"
+
+
+def test_seed_goes_after_the_imports_with_the_default_seed():
+    out, _ = run(HEAD + "x = torch.randn(3)\n\n\ndef main():\n    pass\n" + MAIN, "seed")
+    lines = lines_of(out)
+    assert lines.index("seed_all(seed=1234, mode=False, rm_dropout=True)") < lines.index("x = torch.randn(3)")
+
+
+def test_literal_seed_is_kept():
+    out, _ = run(HEAD + "def main():\n    torch.manual_seed(42)\n" + MAIN, "seed", remove_dropout=False)
+    assert "seed_all(seed=42, mode=False, rm_dropout=False)" in out
+
+
+def test_argparse_seed_goes_after_parse_args_and_before_distributed_init():
+    out, _ = run("import argparse\nimport torch\nimport torch.distributed as dist\n\n\ndef main():\n"
+                 "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int, default=3)\n"
+                 "    args = parser.parse_args()\n    dist.init_process_group(\"gloo\")\n    model = Net()\n"
+                 "    torch.manual_seed(args.seed)\n" + MAIN, "seed")
+    lines = lines_of(out)
+    seeded = lines.index("seed_all(seed=args.seed, mode=False, rm_dropout=True)")
+    assert lines.index("args = parser.parse_args()") < seeded < lines.index("dist.init_process_group(\"gloo\")")
+
+
+def test_seed_from_a_parameter_goes_first_in_the_function():
+    out, _ = run(HEAD + "def main(cfg):\n    \"\"\"Train.\"\"\"\n    model = Net()\n    torch.manual_seed(cfg.seed)\n"
+                 + MAIN, "seed")
+    lines = lines_of(out)
+    assert lines[lines.index('"""Train."""') + 1] == "seed_all(seed=cfg.seed, mode=False, rm_dropout=True)"
+
+
+def test_seed_from_module_level_args():
+    out, _ = run(HEAD + "def main():\n    torch.manual_seed(args.seed)\n\n\nif __name__ == \"__main__\":\n"
+                        "    args = parse()\n    main()\n", "seed")
+    lines = lines_of(out)
+    assert lines[lines.index("args = parse()") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
+
+
+def test_conditional_seed_falls_back_to_the_default_at_module_level():
+    out, _ = run(HEAD + "def main():\n    if args.seed is not None:\n        torch.manual_seed(args.seed)\n" + MAIN,
+                 "seed", seed=99)
+    assert out.splitlines()[1:3] == ["from msprobe_runtime.pytorch import seed_all",
+                                     "seed_all(seed=99, mode=False, rm_dropout=True)"]
+
+
+def test_library_module_and_already_seeded_script_are_left_alone():
+    library = HEAD + "def build():\n    return torch.nn.Linear(2, 2)\n"
+    assert run(library, "seed")[0] == library
+    seeded = ("from msprobe_runtime.pytorch import seed_all\nimport torch\n\nseed_all(seed=1)\n\n\ndef main():\n"
+              "    pass\n" + MAIN)
+    assert run(seeded, "seed")[0] == seeded

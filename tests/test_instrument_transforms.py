@@ -1,0 +1,178 @@
+"""Each transform: its documented examples, the numerics of the device-RNG rewrite, and the edge cases."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+from msprobe_rewriter.instrument import Options, instrument_text, undo_source_text
+from msprobe_rewriter.instrument.docs import example_options, written
+from msprobe_rewriter.instrument.markers import strip
+from msprobe_rewriter.instrument.transforms import ALL_TRANSFORMS, SelectionError, select
+
+EXAMPLES = [pytest.param(t, e, id=f"{t.name}-{i}") for t in ALL_TRANSFORMS for i, e in enumerate(t.examples)]
+
+
+@pytest.mark.parametrize(("transform", "example"), EXAMPLES)
+def test_example_is_what_the_tool_writes(transform, example):
+    out = written(transform, example)
+    assert strip(out) == example.after
+    assert undo_source_text(out) == example.before
+    again = instrument_text(f"/project/{example.path}", out, example_options(transform, example))[0]
+    assert again == out
+
+
+def only(*names: str, **options) -> Options:
+    return replace(Options(**options), selected=select(names, []))
+
+
+def fix(code: str, *names: str, **options) -> str:
+    out = instrument_text("/project/model.py", code, only(*names, **options))[0]
+    assert undo_source_text(out) == code
+    return strip(out)
+
+
+# --- device RNG: the rewrite draws the same numbers on the CPU, with the same dtype and requires_grad ------
+DRAWS = [
+    "torch.randn(3, 4, device=dev, dtype=torch.float64, requires_grad=True)",
+    "torch.rand(2, 3, device=dev, generator=g)",
+    "torch.randint(0, 10, (5,), device=dev)",
+    "torch.randperm(7, device=dev)",
+    "torch.normal(0.0, 2.0, (3,), device=dev)",
+    "torch.randn_like(x)",
+    "torch.rand_like(x, dtype=torch.float64)",
+    "torch.randint_like(x, 5)",
+    "torch.randint_like(x, 2, 9)",
+    "torch.bernoulli(p)",
+    "torch.multinomial(p, 2)",
+    "torch.empty(3, device=dev).normal_()",
+    "x.normal_(0.0, 2.0)",
+    "p.bernoulli()",
+]
+TEMPLATE = ("import torch\n\n\ndef draw(dev, g):\n    x = torch.zeros(3, 4).to(dev)\n"
+            "    p = torch.full((3, 4), 0.5).to(dev)\n    return {}\n")
+
+
+@pytest.mark.parametrize("draw", DRAWS)
+def test_device_draw_is_numerically_identical_on_cpu(draw):
+    before = TEMPLATE.format(draw)
+    after = fix(before, "device-rng")
+    assert after != before, "the draw was not rewritten"
+    assert "device=dev" not in after.split("return", 1)[1]
+    results = []
+    for code in (before, after):
+        namespace: dict = {}
+        exec(compile(code, "draw.py", "exec"), namespace)
+        torch.manual_seed(0)
+        generator = torch.Generator().manual_seed(5)
+        results.append(namespace["draw"]("cpu", generator))
+    first, second = results
+    assert torch.equal(first, second)
+    assert (first.dtype, first.device, first.requires_grad) == (second.dtype, second.device, second.requires_grad)
+
+
+def test_device_draw_keeps_generator_and_moves_after():
+    out = fix("import torch\n\n\ndef f(d, g):\n    return torch.randn(2, device=d, generator=g, requires_grad=flag)\n",
+              "device-rng")
+    assert "torch.randn(2, generator=g).to(d).requires_grad_(flag)" in out
+
+
+def test_device_draw_with_out_is_left_alone():
+    code = "import torch\n\n\ndef f(d, buf):\n    return torch.randn(2, device=d, out=buf)\n"
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert out == code and any("not rewritten" in n for n in notes)
+
+
+# --- data ---------------------------------------------------------------------------------------------
+def test_dataloader_positional_shuffle_and_samplers():
+    out = fix("import torch.utils.data as tud\n\nloader = tud.DataLoader(ds, 8, True)\n"
+              "s = tud.RandomSampler(ds, replacement=True, num_samples=10)\nd = tud.DistributedSampler(ds, 2, 0, True)\n",
+              "data-shuffle")
+    assert "tud.DataLoader(ds, 8, False)" in out
+    assert "s = tud.SequentialSampler(ds)" in out
+    assert "tud.DistributedSampler(ds, 2, 0, False)" in out
+
+
+def test_sampler_rename_keeps_the_import_tidy():
+    out = fix("from torch.utils.data import DataLoader, RandomSampler, TensorDataset\n\n"
+              "loader = DataLoader(ds, sampler=RandomSampler(ds))\n", "data-shuffle")
+    assert out.startswith("from torch.utils.data import DataLoader, SequentialSampler, TensorDataset\n")
+
+
+def test_sampler_still_used_elsewhere_keeps_its_import():
+    out = fix("from torch.utils.data import DataLoader, RandomSampler\n\nloader = DataLoader(ds, sampler=RandomSampler(ds))\n"
+              "print(RandomSampler)\n", "data-shuffle")
+    assert "RandomSampler" in out.splitlines()[0] and "SequentialSampler" in out
+
+
+def test_mindspore_dataset_shuffle_and_chain():
+    out = fix("import mindspore.dataset as ds\n\ndata = ds.MnistDataset(\"mnist/\").shuffle(64).batch(32)\n"
+              "other = ds.GeneratorDataset(source, [\"x\"], shuffle=True)\n", "data-shuffle")
+    assert 'ds.MnistDataset("mnist/", shuffle=False).batch(32)' in out
+    assert 'ds.GeneratorDataset(source, ["x"], shuffle=False)' in out
+
+
+def test_workers_seeded_generator_and_strict_mode():
+    code = "import torch as T\n\nloader = T.utils.data.DataLoader(ds, num_workers=4, persistent_workers=True)\n"
+    assert "generator=T.Generator().manual_seed(T.initial_seed())" in fix(code, "data-workers")
+    strict = fix(code, "data-workers", data_strict=True)
+    assert "num_workers=0, persistent_workers=False)" in strict
+
+
+def test_multiline_call_gets_its_argument_on_its_own_line():
+    code = "from torch.utils.data import DataLoader\n\nloader = DataLoader(\n    ds,\n    num_workers=4,\n)\n"
+    out = fix(code, "data-workers")
+    assert out.endswith("    num_workers=4,\n    generator=torch.Generator().manual_seed(torch.initial_seed()),\n)\n")
+    assert "import torch\n" in out
+
+
+def test_mindspore_workers():
+    out = fix("import mindspore.dataset as ds\n\nds.config.set_num_parallel_workers(8)\n"
+              "data = ds.Cifar10Dataset(\"c/\", shuffle=False, num_parallel_workers=8)\n", "data-workers")
+    assert "set_num_parallel_workers(1)" in out and "num_parallel_workers=1)" in out
+
+
+# --- augmentation -------------------------------------------------------------------------------------
+def test_augment_list_edges_keep_commas():
+    out = fix("from torchvision.transforms import v2\n\n"
+              "a = v2.Compose([v2.ToImage(), v2.RandomHorizontalFlip()])\nb = (v2.RandomRotation(10),)\n"
+              "c = [v2.RandomCrop(8), v2.ToDtype(float)]\n", "random-augment")
+    assert "a = v2.Compose([v2.ToImage()])" in out
+    assert "b = ()" in out
+    assert "c = [v2.CenterCrop(8), v2.ToDtype(float)]" in out
+
+
+def test_augment_mindspore_map_operations():
+    out = fix("import mindspore.dataset.vision as V\n\ndata = data.map(operations=[V.RandomResizedCrop(32), "
+              "V.RandomColorAdjust(0.4), V.HWC2CHW()], input_columns=\"image\")\n", "random-augment")
+    assert "operations=[V.Resize(32), V.CenterCrop(32), V.HWC2CHW()]" in out
+
+
+def test_noqa_keeps_a_finding_from_being_fixed():
+    code = "import torch\n\nx = torch.randn(3, device=\"cuda\")  # noqa: device-rng\n"
+    assert fix(code, "device-rng") == code
+
+
+# --- contiguous and cuDNN -----------------------------------------------------------------------------
+def test_contiguous_through_a_variable():
+    out = fix("import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+              "    def backward(ctx, g):\n        x, = ctx.saved_tensors\n        g_t = g.t()\n"
+              "        return torch.mm(g_t, x)\n", "noncontiguous")
+    assert "torch.mm(g_t.contiguous(), x)" in out
+
+
+def test_cudnn_switches():
+    out = fix("import torch\n\ntorch.backends.cudnn.benchmark = True\n", "cudnn-benchmark")
+    assert "torch.backends.cudnn.benchmark = False" in out
+
+
+# --- selection ----------------------------------------------------------------------------------------
+def test_selection_by_transform_rule_name_and_code():
+    assert select(["seed-missing"], []) == {"seed"}
+    assert select(["MSP201"], []) == {"device-rng"}
+    assert "grad-probe" not in select([], [])
+    assert "grad-probe" in select([], [], grad_probe=True)
+    assert "debugger" not in select([], ["debugger"])
+    with pytest.raises(SelectionError):
+        select(["no-such-thing"], [])

@@ -7,8 +7,20 @@ PIP := $(PYTHON) -m pip
 install:
 	$(PIP) install --quiet --disable-pip-version-check -e ".[torch,mindspore,report,dev]"
 
+# The demo: a diffusion-style training script that is not reproducible as written.
+DEMO := fixtures/pytorch/diffusion_sampler.py
+DEMO_COPY := build/demo/diffusion_sampler.py
+
 demo: install
-	$(PYTHON) -m msprobe_rewriter.lint fixtures/pytorch/image_classifier.py || [ $$? -eq 1 ]
+	@echo "== 1/4 msprobe-lint: the hazards, found statically"
+	$(PYTHON) -m msprobe_rewriter.lint $(DEMO) || [ $$? -eq 1 ]
+	@echo "== 2/4 msprobe-verify: run it twice, name the first diverging API and its line"
+	$(PYTHON) -m msprobe_runtime.verify --steps 2 -- $(PYTHON) $(DEMO) --steps 2 || [ $$? -eq 1 ]
+	@echo "== 3/4 msprobe-instrument --write on a copy: seed_all, CPU draws, deterministic data, debugger"
+	rm -rf build/demo && mkdir -p build/demo && cp $(DEMO) $(DEMO_COPY)
+	$(PYTHON) -m msprobe_rewriter.instrument --write --emit-config $(DEMO_COPY)
+	@echo "== 4/4 msprobe-verify again: now bit-identical"
+	$(PYTHON) -m msprobe_runtime.verify --steps 2 -- $(PYTHON) $(DEMO_COPY) --steps 2
 
 test: install
 	$(PYTHON) -m pytest -q
@@ -18,3 +30,4 @@ lint: install
 
 docs: install
 	$(PYTHON) -m msprobe_rewriter.docs docs
+	$(PYTHON) -m msprobe_rewriter.instrument.docs docs

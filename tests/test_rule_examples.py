@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.lint.suppressions import UNUSED_NOQA_CODE
 from msprobe_rewriter.rules import ALL_RULES
 
 VALID = [pytest.param(rule, code, id=f"{rule.name}-valid-{i}") for rule in ALL_RULES for i, code in
@@ -14,7 +14,9 @@ INVALID = [pytest.param(rule, example, id=f"{rule.name}-invalid-{i}") for rule i
 
 
 def findings_of(rule, code: str):
-    result = lint_source("example.py", code.encode(), [rule])
+    # The unused-noqa meta rule judges other rules' suppressions, so its examples run with every rule.
+    rules = ALL_RULES if rule.code == UNUSED_NOQA_CODE else [rule]
+    result = lint_source("example.py", code.encode(), rules)
     assert not result.errors, result.errors
     return [f for f in result.findings if f.code == rule.code]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -16,7 +17,7 @@ from msprobe_rewriter.lint import suppressions
 from msprobe_rewriter.rules.base import Rule
 
 # A file that mentions none of these cannot contain a finding: skip parsing it at all.
-PREFILTER = re.compile(r"torch|mindspore|numpy|random|deepspeed|HCCL|lightning|accelerate|transformers")
+PREFILTER = re.compile(r"torch|mindspore|numpy|random|deepspeed|HCCL|lightning|accelerate|transformers|timm")
 # Parser messages that mean "this is Python 2".
 PYTHON2_HINTS = ("Missing parentheses in call to", "multiple exception types must be parenthesized",
                  "leading zeros in decimal integer literals")
@@ -38,14 +39,14 @@ def decode_source(data: bytes) -> str:
 
 def parse_error_message(exc: BaseException) -> str:
     """One line describing why a file cannot be parsed."""
+    if "null bytes" in str(exc):  # a ValueError or a SyntaxError, depending on the Python version
+        return "cannot parse: the file contains NUL bytes (is it a binary file?)"
     if isinstance(exc, SyntaxError):
         where = f" (line {exc.lineno})" if exc.lineno else ""
         hint = "; Python 2 code is not supported" if any(h in (exc.msg or "") for h in PYTHON2_HINTS) else ""
         return f"cannot parse: {exc.msg}{where}{hint}"
     if isinstance(exc, (UnicodeDecodeError, LookupError)):
         return f"cannot decode: {exc}"
-    if isinstance(exc, ValueError) and "null bytes" in str(exc):
-        return "cannot parse: the file contains NUL bytes (is it a binary file?)"
     if isinstance(exc, RecursionError):
         return "cannot parse: nesting too deep for the Python parser"
     if isinstance(exc, MemoryError):
@@ -56,14 +57,19 @@ def parse_error_message(exc: BaseException) -> str:
 def lint_source(path: str, data: bytes, rules: Sequence[type[Rule]], report_unused_noqa: bool = False) -> LintResult:
     """Lint one file's bytes with `rules`; never raises for bad input, returns an error entry instead.
 
-    `report_unused_noqa` adds an `unused-noqa` finding for each `# noqa: MSPxxx` of a rule that ran
-    but reported nothing on that line.
+    `report_unused_noqa` (or selecting the `unused-noqa` meta rule) adds an `unused-noqa` finding for
+    each `# noqa: MSPxxx` (or rule name) of a rule that ran but reported nothing on that line.
     """
     result = LintResult()
+    if any(rule.code == suppressions.UNUSED_NOQA_CODE for rule in rules):
+        # The meta rule has no detector: selecting it turns on the engine's unused-suppression report.
+        report_unused_noqa = True
+        rules = [rule for rule in rules if rule.code != suppressions.UNUSED_NOQA_CODE]
     try:
         source = decode_source(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        result.errors.append(FileError(path, parse_error_message(exc)))
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:  # a bad coding cookie, invalid bytes
+        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        result.errors.append(FileError(path, f"cannot decode: {reason}"))
         return result
     if not PREFILTER.search(source) or suppressions.skips_file(source):
         return result
@@ -78,11 +84,8 @@ def lint_source(path: str, data: bytes, rules: Sequence[type[Rule]], report_unus
     instances = [rule(ctx) for rule in rules]
     handlers: dict[type, list] = {}
     for instance in instances:
-        for attr in dir(instance):
-            if attr.startswith("visit_"):
-                node_type = getattr(ast, attr[6:], None)
-                if node_type is not None:
-                    handlers.setdefault(node_type, []).append(getattr(instance, attr))
+        for attr, node_type in visit_methods(type(instance)):
+            handlers.setdefault(node_type, []).append(getattr(instance, attr))
     try:
         ctx.traverse(handlers)
         for instance in instances:
@@ -92,9 +95,16 @@ def lint_source(path: str, data: bytes, rules: Sequence[type[Rule]], report_unus
         return result
     findings = [_to_finding(ctx, instance, report) for instance in instances for report in instance.reports]
     findings.sort(key=lambda f: (f.line, f.column, f.code))
-    active = frozenset(rule.code for rule in rules) if report_unused_noqa else None
+    active = frozenset(c for rule in rules for c in (rule.code, rule.name.upper())) if report_unused_noqa else None
     result.findings = suppressions.apply(path, ctx.lines, findings, active)
     return result
+
+
+@functools.cache
+def visit_methods(rule: type[Rule]) -> tuple[tuple[str, type], ...]:
+    """`(method name, ast node type)` for each `visit_<NodeType>` method of a rule class."""
+    found = ((attr, getattr(ast, attr[6:], None)) for attr in dir(rule) if attr.startswith("visit_"))
+    return tuple((attr, node_type) for attr, node_type in found if node_type is not None)
 
 
 def _to_finding(ctx: FileContext, rule: Rule, report) -> Finding:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
+
 from msprobe_rewriter.finding import Finding
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+|\s+(?=[A-Z]{3}\d))*))?",
                   re.IGNORECASE)
 SKIP_FILE = re.compile(r"^\s*#\s*msprobe-lint:\s*skip-file\b", re.MULTILINE)
-OUR_CODE = re.compile(r"^MSP\d{3}$", re.IGNORECASE)
 UNUSED_NOQA_CODE = "MSP901"
 UNUSED_NOQA_NAME = "unused-noqa"
 
@@ -35,8 +35,8 @@ def apply(path: str, lines: list[str], findings: list[Finding],
           active_codes: frozenset[str] | None = None) -> list[Finding]:
     """Drop findings suppressed on their first line.
 
-    With `active_codes` (the codes that ran), also report `# noqa: MSPxxx` entries among them that
-    suppressed nothing, as `unused-noqa` findings.
+    With `active_codes` (the codes and upper-cased names of the rules that ran), also report
+    `# noqa: MSPxxx` / `# noqa: rule-name` entries among them that suppressed nothing, as `unused-noqa`.
     """
     kept: list[Finding] = []
     used: dict[int, set[str]] = {}
@@ -62,7 +62,7 @@ def _unused(lines: list[str], path: str, used: dict[int, set[str]], active: froz
         codes = parse_noqa(line)
         if not codes:
             continue  # bare `# noqa` may serve other tools; only our own codes are checked
-        ours = {c for c in codes if OUR_CODE.match(c) and c in active}
+        ours = {c for c in codes if c in active}
         stale = sorted(ours - used.get(number, set()))
         if stale:
             column = line.lower().find("noqa") + 1

@@ -2,11 +2,14 @@
 grad probe) and, when `msprobe` (mindstudio-probe) imports, under msprobe's, in one run.
 
 The model is the runtime issue's: a 2-block transformer (d=64, 4 heads), a batch of 8 x 16 tokens,
-AdamW, on the CPU with one thread. Every configuration runs in its own fresh interpreter; each captures
-every step it times. Reported per configuration: the median and the fastest step (wall clock) and the
-median's ratio to the plain step's; the median CPU time of the process (all threads, so it includes the
-background file writer) and its ratio; the resident memory growth between the end of the warm-up and
-the last step. On a shared machine the CPU-time ratio is the steadier one.
+AdamW, on the CPU with one thread. Every configuration runs in its own fresh interpreter, once per
+round, the rounds interleaved (so a change of machine load hits every configuration alike); each
+captures every step it times. Three clocks per step: the CPU time of the training thread
+(`time.thread_time`: the steadiest on a shared machine, and what a step costs the training loop), the
+CPU time of the whole process (all threads: it also counts the background writer, which encodes and
+writes the files) and the wall clock. Each ratio to the plain step is the median over rounds of the
+ratio of the round's medians, so it compares runs made minutes apart at most. Also reported: the
+resident memory growth between the end of the warm-up and the last step (largest over the rounds).
 
     python benchmarks/capture_overhead.py                      # msprobe-kit only
     /path/to/venv-with-mindstudio-probe/bin/python benchmarks/capture_overhead.py   # both
@@ -123,16 +126,17 @@ def worker(name: str, steps: int, warmup: int) -> dict:
         for _ in range(warmup):
             one_step()
         rss = _rss_bytes()
-        wall, cpu = [], []
+        wall, cpu, thread = [], [], []
         for _ in range(steps):
-            started, started_cpu = time.perf_counter(), time.process_time()
+            started, started_cpu, started_thread = time.perf_counter(), time.process_time(), time.thread_time()
             one_step()
             wall.append(time.perf_counter() - started)
             cpu.append(time.process_time() - started_cpu)
+            thread.append(time.thread_time() - started_thread)
         growth = _rss_bytes() - rss
         if debugger is not None and hasattr(debugger, "close"):
             debugger.close()
-    return {"wall": wall, "cpu": cpu, "rss_growth": growth}
+    return {"wall": wall, "cpu": cpu, "thread": thread, "rss_growth": growth}
 
 
 def _run(name: str, steps: int, warmup: int) -> dict | None:
@@ -157,35 +161,36 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=30, help="timed steps per configuration")
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps first")
-    parser.add_argument("--rounds", type=int, default=3, help="runs of every configuration, interleaved")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of every configuration, interleaved")
+    parser.add_argument("--only", nargs="+", choices=list(CONFIGS), help="these configurations (plain is always run)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print("RESULT " + json.dumps(worker(args.worker, args.steps, args.warmup)))
         return 0
-    names = [name for name, (tool, _, _) in CONFIGS.items() if tool != "msprobe" or _msprobe_importable()]
-    results: dict[str, list[dict]] = {name: [] for name in names}
+    names = [name for name, (tool, _, _) in CONFIGS.items() if (tool != "msprobe" or _msprobe_importable())
+             and (not args.only or name == "plain" or name in args.only)]
+    rounds: list[dict[str, dict]] = []
     for _ in range(args.rounds):
-        for name in names:
-            result = _run(name, args.steps, args.warmup)
-            if result is not None:
-                results[name].append(result)
-    rows = {}
-    for name, runs in results.items():
-        if runs:
-            rows[name] = {
-                "median": statistics.median(statistics.median(run["wall"]) for run in runs) * 1e3,
-                "fastest": min(min(run["wall"]) for run in runs) * 1e3,
-                "cpu": statistics.median(statistics.median(run["cpu"]) for run in runs) * 1e3,
-                "rss": max(run["rss_growth"] for run in runs) / 2**20,
-            }
-    plain = rows["plain"]["median"]
-    plain_cpu = rows["plain"]["cpu"]
-    print(f"{'configuration':28} {'median ms':>10} {'fastest ms':>11} {'x plain':>8} {'cpu ms':>8} {'x cpu':>6} "
-          f"{'RSS +MiB':>9}")
-    for name, row in rows.items():
-        print(f"{name:28} {row['median']:10.2f} {row['fastest']:11.2f} {row['median'] / plain:8.2f} "
-              f"{row['cpu']:8.2f} {row['cpu'] / plain_cpu:6.2f} {row['rss']:9.2f}")
+        results = {name: _run(name, args.steps, args.warmup) for name in names}
+        if results["plain"] is not None:
+            rounds.append({name: result for name, result in results.items() if result is not None})
+    clocks = ("thread", "cpu", "wall")
+    print(f"{'configuration':26}" + "".join(f" {clock + ' ms':>10} {'x plain':>8}" for clock in clocks)
+          + f" {'RSS +MiB':>9}")
+    for name in names:
+        runs = [(result[name], result["plain"]) for result in rounds if name in result]
+        if not runs:
+            continue
+        cells = []
+        for clock in clocks:
+            ms = statistics.median(statistics.median(run[clock]) for run, _ in runs) * 1e3
+            ratio = statistics.median(statistics.median(run[clock]) / statistics.median(plain[clock])
+                                      for run, plain in runs)
+            cells.append(f" {ms:10.2f} {ratio:8.2f}")
+        rss = max(run["rss_growth"] for run, _ in runs) / 2**20
+        print(f"{name:26}" + "".join(cells) + f" {rss:9.2f}")
+    print(f"({len(rounds)} rounds of {args.steps} timed steps after {args.warmup} warm-up steps; medians)")
     return 0
 
 

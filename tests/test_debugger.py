@@ -88,6 +88,7 @@ def test_context_manager_stops_on_error(tmp_path):
         torch.neg(torch.ones(2))
         raise ValueError("boom")
     assert STATE.session is None and debugger.current_step == 1
+    debugger.close()  # the files are written in the background: wait for them
     assert "Torch.neg.0.forward" in load_dump(tmp_path)[0]["data"]
 
 
@@ -159,9 +160,11 @@ def test_no_memory_growth_across_steps(tmp_path):
         with debugger.start(model):
             train_step(model, optimizer, tokens)
         if step == 7:  # caches (stacks seen, buffers) are warm by now
+            wait_for_writes()  # the step's records are freed once its files are written
             gc.collect()
             tracemalloc.start()
             before, objects = tracemalloc.get_traced_memory()[0], len(gc.get_objects())
+    wait_for_writes()
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 import torch
 import torch.nn.functional as F
+from msprobe_runtime.pytorch import PrecisionDebugger
+from msprobe_runtime.pytorch.capture import api_wrap
 from msprobe_runtime.pytorch.dropout import no_dropout, remove_dropout, restore_dropout
 from torch import dropout as bound_torch_dropout
 from torch import nn
@@ -238,3 +241,39 @@ def test_no_dropout_keeps_an_outer_removal():
         assert torch.equal(F.dropout(x, 0.5, True), x)
     finally:
         restore_dropout()
+
+
+
+def _capture_with_removal(tmp_path, capture_first: bool) -> dict:
+    """PrecisionDebugger's API wrappers (installed by start()) and dropout removal in either order, both
+    undone in reverse order; returns the step's records."""
+    x, q = sample(4, 8, 6), sample(2, 4, 5, 8)
+    debugger = PrecisionDebugger(dump_path=str(tmp_path / "dump"), level="L1")
+    steps = [debugger.start, remove_dropout] if capture_first else [remove_dropout, debugger.start]
+    undo = [restore_dropout, api_wrap.uninstall] if capture_first else [api_wrap.uninstall, restore_dropout]
+    try:
+        for step in steps:
+            step()
+        assert torch.equal(torch.dropout(x, 0.5, True), x)
+        assert torch.equal(F.scaled_dot_product_attention(q, q, q, dropout_p=0.5),
+                           F.scaled_dot_product_attention(q, q, q))
+        assert torch.equal(F.dropout(x, 0.5, True), x)
+        debugger.close()
+    finally:
+        for step in undo:
+            step()
+    return json.loads((tmp_path / "dump" / "step0" / "rank0" / "dump.json").read_text())["data"]
+
+
+@pytest.mark.parametrize("capture_first", [True, False], ids=["capture-first", "removal-first"])
+def test_removal_sees_through_capture_wrappers_in_either_order(tmp_path, capture_first):
+    data = _capture_with_removal(tmp_path, capture_first)
+    # recorded either way: the probability the call ran with when removal wraps capture's wrapper, the
+    # caller's when capture wraps the dropout-free function
+    probability = 0.0 if capture_first else 0.5
+    assert data["Torch.dropout.0.forward"]["input_args"][1] == {"type": "float", "value": probability}
+    assert "Functional.scaled_dot_product_attention.0.forward" in data
+    assert torch.dropout is torch._C._VariableFunctions.dropout  # everything is put back
+    assert F.scaled_dot_product_attention is ORIGINALS["sdpa"] and globals()["bound_sdpa"] is ORIGINALS["sdpa"]
+    x = sample(1000)
+    assert not torch.equal(torch.dropout(x, 0.5, True), x)

@@ -51,7 +51,8 @@ class Bindings:
     _per_file: weakref.WeakKeyDictionary[FileContext, Bindings] = weakref.WeakKeyDictionary()
 
     def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
+        # A proxy: a strong reference would keep the `_per_file` key, and so every linted file, alive.
+        self.ctx = weakref.proxy(ctx)
         # (scope, name) -> [(end of the binding statement, the bound value or a fact)]
         self.entries: dict[tuple[int, str], list[tuple[tuple[int, int], object]]] = {}
         self._last: ast.AST | None = None  # each rule forwards the same node: record it once

@@ -3,7 +3,9 @@
 Layout (msprobe 26.x): ``{dump_path}/step{N}/rank{R}/{dump,stack,construct}.json`` and, in tensor mode,
 ``dump_tensor_data/*.npy``. Every file is written atomically (temporary file + rename), so a crash
 mid-write never leaves a broken file and earlier steps stay readable. JSON is encoded one record per
-line with the C encoder: valid JSON that any reader accepts, several times faster than ``indent=1``.
+line with the standard library's C encoder (valid JSON that any reader accepts, several times faster
+than ``indent=1``; NaN and infinities as ``NaN``/``Infinity``, as msprobe writes them), on a background
+thread: the training thread only hands the step's records over.
 """
 
 from __future__ import annotations
@@ -11,23 +13,19 @@ from __future__ import annotations
 import atexit
 import io
 import json
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-try:  # optional: several times faster than the standard encoder
-    import orjson
-except ImportError:  # pragma: no cover - depends on the environment
-    orjson = None
-
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.files import atomic_write_bytes, atomic_write_text
-from msprobe_runtime.core.stats import SENTINEL_TEXT
 
 DUMP_FORMAT_VERSION = 1  # our own "version" field in dump.json; bump on an incompatible change
 _executor: ThreadPoolExecutor | None = None
 _pending_write: Future | None = None
+_encode = json.JSONEncoder(check_circular=False).encode  # records are trees: no cycle check needed
 
 
 def step_folder(dump_path: str | Path, step: int, rank: int) -> Path:
@@ -43,21 +41,21 @@ def dump_header(task: str, level: str, framework: str, tensor_dir: Path | None) 
 
 
 def write_step(folder: Path, header: dict, data: dict, stacks: list[tuple[list, list]], construct: dict,
-               background: bool = True) -> None:
+               background: bool = True, prepare: Callable[[], None] | None = None) -> None:
     """Write the three JSON files of one step and rank (tensor files are written before, see save_npy).
 
-    The text is encoded here; with `background` the files are written by a writer thread while
-    training goes on, and `wait_for_writes()` (called by the next write, by the debugger's close() and at
+    A record is a dict, or a flat (key, value, key, value, ...) tuple (cheaper to keep while a step
+    runs: CPython stops tracking such tuples in its garbage collector). With `background` the text is
+    encoded and the files written by a writer thread while training goes on, after `prepare()` (which
+    may still fill values into the records); the caller must not change the records afterwards. `wait_for_writes()` (called by the next write, by the debugger's close() and at
     interpreter exit) waits for them and re-raises a failure. Every file is atomic either way."""
-    files = [(folder / naming.DUMP_FILE, _object_with_data(header, data)),
-             (folder / naming.STACK_FILE, _lines_object({str(i): list(item) for i, item in enumerate(stacks)})),
-             (folder / naming.CONSTRUCT_FILE, _lines_object(construct))]
     wait_for_writes()
+    job = [folder, header, data, stacks, construct, prepare]
     if background:
         global _pending_write
-        _pending_write = _writer().submit(_write_files, folder, files)
+        _pending_write = _writer().submit(_run, job)
     else:
-        _write_files(folder, files)
+        _run(job)
 
 
 def wait_for_writes() -> None:
@@ -68,7 +66,21 @@ def wait_for_writes() -> None:
         pending.result()
 
 
-def _write_files(folder: Path, files: list) -> None:
+def _run(job: list) -> None:
+    """Encode and write one step, then drop the records (before the waiting thread is woken: the
+    executor would keep them until its thread runs again)."""
+    try:
+        _encode_and_write(*job)
+    finally:
+        job.clear()
+
+
+def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, construct: dict, prepare) -> None:
+    if prepare is not None:
+        prepare()
+    files = [(folder / naming.DUMP_FILE, _object_with_data(header, data)),
+             (folder / naming.STACK_FILE, _lines_object({str(i): list(item) for i, item in enumerate(stacks)})),
+             (folder / naming.CONSTRUCT_FILE, _lines_object(construct))]
     folder.mkdir(parents=True, exist_ok=True)
     for path, text in files:
         atomic_write_text(path, text)
@@ -89,26 +101,16 @@ def save_npy(folder: Path, file_name: str, array: np.ndarray) -> None:
     atomic_write_bytes(folder / naming.TENSOR_DATA_DIR / file_name, buffer.getvalue())
 
 
-def _dumps(value) -> str:
-    if orjson is None:
-        return json.dumps(value)
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # an int beyond 64 bits, or a non-str key
-        return json.dumps(value)
-
-
 def _lines_object(mapping: dict) -> str:
+    """A JSON object with one member per line."""
     if not mapping:
         return "{}\n"
-    body = ",\n".join(f"{_dumps(key)}: {_dumps(value)}" for key, value in mapping.items())
-    for sentinel, text in SENTINEL_TEXT.items():  # NaN and infinities, as msprobe (Python's json) writes them
-        if sentinel in body:
-            body = body.replace(sentinel, text)
-    return "{\n" + body + "\n}\n"
-
+    key_text = json.encoder.encode_basestring_ascii
+    return "{\n" + ",\n".join(f"{key_text(key)}: {_encode(value)}" for key, value in mapping.items()) + "\n}\n"
 
 
 def _object_with_data(header: dict, data: dict) -> str:
-    head = ", ".join(f"{_dumps(key)}: {_dumps(value)}" for key, value in header.items())
-    return "{" + head + ',\n"data": ' + _lines_object(data).rstrip("\n") + "}\n"
+    """dump.json: the header, then `data` with one record per line (flat tuples become objects)."""
+    records = {name: dict(zip(record[::2], record[1::2], strict=True)) if record.__class__ is tuple else record
+               for name, record in data.items()}
+    return "{" + _encode(header)[1:-1] + ',\n"data": ' + _lines_object(records).rstrip("\n") + "}\n"

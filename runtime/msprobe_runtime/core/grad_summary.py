@@ -21,6 +21,7 @@ import queue
 import shutil
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -161,8 +162,9 @@ class GradSummaryWriter:
         self._thread.start()
         atexit.register(self.close)
 
-    def submit(self, record: GradStep) -> None:
-        """Queue one step for writing (waits while the queue is full)."""
+    def submit(self, record: GradStep | Callable[[], GradStep]) -> None:
+        """Queue one step for writing (waits while the queue is full); a callable is called on the
+        writer thread to make the step's record (work taken off the training thread)."""
         self._raise_pending()
         if not self._thread.is_alive():
             raise RuntimeError("grad summary writer is closed")
@@ -188,7 +190,7 @@ class GradSummaryWriter:
                 if record is None:
                     return
                 if self._error is None:
-                    write_step(self.dump_path, record)
+                    write_step(self.dump_path, record if isinstance(record, GradStep) else record())
             except BaseException as error:  # handed to the training thread by _raise_pending
                 self._error = error
             finally:

@@ -18,21 +18,14 @@ MAX, MIN, MEAN, NORM = "Max", "Min", "Mean", "Norm"
 REQUIRES_GRAD, MD5, HASH, DATA_NAME = "requires_grad", "md5", "hash", "data_name"
 STAT_KEYS = (MAX, MIN, MEAN, NORM)
 
-# NaN and infinities are kept as finite stand-ins until the JSON text is written (so a fast encoder that
-# knows no NaN can be used); the writer swaps their text for NaN/Infinity/-Infinity, as msprobe writes
-NAN, POS_INF, NEG_INF = 1.2345678912345678e308, 1.2345678912345679e308, -1.2345678912345679e308
-SENTINEL_TEXT = {spelling: text for value, text in ((NAN, "NaN"), (POS_INF, "Infinity"), (NEG_INF, "-Infinity"))
-                 for spelling in (repr(value), repr(value).replace("e+", "e"))}  # json's and orjson's
-
 # how a tensor's statistics row is to be read
 KIND_FLOAT, KIND_INT, KIND_BOOL, KIND_NONE = "float", "int", "bool", "none"
 
 
 def finite(value: float) -> float:
-    """`value`, or its stand-in when it is NaN or infinite."""
-    if value - value == 0.0:
-        return value
-    return NAN if value != value else (POS_INF if value > 0 else NEG_INF)
+    """`value` unchanged: NaN and infinities are written as msprobe (Python's json) writes them,
+    `NaN`/`Infinity`/`-Infinity`. Kept for callers written when they needed finite stand-ins."""
+    return value
 
 
 def fill_statistics(entry: dict, kind: str, numel: int, high, low, total, norm) -> None:
@@ -47,9 +40,9 @@ def fill_statistics(entry: dict, kind: str, numel: int, high, low, total, norm) 
         if not entry[SHAPE]:
             entry[MEAN], entry[NORM] = float(high), float(abs(high))  # a 0-d integer: its value
         return
-    entry[MAX], entry[MIN] = finite(high), finite(low)
-    entry[MEAN] = finite(total / numel)
-    entry[NORM] = finite(norm)
+    entry[MAX], entry[MIN] = high, low
+    entry[MEAN] = total / numel
+    entry[NORM] = norm
 
 
 def hash_text(value: int) -> str:

@@ -14,6 +14,11 @@ random masks. Here the removal happens where every path meets:
   wrapper that passes p=0 (this covers torch, torch.nn.functional, MultiheadAttention's fast attention
   and `from ... import` bindings made before the call).
 
+Bindings that are Python wrappers of those builtins (found through `__wrapped__`, as functools.wraps
+sets it: PrecisionDebugger's API wrappers, installed by its first `start()`) are wrapped in turn, so the
+order of `start()` and `seed_all(rm_dropout=True)` does not matter and the capture still records the
+call (with probability 0).
+
 Not reachable: TorchScript-compiled code and builtins held elsewhere than in a module's globals.
 Wrappers pass their arguments through untouched once `restore_dropout()` has run.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+import types
 
 import torch
 
@@ -48,10 +54,15 @@ _TARGETS = (
 )
 
 
+_WRAPPER_DEPTH = 8  # wrappers of wrappers followed through __wrapped__
+
+
 class _State:
     active = False
-    wrappers: dict[int, tuple[object, object]] = {}  # id(original) -> (original, wrapper)
-    rebound: list[tuple[dict, str, object]] = []  # (namespace, name, original)
+    targets: dict[int, tuple[object, object, str]] = {}  # id(builtin) -> (builtin, position, keyword)
+    wrappers: dict[int, tuple[object, object]] = {}  # id(function) -> (function, its dropout-free wrapper)
+    ours: set[int] = set()  # ids of the dropout-free wrappers
+    rebound: list[tuple[dict, str, object, object]] = []  # (namespace, name, previous value, wrapper)
 
 
 def _without_dropout(original, position, keyword: str):
@@ -71,12 +82,32 @@ def _without_dropout(original, position, keyword: str):
     return dropout_free
 
 
-def _wrappers() -> dict[int, tuple[object, object]]:
-    if not _State.wrappers:
+def _targets() -> dict[int, tuple[object, object, str]]:
+    if not _State.targets:
         for owner, name, position, keyword in _TARGETS:
             original = getattr(owner, name)
-            _State.wrappers[id(original)] = (original, _without_dropout(original, position, keyword))
-    return _State.wrappers
+            _State.targets[id(original)] = (original, position, keyword)
+    return _State.targets
+
+
+def _dropout_free(function):
+    """The dropout-free wrapper of `function`: a dropout builtin, or a Python function wrapping one
+    (through `__wrapped__`); None for anything else. One wrapper per function."""
+    found = _State.wrappers.get(id(function))
+    if found is not None and found[0] is function:
+        return found[1]
+    targets, inner = _targets(), function
+    for _ in range(_WRAPPER_DEPTH):
+        target = targets.get(id(inner))
+        if target is not None and target[0] is inner:
+            wrapper = _without_dropout(function, target[1], target[2])
+            _State.wrappers[id(function)] = (function, wrapper)  # also keeps `function` (and its id) alive
+            _State.ours.add(id(wrapper))
+            return wrapper
+        if type(inner) is not types.FunctionType or id(inner) in _State.ours:
+            return None  # only plain functions are looked into (no attribute lookups with side effects)
+        inner = inner.__dict__.get("__wrapped__")
+    return None
 
 
 def _namespaces():
@@ -89,27 +120,29 @@ def _namespaces():
 
 def remove_dropout() -> None:
     """Make every PyTorch dropout a no-op (probability 0) until restore_dropout(); idempotent."""
-    wrappers = _wrappers()
     for owner, name, _, _ in _TARGETS:
         if owner is _VARIABLE_FUNCTIONS:
-            setattr(torch._VF, name, wrappers[id(getattr(owner, name))][1])
+            setattr(torch._VF, name, _dropout_free(getattr(owner, name)))
+    targets = _targets()
     for namespace in _namespaces():
         for name, value in list(namespace.items()):
-            found = wrappers.get(id(value))
-            if found is not None and found[0] is value:
-                namespace[name] = found[1]
-                _State.rebound.append((namespace, name, value))
+            if type(value) is not types.FunctionType and id(value) not in targets:
+                continue
+            wrapper = _dropout_free(value)
+            if wrapper is not None:
+                namespace[name] = wrapper
+                _State.rebound.append((namespace, name, value, wrapper))
     _State.active = True
 
 
 def restore_dropout() -> None:
-    """Undo remove_dropout(): originals back where they were; wrappers bound since then pass through."""
+    """Undo remove_dropout(): what was bound is back; wrappers bound since then pass through."""
     _State.active = False
     for _, name, _, _ in _TARGETS:
         torch._VF.__dict__.pop(name, None)
-    for namespace, name, original in _State.rebound:
-        if namespace.get(name) is _State.wrappers[id(original)][1]:
-            namespace[name] = original
+    for namespace, name, previous, wrapper in reversed(_State.rebound):
+        if namespace.get(name) is wrapper:
+            namespace[name] = previous
     _State.rebound.clear()
 
 

@@ -2,14 +2,17 @@
 
 A global optimizer step pre-hook (torch.optim.Optimizer, so every optimizer class) counts steps from 0
 and, for the steps and ranks the config wants, reads each monitored parameter's gradient (`main_grad`
-when present, as Megatron keeps it). The gradients of one device are joined into one flat tensor (in
-chunks, to bound the extra memory), so the statistics take a handful of device operations whatever
-the parameter count; statistics, signs and MD5 data then cross to the host as one byte buffer per
-device, and core.grad_summary writes the files on a background thread. Gradients are only read, never
-changed, so training is bit-identical with and without the probe.
+when present, as Megatron keeps it). The gradients of one device are joined into flat tensors (in
+chunks, to bound the extra memory): that one copy is all the training thread does for gradients on the
+CPU; the statistics (a handful of operations whatever the parameter count), signs and MD5 data are then
+computed from the copy on the writer thread, which also writes the files (core.grad_summary). On an
+accelerator the statistics are computed on the device and cross to the host as one byte buffer per
+device. Gradients are only read, never changed, so training is bit-identical with and without the probe.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import torch
@@ -21,6 +24,7 @@ from msprobe_runtime.core.grad_summary import GradStep, GradSummaryWriter, has_s
 _SIXTEEN_BIT = (torch.float16, torch.bfloat16)
 _NUMPY_DTYPES = {torch.float32: np.float32, torch.bool: np.bool_}
 _CHUNK_ELEMENTS = 1 << 24  # gradient elements joined per operation: ~10 bytes each of extra memory
+_DEFERRED_ELEMENTS = 1 << 26  # CPU gradients up to this size are summarised on the writer thread
 
 
 def _each_max(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -65,35 +69,74 @@ class GradProbe:
             return
         named = [(name, _gradient(param)) for param, name in self._params.items()]
         named = [(name, grad) for name, grad in named if grad is not None]
-        if named:
-            self._writer.submit(self._record(rank or 0, named))
+        if not named:
+            return
+        groups = _by_device(named)
+        summary = partial(_summary, rank or 0, self.step, self.config.grad_level, self.config.bounds, groups)
+        on_cpu = all(group.device.type == "cpu" for group in groups)
+        if on_cpu and sum(group.elements for group in groups) <= _DEFERRED_ELEMENTS:
+            for group in groups:
+                group.copy()  # the training thread's only work: the optimizer may change gradients next
+            self._writer.submit(summary)  # the statistics are computed on the writer thread
+        else:
+            self._writer.submit(summary())  # device kernels from this thread; one transfer per device
 
-    @torch.no_grad()
-    def _record(self, rank: int, named: list[tuple[str, torch.Tensor]]) -> GradStep:
-        level, bounds = self.config.grad_level, self.config.bounds
-        groups: dict[torch.device, list[tuple[str, torch.Tensor]]] = {}
-        for name, grad in named:
-            groups.setdefault(grad.device, []).append((name, _real(grad)))
-        names, shapes, stats, elements = [], [], [], []
-        for group in groups.values():
-            grads = [grad for _, grad in group]
-            host_stats, host_elements = _to_host(*_summarise(grads, level, bounds))
-            names.extend(name for name, _ in group)
-            shapes.extend(tuple(grad.shape) for grad in grads)
-            stats.append(host_stats)
-            elements.append(host_elements)
-        elements_all = elements[0] if len(elements) == 1 else np.concatenate(elements)
-        return GradStep(
-            rank=rank,
-            step=self.step,
-            level=level,
-            bounds=bounds,
-            names=tuple(names),
-            shapes=tuple(shapes),
-            stats=np.concatenate(stats),
-            signs=elements_all if has_signs(level) else None,
-            values=None if has_signs(level) else elements_all,
-        )
+
+class _DeviceGradients:
+    """The monitored gradients of one device; `chunks()` joins them, at most _CHUNK_ELEMENTS at a time."""
+
+    def __init__(self, device: torch.device, named: list[tuple[str, torch.Tensor]]):
+        self.device = device
+        self.names = tuple(name for name, _ in named)
+        self.shapes = tuple(tuple(grad.shape) for _, grad in named)
+        self.elements = sum(grad.numel() for _, grad in named)
+        self._grads = [grad for _, grad in named]
+        self._copies: list | None = None
+
+    def copy(self) -> None:
+        """Join every chunk now (a copy), so the gradients themselves are no longer needed."""
+        self._copies = list(self.chunks())
+        self._grads = []
+
+    def chunks(self):
+        """(sizes, joined gradients) per chunk; mixed dtypes promote exactly."""
+        if self._copies is not None:
+            yield from self._copies
+            return
+        with torch.no_grad():
+            for chunk, sizes in _chunks(self._grads):
+                yield sizes, torch.cat([grad.reshape(-1) for grad in chunk])
+
+
+def _by_device(named: list[tuple[str, torch.Tensor]]) -> list[_DeviceGradients]:
+    groups: dict[torch.device, list[tuple[str, torch.Tensor]]] = {}
+    for name, grad in named:
+        groups.setdefault(grad.device, []).append((name, _real(grad)))
+    return [_DeviceGradients(device, group) for device, group in groups.items()]
+
+
+@torch.no_grad()
+def _summary(rank: int, step: int, level: str, bounds: tuple, groups: list[_DeviceGradients]) -> GradStep:
+    """One step's GradStep from the joined gradients: statistics, then one host copy per device."""
+    names, shapes, stats, elements = [], [], [], []
+    for group in groups:
+        host_stats, host_elements = _to_host(*_summarise(group.chunks(), level, bounds))
+        names.extend(group.names)
+        shapes.extend(group.shapes)
+        stats.append(host_stats)
+        elements.append(host_elements)
+    elements_all = elements[0] if len(elements) == 1 else np.concatenate(elements)
+    return GradStep(
+        rank=rank,
+        step=step,
+        level=level,
+        bounds=bounds,
+        names=tuple(names),
+        shapes=tuple(shapes),
+        stats=np.concatenate(stats),
+        signs=elements_all if has_signs(level) else None,
+        values=None if has_signs(level) else elements_all,
+    )
 
 
 def _rank() -> int | None:
@@ -114,24 +157,24 @@ def _real(grad: torch.Tensor) -> torch.Tensor:
 
 
 def _chunks(grads: list[torch.Tensor]):
-    """Consecutive runs of `grads` of at most _CHUNK_ELEMENTS elements (a bigger one alone)."""
-    chunk, size = [], 0
+    """Consecutive runs of `grads` of at most _CHUNK_ELEMENTS elements (a bigger one alone), with sizes."""
+    chunk, sizes, total = [], [], 0
     for grad in grads:
-        if chunk and size + grad.numel() > _CHUNK_ELEMENTS:
-            yield chunk
-            chunk, size = [], 0
+        size = grad.numel()
+        if chunk and total + size > _CHUNK_ELEMENTS:
+            yield chunk, sizes
+            chunk, sizes, total = [], [], 0
         chunk.append(grad)
-        size += grad.numel()
+        sizes.append(size)
+        total += size
     if chunk:
-        yield chunk
+        yield chunk, sizes
 
 
-def _summarise(grads: list[torch.Tensor], level: str, bounds) -> tuple[torch.Tensor, list[torch.Tensor]]:
+def _summarise(chunks, level: str, bounds) -> tuple[torch.Tensor, list]:
     """Statistics rows (see _statistics) and per-element data (signs at L1/L2, float32 values at L0)."""
     rows, per_element = [], []
-    for chunk in _chunks(grads):
-        joined = torch.cat([grad.reshape(-1) for grad in chunk])  # mixed dtypes promote exactly
-        sizes = [grad.numel() for grad in chunk]
+    for sizes, joined in chunks:
         rows.append(_statistics(joined, sizes, bounds if level == "L2" else None))
         per_element.append(joined > 0 if has_signs(level) else joined.float())
     return torch.cat(rows), per_element

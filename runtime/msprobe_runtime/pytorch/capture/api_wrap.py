@@ -5,7 +5,10 @@ The wrappers are installed once and stay: outside a capture window, or inside a 
 outermost call is recorded), or while torch.compile traces, a wrapper is one attribute read and a call
 through. Inside a window it hands the call to the active session (`STATE.session`), which records it.
 At level L0 the same wrappers run in guard mode: they record nothing, they only tell the session that
-an in-place call is about to change a tensor, so lazily computed statistics keep call-time values.
+an in-place call is about to change a tensor, so lazily computed statistics keep call-time values (and
+only while some tensor's statistics are pending). At L0 a global optimizer step pre-hook computes the
+pending statistics before any optimizer changes parameters and states in place, so those updates need
+no copies and the optimizer's calls run straight through.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import torch._jit_internal as _jit_internal
 import torch.distributed as dist
 import torch.jit._builtins as jit_builtins
 import torch.nn.functional as F
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from msprobe_runtime.core.naming import API_PREFIXES
 
@@ -68,6 +72,10 @@ class _State:
 
 STATE = _State()
 _installed: list[tuple[object, str, object, object, bool]] = []  # (owner, name, original, wrapper, own attr)
+_optimizer_hook = []  # the handle of the optimizer step pre-hook, while installed
+# every wrapper ever made, by (id(original), stem): reinstalling reuses them, so no wrapper is freed and
+# TorchScript's builtin table (keyed by id(function)) never meets a reused id
+_wrappers: dict[tuple[int, str], object] = {}
 
 
 class ApiSpec:
@@ -96,7 +104,8 @@ def _make_wrapper(original, spec: ApiSpec):
 
     def wrapper(*args, **kwargs):
         session = state.session
-        if session is None or state.depth or not (session.records_apis or may_mutate or kwargs):
+        if session is None or state.depth or not (
+                session.records_apis or ((may_mutate or "out" in kwargs) and session.stats.storages)):
             return original(*args, **kwargs)
         state.depth = 1
         try:
@@ -162,8 +171,8 @@ def api_table() -> list[tuple[object, str, str, ApiSpec]]:
 def _torch_table() -> list:
     prefix = API_PREFIXES["torch"]
     variable_functions = torch._C._VariableFunctions
-    names = [name for name in dir(variable_functions)
-             if getattr(torch, name, None) is getattr(variable_functions, name)]
+    names = [name for name in dir(variable_functions)  # also when wrapped (dropout removal), seen through
+             if inspect.unwrap(getattr(torch, name, None)) is getattr(variable_functions, name)]
     names += [name for name in torch.functional.__all__ if hasattr(torch, name)]
     table = []
     for name in sorted(set(names)):
@@ -194,22 +203,37 @@ def _distributed_table() -> list:
     return table
 
 
+def _before_optimizer_step(optimizer, args, kwargs) -> None:
+    """Compute the pending statistics now (on the device, no synchronisation): the optimizer is about
+    to change parameters, gradients and states in place, and then no copy of them is needed."""
+    session = STATE.session
+    if session is None or session.records_apis or STATE.depth or torch.compiler.is_compiling():
+        return  # records inside the optimizer share slots with earlier records of the same tensors
+    STATE.depth = 1
+    try:
+        session.stats.materialize()
+    finally:
+        STATE.depth = 0
+
+
 def install() -> None:
-    """Wrap every API of `api_table()` (idempotent; the wrappers stay until `uninstall`)."""
+    """Wrap every API of `api_table()` and hook optimizer steps (idempotent; until `uninstall`)."""
     if _installed:
         return
-    wrappers: dict[tuple, object] = {}
+    _optimizer_hook.append(register_optimizer_step_pre_hook(_before_optimizer_step))
     for owner, name, original, spec in api_table():
-        wrapper = wrappers.get((id(original), spec.stem))
+        wrapper = _wrappers.get((id(original), spec.stem))
         if wrapper is None:
-            wrapper = wrappers[(id(original), spec.stem)] = _make_wrapper(original, spec)
+            wrapper = _wrappers[(id(original), spec.stem)] = _make_wrapper(original, spec)
         own = isinstance(owner, type) and name in vars(owner)
         _installed.append((owner, name, original, wrapper, own))
         setattr(owner, name, wrapper)
 
 
 def uninstall() -> None:
-    """Put every original back (where nobody replaced our wrapper since)."""
+    """Put every original back (where nobody replaced our wrapper since); unhook optimizer steps."""
+    while _optimizer_hook:
+        _optimizer_hook.pop().remove()
     while _installed:
         owner, name, original, wrapper, own = _installed.pop()
         if getattr(owner, name, None) is not wrapper:

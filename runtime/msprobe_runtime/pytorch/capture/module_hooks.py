@@ -3,38 +3,54 @@ gradients, recorded without changing a single bit of training.
 
 msprobe uses full backward hooks, which wrap the module's inputs and outputs in extra autograd nodes;
 that changes the order in which gradients are accumulated, and losses drift from about step 5. Here no
-node is added: gradients of a module's outputs come from tensor hooks on those outputs; the module's own
-contribution to the gradients of its inputs comes from post-hooks on the nodes created inside the
-module that feed those inputs (found by walking the graph, bounded by autograd sequence numbers), summed
-on our side; parameter gradients come from post-accumulate-grad hooks. Hooks only read gradients.
+node is added: gradients of a module's outputs come from pre-hooks on the nodes that produced them
+(tensor hooks for outputs without one); the module's own contribution to the gradients of its inputs
+comes from post-hooks on the nodes created inside the module that feed those inputs (found by walking
+the graph, bounded by autograd sequence numbers), summed on our side; parameter gradients come from
+post-accumulate-grad hooks. Hooks only read gradients.
 """
 
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from functools import partial
 
 import torch
 
 from msprobe_runtime.core import naming
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
-from msprobe_runtime.pytorch.capture.session import capture_stack
+from msprobe_runtime.pytorch.capture.stacks import capture_stack
 
 _sequence_number = torch._C._autograd._get_sequence_nr
 _compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled
+_ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad  # the node of a leaf tensor
+Tensor = torch.Tensor
 
 
 class _Module:
     """What the hooks of one submodule need: its path, class name and direct parameters."""
 
-    __slots__ = ("path", "class_name", "parameters", "stem")
+    __slots__ = ("path", "class_name", "parameters", "stem", "has_inplace")
 
     def __init__(self, path: str, module: torch.nn.Module):
         self.path = path
         self.class_name = type(module).__name__
         self.parameters = tuple(module.named_parameters(recurse=False))
         self.stem = f"{naming.MODULE_PREFIX}.{path}.{self.class_name}.{naming.FORWARD}"
+        self.has_inplace = hasattr(module, "inplace")  # nn.ReLU(inplace=True) and the like
+
+
+class _Call:
+    """One running forward call of a module: its record, until the forward hook completes it."""
+
+    __slots__ = ("name", "parent", "wanted", "record", "sequence", "stack")
+
+    def __init__(self, name: str, parent: str | None, wanted: bool):
+        self.name, self.parent, self.wanted = name, parent, wanted
+        self.record: dict = {}
+        self.sequence = _sequence_number()
+        self.stack = None
 
 
 class ModuleHooks:
@@ -75,19 +91,19 @@ def _pre_hook(info: _Module, module, args, kwargs):
     STATE.depth = 1
     try:
         name = naming.module_name(info.path, info.class_name, naming.FORWARD, session.next_index(info.stem))
-        frame = {"name": name, "parent": session.module_stack[-1] if session.module_stack else None,
-                 "wanted": session.wanted(name), "record": {}, "sequence": _sequence_number()}
+        stack = session.module_stack
+        call = _Call(name, stack[-1] if stack else None, not session.filtered or session.wanted(name))
         modes = session.modes
-        if frame["wanted"] and modes.forward:
-            frame["stack"] = capture_stack(sys._getframe())
+        if call.wanted and modes.forward:
+            call.stack = capture_stack(sys._getframe())
             if modes.input:
-                frame["record"]["input_args"] = session.encode(args, name, "input")
-                frame["record"]["input_kwargs"] = session.encode(kwargs, name, "kwargs")
-        if getattr(module, "inplace", False):
+                call.record["input_args"] = session.encode(args, name, "input")
+                call.record["input_kwargs"] = session.encode(kwargs, name, "kwargs")
+        if info.has_inplace and module.inplace:
             for tensor in _tensors(args):
                 session.stats.before_mutation(tensor)
-        session.module_stack.append(name)
-        session.module_frames[id(info)].append(frame)
+        stack.append(name)
+        session.module_frames[id(info)].append(call)
     finally:
         STATE.depth = 0
 
@@ -98,21 +114,23 @@ def _forward_hook(info: _Module, module, args, kwargs, output):
         return
     STATE.depth = 1
     try:
-        frame = session.module_frames[id(info)].pop()
-        name = frame["name"]
-        if name in session.module_stack:
-            session.module_stack.remove(name)
-        if not frame["wanted"]:
+        call = session.module_frames[id(info)].pop()
+        name, stack = call.name, session.module_stack
+        if stack and stack[-1] == name:
+            stack.pop()
+        elif name in stack:
+            stack.remove(name)
+        if not call.wanted:
             return
-        modes, record = session.modes, frame["record"]
+        modes, record = session.modes, call.record
         if modes.forward:
             if modes.output:
                 record["output"] = session.outputs(output, name)
             record["parameters"] = {key: session.tensor(value, name, "parameters", (key,))
                                     for key, value in info.parameters}
-            session.add_record(name, record, frame["parent"], frame["stack"])
-        if session.wanted_backward(name) and torch.is_grad_enabled():
-            _hook_backward(session, frame, args, output)
+            session.add_record(name, record, call.parent, call.stack)
+        if session.wanted_backward(name) and _grad_enabled():
+            _hook_backward(session, call, args, output)
     finally:
         STATE.depth = 0
 
@@ -121,29 +139,30 @@ def _parameter_hook(info: _Module, name: str, parameter) -> None:
     session = _active()
     if session is None or session.closed or not session.modes.backward:
         return
-    grad = getattr(parameter, "main_grad", None)
+    grad = parameter.__dict__.get("main_grad")  # Megatron's; no attribute lookup that raises
     grad = parameter.grad if grad is None else grad
     if grad is None:
         return
     STATE.depth = 1
     try:
-        index, record = session.parameter_grads.get(id(info), (-1, None))
+        index, record_name, record = session.parameter_grads.get(id(info), (-1, "", None))
         if record is None or name in record:  # a new record per module and accumulation
             index, record = index + 1, {}
-            session.parameter_grads[id(info)] = (index, record)
             record_name = naming.params_grad_name(info.path, info.class_name, index)
+            session.parameter_grads[id(info)] = (index, record_name, record)
             if session.config.list and not any(item in record_name for item in session.config.list):
                 return
             session.add_record(record_name, record, None, construct=False)
-        record_name = naming.params_grad_name(info.path, info.class_name, index)
         # C++ code (accumulation, DDP) may change .grad in place later: describe a copy taken now
-        record[name] = [session.tensor(grad, record_name, name, (), snapshot=True)]
+        record[name] = (session.tensor(grad, record_name, name, (), snapshot=True),)
     finally:
         STATE.depth = 0
 
 
 class _Gradients:
     """One module call's backward record, filled as its gradients arrive."""
+
+    __slots__ = ("session", "name", "parent", "record", "outputs", "inputs", "expected", "arrived", "sums")
 
     def __init__(self, session, name: str, parent: str | None, outputs: int, inputs: int):
         self.session, self.name, self.parent = session, name, parent
@@ -164,8 +183,12 @@ class _Gradients:
             self.session.add_record(self.name, self.record, self.parent)
         return self.record
 
+    def output_grads(self, index: int, output_nr: int, grad_outputs) -> None:
+        """Pre-hook on the node that produced output `index`: the gradient flowing into the module."""
+        self.output_grad(index, grad_outputs[output_nr])
+
     def output_grad(self, index: int, grad) -> None:
-        """Tensor hook on output `index`: the gradient flowing into the module."""
+        """The gradient of output `index` (tensor hook, for an output no node produced)."""
         if self.session.closed or STATE.depth:
             return
         STATE.depth = 1
@@ -205,21 +228,26 @@ class _Gradients:
                 self._emit(index)
 
 
-def _hook_backward(session, frame: dict, args, output) -> None:
+def _hook_backward(session, call: _Call, args, output) -> None:
     outputs = [tensor for tensor in _tensors(output) if tensor.requires_grad]
     if not outputs:
         return
     inputs = [tensor for tensor in _tensors(args) if tensor.requires_grad]
-    parent = naming.backward_of(frame["parent"]) if frame["parent"] else None
-    grads = _Gradients(session, naming.backward_of(frame["name"]), parent, len(outputs), len(inputs))
+    parent = naming.backward_of(call.parent) if call.parent else None
+    grads = _Gradients(session, naming.backward_of(call.name), parent, len(outputs), len(inputs))
+    roots = []
     for index, tensor in enumerate(outputs):
-        tensor.register_hook(partial(grads.output_grad, index))
-    edges = _edges_into(inputs, [tensor.grad_fn for tensor in outputs if tensor.grad_fn is not None],
-                        frame["sequence"])
-    for node, pairs in edges.items():
-        for _, index in pairs:
-            grads.expected[index] += 1
-        node.register_hook(partial(grads.input_grads, pairs))
+        node = tensor.grad_fn
+        if node is None:
+            tensor.register_hook(partial(grads.output_grad, index))
+        else:
+            node.register_prehook(partial(grads.output_grads, index, tensor.output_nr))
+            roots.append(node)
+    if inputs and roots:
+        for node, pairs in _edges_into(inputs, roots, call.sequence).items():
+            for _, index in pairs:
+                grads.expected[index] += 1
+            node.register_hook(partial(grads.input_grads, pairs))
     session.on_close(grads.finish)
 
 
@@ -232,28 +260,31 @@ def _edges_into(inputs: list, roots: list, first_sequence: int) -> dict:
             targets.setdefault((tensor.grad_fn, tensor.output_nr), index)
         else:
             leaves.setdefault(id(tensor), index)
-    edges: dict = defaultdict(list)
+    edges: dict = {}
     todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
     seen = set(todo)
     while todo:
         node = todo.pop()
-        for edge, (child, number) in enumerate(node.next_functions):
+        edge = -1
+        for child, number in node.next_functions:
+            edge += 1
             if child is None:
                 continue
             index = targets.get((child, number))
-            if index is None and leaves:
-                index = leaves.get(id(getattr(child, "variable", None)))
+            if index is None and leaves and child.__class__ is _ACCUMULATE_GRAD:
+                index = leaves.get(id(child.variable))
             if index is not None:
-                edges[node].append((edge, index))
-            elif child not in seen and child._sequence_nr() >= first_sequence:
+                edges.setdefault(node, []).append((edge, index))
+            elif child not in seen:
                 seen.add(child)
-                todo.append(child)
+                if child._sequence_nr() >= first_sequence:
+                    todo.append(child)
     return edges
 
 
 def _tensors(value) -> list:
     """The tensors in a (nested) argument or result, in order."""
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
         return [tensor for item in value for tensor in _tensors(item)]

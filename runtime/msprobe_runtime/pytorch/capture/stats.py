@@ -3,12 +3,16 @@
 `StatBuffer.slot(t)` takes a reference to a tensor's state (no copy, no kernel); the same tensor in the
 same state (same object, same version counter) shares one slot, so an activation that is the output of
 one API and the input of the next is measured once. Statistics are computed lazily, in batches: pending
-tensors of one (device, dtype, shape) are stacked and reduced with a handful of kernels. Correctness
+tensors of one (dtype, shape, device) are stacked and reduced with a handful of kernels. Correctness
 under in-place ops: `before_mutation(t)` (called by the API wrappers before any in-place call) clones the
 pending tensors that share `t`'s storage, so a record keeps the values as they were at call time;
 `snapshot(t)` does the same at once for tensors that C++ code may change later (parameter gradients).
 A pending tensor whose version counter moved without warning is reported as stale (null statistics)
-instead of being described with later values. `to_host()` makes the one device-to-host transfer.
+instead of being described with later values. `transfer()` makes the one device-to-host copy; turning
+its result into Python numbers (`HostStatistics.columns`) can then happen on another thread.
+
+Bookkeeping is kept in flat parallel lists (no container per tensor), so a step's records hardly add
+to the garbage collector's work.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from msprobe_runtime.core.stats import KIND_BOOL, KIND_FLOAT, KIND_INT, KIND_NON
 
 DEFAULT_BUDGET_BYTES = 256 * 2**20  # pending tensors and snapshots held before a batch is computed
 _CHUNK_ELEMENTS = 2**24  # at most this many elements stacked at once
+FIELDS = 5  # per slot: max, min, sum, norm, hash
 
 _KINDS = {torch.bool: KIND_BOOL}
 _KINDS.update({dtype: KIND_INT for dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)})
@@ -31,7 +36,9 @@ _KINDS.update({dtype: KIND_FLOAT for dtype in (torch.float16, torch.bfloat16, to
                                                torch.complex64, torch.complex128)})
 _FLOAT8 = frozenset(getattr(torch, name) for name in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, name))
 _KINDS.update({dtype: KIND_FLOAT for dtype in _FLOAT8})
+_ITEM_SIZE = {dtype: dtype.itemsize for dtype in _KINDS}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
+_STRIDED = torch.strided
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _weights: dict[tuple, torch.Tensor] = {}
 _workspaces: dict[tuple, torch.Tensor] = {}
@@ -39,9 +46,9 @@ _workspaces: dict[tuple, torch.Tensor] = {}
 
 def kind_of(t: torch.Tensor) -> str:
     """How statistics of `t` are read: float, int, bool, or none (sparse, meta, subclass, quantized)."""
-    if t.__class__ not in _PLAIN or t.layout is not torch.strided or t.is_meta or t.is_quantized:
+    if t.__class__ not in _PLAIN or t.layout is not _STRIDED or t.is_meta:
         return KIND_NONE
-    return _KINDS.get(t.dtype, KIND_NONE)
+    return _KINDS.get(t.dtype, KIND_NONE)  # quantized dtypes are not in the table
 
 
 class StatBuffer:
@@ -56,9 +63,13 @@ class StatBuffer:
         self.files: dict[int, list[str]] = defaultdict(list)
         self.md5: dict[int, int] = {}
         self.stale: list[int] = []
-        self._cache: dict[int, tuple] = {}
-        self._pending: list[list] = []  # [tensor, version, slot]
-        self._by_storage: dict[int, list[list]] = {}
+        # storage address -> newest pending position on it; empty when no pending tensor needs guarding
+        self.storages: dict[int, int] = {}
+        self._cache: dict[int, int] = {}  # id(tensor) -> its pending position
+        self._tensors: list[torch.Tensor] = []  # pending position -> tensor (or its call-time copy)
+        self._versions: list[int] = []
+        self._slots: list[int] = []
+        self._previous: list[int] = []  # pending position -> the previous position on the same storage, or -1
         self._pending_bytes = 0
         self._blocks: list[tuple] = []  # (slots, high, low, total, norm, hash) on the device
 
@@ -66,26 +77,35 @@ class StatBuffer:
         """The slot describing `t` as it is now; cheap (no kernel) and shared by equal states.
 
         In tensor mode `file_name` is where the data goes (one file per reference, as msprobe)."""
-        hit = self._cache.get(id(t))
-        if hit is not None and hit[0] is t and hit[1] == t._version:
+        position = self._cache.get(id(t))
+        if position is not None and self._tensors[position] is t and self._versions[position] == t._version:
+            slot = self._slots[position]
             if file_name is not None:
-                self.files[hit[2]].append(file_name)
-            return hit[2]
+                self.files[slot].append(file_name)
+            return slot
         slot = len(self.kinds)
-        kind = kind_of(t)
-        numel = t.numel() if kind != KIND_NONE else 0
+        dtype = t.dtype  # kind_of(t), inlined: this is the hot path of every record
+        kind = (_KINDS.get(dtype, KIND_NONE) if t.__class__ in _PLAIN and t.layout is _STRIDED and not t.is_meta
+                else KIND_NONE)
+        numel = t.numel() if kind is not KIND_NONE else 0
         self.kinds.append(kind)
         self.numels.append(numel)
         if file_name is not None:
             self.files[slot].append(file_name)
-            if not numel and kind != KIND_NONE:
+            if not numel and kind is not KIND_NONE:
                 save_npy(self.data_folder, file_name, _host_array(t.detach()))
         if numel:
-            entry = [t, t._version, slot]
-            self._pending.append(entry)
-            self._by_storage.setdefault(t.untyped_storage().data_ptr(), []).append(entry)
-            self._grow(numel * t.element_size())
-        self._cache[id(t)] = (t, t._version, slot)  # cleared at each batch; pending holds `t` anyway
+            position = len(self._tensors)
+            self._tensors.append(t)
+            self._versions.append(t._version)
+            self._slots.append(slot)
+            storage = _storage_address(t, dtype)
+            self._previous.append(self.storages.get(storage, -1))
+            self.storages[storage] = position
+            self._cache[id(t)] = position  # cleared at each batch; the pending list holds `t` anyway
+            self._pending_bytes += numel * _ITEM_SIZE[dtype]
+            if self._pending_bytes > self.budget_bytes:
+                self.materialize()
         return slot
 
     def snapshot(self, t: torch.Tensor, file_name: str | None = None) -> int:
@@ -93,7 +113,7 @@ class StatBuffer:
         if kind_of(t) == KIND_NONE or not t.numel():
             return self.slot(t, file_name)
         with _NoGrad():
-            return self.slot(t.detach().clone(), file_name)
+            return self.slot(t.clone(), file_name)
 
     def forget_states(self) -> None:
         """Stop sharing slots with earlier states: for writers that do not bump version counters
@@ -103,64 +123,65 @@ class StatBuffer:
     def before_mutation(self, t: torch.Tensor) -> None:
         """`t` is about to change in place: copy every pending tensor sharing its storage (the copies
         are described with the rest of the batch, so records keep the values of call time)."""
-        if not self._by_storage or t.__class__ not in _PLAIN or t.layout is not torch.strided:
+        if not self.storages or t.__class__ not in _PLAIN or t.layout is not _STRIDED or t.dtype not in _ITEM_SIZE:
             return
-        entries = self._by_storage.pop(t.untyped_storage().data_ptr(), None)
-        if not entries:
+        position = self.storages.pop(_storage_address(t, t.dtype), -1)
+        if position < 0:
             return
+        tensors, versions, copied = self._tensors, self._versions, 0
         with _NoGrad():
-            for entry in entries:
-                tensor = entry[0]
-                if tensor._version == entry[1]:
-                    entry[0] = tensor.detach().clone()
-                    entry[1] = entry[0]._version
-                    self._grow(tensor.numel() * tensor.element_size())
+            while position >= 0:
+                tensor = tensors[position]
+                if tensor._version == versions[position]:
+                    copy = tensors[position] = tensor.clone()
+                    versions[position] = copy._version
+                    copied += copy.numel() * _ITEM_SIZE[copy.dtype]
+                position = self._previous[position]
+        self._grow(copied)
 
     def materialize(self) -> None:
         """Compute the statistics of every pending tensor now, as device tensors (no synchronisation)."""
-        pending, self._pending, self._by_storage, self._pending_bytes = self._pending, [], {}, 0
-        self._cache.clear()
-        groups: dict[tuple, list] = defaultdict(list)
-        for tensor, version, slot in pending:
-            if tensor._version != version:
-                self.kinds[slot] = KIND_NONE
-                self.stale.append(slot)
+        tensors, versions, slots = self._tensors, self._versions, self._slots
+        self._tensors, self._versions, self._slots, self._previous = [], [], [], []
+        self.storages, self._cache, self._pending_bytes = {}, {}, 0
+        groups: dict[tuple, tuple[list, list]] = {}
+        for position, tensor in enumerate(tensors):
+            if tensor._version != versions[position]:
+                self.kinds[slots[position]] = KIND_NONE
+                self.stale.append(slots[position])
                 continue
-            groups[(tensor.device, tensor.dtype, tensor.shape)].append((tensor, slot))
+            key = (tensor.dtype, tensor.shape, tensor.device)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = ([], [])
+            group[0].append(tensor)
+            group[1].append(slots[position])
         with _NoGrad():
-            for (_, dtype, shape), items in groups.items():
+            for (dtype, shape, _), (members, member_slots) in groups.items():
                 per_chunk = max(1, _CHUNK_ELEMENTS // max(1, shape.numel()))
-                for start in range(0, len(items), per_chunk):
-                    self._reduce(items[start:start + per_chunk], dtype)
+                for start in range(0, len(members), per_chunk):
+                    self._reduce(members[start:start + per_chunk], member_slots[start:start + per_chunk], dtype)
 
-    def to_host(self) -> list[list]:
-        """Per slot [max, min, sum, norm, hash] as Python numbers, after one transfer per device."""
+    def transfer(self) -> HostStatistics:
+        """Compute what is pending and move every result to the host: one copy per device."""
         self.materialize()
-        rows: list[list] = [[None] * 5 for _ in self.kinds]
+        blocks, self._blocks = self._blocks, []
         bins: dict[tuple, list] = defaultdict(list)
         places = []  # (bin key, position in bin, field, slots)
-        for slots, *values in self._blocks:
+        for slots, *values in blocks:
             for field, value in enumerate(values):
                 if value is not None:
                     key = (value.device, value.dtype)
                     places.append((key, len(bins[key]), field, slots))
                     bins[key].append(value)
-        host = _transfer(bins)
-        for key, position, field, slots in places:
-            values = host[key][position]
-            for slot, value in zip(slots, values.tolist(), strict=True):
-                rows[slot][field] = value
-        self._blocks.clear()
-        return rows
+        return HostStatistics(len(self.kinds), places, _transfer(bins))
 
     def _grow(self, nbytes: int) -> None:
         self._pending_bytes += nbytes
         if self._pending_bytes > self.budget_bytes:
             self.materialize()
 
-    def _reduce(self, items: list, dtype: torch.dtype) -> None:
-        tensors = [tensor for tensor, _ in items]
-        slots = [slot for _, slot in items]
+    def _reduce(self, tensors: list, slots: list, dtype: torch.dtype) -> None:
         if len(tensors) == 1:
             raw = tensors[0].reshape(1, -1)
         else:  # into a reused buffer: a fresh one would page-fault its memory in every step
@@ -184,8 +205,30 @@ class StatBuffer:
                 save_npy(self.data_folder, file_name, row.reshape(tuple(shape)))
 
 
+class HostStatistics:
+    """A step's statistics on the host, still packed; `columns()` unpacks them (on any thread)."""
+
+    def __init__(self, slots: int, places: list, host: dict):
+        self._slots, self._places, self._host = slots, places, host
+
+    def columns(self) -> list[list]:
+        """Per field (max, min, sum, norm, hash) a list with one Python number (or None) per slot."""
+        columns = [[None] * self._slots for _ in range(FIELDS)]
+        for key, position, field, slots in self._places:
+            column = columns[field]
+            for slot, value in zip(slots, self._host[key][position].tolist(), strict=True):
+                column[slot] = value
+        return columns
+
+
 _NUMPY_OK = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
              torch.float32, torch.float64, torch.complex64, torch.complex128}
+
+
+def _storage_address(t: torch.Tensor, dtype: torch.dtype) -> int:
+    """Where `t`'s storage starts: shared by every view of it (computed without making the Python
+    storage object that `untyped_storage()` would create and keep alive)."""
+    return t.data_ptr() - t.storage_offset() * _ITEM_SIZE[dtype]
 
 
 def _workspace(like: torch.Tensor, rows: int) -> torch.Tensor:
@@ -196,11 +239,6 @@ def _workspace(like: torch.Tensor, rows: int) -> torch.Tensor:
     if buffer is None or buffer.numel() < needed:
         buffer = _workspaces[key] = torch.empty(needed, dtype=like.dtype, device=like.device)
     return buffer[:needed].view(rows, *like.shape)
-
-
-def release_workspaces() -> None:
-    """Free the stacking buffers (they are kept between steps to avoid re-faulting their pages)."""
-    _workspaces.clear()
 
 
 def _host_array(t: torch.Tensor) -> np.ndarray:
@@ -274,4 +312,3 @@ class _NoGrad:
     def __exit__(self, *exc_info):
         if self.previous:
             torch._C._set_grad_enabled(True)
-

@@ -2,12 +2,14 @@
 
 Model: token embedding, 2 TransformerEncoderLayers (d=64, 4 heads), linear head; batch 8 x 16 tokens;
 AdamW; CPU; torch.set_num_threads(1). The variants run interleaved in chunks (so a change of machine
-load hits them alike); each chunk ends with the probe's files flushed, so the background writer's work
-is inside the time. Prints median wall time, process CPU time (all threads: training and writer) and
-training-thread CPU time per step, their ratios to the plain step (medians of per-round ratios, each
-against the plain chunk run just before), and the time the probe's optimizer hook takes on the
-training thread (including any wait for a writer that fell behind).
-Target (issue 3): <= 1.3x (msprobe 8.3.3's grad probe at L1: ~13-20 ms against ~4 ms plain).
+load hits them alike); each chunk dumps into a fresh folder (as a run's new steps do) and ends with the
+probe's files flushed, so the writer thread's work (statistics of CPU gradients, the CSV, one sign file
+per parameter) is inside the time. Prints median wall time, process CPU time (all threads: training and
+writer) and training-thread CPU time per step, their ratios to the plain step (medians of per-round
+ratios, each against the plain chunk run just before), and the CPU time the probe's optimizer hook
+takes on the training thread. File creation dominates the writer: `--dump-root /dev/shm` shows the
+cost without the disk. Target (issue 3): <= 1.3x (msprobe 8.3.3's grad probe at L1: ~13-20 ms against
+~4 ms plain).
 
     python benchmarks/grad_probe_overhead.py [--rounds 10] [--steps 20] [--dump-root DIR]
 """

@@ -13,6 +13,8 @@ from __future__ import annotations
 import atexit
 import io
 import json
+import re
+import secrets
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -23,9 +25,19 @@ from msprobe_runtime.core import naming
 from msprobe_runtime.core.files import atomic_write_bytes, atomic_write_text
 
 DUMP_FORMAT_VERSION = 1  # our own "version" field in dump.json; bump on an incompatible change
+# A record may hold, instead of a tensor entry, this token and the entry's number (see `entry_token`); the
+# entry's JSON text replaces it when the file is written. The random part keeps any user string from
+# looking like one.
+_ENTRY_TOKEN = f"\x00{secrets.token_hex(6)}:"
+_ENTRY_PATTERN = re.compile(re.escape(json.dumps(_ENTRY_TOKEN)[:-1]) + r'(\d+)"')
 _executor: ThreadPoolExecutor | None = None
 _pending_write: Future | None = None
 _encode = json.JSONEncoder(check_circular=False).encode  # records are trees: no cycle check needed
+
+
+def entry_token(number: int) -> str:
+    """What a record holds in place of tensor entry `number`, whose text `prepare()` of write_step makes."""
+    return f"{_ENTRY_TOKEN}{number}"
 
 
 def step_folder(dump_path: str | Path, step: int, rank: int) -> Path:
@@ -41,13 +53,14 @@ def dump_header(task: str, level: str, framework: str, tensor_dir: Path | None) 
 
 
 def write_step(folder: Path, header: dict, data: dict, stacks: list[tuple[list, list]], construct: dict,
-               background: bool = True, prepare: Callable[[], None] | None = None) -> None:
+               background: bool = True, prepare: Callable[[], list[str] | None] | None = None) -> None:
     """Write the three JSON files of one step and rank (tensor files are written before, see save_npy).
 
     A record is a dict, or a flat (key, value, key, value, ...) tuple (cheaper to keep while a step
     runs: CPython stops tracking such tuples in its garbage collector). With `background` the text is
-    encoded and the files written by a writer thread while training goes on, after `prepare()` (which
-    may still fill values into the records); the caller must not change the records afterwards. `wait_for_writes()` (called by the next write, by the debugger's close() and at
+    encoded and the files written by a writer thread while training goes on, after `prepare()`, which
+    may still fill values into the records and may return the JSON texts of the entries the records
+    hold as `entry_token`s; the caller must not change the records afterwards. `wait_for_writes()` (called by the next write, by the debugger's close() and at
     interpreter exit) waits for them and re-raises a failure. Every file is atomic either way."""
     wait_for_writes()
     job = [folder, header, data, stacks, construct, prepare]
@@ -76,9 +89,8 @@ def _run(job: list) -> None:
 
 
 def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, construct: dict, prepare) -> None:
-    if prepare is not None:
-        prepare()
-    files = [(folder / naming.DUMP_FILE, _object_with_data(header, data)),
+    entries = prepare() if prepare is not None else None
+    files = [(folder / naming.DUMP_FILE, _object_with_data(header, data, entries)),
              (folder / naming.STACK_FILE, _lines_object({str(i): list(item) for i, item in enumerate(stacks)})),
              (folder / naming.CONSTRUCT_FILE, _lines_object(construct))]
     folder.mkdir(parents=True, exist_ok=True)
@@ -109,8 +121,10 @@ def _lines_object(mapping: dict) -> str:
     return "{\n" + ",\n".join(f"{key_text(key)}: {_encode(value)}" for key, value in mapping.items()) + "\n}\n"
 
 
-def _object_with_data(header: dict, data: dict) -> str:
-    """dump.json: the header, then `data` with one record per line (flat tuples become objects)."""
+def _object_with_data(header: dict, data: dict, entries: list[str] | None) -> str:
+    """dump.json: the header, then `data` with one record per line (flat tuples become objects, entry
+    tokens their entries' texts)."""
     records = {name: dict(zip(record[::2], record[1::2], strict=True)) if record.__class__ is tuple else record
                for name, record in data.items()}
-    return "{" + _encode(header)[1:-1] + ',\n"data": ' + _lines_object(records).rstrip("\n") + "}\n"
+    text = "{" + _encode(header)[1:-1] + ',\n"data": ' + _lines_object(records).rstrip("\n") + "}\n"
+    return _ENTRY_PATTERN.sub(lambda match: entries[int(match[1])], text) if entries else text

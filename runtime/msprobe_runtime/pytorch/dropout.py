@@ -105,8 +105,8 @@ def _dropout_free(function):
             _State.ours.add(id(wrapper))
             return wrapper
         if type(inner) is not types.FunctionType or id(inner) in _State.ours:
-            return None  # only plain functions are looked into (no attribute lookups with side effects)
-        inner = inner.__dict__.get("__wrapped__")
+            return None  # only plain functions are looked into: their getattr has no side effects
+        inner = getattr(inner, "__wrapped__", None)
     return None
 
 

@@ -5,15 +5,16 @@ Tensors become entries whose statistics are filled after the step's single devic
 (capture.stats), on the writer thread, which also encodes the JSON. Everything the session runs itself
 is marked as inside a wrapped call, so its own torch calls are never recorded.
 
-What a step keeps is cheap for Python's garbage collector: a tensor entry is a dict of atomic values
-(shapes are shared tuples), API records are flat (key, value, key, value, ...) tuples and argument lists
-are tuples.
-CPython never tracks such dicts and stops tracking such tuples at its first look, so the hundreds of
-records of a step do not make it run full collections of the whole process's heap.
+A tensor's place in a record is a token string (core.dump_writer.entry_token); its JSON text is made
+from a cached head (type, dtype, shape) and the statistics on the writer thread. What a step keeps is
+cheap for Python's garbage collector: tokens are strings, API records are flat (key, value, key, value,
+...) tuples and argument lists are tuples, which CPython stops tracking at its first look, so the
+hundreds of records of a step do not make it run full collections of the whole process's heap.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import warnings
 from collections import defaultdict
@@ -23,22 +24,16 @@ import torch
 
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.config import DebuggerConfig
-from msprobe_runtime.core.dump_writer import dump_header, step_folder, write_step
+from msprobe_runtime.core.dump_writer import dump_header, entry_token, step_folder, write_step
 from msprobe_runtime.core.stats import (
     DATA_NAME,
-    DTYPE,
     HASH,
-    MAX,
     MD5,
-    MEAN,
-    MIN,
-    NORM,
-    REQUIRES_GRAD,
-    SHAPE,
-    TYPE,
-    fill_statistics,
+    entry_head,
+    entry_text,
     hash_text,
     md5_text,
+    statistics_values,
 )
 from msprobe_runtime.pytorch.capture import stacks
 from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, STATE, ApiSpec
@@ -52,24 +47,17 @@ _compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
 _getframe = sys._getframe
 Tensor = torch.Tensor
-_dtype_names: dict[torch.dtype, str] = {}
-_shapes: dict[torch.Size, tuple] = {}  # shape -> one plain tuple shared by every entry of that shape
+_heads: dict[tuple, tuple[str, bool]] = {}  # (dtype, shape) -> (entry head text, 0-d), shared by entries
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
-    name = _dtype_names.get(dtype)
-    if name is None:
-        name = _dtype_names[dtype] = str(dtype)
-    return name
-
-
-def _plain_shape(shape: torch.Size) -> tuple:
-    plain = _shapes.get(shape)
-    if plain is None:
-        if len(_shapes) > _CACHE_LIMIT:
-            _shapes.clear()
-        plain = _shapes[shape] = tuple(shape)
-    return plain
+def _head(key: tuple) -> tuple[str, bool]:
+    head = _heads.get(key)
+    if head is None:
+        if len(_heads) > _CACHE_LIMIT:
+            _heads.clear()
+        dtype, shape = key
+        head = _heads[key] = (entry_head("torch.Tensor", str(dtype), tuple(shape)), not shape)
+    return head
 
 
 def _special(value):
@@ -125,8 +113,11 @@ class CaptureSession:
         self.parameter_grads: dict[int, tuple] = {}  # per module: (index, name, record) of its open parameters_grad
         self.closed = False
         self.filtered = bool(config.list or config.scope)
-        self._entries: list[dict] = []  # tensor entries, and the statistics slot of each
+        # per tensor entry, by number: its head (and 0-d or not), requires_grad, statistics slot
+        self._entry_heads: list[tuple[str, bool]] = []
+        self._entry_grads: list[bool] = []
         self._entry_slots: list[int] = []
+        self._data_names: dict[int, str] = {}  # tensor mode: per entry, its .npy file
         self._counts: dict[str, int] = {}
         self._stacks: dict[int, int] = {}  # stack number -> index in stack.json
         self._stack_items: list[tuple[list, list]] = []
@@ -185,18 +176,17 @@ class CaptureSession:
                         for key, item in value.items()}
         return _special(value)
 
-    def tensor(self, t: torch.Tensor, record: str, category: str, path: tuple, snapshot: bool = False) -> dict:
-        """A tensor's entry; its statistics (and data file) follow after the step."""
-        dtype, shape = t.dtype, t.shape
-        entry = {TYPE: "torch.Tensor", DTYPE: _dtype_names.get(dtype) or _dtype_name(dtype),
-                 SHAPE: _shapes.get(shape) or _plain_shape(shape), MAX: None, MIN: None, MEAN: None, NORM: None,
-                 REQUIRES_GRAD: t.requires_grad}
+    def tensor(self, t: torch.Tensor, record: str, category: str, path: tuple, snapshot: bool = False) -> str:
+        """The token of a tensor's entry; its statistics (and data file) follow after the step."""
+        key = (t.dtype, t.shape)
+        number = len(self._entry_slots)
+        self._entry_heads.append(_heads.get(key) or _head(key))
+        self._entry_grads.append(t.requires_grad)
         file_name = None
         if self.tensor_folder is not None:
-            file_name = entry[DATA_NAME] = naming.tensor_file_name(record, category, path)
-        self._entries.append(entry)
+            file_name = self._data_names[number] = naming.tensor_file_name(record, category, path)
         self._entry_slots.append(self.stats.snapshot(t, file_name) if snapshot else self.stats.slot(t, file_name))
-        return entry
+        return entry_token(number)
 
     def outputs(self, value, record: str) -> tuple:
         """A call's result as msprobe's `output` list."""
@@ -327,19 +317,25 @@ class CaptureSession:
                           "cannot see before the step ended; their statistics are left null", stacklevel=3)
         header = dump_header(self.config.task, self.config.level, self.config.framework, self.tensor_folder)
         construct = self.construct if self.records_modules else {}
-        write_step(self.folder, header, self.data, self._stack_items, construct, prepare=partial(self._fill, host))
+        write_step(self.folder, header, self.data, self._stack_items, construct,
+                   prepare=partial(self._entry_texts, host))
 
-    def _fill(self, host: HostStatistics) -> None:
-        """Every entry's statistics (and md5 or hash) from the host copy; runs on the writer thread."""
+    def _entry_texts(self, host: HostStatistics) -> list[str]:
+        """Every entry's JSON text, statistics (and md5, hash, data file) included; on the writer thread."""
         high, low, total, norm, digest = host.columns()
         kinds, numels, md5 = self.stats.kinds, self.stats.numels, self.stats.md5
-        mode = self.config.summary_mode
-        for entry, slot in zip(self._entries, self._entry_slots, strict=True):
-            fill_statistics(entry, kinds[slot], numels[slot], high[slot], low[slot], total[slot], norm[slot])
+        mode, names = self.config.summary_mode, self._data_names
+        texts = []
+        for number, ((head, scalar), requires_grad, slot) in enumerate(
+                zip(self._entry_heads, self._entry_grads, self._entry_slots, strict=True)):
+            values = statistics_values(kinds[slot], numels[slot], scalar, high[slot], low[slot], total[slot], norm[slot])
+            extra = f', "{DATA_NAME}": {json.dumps(names[number])}' if number in names else ""
             if mode == "hash" and digest[slot] is not None:
-                entry[HASH] = hash_text(digest[slot])
+                extra += f', "{HASH}": "{hash_text(digest[slot])}"'
             elif mode == "md5" and slot in md5:
-                entry[MD5] = md5_text(md5[slot])
+                extra += f', "{MD5}": "{md5_text(md5[slot])}"'
+            texts.append(entry_text(head, values, requires_grad, extra))
+        return texts
 
 
 def _matches(name: str, pattern: str) -> bool:

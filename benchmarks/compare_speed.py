@@ -1,12 +1,15 @@
 """How fast msprobe-compare is: synthetic statistics (and tensor) dumps of N entries, compared end to end.
 
-    python benchmarks/compare_speed.py                       # 1,139 and 1,000,000 entries
+    python benchmarks/compare_speed.py                       # 1,139, 250,000 and 1,000,000 entries
     python benchmarks/compare_speed.py --entries 1139 100000 --msprobe /tmp/msprobe-venv/bin/msprobe
 
 An entry is one record of dump.json (one API call, as msprobe's progress bar counts them) with two tensor
-inputs, one non-tensor argument and one tensor output: four rows of the comparison table. The golden
+inputs, one non-tensor argument and one tensor output: four rows of the comparison table (so 250,000
+entries make the 1,000,000 rows that msprobe's second progress bar counts). The golden
 dump is the target with a 0.1% change from the middle on. Each comparison runs in a fresh process (as a
-user runs it) and prints wall time, the time inside compare, peak memory and the dump size; with
+user runs it) and prints wall time, the time inside compare, peak memory of the process and of its
+helper (large dumps are read and reported with a second process, core/compare/parallel.py) and the dump
+size; with
 --msprobe, MindStudio Probe's `msprobe compare` runs on the same files for reference. `--tensor`
 also times tensor mode on the smallest size (msprobe's .pt files, read by both tools).
 """
@@ -83,7 +86,8 @@ ready = time.perf_counter()
 result = compare(sys.argv[1], sys.argv[2], sys.argv[3])
 done = time.perf_counter()
 print(json.dumps({"compare_s": done - ready, "import_s": ready - started, "rss_mb": resource.getrusage(
-    resource.RUSAGE_SELF).ru_maxrss / 1024, "rows": result.pairs[0].counts["rows"], "exit": result.exit_code}))
+    resource.RUSAGE_SELF).ru_maxrss / 1024, "helper_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    / 1024, "rows": result.pairs[0].counts["rows"], "exit": result.exit_code}))
 """
 
 
@@ -105,14 +109,14 @@ def theirs(msprobe: str, target: Path, golden: Path, output: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--entries", type=int, nargs="+", default=[1139, 1_000_000])
+    parser.add_argument("--entries", type=int, nargs="+", default=[1139, 250_000, 1_000_000])
     parser.add_argument("--msprobe", help="path of the msprobe command of a mindstudio-probe install")
     parser.add_argument("--tensor", action="store_true", help="also time tensor mode on the smallest size")
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="compare-speed-"))
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; python {sys.version.split()[0]}")
     print(f"{'entries':>9} {'rows':>9} {'dump MB':>8} {'ours wall s':>11} {'in compare s':>12} {'peak MB':>8}"
-          f" {'msprobe s':>9}")
+          f" {'helper MB':>9} {'msprobe s':>9}")
     try:
         for entries in options.entries:
             target, golden = work / f"t{entries}" / "dump.json", work / f"g{entries}" / "dump.json"
@@ -123,7 +127,7 @@ def main() -> None:
             size = target.stat().st_size / 2**20
             msprobe = "-" if reference is None else f"{reference:.2f}"
             print(f"{entries:>9} {numbers['rows']:>9} {size:>8.1f} {numbers['wall_s']:>11.2f} {numbers['compare_s']:>12.2f}"
-                  f" {numbers['rss_mb']:>8.0f} {msprobe:>9}")
+                  f" {numbers['rss_mb']:>8.0f} {numbers['helper_rss_mb']:>9.0f} {msprobe:>9}")
             shutil.rmtree(target.parent)
             shutil.rmtree(golden.parent)
         if options.tensor:

@@ -11,6 +11,15 @@ from pathlib import Path
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-]")
 
 
+def _read_umask() -> int:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+NEW_FILE_MODE = 0o666 & ~_read_umask()  # what open() gives a new file; temporary files start as 0600
+
+
 def safe_filename(name: str, max_length: int = 200) -> str:
     """A name usable as one path component: no separators, no `..`, no odd characters."""
     cleaned = _UNSAFE.sub("_", name).strip(".") or "_"
@@ -23,6 +32,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, NEW_FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, target)

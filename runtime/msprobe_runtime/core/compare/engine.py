@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from msprobe_runtime.core.compare import crossframework, divergence, matching, rules, tensors
+from msprobe_runtime.core.compare import crossframework, divergence, matching, parallel, rules, tensors
 from msprobe_runtime.core.compare.jsonstream import DumpFormatError
 from msprobe_runtime.core.compare.locate import STACK_FILE, CompareError, Pair
 from msprobe_runtime.core.compare.progress import Progress
@@ -76,6 +76,26 @@ def load(path: Path, role: str, progress=None) -> DumpTable:
     return table
 
 
+def load_pair(pair: Pair, progress: Progress) -> tuple[DumpTable, DumpTable]:
+    """Both sides of `pair`; large ones side by side, GOLDEN in a forked process (parallel.py)."""
+    sizes = _size(pair.target), _size(pair.golden)
+    progress.start(f"reading {pair.label}", sum(sizes))
+    try:
+        if sum(sizes) < parallel.PARALLEL_BYTES or not parallel.available():
+            return load(pair.target, "TARGET", progress.advance), load(pair.golden, "GOLDEN", progress.advance)
+        golden = parallel.Beside(load, pair.golden, "GOLDEN")
+        try:
+            target = load(pair.target, "TARGET", progress.advance)
+        except BaseException:
+            golden.cancel()
+            raise
+        result = target, golden.result()
+        progress.advance(sizes[1])
+        return result
+    finally:
+        progress.finish()
+
+
 def _common_mode(target: DumpTable, golden: DumpTable) -> str:
     modes = {target.mode, golden.mode}
     if len(modes) == 1:
@@ -91,12 +111,7 @@ def compare_pair(pair: Pair, fuzzy: bool = False, rtol: float = 0.0, progress: P
     """Compare one pair of dump.json files (no file is written here)."""
     started = time.perf_counter()
     progress = progress or Progress()
-    progress.start(f"reading {pair.label}", _size(pair.target) + _size(pair.golden))
-    try:
-        target = load(pair.target, "TARGET", progress.advance)
-        golden = load(pair.golden, "GOLDEN", progress.advance)
-    finally:
-        progress.finish()
+    target, golden = load_pair(pair, progress)
     mode = _common_mode(target, golden)
     aligned = crossframework.align(target, golden)  # MindSpore vs PyTorch: names, parameters, dtypes mapped
     record_match = crossframework.match_records(aligned, fuzzy)

@@ -13,18 +13,19 @@ from __future__ import annotations
 import csv
 import io
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from msprobe_runtime.core.compare import rules
+from msprobe_runtime.core.compare import parallel, rules
 from msprobe_runtime.core.compare.engine import PairResult
 from msprobe_runtime.core.compare.statistics import DIFF_COLUMNS, RELATIVE_COLUMNS, Coded
 from msprobe_runtime.core.compare.table import NULL, TEXT, DumpTable
 from msprobe_runtime.core.compare.tensors import COLUMNS as TENSOR_COLUMNS
-from msprobe_runtime.core.files import atomic_write_bytes
+from msprobe_runtime.core.files import NEW_FILE_MODE, atomic_write_bytes
 
 NA = "N/A"
 BASIC = ("NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
@@ -147,24 +148,58 @@ def _text_infinities(cells: np.ndarray) -> np.ndarray:
     return cells
 
 
-def write_csv(result: PairResult, path: Path, chunk: int = 1 << 16) -> None:
-    """Write the table as CSV (UTF-8, msprobe's header), a chunk of rows at a time, into place atomically."""
+def write_csv(result: PairResult, path: Path) -> None:
+    """Write the table as CSV (UTF-8, msprobe's header) into place atomically; a large table is written in
+    two halves at once, the second by a forked process (parallel.py), and joined."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="", dir=path.parent,
-                                         prefix=f".{path.name}.", suffix=".tmp", delete=False)
+    count = len(result.target)
+    half = count // 2 if count >= parallel.PARALLEL_ROWS and parallel.available() else count
+    handle = _temporary(path)
+    second = None
     try:
         with handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            count = len(result.target)
-            for start in range(0, max(count, 1), chunk):
-                columns = report_columns(result, np.arange(start, min(start + chunk, count)))
-                if start == 0:
-                    writer.writerow(list(columns))
-                writer.writerows(zip(*(cells.tolist() for cells in columns.values()), strict=True))
+            if half < count:
+                second = _temporary(path)
+                second.close()
+                writer = parallel.Beside(_write_rows_to, result, half, count, second.name)
+                try:
+                    _write_rows(result, 0, half, handle, header=True)
+                except BaseException:
+                    writer.cancel()
+                    raise
+                writer.result()
+                with open(second.name, "rb") as rest:
+                    handle.flush()
+                    shutil.copyfileobj(rest, handle.buffer, 1 << 22)
+            else:
+                _write_rows(result, 0, count, handle, header=True)
         os.replace(handle.name, path)
-    except BaseException:
+    finally:
         Path(handle.name).unlink(missing_ok=True)
-        raise
+        if second is not None:
+            Path(second.name).unlink(missing_ok=True)
+
+
+def _temporary(path: Path):
+    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="", dir=path.parent,
+                                         prefix=f".{path.name}.", suffix=".tmp", delete=False)
+    os.chmod(handle.name, NEW_FILE_MODE)
+    return handle
+
+
+def _write_rows_to(result: PairResult, start: int, stop: int, file_name: str) -> None:
+    with open(file_name, "w", encoding="utf-8", newline="") as handle:
+        _write_rows(result, start, stop, handle, header=False)
+
+
+def _write_rows(result: PairResult, start: int, stop: int, handle, header: bool, chunk: int = 1 << 16) -> None:
+    """CSV lines of rows [start, stop), a chunk at a time; the header line first when `header`."""
+    writer = csv.writer(handle, lineterminator="\n")
+    for first in range(start, max(stop, start + 1), chunk):
+        columns = report_columns(result, np.arange(first, min(first + chunk, stop)))
+        if header and first == start:
+            writer.writerow(list(columns))
+        writer.writerows(zip(*(cells.tolist() for cells in columns.values()), strict=True))
 
 
 def write_xlsx(result: PairResult, path: Path) -> int:

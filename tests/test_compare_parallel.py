@@ -1,0 +1,71 @@
+"""Large comparisons use a second process (GOLDEN read beside TARGET, the CSV written in two halves): the
+report must be byte-identical to the one-process run, and failures on either side must surface as one clear
+CompareError, never a hang. The size thresholds are lowered so small real dumps take the parallel paths."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+from compare_support import dump_run
+from msprobe_runtime import compare
+from msprobe_runtime.core.compare import CompareError, parallel
+
+pytestmark = pytest.mark.skipif(not parallel.available(), reason="needs fork and a second usable CPU")
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory):
+    root = tmp_path_factory.mktemp("parallel")
+    target = dump_run(root / "target", "dropout-seed", steps=1, summary_mode="hash") / "step0" / "rank0"
+    golden = dump_run(root / "golden", "base", steps=1, summary_mode="hash") / "step0" / "rank0"
+    return target, golden
+
+
+def _report(target, golden, folder, parallel_on: bool, monkeypatch) -> bytes:
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0 if parallel_on else 1 << 62)
+    monkeypatch.setattr(parallel, "PARALLEL_ROWS", 0 if parallel_on else 1 << 62)
+    result = compare(target, golden, folder)
+    return result.pairs[0].output.read_bytes()
+
+
+def test_parallel_report_is_byte_identical(dumps, tmp_path, monkeypatch):
+    target, golden = dumps
+    one = _report(target, golden, tmp_path / "one", False, monkeypatch)
+    two = _report(target, golden, tmp_path / "two", True, monkeypatch)
+    assert one == two and one.count(b"\n") > 10
+    leftovers = [path.name for path in (tmp_path / "two").iterdir() if path.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_report_file_is_readable_by_others_as_umask_allows(dumps, tmp_path, monkeypatch):
+    target, golden = dumps
+    _report(target, golden, tmp_path, True, monkeypatch)
+    mode = stat.S_IMODE((tmp_path / "compare_result.csv").stat().st_mode)
+    assert mode & stat.S_IRGRP and mode & stat.S_IROTH  # not 0600 from the temporary file
+
+
+def test_a_corrupt_golden_read_in_the_helper_is_one_clear_error(dumps, tmp_path, monkeypatch):
+    target, _ = dumps
+    corrupt = tmp_path / "dump.json"
+    corrupt.write_text('{"task": "statistics", "data": {"Functional.x.0.forward": {"input_args": [}')
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    with pytest.raises(CompareError, match="GOLDEN .* is not a valid dump.json"):
+        compare(target / "dump.json", corrupt, tmp_path / "out")
+
+
+def test_a_corrupt_target_stops_the_helper_and_reports_target(dumps, tmp_path, monkeypatch):
+    _, golden = dumps
+    corrupt = tmp_path / "dump.json"
+    corrupt.write_text('{"task": "statistics", "data": [')
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    with pytest.raises(CompareError, match="TARGET .* is not a valid dump.json"):
+        compare(corrupt, golden / "dump.json", tmp_path / "out")
+
+
+def test_beside_hands_back_values_and_exceptions():
+    assert parallel.Beside(sum, [1, 2, 3]).result() == 6
+    with pytest.raises(ZeroDivisionError):
+        parallel.Beside(divmod, 1, 0).result()
+    with pytest.raises(CompareError, match="could not hand back"):
+        parallel.Beside(lambda: (lambda: None)).result()  # a function cannot be pickled

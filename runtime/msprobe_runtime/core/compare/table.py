@@ -202,9 +202,10 @@ class _Builder:
         def column(key: str, other_values, default=None) -> np.ndarray:
             cells = np.full(count, default, dtype=object)
             if key in fields:
-                cells[places] = fields[key] if key != "shape" else [str(shape) for shape in fields[key]]
-            for place, value in zip(other_places.tolist(), other_values or (), strict=False):
-                cells[place] = value
+                values = fields[key] if key != "shape" else _shape_texts(fields[key])
+                cells[places] = np.fromiter(values, dtype=object, count=len(places))
+            if other_values:
+                cells[other_places] = np.fromiter(other_values, dtype=object, count=len(other_places))
             return cells
 
         block["dtype"] = _shared(column("dtype", other_fields[1]))
@@ -252,6 +253,15 @@ def _bool_statistics(dtypes: np.ndarray, stats: np.ndarray, kinds: np.ndarray, t
                 kinds[row, column] = TEXT
                 texts[(row, column)] = "True" if stats[row, column] else "False"
                 stats[row, column] = np.nan
+
+
+def _shape_texts(shapes: tuple) -> np.ndarray:
+    """msprobe's spelling of each shape ("[3, 16]"), made once per distinct shape."""
+    keys = np.fromiter((tuple(shape) if shape.__class__ is list else shape for shape in shapes), dtype=object,
+                       count=len(shapes))
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    texts = np.array([str(list(key)) if key.__class__ is tuple else str(key) for key in uniques], dtype=object)
+    return texts[codes]
 
 
 def _shared(array: np.ndarray) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -182,3 +183,19 @@ def test_tolerance_makes_small_differences_agree(tmp_path):
     paths = write(tmp_path / "t.json", target), write(tmp_path / "g.json", golden)
     assert compare_pair(Pair(0, 0, *paths)).divergence is not None
     assert compare_pair(Pair(0, 0, *paths), rtol=1e-3).divergence is None
+
+
+def test_first_pair_prefers_the_rank_where_a_call_made_the_difference():
+    from types import SimpleNamespace
+
+    from msprobe_runtime.core.compare.run import CompareRun, PairSummary
+
+    def summary(step, rank, kind):
+        divergence = None if kind is None else SimpleNamespace(kind=kind)
+        return PairSummary(Pair(step, rank, Path("t"), Path("g")), "hash", {}, divergence, Path("o"), 0.0)
+
+    run = CompareRun([summary(0, 0, "difference"), summary(0, 1, "divergence"), summary(1, 0, "divergence")])
+    assert (run.first.pair.step, run.first.pair.rank) == (0, 1)
+    run = CompareRun([summary(0, 0, None), summary(1, 0, "difference"), summary(1, 1, "difference")])
+    assert (run.first.pair.step, run.first.pair.rank) == (1, 0)
+    assert CompareRun([summary(0, 0, None)]).first is None and CompareRun([summary(0, 0, None)]).exit_code == 0

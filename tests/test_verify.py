@@ -69,3 +69,25 @@ def test_errors_exit_2_with_one_line(tmp_path):
         assert done.returncode == 2, (arguments, done.stdout, done.stderr)
         assert done.stderr.startswith("msprobe-verify: error: ") and message in done.stderr
         assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("hazard", [False, True])
+def test_torchrun_workers_each_capture_their_rank(tmp_path, hazard):
+    """Under torchrun the launcher captures nothing and each worker writes its own rank, from step 0 on
+    (before init_process_group), so a hazard on rank 1 is found on rank 1."""
+    script = FIXTURES / "ddp_unseeded_rank.py"
+    if not hazard:
+        script = tmp_path / "seeded.py"
+        script.write_text((FIXTURES / "ddp_unseeded_rank.py").read_text().replace("torch.seed()", "1"))
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    done = verify("--steps", "2", "--keep", tmp_path / "work", "--", *launcher, script, cwd=tmp_path)
+    folders = sorted(path.relative_to(tmp_path / "work" / "run0" / "dump").as_posix()
+                     for path in (tmp_path / "work" / "run0" / "dump").glob("step*/rank*"))
+    assert folders == ["step0/rank0", "step0/rank1", "step1/rank0", "step1/rank1"], done.stdout + done.stderr
+    if not hazard:
+        assert done.returncode == 0 and done.stdout.startswith("reproducible: 2 step(s)"), done.stdout + done.stderr
+        return
+    assert done.returncode == 1, done.stdout + done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("not reproducible: first diverging call Torch.randn.0.forward (step 0, rank 1) at ")
+    assert first.endswith(f"{script}:{hazard_line(script)}")

@@ -13,6 +13,8 @@ steps and ranks the config names are captured; each writes `{dump_path}/step{N}/
 
 from __future__ import annotations
 
+import os
+
 import torch
 
 from msprobe_runtime.core.config import ConfigError, DebuggerConfig, ensure_writable, load_config
@@ -24,11 +26,13 @@ from msprobe_runtime.pytorch.capture.session import CaptureSession
 
 
 def current_rank() -> int:
-    """This process's rank under torch.distributed, 0 when it is not initialised."""
+    """This process's rank under torch.distributed; before it is initialised, the RANK that launchers such
+    as torchrun set (so capture started before `init_process_group` does not put every rank in rank0); else 0."""
     distributed = torch.distributed
     if distributed.is_available() and distributed.is_initialized():
         return distributed.get_rank()
-    return 0
+    rank = os.environ.get("RANK", "")
+    return int(rank) if rank.isdigit() else 0
 
 
 class PrecisionDebugger:

@@ -97,19 +97,20 @@ def verify(command: list[str], work: Path, steps: int, config: Path | None, para
         calls += sum(summary.counts["calls"] for summary in run.pairs)
         rows += sum(summary.counts["rows"] for summary in run.pairs)
         if run.first is not None:
-            return 1, _not_reproducible(step, run.first, work)
+            where = f"step {step}, rank {run.first.pair.rank}" if len(run.pairs) > 1 else f"step {step}"
+            return 1, _not_reproducible(where, run.first, work)
     if set(steps_first) != set(steps_second):
         return 1, [f"not reproducible: run 1 captured steps {sorted(steps_first)}, run 2 captured {sorted(steps_second)}: "
                    "the runs made different numbers of optimizer steps", f"  dumps kept in {work}"]
     return 0, [f"reproducible: {len(common)} step(s), {calls} calls, {rows} tensors and arguments bit-identical in both runs"]
 
 
-def _not_reproducible(step: int, summary, work: Path) -> list[str]:
+def _not_reproducible(label: str, summary, work: Path) -> list[str]:
     found = summary.divergence
     call = found.call
     where = f" at {call.source.file}:{call.source.line}" if call.source else ""
     what = "first diverging call" if found.kind == "divergence" else "first difference"
-    lines = [f"not reproducible: {what} {call.name} (step {step}){where}"]
+    lines = [f"not reproducible: {what} {call.name} ({label}){where}"]
     if found.kind == "divergence":
         lines.append("  its inputs are identical in both runs and its outputs are not: the randomness enters here")
     elif call.argument_differs:

@@ -8,7 +8,8 @@ Once `torch` is imported, L1 capture with content hashes starts at once, so mode
 step 0. When the script has no PrecisionDebugger of its own, steps end at each `optimizer.step()` (a
 global optimizer hook, any optimizer); otherwise the script's debugger is redirected to our dump folder
 and its `step()` calls count. After the last wanted step the files are written and the process exits
-(status 0): the rest of the training is not needed.
+(status 0): the rest of the training is not needed. Under torchrun each worker captures its own rank (the
+launcher captures nothing).
 """
 
 from __future__ import annotations
@@ -95,7 +96,18 @@ def _exit_after_last_step(debugger) -> None:
     os._exit(0)
 
 
+def _is_launcher() -> bool:
+    """torchrun (or torch.distributed.launch) itself: it starts the workers and trains nothing."""
+    script = sys.argv[0] if sys.argv else ""
+    return os.path.basename(script) == "torchrun" or script.endswith(_LAUNCHER_MODULES)
+
+
+_LAUNCHER_MODULES = (os.path.join("distributed", "run.py"), os.path.join("distributed", "launch.py"))
+
+
 def _start() -> None:
+    if _is_launcher():
+        return
     from msprobe_runtime.pytorch import debugger as debugger_module
 
     config, steps = _settings()

@@ -40,8 +40,14 @@ class CompareRun:
 
     @property
     def first(self) -> PairSummary | None:
-        """The first pair (by step, then rank) with a divergence or difference."""
-        return next((summary for summary in self.pairs if summary.divergence is not None), None)
+        """The pair to report first: of the earliest step with a divergence or difference, the first rank
+        where a call made the difference (a true divergence), else the first rank with any difference (one
+        that arrived from outside the captured calls, e.g. through DDP's gradient all-reduce)."""
+        differing = [summary for summary in self.pairs if summary.divergence is not None]
+        if not differing:
+            return None
+        step = [summary for summary in differing if summary.pair.step == differing[0].pair.step]
+        return next((summary for summary in step if summary.divergence.kind == "divergence"), step[0])
 
     @property
     def exit_code(self) -> int:

@@ -193,3 +193,30 @@ def test_library_module_and_already_seeded_script_are_left_alone():
     seeded = ("from msprobe_runtime.pytorch import seed_all\nimport torch\n\nseed_all(seed=1)\n\n\ndef main():\n"
               "    pass\n" + MAIN)
     assert run(seeded, "seed")[0] == seeded
+
+
+ENGINE = ("import torch\n\n\ndef train_one_epoch(model, data_loader, optimizer, loss_scaler):\n"
+          "    for samples in data_loader:\n        loss = model(samples).mean()\n"
+          "        loss_scaler(loss, optimizer, parameters=model.parameters())\n        optimizer.zero_grad()\n")
+ENTRY = ("import torch\n\nfrom engine import train_one_epoch\n\n\ndef main():\n    model = torch.nn.Linear(2, 1)\n"
+        "    optimizer = torch.optim.AdamW(model.parameters())\n    for epoch in range(3):\n"
+        "        train_one_epoch(model, loader, optimizer, scaler)\n\n\nif __name__ == \"__main__\":\n    main()\n")
+
+
+def test_a_native_scaler_call_is_the_step_of_a_helper_loop():
+    """timm/MAE style: `loss_scaler(loss, optimizer, ...)` applies the gradients inside `train_one_epoch`."""
+    out, _ = run(ENGINE, "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for samples in data_loader:") + 1] == "debugger.start(model=model)"
+    assert lines.index("debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "
+                       "\"config.json\"))") < lines.index("def train_one_epoch(model, data_loader, optimizer, loss_scaler):")
+
+
+def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_path, monkeypatch):
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "main.py").write_text(ENTRY)
+    monkeypatch.chdir(tmp_path)
+    out, notes = instrument_text("main.py", ENTRY, Options(selected=select(["debugger"], [], False)))
+    assert out == ENTRY
+    assert notes == ["main.py: the training loop is not in this file but in `train_one_epoch` in engine.py: "
+                     "instrument that file too (msprobe-instrument --write main.py engine.py); debugger not added here"]

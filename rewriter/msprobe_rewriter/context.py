@@ -249,6 +249,8 @@ class FileContext:
             return False
         origin = self.assigned_calls.get(name)
         if origin is None:
+            if "scaler" in name.lower():  # timm's NativeScaler: `loss_scaler(loss, optimizer)` steps the optimizer
+                return any(self._is_optimizer_name(n) for n in map(target_name, call.args) if n)
             return self.imports.imports_root("mindspore") and self._is_optimizer_name(name) and bool(call.args)
         return origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS or (
             origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin))

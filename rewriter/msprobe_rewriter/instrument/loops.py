@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES, SCOPE_TYPES, FileContext, target_name
 
 PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters"})
@@ -128,6 +129,33 @@ def analyse(ctx: FileContext) -> Analysis:
     return Analysis(finder.loops(), finder.model_trains(), finder.parents)
 
 
+def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path]]:
+    """Project-local functions this file calls whose bodies hold a training loop, with their files
+    (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are laid out), one level deep."""
+    local = project.local_imports(project.import_statements(ctx.tree.body))
+    if not local.refs and not local.stars:
+        return []
+    folder = project.file_folder(ctx.path)
+    defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES)}
+    found: dict[tuple[str, Path], None] = {}
+    for call in (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)):
+        for ref, name in project.call_targets(call, local, defined):
+            path = project.find_module(folder, ref.module, ref.level)
+            module = project.load(path) if path is not None else None
+            if module is not None and name in module.functions and name in _looping_functions(module):
+                found[(name, path)] = None
+    return list(found)
+
+
+def _looping_functions(module: project.Module) -> set[str]:
+    """Names of the module's functions that hold a training loop (computed once per module)."""
+    if "training_loops" not in module.memo:
+        source = module.path.read_text(encoding="utf-8", errors="replace")
+        analysis = analyse(FileContext(str(module.path), source, module.tree))
+        module.memo["training_loops"] = {loop.function.name for loop in analysis.loops if loop.function is not None}
+    return module.memo["training_loops"]
+
+
 class _Finder:
     def __init__(self, ctx: FileContext, collector: _Collector) -> None:
         self.ctx = ctx
@@ -227,6 +255,8 @@ class _Finder:
             if "scaler" in owner.lower() and call.args:
                 return call.args[0]
             return func.value
+        if "scaler" in (target_name(func) or "").lower() and len(call.args) > 1:
+            return call.args[1]  # timm's NativeScaler: `loss_scaler(loss, optimizer, ...)`
         return func
 
     def _model(self, optimizer: ast.expr | None, function: Function) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,7 +51,9 @@ class Debugger(Transform):
         "(`train_one_epoch(model, ...)`) it is created at module level instead, so it exists once. "
         "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`. The config is "
         "`config.json` beside the script (`--config PATH`; `--emit-config` writes a default one). When no "
-        "loop is found the tool says so and adds nothing.")
+        "loop is found the tool says so and adds nothing; when an entry script's loop lives in a function it "
+        "imports from another file of the project (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are "
+        "laid out), the note names that file: instrument both.")
     examples = (
         Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "for x in torch.randn(4, 8, 2):\n    loss = model(x).sum()\n    loss.backward()\n"
@@ -78,8 +81,7 @@ class Debugger(Transform):
         analysis = unit.analysis
         if not analysis.loops and not analysis.model_trains:
             if unit.ctx.is_entry_script():  # library modules without a training loop are the normal case
-                unit.note(None, "no training loop found (no loop around an optimizer step, no Model.train "
-                                "call): debugger not added")
+                self._no_loop_note(unit)
             return
         name = unit.names.free("debugger")
         starts = [self._start(unit, name, loop) for loop in analysis.loops]
@@ -97,6 +99,18 @@ class Debugger(Transform):
             placement = Placement(name, lambda new: unit.edits.insert_after(after, new), None, None)
         placement.insert([create])
         unit.shared["debugger"] = placement
+
+    @staticmethod
+    def _no_loop_note(unit: Unit) -> None:
+        helpers = loops.loops_in_helpers(unit.ctx)
+        if not helpers:
+            unit.note(None, "no training loop found (no loop around an optimizer step, no Model.train call): "
+                            "debugger not added")
+            return
+        where = ", ".join(f"`{name}` in {_shown(path)}" for name, path in helpers)
+        files = " ".join(dict.fromkeys(_shown(path) for _, path in helpers))
+        unit.note(None, f"the training loop is not in this file but in {where}: instrument that file too "
+                        f"(msprobe-instrument --write {unit.path} {files}); debugger not added here")
 
     def _start(self, unit: Unit, name: str, loop) -> bool:
         node = unit.statement(loop.node)
@@ -219,6 +233,12 @@ class GradProbe(Transform):
                                       f"call `{placement.name}.monitor(model)` yourself")
             return
         placement.insert([nodes.statement(f"{placement.name}.monitor({placement.monitored})")])
+
+
+def _shown(path) -> str:
+    """A path as the user would type it: relative to the working folder when it lies below it."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 def _config(unit: Unit) -> str:

@@ -10,8 +10,11 @@ CPU time of the whole process (all threads: it also counts the background writer
 writes the files) and the wall clock. Each ratio to the plain step is the median over rounds of the
 ratio of the round's medians, so it compares runs made minutes apart at most. Also reported: the
 resident memory growth between the end of the warm-up and the last step (largest over the rounds).
+Creating files costs kernel time that depends on the file system (one inode per file: the grad probe
+makes one per parameter and step); `--dump-root /dev/shm` shows the cost without the disk.
 
     python benchmarks/capture_overhead.py                      # msprobe-kit only
+    python benchmarks/capture_overhead.py --dump-root /dev/shm # the same, dumping to memory
     /path/to/venv-with-mindstudio-probe/bin/python benchmarks/capture_overhead.py   # both
 """
 
@@ -103,14 +106,14 @@ def _rss_bytes() -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def worker(name: str, steps: int, warmup: int) -> dict:
+def worker(name: str, steps: int, warmup: int, dump_root: str | None = None) -> dict:
     """Time `steps` captured steps of one configuration (run in a fresh interpreter)."""
     import torch
 
     torch.set_num_threads(1)
     tool, task, level = CONFIGS[name]
     model, step = _model()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory(dir=dump_root) as folder:
         debugger = _debugger(tool, task, level, folder) if tool else None
         if debugger is not None and task == "grad_probe":
             debugger.monitor(model)
@@ -139,8 +142,10 @@ def worker(name: str, steps: int, warmup: int) -> dict:
     return {"wall": wall, "cpu": cpu, "thread": thread, "rss_growth": growth}
 
 
-def _run(name: str, steps: int, warmup: int) -> dict | None:
+def _run(name: str, steps: int, warmup: int, dump_root: str | None) -> dict | None:
     command = [sys.executable, __file__, "--worker", name, "--steps", str(steps), "--warmup", str(warmup)]
+    if dump_root:
+        command += ["--dump-root", dump_root]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("RESULT "):
@@ -163,16 +168,17 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps first")
     parser.add_argument("--rounds", type=int, default=5, help="runs of every configuration, interleaved")
     parser.add_argument("--only", nargs="+", choices=list(CONFIGS), help="these configurations (plain is always run)")
+    parser.add_argument("--dump-root", help="folder for the dumps (default: the system's temporary folder)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print("RESULT " + json.dumps(worker(args.worker, args.steps, args.warmup)))
+        print("RESULT " + json.dumps(worker(args.worker, args.steps, args.warmup, args.dump_root)))
         return 0
     names = [name for name, (tool, _, _) in CONFIGS.items() if (tool != "msprobe" or _msprobe_importable())
              and (not args.only or name == "plain" or name in args.only)]
     rounds: list[dict[str, dict]] = []
     for _ in range(args.rounds):
-        results = {name: _run(name, args.steps, args.warmup) for name in names}
+        results = {name: _run(name, args.steps, args.warmup, args.dump_root) for name in names}
         if results["plain"] is not None:
             rounds.append({name: result for name, result in results.items() if result is not None})
     clocks = ("thread", "cpu", "wall")

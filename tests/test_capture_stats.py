@@ -8,8 +8,11 @@ import pytest
 import torch
 from capture_support import (
     capture,
+    load_dump,
     restore_torch,  # noqa: F401  (module-scoped autouse fixture)
+    write_config,
 )
+from msprobe_runtime.pytorch import PrecisionDebugger
 from msprobe_runtime.pytorch.capture import stats as stats_module
 
 
@@ -149,6 +152,32 @@ def test_one_transfer_per_step_and_no_item_or_host_copy(tmp_path, monkeypatch):
     dump, _, _ = capture(tmp_path, run)
     assert transfers and len(transfers) == 1 and items == []
     assert dump["data"]["Torch.relu.0.forward"]["output"][0]["Max"] is not None
+
+
+@pytest.mark.parametrize("level", ["L0", "mix"])
+def test_module_records_describe_parameters_before_the_optimizer_step(tmp_path, level):
+    """Parameter statistics of module records are those of the forward pass, not of the parameters the
+    optimizer step changed later in the window, step after step (L0 computes them before the step)."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    x = torch.randn(2, 4)
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level=level))
+    expected = []
+    try:
+        for _ in range(3):
+            debugger.start(model)
+            weight = float(model[0].weight.detach().max())
+            model(x).square().sum().backward()
+            expected.append((weight, float(model[0].weight.grad.max())))
+            optimizer.step()
+            optimizer.zero_grad()
+            debugger.step()
+    finally:
+        debugger.close()
+    for step, (weight, grad) in enumerate(expected):
+        data = load_dump(tmp_path, step)[0]["data"]
+        assert data["Module.0.Linear.forward.0"]["parameters"]["weight"]["Max"] == pytest.approx(weight)
+        assert data["Module.0.Linear.parameters_grad.0"]["weight"][0]["Max"] == pytest.approx(grad)
 
 
 def test_statistics_batch_is_computed_in_few_kernels():

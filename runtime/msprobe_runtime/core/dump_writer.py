@@ -3,7 +3,7 @@
 Layout (msprobe 26.x): ``{dump_path}/step{N}/rank{R}/{dump,stack,construct}.json`` and, in tensor mode,
 ``dump_tensor_data/*.npy``. Every file is written atomically (temporary file + rename), so a crash
 mid-write never leaves a broken file and earlier steps stay readable. JSON is encoded one record per
-line with the standard library's C encoder (valid JSON that any reader accepts, several times faster
+line (core.jsontext: orjson when installed; valid JSON that any reader accepts, several times faster
 than ``indent=1``; NaN and infinities as ``NaN``/``Infinity``, as msprobe writes them), on a background
 thread: the training thread only hands the step's records over.
 """
@@ -22,22 +22,17 @@ from pathlib import Path
 import numpy as np
 
 from msprobe_runtime.core import naming
-from msprobe_runtime.core.files import atomic_write_bytes, atomic_write_text
+from msprobe_runtime.core.files import atomic_write_bytes
+from msprobe_runtime.core.jsontext import json_bytes, key_bytes
 
 DUMP_FORMAT_VERSION = 1  # our own "version" field in dump.json; bump on an incompatible change
-# A record may hold, instead of a tensor entry, this token and the entry's number (see `entry_token`); the
-# entry's JSON text replaces it when the file is written. The random part keeps any user string from
-# looking like one.
-_ENTRY_TOKEN = f"\x00{secrets.token_hex(6)}:"
-_ENTRY_PATTERN = re.compile(re.escape(json.dumps(_ENTRY_TOKEN)[:-1]) + r'(\d+)"')
+# A record may hold, instead of a tensor entry, this token followed by the entry's number (`f"{ENTRY_TOKEN}{n}"`):
+# the text `prepare()` of write_step makes for entry n replaces it when the file is written. The random
+# part keeps any user string from looking like one.
+ENTRY_TOKEN = f"\x00{secrets.token_hex(6)}:"
+_ENTRY_PATTERN = re.compile(re.escape(json.dumps(ENTRY_TOKEN)[:-1].encode()) + rb'(\d+)"')
 _executor: ThreadPoolExecutor | None = None
 _pending_write: Future | None = None
-_encode = json.JSONEncoder(check_circular=False).encode  # records are trees: no cycle check needed
-
-
-def entry_token(number: int) -> str:
-    """What a record holds in place of tensor entry `number`, whose text `prepare()` of write_step makes."""
-    return f"{_ENTRY_TOKEN}{number}"
 
 
 def step_folder(dump_path: str | Path, step: int, rank: int) -> Path:
@@ -53,15 +48,16 @@ def dump_header(task: str, level: str, framework: str, tensor_dir: Path | None) 
 
 
 def write_step(folder: Path, header: dict, data: dict, stacks: list[tuple[list, list]], construct: dict,
-               background: bool = True, prepare: Callable[[], list[str] | None] | None = None) -> None:
+               background: bool = True, prepare: Callable[[], list[bytes] | None] | None = None) -> None:
     """Write the three JSON files of one step and rank (tensor files are written before, see save_npy).
 
     A record is a dict, or a flat (key, value, key, value, ...) tuple (cheaper to keep while a step
     runs: CPython stops tracking such tuples in its garbage collector). With `background` the text is
     encoded and the files written by a writer thread while training goes on, after `prepare()`, which
     may still fill values into the records and may return the JSON texts of the entries the records
-    hold as `entry_token`s; the caller must not change the records afterwards. `wait_for_writes()` (called by the next write, by the debugger's close() and at
-    interpreter exit) waits for them and re-raises a failure. Every file is atomic either way."""
+    hold as ENTRY_TOKEN tokens; the caller must not change the records afterwards. `wait_for_writes()`
+    (called by the next write, by the debugger's close() and at interpreter exit) waits for them and
+    re-raises a failure. Every file is atomic either way."""
     wait_for_writes()
     job = [folder, header, data, stacks, construct, prepare]
     if background:
@@ -95,7 +91,7 @@ def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, cons
              (folder / naming.CONSTRUCT_FILE, _lines_object(construct))]
     folder.mkdir(parents=True, exist_ok=True)
     for path, text in files:
-        atomic_write_text(path, text)
+        atomic_write_bytes(path, text)
 
 
 def _writer() -> ThreadPoolExecutor:
@@ -113,18 +109,17 @@ def save_npy(folder: Path, file_name: str, array: np.ndarray) -> None:
     atomic_write_bytes(folder / naming.TENSOR_DATA_DIR / file_name, buffer.getvalue())
 
 
-def _lines_object(mapping: dict) -> str:
+def _lines_object(mapping: dict) -> bytes:
     """A JSON object with one member per line."""
     if not mapping:
-        return "{}\n"
-    key_text = json.encoder.encode_basestring_ascii
-    return "{\n" + ",\n".join(f"{key_text(key)}: {_encode(value)}" for key, value in mapping.items()) + "\n}\n"
+        return b"{}\n"
+    return b"{\n" + b",\n".join(key_bytes(key) + b": " + json_bytes(value) for key, value in mapping.items()) + b"\n}\n"
 
 
-def _object_with_data(header: dict, data: dict, entries: list[str] | None) -> str:
+def _object_with_data(header: dict, data: dict, entries: list[bytes] | None) -> bytes:
     """dump.json: the header, then `data` with one record per line (flat tuples become objects, entry
     tokens their entries' texts)."""
     records = {name: dict(zip(record[::2], record[1::2], strict=True)) if record.__class__ is tuple else record
                for name, record in data.items()}
-    text = "{" + _encode(header)[1:-1] + ',\n"data": ' + _lines_object(records).rstrip("\n") + "}\n"
+    text = b"{" + json_bytes(header)[1:-1] + b',\n"data": ' + _lines_object(records).rstrip(b"\n") + b"}\n"
     return _ENTRY_PATTERN.sub(lambda match: entries[int(match[1])], text) if entries else text

@@ -5,7 +5,7 @@ plus, by summary mode, ``"md5"`` (msprobe's: CRC32 of the raw bytes, 8 hex digit
 a 64-bit position-weighted sum of the raw bits, computed on the device), and in tensor mode
 ``"data_name"`` (the .npy file). Any other argument is ``{"type", "value"}``; ``None`` stays ``null``.
 A capture side either builds these dicts (`fill_statistics` completes them) or, cheaper, has the JSON
-text of each entry made at once (`entry_head` + `entry_text`).
+text of the entries made at once (`entry_head`, `statistics_texts`, `entry_texts`).
 
 Values follow msprobe: integer tensors get Max/Min only (Mean/Norm null, except for 0-d tensors), bool
 tensors get Max = any, Min = all; complex tensors are described by their magnitudes; empty tensors get
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 
+from msprobe_runtime.core.jsontext import number_texts
+
 TYPE, DTYPE, SHAPE = "type", "dtype", "shape"
 MAX, MIN, MEAN, NORM = "Max", "Min", "Mean", "Norm"
 REQUIRES_GRAD, MD5, HASH, DATA_NAME = "requires_grad", "md5", "hash", "data_name"
@@ -25,7 +27,6 @@ STAT_KEYS = (MAX, MIN, MEAN, NORM)
 # how a tensor's statistics row is to be read
 KIND_FLOAT, KIND_INT, KIND_BOOL, KIND_NONE = "float", "int", "bool", "none"
 _NULLS = (None, None, None, None)
-_INFINITIES = {float("inf"): "Infinity", float("-inf"): "-Infinity"}
 
 
 def finite(value: float) -> float:
@@ -53,30 +54,30 @@ def fill_statistics(entry: dict, kind: str, numel: int, high, low, total, norm) 
                                                                           total, norm)
 
 
-def entry_head(type_name: str, dtype: str, shape: tuple) -> str:
+def entry_head(type_name: str, dtype: str, shape: tuple) -> bytes:
     """The JSON text of a tensor entry up to its statistics: `{"type": ..., "dtype": ..., "shape": [...], `."""
     return (f'{{"{TYPE}": {json.dumps(type_name)}, "{DTYPE}": {json.dumps(dtype)}, '
-            f'"{SHAPE}": {json.dumps(list(shape))}, ')
+            f'"{SHAPE}": {json.dumps(list(shape))}, ').encode()
 
 
-def entry_text(head: str, values: tuple, requires_grad: bool, extra: str = "") -> str:
-    """A tensor entry's JSON text: `head`, the four statistics, requires_grad, then `extra` (`, "md5": ...`)."""
-    high, low, mean, norm = values
-    return (f'{head}"{MAX}": {_number(high)}, "{MIN}": {_number(low)}, "{MEAN}": {_number(mean)}, '
-            f'"{NORM}": {_number(norm)}, "{REQUIRES_GRAD}": {"true" if requires_grad else "false"}{extra}}}')
+_STATISTICS = f'"{MAX}": %s, "{MIN}": %s, "{MEAN}": %s, "{NORM}": %s'.encode()
+_ENTRY_TAIL = f'%s%s, "{REQUIRES_GRAD}": %s%s}}'.encode()
+_BOOLS = (b"false", b"true")
 
 
-def _number(value) -> str:
-    """A statistic as Python's json writes it."""
-    if value.__class__ is float:
-        if value - value == 0.0:
-            return float.__repr__(value)
-        return "NaN" if value != value else _INFINITIES[value]
-    if value is None:
-        return "null"
-    if value.__class__ is bool:
-        return "true" if value else "false"
-    return int.__repr__(value)
+def statistics_texts(rows: list[tuple]) -> list[bytes]:
+    """Each (Max, Min, Mean, Norm) row as entry text, `"Max": 1.0, "Min": ..., "Norm": ...`, all numbers
+    encoded in one call."""
+    numbers = number_texts([value for row in rows for value in row])
+    return [_STATISTICS % quad for quad in zip(numbers[::4], numbers[1::4], numbers[2::4], numbers[3::4], strict=True)]
+
+
+def entry_texts(heads: list[bytes], statistics: list[bytes], requires_grad: list[bool], extras=None) -> list[bytes]:
+    """Tensor entries' JSON texts: each head, its statistics text, requires_grad, then its extra text
+    (`, "md5": ...`)."""
+    extras = extras if extras is not None else [b""] * len(heads)
+    return [_ENTRY_TAIL % (head, text, _BOOLS[flag], extra)
+            for head, text, flag, extra in zip(heads, statistics, requires_grad, extras, strict=True)]
 
 
 def hash_text(value: int) -> str:

@@ -5,11 +5,11 @@ Tensors become entries whose statistics are filled after the step's single devic
 (capture.stats), on the writer thread, which also encodes the JSON. Everything the session runs itself
 is marked as inside a wrapped call, so its own torch calls are never recorded.
 
-A tensor's place in a record is a token string (core.dump_writer.entry_token); its JSON text is made
-from a cached head (type, dtype, shape) and the statistics on the writer thread. What a step keeps is
-cheap for Python's garbage collector: tokens are strings, API records are flat (key, value, key, value,
-...) tuples and argument lists are tuples, which CPython stops tracking at its first look, so the
-hundreds of records of a step do not make it run full collections of the whole process's heap.
+A tensor's place in a record is a token string (core.dump_writer.ENTRY_TOKEN and the entry's number);
+its JSON text is made from a cached head (type, dtype, shape) and the statistics on the writer thread.
+What a step keeps is cheap for Python's garbage collector: tokens are strings, API records are flat (key, value, key, value, ...) tuples and argument
+lists are tuples, which CPython stops tracking at its first look, so the hundreds of records of a step
+do not make it run full collections of the whole process's heap.
 """
 
 from __future__ import annotations
@@ -24,15 +24,16 @@ import torch
 
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.config import DebuggerConfig
-from msprobe_runtime.core.dump_writer import dump_header, entry_token, step_folder, write_step
+from msprobe_runtime.core.dump_writer import ENTRY_TOKEN, dump_header, step_folder, write_step
 from msprobe_runtime.core.stats import (
     DATA_NAME,
     HASH,
     MD5,
     entry_head,
-    entry_text,
+    entry_texts,
     hash_text,
     md5_text,
+    statistics_texts,
     statistics_values,
 )
 from msprobe_runtime.pytorch.capture import stacks
@@ -47,10 +48,11 @@ _compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
 _getframe = sys._getframe
 Tensor = torch.Tensor
-_heads: dict[tuple, tuple[str, bool]] = {}  # (dtype, shape) -> (entry head text, 0-d), shared by entries
+_heads: dict[tuple, tuple[bytes, bool]] = {}  # (dtype, shape) -> (entry head text, 0-d), shared by steps
 
 
-def _head(key: tuple) -> tuple[str, bool]:
+def _head(key: tuple) -> tuple[bytes, bool]:
+    """The entry head text of a (dtype, shape), and whether it is 0-d (cached)."""
     head = _heads.get(key)
     if head is None:
         if len(_heads) > _CACHE_LIMIT:
@@ -113,8 +115,7 @@ class CaptureSession:
         self.parameter_grads: dict[int, tuple] = {}  # per module: (index, name, record) of its open parameters_grad
         self.closed = False
         self.filtered = bool(config.list or config.scope)
-        # per tensor entry, by number: its head (and 0-d or not), requires_grad, statistics slot
-        self._entry_heads: list[tuple[str, bool]] = []
+        # per tensor entry, by number: requires_grad and statistics slot (which knows dtype and shape)
         self._entry_grads: list[bool] = []
         self._entry_slots: list[int] = []
         self._data_names: dict[int, str] = {}  # tensor mode: per entry, its .npy file
@@ -178,15 +179,13 @@ class CaptureSession:
 
     def tensor(self, t: torch.Tensor, record: str, category: str, path: tuple, snapshot: bool = False) -> str:
         """The token of a tensor's entry; its statistics (and data file) follow after the step."""
-        key = (t.dtype, t.shape)
         number = len(self._entry_slots)
-        self._entry_heads.append(_heads.get(key) or _head(key))
         self._entry_grads.append(t.requires_grad)
         file_name = None
         if self.tensor_folder is not None:
             file_name = self._data_names[number] = naming.tensor_file_name(record, category, path)
         self._entry_slots.append(self.stats.snapshot(t, file_name) if snapshot else self.stats.slot(t, file_name))
-        return entry_token(number)
+        return f"{ENTRY_TOKEN}{number}"
 
     def outputs(self, value, record: str) -> tuple:
         """A call's result as msprobe's `output` list."""
@@ -320,22 +319,30 @@ class CaptureSession:
         write_step(self.folder, header, self.data, self._stack_items, construct,
                    prepare=partial(self._entry_texts, host))
 
-    def _entry_texts(self, host: HostStatistics) -> list[str]:
+    def _entry_texts(self, host: HostStatistics) -> list[bytes]:
         """Every entry's JSON text, statistics (and md5, hash, data file) included; on the writer thread."""
         high, low, total, norm, digest = host.columns()
-        kinds, numels, md5 = self.stats.kinds, self.stats.numels, self.stats.md5
-        mode, names = self.config.summary_mode, self._data_names
-        texts = []
-        for number, ((head, scalar), requires_grad, slot) in enumerate(
-                zip(self._entry_heads, self._entry_grads, self._entry_slots, strict=True)):
-            values = statistics_values(kinds[slot], numels[slot], scalar, high[slot], low[slot], total[slot], norm[slot])
+        kinds, numels, heads = self.stats.kinds, self.stats.numels, [_head(key) for key in self.stats.layouts]
+        texts = statistics_texts([statistics_values(kinds[slot], numels[slot], heads[slot][1], high[slot], low[slot],
+                                                    total[slot], norm[slot]) for slot in range(len(kinds))])
+        slots = self._entry_slots
+        return entry_texts([heads[slot][0] for slot in slots], [texts[slot] for slot in slots], self._entry_grads,
+                           self._extras(digest))
+
+    def _extras(self, digest: list) -> list[bytes] | None:
+        """Per entry, its data file (tensor mode) and md5 or hash text; None when there are none."""
+        mode, names, md5 = self.config.summary_mode, self._data_names, self.stats.md5
+        if not names and mode not in ("hash", "md5"):
+            return None
+        extras = []
+        for number, slot in enumerate(self._entry_slots):
             extra = f', "{DATA_NAME}": {json.dumps(names[number])}' if number in names else ""
             if mode == "hash" and digest[slot] is not None:
                 extra += f', "{HASH}": "{hash_text(digest[slot])}"'
             elif mode == "md5" and slot in md5:
                 extra += f', "{MD5}": "{md5_text(md5[slot])}"'
-            texts.append(entry_text(head, values, requires_grad, extra))
-        return texts
+            extras.append(extra.encode())
+        return extras
 
 
 def _matches(name: str, pattern: str) -> bool:

@@ -60,6 +60,7 @@ class StatBuffer:
         self.budget_bytes = budget_bytes
         self.kinds: list[str] = []
         self.numels: list[int] = []
+        self.layouts: list[tuple] = []  # per slot: (dtype, shape)
         self.files: dict[int, list[str]] = defaultdict(list)
         self.md5: dict[int, int] = {}
         self.stale: list[int] = []
@@ -90,6 +91,7 @@ class StatBuffer:
         numel = t.numel() if kind is not KIND_NONE else 0
         self.kinds.append(kind)
         self.numels.append(numel)
+        self.layouts.append((dtype, t.shape))
         if file_name is not None:
             self.files[slot].append(file_name)
             if not numel and kind is not KIND_NONE:

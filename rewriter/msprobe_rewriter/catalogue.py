@@ -650,3 +650,48 @@ MINDSPORE_LOAD_CHECKPOINT = frozenset({"mindspore.load_checkpoint", "mindspore.t
                                        "mindspore.train.serialization.load_checkpoint"})
 # `load_checkpoint` arguments that load only some parameters.
 MINDSPORE_CHECKPOINT_FILTERS = ("choice_func", "filter_prefix", "specify_prefix")
+
+# --- seeds that change every run (entropy-seed) ----------------------------------------------------
+# Seeding calls -> (position, keyword) of their seed argument. Classes that seed when constructed (the
+# Hugging Face trainers in SEED_ALL_CALLS) take no seed argument and are left out.
+SEED_ARGUMENTS: dict[str, tuple[int, str]] = {
+    **dict.fromkeys((name for calls in SEED_CALLS.values() for name in calls), (0, "seed")),
+    **dict.fromkeys((name for name in SEED_ALL_CALLS if not name.rpartition(".")[2][:1].isupper()), (0, "seed")),
+    "random.seed": (0, "a"),
+    **GENERATOR_FACTORIES,
+}
+# Calls whose value differs in every run: qualified name -> what it reads.
+ENTROPY_SOURCES: dict[str, str] = {
+    **dict.fromkeys(("time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+                     "time.monotonic_ns", "time.process_time", "time.process_time_ns", "time.thread_time",
+                     "time.thread_time_ns", "time.localtime", "time.gmtime", "time.ctime", "time.strftime",
+                     "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+                     "datetime.date.today"), "a clock reading"),
+    **dict.fromkeys(("os.urandom", "os.getrandom", "random.SystemRandom", "secrets.randbits", "secrets.randbelow",
+                     "secrets.token_bytes", "secrets.token_hex", "secrets.token_urlsafe", "secrets.choice",
+                     "secrets.SystemRandom"), "OS entropy"),
+    **dict.fromkeys(("uuid.uuid1", "uuid.uuid4"), "a fresh UUID"),
+    **dict.fromkeys(("os.getpid", "os.getppid", "threading.get_ident", "threading.get_native_id"),
+                    "a process or thread id"),
+}
+# Calls that reseed a default generator from OS entropy (and return the seed): name -> generator family.
+ENTROPY_RESEEDERS: dict[str, str] = {
+    **dict.fromkeys(("torch.seed", "torch.random.seed", "torch.cuda.seed", "torch.cuda.seed_all"), "torch"),
+    **dict.fromkeys(("mindspore.seed", "mindspore.common.seed", "mindspore.common.generator.seed"),
+                    "mindspore-generator"),
+}
+# Names of functions that reseed from entropy by contract (`torch.seed`, `Generator.seed`): the seeding
+# calls inside their implementations (in torch-like libraries) are not reported.
+RESEEDER_FUNCTION_NAMES = frozenset(name.rpartition(".")[2] for name in ENTROPY_RESEEDERS)
+# Calls that read back the seed of a default generator: name -> generator family. Deterministic unless a
+# reseeder above ran first (torch's default generator starts from a fixed seed).
+INITIAL_SEED_READERS: dict[str, str] = {
+    **dict.fromkeys(("torch.initial_seed", "torch.random.initial_seed", "torch.cuda.initial_seed"), "torch"),
+    **dict.fromkeys(("mindspore.initial_seed", "mindspore.common.initial_seed",
+                     "mindspore.common.generator.initial_seed"), "mindspore-generator"),
+}
+# Module-level draws of generators that start from OS entropy until seeded: draw -> generator family.
+# (torch's default generator starts from a fixed seed, so an unseeded torch draw repeats.)
+ENTROPY_UNTIL_SEEDED_DRAWS: dict[str, str] = {
+    **dict.fromkeys(PYTHON_RANDOM_DRAWS, "random"), **dict.fromkeys(NUMPY_RANDOM_DRAWS, "numpy"),
+}

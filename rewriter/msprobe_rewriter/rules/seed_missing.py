@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import seeding
+from msprobe_rewriter import entropy, seeding
 from msprobe_rewriter.context import FileContext, constant
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -59,7 +59,9 @@ class SeedMissing(Rule):
                "seeding helper imported from another file of the project (followed two files deep; a helper "
                "that cannot be found but is named like a seeder counts). Seeding only under a condition that is "
                "false with the default arguments (`if args.seed is not None:` with `--seed` defaulting to None) "
-               "is reported at that condition.")
+               "is reported at that condition. A script whose only seeding draws a fresh seed every run "
+               "(`random.seed()`, `torch.seed()`) is left to entropy-seed (MSP108), which points at that call: "
+               "one finding per hazard.")
     why = ("Without a seed, weight initialisation, data order, augmentation and dropout start from a different "
            "random state in every run, so no two runs (or the GPU and NPU runs you want to compare) compute the "
            "same numbers, and a precision difference cannot be told apart from noise. A seed behind an optional "
@@ -223,6 +225,21 @@ def main():
 if __name__ == "__main__":
     main()
 """,
+        # It seeds, but from OS entropy: entropy-seed (MSP108) reports `random.seed()` and `torch.seed()`.
+        """\
+import random
+
+import torch
+
+random.seed()
+torch.seed()
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(10):
+    optimizer.zero_grad()
+    model(torch.randn(8, 4)).sum().backward()
+    optimizer.step()
+""",
         """\
 import mindspore as ms
 from mindspore import nn
@@ -254,7 +271,7 @@ if __name__ == "__main__":
     main()
 """, lines=(15,)),
         # A module-level training loop; the only seeding happens inside DataLoader workers, derived from
-        # torch's own (unseeded) state, and `T.seed()` picks a non-deterministic seed.
+        # torch's own (unseeded) state.
         Invalid("""\
 import numpy as np
 import torch as T
@@ -265,7 +282,6 @@ def seed_worker(worker_id):
     np.random.seed(T.initial_seed() % 2**32)
 
 
-T.seed()
 model = T.nn.Linear(4, 1)
 opt = T.optim.Adam(model.parameters())
 loader = DL(TensorDataset(T.randn(64, 4)), batch_size=8, shuffle=True, worker_init_fn=seed_worker)
@@ -273,7 +289,7 @@ for (x,) in loader:
     opt.zero_grad()
     model(x).mean().backward()
     opt.step()
-""", lines=(14,)),
+""", lines=(13,)),
         # Seeds only when --seed is given: argparse's default for `--seed` is None.
         Invalid("""\
 import argparse
@@ -357,6 +373,8 @@ if __name__ == "__main__":
             return
         facts = seeding.analyse(ctx)
         verdict = facts.default_run(lambda e: bool(e.summary.families) and e.function not in facts.worker_init)
+        if not verdict.pinned and any(found.global_seed for found in entropy.analyse(ctx)):
+            return  # it seeds, but from entropy (`random.seed()`, `torch.seed()`): entropy-seed reports that
         report_whole_script(self, facts, verdict, CONDITIONAL)
 
 

@@ -13,7 +13,7 @@ torch.manual_seed(0)
 model = DistributedDataParallel(nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 1)))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 stray = torch.Generator().manual_seed(torch.seed())  # a fresh seed each run
-for step in range(3):
+for _ in range(3):
     if dist.get_rank() == 1:
         batch = torch.randn(4, 8, generator=stray)  # HAZARD: unseeded on rank 1
     else:

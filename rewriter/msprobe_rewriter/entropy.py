@@ -1,0 +1,452 @@
+"""Seeds that change every run: where a seeding call's seed comes from (for entropy-seed, and for
+seed-missing, which leaves a script whose only seeding draws from entropy to it).
+
+One lazy pass per file records what names and attribute chains (`opt.manualSeed`) were assigned, per
+scope, with the `if` tests around each. A seed is followed back through them: an assignment counts when
+its tests hold with the argparse defaults (or it is under the `__main__` guard); one under a test that
+cannot be decided leaves the seed unknown, and unknown is never reported. Entropy is: a missing or None
+seed where that means OS entropy, a clock or entropy source (`catalogue.ENTROPY_SOURCES`), `torch.seed()`,
+`torch.initial_seed()` after it, or a `random` / `np.random` draw made before they are seeded.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import weakref
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from msprobe_rewriter import catalogue, conditions, pinning, seeding
+from msprobe_rewriter.context import EVAL_NAME, NOT_CONSTANT, FileContext, argument, constant
+
+SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+SEEDING_METHODS = frozenset({"manual_seed", "manual_seed_all", "seed"})  # `g.manual_seed(s)`, `rng.seed(s)`
+CALLEE_NAMES = (frozenset(name.rpartition(".")[2] for name in (*catalogue.SEED_ARGUMENTS, *catalogue.ENTROPY_RESEEDERS))
+                | SEEDING_METHODS)
+# A call that may seed (`manual_seed(`, `set_seed(`, `default_rng(`, ...): the cheap pre-filter of `analyse`.
+ARGPARSE = re.compile(r"add_argument|set_defaults")
+NEWLINE = re.compile(r"\n")
+_FACTORY_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES}))
+MAY_SEED = re.compile(rf"(?:\w*seed\w*|{_FACTORY_NAMES})\s*\(")
+FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator"}
+MAX_DEPTH = 12
+FIX = "every run seeds differently; use a fixed seed (log it if you want to vary it deliberately)"
+RESEEDS = ("`{name}()` reseeds the default generator from OS entropy: every run draws differently; seed it with a "
+           "fixed value instead (`manual_seed(seed)`)")
+Position = tuple[int, int]
+
+
+class Origin(NamedTuple):
+    """Where an entropy seed comes from: the node to name, and how to describe it."""
+
+    node: ast.AST
+    description: str
+
+
+NONE = Origin(ast.Constant(None), "None")  # a seed that is None with the default arguments
+
+
+@dataclass(frozen=True)
+class EntropySeed:
+    """One finding of the entropy-seed rule."""
+
+    node: ast.AST
+    message: str
+    on_eval_path: bool
+    global_seed: bool  # the call seeds a default generator (what seed-missing looks for), not an object
+
+
+@dataclass(frozen=True)
+class _Binding:
+    end: Position
+    value: ast.expr | None  # None: bound to something we do not follow (a parameter, a loop variable)
+    guards: tuple[conditions.Guard, ...]
+    scopes: tuple[ast.AST, ...]
+
+
+@dataclass(frozen=True)
+class _Call:
+    node: ast.Call
+    guards: tuple[conditions.Guard, ...]
+    scopes: tuple[ast.AST, ...]  # module first, innermost last
+
+
+_CACHE: weakref.WeakKeyDictionary[FileContext, list[EntropySeed]] = weakref.WeakKeyDictionary()
+
+
+def analyse(ctx: FileContext) -> list[EntropySeed]:
+    """Every seeding call of `ctx`'s file whose seed changes from run to run (computed once)."""
+    found = _CACHE.get(ctx)
+    if found is None:
+        found = _CACHE[ctx] = _Tracer(ctx).findings() if MAY_SEED.search(ctx.source) else []
+    return found
+
+
+def qualify(ctx: FileContext, node: ast.AST) -> str | None:
+    """The qualified name of a Name/Attribute chain rooted in any import (`time.time`, not only torch's)."""
+    found = ctx.qualname(node)
+    if found is not None:
+        return found
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    base = ctx.imports.bindings.get(node.id) if isinstance(node, ast.Name) else None
+    return ".".join((base, *reversed(parts))) if base is not None else None
+
+
+def _start(node: ast.AST) -> Position:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and any(constant(c) == "__main__" for c in test.comparators))
+
+
+def _key(node: ast.expr) -> str | None:
+    """`seed` for a name, `opt.manualSeed` for an attribute chain of names; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and _key(node.value) is not None:
+        return f"{_key(node.value)}.{node.attr}"
+    return None
+
+
+def _text(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    if len(text) > 40 and isinstance(node, ast.Call):
+        return f"{ast.unparse(node.func)}(...)"
+    return text
+
+
+class _Tracer:
+    """The file's assignments and seeding-related calls, and the tracing of seeds through them."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.bindings: dict[tuple[int, str], list[_Binding]] = {}  # (scope id, key) -> in source order
+        self.calls: list[_Call] = []
+        self.all_calls: list[_Call] = []
+        self.reseeds: list[_Call] = []
+        self._lookup: conditions.Lookup | None = None
+        self._depth = 0
+        self._walk()
+
+    # --- recording ---------------------------------------------------------------------------
+    def _walk(self) -> None:
+        """Visit statements only (cheap), with their `if` tests and scopes; look for calls only in the
+        statements on lines that may seed or define argparse options."""
+        source = self.ctx.source
+        starts = [m.start() for pattern in (MAY_SEED, ARGPARSE) for m in pattern.finditer(source)]
+        newlines = [m.start() for m in NEWLINE.finditer(source)] if starts else []
+        lines = {bisect.bisect_left(newlines, start) + 1 for start in starts}
+        stack: list[tuple[ast.AST, tuple, tuple]] = [(self.ctx.tree, (), ())]
+        while stack:
+            node, guards, scopes = stack.pop()
+            if isinstance(node, SCOPES):
+                scopes = (*scopes, node)
+                if not isinstance(node, (ast.Module, ast.ClassDef)):
+                    args = node.args
+                    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                        if arg is not None:
+                            self._bind(arg.arg, _Binding((0, 0), None, (), scopes))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+                value = node.value
+                if isinstance(node, ast.AugAssign):
+                    value = ast.copy_location(ast.BinOp(node.target, node.op, node.value), node)
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    self._assign(target, value, node, guards, scopes)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                targets = [node.target] if hasattr(node, "target") else [i.optional_vars for i in node.items]
+                for target in targets:
+                    if target is not None:
+                        self._assign(target, None, node, guards, scopes)
+            bodies, expressions = _split_fields(node)
+            if expressions and any(line in lines for line in range(getattr(node, "lineno", 0), _header_end(node, bodies) + 1)):
+                for expression in expressions:
+                    self._note_calls(expression, guards, scopes)
+            if isinstance(node, ast.If):
+                inner = () if _is_main_guard(node.test) else ((node.test, True),)
+                stack += [(c, guards + ((node.test, False),), scopes) for c in reversed(node.orelse)]
+                stack += [(c, guards + inner, scopes) for c in reversed(node.body)]
+                continue
+            stack += [(child, guards, scopes) for child in reversed(bodies)]
+
+    def _note_calls(self, expression: ast.AST, guards, scopes) -> None:
+        for node in ast.walk(expression):
+            if isinstance(node, ast.Call):
+                self._note_call(_Call(node, guards, scopes))
+
+    def _assign(self, target: ast.expr, value: ast.expr | None, stmt: ast.AST, guards, scopes) -> None:
+        end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            if values is not None and len(values) != len(target.elts):
+                values = None
+            for i, element in enumerate(target.elts):
+                self._assign(element, values[i] if values is not None else None, stmt, guards, scopes)
+        elif isinstance(target, ast.Starred):
+            self._assign(target.value, None, stmt, guards, scopes)
+        elif (key := _key(target)) is not None:
+            self._bind(key, _Binding(end, value, guards, scopes), shared=not isinstance(target, ast.Name))
+
+    def _bind(self, key: str, binding: _Binding, shared: bool = False) -> None:
+        """Record an assignment; attribute chains (`opt.manualSeed`) are shared by every scope of the file."""
+        scope = self.ctx.tree if shared else binding.scopes[-1]
+        self.bindings.setdefault((id(scope), key), []).append(binding)
+
+    def _note_call(self, call: _Call) -> None:
+        self.all_calls.append(call)
+        if self.ctx.callee_name(call.node) in CALLEE_NAMES or _named_like_seeder(call.node):
+            self.calls.append(call)
+            if qualify(self.ctx, call.node.func) in catalogue.ENTROPY_RESEEDERS:
+                self.reseeds.append(call)
+
+    # --- default-run questions ---------------------------------------------------------------
+    def _defaults(self, node: ast.expr) -> object:
+        """The argparse default of `args.<dest>` (found on first use)."""
+        if self._lookup is None:
+            self._lookup = conditions.argparse_lookup(conditions.argparse_defaults(c.node for c in self.all_calls))
+        return self._lookup(node)
+
+    def _runs(self, guards, scopes) -> bool | None:
+        """Whether code under `guards` runs with the default arguments (None: cannot tell)."""
+        verdict: bool | None = True
+        for test, wanted in guards:
+            truth = conditions.truth(test, lambda node, scopes=scopes: self._known(node, scopes))
+            if truth is None:
+                verdict = None
+            elif truth is not wanted:
+                return False
+        return verdict
+
+    def _known(self, node: ast.expr, scopes) -> object:
+        """The default-run value of a name or attribute in a test: its assignments, else argparse's default."""
+        binding = self._latest(node, scopes)
+        if binding is None:
+            return self._defaults(node) if isinstance(node, ast.Attribute) else conditions.UNKNOWN
+        if binding is False or binding.value is None or self._depth > MAX_DEPTH:
+            return conditions.UNKNOWN
+        self._depth += 1
+        try:
+            return conditions.value(binding.value, lambda inner: self._known(inner, scopes))
+        finally:
+            self._depth -= 1
+
+    def _latest(self, node: ast.expr, scopes) -> _Binding | None | bool:
+        """The assignment `node` reads in the default run; None if never assigned, False if unknown."""
+        key = _key(node)
+        if key is None:
+            return False
+        where = _start(node)
+        chain = reversed(scopes) if isinstance(node, ast.Name) else (self.ctx.tree,)
+        for depth, scope in enumerate(chain):
+            if isinstance(scope, ast.ClassDef) and depth:
+                continue
+            entries = self.bindings.get((id(scope), key))
+            if not entries:
+                continue
+            for binding in reversed(entries):
+                if depth == 0 and binding.end > where:
+                    continue
+                runs = self._runs(binding.guards, binding.scopes)
+                if runs is None:
+                    return False
+                if runs:
+                    return binding
+            return None
+        return None
+
+    # --- tracing seeds -----------------------------------------------------------------------
+    def _origin(self, node: ast.expr, scopes) -> Origin | None:
+        """Where the entropy in `node` comes from, `NONE` if it is None by default, or None if it is fixed."""
+        if self._depth > MAX_DEPTH:
+            return None
+        self._depth += 1
+        try:
+            return self._origin_of(node, scopes)
+        finally:
+            self._depth -= 1
+
+    def _origin_of(self, node: ast.expr, scopes) -> Origin | None:
+        if constant(node) is None:
+            return NONE
+        if isinstance(node, (ast.Name, ast.Attribute)) and _key(node) is not None:
+            binding = self._latest(node, scopes)
+            if binding is None and isinstance(node, ast.Attribute):
+                return NONE if self._defaults(node) is None and not self._parameter_rooted(node, scopes) else None
+            if not binding or binding.value is None:
+                return None
+            return self._origin(binding.value, binding.scopes)
+        if isinstance(node, ast.Call):
+            found = self._call_origin(node, scopes)
+            if found is not None:
+                return found
+        if isinstance(node, ast.IfExp):
+            truth = conditions.truth(node.test, lambda inner: self._known(inner, scopes))
+            if truth is not None:
+                return self._origin(node.body if truth else node.orelse, scopes)
+            branches = [self._origin(node.body, scopes), self._origin(node.orelse, scopes)]
+            return branches[0] if all(b not in (None, NONE) for b in branches) else None
+        if isinstance(node, ast.BoolOp):
+            return self._boolop_origin(node, scopes)
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Compare)):
+            return None
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                found = self._origin(child, scopes)
+                if found is not None and found is not NONE:
+                    return found
+        return None
+
+    def _parameter_rooted(self, node: ast.Attribute, scopes) -> bool:
+        """`args.seed` where `args` is a parameter: its value is the caller's (who may have checked it)."""
+        root = node.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        binding = self._latest(root, scopes) if isinstance(root, ast.Name) else None
+        return binding is False or (binding is not None and binding.end == (0, 0))
+
+    def _boolop_origin(self, node: ast.BoolOp, scopes) -> Origin | None:
+        """`args.seed or int(time.time())`: the operand that decides the value with the default arguments."""
+        for operand in node.values[:-1]:
+            truth = conditions.truth(operand, lambda inner: self._known(inner, scopes))
+            if truth is None:
+                return None
+            if truth is isinstance(node.op, ast.Or):
+                return self._origin(operand, scopes)
+        return self._origin(node.values[-1], scopes)
+
+    def _call_origin(self, call: ast.Call, scopes) -> Origin | None:
+        qualified = qualify(self.ctx, call.func)
+        line = f"`{_text(call)}` (line {call.lineno})"
+        if qualified in catalogue.ENTROPY_SOURCES:
+            return Origin(call, f"{line}, {catalogue.ENTROPY_SOURCES[qualified]}")
+        if qualified in catalogue.ENTROPY_RESEEDERS:
+            return Origin(call, f"{line}, which reseeds from OS entropy")
+        if qualified in catalogue.INITIAL_SEED_READERS:
+            reseed = self._reseeded_before(call, catalogue.INITIAL_SEED_READERS[qualified], scopes)
+            return Origin(reseed, f"{line}, the OS-entropy seed `{_text(reseed)}` picked on line {reseed.lineno}") \
+                if reseed is not None else None
+        family = catalogue.ENTROPY_UNTIL_SEEDED_DRAWS.get(qualified)
+        if family is not None and not self._seeded_before(call, family):
+            return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]} before it is seeded")
+        return None
+
+    def _reseeded_before(self, call: ast.Call, family: str, scopes) -> ast.Call | None:
+        """The reseeding call (`torch.seed()`) whose seed `call` reads back, if the default run makes one."""
+        function = next((s.name for s in reversed(scopes) if isinstance(s, FUNCTIONS)), None)
+        facts = seeding.analyse(self.ctx)
+        if function in facts.worker_init:
+            return None  # inside a DataLoader worker it reads the per-worker seed, derived from the base seed
+        events = [(_start(r.node), r.node) for r in self.reseeds
+                  if catalogue.ENTROPY_RESEEDERS[qualify(self.ctx, r.node.func)] == family
+                  and self._runs(r.guards, r.scopes) is not False]
+        events += [(_start(e.node), None) for e in facts.effects
+                   if family in e.summary.families and facts.skipping_guard(e) is None]
+        earlier = [event for event in events if event[0] < _start(call)]
+        return max(earlier, key=lambda event: event[0])[1] if earlier else None
+
+    def _seeded_before(self, node: ast.AST, family: str) -> bool:
+        facts = seeding.analyse(self.ctx)
+        return any(family in e.summary.families and _start(e.node) < _start(node) and facts.skipping_guard(e) is None
+                   for e in facts.effects)
+
+    # --- findings ----------------------------------------------------------------------------
+    def findings(self) -> list[EntropySeed]:
+        """One finding per entropy origin, at the first seeding call it reaches."""
+        found: dict[int, tuple[_Call, str, bool, list[int]]] = {}
+        for call in self.calls:
+            node = call.node
+            if self._runs(call.guards, call.scopes) is False or _implements_reseeder(call.scopes):
+                continue
+            qualified = qualify(self.ctx, node.func) or seeding.method_qualname(self.ctx, node)
+            problem = self._problem(node, qualified, call.scopes)
+            if problem is None:
+                continue
+            origin, message = problem
+            on_object = qualified not in catalogue.SEED_ARGUMENTS and getattr(node.func, "attr", "") in SEEDING_METHODS
+            global_seed = qualified not in catalogue.GENERATOR_FACTORIES and not on_object  # `g.manual_seed(s)`
+            if id(origin.node) in found:
+                found[id(origin.node)][3].append(node.lineno)
+            else:
+                found[id(origin.node)] = (call, message, global_seed, [])
+        for reseed in self.reseeds:
+            if id(reseed.node) not in found and self._runs(reseed.guards, reseed.scopes) is not False:
+                name = ast.unparse(reseed.node.func)
+                found[id(reseed.node)] = (reseed, RESEEDS.format(name=name), True, [])
+        results = []
+        for call, message, global_seed, also in found.values():
+            if also:
+                message += f" (the same seed is passed on line {', '.join(map(str, sorted(set(also))))})"
+            results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed))
+        return sorted(results, key=lambda f: _start(f.node))
+
+    def _problem(self, node: ast.Call, qualified: str | None, scopes) -> tuple[Origin, str] | None:
+        """The origin of the seed of a seeding call and the message, if the seed changes every run."""
+        if qualified in catalogue.SEED_ARGUMENTS:
+            seed = argument(node, *catalogue.SEED_ARGUMENTS[qualified])
+        elif qualified in catalogue.ENTROPY_RESEEDERS:
+            return None
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in SEEDING_METHODS or _named_like_seeder(node):
+            seed = argument(node, 0, "seed")
+            if seed is None:
+                return None  # a bare `g.seed()` is unseeded-generator's, a helper's own default is unknown
+        else:
+            return None
+        name = ast.unparse(node.func)
+        entropy_when_none = qualified in catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT
+        if seed is None:
+            if entropy_when_none and not node.args and not node.keywords:
+                return Origin(node, ""), f"`{name}()` without a seed seeds from OS entropy: {FIX}"
+            return None
+        origin = self._origin(seed, scopes)
+        if origin is None:
+            return None
+        if origin is NONE:
+            if not entropy_when_none:
+                return None  # None is an error there (torch, MindSpore) or unseeded-generator's finding
+            if constant(seed) is not NOT_CONSTANT:
+                return Origin(node, ""), f"`{name}(None)` seeds from OS entropy: {FIX}"
+            return Origin(node, ""), (f"the seed `{ast.unparse(seed)}` is None with the default arguments, so "
+                                      f"`{name}` seeds from OS entropy: {FIX}; give the seed option a default")
+        return origin, f"the seed comes from {origin.description}: {FIX}"
+
+    def _on_eval_path(self, call: _Call) -> bool:
+        return self.ctx.eval_file or any(isinstance(s, FUNCTIONS) and EVAL_NAME.search(s.name) for s in call.scopes)
+
+
+def _split_fields(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+    """A statement's nested statements (bodies, handlers, cases) and its own expressions."""
+    bodies: list[ast.AST] = []
+    expressions: list[ast.AST] = []
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, list) and value and isinstance(value[0], (ast.stmt, ast.excepthandler, ast.match_case)):
+            bodies += value
+        elif name not in ("decorator_list", "args", "returns") or not isinstance(node, SCOPES):
+            expressions += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, ast.expr)]
+    return bodies, expressions
+
+
+def _header_end(node: ast.AST, bodies: list[ast.AST]) -> int:
+    """The last line of a statement that is not in its nested statements."""
+    return bodies[0].lineno - 1 if bodies else getattr(node, "end_lineno", None) or getattr(node, "lineno", 0)
+
+
+def _implements_reseeder(scopes: tuple[ast.AST, ...]) -> bool:
+    """Inside a function named `seed` (a `Generator.seed()` of a torch-like library): drawing a fresh seed is
+    its contract, like `torch.seed()`'s; its callers are judged instead."""
+    return isinstance(scopes[-1], FUNCTIONS) and scopes[-1].name in catalogue.RESEEDER_FUNCTION_NAMES
+
+
+def _named_like_seeder(call: ast.Call) -> bool:
+    """A call of a function we cannot see into whose name says it seeds (`set_seed(s)`, `utils.init_seeds(s)`)."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return bool(pinning.SEEDER_NAME.search(name)) and not pinning.NOT_SEEDER.search(name) \
+        and name not in SEEDING_METHODS
+

@@ -1,0 +1,201 @@
+"""MSP108 entropy-seed: a seeding call whose seed changes from run to run (clock, OS entropy, unseeded draw)."""
+
+from __future__ import annotations
+
+from msprobe_rewriter import entropy
+from msprobe_rewriter.context import Site
+from msprobe_rewriter.rules.base import Invalid, Rule
+
+
+class EntropySeed(Rule):
+    code = "MSP108"
+    name = "entropy-seed"
+    severity = "error"
+    frameworks = ("pytorch", "mindspore", "python")
+    message = ("this seed changes from run to run: every run seeds differently; use a fixed seed (log it if you "
+               "want to vary it deliberately)")
+    summary = ("Flags a seeding call (`random.seed`, `np.random.seed`, `torch.manual_seed`, `mindspore.set_seed`, "
+               "`mindspore.manual_seed`, library seeders such as `seed_everything`, a generator's "
+               "`.manual_seed(s)` / `.seed(s)`, `np.random.default_rng(s)`, `random.Random(s)`, and project "
+               "helpers named like seeders) whose seed is missing or None where that means OS entropy "
+               "(`random.seed()`, `np.random.seed(None)`, an argparse option defaulting to None), or comes from a "
+               "clock (`time.time()`, `datetime.now()`), an entropy source (`os.urandom`, `secrets`, `uuid4()`, "
+               "`os.getpid()`, `random.SystemRandom()`), `torch.seed()`, `torch.initial_seed()` after "
+               "`torch.seed()`, or a `random` / `np.random` draw made before those generators are seeded. The seed "
+               "is followed through plain assignments and attribute assignments (`opt.manualSeed = ...`), "
+               "including ones under a condition that holds with the default arguments. A bare `torch.seed()` is "
+               "reported too.")
+    why = ("A seed drawn from the clock or the OS is a different seed in every run: the script calls the seeding "
+           "function, so it looks reproducible, but no two runs (nor the GPU and NPU runs you want to compare) "
+           "start from the same state. The classic form is `if opt.seed is None: opt.seed = random.randint(1, "
+           "10000)` followed by `random.seed(opt.seed)`: with the default arguments the seed comes from the "
+           "unseeded `random` module. Printing or logging the seed does not help: rerunning means passing it "
+           "back by hand, and nobody does for the run that went wrong. Left alone on purpose: "
+           "`torch.initial_seed()` inside a `worker_init_fn` (the per-worker seed, derived from a seeded base), "
+           "`base = torch.initial_seed()` after a fixed `manual_seed`, `args.seed + rank`, and seeds whose value "
+           "depends on a condition that cannot be decided statically. A script whose only seeding draws from "
+           "entropy gets this finding and not seed-missing's (one finding per hazard).")
+    fix = ("Seed with a fixed value: give `--seed` a default (`parser.add_argument('--seed', type=int, "
+           "default=1234)`) and drop the random fallback. If you do want a fresh seed per run, choose it outside "
+           "the script (a launcher that passes `--seed`), so every run can be repeated from its command line.")
+    valid = (
+        """\
+import argparse
+import random
+
+import numpy as np
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=1234)
+args = parser.parse_args()
+random.seed(args.seed)
+np.random.seed(args.seed)
+torch.manual_seed(args.seed + 1)
+g = torch.Generator().manual_seed(args.seed)
+rng = np.random.default_rng(args.seed)
+""",
+        # Per-worker seeds derive from the loader's base seed, itself drawn from the seeded torch generator.
+        """\
+import random
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+
+def seed_worker(worker_id):
+    worker_seed = torch.initial_seed() % 2**32
+    np.random.seed(worker_seed)
+    random.seed(worker_seed + worker_id)
+
+
+torch.manual_seed(0)
+base_seed = torch.initial_seed()
+np.random.seed(base_seed % 2**32)
+loader = DataLoader(range(10), num_workers=2, worker_init_fn=seed_worker)
+""",
+        # The fallback runs only when `--seed` is negative; its default is 0.
+        """\
+import argparse
+import random
+import time
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=0)
+opt = parser.parse_args()
+if opt.seed < 0:
+    opt.seed = int(time.time())
+random.seed(opt.seed)
+torch.manual_seed(opt.seed)
+""",
+        # `random` is seeded before the draw, so the derived seed repeats.
+        """\
+import random
+
+import torch
+
+random.seed(0)
+seed = random.randint(0, 2**31)
+torch.manual_seed(seed)
+""",
+        # A seeding helper receives its seed from the caller: judged at the call site.
+        """\
+import random
+
+import torch
+
+
+def set_seed(seed, rank=0):
+    random.seed(seed + rank)
+    torch.manual_seed(seed + rank)
+""",
+    )
+    invalid = (
+        Invalid("""\
+import time
+
+import torch
+
+seed = int(time.time())
+torch.manual_seed(seed)
+""", lines=(6,)),
+        Invalid("""\
+import random
+
+import numpy as np
+
+random.seed()
+np.random.seed(None)
+""", lines=(5, 6)),
+        # pytorch/examples dcgan: with the default arguments the seed is drawn from the unseeded `random`.
+        Invalid("""\
+import argparse
+import random
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--manualSeed", type=int, help="manual seed")
+opt = parser.parse_args()
+if opt.manualSeed is None:
+    opt.manualSeed = random.randint(1, 10000)
+print("Random Seed: ", opt.manualSeed)
+random.seed(opt.manualSeed)
+torch.manual_seed(opt.manualSeed)
+""", lines=(12,)),
+        Invalid("""\
+import os
+import uuid
+from datetime import datetime
+
+import numpy as np
+import torch as T
+
+T.manual_seed(T.seed())
+g = T.Generator().manual_seed(int.from_bytes(os.urandom(4), "little"))
+np.random.seed(int(datetime.now().timestamp() * 1000) % 2**32)
+rng = np.random.default_rng(uuid.uuid4().int)
+""", lines=(8, 9, 10, 11)),
+        Invalid("""\
+import numpy as np
+import torch
+
+torch.seed()
+seed = np.random.randint(0, 10000)
+torch.manual_seed(seed)
+""", lines=(4, 6)),
+        Invalid("""\
+import argparse
+
+import numpy as np
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, help="optional seed")
+args = parser.parse_args()
+np.random.seed(args.seed)
+""", lines=(8,)),
+        Invalid("""\
+import time
+
+import mindspore as ms
+
+
+def set_seed(seed):
+    ms.set_seed(seed)
+
+
+def main():
+    set_seed(time.time_ns() % 2**32)
+
+
+if __name__ == "__main__":
+    main()
+""", lines=(11,)),
+    )
+
+    def finish(self) -> None:
+        for found in entropy.analyse(self.ctx):
+            self.report(Site(found.node, found.on_eval_path), found.message)

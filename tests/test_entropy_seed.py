@@ -1,0 +1,95 @@
+"""entropy-seed (MSP108) beyond its in-rule examples: messages, one finding per origin, the hand-off from
+seed-missing, evaluation code, and the cases it must leave alone."""
+
+from __future__ import annotations
+
+import pytest
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_CODE
+
+TRAIN = """
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    optimizer.zero_grad()
+    model(torch.randn(8, 4)).sum().backward()
+    optimizer.step()
+"""
+
+
+def lint(code: str, *codes: str):
+    result = lint_source("train.py", code.encode(), [RULES_BY_CODE[c] for c in codes or ("MSP108",)])
+    assert not result.errors, result.errors
+    return result.findings
+
+
+def test_message_names_the_source_and_its_line():
+    [found] = lint("import time\n\nimport torch\n\nseed = int(time.time())\ntorch.manual_seed(seed)\n")
+    assert (found.line, found.column) == (6, 1)
+    assert "`time.time()` (line 5)" in found.message and "use a fixed seed" in found.message
+
+
+def test_one_finding_per_origin_naming_the_other_calls():
+    code = ("import random\n\nimport numpy as np\nimport torch\n\nseed = random.randint(0, 99)\n"
+            "random.seed(seed)\nnp.random.seed(seed)\ntorch.manual_seed(seed)\n")
+    [found] = lint(code)
+    assert found.line == 7 and "line 8, 9" in found.message
+
+
+def test_initial_seed_after_torch_seed_is_one_finding():
+    found = lint("import numpy as np\nimport torch\n\ntorch.seed()\nnp.random.seed(torch.initial_seed() % 2**32)\n")
+    assert [(f.line, "torch.seed()" in f.message) for f in found] == [(5, True)]
+
+
+@pytest.mark.parametrize("fallback", [
+    "args.seed or int(time.time())",
+    "args.seed if args.seed is not None else int(time.time())",
+])
+def test_fallbacks_taken_with_the_default_arguments(fallback):
+    code = ("import argparse\nimport time\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--seed', type=int, default={default})\nargs = parser.parse_args()\n"
+            f"torch.manual_seed({fallback})\n")
+    assert [f.line for f in lint(code.format(default=None))] == [9]
+    assert lint(code.format(default=7)) == []
+
+
+@pytest.mark.parametrize("code", [
+    # The fallback runs only when the config says so: cannot be decided statically, so no finding.
+    "import time\n\nimport torch\n\nseed = cfg.seed\nif seed < 0:\n    seed = int(time.time())\ntorch.manual_seed(seed)\n",
+    # `args` is a parameter: its value is the caller's, who only calls this when a seed was given.
+    "import argparse\nimport random\n\n\ndef set_random_seed(args):\n    random.seed(args.seed)\n\n\n"
+    "parser = argparse.ArgumentParser()\nparser.add_argument('--seed', type=int, default=None)\n"
+    "args = parser.parse_args()\nif args.seed:\n    set_random_seed(args)\n",
+    # A torch-like library's `Generator.seed()`: drawing a fresh seed is its contract.
+    "import time\n\n\nclass Generator:\n    def seed(self):\n        s = int(time.time() * 1e6)\n"
+    "        self.manual_seed(s)\n        return s\n",
+    # The clock seeds nothing here.
+    "import time\n\nimport torch\n\nstart = time.time()\ntorch.manual_seed(0)\nprint(time.time() - start)\n",
+    # Only under an option that is off by default.
+    "import argparse\nimport time\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+    "parser.add_argument('--random-seed', action='store_true')\nargs = parser.parse_args()\n"
+    "if args.random_seed:\n    torch.manual_seed(int(time.time()))\nelse:\n    torch.manual_seed(0)\n",
+])
+def test_left_alone(code):
+    assert lint(code) == []
+
+
+def test_seed_missing_leaves_an_entropy_only_script_to_entropy_seed():
+    found = lint("import random\n\nimport torch\n\nrandom.seed()\ntorch.seed()\n" + TRAIN, "MSP101", "MSP108")
+    assert [(f.line, f.code) for f in found] == [(5, "MSP108"), (6, "MSP108")]
+
+
+def test_seed_missing_still_fires_when_only_a_generator_object_draws_from_entropy():
+    code = "import time\n\nimport numpy as np\nimport torch\n\nrng = np.random.default_rng(int(time.time()))\n"
+    found = lint(code + TRAIN, "MSP101", "MSP108")
+    assert sorted(f.code for f in found) == ["MSP101", "MSP108"]
+
+
+def test_evaluation_code_is_info():
+    code = "import time\n\nimport torch\n\n\ndef evaluate(model):\n    torch.manual_seed(int(time.time()))\n"
+    [found] = lint(code)
+    assert found.severity == "info"
+
+
+def test_unrelated_files_are_not_analysed():
+    assert lint("import torch\n\nx = torch.ones(3)\n") == []

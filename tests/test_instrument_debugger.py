@@ -220,3 +220,26 @@ def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_p
     assert out == ENTRY
     assert notes == ["main.py: the training loop is not in this file but in `train_one_epoch` in engine.py: "
                      "instrument that file too (msprobe-instrument --write main.py engine.py); debugger not added here"]
+
+
+def test_seeds_from_entropy_get_the_fixed_seed_and_seed_all_does_not_take_them():
+    code = ("import argparse\nimport random\nimport time\n\nimport numpy as np\nimport torch\n\n\ndef main():\n"
+            "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int, default=None)\n"
+            "    args = parser.parse_args()\n    if args.seed is None:\n        args.seed = int(time.time()) % 100_000\n"
+            "    torch.manual_seed(args.seed)\n    random.seed()\n    np.random.seed(None)\n"
+            "    g = torch.Generator().manual_seed(torch.seed())\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == \"__main__\":\n    main()\n")
+    out, _ = run(code, "seed")
+    lines = lines_of(out)
+    assert lines[lines.index("import torch") + 1:lines.index("import torch") + 3] == [
+        "from msprobe_runtime.pytorch import seed_all", "seed_all(seed=1234, mode=False, rm_dropout=True)"]
+    assert {"torch.manual_seed(1234)", "random.seed(1234)", "np.random.seed(1234)",
+            "g = torch.Generator().manual_seed(1234)"} <= set(lines)
+
+
+def test_seed_all_goes_after_a_fallback_that_fills_the_seed_in():
+    code = ("import torch\n\n\ndef main():\n    args = parse_args()\n    if args.seed is None:\n"
+            "        args.seed = pick_seed()\n    torch.manual_seed(args.seed)\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == \"__main__\":\n    main()\n")
+    lines = lines_of(run(code, "seed")[0])
+    assert lines[lines.index("args.seed = pick_seed()") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue, seeding
+import libcst as cst
+
+from msprobe_rewriter import catalogue, entropy, seeding
 from msprobe_rewriter.context import FUNCTION_TYPES, constant
 from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
@@ -17,7 +19,8 @@ SEED_ALL = frozenset(f"{m}.seed_all" for m in ("msprobe_runtime.pytorch", "mspro
 
 class Seed(Transform):
     name = "seed"
-    fixes = ("seed-missing", "seed-partial", "dropout", "no-deterministic-algos", "unseeded-generator")
+    fixes = ("seed-missing", "seed-partial", "dropout", "no-deterministic-algos", "unseeded-generator",
+             "entropy-seed")
     summary = "Adds `seed_all(seed=..., mode=..., rm_dropout=...)` to the entry script, before anything random runs."
     details = (
         "Only entry scripts are seeded (a `__main__` guard or a module-level training loop). When the script "
@@ -26,7 +29,9 @@ class Seed(Transform):
         "right after the statement that binds its names (after `args = parse_args()`, at the top of the "
         "function for a parameter), so it runs before the model is built or distributed communication starts. "
         "The user's own seeding calls stay (they set the same value again). Otherwise `seed_all(seed=1234)` "
-        "(`--seed N`) goes right after the imports. `--deterministic` sets `mode=True` (deterministic kernels, "
+        "(`--seed N`) goes right after the imports. A seeding call whose seed changes from run to run "
+        "(entropy-seed: `random.seed()`, `torch.manual_seed(int(time.time()))`, a seed drawn by an unseeded "
+        "`random.randint`) gets that fixed seed as its argument instead. `--deterministic` sets `mode=True` (deterministic kernels, "
         "HCCL determinism); `--keep-dropout` sets `rm_dropout=False`.")
     examples = (
         Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n\n\n"
@@ -53,8 +58,11 @@ class Seed(Transform):
     def apply(self, unit: Unit) -> None:
         if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
             return
-        seed, binding = self._user_seed(unit)
         options = unit.options
+        varying = [finding.node for finding in entropy.analyse(unit.ctx) if isinstance(finding.node, ast.Call)]
+        for call in varying:
+            self._fix_seed(unit, call, str(options.seed))
+        seed, binding = self._user_seed(unit, {id(call) for call in varying})
         call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
                 f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
         statement = nodes.statement(call)
@@ -70,11 +78,36 @@ class Seed(Transform):
         else:
             unit.edits.insert_before(target, [statement])
 
-    def _user_seed(self, unit: Unit) -> tuple[str | None, tuple[str, ast.stmt] | None]:
-        """The user's seed expression and where `seed_all` must go for it to be defined (None: after imports)."""
+    @staticmethod
+    def _fix_seed(unit: Unit, call: ast.Call, seed: str) -> None:
+        """Give a seeding call whose seed varies from run to run the fixed seed (`seed=` or its first argument)."""
+        node = unit.node_for(call, cst.Call)
+        if node is None or nodes.has_star(node):
+            unit.note(call.lineno, "this seed changes from run to run: give it a fixed value yourself")
+            return
+        value = cst.Integer(seed)
+        positional = [arg for arg in node.args if arg.keyword is None]
+        if nodes.argument(node, "seed") is None and not positional and node.args:
+            unit.note(call.lineno, "this seed changes from run to run: give it a fixed value yourself")
+            return
+
+        def fix(updated: cst.Call) -> cst.Call:
+            if nodes.argument(updated, "seed") is not None:
+                return nodes.set_argument(updated, "seed", value)
+            first = next((arg for arg in updated.args if arg.keyword is None), None)
+            if first is None:  # `random.seed()`
+                return nodes.append_argument(updated, cst.Arg(value=value))
+            return updated.with_changes(args=[arg.with_changes(value=value) if arg is first else arg
+                                              for arg in updated.args])
+
+        unit.edits.rewrite(node, fix)
+
+    def _user_seed(self, unit: Unit, varying: set[int]) -> tuple[str | None, tuple[str, ast.stmt] | None]:
+        """The user's seed expression and where `seed_all` must go for it to be defined (None: after imports);
+        seeding calls in `varying` (seeds from entropy, fixed by `_fix_seed`) do not count."""
         for effect in seeding.analyse(unit.ctx).effects:
             call = effect.node
-            if not isinstance(call, ast.Call) or not effect.summary.families or effect.guards:
+            if not isinstance(call, ast.Call) or not effect.summary.families or effect.guards or id(call) in varying:
                 continue
             if _inside_loop_or_handler(call, unit.analysis.parents):
                 continue
@@ -126,7 +159,7 @@ def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],
         block = _block_of(current, parents)
         if block is not None:
             for earlier in reversed(block[: block.index(current)]):
-                if _binds(earlier) & roots:
+                if _binds(earlier, inside=True) & roots:
                     return "after", earlier
         if parent is None or isinstance(parent, ast.Module):
             break
@@ -167,11 +200,19 @@ def _block_of(statement: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.s
     return None
 
 
-def _binds(statement: ast.stmt) -> set[str]:
-    """Names a simple statement binds (assignments and imports)."""
-    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".", 1)[0] for a in statement.names}
-    return set()
+def _binds(statement: ast.stmt, inside: bool = False) -> set[str]:
+    """Names a statement binds or assigns into (`x = ...`, `x.seed = ...`, imports); with `inside`, also in
+    the blocks of an `if`/`with`/`try`/loop it heads (`if args.seed is None: args.seed = ...`), not in
+    nested functions."""
+    found: set[str] = set()
+    todo: list[ast.AST] = [statement]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= {(a.asname or a.name).split(".", 1)[0] for a in node.names}
+        elif inside and not isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return found

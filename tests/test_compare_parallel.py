@@ -23,8 +23,8 @@ def dumps(tmp_path_factory):
 
 
 def _report(target, golden, folder, parallel_on: bool, monkeypatch) -> bytes:
-    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0 if parallel_on else 1 << 62)
-    monkeypatch.setattr(parallel, "PARALLEL_ROWS", 0 if parallel_on else 1 << 62)
+    for name in ("PARALLEL_BYTES", "PARALLEL_ROWS", "PARALLEL_TENSOR_ROWS"):
+        monkeypatch.setattr(parallel, name, 0 if parallel_on else 1 << 62)
     result = compare(target, golden, folder)
     return result.pairs[0].output.read_bytes()
 
@@ -36,6 +36,14 @@ def test_parallel_report_is_byte_identical(dumps, tmp_path, monkeypatch):
     assert one == two and one.count(b"\n") > 10
     leftovers = [path.name for path in (tmp_path / "two").iterdir() if path.name.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_tensor_mode_in_two_halves_is_byte_identical(tmp_path, monkeypatch):
+    target = dump_run(tmp_path / "target", "dropout-seed", task="tensor") / "step0" / "rank0"
+    golden = dump_run(tmp_path / "golden", "base", task="tensor") / "step0" / "rank0"
+    one = _report(target, golden, tmp_path / "one", False, monkeypatch)
+    two = _report(target, golden, tmp_path / "two", True, monkeypatch)
+    assert one == two and b"Cosine" in one.splitlines()[0] and one.count(b"\n") > 10
 
 
 def test_report_file_is_readable_by_others_as_umask_allows(dumps, tmp_path, monkeypatch):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from msprobe_runtime.core.compare import parallel
 from msprobe_runtime.core.compare.table import DumpTable
 
 COLUMNS = ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
@@ -50,36 +51,58 @@ def load_tensor(path: Path) -> np.ndarray:
 
 
 def tensor_metrics(target: DumpTable, golden: DumpTable, partner: np.ndarray, progress=None) -> tuple[list[np.ndarray], list[str]]:
-    """The six metric columns (object arrays) and an error message per target row."""
+    """The six metric columns (object arrays) and an error message per target row. Reading the files is
+    most of the work: with many rows the second half is done by a forked process at the same time."""
     count = len(target)
-    columns = [np.full(count, UNSUPPORTED, dtype=object) for _ in COLUMNS]
-    messages = [""] * count
+    half = count // 2 if count >= parallel.PARALLEL_TENSOR_ROWS and parallel.available() else count
+    second = parallel.Beside(_metrics, target, golden, partner, half, count, None) if half < count else None
+    try:
+        columns, messages = _metrics(target, golden, partner, 0, half, progress)
+    except BaseException:
+        if second is not None:
+            second.cancel()
+        raise
+    if second is not None:
+        rest_columns, rest_messages = second.result()
+        columns = [np.concatenate([first, rest]) for first, rest in zip(columns, rest_columns, strict=True)]
+        messages += rest_messages
+        if progress is not None:
+            progress(count - half)
+    return columns, messages
+
+
+def _metrics(target: DumpTable, golden: DumpTable, partner: np.ndarray, start: int, stop: int,
+             progress=None) -> tuple[list[np.ndarray], list[str]]:
+    """`tensor_metrics` of rows [start, stop)."""
+    columns = [np.full(stop - start, UNSUPPORTED, dtype=object) for _ in COLUMNS]
+    messages = [""] * (stop - start)
     target_dir, golden_dir = data_folder(target), data_folder(golden)
-    for row in range(count):
-        if progress is not None and row and row % 256 == 0:
+    for row in range(start, stop):
+        at = row - start
+        if progress is not None and at and at % 256 == 0:
             progress(256)
         other = int(partner[row])
         target_name = target.data_name[row]
         if other < 0:
-            messages[row] = "Bench api/module unmatched."
+            messages[at] = "Bench api/module unmatched."
             continue
         golden_name = golden.data_name[other]
         if not target_name or not golden_name:
-            messages[row] = "No real data." if target.is_tensor[row] else ""
+            messages[at] = "No real data." if target.is_tensor[row] else ""
             continue
         if not (is_file_name_safe(target_name) and is_file_name_safe(golden_name)):
-            messages[row] = "Data file name leaves its folder; not read."
+            messages[at] = "Data file name leaves its folder; not read."
             continue
         try:
             values = load_tensor(target_dir / target_name), load_tensor(golden_dir / golden_name)
         except (OSError, ValueError, RuntimeError) as error:
-            messages[row] = f"Dump file not readable: {error}"
+            messages[at] = f"Dump file not readable: {error}"
             continue
-        cells, messages[row] = compare_arrays(*values)
+        cells, messages[at] = compare_arrays(*values)
         for column, cell in zip(columns, cells, strict=True):
-            column[row] = cell
-    if progress is not None and count % 256:
-        progress(count % 256)
+            column[at] = cell
+    if progress is not None and (stop - start) % 256:
+        progress((stop - start) % 256)
     return columns, messages
 
 

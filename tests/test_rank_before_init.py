@@ -3,6 +3,7 @@ so the ranks of a torchrun job do not all write step0/rank0."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from msprobe_runtime.pytorch import PrecisionDebugger
 
@@ -25,3 +26,13 @@ def test_no_launcher_means_rank0(tmp_path, monkeypatch):
         torch.ones(2).sum()
     debugger.close()
     assert [path.name for path in (tmp_path / "dump" / "step0").iterdir()] == ["rank0"]
+
+
+def test_mindspore_rank_comes_from_msrun_before_init(monkeypatch):
+    pytest.importorskip("mindspore", reason="MindSpore is not installed")
+    from msprobe_runtime.mindspore.debugger import current_rank
+
+    monkeypatch.setenv("RANK_ID", "2")
+    assert current_rank() == 2
+    monkeypatch.delenv("RANK_ID")
+    assert current_rank() == 0

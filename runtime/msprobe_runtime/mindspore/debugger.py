@@ -19,6 +19,7 @@ captured. The gradient probe needs PyNative mode too.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import mindspore as ms
@@ -38,10 +39,14 @@ GRAPH_MODE_MESSAGE = (
 
 
 def current_rank() -> int:
-    """This process's rank once mindspore.communication is initialised, else 0."""
+    """This process's rank once mindspore.communication is initialised; before, the RANK_ID that msrun
+    exports when it assigns ranks (so capture started before `init()` does not put every rank in rank0); else 0."""
     from mindspore.communication import GlobalComm, get_rank
 
-    return get_rank() if GlobalComm.INITED else 0
+    if GlobalComm.INITED:
+        return get_rank()
+    rank = os.environ.get("RANK_ID", "")
+    return int(rank) if rank.isdigit() else 0
 
 
 def graph_mode() -> bool:

@@ -243,3 +243,15 @@ def test_seed_all_goes_after_a_fallback_that_fills_the_seed_in():
             "if __name__ == \"__main__\":\n    main()\n")
     lines = lines_of(run(code, "seed")[0])
     assert lines[lines.index("args.seed = pick_seed()") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
+
+
+def test_every_call_given_the_same_entropy_seed_is_fixed():
+    """pytorch/examples dcgan: one random fallback seed, passed to `random.seed` and `torch.manual_seed`."""
+    code = ("import argparse\nimport random\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument(\"--manualSeed\", type=int)\nopt = parser.parse_args()\n"
+            "if opt.manualSeed is None:\n    opt.manualSeed = random.randint(1, 10000)\n"
+            "random.seed(opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\nmodel = torch.nn.Linear(2, 2)\n"
+            "if __name__ == \"__main__\":\n    print(model)\n")
+    lines = lines_of(run(code, "seed")[0])
+    assert "seed_all(seed=1234, mode=False, rm_dropout=True)" in lines
+    assert "random.seed(1234)" in lines and "torch.manual_seed(1234)" in lines

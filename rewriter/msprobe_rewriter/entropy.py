@@ -57,6 +57,7 @@ class EntropySeed:
     message: str
     on_eval_path: bool
     global_seed: bool  # the call seeds a default generator (what seed-missing looks for), not an object
+    also: tuple[ast.Call, ...] = ()  # later seeding calls given the same seed (named in the message)
 
 
 @dataclass(frozen=True)
@@ -359,7 +360,7 @@ class _Tracer:
     # --- findings ----------------------------------------------------------------------------
     def findings(self) -> list[EntropySeed]:
         """One finding per entropy origin, at the first seeding call it reaches."""
-        found: dict[int, tuple[_Call, str, bool, list[int]]] = {}
+        found: dict[int, tuple[_Call, str, bool, list[ast.Call]]] = {}
         for call in self.calls:
             node = call.node
             if self._runs(call.guards, call.scopes) is False or _implements_reseeder(call.scopes):
@@ -372,7 +373,7 @@ class _Tracer:
             on_object = qualified not in catalogue.SEED_ARGUMENTS and getattr(node.func, "attr", "") in SEEDING_METHODS
             global_seed = qualified not in catalogue.GENERATOR_FACTORIES and not on_object  # `g.manual_seed(s)`
             if id(origin.node) in found:
-                found[id(origin.node)][3].append(node.lineno)
+                found[id(origin.node)][3].append(node)
             else:
                 found[id(origin.node)] = (call, message, global_seed, [])
         for reseed in self.reseeds:
@@ -382,8 +383,9 @@ class _Tracer:
         results = []
         for call, message, global_seed, also in found.values():
             if also:
-                message += f" (the same seed is passed on line {', '.join(map(str, sorted(set(also))))})"
-            results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed))
+                lines = sorted({other.lineno for other in also})
+                message += f" (the same seed is passed on line {', '.join(map(str, lines))})"
+            results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed, tuple(also)))
         return sorted(results, key=lambda f: _start(f.node))
 
     def _problem(self, node: ast.Call, qualified: str | None, scopes) -> tuple[Origin, str] | None:

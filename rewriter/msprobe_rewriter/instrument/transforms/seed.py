@@ -59,7 +59,8 @@ class Seed(Transform):
         if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
             return
         options = unit.options
-        varying = [finding.node for finding in entropy.analyse(unit.ctx) if isinstance(finding.node, ast.Call)]
+        varying = [call for finding in entropy.analyse(unit.ctx) for call in (finding.node, *finding.also)
+                   if isinstance(call, ast.Call)]
         for call in varying:
             self._fix_seed(unit, call, str(options.seed))
         seed, binding = self._user_seed(unit, {id(call) for call in varying})

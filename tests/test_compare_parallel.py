@@ -4,6 +4,7 @@ CompareError, never a hang. The size thresholds are lowered so small real dumps 
 
 from __future__ import annotations
 
+import multiprocessing
 import stat
 
 import pytest
@@ -11,7 +12,8 @@ from compare_support import dump_run
 from msprobe_runtime import compare
 from msprobe_runtime.core.compare import CompareError, parallel
 
-pytestmark = pytest.mark.skipif(not parallel.available(), reason="needs fork and a second usable CPU")
+CAN_FORK = "fork" in multiprocessing.get_all_start_methods() and parallel._cpus() > 1
+pytestmark = pytest.mark.skipif(not CAN_FORK, reason="needs fork and a second usable CPU")
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +27,7 @@ def dumps(tmp_path_factory):
 def _report(target, golden, folder, parallel_on: bool, monkeypatch) -> bytes:
     for name in ("PARALLEL_BYTES", "PARALLEL_ROWS", "PARALLEL_TENSOR_ROWS"):
         monkeypatch.setattr(parallel, name, 0 if parallel_on else 1 << 62)
+    monkeypatch.setattr(parallel, "available", lambda: parallel_on)  # capture's writer thread would veto it
     result = compare(target, golden, folder)
     return result.pairs[0].output.read_bytes()
 
@@ -58,6 +61,7 @@ def test_a_corrupt_golden_read_in_the_helper_is_one_clear_error(dumps, tmp_path,
     corrupt = tmp_path / "dump.json"
     corrupt.write_text('{"task": "statistics", "data": {"Functional.x.0.forward": {"input_args": [}')
     monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "available", lambda: True)
     with pytest.raises(CompareError, match="GOLDEN .* is not a valid dump.json"):
         compare(target / "dump.json", corrupt, tmp_path / "out")
 
@@ -67,6 +71,7 @@ def test_a_corrupt_target_stops_the_helper_and_reports_target(dumps, tmp_path, m
     corrupt = tmp_path / "dump.json"
     corrupt.write_text('{"task": "statistics", "data": [')
     monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "available", lambda: True)
     with pytest.raises(CompareError, match="TARGET .* is not a valid dump.json"):
         compare(corrupt, golden / "dump.json", tmp_path / "out")
 
@@ -77,3 +82,12 @@ def test_beside_hands_back_values_and_exceptions():
         parallel.Beside(divmod, 1, 0).result()
     with pytest.raises(CompareError, match="could not hand back"):
         parallel.Beside(lambda: (lambda: None)).result()  # a function cannot be pickled
+
+
+def test_no_fork_while_other_threads_run(monkeypatch):
+    """A lock another thread holds at the fork would stay locked in the helper: only single-threaded
+    processes (the CLIs) fork; compare() called from a training process with writer threads does not."""
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 2)
+    assert not parallel.available()
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    assert parallel.available()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable
 
 from msprobe_runtime.core.compare.locate import CompareError
@@ -28,8 +29,10 @@ def _cpus() -> int:
 
 
 def available() -> bool:
-    """Whether a forked helper process can run beside this one on another CPU."""
-    return "fork" in multiprocessing.get_all_start_methods() and _cpus() > 1
+    """Whether a forked helper process can run beside this one on another CPU: `fork` exists, a second CPU
+    is usable, and this process runs no other thread (a lock another thread holds at the fork would stay
+    locked in the child: compare() called from a training process with writer threads runs in one process)."""
+    return "fork" in multiprocessing.get_all_start_methods() and _cpus() > 1 and threading.active_count() == 1
 
 
 class Beside:

@@ -1,6 +1,6 @@
 """The framework-free bookkeeping of one capture window: call numbers, filters, records, construct, stacks.
 
-A framework's capture session (MindSpore's builds on `StepRecords`) turns tensors into statistic entries;
+A framework's capture session (PyTorch's and MindSpore's build on `StepRecords`) turns tensors into statistic entries;
 everything else it needs is here: the config's data_mode as switches, msprobe's `list`/`scope` filters,
 the dump.json `data` in completion order, construct.json's parents, and stack.json's distinct stacks
 (captured as cheap code-object keys, formatted once per distinct stack).
@@ -80,16 +80,22 @@ class StepRecords:
         """The forward name of the innermost module running now (construct.json's parent)."""
         return self.module_stack[-1] if self.module_stack else None
 
-    def add_record(self, name: str, record: dict, parent: str | None, stack: tuple | None = None,
+    @staticmethod
+    def stack_lines(key) -> tuple[str, ...]:
+        """stack.json lines of a stack key from `capture_stack` (a session capturing stacks its own way overrides this)."""
+        return format_stack(key)
+
+    def add_record(self, name: str, record: dict | tuple, parent: str | None, stack=None,
                    construct: bool = True) -> None:
-        """Insert a record (in completion order), its construct parent and its stack."""
+        """Insert a record (a dict, or a flat (key, value, ...) tuple; in completion order), its construct
+        parent and its stack."""
         self.data[name] = record
         if self.records_modules and construct:
             self.construct[name] = parent
         if stack is not None:
             index = self._stacks.get(stack)
             if index is None:  # stacks differing only in instruction offsets share one entry
-                lines = format_stack(stack)
+                lines = self.stack_lines(stack)
                 index = self._stacks[stack] = self._stack_lines.setdefault(lines, len(self.stack_items))
                 if index == len(self.stack_items):
                     self.stack_items.append(([], list(lines)))

@@ -25,6 +25,7 @@ import torch
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.config import DebuggerConfig
 from msprobe_runtime.core.dump_writer import ENTRY_TOKEN, dump_header, step_folder, write_step
+from msprobe_runtime.core.records import StepRecords
 from msprobe_runtime.core.stats import (
     DATA_NAME,
     HASH,
@@ -84,75 +85,25 @@ def _special(value):
     return None
 
 
-class Modes:
-    """The config's data_mode as four switches."""
-
-    def __init__(self, data_mode: tuple[str, ...]):
-        modes = set(data_mode)
-        every = "all" in modes
-        self.forward = every or "forward" in modes or not modes & {"forward", "backward"}
-        self.backward = every or "backward" in modes or not modes & {"forward", "backward"}
-        self.input = every or "input" in modes or not modes & {"input", "output"}
-        self.output = every or "output" in modes or not modes & {"input", "output"}
-
-
-class CaptureSession:
+class CaptureSession(StepRecords):
     """Everything recorded between start() and stop() for one step on one rank."""
 
+    stack_lines = staticmethod(stacks.stack_lines)
+
     def __init__(self, config: DebuggerConfig, step: int, rank: int, budget_bytes: int = DEFAULT_BUDGET_BYTES):
-        self.config = config
+        super().__init__(config)
         self.folder = step_folder(config.dump_path, step, rank)
         tensor_mode = config.task == "tensor"
         self.tensor_folder = self.folder / naming.TENSOR_DATA_DIR if tensor_mode else None
         self.stats = StatBuffer(config.summary_mode, self.folder if tensor_mode else None, budget_bytes)
-        self.modes = Modes(config.data_mode)
-        self.records_apis = config.level in ("L1", "mix")
-        self.records_modules = config.level in ("L0", "mix")
-        self.data: dict[str, dict | tuple] = {}
-        self.construct: dict[str, str | None] = {}
-        self.module_stack: list[str] = []  # forward names of the modules running now
         self.module_frames: dict[int, list] = defaultdict(list)  # per module: calls still running
         self.parameter_grads: dict[int, tuple] = {}  # per module: (index, name, record) of its open parameters_grad
         self.closed = False
-        self.filtered = bool(config.list or config.scope)
         # per tensor entry, by number: requires_grad and statistics slot (which knows dtype and shape)
         self._entry_grads: list[bool] = []
         self._entry_slots: list[int] = []
         self._data_names: dict[int, str] = {}  # tensor mode: per entry, its .npy file
-        self._counts: dict[str, int] = {}
-        self._stacks: dict[int, int] = {}  # stack number -> index in stack.json
-        self._stack_items: list[tuple[list, list]] = []
-        self._stack_lines: dict[tuple, int] = {}
-        self._unwanted: set[str] = set()
-        self._scope_state = 0 if config.scope else 1  # 0 before the scope, 1 inside, 2 after
         self._finalizers: list = []  # run at close(): module backward records still open
-
-    # ---- names and filters -------------------------------------------------------------------
-    def next_index(self, stem: str) -> int:
-        """The call index of `stem` in this step (0, 1, ...)."""
-        index = self._counts.get(stem, 0)
-        self._counts[stem] = index + 1
-        return index
-
-    def wanted(self, forward_name: str) -> bool:
-        """Whether a forward record (and its backward) is dumped: the config's list and scope."""
-        keep = True
-        if self.config.list:
-            keep = any(item in forward_name for item in self.config.list)
-        if self.config.scope:
-            first, last = self.config.scope
-            if self._scope_state == 0 and _matches(forward_name, first):
-                self._scope_state = 1
-            keep = keep and self._scope_state == 1
-            if self._scope_state == 1 and _matches(forward_name, last):
-                self._scope_state = 2
-        if not keep:
-            self._unwanted.add(forward_name)
-        return keep
-
-    def wanted_backward(self, forward_name: str) -> bool:
-        """Backward records follow their forward record's filter."""
-        return self.modes.backward and forward_name not in self._unwanted
 
     # ---- encoding ----------------------------------------------------------------------------
     def encode(self, value, record: str, category: str, path: tuple = (), depth: int = 0):
@@ -193,23 +144,6 @@ class CaptureSession:
         return encoded if encoded.__class__ is tuple else (encoded,)
 
     # ---- records -----------------------------------------------------------------------------
-    def add_record(self, name: str, record: dict | tuple, parent: str | None, stack: int | None = None,
-                   construct: bool = True) -> None:
-        """Insert a record (a dict, or a flat (key, value, ...) tuple), its construct parent and its stack."""
-        self.data[name] = record
-        if self.records_modules and construct:
-            self.construct[name] = parent
-        if stack is not None:
-            index = self._stacks.get(stack)
-            if index is None:  # stacks differing only in instruction offsets share one entry
-                lines = stacks.stack_lines(stack)
-                index = self._stack_lines.get(lines)
-                if index is None:
-                    index = self._stack_lines[lines] = len(self._stack_items)
-                    self._stack_items.append(([], list(lines)))
-                self._stacks[stack] = index
-            self._stack_items[index][0].append(name)
-
     def call_api(self, original, spec: ApiSpec, args: tuple, kwargs: dict):
         """Run one outermost API call and record it (or, at L0, only guard in-place calls).
 
@@ -315,8 +249,7 @@ class CaptureSession:
             warnings.warn(f"msprobe-kit: {len(self.stats.stale)} tensor(s) were changed in place by code capture "
                           "cannot see before the step ended; their statistics are left null", stacklevel=3)
         header = dump_header(self.config.task, self.config.level, self.config.framework, self.tensor_folder)
-        construct = self.construct if self.records_modules else {}
-        write_step(self.folder, header, self.data, self._stack_items, construct,
+        write_step(self.folder, header, self.data, self.stack_items, self.construct_json(),
                    prepare=partial(self._entry_texts, host))
 
     def _entry_texts(self, host: HostStatistics) -> list[bytes]:
@@ -343,10 +276,6 @@ class CaptureSession:
                 extra += f', "{MD5}": "{md5_text(md5[slot])}"'
             extras.append(extra.encode())
         return extras
-
-
-def _matches(name: str, pattern: str) -> bool:
-    return name == pattern or name.startswith(pattern + ".")
 
 
 def _first_tensor(value):

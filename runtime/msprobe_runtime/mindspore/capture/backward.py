@@ -4,7 +4,7 @@ MindSpore's PyNative autograd (2.x) exposes its graph as BackwardNodes (`tensor.
 `next_functions`, `register_hook` and a sequence number), like PyTorch's. A call's backward record holds
 the gradients flowing into it (hooks on its output tensors: msprobe's backward `input`) and its own
 contribution to the gradients of its inputs (msprobe's `output`): post-hooks on the nodes created during
-the call that have edges into an input, found by walking from the outputs, summed here. No node is added
+the call that have edges into an input, found by walking from the outputs, summed by core's CallGradients. No node is added
 to the graph (msprobe's cell backward hooks insert identity nodes), and hooks only read gradients.
 """
 
@@ -16,6 +16,7 @@ from functools import partial
 import mindspore as ms
 from mindspore.common.api import _pynative_executor
 
+from msprobe_runtime.core.call_gradients import CallGradients, tensors_in
 from msprobe_runtime.mindspore.capture.api_wrap import STATE
 
 _LEAF_SEQUENCE = 2**64 - 1  # MindSpore's sequence number of leaf nodes (inputs, parameters)
@@ -31,77 +32,8 @@ def grad_node(t):
 
 
 def tensors(value) -> list:
-    """The tensors in a (nested) argument or result, in order."""
-    if isinstance(value, ms.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [tensor for item in value for tensor in tensors(item)]
-    if isinstance(value, dict):
-        return [tensor for item in value.values() for tensor in tensors(item)]
-    return []
-
-
-class Gradients:
-    """One call's backward record, filled as its gradients arrive."""
-
-    def __init__(self, session, name: str, parent: str | None, outputs: int, inputs: int):
-        self.session, self.name, self.parent = session, name, parent
-        self.record = None
-        self.outputs, self.inputs = outputs, inputs
-        self.expected = [0] * inputs
-        self.arrived = [0] * inputs
-        self.sums: list = [None] * inputs
-
-    def _open(self) -> dict:
-        if self.record is None:
-            modes = self.session.modes
-            self.record = {}
-            if modes.input:
-                self.record["input"] = [None] * self.outputs
-            if modes.output:
-                self.record["output"] = [None] * self.inputs
-            self.session.add_record(self.name, self.record, self.parent)
-        return self.record
-
-    def output_grad(self, index: int, grad) -> None:
-        """Tensor hook on output `index`: the gradient flowing into the call."""
-        if self.session.closed or STATE.depth:
-            return
-        STATE.depth = 1
-        try:
-            record = self._open()
-            if "input" in record and grad is not None:
-                record["input"][index] = self.session.tensor(grad, self.name, "input", (index,))
-        finally:
-            STATE.depth = 0
-
-    def input_grads(self, pairs: list, grad_inputs, grad_outputs) -> None:
-        """Node post-hook: this node's contributions to the gradients of the call's inputs."""
-        if self.session.closed or STATE.depth:
-            return
-        STATE.depth = 1
-        try:
-            self._open()
-            for edge, index in pairs:
-                grad = grad_inputs[edge] if edge < len(grad_inputs) else None
-                if grad is not None:
-                    self.sums[index] = grad if self.sums[index] is None else self.sums[index] + grad
-                self.arrived[index] += 1
-                if self.arrived[index] == self.expected[index]:
-                    self._emit(index)
-        finally:
-            STATE.depth = 0
-
-    def _emit(self, index: int) -> None:
-        grad, self.sums[index] = self.sums[index], None
-        if grad is not None and "output" in self.record:
-            self.record["output"][index] = self.session.tensor(grad, self.name, "output", (index,))
-
-    def finish(self) -> None:
-        """At close(): emit the sums whose last contribution never came (unused branches)."""
-        if self.record is not None:
-            for index in range(self.inputs):
-                self._emit(index)
+    """The MindSpore tensors in a (nested) argument or result, in order."""
+    return tensors_in(value, ms.Tensor)
 
 
 def hook_backward(session, name: str, parent: str | None, inputs: list, outputs: list) -> None:
@@ -110,7 +42,7 @@ def hook_backward(session, name: str, parent: str | None, inputs: list, outputs:
     if not outputs:
         return
     inputs = [tensor for tensor in inputs if grad_node(tensor) is not None and tensor.dtype in _DIFFERENTIABLE]
-    grads = Gradients(session, name, parent, len(outputs), len(inputs))
+    grads = CallGradients(session, STATE, name, parent, len(outputs), len(inputs))
     for index, tensor in enumerate(outputs):
         tensor.register_hook(partial(grads.output_grad, index))
     for node, pairs in _edges_into(inputs, [grad_node(tensor) for tensor in outputs]).items():

@@ -18,6 +18,7 @@ from functools import partial
 import torch
 
 from msprobe_runtime.core import naming
+from msprobe_runtime.core.call_gradients import CallGradients, tensors_in
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
 from msprobe_runtime.pytorch.capture.stacks import capture_stack
 
@@ -100,7 +101,7 @@ def _pre_hook(info: _Module, module, args, kwargs):
                 call.record["input_args"] = session.encode(args, name, "input")
                 call.record["input_kwargs"] = session.encode(kwargs, name, "kwargs")
         if info.has_inplace and module.inplace:
-            for tensor in _tensors(args):
+            for tensor in tensors_in(args, Tensor):
                 session.stats.before_mutation(tensor)
         stack.append(name)
         session.module_frames[id(info)].append(call)
@@ -159,82 +160,23 @@ def _parameter_hook(info: _Module, name: str, parameter) -> None:
         STATE.depth = 0
 
 
-class _Gradients:
-    """One module call's backward record, filled as its gradients arrive."""
+class _Gradients(CallGradients):
+    """A module call's backward record; output gradients also arrive through pre-hooks on their nodes."""
 
-    __slots__ = ("session", "name", "parent", "record", "outputs", "inputs", "expected", "arrived", "sums")
-
-    def __init__(self, session, name: str, parent: str | None, outputs: int, inputs: int):
-        self.session, self.name, self.parent = session, name, parent
-        self.record = None
-        self.outputs, self.inputs = outputs, inputs
-        self.expected = [0] * inputs
-        self.arrived = [0] * inputs
-        self.sums: list = [None] * inputs
-
-    def _open(self) -> dict:
-        if self.record is None:
-            modes = self.session.modes
-            self.record = {}
-            if modes.input:
-                self.record["input"] = [None] * self.outputs
-            if modes.output:
-                self.record["output"] = [None] * self.inputs
-            self.session.add_record(self.name, self.record, self.parent)
-        return self.record
+    __slots__ = ()
 
     def output_grads(self, index: int, output_nr: int, grad_outputs) -> None:
         """Pre-hook on the node that produced output `index`: the gradient flowing into the module."""
         self.output_grad(index, grad_outputs[output_nr])
 
-    def output_grad(self, index: int, grad) -> None:
-        """The gradient of output `index` (tensor hook, for an output no node produced)."""
-        if self.session.closed or STATE.depth:
-            return
-        STATE.depth = 1
-        try:
-            record = self._open()
-            if "input" in record and grad is not None:
-                record["input"][index] = self.session.tensor(grad, self.name, "input", (index,))
-        finally:
-            STATE.depth = 0
-
-    def input_grads(self, pairs: list, grad_inputs, grad_outputs) -> None:
-        """Node post-hook: this node's contributions to the gradients of the module's inputs."""
-        if self.session.closed or STATE.depth:
-            return
-        STATE.depth = 1
-        try:
-            self._open()
-            for edge, index in pairs:
-                grad = grad_inputs[edge]
-                if grad is not None:
-                    self.sums[index] = grad if self.sums[index] is None else self.sums[index] + grad
-                self.arrived[index] += 1
-                if self.arrived[index] == self.expected[index]:
-                    self._emit(index)
-        finally:
-            STATE.depth = 0
-
-    def _emit(self, index: int) -> None:
-        grad, self.sums[index] = self.sums[index], None
-        if grad is not None and "output" in self.record:
-            self.record["output"][index] = self.session.tensor(grad, self.name, "output", (index,))
-
-    def finish(self) -> None:
-        """At close(): emit the sums whose last contribution never came (unused branches)."""
-        if self.record is not None:
-            for index in range(self.inputs):
-                self._emit(index)
-
 
 def _hook_backward(session, call: _Call, args, output) -> None:
-    outputs = [tensor for tensor in _tensors(output) if tensor.requires_grad]
+    outputs = [tensor for tensor in tensors_in(output, Tensor) if tensor.requires_grad]
     if not outputs:
         return
-    inputs = [tensor for tensor in _tensors(args) if tensor.requires_grad]
+    inputs = [tensor for tensor in tensors_in(args, Tensor) if tensor.requires_grad]
     parent = naming.backward_of(call.parent) if call.parent else None
-    grads = _Gradients(session, naming.backward_of(call.name), parent, len(outputs), len(inputs))
+    grads = _Gradients(session, STATE, naming.backward_of(call.name), parent, len(outputs), len(inputs))
     roots = []
     for index, tensor in enumerate(outputs):
         node = tensor.grad_fn
@@ -280,14 +222,3 @@ def _edges_into(inputs: list, roots: list, first_sequence: int) -> dict:
                 if child._sequence_nr() >= first_sequence:
                     todo.append(child)
     return edges
-
-
-def _tensors(value) -> list:
-    """The tensors in a (nested) argument or result, in order."""
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [tensor for item in value for tensor in _tensors(item)]
-    if isinstance(value, dict):
-        return [tensor for item in value.values() for tensor in _tensors(item)]
-    return []

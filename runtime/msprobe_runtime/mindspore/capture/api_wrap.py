@@ -20,6 +20,7 @@ from mindspore.common.api import _pynative_executor
 from mindspore.ops.primitive import Primitive
 
 from msprobe_runtime.core.naming import MS_API_PREFIXES, PRIMITIVE_PREFIX
+from msprobe_runtime.core.patching import CaptureState, Patches
 
 # how a call may change its arguments in place
 MUTATES_NOTHING, MUTATES_FIRST, MUTATES_ALL = 0, 1, 2
@@ -54,15 +55,8 @@ _QUERIES = frozenset({"Shape", "DType", "Rank", "Size", "TensorShape", "DynamicS
 _IN_PLACE_OPS = ("assign", "inplace_", "scatter_", "index_add")  # ops functions writing into a Parameter
 
 
-class _State:
-    """The active capture session (None outside a window) and the outermost-call flag."""
-
-    session = None
-    depth = 0
-
-
-STATE = _State()
-_installed: list[tuple[object, str, object, object, bool]] = []  # (owner, name, original, wrapper, own attr)
+STATE = CaptureState()
+_installed = Patches()
 
 
 class ApiSpec:
@@ -187,20 +181,12 @@ def install() -> None:
             wrapper = wrappers[(id(original), spec.stem)] = _make_wrapper(original, spec)
         replacements.append((owner, name, original, wrapper))
     for owner, name, original, wrapper in replacements:
-        _installed.append((owner, name, original, wrapper, isinstance(owner, type) and name in vars(owner)))
-        setattr(owner, name, wrapper)
+        _installed.replace(owner, name, original, wrapper)
 
 
 def uninstall() -> None:
     """Put every original back (where nobody replaced our wrapper since)."""
-    while _installed:
-        owner, name, original, wrapper, own = _installed.pop()
-        if getattr(owner, name, None) is not wrapper:
-            continue
-        if isinstance(owner, type) and not own:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, original)
+    _installed.restore()
 
 
 class PrimitiveHooks:

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from msprobe_runtime.core.naming import API_PREFIXES
+from msprobe_runtime.core.patching import CaptureState, Patches
 
 # Tensor methods that describe or manage a tensor instead of computing with it.
 _TENSOR_SKIP = frozenset("""
@@ -63,15 +64,8 @@ _DISTRIBUTED = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_sc
 MUTATES_NOTHING, MUTATES_FIRST, MUTATES_ALL = 0, 1, 2
 
 
-class _State:
-    """The active capture session (None outside a window) and the outermost-call flag."""
-
-    session = None
-    depth = 0
-
-
-STATE = _State()
-_installed: list[tuple[object, str, object, object, bool]] = []  # (owner, name, original, wrapper, own attr)
+STATE = CaptureState()
+_installed = Patches()
 _optimizer_hook = []  # the handle of the optimizer step pre-hook, while installed
 # every wrapper ever made, by (id(original), stem): reinstalling reuses them, so no wrapper is freed and
 # TorchScript's builtin table (keyed by id(function)) never meets a reused id
@@ -225,23 +219,14 @@ def install() -> None:
         wrapper = _wrappers.get((id(original), spec.stem))
         if wrapper is None:
             wrapper = _wrappers[(id(original), spec.stem)] = _make_wrapper(original, spec)
-        own = isinstance(owner, type) and name in vars(owner)
-        _installed.append((owner, name, original, wrapper, own))
-        setattr(owner, name, wrapper)
+        _installed.replace(owner, name, original, wrapper)
 
 
 def uninstall() -> None:
     """Put every original back (where nobody replaced our wrapper since); unhook optimizer steps."""
     while _optimizer_hook:
         _optimizer_hook.pop().remove()
-    while _installed:
-        owner, name, original, wrapper, own = _installed.pop()
-        if getattr(owner, name, None) is not wrapper:
-            continue
-        if isinstance(owner, type) and not own:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, original)
+    _installed.restore()
 
 
 def installed() -> bool:

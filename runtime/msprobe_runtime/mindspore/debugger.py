@@ -19,12 +19,12 @@ captured. The gradient probe needs PyNative mode too.
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import mindspore as ms
 
-from msprobe_runtime.core.config import ConfigError, DebuggerConfig, ensure_writable, load_config
+from msprobe_runtime.core.config import ConfigError
+from msprobe_runtime.core.debugger import StepDebugger, launcher_rank
 from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.mindspore.capture import api_wrap
 from msprobe_runtime.mindspore.capture.api_wrap import STATE, PrimitiveHooks
@@ -39,14 +39,10 @@ GRAPH_MODE_MESSAGE = (
 
 
 def current_rank() -> int:
-    """This process's rank once mindspore.communication is initialised; before, the RANK_ID that msrun
-    exports when it assigns ranks (so capture started before `init()` does not put every rank in rank0); else 0."""
+    """This process's rank once mindspore.communication is initialised; before, msrun's RANK_ID; else 0."""
     from mindspore.communication import GlobalComm, get_rank
 
-    if GlobalComm.INITED:
-        return get_rank()
-    rank = os.environ.get("RANK_ID", "")
-    return int(rank) if rank.isdigit() else 0
+    return get_rank() if GlobalComm.INITED else launcher_rank("RANK_ID")
 
 
 def graph_mode() -> bool:
@@ -58,17 +54,17 @@ def _cells(model) -> list:
     return list(model) if isinstance(model, (list, tuple)) else [model]
 
 
-class PrecisionDebugger:
+class PrecisionDebugger(StepDebugger):
     """Captures API calls (L1), cell calls (L0) or both (mix) of chosen steps, msprobe-compatibly."""
 
+    framework = "mindspore"
+    state = STATE
+    session_class = CaptureSession
+    current_rank = staticmethod(current_rank)
+    install = staticmethod(api_wrap.install)
+
     def __init__(self, config_path=None, task=None, dump_path=None, level=None, step=None):
-        self.config: DebuggerConfig = load_config(config_path, task=task, dump_path=dump_path, level=level,
-                                                  step=step, framework="mindspore")
-        ensure_writable(self.config.dump_path)
-        self.current_step = 0
-        self._session: CaptureSession | None = None
-        self._hooks: dict[int, list] = {}  # id(cell) -> [CellHooks and/or PrimitiveHooks]
-        self._grad_probe = None
+        super().__init__(config_path, task, dump_path, level, step)
         self._warned_graph_mode = False
 
     # ---- capture -----------------------------------------------------------------------------
@@ -87,16 +83,7 @@ class PrecisionDebugger:
                 self._hook(cell)
         if config.level == "L0" and not self._hooks:
             raise ConfigError("level 'L0' captures cells: call start(model) with the network to capture")
-        if self._session is not None or not config.wants_step(self.current_step):
-            return self
-        rank = current_rank()
-        if not config.wants_rank(rank):
-            return self
-        if STATE.session is not None:
-            raise RuntimeError("another PrecisionDebugger is capturing: stop it before starting this one")
-        api_wrap.install()
-        self._session = CaptureSession(config, self.current_step, rank)
-        STATE.session = self._session
+        self._open_window()
         return self
 
     def _hook(self, cell) -> None:
@@ -109,35 +96,10 @@ class PrecisionDebugger:
             hooks.append(PrimitiveHooks(cell))
         self._hooks[id(cell)] = hooks
 
-    def stop(self) -> None:
-        """End the capture window and write the step's files (statistics cross to the host here, once)."""
-        session, self._session = self._session, None
-        if session is None:
-            return
-        if STATE.session is session:
-            STATE.session = None
-        STATE.depth = 1
-        try:
-            session.close()
-        finally:
-            STATE.depth = 0
-
-    def step(self) -> None:
-        """Finish the current step: stop a running capture and count one step."""
-        self.stop()
-        self.current_step += 1
-
-    def __enter__(self) -> PrecisionDebugger:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.step()
-
     # ---- gradient probe ----------------------------------------------------------------------
     def monitor(self, optimizer) -> None:
         """Gradient probe (task grad_probe): grad_summary_{step}.csv per call of `optimizer` (msprobe's API)."""
-        if self.config.task != "grad_probe":
-            raise ConfigError(f"monitor() needs \"task\": \"grad_probe\" in the config (task is '{self.config.task}')")
+        self._require_grad_probe()
         if graph_mode():
             warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=2)
         from msprobe_runtime.mindspore.grad_probe import GradProbe

@@ -1,0 +1,82 @@
+"""What msprobe's PrecisionDebugger does the same way for every framework: read the config, open one
+step's capture window when the config wants that step and rank, close it (writing the step's files),
+count steps, work as a context manager. The PyTorch and MindSpore debuggers add their hooks and name
+their capture state, session class, API wrapping and rank lookup.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from msprobe_runtime.core.config import ConfigError, DebuggerConfig, ensure_writable, load_config
+from msprobe_runtime.core.patching import CaptureState
+
+
+def launcher_rank(variable: str) -> int:
+    """The rank a launcher exported in `variable` (torchrun's RANK, msrun's RANK_ID), else 0: capture that
+    starts before the process group is initialised must not put every rank in rank0."""
+    rank = os.environ.get(variable, "")
+    return int(rank) if rank.isdigit() else 0
+
+
+class StepDebugger:
+    """The capture life cycle; subclasses set the class attributes below."""
+
+    framework: str
+    state: CaptureState  # the framework's capture state (its API wrappers read `state.session`)
+    session_class: type  # a framework CaptureSession: (config, step, rank)
+    current_rank: Callable[[], int]  # this process's rank
+    install: Callable[[], None]  # puts the framework's API wrappers in place (idempotent)
+
+    def __init__(self, config_path=None, task=None, dump_path=None, level=None, step=None):
+        self.config: DebuggerConfig = load_config(config_path, task=task, dump_path=dump_path, level=level,
+                                                  step=step, framework=self.framework)
+        ensure_writable(self.config.dump_path)
+        self.current_step = 0
+        self._session = None
+        self._hooks: dict[int, object] = {}  # id(model) -> the framework's hooks on it
+        self._grad_probe = None
+
+    def _open_window(self) -> None:
+        """Start the current step's capture session, if the config wants this step and this rank."""
+        config = self.config
+        if self._session is not None or not config.wants_step(self.current_step):
+            return
+        rank = self.current_rank()
+        if not config.wants_rank(rank):
+            return
+        if self.state.session is not None:
+            raise RuntimeError("another PrecisionDebugger is capturing: stop it before starting this one")
+        self.install()
+        self._session = self.session_class(config, self.current_step, rank)
+        self.state.session = self._session
+
+    def stop(self) -> None:
+        """End the capture window and write the step's files (statistics cross to the host here, once)."""
+        session, self._session = self._session, None
+        if session is None:
+            return
+        state = self.state
+        if state.session is session:
+            state.session = None
+        state.depth = 1
+        try:
+            session.close()
+        finally:
+            state.depth = 0
+
+    def step(self) -> None:
+        """Finish the current step: stop a running capture and count one step."""
+        self.stop()
+        self.current_step += 1
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.step()
+
+    def _require_grad_probe(self) -> None:
+        if self.config.task != "grad_probe":
+            raise ConfigError(f"monitor() needs \"task\": \"grad_probe\" in the config (task is '{self.config.task}')")

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from overhead_harness import run_worker, time_steps, write_config
 
 CONFIGS = {  # name: (tool, task, level)
     "plain": (None, None, None),
@@ -86,24 +85,12 @@ def _model():
 
 
 def _debugger(tool: str, task: str, level: str, folder: str):
-    section = ({"grad_level": level, "param_list": [], "bounds": [-1, 0, 1]} if task == "grad_probe" else
-               {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "statistics"})
-    config = {"task": task, "dump_path": os.path.join(folder, "dump"), "rank": [], "step": [], task: section}
-    if task != "grad_probe":
-        config["level"] = level
-    path = os.path.join(folder, "config.json")
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(config, handle)
+    path = write_config(folder, task, level)
     if tool == "ours":
         from msprobe_runtime.pytorch import PrecisionDebugger
     else:
         from msprobe.pytorch import PrecisionDebugger
     return PrecisionDebugger(config_path=path)
-
-
-def _rss_bytes() -> int:
-    with open("/proc/self/statm", encoding="ascii") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def worker(name: str, steps: int, warmup: int, dump_root: str | None = None) -> dict:
@@ -117,41 +104,7 @@ def worker(name: str, steps: int, warmup: int, dump_root: str | None = None) -> 
         debugger = _debugger(tool, task, level, folder) if tool else None
         if debugger is not None and task == "grad_probe":
             debugger.monitor(model)
-
-        def one_step():
-            if debugger is not None:
-                debugger.start(model)
-            step()
-            if debugger is not None:
-                debugger.stop()
-                debugger.step()
-
-        for _ in range(warmup):
-            one_step()
-        rss = _rss_bytes()
-        wall, cpu, thread = [], [], []
-        for _ in range(steps):
-            started, started_cpu, started_thread = time.perf_counter(), time.process_time(), time.thread_time()
-            one_step()
-            wall.append(time.perf_counter() - started)
-            cpu.append(time.process_time() - started_cpu)
-            thread.append(time.thread_time() - started_thread)
-        growth = _rss_bytes() - rss
-        if debugger is not None and hasattr(debugger, "close"):
-            debugger.close()
-    return {"wall": wall, "cpu": cpu, "thread": thread, "rss_growth": growth}
-
-
-def _run(name: str, steps: int, warmup: int, dump_root: str | None) -> dict | None:
-    command = [sys.executable, __file__, "--worker", name, "--steps", str(steps), "--warmup", str(warmup)]
-    if dump_root:
-        command += ["--dump-root", dump_root]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    for line in reversed(done.stdout.splitlines()):
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    print(f"{name}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
-    return None
+        return time_steps(model, step, debugger, steps, warmup)
 
 
 def _msprobe_importable() -> bool:
@@ -178,7 +131,8 @@ def main() -> int:
              and (not args.only or name == "plain" or name in args.only)]
     rounds: list[dict[str, dict]] = []
     for _ in range(args.rounds):
-        results = {name: _run(name, args.steps, args.warmup, args.dump_root) for name in names}
+        extra = ("--dump-root", args.dump_root) if args.dump_root else ()
+        results = {name: run_worker(__file__, name, args.steps, args.warmup, *extra) for name in names}
         if results["plain"] is not None:
             rounds.append({name: result for name, result in results.items() if result is not None})
     clocks = ("thread", "cpu", "wall")

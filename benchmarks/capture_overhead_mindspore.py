@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from overhead_harness import run_worker, time_steps, write_config
 
 CONFIGS = {  # name: (task, level); None: no debugger
     "plain": (None, None),
@@ -95,20 +94,7 @@ def _model():
 def _debugger(task: str, level: str, folder: str):
     from msprobe_runtime.mindspore import PrecisionDebugger
 
-    section = ({"grad_level": level, "param_list": [], "bounds": [-1, 0, 1]} if task == "grad_probe" else
-               {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "statistics"})
-    config = {"task": task, "dump_path": os.path.join(folder, "dump"), "rank": [], "step": [], task: section}
-    if task != "grad_probe":
-        config["level"] = level
-    path = os.path.join(folder, "config.json")
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(config, handle)
-    return PrecisionDebugger(config_path=path)
-
-
-def _rss_bytes() -> int:
-    with open("/proc/self/statm", encoding="ascii") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return PrecisionDebugger(config_path=write_config(folder, task, level))
 
 
 def worker(name: str, steps: int, warmup: int) -> dict:
@@ -119,38 +105,7 @@ def worker(name: str, steps: int, warmup: int) -> dict:
         debugger = _debugger(task, level, folder) if task else None
         if task == "grad_probe":
             debugger.monitor(optimizer)
-
-        def one_step():
-            if debugger is not None:
-                debugger.start(model)
-            step()
-            if debugger is not None:
-                debugger.stop()
-                debugger.step()
-
-        for _ in range(warmup):
-            one_step()
-        rss = _rss_bytes()
-        wall, cpu = [], []
-        for _ in range(steps):
-            started, started_cpu = time.perf_counter(), time.process_time()
-            one_step()
-            wall.append(time.perf_counter() - started)
-            cpu.append(time.process_time() - started_cpu)
-        growth = _rss_bytes() - rss
-        if debugger is not None:
-            debugger.close()
-    return {"wall": wall, "cpu": cpu, "rss_growth": growth}
-
-
-def _run(name: str, steps: int, warmup: int) -> dict | None:
-    command = [sys.executable, __file__, "--worker", name, "--steps", str(steps), "--warmup", str(warmup)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    for line in reversed(done.stdout.splitlines()):
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    print(f"{name}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
-    return None
+        return time_steps(model, step, debugger, steps, warmup)
 
 
 def main() -> int:
@@ -166,7 +121,7 @@ def main() -> int:
     results: dict[str, list[dict]] = {name: [] for name in CONFIGS}
     for _ in range(args.rounds):
         for name in CONFIGS:
-            result = _run(name, args.steps, args.warmup)
+            result = run_worker(__file__, name, args.steps, args.warmup)
             if result is not None:
                 results[name].append(result)
     rows = {name: {"median": statistics.median(statistics.median(run["wall"]) for run in runs) * 1e3,

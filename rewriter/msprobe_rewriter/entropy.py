@@ -86,19 +86,6 @@ def analyse(ctx: FileContext) -> list[EntropySeed]:
     return found
 
 
-def qualify(ctx: FileContext, node: ast.AST) -> str | None:
-    """The qualified name of a Name/Attribute chain rooted in any import (`time.time`, not only torch's)."""
-    found = ctx.qualname(node)
-    if found is not None:
-        return found
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    base = ctx.imports.bindings.get(node.id) if isinstance(node, ast.Name) else None
-    return ".".join((base, *reversed(parts))) if base is not None else None
-
-
 def _start(node: ast.AST) -> Position:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
@@ -204,7 +191,7 @@ class _Tracer:
         self.all_calls.append(call)
         if self.ctx.callee_name(call.node) in CALLEE_NAMES or _named_like_seeder(call.node):
             self.calls.append(call)
-            if qualify(self.ctx, call.node.func) in catalogue.ENTROPY_RESEEDERS:
+            if self.ctx.imports.resolve_any(call.node.func) in catalogue.ENTROPY_RESEEDERS:
                 self.reseeds.append(call)
 
     # --- default-run questions ---------------------------------------------------------------
@@ -323,7 +310,7 @@ class _Tracer:
         return self._origin(node.values[-1], scopes)
 
     def _call_origin(self, call: ast.Call, scopes) -> Origin | None:
-        qualified = qualify(self.ctx, call.func)
+        qualified = self.ctx.imports.resolve_any(call.func)
         line = f"`{_text(call)}` (line {call.lineno})"
         if qualified in catalogue.ENTROPY_SOURCES:
             return Origin(call, f"{line}, {catalogue.ENTROPY_SOURCES[qualified]}")
@@ -345,7 +332,7 @@ class _Tracer:
         if function in facts.worker_init:
             return None  # inside a DataLoader worker it reads the per-worker seed, derived from the base seed
         events = [(_start(r.node), r.node) for r in self.reseeds
-                  if catalogue.ENTROPY_RESEEDERS[qualify(self.ctx, r.node.func)] == family
+                  if catalogue.ENTROPY_RESEEDERS[self.ctx.imports.resolve_any(r.node.func)] == family
                   and self._runs(r.guards, r.scopes) is not False]
         events += [(_start(e.node), None) for e in facts.effects
                    if family in e.summary.families and facts.skipping_guard(e) is None]
@@ -365,7 +352,7 @@ class _Tracer:
             node = call.node
             if self._runs(call.guards, call.scopes) is False or _implements_reseeder(call.scopes):
                 continue
-            qualified = qualify(self.ctx, node.func) or seeding.method_qualname(self.ctx, node)
+            qualified = self.ctx.imports.resolve_any(node.func) or seeding.method_qualname(self.ctx, node)
             problem = self._problem(node, qualified, call.scopes)
             if problem is None:
                 continue

@@ -65,7 +65,11 @@ class ImportTracker:
         self._resolved[id(node)] = (node, self._version, qualified)
         return qualified
 
-    def _resolve(self, node: ast.AST) -> str | None:
+    def resolve_any(self, node: ast.AST) -> str | None:
+        """Like `resolve`, for a chain rooted in any import (`time.time`, `os.urandom`), not memoised."""
+        return self._resolve(node, known_only=False)
+
+    def _resolve(self, node: ast.AST, known_only: bool = True) -> str | None:
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
@@ -73,7 +77,7 @@ class ImportTracker:
         if not isinstance(node, ast.Name):
             return None
         base = self.bindings.get(node.id)
-        if base is None or base.split(".", 1)[0] not in KNOWN_ROOTS:
+        if base is None or (known_only and base.split(".", 1)[0] not in KNOWN_ROOTS):
             return None
         if parts:
             return base + "." + ".".join(reversed(parts))

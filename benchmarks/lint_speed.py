@@ -1,13 +1,14 @@
 """How fast is msprobe-lint? Cold and warm runs next to the stdlib-`ast` floor.
 
-    python benchmarks/lint_speed.py [FOLDER ...] [--repeat N]
+    python benchmarks/lint_speed.py [FOLDER ...] [--repeat N] [--without CODE]
 
 Without a folder it measures the installed torch package's sources (found without importing torch).
 For each corpus, on the same files msprobe-lint would lint:
   - the floor: read + `ast.parse` + `ast.walk` of every file, in this process;
   - the engine alone (every rule, no cache, one process), in this process;
   - `msprobe-lint --select ALL` as a subprocess with an empty cache (cold, automatic --jobs), then
-    again with the cache it wrote (warm).
+    again with the cache it wrote (warm);
+  - with --without CODE, also the engine without that rule, which gives the rule's share of the time.
 In-process timings are the best of --repeat rounds, floor and engine rounds interleaved so that a busy
 machine slows both alike. Nothing here is a test: it prints numbers for docs/performance.md.
 """
@@ -63,10 +64,10 @@ def floor(files: list[tuple[str, bytes]]) -> None:
                 pass
 
 
-def engine(files: list[tuple[str, bytes]]) -> None:
-    """The lint engine with every rule, one process, no cache."""
+def engine(files: list[tuple[str, bytes]], rules=ALL_RULES) -> None:
+    """The lint engine with `rules` (every rule by default), one process, no cache."""
     for path, data in files:
-        lint_source(path, data, ALL_RULES)
+        lint_source(path, data, rules)
 
 
 def best_of(repeat: int, *functions) -> list[float]:
@@ -90,11 +91,13 @@ def cli_run(folder: Path, cache_dir: str) -> float:
     return time.perf_counter() - start
 
 
-def measure(folder: Path, repeat: int) -> None:
-    """Print the table for one corpus."""
+def measure(folder: Path, repeat: int, without: str | None = None) -> None:
+    """Print the table for one corpus (with `without`, also the engine without that rule code)."""
     files = load(folder)
     lines = sum(data.count(b"\n") for _, data in files)
-    base, alone = best_of(repeat, lambda: floor(files), lambda: engine(files))
+    others = [rule for rule in ALL_RULES if rule.code != without]
+    extra = [lambda: engine(files, others)] if without else []
+    base, alone, *less = best_of(repeat, lambda: floor(files), lambda: engine(files), *extra)
     with tempfile.TemporaryDirectory() as cache_dir:
         cold = cli_run(folder, cache_dir)
         warm = cli_run(folder, cache_dir)
@@ -105,6 +108,10 @@ def measure(folder: Path, repeat: int) -> None:
     for label, seconds in (("ast.parse + ast.walk (the floor)", base), ("engine, all rules, 1 process", alone),
                            ("msprobe-lint cold (auto --jobs)", cold), ("msprobe-lint warm (cache)", warm)):
         print(f"{label:34}{seconds:9.2f}{len(files) / seconds:10.0f}{seconds / base:9.2f}x")
+    if less:
+        label = f"engine without {without}"
+        print(f"{label:34}{less[0]:9.2f}{len(files) / less[0]:10.0f}{less[0] / base:9.2f}x"
+              f"  ({without} costs {alone / less[0] - 1:.0%} of the engine's time)")
 
 
 def main() -> None:
@@ -112,9 +119,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folders", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=3, help="rounds of the in-process timings (best kept)")
+    parser.add_argument("--without", metavar="CODE", help="also time the engine without this rule (its cost)")
     args = parser.parse_args()
     for folder in args.folders or [torch_sources()]:
-        measure(folder.resolve(), max(1, args.repeat))
+        measure(folder.resolve(), max(1, args.repeat), args.without)
 
 
 if __name__ == "__main__":

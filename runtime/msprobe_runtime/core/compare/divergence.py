@@ -106,11 +106,13 @@ def _producer_of(records: list[str]) -> np.ndarray:
     position = {name: index for index, name in enumerate(records)}
     producer = np.full(len(records), -1, dtype=np.int64)
     for index, name in enumerate(records):
+        if "backward" not in name and "parameters_grad" not in name:  # a forward call reads no saved data
+            continue
         parts = name.split(".")
         if len(parts) > 1 and parts[-2] == "parameters_grad":
             producer[index] = position.get(".".join([*parts[:-2], "backward", parts[-1]]), -2)
-        elif forward_name(name) is not None:
-            producer[index] = position.get(forward_name(name), -2)
+        elif (forward := forward_name(name)) is not None:
+            producer[index] = position.get(forward, -2)
     return producer
 
 
@@ -157,8 +159,8 @@ def find(target: DumpTable, golden: DumpTable, record_match: np.ndarray, partner
     record = target.row_record
     bad = (partner < 0) | ~agree
     output = (target.state == OUTPUT) | (target.state == PARAMETERS_GRAD)
-    api = [name.split(".")[1] if name.count(".") >= 1 else "" for name in target.records]
-    destination = np.array([a in _OVERWRITTEN_DESTINATION for a in api], dtype=bool)[record]
+    api = target.api_names()
+    destination = np.array([name in _OVERWRITTEN_DESTINATION for name in api], dtype=bool)[record]
     suffix_is_first = np.array([s == ".input.0" for s in target.suffixes], dtype=bool)
     ignored_input = destination & suffix_is_first[target.row_suffix]
     bad_input = np.zeros(records, dtype=bool)

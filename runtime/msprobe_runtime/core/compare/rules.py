@@ -117,9 +117,7 @@ def judge(rows: Rows, mode: str) -> tuple[np.ndarray, np.ndarray]:
     t_dtype = np.asarray(target.dtype, dtype=object)
     g_dtype = np.asarray(golden.dtype, dtype=object)[other]
     if rows.max_equal is not None:
-        scalar = (pd.Series(t_dtype).str.contains("class", regex=False).to_numpy()
-                  & pd.Series(g_dtype).str.contains("class", regex=False).to_numpy()
-                  & (np.asarray(target.shape, dtype=object) == "[]"))
+        scalar = (np.asarray(target.shape, dtype=object) == "[]") & _python_type(t_dtype) & _python_type(g_dtype)
         mark(judged_record[target.row_record] & ~output & matched & scalar & ~rows.max_equal, PARAMETERS)
     fused = np.array([("qkv" in name or "gate_up" in name) for name in golden.records], dtype=bool)
     mark(checked & matched & ~fused[golden.row_record[other]] & (t_dtype != g_dtype), DTYPE)
@@ -131,12 +129,19 @@ def judge(rows: Rows, mode: str) -> tuple[np.ndarray, np.ndarray]:
     return _levels(bits), bits
 
 
+def _python_type(dtypes: np.ndarray) -> np.ndarray:
+    """Rows whose dtype names a Python type ("<class 'int'>"), tested once per distinct dtype."""
+    codes, uniques = pd.factorize(dtypes, use_na_sentinel=False)
+    return np.array([isinstance(name, str) and "class" in name for name in uniques], dtype=bool)[codes]
+
+
 def _ignored(target: DumpTable, segments: Segments, output: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per record: msprobe ignores every row (ALL_IGNORE) or the inputs (INPUT_IGNORE) of some APIs;
     it looks at the API name only when the record has an input row."""
-    names = pd.Series(target.records, dtype=object).str.split(".", n=2).str[1].fillna("")
+    names = target.api_names()
     has_input = segments.reduce(np.maximum, ~output, False)
-    return names.isin(ALL_IGNORE).to_numpy() & has_input, names.isin(INPUT_IGNORE).to_numpy() & has_input
+    return (np.fromiter((name in ALL_IGNORE for name in names), bool, len(names)) & has_input,
+            np.fromiter((name in INPUT_IGNORE for name in names), bool, len(names)) & has_input)
 
 
 def _nonfinite_max_min(table: DumpTable, rows: np.ndarray) -> np.ndarray:

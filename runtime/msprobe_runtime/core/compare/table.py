@@ -55,6 +55,10 @@ class DumpTable:
     def __len__(self) -> int:
         return len(self.row_record)
 
+    def api_names(self) -> list[str]:
+        """Per record, its API or module name: the second dotted part (`Functional.linear.0.forward`: `linear`)."""
+        return [name.split(".", 2)[1] if "." in name else "" for name in self.records]
+
     def row_names(self, rows: np.ndarray | None = None) -> list[str]:
         """Full msprobe row names (`Functional.linear.0.forward.input.0`) of `rows` (all by default)."""
         rows = np.arange(len(self)) if rows is None else rows

@@ -93,3 +93,22 @@ def test_evaluation_code_is_info():
 
 def test_unrelated_files_are_not_analysed():
     assert lint("import torch\n\nx = torch.ones(3)\n") == []
+
+
+@pytest.mark.parametrize("seed", ["hash(name) % 2**32", "hash(f'{name}-0')", "hash(str(0.5))",
+                                  "hash(name + 'x') % 1000", "hash(self) % 7"])
+def test_salted_hash_seed_is_reported(seed):
+    code = f"import random\n\n\ndef seed_for(name, self=None):\n    random.seed({seed})\n"
+    [found] = lint(code)
+    assert found.line == 5 and "salts afresh in every process" in found.message
+
+
+@pytest.mark.parametrize("seed", ["hash(7)", "hash((1, 2))", "hash(-3)", "hash(len(name))", "hash(count)"])
+def test_number_hash_seed_is_left_alone(seed):
+    code = f"import random\n\ncount = 5\n\n\ndef seed_for(name):\n    random.seed({seed})\n"
+    assert lint(code) == []
+
+
+def test_shadowed_hash_is_left_alone():
+    code = "import random\n\n\ndef hash(text):\n    return 7\n\n\nrandom.seed(hash('a'))\n"
+    assert lint(code) == []

@@ -33,6 +33,7 @@ _FACTORY_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in catalogue.
 MAY_SEED = re.compile(rf"(?:seed\w*|{_FACTORY_NAMES})\s*\(")  # `manual_seed(` matches at `seed(`
 FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator"}
 MAX_DEPTH = 12
+NUMBER_FUNCTIONS = frozenset({"int", "float", "len", "round", "abs", "ord", "sum", "min", "max"})
 FIX = "every run seeds differently; use a fixed seed (log it if you want to vary it deliberately)"
 RESEEDS = ("`{name}()` reseeds the default generator from OS entropy: every run draws differently; seed it with a "
            "fixed value instead (`manual_seed(seed)`)")
@@ -58,6 +59,7 @@ class EntropySeed:
     on_eval_path: bool
     global_seed: bool  # the call seeds a default generator (what seed-missing looks for), not an object
     also: tuple[ast.Call, ...] = ()  # later seeding calls given the same seed (named in the message)
+    salted_hash: bool = False  # the seed is `hash(...)` of a string or object: meant to vary with its argument
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class _Tracer:
         while stack:
             node, guards, scopes = stack.pop()
             if isinstance(node, SCOPES):
+                if not isinstance(node, (ast.Module, ast.Lambda)):  # `def hash(...)` shadows the builtin
+                    self._bind(node.name, _Binding((node.end_lineno, node.end_col_offset), None, guards, scopes))
                 scopes = (*scopes, node)
                 if not isinstance(node, (ast.Module, ast.ClassDef)):
                     args = node.args
@@ -312,6 +316,8 @@ class _Tracer:
     def _call_origin(self, call: ast.Call, scopes) -> Origin | None:
         qualified = self.ctx.imports.resolve_any(call.func)
         line = f"`{_text(call)}` (line {call.lineno})"
+        if self._salted_hash(call, scopes):
+            return Origin(call, f"{line}, a hash of a string or object, which Python salts afresh in every process")
         if qualified in catalogue.ENTROPY_SOURCES:
             return Origin(call, f"{line}, {catalogue.ENTROPY_SOURCES[qualified]}")
         if qualified in catalogue.ENTROPY_RESEEDERS:
@@ -324,6 +330,33 @@ class _Tracer:
         if family is not None and not self._seeded_before(call, family):
             return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]} before it is seeded")
         return None
+
+    def _salted_hash(self, call: ast.Call, scopes) -> bool:
+        """`hash(x)` of the builtin where x is not known to be a number: str and bytes hashes are salted per
+        process (PYTHONHASHSEED) and an object's default hash is its address, so only numbers hash alike."""
+        return (_is_hash(call) and len(call.args) == 1 and not call.keywords
+                and self._latest(call.func, scopes) is None and not self._numeric(call.args[0], scopes))
+
+    def _numeric(self, node: ast.expr, scopes) -> bool:
+        """Whether `node` is known to be a number or a tuple of numbers (whose hashes never change)."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float, complex))
+        if isinstance(node, ast.UnaryOp):
+            return self._numeric(node.operand, scopes)
+        if isinstance(node, ast.BinOp):
+            return self._numeric(node.left, scopes) and self._numeric(node.right, scopes)
+        if isinstance(node, ast.Tuple):
+            return all(self._numeric(element, scopes) for element in node.elts)
+        if isinstance(node, ast.Call):
+            return isinstance(node.func, ast.Name) and node.func.id in NUMBER_FUNCTIONS
+        binding = self._latest(node, scopes) if isinstance(node, (ast.Name, ast.Attribute)) else False
+        if not binding or binding.value is None or self._depth > MAX_DEPTH:
+            return False
+        self._depth += 1
+        try:
+            return self._numeric(binding.value, binding.scopes)
+        finally:
+            self._depth -= 1
 
     def _reseeded_before(self, call: ast.Call, family: str, scopes) -> ast.Call | None:
         """The reseeding call (`torch.seed()`) whose seed `call` reads back, if the default run makes one."""
@@ -347,7 +380,7 @@ class _Tracer:
     # --- findings ----------------------------------------------------------------------------
     def findings(self) -> list[EntropySeed]:
         """One finding per entropy origin, at the first seeding call it reaches."""
-        found: dict[int, tuple[_Call, str, bool, list[ast.Call]]] = {}
+        found: dict[int, tuple[_Call, str, bool, list[ast.Call], bool]] = {}
         for call in self.calls:
             node = call.node
             if self._runs(call.guards, call.scopes) is False or _implements_reseeder(call.scopes):
@@ -362,17 +395,18 @@ class _Tracer:
             if id(origin.node) in found:
                 found[id(origin.node)][3].append(node)
             else:
-                found[id(origin.node)] = (call, message, global_seed, [])
+                found[id(origin.node)] = (call, message, global_seed, [], _is_hash(origin.node))
         for reseed in self.reseeds:
             if id(reseed.node) not in found and self._runs(reseed.guards, reseed.scopes) is not False:
                 name = ast.unparse(reseed.node.func)
-                found[id(reseed.node)] = (reseed, RESEEDS.format(name=name), True, [])
+                found[id(reseed.node)] = (reseed, RESEEDS.format(name=name), True, [], False)
         results = []
-        for call, message, global_seed, also in found.values():
+        for call, message, global_seed, also, salted_hash in found.values():
             if also:
                 lines = sorted({other.lineno for other in also})
                 message += f" (the same seed is passed on line {', '.join(map(str, lines))})"
-            results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed, tuple(also)))
+            results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed, tuple(also),
+                                       salted_hash))
         return sorted(results, key=lambda f: _start(f.node))
 
     def _problem(self, node: ast.Call, qualified: str | None, scopes) -> tuple[Origin, str] | None:
@@ -407,6 +441,10 @@ class _Tracer:
 
     def _on_eval_path(self, call: _Call) -> bool:
         return self.ctx.eval_file or any(isinstance(s, FUNCTIONS) and EVAL_NAME.search(s.name) for s in call.scopes)
+
+
+def _is_hash(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hash"
 
 
 def _split_fields(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:

@@ -21,7 +21,8 @@ class EntropySeed(Rule):
                "(`random.seed()`, `np.random.seed(None)`, an argparse option defaulting to None), or comes from a "
                "clock (`time.time()`, `datetime.now()`), an entropy source (`os.urandom`, `secrets`, `uuid4()`, "
                "`os.getpid()`, `random.SystemRandom()`), `torch.seed()`, `torch.initial_seed()` after "
-               "`torch.seed()`, or a `random` / `np.random` draw made before those generators are seeded. The seed "
+               "`torch.seed()`, a `random` / `np.random` draw made before those generators are seeded, or the "
+               "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`). The seed "
                "is followed through plain assignments and attribute assignments (`opt.manualSeed = ...`), "
                "including ones under a condition that holds with the default arguments. A bare `torch.seed()` is "
                "reported too.")
@@ -30,14 +31,19 @@ class EntropySeed(Rule):
            "start from the same state. The classic form is `if opt.seed is None: opt.seed = random.randint(1, "
            "10000)` followed by `random.seed(opt.seed)`: with the default arguments the seed comes from the "
            "unseeded `random` module. Printing or logging the seed does not help: rerunning means passing it "
-           "back by hand, and nobody does for the run that went wrong. Left alone on purpose: "
+           "back by hand, and nobody does for the run that went wrong. `hash(name)` looks like a stable per-name "
+           "seed but is not: Python salts the hashes of str and bytes afresh in every process (unless "
+           "PYTHONHASHSEED is set before the interpreter starts; setting it from inside the script is too late), "
+           "and an object's default hash is its memory address. Left alone on purpose: "
            "`torch.initial_seed()` inside a `worker_init_fn` (the per-worker seed, derived from a seeded base), "
            "`base = torch.initial_seed()` after a fixed `manual_seed`, `args.seed + rank`, and seeds whose value "
            "depends on a condition that cannot be decided statically. A script whose only seeding draws from "
            "entropy gets this finding and not seed-missing's (one finding per hazard).")
     fix = ("Seed with a fixed value: give `--seed` a default (`parser.add_argument('--seed', type=int, "
            "default=1234)`) and drop the random fallback. If you do want a fresh seed per run, choose it outside "
-           "the script (a launcher that passes `--seed`), so every run can be repeated from its command line.")
+           "the script (a launcher that passes `--seed`), so every run can be repeated from its command line. For a "
+           "seed per name, hash the name stably: `zlib.crc32(name.encode())` (msprobe-instrument leaves such "
+           "seeds to you, with a note: a fixed seed would give every name the same one).")
     valid = (
         """\
 import argparse
@@ -100,6 +106,13 @@ import torch
 random.seed(0)
 seed = random.randint(0, 2**31)
 torch.manual_seed(seed)
+""",
+        # Numbers hash to themselves in every process.
+        """\
+import random
+
+random.seed(hash(42))
+random.seed(hash((3, 4)))
 """,
         # A seeding helper receives its seed from the caller: judged at the call site.
         """\
@@ -177,6 +190,15 @@ parser.add_argument("--seed", type=int, help="optional seed")
 args = parser.parse_args()
 np.random.seed(args.seed)
 """, lines=(8,)),
+        # "Deterministic per ticker", except that str hashes are salted per process.
+        Invalid("""\
+import numpy as np
+
+
+def simulated_prices(ticker):
+    np.random.seed(hash(ticker) % 2**32)
+    return np.random.randn(100)
+""", lines=(5,)),
         Invalid("""\
 import time
 

@@ -59,11 +59,17 @@ class Seed(Transform):
         if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
             return
         options = unit.options
-        varying = [call for finding in entropy.analyse(unit.ctx) for call in (finding.node, *finding.also)
+        findings = entropy.analyse(unit.ctx)
+        for finding in findings:
+            if finding.salted_hash:  # a seed per name or item, meant to differ: only its hash must be stable
+                unit.note(finding.node.lineno, "this seed hashes a string or object, which Python salts afresh in "
+                          "every process: use a stable hash such as `zlib.crc32(str(value).encode())`")
+        varying = [(call, finding.salted_hash) for finding in findings for call in (finding.node, *finding.also)
                    if isinstance(call, ast.Call)]
-        for call in varying:
-            self._fix_seed(unit, call, str(options.seed))
-        seed, binding = self._user_seed(unit, {id(call) for call in varying})
+        for call, salted_hash in varying:
+            if not salted_hash:
+                self._fix_seed(unit, call, str(options.seed))
+        seed, binding = self._user_seed(unit, {id(call) for call, _ in varying})
         call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
                 f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
         statement = nodes.statement(call)

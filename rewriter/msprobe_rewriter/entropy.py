@@ -1,10 +1,9 @@
 """Seeds that change every run: where a seeding call's seed comes from (for entropy-seed, and for
 seed-missing, which leaves a script whose only seeding draws from entropy to it).
 
-One lazy pass per file records what names and attribute chains (`opt.manualSeed`) were assigned, per
-scope, with the `if` tests around each. A seed is followed back through them: an assignment counts when
-its tests hold with the argparse defaults (or it is under the `__main__` guard); one under a test that
-cannot be decided leaves the seed unknown, and unknown is never reported. Entropy is: a missing or None
+A seed is followed back through the file's assignments as `assignments.AssignmentTracer` records them (an
+assignment counts when it runs with the argparse defaults); a seed that cannot be followed is unknown, and
+unknown is never reported (a `hash()` is the exception: see `_salted_hash`). Entropy is: a missing or None
 seed where that means OS entropy, a clock or entropy source (`catalogue.ENTROPY_SOURCES`), `torch.seed()`,
 `torch.initial_seed()` after it, or a `random` / `np.random` draw made before they are seeded.
 """
@@ -12,32 +11,27 @@ seed where that means OS entropy, a clock or entropy source (`catalogue.ENTROPY_
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, seeding
+from msprobe_rewriter.assignments import MAX_DEPTH, AssignmentTracer, CallSite, key, start
 from msprobe_rewriter.context import EVAL_NAME, NOT_CONSTANT, FileContext, argument, constant
 
-SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SEEDING_METHODS = frozenset({"manual_seed", "manual_seed_all", "seed"})  # `g.manual_seed(s)`, `rng.seed(s)`
 CALLEE_NAMES = (frozenset(name.rpartition(".")[2] for name in (*catalogue.SEED_ARGUMENTS, *catalogue.ENTROPY_RESEEDERS))
                 | SEEDING_METHODS)
 # A call that may seed (`manual_seed(`, `set_seed(`, `default_rng(`, ...): the cheap pre-filter of `analyse`.
-ARGPARSE = re.compile(r"add_argument|set_defaults")
-NEWLINE = re.compile(r"\n")
 _FACTORY_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES}))
 MAY_SEED = re.compile(rf"(?:seed\w*|{_FACTORY_NAMES})\s*\(")  # `manual_seed(` matches at `seed(`
 FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator"}
-MAX_DEPTH = 12
 NUMBER_FUNCTIONS = frozenset({"int", "float", "len", "round", "abs", "ord", "sum", "min", "max"})
 FIX = "every run seeds differently; use a fixed seed (log it if you want to vary it deliberately)"
 RESEEDS = ("`{name}()` reseeds the default generator from OS entropy: every run draws differently; seed it with a "
            "fixed value instead (`manual_seed(seed)`)")
-Position = tuple[int, int]
 
 
 class Origin(NamedTuple):
@@ -62,21 +56,6 @@ class EntropySeed:
     salted_hash: bool = False  # the seed is `hash(...)` of a string or object: meant to vary with its argument
 
 
-@dataclass(frozen=True)
-class _Binding:
-    end: Position
-    value: ast.expr | None  # None: bound to something we do not follow (a parameter, a loop variable)
-    guards: tuple[conditions.Guard, ...]
-    scopes: tuple[ast.AST, ...]
-
-
-@dataclass(frozen=True)
-class _Call:
-    node: ast.Call
-    guards: tuple[conditions.Guard, ...]
-    scopes: tuple[ast.AST, ...]  # module first, innermost last
-
-
 _CACHE: weakref.WeakKeyDictionary[FileContext, list[EntropySeed]] = weakref.WeakKeyDictionary()
 
 
@@ -88,24 +67,6 @@ def analyse(ctx: FileContext) -> list[EntropySeed]:
     return found
 
 
-def _start(node: ast.AST) -> Position:
-    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and any(constant(c) == "__main__" for c in test.comparators))
-
-
-def _key(node: ast.expr) -> str | None:
-    """`seed` for a name, `opt.manualSeed` for an attribute chain of names; None for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and _key(node.value) is not None:
-        return f"{_key(node.value)}.{node.attr}"
-    return None
-
-
 def _text(node: ast.AST) -> str:
     text = ast.unparse(node)
     if len(text) > 40 and isinstance(node, ast.Call):
@@ -113,145 +74,20 @@ def _text(node: ast.AST) -> str:
     return text
 
 
-class _Tracer:
-    """The file's assignments and seeding-related calls, and the tracing of seeds through them."""
+class _Tracer(AssignmentTracer):
+    """The file's seeding-related calls, and the tracing of their seeds through its assignments."""
 
     def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self.bindings: dict[tuple[int, str], list[_Binding]] = {}  # (scope id, key) -> in source order
-        self.calls: list[_Call] = []
-        self.all_calls: list[_Call] = []
-        self.reseeds: list[_Call] = []
-        self._lookup: conditions.Lookup | None = None
-        self._depth = 0
-        self._walk()
+        self.calls: list[CallSite] = []
+        self.reseeds: list[CallSite] = []
+        super().__init__(ctx, MAY_SEED)
 
-    # --- recording ---------------------------------------------------------------------------
-    def _walk(self) -> None:
-        """Visit statements only (cheap), with their `if` tests and scopes; look for calls only in the
-        statements on lines that may seed or define argparse options."""
-        source = self.ctx.source
-        starts = [m.start() for pattern in (MAY_SEED, ARGPARSE) for m in pattern.finditer(source)]
-        newlines = [m.start() for m in NEWLINE.finditer(source)] if starts else []
-        lines = {bisect.bisect_left(newlines, start) + 1 for start in starts}
-        stack: list[tuple[ast.AST, tuple, tuple]] = [(self.ctx.tree, (), ())]
-        while stack:
-            node, guards, scopes = stack.pop()
-            if isinstance(node, SCOPES):
-                if not isinstance(node, (ast.Module, ast.Lambda)):  # `def hash(...)` shadows the builtin
-                    self._bind(node.name, _Binding((node.end_lineno, node.end_col_offset), None, guards, scopes))
-                scopes = (*scopes, node)
-                if not isinstance(node, (ast.Module, ast.ClassDef)):
-                    args = node.args
-                    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-                        if arg is not None:
-                            self._bind(arg.arg, _Binding((0, 0), None, (), scopes))
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-                value = node.value
-                if isinstance(node, ast.AugAssign):
-                    value = ast.copy_location(ast.BinOp(node.target, node.op, node.value), node)
-                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                    self._assign(target, value, node, guards, scopes)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-                targets = [node.target] if hasattr(node, "target") else [i.optional_vars for i in node.items]
-                for target in targets:
-                    if target is not None:
-                        self._assign(target, None, node, guards, scopes)
-            bodies, expressions = _split_fields(node)
-            if expressions and any(line in lines for line in range(getattr(node, "lineno", 0), _header_end(node, bodies) + 1)):
-                for expression in expressions:
-                    self._note_calls(expression, guards, scopes)
-            if isinstance(node, ast.If):
-                inner = () if _is_main_guard(node.test) else ((node.test, True),)
-                stack += [(c, guards + ((node.test, False),), scopes) for c in reversed(node.orelse)]
-                stack += [(c, guards + inner, scopes) for c in reversed(node.body)]
-                continue
-            stack += [(child, guards, scopes) for child in reversed(bodies)]
-
-    def _note_calls(self, expression: ast.AST, guards, scopes) -> None:
-        for node in ast.walk(expression):
-            if isinstance(node, ast.Call):
-                self._note_call(_Call(node, guards, scopes))
-
-    def _assign(self, target: ast.expr, value: ast.expr | None, stmt: ast.AST, guards, scopes) -> None:
-        end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
-        if isinstance(target, (ast.Tuple, ast.List)):
-            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
-            if values is not None and len(values) != len(target.elts):
-                values = None
-            for i, element in enumerate(target.elts):
-                self._assign(element, values[i] if values is not None else None, stmt, guards, scopes)
-        elif isinstance(target, ast.Starred):
-            self._assign(target.value, None, stmt, guards, scopes)
-        elif (key := _key(target)) is not None:
-            self._bind(key, _Binding(end, value, guards, scopes), shared=not isinstance(target, ast.Name))
-
-    def _bind(self, key: str, binding: _Binding, shared: bool = False) -> None:
-        """Record an assignment; attribute chains (`opt.manualSeed`) are shared by every scope of the file."""
-        scope = self.ctx.tree if shared else binding.scopes[-1]
-        self.bindings.setdefault((id(scope), key), []).append(binding)
-
-    def _note_call(self, call: _Call) -> None:
-        self.all_calls.append(call)
+    def note_call(self, call: CallSite) -> None:
+        super().note_call(call)
         if self.ctx.callee_name(call.node) in CALLEE_NAMES or _named_like_seeder(call.node):
             self.calls.append(call)
             if self.ctx.imports.resolve_any(call.node.func) in catalogue.ENTROPY_RESEEDERS:
                 self.reseeds.append(call)
-
-    # --- default-run questions ---------------------------------------------------------------
-    def _defaults(self, node: ast.expr) -> object:
-        """The argparse default of `args.<dest>` (found on first use)."""
-        if self._lookup is None:
-            self._lookup = conditions.argparse_lookup(conditions.argparse_defaults(c.node for c in self.all_calls))
-        return self._lookup(node)
-
-    def _runs(self, guards, scopes) -> bool | None:
-        """Whether code under `guards` runs with the default arguments (None: cannot tell)."""
-        verdict: bool | None = True
-        for test, wanted in guards:
-            truth = conditions.truth(test, lambda node, scopes=scopes: self._known(node, scopes))
-            if truth is None:
-                verdict = None
-            elif truth is not wanted:
-                return False
-        return verdict
-
-    def _known(self, node: ast.expr, scopes) -> object:
-        """The default-run value of a name or attribute in a test: its assignments, else argparse's default."""
-        binding = self._latest(node, scopes)
-        if binding is None:
-            return self._defaults(node) if isinstance(node, ast.Attribute) else conditions.UNKNOWN
-        if binding is False or binding.value is None or self._depth > MAX_DEPTH:
-            return conditions.UNKNOWN
-        self._depth += 1
-        try:
-            return conditions.value(binding.value, lambda inner: self._known(inner, scopes))
-        finally:
-            self._depth -= 1
-
-    def _latest(self, node: ast.expr, scopes) -> _Binding | None | bool:
-        """The assignment `node` reads in the default run; None if never assigned, False if unknown."""
-        key = _key(node)
-        if key is None:
-            return False
-        where = _start(node)
-        chain = reversed(scopes) if isinstance(node, ast.Name) else (self.ctx.tree,)
-        for depth, scope in enumerate(chain):
-            if isinstance(scope, ast.ClassDef) and depth:
-                continue
-            entries = self.bindings.get((id(scope), key))
-            if not entries:
-                continue
-            for binding in reversed(entries):
-                if depth == 0 and binding.end > where:
-                    continue
-                runs = self._runs(binding.guards, binding.scopes)
-                if runs is None:
-                    return False
-                if runs:
-                    return binding
-            return None
-        return None
 
     # --- tracing seeds -----------------------------------------------------------------------
     def _origin(self, node: ast.expr, scopes) -> Origin | None:
@@ -267,10 +103,10 @@ class _Tracer:
     def _origin_of(self, node: ast.expr, scopes) -> Origin | None:
         if constant(node) is None:
             return NONE
-        if isinstance(node, (ast.Name, ast.Attribute)) and _key(node) is not None:
-            binding = self._latest(node, scopes)
+        if isinstance(node, (ast.Name, ast.Attribute)) and key(node) is not None:
+            binding = self.latest(node, scopes)
             if binding is None and isinstance(node, ast.Attribute):
-                return NONE if self._defaults(node) is None and not self._parameter_rooted(node, scopes) else None
+                return NONE if self.defaults(node) is None and not self._parameter_rooted(node, scopes) else None
             if not binding or binding.value is None:
                 return None
             return self._origin(binding.value, binding.scopes)
@@ -279,7 +115,7 @@ class _Tracer:
             if found is not None:
                 return found
         if isinstance(node, ast.IfExp):
-            truth = conditions.truth(node.test, lambda inner: self._known(inner, scopes))
+            truth = conditions.truth(node.test, lambda inner: self.known(inner, scopes))
             if truth is not None:
                 return self._origin(node.body if truth else node.orelse, scopes)
             branches = [self._origin(node.body, scopes), self._origin(node.orelse, scopes)]
@@ -300,13 +136,13 @@ class _Tracer:
         root = node.value
         while isinstance(root, ast.Attribute):
             root = root.value
-        binding = self._latest(root, scopes) if isinstance(root, ast.Name) else None
+        binding = self.latest(root, scopes) if isinstance(root, ast.Name) else None
         return binding is False or (binding is not None and binding.end == (0, 0))
 
     def _boolop_origin(self, node: ast.BoolOp, scopes) -> Origin | None:
         """`args.seed or int(time.time())`: the operand that decides the value with the default arguments."""
         for operand in node.values[:-1]:
-            truth = conditions.truth(operand, lambda inner: self._known(inner, scopes))
+            truth = conditions.truth(operand, lambda inner: self.known(inner, scopes))
             if truth is None:
                 return None
             if truth is isinstance(node.op, ast.Or):
@@ -335,7 +171,7 @@ class _Tracer:
         """`hash(x)` of the builtin where x is not known to be a number: str and bytes hashes are salted per
         process (PYTHONHASHSEED) and an object's default hash is its address, so only numbers hash alike."""
         return (_is_hash(call) and len(call.args) == 1 and not call.keywords
-                and self._latest(call.func, scopes) is None and not self._numeric(call.args[0], scopes))
+                and self.latest(call.func, scopes) is None and not self._numeric(call.args[0], scopes))
 
     def _numeric(self, node: ast.expr, scopes) -> bool:
         """Whether `node` is known to be a number or a tuple of numbers (whose hashes never change)."""
@@ -349,7 +185,7 @@ class _Tracer:
             return all(self._numeric(element, scopes) for element in node.elts)
         if isinstance(node, ast.Call):
             return isinstance(node.func, ast.Name) and node.func.id in NUMBER_FUNCTIONS
-        binding = self._latest(node, scopes) if isinstance(node, (ast.Name, ast.Attribute)) else False
+        binding = self.latest(node, scopes) if isinstance(node, (ast.Name, ast.Attribute)) else False
         if not binding or binding.value is None or self._depth > MAX_DEPTH:
             return False
         self._depth += 1
@@ -364,26 +200,26 @@ class _Tracer:
         facts = seeding.analyse(self.ctx)
         if function in facts.worker_init:
             return None  # inside a DataLoader worker it reads the per-worker seed, derived from the base seed
-        events = [(_start(r.node), r.node) for r in self.reseeds
+        events = [(start(r.node), r.node) for r in self.reseeds
                   if catalogue.ENTROPY_RESEEDERS[self.ctx.imports.resolve_any(r.node.func)] == family
-                  and self._runs(r.guards, r.scopes) is not False]
-        events += [(_start(e.node), None) for e in facts.effects
+                  and self.runs(r.guards, r.scopes) is not False]
+        events += [(start(e.node), None) for e in facts.effects
                    if family in e.summary.families and facts.skipping_guard(e) is None]
-        earlier = [event for event in events if event[0] < _start(call)]
+        earlier = [event for event in events if event[0] < start(call)]
         return max(earlier, key=lambda event: event[0])[1] if earlier else None
 
     def _seeded_before(self, node: ast.AST, family: str) -> bool:
         facts = seeding.analyse(self.ctx)
-        return any(family in e.summary.families and _start(e.node) < _start(node) and facts.skipping_guard(e) is None
+        return any(family in e.summary.families and start(e.node) < start(node) and facts.skipping_guard(e) is None
                    for e in facts.effects)
 
     # --- findings ----------------------------------------------------------------------------
     def findings(self) -> list[EntropySeed]:
         """One finding per entropy origin, at the first seeding call it reaches."""
-        found: dict[int, tuple[_Call, str, bool, list[ast.Call], bool]] = {}
+        found: dict[int, tuple[CallSite, str, bool, list[ast.Call], bool]] = {}
         for call in self.calls:
             node = call.node
-            if self._runs(call.guards, call.scopes) is False or _implements_reseeder(call.scopes):
+            if self.runs(call.guards, call.scopes) is False or _implements_reseeder(call.scopes):
                 continue
             qualified = self.ctx.imports.resolve_any(node.func) or seeding.method_qualname(self.ctx, node)
             problem = self._problem(node, qualified, call.scopes)
@@ -397,7 +233,7 @@ class _Tracer:
             else:
                 found[id(origin.node)] = (call, message, global_seed, [], _is_hash(origin.node))
         for reseed in self.reseeds:
-            if id(reseed.node) not in found and self._runs(reseed.guards, reseed.scopes) is not False:
+            if id(reseed.node) not in found and self.runs(reseed.guards, reseed.scopes) is not False:
                 name = ast.unparse(reseed.node.func)
                 found[id(reseed.node)] = (reseed, RESEEDS.format(name=name), True, [], False)
         results = []
@@ -407,7 +243,7 @@ class _Tracer:
                 message += f" (the same seed is passed on line {', '.join(map(str, lines))})"
             results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed, tuple(also),
                                        salted_hash))
-        return sorted(results, key=lambda f: _start(f.node))
+        return sorted(results, key=lambda f: start(f.node))
 
     def _problem(self, node: ast.Call, qualified: str | None, scopes) -> tuple[Origin, str] | None:
         """The origin of the seed of a seeding call and the message, if the seed changes every run."""
@@ -439,29 +275,12 @@ class _Tracer:
                                       f"`{name}` seeds from OS entropy: {FIX}; give the seed option a default")
         return origin, f"the seed comes from {origin.description}: {FIX}"
 
-    def _on_eval_path(self, call: _Call) -> bool:
+    def _on_eval_path(self, call: CallSite) -> bool:
         return self.ctx.eval_file or any(isinstance(s, FUNCTIONS) and EVAL_NAME.search(s.name) for s in call.scopes)
 
 
 def _is_hash(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hash"
-
-
-def _split_fields(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
-    """A statement's nested statements (bodies, handlers, cases) and its own expressions."""
-    bodies: list[ast.AST] = []
-    expressions: list[ast.AST] = []
-    for name, value in ast.iter_fields(node):
-        if isinstance(value, list) and value and isinstance(value[0], (ast.stmt, ast.excepthandler, ast.match_case)):
-            bodies += value
-        elif name not in ("decorator_list", "args", "returns") or not isinstance(node, SCOPES):
-            expressions += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, ast.expr)]
-    return bodies, expressions
-
-
-def _header_end(node: ast.AST, bodies: list[ast.AST]) -> int:
-    """The last line of a statement that is not in its nested statements."""
-    return bodies[0].lineno - 1 if bodies else getattr(node, "end_lineno", None) or getattr(node, "lineno", 0)
 
 
 def _implements_reseeder(scopes: tuple[ast.AST, ...]) -> bool:

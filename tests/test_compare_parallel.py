@@ -1,6 +1,6 @@
-"""Large comparisons use a second process (GOLDEN read beside TARGET, the CSV written in two halves): the
-report must be byte-identical to the one-process run, and failures on either side must surface as one clear
-CompareError, never a hang. The size thresholds are lowered so small real dumps take the parallel paths."""
+"""Large comparisons use a second process (GOLDEN read beside TARGET, tensor mode's files read in two
+halves): the report must be byte-identical to the one-process run, and failures on either side must
+surface as one clear CompareError, never a hang. The size thresholds are lowered so small real dumps take the parallel paths."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def dumps(tmp_path_factory):
 
 
 def _report(target, golden, folder, parallel_on: bool, monkeypatch) -> bytes:
-    for name in ("PARALLEL_BYTES", "PARALLEL_ROWS", "PARALLEL_TENSOR_ROWS"):
+    for name in ("PARALLEL_BYTES", "PARALLEL_TENSOR_ROWS"):
         monkeypatch.setattr(parallel, name, 0 if parallel_on else 1 << 62)
     monkeypatch.setattr(parallel, "available", lambda: parallel_on)  # capture's writer thread would veto it
     result = compare(target, golden, folder)

@@ -1,7 +1,7 @@
 """The second core on large comparisons: one job runs in a forked process while this one does another.
 
-Reading GOLDEN while TARGET is read here, writing the second half of a large CSV while the first is
-written here, and reading the second half of tensor mode's files, roughly halve those stages on two cores. The child inherits everything through `fork`
+Reading GOLDEN while TARGET is read here, and reading the second half of tensor mode's files, roughly
+halve those stages on two cores. The child inherits everything through `fork`
 (nothing is pickled on the way in) and sends back its return value or its exception. Where `fork` does
 not exist, only one CPU is usable, or the work is small, callers run everything here, in order: the
 results are the same either way.
@@ -17,7 +17,6 @@ from collections.abc import Callable
 from msprobe_runtime.core.compare.locate import CompareError
 
 PARALLEL_BYTES = 48 * 2**20  # dumps (both sides together) at least this large are read side by side
-PARALLEL_ROWS = 200_000  # reports of at least this many rows are written in two halves at once
 PARALLEL_TENSOR_ROWS = 512  # tensor-mode comparisons of at least this many rows read their files in two halves
 
 

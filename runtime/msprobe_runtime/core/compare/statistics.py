@@ -4,7 +4,8 @@ msprobe's rules (CalcStatsDiff): equal values (compared as text) give "0" and "0
 `target - golden` and `|diff / golden| * 100` written with "%" ("inf" when golden is 0); NaN against a
 number or an infinity gives "Nan"; infinities give "inf"/"-inf"; an unmatched row gives "N/A"; a
 device string or any other text against anything else gives "Diff". Cells are kept as a float array plus
-a small code array (which text, if any), and turned into text only when a report is written.
+a small code array (which text, if any), and turned into text only when a report is written
+(report.py).
 """
 
 from __future__ import annotations
@@ -39,20 +40,6 @@ class Coded:
         result[self.code == NEG_INF] = -np.inf
         result[self.code == NAN] = np.nan
         return result
-
-    def objects(self) -> np.ndarray:
-        """The column as report cells: floats, or texts ("12.5%" for percentages)."""
-        cells = np.empty(len(self.code), dtype=object)
-        numeric = self.code == VALUE
-        if self.percent:
-            cells[numeric] = np.char.add(self.value[numeric].astype(str), "%").astype(object)
-        else:
-            cells[numeric] = self.value[numeric]
-            infinite = numeric & np.isinf(self.value)
-            cells[infinite] = np.where(self.value[infinite] > 0, " inf", " -inf")
-        for code in np.unique(self.code[~numeric]):
-            cells[self.code == code] = CODE_TEXT[code]
-        return cells
 
 
 @dataclass

@@ -7,8 +7,9 @@ An entry is one record of dump.json (one API call, as msprobe's progress bar cou
 inputs, one non-tensor argument and one tensor output: four rows of the comparison table (so 250,000
 entries make the 1,000,000 rows that msprobe's second progress bar counts). The golden
 dump is the target with a 0.1% change from the middle on. Each comparison runs in a fresh process (as a
-user runs it) and prints wall time, the time inside compare, peak memory of the process and of its
-helper (large dumps are read and reported with a second process, core/compare/parallel.py) and the dump
+user runs it) and prints wall time, the time inside compare and its three stages (reading both dumps; pairing,
+metrics, Result rules and the divergence search; writing the CSV), peak memory of the process and of its
+helper (GOLDEN of large dumps is read by a second process, core/compare/parallel.py) and the dump
 size; with
 --msprobe, MindStudio Probe's `msprobe compare` runs on the same files for reference. `--tensor`
 also times tensor mode on the smallest size (msprobe's .pt files, read by both tools).
@@ -82,12 +83,26 @@ _MEASURE = """
 import json, resource, sys, time
 started = time.perf_counter()
 from msprobe_runtime import compare
+from msprobe_runtime.core.compare import engine, run
 ready = time.perf_counter()
+stages = {"read_s": 0.0, "write_s": 0.0}
+
+def timed(stage, function):  # the stages of compare(): reading both dumps, writing the report
+    def wrapper(*args, **kwargs):
+        begun = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            stages[stage] += time.perf_counter() - begun
+    return wrapper
+
+engine.load_pair = timed("read_s", engine.load_pair)
+run.write_report = timed("write_s", run.write_report)
 result = compare(sys.argv[1], sys.argv[2], sys.argv[3])
 done = time.perf_counter()
 print(json.dumps({"compare_s": done - ready, "import_s": ready - started, "rss_mb": resource.getrusage(
     resource.RUSAGE_SELF).ru_maxrss / 1024, "helper_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    / 1024, "rows": result.pairs[0].counts["rows"], "exit": result.exit_code}))
+    / 1024, "rows": result.pairs[0].counts["rows"], "exit": result.exit_code, **stages}))
 """
 
 
@@ -115,8 +130,8 @@ def main() -> None:
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="compare-speed-"))
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; python {sys.version.split()[0]}")
-    print(f"{'entries':>9} {'rows':>9} {'dump MB':>8} {'ours wall s':>11} {'in compare s':>12} {'peak MB':>8}"
-          f" {'helper MB':>9} {'msprobe s':>9}")
+    print(f"{'entries':>9} {'rows':>9} {'dump MB':>8} {'ours wall s':>11} {'in compare s':>12} {'read':>6}"
+          f" {'pair':>6} {'write':>6} {'peak MB':>8} {'helper MB':>9} {'msprobe s':>9}")
     try:
         for entries in options.entries:
             target, golden = work / f"t{entries}" / "dump.json", work / f"g{entries}" / "dump.json"
@@ -126,8 +141,10 @@ def main() -> None:
             reference = theirs(options.msprobe, target, golden, work / "msprobe") if options.msprobe and entries <= 20000 else None
             size = target.stat().st_size / 2**20
             msprobe = "-" if reference is None else f"{reference:.2f}"
+            pairing = numbers["compare_s"] - numbers["read_s"] - numbers["write_s"]
             print(f"{entries:>9} {numbers['rows']:>9} {size:>8.1f} {numbers['wall_s']:>11.2f} {numbers['compare_s']:>12.2f}"
-                  f" {numbers['rss_mb']:>8.0f} {numbers['helper_rss_mb']:>9.0f} {msprobe:>9}")
+                  f" {numbers['read_s']:>6.2f} {pairing:>6.2f} {numbers['write_s']:>6.2f} {numbers['rss_mb']:>8.0f}"
+                  f" {numbers['helper_rss_mb']:>9.0f} {msprobe:>9}")
             shutil.rmtree(target.parent)
             shutil.rmtree(golden.parent)
         if options.tensor:

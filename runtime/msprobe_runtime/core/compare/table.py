@@ -9,6 +9,7 @@ that is not a number (null, a bool, a string) is kept as text beside them, as ms
 
 from __future__ import annotations
 
+import functools
 import operator
 import zlib
 from dataclasses import dataclass, field
@@ -62,9 +63,12 @@ class DumpTable:
     def row_names(self, rows: np.ndarray | None = None) -> list[str]:
         """Full msprobe row names (`Functional.linear.0.forward.input.0`) of `rows` (all by default)."""
         rows = np.arange(len(self)) if rows is None else rows
-        records, suffixes = self.records, self.suffixes
-        return [records[r] + suffixes[s] for r, s in zip(self.row_record[rows].tolist(),
-                                                        self.row_suffix[rows].tolist(), strict=True)]
+        return (self._name_parts[0][self.row_record[rows]] + self._name_parts[1][self.row_suffix[rows]]).tolist()
+
+    @functools.cached_property
+    def _name_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """The record names and suffixes as object arrays (rows' names are joined from them, vectorised)."""
+        return np.asarray(self.records, dtype=object), np.asarray(self.suffixes, dtype=object)
 
 
 _BASE_KEYS = ("dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad")

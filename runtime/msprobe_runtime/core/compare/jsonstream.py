@@ -3,9 +3,10 @@ records, so memory holds one batch of JSON text and objects at a time whatever t
 
 Accepts what msprobe writes (indent=1, NaN/Infinity spelled as Python's json writes them) and what our
 runtime writes (one record per line). Records of `data` start on their own line at one indentation, so a
-batch is cut at the last line that starts a record and decoded in one call (orjson when installed, with
-Python's json for batches holding NaN). Files without that shape are decoded one record at a time.
-Bad JSON raises DumpFormatError with the line number.
+batch is cut at the last line that starts a record and handed over as text (`Batch`), which its reader
+scans (table.py) or decodes in one call (orjson when installed, with Python's json for batches holding NaN).
+Files without that shape are decoded one record at a time. Bad JSON raises DumpFormatError with the line
+number.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 try:  # optional: several times faster than the standard decoder
     import orjson
@@ -96,9 +98,32 @@ class _Text:
         raise DumpFormatError(f"{message} (line {line})")
 
 
-def read_object(handle, on_data: Callable[[Iterator[tuple[str, object]]], None], on_chunk=None) -> dict:
+@dataclass
+class Batch:
+    """Complete records of `data` as JSON text (`"name": {...}, "name": {...}`) starting on line `first_line`."""
+
+    text: str
+    first_line: int
+    _encoded: bytes | None = field(default=None, repr=False)
+
+    def encoded(self) -> bytes:
+        """The text as UTF-8 (made once)."""
+        if self._encoded is None:
+            self._encoded = self.text.encode("utf-8")
+        return self._encoded
+
+    def records(self) -> dict:
+        """The records, decoded (DumpFormatError with the line number of bad JSON)."""
+        try:
+            return _decode_batch(self.encoded())
+        except json.JSONDecodeError as error:
+            raise DumpFormatError(f"{error.msg} (line {self.first_line + error.lineno - 1})") from None
+
+
+def read_object(handle, on_data: Callable[[Iterator[Batch | tuple[str, object]]], None], on_chunk=None) -> dict:
     """Decode the top-level JSON object from `handle`; the `data` member is not kept but handed to
-    `on_data` as an iterator of (record name, record) pairs, consumed there. Returns the other members.
+    `on_data` as an iterator of `Batch`es and (record name, record) pairs in file order, consumed there.
+    Returns the other members.
     `on_chunk(n)` is told the size of each chunk of text read (for progress bars)."""
     text = _Text(handle, on_chunk)
     text.expect("{")
@@ -136,9 +161,9 @@ def _record_marker(text: _Text) -> str | None:
     return "\n" + space[space.rindex("\n") + 1:] + '"'
 
 
-def _decode_batch(body: str) -> dict:
+def _decode_batch(body: bytes) -> dict:
     """Decode `"name": {...}, "name": {...}` (complete records) as one object."""
-    wrapped = "{" + body + "}"
+    wrapped = b"{" + body.rstrip().rstrip(b",") + b"}"
     if orjson is not None:
         try:
             return orjson.loads(wrapped)
@@ -147,23 +172,21 @@ def _decode_batch(body: str) -> dict:
     return json.loads(wrapped)
 
 
-def _batches(text: _Text, marker: str) -> Iterator[tuple[str, object]]:
-    """Records decoded a batch at a time, up to the last record start in the window; the rest (the
-    last record and the closing brace) is left for the one-at-a-time reader."""
+def _batches(text: _Text, marker: str) -> Iterator[Batch]:
+    """Records a batch at a time, up to the last record start in the window; the rest (the last record and
+    the closing brace) is left for the one-at-a-time reader."""
     while True:
         cut = text.buffer.rfind(marker, text.pos)
         if cut > text.pos:
-            try:
-                records = _decode_batch(text.buffer[text.pos:cut].rstrip().rstrip(","))
-            except (ValueError, TypeError):
-                return  # the one-at-a-time reader finds and reports the bad spot
+            first_line = text.consumed_lines + text.buffer.count("\n", 0, text.pos) + 1
+            batch = Batch(text.buffer[text.pos:cut].rstrip().rstrip(","), first_line)
             text.pos = cut + 1
-            yield from records.items()
+            yield batch
         if not text.more():
             return
 
 
-def _members(text: _Text) -> Iterator[tuple[str, object]]:
+def _members(text: _Text) -> Iterator[Batch | tuple[str, object]]:
     """The members of an object whose `{` was just consumed, up to and including its `}`."""
     marker = _record_marker(text)
     if marker is not None:

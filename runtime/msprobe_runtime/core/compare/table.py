@@ -18,7 +18,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from msprobe_runtime.core.compare.jsonstream import DumpFormatError, read_object
+from msprobe_runtime.core.compare.jsonstream import Batch, DumpFormatError, read_object
+
+try:  # compiled when the package was built with a C compiler (_dumpscan.c); the Python reader is the reference
+    from msprobe_runtime.core.compare import _dumpscan
+except ImportError:  # pragma: no cover - depends on the build
+    _dumpscan = None
 
 # row states, in msprobe's order within a record
 INPUT, PARAMETERS, OUTPUT, PARAMETERS_GRAD = 0, 1, 2, 3
@@ -93,7 +98,67 @@ class _Builder:
         self.blocks: list[dict] = []
         self.rows = 0
 
+    def add_batch(self, batch: Batch) -> None:
+        """Add a batch of records: as columns when `_dumpscan` reads the whole batch, else record by record."""
+        columns = _dumpscan.scan(batch.encoded()) if _dumpscan is not None else None
+        if columns is None:
+            for name, record in batch.records().items():
+                self.add_record(name, record)
+            return
+        self._flush()
+        self._add_columns(columns)
+
+    def _add_columns(self, columns: dict) -> None:
+        """The rows `_dumpscan.scan` read, as one block (the arrays `_flush` makes from walked records)."""
+        count, first = columns["rows"], len(self.records)
+        self.records += columns["names"]
+        if not count:
+            return
+        self.keys += tuple(key for key, present in zip(_OPTIONAL_KEYS, columns["present"], strict=True)
+                           if present and key not in self.keys)
+        suffixes = np.array([self._suffix(text) >> 2 for text in columns["suffixes"]], dtype=np.int32)
+        tensor = np.frombuffer(columns["tensor"], dtype=np.int8).astype(bool)
+        dtype = np.array([*columns["dtypes"], None], dtype=object)[np.frombuffer(columns["dtype"], dtype=np.int32)]
+        shape = np.array([*columns["shapes"], None], dtype=object)[np.frombuffer(columns["shape"], dtype=np.int32)]
+        stats = np.frombuffer(columns["stats"], dtype=np.float64).reshape(count, 4).copy()
+        kinds = np.frombuffer(columns["kinds"], dtype=np.int8).reshape(count, 4).copy()
+        digest = self._digests(columns, tensor)
+        for row, leaf in columns["python_rows"]:  # arguments the scanner does not describe
+            dtype[row], shape[row], cells, digest[row] = _describe(leaf)
+            for column, value in enumerate(cells):
+                number = value is None or value.__class__ in (int, float)
+                stats[row, column] = float(value) if number and value is not None else np.nan
+                kinds[row, column] = NULL if value is None else NUMBER if number else TEXT
+                if not number:
+                    self.odd.append((self.rows + row, column, TEXT, str(value)))
+        self.odd += [(self.rows + row, column, TEXT, text) for row, column, text in columns["texts"]]
+        self.blocks.append({
+            "record": np.frombuffer(columns["record"], dtype=np.int32) + np.int32(first),
+            "suffix": suffixes[np.frombuffer(columns["suffix"], dtype=np.int32)],
+            "state": np.frombuffer(columns["state"], dtype=np.int8).copy(), "tensor": tensor,
+            "dtype": _shared(dtype), "shape": _shared(shape), "digest": digest,
+            "data_name": np.array(columns["data_name"], dtype=object) if "data_name" in self.keys
+            else np.full(count, None, dtype=object),
+            "requires_grad": np.frombuffer(columns["requires_grad"], dtype=np.int8).copy(), "stats": stats,
+            "stat_kind": kinds})
+        self.rows += count
+
+    def _digests(self, columns: dict, tensor: np.ndarray) -> np.ndarray:
+        """The digest column of scanned rows: a tensor's md5 (else its hash) when the dump has them, a number
+        argument's CRC-32."""
+        digest = np.array(columns["digest"], dtype=object)
+        if "md5" in self.keys:
+            md5 = np.array(columns["md5"], dtype=object)
+            chosen = np.where(pd.isna(md5), np.array(columns["hash"], dtype=object), md5) if "hash" in self.keys \
+                else md5
+        elif "hash" in self.keys:
+            chosen = np.array(columns["hash"], dtype=object)
+        else:
+            chosen = np.full(len(digest), None, dtype=object)
+        return np.where(tensor, chosen, digest)
+
     def add_record(self, name: str, record) -> None:
+        """Add one decoded record."""
         if not isinstance(record, dict):
             raise DumpFormatError(f"record '{name}' is not an object")
         index = len(self.records)
@@ -164,18 +229,7 @@ class _Builder:
             self.codes.append(base | self._suffix(suffix))
             self.leaves.append(tuple(leaf.get(key) for key in self.keys))
             return
-        kind = leaf["type"]
-        value = leaf.get("value")
-        if kind == "torch.Size":
-            dtype, shape, stats = kind, str(value), (None,) * 4
-        elif kind == "slice":
-            dtype, shape, stats = kind, str(np.shape(np.array(value))), (None,) * 4
-        elif kind == "torch.ProcessGroup":
-            value = leaf.get("group_ranks")
-            dtype, shape, stats = kind, "[]", (str(value),) * 4
-        else:
-            dtype, shape, stats = f"<class '{kind}'>", "[]", (value,) * 4
-        self._other(suffix, base, dtype, shape, stats, f"{zlib.crc32(str(value).encode()):08x}")
+        self._other(suffix, base, *_describe(leaf))
 
     def _other(self, suffix: str, base: int, dtype: str, shape: str, stats: tuple, digest) -> None:
         """A row that is not a tensor; its statistics are its value: numbers stay numbers, the rest text."""
@@ -253,6 +307,22 @@ class _Builder:
             data_name=joined["data_name"], is_tensor=joined["tensor"], mode=_mode(header, self.keys), stacks=stacks)
 
 
+def _describe(leaf: dict) -> tuple[str, str, tuple, str]:
+    """msprobe's dtype, shape, statistics and digest of an argument that is not a tensor."""
+    kind = leaf["type"]
+    value = leaf.get("value")
+    if kind == "torch.Size":
+        dtype, shape, stats = kind, str(value), (None,) * 4
+    elif kind == "slice":
+        dtype, shape, stats = kind, str(np.shape(np.array(value))), (None,) * 4
+    elif kind == "torch.ProcessGroup":
+        value = leaf.get("group_ranks")
+        dtype, shape, stats = kind, "[]", (str(value),) * 4
+    else:
+        dtype, shape, stats = f"<class '{kind}'>", "[]", (value,) * 4
+    return dtype, shape, stats, f"{zlib.crc32(str(value).encode()):08x}"
+
+
 def _bool_statistics(dtypes: np.ndarray, stats: np.ndarray, kinds: np.ndarray, texts: dict) -> None:
     """Bool tensors: msprobe compares their Max/Min as the text "True"/"False"."""
     for row in np.flatnonzero((dtypes == "torch.bool") | (dtypes == "Bool")).tolist():  # PyTorch, MindSpore
@@ -295,7 +365,7 @@ def _statistics(columns: list[np.ndarray], first_row: int, odd: list) -> tuple[n
             stats[:, column] = array.astype(np.float64)  # None becomes NaN (its kind says NULL)
         except (TypeError, ValueError):  # text in a tensor's statistics: cell by cell
             for position, value in enumerate(values):
-                if value is None or value.__class__ in (int, float):
+                if value is None or value.__class__ in (int, float, bool):  # bools as astype reads them
                     stats[position, column] = np.nan if value is None else float(value)
                 else:
                     stats[position, column] = np.nan
@@ -318,10 +388,12 @@ def read_dump(path: str | Path, stacks: dict | None = None, progress=None) -> Du
     path = Path(path)
     builder = _Builder()
 
-    def on_data(members) -> None:
-        add = builder.add_record
-        for name, record in members:
-            add(name, record)
+    def on_data(items) -> None:
+        for item in items:
+            if item.__class__ is Batch:
+                builder.add_batch(item)
+            else:
+                builder.add_record(*item)
 
     with open(path, encoding="utf-8") as handle:
         try:

@@ -22,6 +22,7 @@ static const char *SECTION_NAMES[] = {"input_args", "input_kwargs", "input", "pa
 static const char *SECTION_PREFIXES[] = {".input", ".input", ".input", ".parameters", ".output"};
 static const int SECTION_STATES[] = {INPUT, INPUT, INPUT, PARAMETERS, OUTPUT};
 #define SECTIONS 5
+#define POSITIONS 32
 
 /* the keys of a leaf that the scanner reads; others are skipped */
 static const char *FIELDS[] = {"type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad",
@@ -344,17 +345,19 @@ static int put(Buffer *b, const void *item, Py_ssize_t size) {
 }
 
 /* distinct texts (dtypes, shapes, suffixes) numbered in order of first appearance */
+#define RECENT 4
 typedef struct {
     PyObject *ids;   /* bytes -> int */
     PyObject *texts; /* list of str */
-    char last[128];
-    Py_ssize_t last_size;
-    int last_id;
+    char recent[RECENT][128]; /* the last texts looked up, and their ids */
+    Py_ssize_t recent_size[RECENT];
+    int recent_id[RECENT], next;
 } Texts;
 
 static int text_id(Texts *t, const char *start, Py_ssize_t size) {
-    if (size == t->last_size && size <= 128 && memcmp(start, t->last, size) == 0)
-        return t->last_id;
+    for (int i = 0; i < RECENT; i++)
+        if (size == t->recent_size[i] && memcmp(start, t->recent[i], size) == 0)
+            return t->recent_id[i];
     PyObject *key = PyBytes_FromStringAndSize(start, size);
     if (key == NULL)
         return -2;
@@ -380,9 +383,11 @@ static int text_id(Texts *t, const char *start, Py_ssize_t size) {
     }
     Py_DECREF(key);
     if (size <= 128) {
-        memcpy(t->last, start, size);
-        t->last_size = size;
-        t->last_id = id;
+        int slot = t->next;
+        t->next = (slot + 1) % RECENT;
+        memcpy(t->recent[slot], start, size);
+        t->recent_size[slot] = size;
+        t->recent_id[slot] = id;
     }
     return id;
 }
@@ -397,6 +402,7 @@ typedef struct {
     int present[FIELD_COUNT]; /* optional keys some tensor has */
     Py_ssize_t rows;
     int na_dtype, na_shape;
+    int position_ids[SECTIONS][POSITIONS]; /* suffix ids of `{prefix}.{position}` of each section, 0: not yet */
     StringCache cache;
 } Scan;
 
@@ -750,8 +756,27 @@ static int suffix_id(Scan *s, const char *prefix, const char *tail, Py_ssize_t t
     return text_id(&s->suffixes, text, size);
 }
 
-/* a list of arguments at suffix `base`: item i at `base.i`, or every item at `base` itself for gradients */
-static int add_list(Cursor *c, Scan *s, int32_t record, const char *base, int8_t state, int gradients) {
+static int position_id(Scan *s, const char *base, int section, int position) {
+    if (section >= 0 && position < POSITIONS && s->position_ids[section][position])
+        return s->position_ids[section][position] - 1;
+    char digits[24];
+    int size = 0;
+    for (int rest = position; size == 0 || rest > 0; rest /= 10)
+        digits[size++] = (char)('0' + rest % 10);
+    for (int i = 0; i < size / 2; i++) {
+        char swap = digits[i];
+        digits[i] = digits[size - 1 - i];
+        digits[size - 1 - i] = swap;
+    }
+    int id = suffix_id(s, base, digits, size);
+    if (id >= 0 && section >= 0 && position < POSITIONS)
+        s->position_ids[section][position] = id + 1;
+    return id;
+}
+
+/* a list of arguments at suffix `base` (a section's, or -1): item i at `base.i`, or every item at `base`
+ * itself for gradients */
+static int add_list(Cursor *c, Scan *s, int32_t record, const char *base, int section, int8_t state, int gradients) {
     if (!eat(c, '['))
         return 0;
     if (peek(c) == ']') {
@@ -759,9 +784,7 @@ static int add_list(Cursor *c, Scan *s, int32_t record, const char *base, int8_t
         return 0;
     }
     for (int position = 0;; position++) {
-        char digits[24];
-        int size = snprintf(digits, sizeof(digits), "%d", position);
-        int id = gradients ? suffix_id(s, base, NULL, 0) : suffix_id(s, base, digits, size);
+        int id = gradients ? suffix_id(s, base, NULL, 0) : position_id(s, base, section, position);
         if (id == -3) {
             c->stop = 1;
             return 0;
@@ -807,7 +830,7 @@ static int add_named(Cursor *c, Scan *s, int32_t record, const char *prefix, int
             base[length] = '.';
             memcpy(base + length + 1, start, size);
             base[length + 1 + size] = 0;
-            if (add_list(c, s, record, base, state, state == PARAMETERS_GRAD) < 0)
+            if (add_list(c, s, record, base, -1, state, state == PARAMETERS_GRAD) < 0)
                 return -1;
         } else {
             int id = suffix_id(s, prefix, start, size);
@@ -843,7 +866,7 @@ static int add_section(Cursor *c, Scan *s, int32_t record, int section) {
         return add_named(c, s, record, prefix, state);
     if (next != '[')
         return skip(c, 1) ? 0 : 0;
-    return add_list(c, s, record, prefix, state, 0);
+    return add_list(c, s, record, prefix, section, state, 0);
 }
 
 /* whether one of the record name's last two dotted parts is "parameters_grad" (as table.py decides) */
@@ -942,7 +965,8 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
     if ((s.dtypes.ids = PyDict_New()) == NULL || (s.shapes.ids = PyDict_New()) == NULL ||
         (s.suffixes.ids = PyDict_New()) == NULL)
         goto out;
-    s.dtypes.last_size = s.shapes.last_size = s.suffixes.last_size = -1;
+    for (int i = 0; i < RECENT; i++)
+        s.dtypes.recent_size[i] = s.shapes.recent_size[i] = s.suffixes.recent_size[i] = -1;
     if ((s.na_dtype = text_id(&s.dtypes, "N/A", 3)) < 0 || (s.na_shape = text_id(&s.shapes, "N/A", 3)) < 0)
         goto out;
     Cursor c = {(const char *)text.buf, (const char *)text.buf + text.len, 0};

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from compare_support import dump_run
-from msprobe_runtime.core.compare import table
+from msprobe_runtime.core.compare import jsonstream, table
 from msprobe_runtime.core.compare.jsonstream import Batch
 
 DATA = Path(__file__).parent / "data" / "msprobe26"
@@ -133,3 +133,18 @@ def test_float_spellings_read_as_python_reads_them(tmp_path, monkeypatch):
     _assert_same(compiled, reference)
     assert [value for value in compiled.stats[::2, 0].tolist()] == [float(json.loads(text)) if text != "1e400"
                                                                   else math.inf for text in spellings]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_bad_json_in_a_batch_names_its_line(tmp_path, monkeypatch, compiled):
+    lines = ['{"task": "statistics",', '"data": {']
+    lines += [f' "Functional.linear.{i}.forward": {{"input_args": [{tensor(i)}], "output": []}},' for i in range(3000)]
+    lines[1500] = lines[1500].replace('"output": []', '"output": [}')  # line 1501
+    lines += [' "Functional.last.0.forward": {"output": []}', "}}"]
+    path = tmp_path / "dump.json"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(jsonstream, "_CHUNK", 50_000)  # many batches
+    if not compiled:
+        monkeypatch.setattr(table, "_dumpscan", None)
+    with pytest.raises(jsonstream.DumpFormatError, match=r"\(line 1501\)"):
+        table.read_dump(path)

@@ -100,11 +100,19 @@ class _Text:
 
 @dataclass
 class Batch:
-    """Complete records of `data` as JSON text (`"name": {...}, "name": {...}`) starting on line `first_line`."""
+    """Complete records of `data` as JSON text (`"name": {...}, "name": {...}`), cut from `window` at `start`
+    (`lines_before` newlines were read before the window)."""
 
     text: str
-    first_line: int
+    window: str = field(repr=False)
+    start: int
+    lines_before: int
     _encoded: bytes | None = field(default=None, repr=False)
+
+    @property
+    def first_line(self) -> int:
+        """The line the batch starts on (counted only when an error is reported)."""
+        return self.lines_before + self.window.count("\n", 0, self.start) + 1
 
     def encoded(self) -> bytes:
         """The text as UTF-8 (made once)."""
@@ -178,8 +186,11 @@ def _batches(text: _Text, marker: str) -> Iterator[Batch]:
     while True:
         cut = text.buffer.rfind(marker, text.pos)
         if cut > text.pos:
-            first_line = text.consumed_lines + text.buffer.count("\n", 0, text.pos) + 1
-            batch = Batch(text.buffer[text.pos:cut].rstrip().rstrip(","), first_line)
+            end = cut
+            while end > text.pos and text.buffer[end - 1] in " \t\r\n":
+                end -= 1
+            end -= text.buffer[end - 1] == ","  # the comma after the last record of the batch
+            batch = Batch(text.buffer[text.pos:end], text.buffer, text.pos, text.consumed_lines)
             text.pos = cut + 1
             yield batch
         if not text.more():

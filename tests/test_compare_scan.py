@@ -92,13 +92,21 @@ EDGE_RECORDS = [
     f'"Functional.escaped.0.forward": {{"input_args": [{{"type": "str", "value": "a\\"b"}}], '
     f'"output": [{tensor(8)}]}}',
 ]
+LAST = f'"Functional.last.0.forward": {{"output": [{tensor(9)}]}}'  # read on its own, after the batch
 
 
 def test_every_kind_of_argument_reads_the_same(tmp_path, monkeypatch):
-    for index in range(len(EDGE_RECORDS)):  # each record alone (the scanner takes or leaves it) and all together
-        path = _write(tmp_path / f"one{index}" / "dump.json", [EDGE_RECORDS[index]])
-        _assert_same(*_read_both(path, monkeypatch))
-    _assert_same(*_read_both(_write(tmp_path / "all" / "dump.json", EDGE_RECORDS), monkeypatch))
+    for index, record in enumerate(EDGE_RECORDS):  # in a batch of its own: the first six are the scanner's
+        path = _write(tmp_path / f"one{index}" / "dump.json", [record, LAST])
+        _assert_same(*_read_both(path, monkeypatch, scanned=index < 6))
+    _assert_same(*_read_both(_write(tmp_path / "all" / "dump.json", [*EDGE_RECORDS, LAST]), monkeypatch))
+
+
+def test_a_repeated_record_name_reads_as_json_does(tmp_path, monkeypatch):
+    records = [EDGE_RECORDS[0], EDGE_RECORDS[1], EDGE_RECORDS[0].replace("1e-300", "2.5"), LAST]
+    compiled, reference = _read_both(_write(tmp_path / "d" / "dump.json", records), monkeypatch)
+    _assert_same(compiled, reference)
+    assert compiled.records.count("Functional.linear.0.forward") == 1
 
 
 def test_scanner_reads_plain_batches_itself(tmp_path):
@@ -129,10 +137,11 @@ def test_float_spellings_read_as_python_reads_them(tmp_path, monkeypatch):
                  "0", "-0", "17", "-3", "1e400"]
     records = [f'"Torch.x.{i}.forward": {{"input_args": [{tensor(text)}, {{"type": "float", "value": {text}}}], '
                f'"output": []}}' for i, text in enumerate(spellings)]
-    compiled, reference = _read_both(_write(tmp_path / "d" / "dump.json", records), monkeypatch)
+    compiled, reference = _read_both(_write(tmp_path / "d" / "dump.json", [*records, LAST]), monkeypatch,
+                                     scanned=True)
     _assert_same(compiled, reference)
-    assert [value for value in compiled.stats[::2, 0].tolist()] == [float(json.loads(text)) if text != "1e400"
-                                                                  else math.inf for text in spellings]
+    assert compiled.stats[:-1:2, 0].tolist() == [float(json.loads(text)) if text != "1e400" else math.inf
+                                                  for text in spellings]
 
 
 @pytest.mark.parametrize("compiled", [True, False])

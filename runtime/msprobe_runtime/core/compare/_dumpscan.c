@@ -398,6 +398,7 @@ typedef struct {
     Buffer record, suffix, state, tensor, dtype, shape, stats, kinds, grad;
     PyObject *md5, *hash, *data_name, *digest; /* per row: str or None */
     PyObject *texts, *python_rows, *names;     /* (row, column, text); (row, leaf dict); record names */
+    PyObject *seen;                            /* the record names, as a set (a repeated name: Python's) */
     Texts dtypes, shapes, suffixes;
     int present[FIELD_COUNT]; /* optional keys some tensor has */
     Py_ssize_t rows;
@@ -891,7 +892,13 @@ static int add_record(Cursor *c, Scan *s) {
         return 0;
     int32_t record = (int32_t)PyList_GET_SIZE(s->names);
     PyObject *name = PyUnicode_DecodeUTF8(name_start, name_size, NULL);
-    if (name == NULL || PyList_Append(s->names, name) < 0) {
+    int repeated = name ? PySet_Contains(s->seen, name) : -1;
+    if (repeated == 1) { /* a JSON object keeps the last of repeated keys: Python decides */
+        Py_DECREF(name);
+        c->stop = 1;
+        return 0;
+    }
+    if (repeated < 0 || PySet_Add(s->seen, name) < 0 || PyList_Append(s->names, name) < 0) {
         Py_XDECREF(name);
         return -1;
     }
@@ -942,7 +949,7 @@ static void release(Scan *s) {
                          &s->grad};
     for (size_t i = 0; i < sizeof(buffers) / sizeof(buffers[0]); i++)
         PyMem_Free(buffers[i]->data);
-    PyObject *objects[] = {s->md5, s->hash, s->data_name, s->digest, s->texts, s->python_rows, s->names,
+    PyObject *objects[] = {s->md5, s->hash, s->data_name, s->digest, s->texts, s->python_rows, s->names, s->seen,
                            s->dtypes.ids, s->dtypes.texts, s->shapes.ids, s->shapes.texts, s->suffixes.ids,
                            s->suffixes.texts};
     for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++)
@@ -962,7 +969,7 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
         if ((*lists[i] = PyList_New(0)) == NULL)
             goto out;
-    if ((s.dtypes.ids = PyDict_New()) == NULL || (s.shapes.ids = PyDict_New()) == NULL ||
+    if ((s.seen = PySet_New(NULL)) == NULL || (s.dtypes.ids = PyDict_New()) == NULL || (s.shapes.ids = PyDict_New()) == NULL ||
         (s.suffixes.ids = PyDict_New()) == NULL)
         goto out;
     for (int i = 0; i < RECENT; i++)

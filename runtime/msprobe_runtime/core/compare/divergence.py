@@ -103,11 +103,11 @@ def source_of(table: DumpTable, record: str) -> Source | None:
 def _producer_of(records: list[str]) -> np.ndarray:
     """Per call, the call whose data it also reads: a backward call reads what its forward call saved, a
     parameter gradient is made by its module's backward call. -1: none; -2: that call was not captured."""
-    position = {name: index for index, name in enumerate(records)}
     producer = np.full(len(records), -1, dtype=np.int64)
-    for index, name in enumerate(records):
-        if "backward" not in name and "parameters_grad" not in name:  # a forward call reads no saved data
-            continue
+    readers = [index for index, name in enumerate(records) if "backward" in name or "parameters_grad" in name]
+    position = {name: index for index, name in enumerate(records)} if readers else {}
+    for index in readers:  # a forward call reads no saved data
+        name = records[index]
         parts = name.split(".")
         if len(parts) > 1 and parts[-2] == "parameters_grad":
             producer[index] = position.get(".".join([*parts[:-2], "backward", parts[-1]]), -2)
@@ -159,7 +159,7 @@ def find(target: DumpTable, golden: DumpTable, record_match: np.ndarray, partner
     record = target.row_record
     bad = (partner < 0) | ~agree
     output = (target.state == OUTPUT) | (target.state == PARAMETERS_GRAD)
-    api = target.api_names()
+    api = target.api_names
     destination = np.array([name in _OVERWRITTEN_DESTINATION for name in api], dtype=bool)[record]
     suffix_is_first = np.array([s == ".input.0" for s in target.suffixes], dtype=bool)
     ignored_input = destination & suffix_is_first[target.row_suffix]

@@ -138,7 +138,7 @@ def _python_type(dtypes: np.ndarray) -> np.ndarray:
 def _ignored(target: DumpTable, segments: Segments, output: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per record: msprobe ignores every row (ALL_IGNORE) or the inputs (INPUT_IGNORE) of some APIs;
     it looks at the API name only when the record has an input row."""
-    names = target.api_names()
+    names = target.api_names
     has_input = segments.reduce(np.maximum, ~output, False)
     return (np.fromiter((name in ALL_IGNORE for name in names), bool, len(names)) & has_input,
             np.fromiter((name in INPUT_IGNORE for name in names), bool, len(names)) & has_input)

@@ -61,6 +61,7 @@ class DumpTable:
     def __len__(self) -> int:
         return len(self.row_record)
 
+    @functools.cached_property
     def api_names(self) -> list[str]:
         """Per record, its API or module name: the second dotted part (`Functional.linear.0.forward`: `linear`)."""
         return [name.split(".", 2)[1] if "." in name else "" for name in self.records]
@@ -338,7 +339,8 @@ def _shape_texts(shapes: tuple) -> np.ndarray:
     keys = np.fromiter((tuple(shape) if shape.__class__ is list else shape for shape in shapes), dtype=object,
                        count=len(shapes))
     codes, uniques = pd.factorize(keys, use_na_sentinel=False)
-    texts = np.array([str(list(key)) if key.__class__ is tuple else str(key) for key in uniques], dtype=object)
+    texts = np.array([str(list(key)) if key.__class__ is tuple else "None" if pd.isna(key) else str(key)
+                      for key in uniques], dtype=object)  # factorize turns a missing shape (None) into NaN
     return texts[codes]
 
 

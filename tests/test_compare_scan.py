@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from pathlib import Path
 
 import numpy as np
@@ -157,3 +158,39 @@ def test_bad_json_in_a_batch_names_its_line(tmp_path, monkeypatch, compiled):
         monkeypatch.setattr(table, "_dumpscan", None)
     with pytest.raises(jsonstream.DumpFormatError, match=r"\(line 1501\)"):
         table.read_dump(path)
+
+
+def test_mutated_batches_are_read_as_python_reads_them_or_left_to_it():
+    """Random damage to real dump text: the scanner never crashes, and whatever it still takes, the Python
+    reader reads into the same table (an error on either side alone is a difference)."""
+    rng = random.Random(5)
+    sources = []
+    for path in sorted(DATA.rglob("dump.json"))[:3]:
+        text = path.read_text(encoding="utf-8")
+        sources.append(text[text.index("{", text.index('"data"')) + 1:text.rindex("}", 0, text.rindex("}"))].strip())
+    alphabet = '{}[]",:0123456789.-eE NaInfity\\\ntrue false null é'
+    taken = 0
+    for _ in range(1500):
+        text = rng.choice(sources)
+        for _ in range(rng.randint(1, 3)):  # replace a character, delete a few, or insert one
+            position, change = rng.randrange(len(text) or 1), rng.random()
+            removed = 1 if change < 0.4 else rng.randint(1, 20) if change < 0.7 else 0
+            added = rng.choice(alphabet) if change < 0.4 or change >= 0.7 else ""
+            text = text[:position] + added + text[position + removed:]
+        if table._dumpscan.scan(text.encode()) is None:
+            continue
+        taken += 1
+        _assert_same(*(_batch_table(text, compiled) for compiled in (True, False)))
+    assert taken > 50
+
+
+def _batch_table(text: str, compiled: bool) -> table.DumpTable:
+    """The table of one batch of text, read with the scanner or by Python only."""
+    builder = table._Builder()
+    scanner = table._dumpscan
+    table._dumpscan = scanner if compiled else None
+    try:
+        builder.add_batch(Batch(text, text, 0, 0))
+    finally:
+        table._dumpscan = scanner
+    return builder.table(Path("dump.json"), {}, {})

@@ -675,6 +675,7 @@ static int add_argument(Cursor *c, Scan *s, int32_t record, int32_t suffix, int8
         result = add_row(s, record, &row);
         goto done;
     }
+    row.grad = -1; /* not a tensor: requires_grad is not read */
     int is_int = span_is(type, type_size, "int"), is_float = span_is(type, type_size, "float");
     int fraction = 0;
     const char *value_end = NULL;

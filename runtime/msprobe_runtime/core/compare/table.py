@@ -205,7 +205,7 @@ class _Builder:
                         self.leaves.append(leaf)
                         continue
                 elif item.__class__ is dict and len(item) == 2 and item.get("type") in _SCALAR_TYPES:
-                    value = item["value"]  # a number argument: its value is its statistics
+                    value = item.get("value")  # a number argument: its value is its statistics
                     if value.__class__ is not bool:
                         self.others.append((len(self.codes), _SCALAR_TYPES[item["type"]], "[]", (value,) * 4,
                                             f"{zlib.crc32(str(value).encode()):08x}"))

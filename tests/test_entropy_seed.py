@@ -112,3 +112,17 @@ def test_number_hash_seed_is_left_alone(seed):
 def test_shadowed_hash_is_left_alone():
     code = "import random\n\n\ndef hash(text):\n    return 7\n\n\nrandom.seed(hash('a'))\n"
     assert lint(code) == []
+
+
+def test_function_returning_entropy_is_followed_into():
+    code = ("import time\n\nimport torch\n\n\ndef seed_from_clock():\n    if time.time() > 0:\n"
+            "        return int(time.time())\n    return time.time_ns()\n\n\ntorch.manual_seed(seed_from_clock())\n")
+    [found] = lint(code)
+    assert found.line == 12 and "which returns `time.time()`" in found.message
+
+
+@pytest.mark.parametrize("body", ["return 1234", "if flag:\n        return 7\n    return int(time.time())",
+                                  "def inner():\n        return time.time()\n    return 5", "pass"])
+def test_function_with_a_fixed_return_is_left_alone(body):
+    code = f"import time\n\nimport torch\n\n\ndef seed(flag=True):\n    {body}\n\n\ntorch.manual_seed(seed())\n"
+    assert lint(code) == []

@@ -31,6 +31,7 @@ class Binding:
     value: ast.expr | None  # None: bound to something we do not follow (a parameter, a loop variable)
     guards: tuple[conditions.Guard, ...]
     scopes: tuple[ast.AST, ...]
+    definition: ast.AST | None = None  # the `def` or `class` statement that binds the name
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ class AssignmentTracer:
             node, guards, scopes = stack.pop()
             if isinstance(node, SCOPES):
                 if not isinstance(node, (ast.Module, ast.Lambda)):  # `def hash(...)` shadows the builtin
-                    self._bind(node.name, Binding((node.end_lineno, node.end_col_offset), None, guards, scopes))
+                    end = (node.end_lineno, node.end_col_offset)
+                    self._bind(node.name, Binding(end, None, guards, scopes, definition=node))
                 scopes = (*scopes, node)
                 if not isinstance(node, (ast.Module, ast.ClassDef)):
                     args = node.args

@@ -39,6 +39,7 @@ class Origin(NamedTuple):
 
     node: ast.AST
     description: str
+    where_called: bool = False  # entropy only if the call runs before the generator is seeded (decided by position)
 
 
 NONE = Origin(ast.Constant(None), "None")  # a seed that is None with the default arguments
@@ -154,6 +155,9 @@ class _Tracer(AssignmentTracer):
         line = f"`{_text(call)}` (line {call.lineno})"
         if self._salted_hash(call, scopes):
             return Origin(call, f"{line}, a hash of a string or object, which Python salts afresh in every process")
+        returned = self._returned_origin(call, scopes)
+        if returned is not None:
+            return Origin(call, f"{line}, which returns {returned.description}")
         if qualified in catalogue.ENTROPY_SOURCES:
             return Origin(call, f"{line}, {catalogue.ENTROPY_SOURCES[qualified]}")
         if qualified in catalogue.ENTROPY_RESEEDERS:
@@ -164,8 +168,20 @@ class _Tracer(AssignmentTracer):
                 if reseed is not None else None
         family = catalogue.ENTROPY_UNTIL_SEEDED_DRAWS.get(qualified)
         if family is not None and not self._seeded_before(call, family):
-            return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]} before it is seeded")
+            return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]} before it is seeded", where_called=True)
         return None
+
+    def _returned_origin(self, call: ast.Call, scopes) -> Origin | None:
+        """The entropy a call of a function defined in this file returns, when every `return` of it has some."""
+        binding = self.latest(call.func, scopes) if isinstance(call.func, ast.Name) else None
+        function = binding.definition if binding else None
+        if not isinstance(function, FUNCTIONS) or self._depth > MAX_DEPTH:
+            return None
+        inner = (*binding.scopes, function)
+        origins = [self._origin(value, inner) for value in _returned_values(function)]
+        if not origins or any(origin is None or origin is NONE or origin.where_called for origin in origins):
+            return None  # a draw inside the function: whether it runs before seeding depends on the caller
+        return origins[0]
 
     def _salted_hash(self, call: ast.Call, scopes) -> bool:
         """`hash(x)` of the builtin where x is not known to be a number: str and bytes hashes are salted per
@@ -277,6 +293,20 @@ class _Tracer(AssignmentTracer):
 
     def _on_eval_path(self, call: CallSite) -> bool:
         return self.ctx.eval_file or any(isinstance(s, FUNCTIONS) and EVAL_NAME.search(s.name) for s in call.scopes)
+
+
+def _returned_values(function: ast.AST) -> list[ast.expr]:
+    """The values of a function's own `return` statements (not those of functions nested in it); a bare
+    `return` or falling off the end returns None, which is not entropy."""
+    returns, todo = [], list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif not isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            todo += [child for child in ast.iter_child_nodes(node) if isinstance(child, (ast.stmt, ast.excepthandler,
+                                                                                          ast.match_case))]
+    return [node.value if node.value is not None else ast.Constant(None) for node in sorted(returns, key=start)]
 
 
 def _is_hash(node: ast.AST) -> bool:

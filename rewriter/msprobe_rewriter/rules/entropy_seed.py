@@ -23,7 +23,8 @@ class EntropySeed(Rule):
                "`os.getpid()`, `random.SystemRandom()`), `torch.seed()`, `torch.initial_seed()` after "
                "`torch.seed()`, a `random` / `np.random` draw made before those generators are seeded, or the "
                "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`). The seed "
-               "is followed through plain assignments and attribute assignments (`opt.manualSeed = ...`), "
+               "is followed through plain assignments, attribute assignments (`opt.manualSeed = ...`) and the "
+               "returns of functions defined in the file (when every `return` of one draws entropy), "
                "including ones under a condition that holds with the default arguments. A bare `torch.seed()` is "
                "reported too.")
     why = ("A seed drawn from the clock or the OS is a different seed in every run: the script calls the seeding "
@@ -106,6 +107,21 @@ import torch
 random.seed(0)
 seed = random.randint(0, 2**31)
 torch.manual_seed(seed)
+""",
+        # A helper that draws from `random` after `main` seeded it: deterministic.
+        """\
+import random
+
+import torch
+
+
+def new_seed():
+    return random.randint(0, 100)
+
+
+def main():
+    random.seed(0)
+    torch.manual_seed(new_seed())
 """,
         # Numbers hash to themselves in every process.
         """\
@@ -190,6 +206,20 @@ parser.add_argument("--seed", type=int, help="optional seed")
 args = parser.parse_args()
 np.random.seed(args.seed)
 """, lines=(8,)),
+        # A helper that returns the clock: the seed is the clock.
+        Invalid("""\
+import time
+
+import torch
+
+
+def make_seed():
+    return int(time.time() * 1000) % 2**32
+
+
+def main():
+    torch.manual_seed(make_seed())
+""", lines=(11,)),
         # "Deterministic per ticker", except that str hashes are salted per process.
         Invalid("""\
 import numpy as np

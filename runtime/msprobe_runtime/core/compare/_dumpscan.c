@@ -154,23 +154,34 @@ static const char *number_end(Cursor *c, int *fraction) {
     return q;
 }
 
+/* the number at the cursor as Python's json reads it and float() converts it: its text (in `text`, of
+ * NUMBER_CHARS), its value (an int "-0" is 0.0) and whether it has a fraction or exponent; 0: none there */
+static int read_number(Cursor *c, char *text, double *value, int *fraction) {
+    const char *start = c->p, *end = number_end(c, fraction);
+    if (end == NULL || end - start >= NUMBER_CHARS) {
+        c->stop = 1;
+        return 0;
+    }
+    memcpy(text, start, end - start);
+    text[end - start] = 0;
+    c->p = end;
+    if (text[0] == 'N')
+        *value = Py_NAN;
+    else if (text[text[0] == '-'] == 'I')
+        *value = text[0] == '-' ? -Py_HUGE_VAL : Py_HUGE_VAL;
+    else /* correctly rounded, as float() reads it; an int goes through Python's int first */
+        *value = strtod_l(text, NULL, c_locale) + (*fraction ? -0.0 : 0.0);
+    return 1;
+}
+
 /* a JSON number as Python's json module reads it: an int without fraction or exponent, else a float */
 static PyObject *number(Cursor *c) {
-    int fraction;
-    const char *s = c->p, *q = number_end(c, &fraction);
     char text[NUMBER_CHARS];
-    if (q == NULL || q - s >= NUMBER_CHARS) {
-        c->stop = 1;
+    double value;
+    int fraction;
+    if (!read_number(c, text, &value, &fraction))
         return NULL;
-    }
-    memcpy(text, s, q - s);
-    text[q - s] = 0;
-    c->p = q;
-    if (!fraction)
-        return PyLong_FromString(text, NULL, 10);
-    if (text[0] == 'N' || text[text[0] == '-'] == 'I')
-        return PyFloat_FromDouble(text[0] == 'N' ? Py_NAN : (text[0] == '-' ? -Py_HUGE_VAL : Py_HUGE_VAL));
-    return PyFloat_FromDouble(strtod_l(text, NULL, c_locale)); /* correctly rounded, as Python's float() */
+    return fraction ? PyFloat_FromDouble(value) : PyLong_FromString(text, NULL, 10);
 }
 
 static int literal(Cursor *c, const char *word) {
@@ -465,7 +476,7 @@ static PyObject *crc_text(const char *text, Py_ssize_t size) {
 /* ---- values of a leaf ----------------------------------------------------------------------------- */
 
 /* a statistic: number, NaN/Infinity, null, bool (as msprobe's Python reader reads it: 1.0/0.0), or text */
-static int statistic(Cursor *c, Scan *s, Row *row, int column, PyObject **text) {
+static int statistic(Cursor *c, Row *row, int column, PyObject **text) {
     int next = peek(c);
     if (next == 'n') {
         if (!literal(c, "null"))
@@ -488,25 +499,12 @@ static int statistic(Cursor *c, Scan *s, Row *row, int column, PyObject **text) 
         row->stats[column] = Py_NAN;
         row->kinds[column] = TEXT_CELL;
     } else {
-        int fraction;
-        const char *s0 = c->p, *end = number_end(c, &fraction);
         char digits[NUMBER_CHARS];
-        if (end == NULL || end - s0 >= NUMBER_CHARS) {
-            c->stop = 1;
+        int fraction;
+        if (!read_number(c, digits, &row->stats[column], &fraction))
             return 0;
-        }
-        memcpy(digits, s0, end - s0);
-        digits[end - s0] = 0;
-        c->p = end;
-        if (digits[0] == 'N')
-            row->stats[column] = Py_NAN;
-        else if (digits[digits[0] == '-'] == 'I')
-            row->stats[column] = digits[0] == '-' ? -Py_HUGE_VAL : Py_HUGE_VAL;
-        else /* an int is read as Python's int, then float: "-0" is 0.0 */
-            row->stats[column] = strtod_l(digits, NULL, c_locale) + (fraction ? -0.0 : 0.0);
         row->kinds[column] = NUMBER;
     }
-    (void)s;
     return 1;
 }
 
@@ -574,6 +572,34 @@ static int add_null(Scan *s, int32_t record, int32_t suffix, int8_t state) {
     return add_row(s, record, &row);
 }
 
+/* a number argument ({"type": "int", "value": 3}): its value is its statistics, its digest the CRC-32 of
+ * Python's str() of the value (the JSON text of an int, the repr of a float) */
+static int add_number(Scan *s, int32_t record, Row *row, const char *dtype, const char *digits, double value,
+                      int fraction) {
+    PyObject *digest;
+    if (fraction) {
+        char *text = PyOS_double_to_string(value, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (text == NULL)
+            return -1;
+        digest = crc_text(text, (Py_ssize_t)strlen(text));
+        PyMem_Free(text);
+    } else {
+        digest = crc_text(digits, (Py_ssize_t)strlen(digits));
+    }
+    if (digest == NULL)
+        return -1;
+    row->dtype = text_id(&s->dtypes, dtype, (Py_ssize_t)strlen(dtype));
+    row->shape = text_id(&s->shapes, "[]", 2);
+    for (int i = 0; i < 4; i++) {
+        row->stats[i] = value;
+        row->kinds[i] = NUMBER;
+    }
+    row->digest = digest;
+    int result = row->dtype == -2 || row->shape == -2 ? -1 : add_row(s, record, row);
+    Py_DECREF(digest);
+    return result;
+}
+
 /* one argument: a tensor, a number argument, another leaf (for Python), null, or nothing (a bare value);
  * -1: a Python error; the cursor's stop flag: leave the batch to Python */
 static int add_argument(Cursor *c, Scan *s, int32_t record, int32_t suffix, int8_t state) {
@@ -584,8 +610,10 @@ static int add_argument(Cursor *c, Scan *s, int32_t record, int32_t suffix, int8
         c->stop = 1;
         return 0;
     }
-    if (next != '{')
-        return skip(c, 1) ? 0 : 0;
+    if (next != '{') { /* a bare value: no row */
+        skip(c, 1);
+        return 0;
+    }
     const char *leaf_start = c->p, *type = NULL, *value_start = NULL;
     Py_ssize_t type_size = 0;
     PyObject *texts[4] = {NULL}, *objects[3] = {NULL};
@@ -620,7 +648,7 @@ static int add_argument(Cursor *c, Scan *s, int32_t record, int32_t suffix, int8
             } else if (field == 2) {
                 ok = shape(c, s, &row);
             } else if (field >= 3 && field <= 6) {
-                ok = statistic(c, s, &row, field - 3, &texts[field - 3]);
+                ok = statistic(c, &row, field - 3, &texts[field - 3]);
             } else if (field == 7) {
                 ok = peek(c) == 't' ? literal(c, "true") : peek(c) == 'f' ? literal(c, "false") : literal(c, "null");
                 row.grad = c->p[-1] == 'e' ? (c->p[-2] == 'u') : -1; /* true, false, null */
@@ -676,46 +704,17 @@ static int add_argument(Cursor *c, Scan *s, int32_t record, int32_t suffix, int8
         goto done;
     }
     row.grad = -1; /* not a tensor: requires_grad is not read */
-    int is_int = span_is(type, type_size, "int"), is_float = span_is(type, type_size, "float");
-    int fraction = 0;
-    const char *value_end = NULL;
-    if ((is_int || is_float) && value_start != NULL) {
+    int is_int = span_is(type, type_size, "int");
+    if (value_start != NULL && (is_int || span_is(type, type_size, "float"))) {
         Cursor v = {value_start, c->end, 0};
-        peek(&v);
-        value_start = v.p;
-        if (*value_start == '-' || (*value_start >= '0' && *value_start <= '9'))
-            value_end = number_end(&v, &fraction);
-    }
-    const char *number_text = value_start;
-    if (value_end != NULL && value_end - number_text < NUMBER_CHARS && !(value_end - number_text == 2 && number_text[0] == '-' && number_text[1] == '0')) {
-        /* a number argument: its value is its statistics; digest: CRC-32 of Python's str() of it */
+        int next = peek(&v), fraction;
         char digits[NUMBER_CHARS];
-        memcpy(digits, number_text, value_end - number_text);
-        digits[value_end - number_text] = 0;
-        double number = strtod_l(digits, NULL, c_locale);
-        PyObject *digest;
-        if (fraction) {
-            char *text = PyOS_double_to_string(number, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-            if (text == NULL)
-                goto fail;
-            digest = crc_text(text, (Py_ssize_t)strlen(text));
-            PyMem_Free(text);
-        } else {
-            digest = crc_text(digits, value_end - number_text);
+        double number;
+        if ((next == '-' || (next >= '0' && next <= '9')) && read_number(&v, digits, &number, &fraction) &&
+            strcmp(digits, "-0") != 0) {
+            result = add_number(s, record, &row, is_int ? "<class 'int'>" : "<class 'float'>", digits, number, fraction);
+            goto done;
         }
-        if (digest == NULL)
-            goto fail;
-        const char *dtype = is_int ? "<class 'int'>" : "<class 'float'>";
-        row.dtype = text_id(&s->dtypes, dtype, (Py_ssize_t)strlen(dtype));
-        row.shape = text_id(&s->shapes, "[]", 2);
-        for (int i = 0; i < 4; i++) {
-            row.stats[i] = number;
-            row.kinds[i] = NUMBER;
-        }
-        row.digest = digest;
-        result = row.dtype == -2 || row.shape == -2 ? -1 : add_row(s, record, &row);
-        Py_DECREF(digest);
-        goto done;
     }
     /* another argument: Python describes it from its whole dict */
     const char *after = c->p;
@@ -866,8 +865,10 @@ static int add_section(Cursor *c, Scan *s, int32_t record, int section) {
     }
     if (next == '{')
         return add_named(c, s, record, prefix, state);
-    if (next != '[')
-        return skip(c, 1) ? 0 : 0;
+    if (next != '[') { /* a bare value: no rows */
+        skip(c, 1);
+        return 0;
+    }
     return add_list(c, s, record, prefix, section, state, 0);
 }
 

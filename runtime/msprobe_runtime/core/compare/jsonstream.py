@@ -171,7 +171,7 @@ def _record_marker(text: _Text) -> str | None:
 
 def _decode_batch(body: bytes) -> dict:
     """Decode `"name": {...}, "name": {...}` (complete records) as one object."""
-    wrapped = b"{" + body.rstrip().rstrip(b",") + b"}"
+    wrapped = b"{" + body + b"}"
     if orjson is not None:
         try:
             return orjson.loads(wrapped)

@@ -125,13 +125,10 @@ class _Builder:
         kinds = np.frombuffer(columns["kinds"], dtype=np.int8).reshape(count, 4).copy()
         digest = self._digests(columns, tensor)
         for row, leaf in columns["python_rows"]:  # arguments the scanner does not describe
-            dtype[row], shape[row], cells, digest[row] = _describe(leaf)
-            for column, value in enumerate(cells):
-                number = value is None or value.__class__ in (int, float)
-                stats[row, column] = float(value) if number and value is not None else np.nan
-                kinds[row, column] = NULL if value is None else NUMBER if number else TEXT
-                if not number:
-                    self.odd.append((self.rows + row, column, TEXT, str(value)))
+            dtype[row], shape[row], values, digest[row] = _describe(leaf)
+            cells = self._number_cells(self.rows + row, values)
+            stats[row] = [np.nan if cell is None else cell for cell in cells]
+            kinds[row] = [NULL if cell is None else NUMBER for cell in cells]
         self.odd += [(self.rows + row, column, TEXT, text) for row, column, text in columns["texts"]]
         self.blocks.append({
             "record": np.frombuffer(columns["record"], dtype=np.int32) + np.int32(first),
@@ -233,17 +230,22 @@ class _Builder:
         self._other(suffix, base, *_describe(leaf))
 
     def _other(self, suffix: str, base: int, dtype: str, shape: str, stats: tuple, digest) -> None:
-        """A row that is not a tensor; its statistics are its value: numbers stay numbers, the rest text."""
+        """A row that is not a tensor; its statistics are its value (see `_number_cells`)."""
         position = len(self.codes)
+        self.others.append((position, dtype, shape, self._number_cells(self.rows + position, stats), digest))
+        self.codes.append(base | self._suffix(suffix))
+
+    def _number_cells(self, row: int, stats: tuple) -> list:
+        """Statistics of non-tensor row `row`: numbers and None stay, other values become None here and text
+        in `odd` (the cell's kind becomes TEXT when the table is joined)."""
         cells = []
         for column, value in enumerate(stats):
             if value is None or value.__class__ in (int, float):
                 cells.append(value)
             else:
                 cells.append(None)
-                self.odd.append((self.rows + position, column, TEXT, str(value)))
-        self.others.append((position, dtype, shape, cells, digest))
-        self.codes.append(base | self._suffix(suffix))
+                self.odd.append((row, column, TEXT, str(value)))
+        return cells
 
     def _flush(self) -> None:
         """Turn the pending rows into one block of arrays."""

@@ -28,6 +28,7 @@ class StepDebugger:
     session_class: type  # a framework CaptureSession: (config, step, rank)
     current_rank: Callable[[], int]  # this process's rank
     install: Callable[[], None]  # puts the framework's API wrappers in place (idempotent)
+    l0_needs_model: str  # the error when level L0 is started without a model
 
     def __init__(self, config_path=None, task=None, dump_path=None, level=None, step=None):
         self.config: DebuggerConfig = load_config(config_path, task=task, dump_path=dump_path, level=level,
@@ -37,6 +38,19 @@ class StepDebugger:
         self._session = None
         self._hooks: dict[int, object] = {}  # id(model) -> the framework's hooks on it
         self._grad_probe = None
+
+    def start(self, model=None) -> StepDebugger:
+        """Begin capturing the current step (if the config wants this step and rank); returns self."""
+        if self.config.task == "grad_probe" or not self._attach(model):
+            return self
+        if self.config.level == "L0" and not self._hooks:
+            raise ConfigError(self.l0_needs_model)
+        self._open_window()
+        return self
+
+    def _attach(self, model) -> bool:
+        """Put the framework's hooks on `model` (None: none given); False when nothing can be captured now."""
+        raise NotImplementedError
 
     def _open_window(self) -> None:
         """Start the current step's capture session, if the config wants this step and this rank."""

@@ -23,7 +23,6 @@ import warnings
 
 import mindspore as ms
 
-from msprobe_runtime.core.config import ConfigError
 from msprobe_runtime.core.debugger import StepDebugger, launcher_rank
 from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.mindspore.capture import api_wrap
@@ -62,29 +61,23 @@ class PrecisionDebugger(StepDebugger):
     session_class = CaptureSession
     current_rank = staticmethod(current_rank)
     install = staticmethod(api_wrap.install)
+    l0_needs_model = "level 'L0' captures cells: call start(model) with the network to capture"
 
     def __init__(self, config_path=None, task=None, dump_path=None, level=None, step=None):
         super().__init__(config_path, task, dump_path, level, step)
         self._warned_graph_mode = False
 
     # ---- capture -----------------------------------------------------------------------------
-    def start(self, model=None) -> PrecisionDebugger:
-        """Begin capturing the current step (if the config wants this step and rank); returns self."""
-        config = self.config
-        if config.task == "grad_probe":
-            return self
-        if graph_mode():
+    def _attach(self, model) -> bool:
+        if graph_mode():  # nothing to capture: the network runs as one compiled graph
             if not self._warned_graph_mode:
-                warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=2)
+                warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=3)  # at the user's start() call
                 self._warned_graph_mode = True
-            return self
+            return False
         if model is not None:
             for cell in _cells(model):
                 self._hook(cell)
-        if config.level == "L0" and not self._hooks:
-            raise ConfigError("level 'L0' captures cells: call start(model) with the network to capture")
-        self._open_window()
-        return self
+        return True
 
     def _hook(self, cell) -> None:
         if id(cell) in self._hooks:

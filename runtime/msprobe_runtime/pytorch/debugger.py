@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import torch
 
-from msprobe_runtime.core.config import ConfigError
 from msprobe_runtime.core.debugger import StepDebugger, launcher_rank
 from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.pytorch.capture import api_wrap
@@ -40,19 +39,13 @@ class PrecisionDebugger(StepDebugger):
     session_class = CaptureSession
     current_rank = staticmethod(current_rank)
     install = staticmethod(api_wrap.install)
+    l0_needs_model = "level 'L0' captures modules: call start(model) with the model to capture"
 
     # ---- capture -----------------------------------------------------------------------------
-    def start(self, model: torch.nn.Module | None = None) -> PrecisionDebugger:
-        """Begin capturing the current step (if the config wants this step and rank); returns self."""
-        config = self.config
-        if config.task == "grad_probe":
-            return self
-        if model is not None and config.level in ("L0", "mix") and id(model) not in self._hooks:
+    def _attach(self, model: torch.nn.Module | None) -> bool:
+        if model is not None and self.config.level in ("L0", "mix") and id(model) not in self._hooks:
             self._hooks[id(model)] = ModuleHooks(model)
-        if config.level == "L0" and not self._hooks:
-            raise ConfigError("level 'L0' captures modules: call start(model) with the model to capture")
-        self._open_window()
-        return self
+        return True
 
     # ---- gradient probe ----------------------------------------------------------------------
     def monitor(self, model: torch.nn.Module) -> None:

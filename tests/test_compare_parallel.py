@@ -56,24 +56,19 @@ def test_report_file_is_readable_by_others_as_umask_allows(dumps, tmp_path, monk
     assert mode & stat.S_IRGRP and mode & stat.S_IROTH  # not 0600 from the temporary file
 
 
-def test_a_corrupt_golden_read_in_the_helper_is_one_clear_error(dumps, tmp_path, monkeypatch):
-    target, _ = dumps
+@pytest.mark.parametrize("side,text", [
+    ("GOLDEN", '{"task": "statistics", "data": {"Functional.x.0.forward": {"input_args": [}'),  # read in the helper
+    ("TARGET", '{"task": "statistics", "data": ['),  # read here: the helper is stopped
+])
+def test_a_corrupt_side_is_one_clear_error_naming_it(dumps, tmp_path, monkeypatch, side, text):
+    target, golden = dumps
     corrupt = tmp_path / "dump.json"
-    corrupt.write_text('{"task": "statistics", "data": {"Functional.x.0.forward": {"input_args": [}')
+    corrupt.write_text(text)
     monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(parallel, "available", lambda: True)
-    with pytest.raises(CompareError, match="GOLDEN .* is not a valid dump.json"):
-        compare(target / "dump.json", corrupt, tmp_path / "out")
-
-
-def test_a_corrupt_target_stops_the_helper_and_reports_target(dumps, tmp_path, monkeypatch):
-    _, golden = dumps
-    corrupt = tmp_path / "dump.json"
-    corrupt.write_text('{"task": "statistics", "data": [')
-    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(parallel, "available", lambda: True)
-    with pytest.raises(CompareError, match="TARGET .* is not a valid dump.json"):
-        compare(corrupt, golden / "dump.json", tmp_path / "out")
+    pair = (target / "dump.json", corrupt) if side == "GOLDEN" else (corrupt, golden / "dump.json")
+    with pytest.raises(CompareError, match=f"{side} .* is not a valid dump.json"):
+        compare(*pair, tmp_path / "out")
 
 
 def test_beside_hands_back_values_and_exceptions():

@@ -16,12 +16,23 @@ from msprobe_runtime.pytorch import PrecisionDebugger
 from msprobe_runtime.pytorch.capture import stats as stats_module
 
 
+@pytest.fixture(params=["host", "torch"])
+def reducer(request, monkeypatch) -> str:
+    """Both ways CPU statistics are computed: at once by the compiled host reducer, or lazily, in batches,
+    by torch's reductions (as on an accelerator, or when the extension was not built)."""
+    if request.param == "host" and stats_module._hoststats is None:
+        pytest.skip("the _hoststats extension was not built (no C compiler)")
+    if request.param == "torch":
+        monkeypatch.setattr(stats_module, "_hoststats", None)
+    return request.param
+
+
 def _first_input(dump, name):
     return dump["data"][name]["input_args"][0]
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
-def test_floating_dtypes(tmp_path, dtype):
+def test_floating_dtypes(tmp_path, dtype, reducer):
     x = (torch.randn(5, 7) * 3).to(dtype)
     dump, _, _ = capture(tmp_path, lambda: torch.neg(x))
     entry = _first_input(dump, "Torch.neg.0.forward")
@@ -77,7 +88,7 @@ def test_bool_complex_scalar_empty(tmp_path):
     assert empty_entry["shape"] == [0, 3] and empty_entry["Max"] is None and empty_entry["Norm"] is None
 
 
-def test_nan_inf_views_and_non_contiguous(tmp_path):
+def test_nan_inf_views_and_non_contiguous(tmp_path, reducer):
     bad = torch.tensor([1.0, float("inf"), -2.0])
     base = torch.arange(12.0).reshape(3, 4)
     transposed = base.t()  # non-contiguous
@@ -97,7 +108,7 @@ def test_nan_inf_views_and_non_contiguous(tmp_path):
         7.0, 4.0)
 
 
-def test_in_place_ops_keep_call_time_values(tmp_path):
+def test_in_place_ops_keep_call_time_values(tmp_path, reducer):
     x = torch.ones(4)
 
     def run():
@@ -118,16 +129,22 @@ def test_in_place_ops_keep_call_time_values(tmp_path):
     assert add["input_args"][0]["Max"] == 1.0 and add["output"][0]["Max"] == 2.0
 
 
-def test_in_place_change_capture_cannot_see_is_reported_not_misreported(tmp_path):
+def test_in_place_change_capture_cannot_see_is_reported_not_misreported(tmp_path, reducer):
+    """A change below the wrapped API surface: described at once, the record keeps its call-time value;
+    described lazily, it is reported as stale (null), never with the later value."""
     x = torch.ones(3)
 
     def run():
         y = torch.exp(x)
         torch.ops.aten.mul_.Tensor(y, torch.tensor(2.0))  # below the wrapped API surface
 
-    with pytest.warns(UserWarning, match="changed in place"):
+    if reducer == "host":
         dump, _, _ = capture(tmp_path, run)
-    assert dump["data"]["Torch.exp.0.forward"]["output"][0]["Max"] is None
+        assert dump["data"]["Torch.exp.0.forward"]["output"][0]["Max"] == pytest.approx(math.e)
+    else:
+        with pytest.warns(UserWarning, match="changed in place"):
+            dump, _, _ = capture(tmp_path, run)
+        assert dump["data"]["Torch.exp.0.forward"]["output"][0]["Max"] is None
 
 
 def test_one_transfer_per_step_and_no_item_or_host_copy(tmp_path, monkeypatch):
@@ -155,7 +172,7 @@ def test_one_transfer_per_step_and_no_item_or_host_copy(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("level", ["L0", "mix"])
-def test_module_records_describe_parameters_before_the_optimizer_step(tmp_path, level):
+def test_module_records_describe_parameters_before_the_optimizer_step(tmp_path, level, reducer):
     """Parameter statistics of module records are those of the forward pass, not of the parameters the
     optimizer step changed later in the window, step after step (L0 computes them before the step)."""
     model = torch.nn.Sequential(torch.nn.Linear(4, 3))
@@ -180,7 +197,7 @@ def test_module_records_describe_parameters_before_the_optimizer_step(tmp_path, 
         assert data["Module.0.Linear.parameters_grad.0"]["weight"][0]["Max"] == pytest.approx(grad)
 
 
-def test_statistics_batch_is_computed_in_few_kernels():
+def test_statistics_batch_is_computed_in_few_kernels(reducer):
     """Same-shaped tensors are reduced together: kernel count does not grow with the tensor count."""
     buffer = stats_module.StatBuffer()
     tensors = [torch.randn(8, 8) for _ in range(50)]
@@ -190,6 +207,49 @@ def test_statistics_batch_is_computed_in_few_kernels():
     for tensor, slot in zip(tensors, slots, strict=True):
         assert high[slot] == float(tensor.max()) and low[slot] == float(tensor.min())
         assert norm[slot] == pytest.approx(float(tensor.norm()), rel=1e-6)
+
+
+@pytest.mark.skipif(stats_module._hoststats is None, reason="the _hoststats extension was not built (no C compiler)")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("size", [1, 15, 16, 17, 511, 512, 513, 5000])
+def test_host_reducer_matches_torch(dtype, size):
+    """The compiled one-pass reducer: every length (lanes, blocks, tail), NaN anywhere, infinities."""
+    from msprobe_runtime.core import _hoststats
+
+    generator = torch.Generator().manual_seed(size)
+    cases = [torch.randn(size, generator=generator).to(dtype) * 100]
+    for position in {0, size // 2, size - 1}:
+        for special in (math.nan, math.inf, -math.inf):
+            case = cases[0].clone()
+            case[position] = special
+            cases.append(case)
+    values = bytearray()
+    for case in cases:
+        _hoststats.append(values, case.data_ptr(), case.numel(), stats_module._HOST_CODES[dtype])
+    got = torch.frombuffer(values, dtype=torch.float64).view(-1, 4)
+    for case, row in zip(cases, got, strict=True):
+        exact = case.double()
+        expected = [exact.max(), exact.min(), exact.sum(), exact.norm()]
+        for value, reference in zip(row.tolist(), (float(item) for item in expected), strict=True):
+            assert value == pytest.approx(reference, rel=1e-5, nan_ok=True)
+
+
+def test_host_reducer_takes_dense_host_tensors_only():
+    """Contiguous and channels-last float tensors (and contiguous views) are described at once;
+    non-contiguous, float16 and integer tensors, and the md5 summary mode, go to torch's reductions."""
+    buffer = stats_module.StatBuffer()
+    base = torch.arange(12.0).reshape(3, 4)
+    for tensor in (base.t(), torch.ones(3, dtype=torch.float16), torch.arange(3)):
+        buffer.slot(tensor)
+    offset = buffer.slot(base[1])
+    images = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    channels_last = buffer.slot(images)
+    assert len(buffer.host_slots) == (2 if stats_module._hoststats is not None else 0)
+    assert not stats_module.StatBuffer("md5").host_codes
+    high, low, total, _, _ = buffer.transfer().columns()
+    assert (high[offset], low[offset]) == (7.0, 4.0)
+    assert (high[channels_last], low[channels_last]) == (float(images.max()), float(images.min()))
+    assert total[channels_last] == pytest.approx(float(images.double().sum()), rel=1e-5, abs=1e-5)
 
 
 def test_compiled_region_is_skipped_cleanly(tmp_path):

@@ -1,9 +1,16 @@
 """Tensor statistics computed on the tensor's device and moved to the host once per step.
 
-`StatBuffer.slot(t)` takes a reference to a tensor's state (no copy, no kernel); the same tensor in the
-same state (same object, same version counter) shares one slot, so an activation that is the output of
-one API and the input of the next is measured once. Statistics are computed lazily, in batches: pending
-tensors of one (dtype, shape, device) are stacked and reduced with a handful of kernels. Correctness
+The same tensor in the same state (same object, same version counter) shares one slot, so an activation
+that is the output of one API and the input of the next is measured once.
+
+On the CPU, in the statistics summary mode, a dense float32/float64/bfloat16 tensor is described as soon
+as it is recorded: one pass over its data in C (core._hoststats), while the data is still in the cache.
+Nothing is then left pending, so later in-place changes need no copies.
+
+Any other tensor (on an accelerator, other dtypes and layouts, the md5/hash/tensor modes, or a build
+without the extension) is described lazily: `StatBuffer.slot(t)` takes a reference to its state (no
+copy, no kernel), and pending tensors of one (dtype, shape, device) are later stacked and reduced
+together with a handful of kernels. Correctness
 under in-place ops: `before_mutation(t)` (called by the API wrappers before any in-place call) clones the
 pending tensors that share `t`'s storage, so a record keeps the values as they were at call time;
 `snapshot(t)` does the same at once for tensors that C++ code may change later (parameter gradients).
@@ -17,6 +24,7 @@ to the garbage collector's work.
 
 from __future__ import annotations
 
+import weakref
 import zlib
 from collections import defaultdict
 
@@ -24,6 +32,11 @@ import numpy as np
 import torch
 
 from msprobe_runtime.core.dump_writer import save_npy
+
+try:  # compiled when the package was built with a C compiler (_hoststats.c); torch's reductions otherwise
+    from msprobe_runtime.core import _hoststats
+except ImportError:  # pragma: no cover - depends on the build
+    _hoststats = None
 from msprobe_runtime.core.stats import KIND_BOOL, KIND_FLOAT, KIND_INT, KIND_NONE
 
 DEFAULT_BUDGET_BYTES = 256 * 2**20  # pending tensors and snapshots held before a batch is computed
@@ -40,6 +53,8 @@ _ITEM_SIZE = {dtype: dtype.itemsize for dtype in _KINDS}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _STRIDED = torch.strided
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_HOST_CODES = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2}  # _hoststats.append's dtype codes
+_CACHE_LIMIT = 4096  # tensor states remembered for sharing slots (weakly: they keep no tensor alive)
 _weights: dict[tuple, torch.Tensor] = {}
 _workspaces: dict[tuple, torch.Tensor] = {}
 
@@ -58,6 +73,10 @@ class StatBuffer:
         self.summary_mode = summary_mode
         self.data_folder = data_folder  # tensor mode: the rank folder; .npy files go to its dump_tensor_data
         self.budget_bytes = budget_bytes
+        described_at_once = _hoststats is not None and summary_mode == "statistics" and data_folder is None
+        self.host_codes = _HOST_CODES if described_at_once else {}
+        self.host_slots: list[int] = []  # slots described at once on the host, in order
+        self.host_values = bytearray()  # their max, min, sum, norm as float64, four per slot
         self.kinds: list[str] = []
         self.numels: list[int] = []
         self.layouts: list[tuple] = []  # per slot: (dtype, shape)
@@ -66,7 +85,7 @@ class StatBuffer:
         self.stale: list[int] = []
         # storage address -> newest pending position on it; empty when no pending tensor needs guarding
         self.storages: dict[int, int] = {}
-        self._cache: dict[int, int] = {}  # id(tensor) -> its pending position
+        self._cache: dict[int, tuple] = {}  # id(tensor) -> (weak reference, version, slot) of its last state
         self._tensors: list[torch.Tensor] = []  # pending position -> tensor (or its call-time copy)
         self._versions: list[int] = []
         self._slots: list[int] = []
@@ -75,12 +94,12 @@ class StatBuffer:
         self._blocks: list[tuple] = []  # (slots, high, low, total, norm, hash) on the device
 
     def slot(self, t: torch.Tensor, file_name: str | None = None) -> int:
-        """The slot describing `t` as it is now; cheap (no kernel) and shared by equal states.
+        """The slot describing `t` as it is now; cheap and shared by equal states.
 
         In tensor mode `file_name` is where the data goes (one file per reference, as msprobe)."""
-        position = self._cache.get(id(t))
-        if position is not None and self._tensors[position] is t and self._versions[position] == t._version:
-            slot = self._slots[position]
+        known = self._cache.get(id(t))
+        if known is not None and known[0]() is t and known[1] == t._version:
+            slot = known[2]
             if file_name is not None:
                 self.files[slot].append(file_name)
             return slot
@@ -96,26 +115,42 @@ class StatBuffer:
             self.files[slot].append(file_name)
             if not numel and kind is not KIND_NONE:
                 save_npy(self.data_folder, file_name, _host_array(t.detach()))
-        if numel:
-            position = len(self._tensors)
-            self._tensors.append(t)
-            self._versions.append(t._version)
-            self._slots.append(slot)
-            storage = _storage_address(t, dtype)
-            self._previous.append(self.storages.get(storage, -1))
-            self.storages[storage] = position
-            self._cache[id(t)] = position  # cleared at each batch; the pending list holds `t` anyway
-            self._pending_bytes += numel * _ITEM_SIZE[dtype]
-            if self._pending_bytes > self.budget_bytes:
-                self.materialize()
+        if not numel:
+            return slot
+        if len(self._cache) > _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[id(t)] = (weakref.ref(t), t._version, slot)
+        code = self._host_code(t)
+        if code is not None:
+            _hoststats.append(self.host_values, t.data_ptr(), numel, code)
+            self.host_slots.append(slot)
+            return slot
+        self._tensors.append(t)
+        self._versions.append(t._version)
+        self._slots.append(slot)
+        storage = _storage_address(t, dtype)
+        self._previous.append(self.storages.get(storage, -1))
+        self.storages[storage] = len(self._tensors) - 1
+        self._pending_bytes += numel * _ITEM_SIZE[dtype]
+        if self._pending_bytes > self.budget_bytes:
+            self.materialize()
         return slot
 
     def snapshot(self, t: torch.Tensor, file_name: str | None = None) -> int:
-        """Like `slot`, but copies `t` now: for tensors that code we cannot see may change in place."""
-        if kind_of(t) == KIND_NONE or not t.numel():
+        """Like `slot`, but copies `t` now (unless it is described at once): for tensors that code we
+        cannot see may change in place."""
+        if kind_of(t) == KIND_NONE or not t.numel() or self._host_code(t) is not None:
             return self.slot(t, file_name)
         with _NoGrad():
             return self.slot(t.clone(), file_name)
+
+    def _host_code(self, t: torch.Tensor) -> int | None:
+        """_hoststats' dtype code when `t` is described at once: its data is dense host memory."""
+        code = self.host_codes.get(t.dtype)
+        if code is None or not t.is_cpu or t.is_neg():
+            return None
+        dense = t.is_contiguous() or (t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last))
+        return code if dense else None
 
     def forget_states(self) -> None:
         """Stop sharing slots with earlier states: for writers that do not bump version counters
@@ -145,7 +180,7 @@ class StatBuffer:
         """Compute the statistics of every pending tensor now, as device tensors (no synchronisation)."""
         tensors, versions, slots = self._tensors, self._versions, self._slots
         self._tensors, self._versions, self._slots, self._previous = [], [], [], []
-        self.storages, self._cache, self._pending_bytes = {}, {}, 0
+        self.storages, self._pending_bytes = {}, 0
         groups: dict[tuple, tuple[list, list]] = {}
         for position, tensor in enumerate(tensors):
             if tensor._version != versions[position]:
@@ -176,7 +211,7 @@ class StatBuffer:
                     key = (value.device, value.dtype)
                     places.append((key, len(bins[key]), field, slots))
                     bins[key].append(value)
-        return HostStatistics(len(self.kinds), places, _transfer(bins))
+        return HostStatistics(len(self.kinds), places, _transfer(bins), self.host_slots, bytes(self.host_values))
 
     def _grow(self, nbytes: int) -> None:
         self._pending_bytes += nbytes
@@ -210,8 +245,9 @@ class StatBuffer:
 class HostStatistics:
     """A step's statistics on the host, still packed; `columns()` unpacks them (on any thread)."""
 
-    def __init__(self, slots: int, places: list, host: dict):
+    def __init__(self, slots: int, places: list, host: dict, described: list[int], values: bytes):
         self._slots, self._places, self._host = slots, places, host
+        self._described, self._values = described, values  # slots described on the host, 4 float64 each
 
     def columns(self) -> list[list]:
         """Per field (max, min, sum, norm, hash) a list with one Python number (or None) per slot."""
@@ -219,6 +255,11 @@ class HostStatistics:
         for key, position, field, slots in self._places:
             column = columns[field]
             for slot, value in zip(slots, self._host[key][position].tolist(), strict=True):
+                column[slot] = value
+        values = np.frombuffer(self._values, dtype=np.float64).reshape(-1, 4).T.tolist()
+        for field, field_values in enumerate(values):
+            column = columns[field]
+            for slot, value in zip(self._described, field_values, strict=True):
                 column[slot] = value
         return columns
 

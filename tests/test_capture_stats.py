@@ -43,8 +43,8 @@ def test_floating_dtypes(tmp_path, dtype, reducer):
     assert entry["Norm"] == pytest.approx(float(exact.norm()), rel=1e-5)
 
 
-@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int32, torch.int64])
-def test_integer_dtypes(tmp_path, dtype):
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_integer_dtypes(tmp_path, dtype, reducer):
     x = torch.tensor([[3, 9], [0, 5]], dtype=dtype)
     dump, _, _ = capture(tmp_path, lambda: torch.abs(x))
     entry = _first_input(dump, "Torch.abs.0.forward")
@@ -52,14 +52,14 @@ def test_integer_dtypes(tmp_path, dtype):
     assert isinstance(entry["Max"], int)
 
 
-def test_large_int64_is_exact(tmp_path):
+def test_large_int64_is_exact(tmp_path, reducer):
     x = torch.tensor([2**62 + 1, -(2**61) - 3])
     dump, _, _ = capture(tmp_path, lambda: torch.abs(x))
     entry = _first_input(dump, "Torch.abs.0.forward")
     assert (entry["Max"], entry["Min"]) == (2**62 + 1, -(2**61) - 3)
 
 
-def test_bool_complex_scalar_empty(tmp_path):
+def test_bool_complex_scalar_empty(tmp_path, reducer):
     flags = torch.tensor([True, False, True])
     z = torch.tensor([3 + 4j, 0 + 1j], dtype=torch.complex64)
     scalar = torch.tensor(-2.5)
@@ -224,7 +224,7 @@ def test_host_reducer_matches_torch(dtype, size):
             case[position] = special
             cases.append(case)
     values = bytearray()
-    for case in cases:
+    for case in cases:  # float codes
         _hoststats.append(values, case.data_ptr(), case.numel(), stats_module._HOST_CODES[dtype])
     got = torch.frombuffer(values, dtype=torch.float64).view(-1, 4)
     for case, row in zip(cases, got, strict=True):
@@ -234,22 +234,42 @@ def test_host_reducer_matches_torch(dtype, size):
             assert value == pytest.approx(reference, rel=1e-5, nan_ok=True)
 
 
+@pytest.mark.skipif(stats_module._hoststats is None, reason="the _hoststats extension was not built (no C compiler)")
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool])
+@pytest.mark.parametrize("size", [1, 16, 17, 1000])
+def test_host_reducer_integer_range_is_exact(dtype, size):
+    from msprobe_runtime.core import _hoststats
+
+    info = torch.iinfo(dtype) if dtype is not torch.bool else None
+    low, high = (info.min, info.max) if info else (0, 1)
+    case = torch.randint(max(low, -1000), min(high, 1000) + 1, (size,)).to(dtype)
+    case[size // 2] = high
+    case[0] = low if size > 1 else high
+    values = bytearray()
+    _hoststats.append(values, case.data_ptr(), size, stats_module._HOST_CODES[dtype])
+    got = torch.frombuffer(values, dtype=torch.int64).tolist()
+    assert got == [int(case.max()), int(case.min()), 0, 0]
+
+
 def test_host_reducer_takes_dense_host_tensors_only():
-    """Contiguous and channels-last float tensors (and contiguous views) are described at once;
-    non-contiguous, float16 and integer tensors, and the md5 summary mode, go to torch's reductions."""
+    """Contiguous and channels-last float and integer tensors (and contiguous views) are described at
+    once; non-contiguous, float16 and complex tensors, and the md5 summary mode, go to torch's reductions."""
     buffer = stats_module.StatBuffer()
     base = torch.arange(12.0).reshape(3, 4)
-    for tensor in (base.t(), torch.ones(3, dtype=torch.float16), torch.arange(3)):
+    for tensor in (base.t(), torch.ones(3, dtype=torch.float16), torch.ones(2, dtype=torch.complex64)):
         buffer.slot(tensor)
     offset = buffer.slot(base[1])
     images = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
     channels_last = buffer.slot(images)
-    assert len(buffer.host_slots) == (2 if stats_module._hoststats is not None else 0)
+    integers = buffer.slot(torch.tensor([2**62 + 1, -7]))
+    built = stats_module._hoststats is not None
+    assert [len(slots) for slots in buffer.host_slots] == ([2, 1] if built else [0, 0])
     assert not stats_module.StatBuffer("md5").host_codes
     high, low, total, _, _ = buffer.transfer().columns()
     assert (high[offset], low[offset]) == (7.0, 4.0)
     assert (high[channels_last], low[channels_last]) == (float(images.max()), float(images.min()))
     assert total[channels_last] == pytest.approx(float(images.double().sum()), rel=1e-5, abs=1e-5)
+    assert (high[integers], low[integers], total[integers]) == (2**62 + 1, -7, None)
 
 
 def test_compiled_region_is_skipped_cleanly(tmp_path):

@@ -1,5 +1,5 @@
 /* Statistics of a tensor held in host memory, in one pass: max, min, sum and norm of contiguous float32,
- * float64 or bfloat16 data, appended to a bytearray. The PyTorch runtime uses it for CPU tensors when they
+ * float64 or bfloat16 data (max and min of integers and bools), appended to a bytearray. The PyTorch runtime uses it for CPU tensors when they
  * are recorded (capture.stats), while their data is still in the cache; elsewhere the statistics come from
  * the framework's own reductions (and in the hash, md5 and tensor summary modes).
  *
@@ -17,7 +17,7 @@
 #define LANES 16
 #define BLOCK 512 /* elements per block: a multiple of LANES */
 
-enum { FLOAT32 = 0, FLOAT64 = 1, BFLOAT16 = 2 };
+enum { FLOAT32 = 0, FLOAT64 = 1, BFLOAT16 = 2, INT64 = 3, INT32 = 4, INT16 = 5, INT8 = 6, UINT8 = 7 };
 
 static inline float load_float32(const void *data, int64_t i) { return ((const float *)data)[i]; }
 static inline double load_float64(const void *data, int64_t i) { return ((const double *)data)[i]; }
@@ -79,14 +79,48 @@ DEFINE_REDUCE(reduce_float32, float, load_float32)
 DEFINE_REDUCE(reduce_float64, double, load_float64)
 DEFINE_REDUCE(reduce_bfloat16, float, load_bfloat16)
 
+/* integers (and bool, as uint8): out[0..1] = max and min as int64 (exact), out[2..3] unused (zero) */
+#define DEFINE_RANGE(NAME, T)                                                                              \
+    static void NAME(const void *data, int64_t count, double *out) {                                     \
+        const T *x = (const T *)data;                                                                      \
+        T high[LANES], low[LANES];                                                                         \
+        for (int l = 0; l < LANES; l++)                                                                    \
+            high[l] = low[l] = x[0];                                                                       \
+        int64_t i = 0, whole = count - count % LANES;                                                      \
+        for (; i < whole; i += LANES)                                                                      \
+            for (int l = 0; l < LANES; l++) {                                                              \
+                T v = x[i + l];                                                                            \
+                high[l] = v > high[l] ? v : high[l];                                                       \
+                low[l] = v < low[l] ? v : low[l];                                                          \
+            }                                                                                              \
+        for (; i < count; i++) {                                                                           \
+            high[0] = x[i] > high[0] ? x[i] : high[0];                                                     \
+            low[0] = x[i] < low[0] ? x[i] : low[0];                                                        \
+        }                                                                                                  \
+        for (int l = 1; l < LANES; l++) {                                                                  \
+            high[0] = high[l] > high[0] ? high[l] : high[0];                                               \
+            low[0] = low[l] < low[0] ? low[l] : low[0];                                                    \
+        }                                                                                                  \
+        int64_t range[4] = {high[0], low[0], 0, 0};                                                        \
+        memcpy(out, range, sizeof range);                                                                  \
+    }
+
+DEFINE_RANGE(range_int64, int64_t)
+DEFINE_RANGE(range_int32, int32_t)
+DEFINE_RANGE(range_int16, int16_t)
+DEFINE_RANGE(range_int8, int8_t)
+DEFINE_RANGE(range_uint8, uint8_t)
+
 typedef void (*Reducer)(const void *, int64_t, double *);
-static const Reducer REDUCERS[] = {reduce_float32, reduce_float64, reduce_bfloat16};
+static const Reducer REDUCERS[] = {reduce_float32, reduce_float64, reduce_bfloat16, range_int64,
+                                   range_int32,    range_int16,    range_int8,      range_uint8};
 
 PyDoc_STRVAR(append_doc,
              "append(values, address, count, dtype)\n\n"
              "Append to the bytearray `values` four float64 numbers, max, min, sum and norm, of the `count`\n"
-             "elements of contiguous host data at `address` (dtype 0 float32, 1 float64, 2 bfloat16). The\n"
-             "caller keeps the data alive during the call.");
+             "elements of contiguous host data at `address` (dtype 0 float32, 1 float64, 2 bfloat16); for\n"
+             "integers (3 int64, 4 int32, 5 int16, 6 int8, 7 uint8 or bool) max and min as int64, then two\n"
+             "zeros. The caller keeps the data alive during the call.");
 
 static PyObject *append(PyObject *self, PyObject *args) {
     PyObject *values, *address;
@@ -97,8 +131,8 @@ static PyObject *append(PyObject *self, PyObject *args) {
     const void *data = PyLong_AsVoidPtr(address);
     if (data == NULL && PyErr_Occurred())
         return NULL;
-    if (count < 0 || dtype < 0 || dtype > BFLOAT16) {
-        PyErr_SetString(PyExc_ValueError, "append: negative count or unknown dtype");
+    if (count < 1 || dtype < 0 || dtype > UINT8) {
+        PyErr_SetString(PyExc_ValueError, "append: no elements or unknown dtype");
         return NULL;
     }
     Py_ssize_t size = PyByteArray_GET_SIZE(values);

@@ -53,7 +53,10 @@ _ITEM_SIZE = {dtype: dtype.itemsize for dtype in _KINDS}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _STRIDED = torch.strided
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-_HOST_CODES = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2}  # _hoststats.append's dtype codes
+# _hoststats.append's dtype codes; from _FIRST_INTEGER on, max and min come back as exact int64
+_HOST_CODES = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2, torch.int64: 3, torch.int32: 4,
+               torch.int16: 5, torch.int8: 6, torch.uint8: 7, torch.bool: 7}
+_FIRST_INTEGER = 3
 _CACHE_LIMIT = 4096  # tensor states remembered for sharing slots (weakly: they keep no tensor alive)
 _weights: dict[tuple, torch.Tensor] = {}
 _workspaces: dict[tuple, torch.Tensor] = {}
@@ -75,8 +78,10 @@ class StatBuffer:
         self.budget_bytes = budget_bytes
         described_at_once = _hoststats is not None and summary_mode == "statistics" and data_folder is None
         self.host_codes = _HOST_CODES if described_at_once else {}
-        self.host_slots: list[int] = []  # slots described at once on the host, in order
-        self.host_values = bytearray()  # their max, min, sum, norm as float64, four per slot
+        # slots described at once on the host, in order, and their max, min, sum, norm: four float64 per
+        # float slot, four int64 per integer slot (max, min, 0, 0)
+        self.host_slots: tuple[list[int], list[int]] = ([], [])  # (float slots, integer slots)
+        self.host_values: tuple[bytearray, bytearray] = (bytearray(), bytearray())
         self.kinds: list[str] = []
         self.numels: list[int] = []
         self.layouts: list[tuple] = []  # per slot: (dtype, shape)
@@ -122,8 +127,9 @@ class StatBuffer:
         self._cache[id(t)] = (weakref.ref(t), t._version, slot)
         code = self._host_code(t)
         if code is not None:
-            _hoststats.append(self.host_values, t.data_ptr(), numel, code)
-            self.host_slots.append(slot)
+            integer = code >= _FIRST_INTEGER
+            _hoststats.append(self.host_values[integer], t.data_ptr(), numel, code)
+            self.host_slots[integer].append(slot)
             return slot
         self._tensors.append(t)
         self._versions.append(t._version)
@@ -211,7 +217,8 @@ class StatBuffer:
                     key = (value.device, value.dtype)
                     places.append((key, len(bins[key]), field, slots))
                     bins[key].append(value)
-        return HostStatistics(len(self.kinds), places, _transfer(bins), self.host_slots, bytes(self.host_values))
+        return HostStatistics(len(self.kinds), places, _transfer(bins), self.host_slots,
+                              tuple(bytes(values) for values in self.host_values))
 
     def _grow(self, nbytes: int) -> None:
         self._pending_bytes += nbytes
@@ -245,9 +252,9 @@ class StatBuffer:
 class HostStatistics:
     """A step's statistics on the host, still packed; `columns()` unpacks them (on any thread)."""
 
-    def __init__(self, slots: int, places: list, host: dict, described: list[int], values: bytes):
+    def __init__(self, slots: int, places: list, host: dict, described: tuple[list, list], values: tuple[bytes, bytes]):
         self._slots, self._places, self._host = slots, places, host
-        self._described, self._values = described, values  # slots described on the host, 4 float64 each
+        self._described, self._values = described, values  # StatBuffer's host_slots and host_values
 
     def columns(self) -> list[list]:
         """Per field (max, min, sum, norm, hash) a list with one Python number (or None) per slot."""
@@ -256,11 +263,13 @@ class HostStatistics:
             column = columns[field]
             for slot, value in zip(slots, self._host[key][position].tolist(), strict=True):
                 column[slot] = value
-        values = np.frombuffer(self._values, dtype=np.float64).reshape(-1, 4).T.tolist()
-        for field, field_values in enumerate(values):
-            column = columns[field]
-            for slot, value in zip(self._described, field_values, strict=True):
-                column[slot] = value
+        for described, values, dtype, fields in zip(self._described, self._values, (np.float64, np.int64), (4, 2),
+                                                    strict=True):
+            rows = np.frombuffer(values, dtype=dtype).reshape(-1, 4)
+            for field in range(fields):
+                column = columns[field]
+                for slot, value in zip(described, rows[:, field].tolist(), strict=True):
+                    column[slot] = value
         return columns
 
 

@@ -252,21 +252,25 @@ def test_host_reducer_integer_range_is_exact(dtype, size):
 
 
 def test_host_reducer_takes_dense_host_tensors_only():
-    """Contiguous and channels-last float and integer tensors (and contiguous views) are described at
-    once; non-contiguous, float16 and complex tensors, and the md5 summary mode, go to torch's reductions."""
+    """Float and integer tensors whose elements lie back to back (contiguous, transposed, channels-last,
+    a contiguous view) are described at once; strided views with gaps, expanded tensors, float16 and
+    complex tensors, and the md5 summary mode, go to torch's reductions."""
     buffer = stats_module.StatBuffer()
     base = torch.arange(12.0).reshape(3, 4)
-    for tensor in (base.t(), torch.ones(3, dtype=torch.float16), torch.ones(2, dtype=torch.complex64)):
+    for tensor in (base[:, ::2], torch.ones(3, 1).expand(3, 4), torch.ones(3, dtype=torch.float16),
+                   torch.ones(2, dtype=torch.complex64)):
         buffer.slot(tensor)
     offset = buffer.slot(base[1])
+    transposed = buffer.slot(base.t())
     images = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
     channels_last = buffer.slot(images)
     integers = buffer.slot(torch.tensor([2**62 + 1, -7]))
     built = stats_module._hoststats is not None
-    assert [len(slots) for slots in buffer.host_slots] == ([2, 1] if built else [0, 0])
+    assert [len(slots) for slots in buffer.host_slots] == ([3, 1] if built else [0, 0])
     assert not stats_module.StatBuffer("md5").host_codes
     high, low, total, _, _ = buffer.transfer().columns()
     assert (high[offset], low[offset]) == (7.0, 4.0)
+    assert (high[transposed], low[transposed], total[transposed]) == (11.0, 0.0, 66.0)
     assert (high[channels_last], low[channels_last]) == (float(images.max()), float(images.min()))
     assert total[channels_last] == pytest.approx(float(images.double().sum()), rel=1e-5, abs=1e-5)
     assert (high[integers], low[integers], total[integers]) == (2**62 + 1, -7, None)

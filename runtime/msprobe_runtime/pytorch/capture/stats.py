@@ -3,8 +3,8 @@
 The same tensor in the same state (same object, same version counter) shares one slot, so an activation
 that is the output of one API and the input of the next is measured once.
 
-On the CPU, in the statistics summary mode, a dense float32/float64/bfloat16 tensor is described as soon
-as it is recorded: one pass over its data in C (core._hoststats), while the data is still in the cache.
+On the CPU, in the statistics summary mode, a dense float32/float64/bfloat16, integer or bool tensor (its
+elements back to back in memory, in any order of its dimensions) is described as soon as it is recorded: one pass over its data in C (core._hoststats), while the data is still in the cache.
 Nothing is then left pending, so later in-place changes need no copies.
 
 Any other tensor (on an accelerator, other dtypes and layouts, the md5/hash/tensor modes, or a build
@@ -151,12 +151,12 @@ class StatBuffer:
             return self.slot(t.clone(), file_name)
 
     def _host_code(self, t: torch.Tensor) -> int | None:
-        """_hoststats' dtype code when `t` is described at once: its data is dense host memory."""
+        """_hoststats' dtype code when `t` is described at once: its elements fill one block of host
+        memory from its data pointer on (in any order: statistics do not depend on it)."""
         code = self.host_codes.get(t.dtype)
-        if code is None or not t.is_cpu or t.is_neg():
+        if code is None or not t.is_cpu or t.is_neg() or not (t.is_contiguous() or _dense(t)):
             return None
-        dense = t.is_contiguous() or (t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last))
-        return code if dense else None
+        return code
 
     def forget_states(self) -> None:
         """Stop sharing slots with earlier states: for writers that do not bump version counters
@@ -281,6 +281,17 @@ def _storage_address(t: torch.Tensor, dtype: torch.dtype) -> int:
     """Where `t`'s storage starts: shared by every view of it (computed without making the Python
     storage object that `untyped_storage()` would create and keep alive)."""
     return t.data_ptr() - t.storage_offset() * _ITEM_SIZE[dtype]
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """True when `t`'s elements, in some order of its dimensions, lie back to back (a permuted or
+    channels-last tensor): no gaps, no element seen twice."""
+    expected = 1
+    for stride, size in sorted((stride, size) for size, stride in zip(t.shape, t.stride(), strict=True) if size != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _workspace(like: torch.Tensor, rows: int) -> torch.Tensor:

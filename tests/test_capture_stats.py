@@ -276,6 +276,25 @@ def test_host_reducer_takes_dense_host_tensors_only():
     assert (high[integers], low[integers], total[integers]) == (2**62 + 1, -7, None)
 
 
+def test_torch_func_transforms_are_recorded_without_statistics(tmp_path, reducer):
+    """Inside vmap and grad, tensors are wrappers without storage: their calls are recorded (with the
+    per-sample shape) and null statistics, and capture never fails on them, in-place calls included."""
+    x = torch.randn(3, 4)
+    results = []
+
+    def run():
+        results.append(torch.vmap(torch.sin)(x))
+        results.append(torch.vmap(lambda row: row.clone().mul_(2))(x))
+        results.append(torch.func.grad(lambda a: torch.sin(a).sum())(x))
+
+    dump, _, _ = capture(tmp_path, run)
+    entry = _first_input(dump, "Torch.sin.0.forward")
+    assert entry["shape"] == [4] and entry["Max"] is None
+    assert "Tensor.mul_.0.forward" in dump["data"]
+    assert torch.equal(results[0], torch.sin(x)) and torch.equal(results[1], x * 2)
+    assert torch.allclose(results[2], torch.cos(x))
+
+
 def test_compiled_region_is_skipped_cleanly(tmp_path):
     torch._dynamo.reset()
 

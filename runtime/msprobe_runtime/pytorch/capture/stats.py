@@ -122,19 +122,24 @@ class StatBuffer:
                 save_npy(self.data_folder, file_name, _host_array(t.detach()))
         if not numel:
             return slot
+        try:
+            address = t.data_ptr()
+        except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap): no statistics
+            self.kinds[slot] = KIND_NONE
+            return slot
         if len(self._cache) > _CACHE_LIMIT:
             self._cache.clear()
         self._cache[id(t)] = (weakref.ref(t), t._version, slot)
         code = self._host_code(t)
         if code is not None:
             integer = code >= _FIRST_INTEGER
-            _hoststats.append(self.host_values[integer], t.data_ptr(), numel, code)
+            _hoststats.append(self.host_values[integer], address, numel, code)
             self.host_slots[integer].append(slot)
             return slot
         self._tensors.append(t)
         self._versions.append(t._version)
         self._slots.append(slot)
-        storage = _storage_address(t, dtype)
+        storage = address - t.storage_offset() * _ITEM_SIZE[dtype]  # where the storage starts, for every view
         self._previous.append(self.storages.get(storage, -1))
         self.storages[storage] = len(self._tensors) - 1
         self._pending_bytes += numel * _ITEM_SIZE[dtype]
@@ -168,7 +173,10 @@ class StatBuffer:
         are described with the rest of the batch, so records keep the values of call time)."""
         if not self.storages or t.__class__ not in _PLAIN or t.layout is not _STRIDED or t.dtype not in _ITEM_SIZE:
             return
-        position = self.storages.pop(_storage_address(t, t.dtype), -1)
+        try:
+            position = self.storages.pop(_storage_address(t, t.dtype), -1)
+        except RuntimeError:  # no storage of its own (inside a torch.func transform): nothing pending on it
+            return
         if position < 0:
             return
         tensors, versions, copied = self._tensors, self._versions, 0

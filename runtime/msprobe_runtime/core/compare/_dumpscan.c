@@ -777,6 +777,16 @@ static int position_id(Scan *s, const char *base, int section, int position) {
 
 /* a list of arguments at suffix `base` (a section's, or -1): item i at `base.i`, or every item at `base`
  * itself for gradients */
+/* the argument at the cursor under suffix `id` (from suffix_id/position_id: -3 leaves the batch to
+ * Python, another negative value is an error) */
+static int add_with_id(Cursor *c, Scan *s, int32_t record, int id, int8_t state) {
+    if (id == -3) {
+        c->stop = 1;
+        return 0;
+    }
+    return id < 0 || add_argument(c, s, record, id, state) < 0 ? -1 : 0;
+}
+
 static int add_list(Cursor *c, Scan *s, int32_t record, const char *base, int section, int8_t state, int gradients) {
     if (!eat(c, '['))
         return 0;
@@ -786,11 +796,7 @@ static int add_list(Cursor *c, Scan *s, int32_t record, const char *base, int se
     }
     for (int position = 0;; position++) {
         int id = gradients ? suffix_id(s, base, NULL, 0) : position_id(s, base, section, position);
-        if (id == -3) {
-            c->stop = 1;
-            return 0;
-        }
-        if (id < 0 || add_argument(c, s, record, id, state) < 0)
+        if (add_with_id(c, s, record, id, state) < 0)
             return -1;
         if (c->stop)
             return 0;
@@ -833,14 +839,8 @@ static int add_named(Cursor *c, Scan *s, int32_t record, const char *prefix, int
             base[length + 1 + size] = 0;
             if (add_list(c, s, record, base, -1, state, state == PARAMETERS_GRAD) < 0)
                 return -1;
-        } else {
-            int id = suffix_id(s, prefix, start, size);
-            if (id == -3) {
-                c->stop = 1;
-                return 0;
-            }
-            if (id < 0 || add_argument(c, s, record, id, state) < 0)
-                return -1;
+        } else if (add_with_id(c, s, record, suffix_id(s, prefix, start, size), state) < 0) {
+            return -1;
         }
         if (c->stop)
             return 0;

@@ -4,15 +4,17 @@ The same tensor in the same state (same object, same version counter) shares one
 that is the output of one API and the input of the next is measured once.
 
 On the CPU, in the statistics summary mode, a dense float32/float64/bfloat16, integer or bool tensor (its
-elements back to back in memory, in any order of its dimensions) is described as soon as it is recorded: one pass over its data in C (core._hoststats), while the data is still in the cache.
-Nothing is then left pending, so later in-place changes need no copies.
+elements back to back in memory, in any order of its dimensions) is described as soon as it is recorded:
+one pass over its data in C (core._hoststats), while the data is still in the cache. Nothing is then left
+pending, so later in-place changes need no copies.
 
 Any other tensor (on an accelerator, other dtypes and layouts, the md5/hash/tensor modes, or a build
 without the extension) is described lazily: `StatBuffer.slot(t)` takes a reference to its state (no
 copy, no kernel), and pending tensors of one (dtype, shape, device) are later stacked and reduced
-together with a handful of kernels. Correctness
-under in-place ops: `before_mutation(t)` (called by the API wrappers before any in-place call) clones the
-pending tensors that share `t`'s storage, so a record keeps the values as they were at call time;
+together with a handful of kernels.
+
+Correctness under in-place ops: `before_mutation(t)` (called by the API wrappers before any in-place
+call) clones the pending tensors that share `t`'s storage, so a record keeps the values as they were at call time;
 `snapshot(t)` does the same at once for tensors that C++ code may change later (parameter gradients).
 A pending tensor whose version counter moved without warning is reported as stale (null statistics)
 instead of being described with later values. `transfer()` makes the one device-to-host copy; turning
@@ -124,7 +126,7 @@ class StatBuffer:
             return slot
         try:
             address = t.data_ptr()
-        except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap): no statistics
+        except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
             self.kinds[slot] = KIND_NONE
             return slot
         if len(self._cache) > _CACHE_LIMIT:
@@ -139,7 +141,7 @@ class StatBuffer:
         self._tensors.append(t)
         self._versions.append(t._version)
         self._slots.append(slot)
-        storage = address - t.storage_offset() * _ITEM_SIZE[dtype]  # where the storage starts, for every view
+        storage = _storage_address(t, dtype)
         self._previous.append(self.storages.get(storage, -1))
         self.storages[storage] = len(self._tensors) - 1
         self._pending_bytes += numel * _ITEM_SIZE[dtype]
@@ -260,7 +262,8 @@ class StatBuffer:
 class HostStatistics:
     """A step's statistics on the host, still packed; `columns()` unpacks them (on any thread)."""
 
-    def __init__(self, slots: int, places: list, host: dict, described: tuple[list, list], values: tuple[bytes, bytes]):
+    def __init__(self, slots: int, places: list, host: dict, described: tuple[list, list],
+                 values: tuple[bytes, bytes]):
         self._slots, self._places, self._host = slots, places, host
         self._described, self._values = described, values  # StatBuffer's host_slots and host_values
 

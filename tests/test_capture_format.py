@@ -113,6 +113,51 @@ def test_l0_backward_is_the_module_own_contribution(tmp_path):
     assert own["Norm"] != pytest.approx(float(x.grad.norm()))
 
 
+def _expect_statistics(entry, tensor):
+    assert entry["shape"] == list(tensor.shape)
+    assert entry["Max"] == pytest.approx(float(tensor.max())) and entry["Norm"] == pytest.approx(float(tensor.norm()))
+
+
+def test_l1_backward_holds_the_gradients_of_the_call_inputs(tmp_path):
+    """Calls that build several autograd nodes (cross_entropy: log_softmax, nll_loss; linear on 3-d input:
+    view, matmul, view) record the gradients of their own arguments, in argument order (msprobe records
+    those of the last node's inputs)."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, 8, requires_grad=True)
+    weight, bias = torch.randn(5, 8, requires_grad=True), torch.randn(5, requires_grad=True)
+    target = torch.tensor([0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1])
+    kept = {}
+
+    def run():
+        logits = kept["logits"] = F.linear(x, weight, bias).reshape(-1, 5)
+        logits.retain_grad()
+        F.cross_entropy(logits, target).backward()
+
+    dump, _, _ = capture(tmp_path, run)
+    data = dump["data"]
+    loss_backward = data["Functional.cross_entropy.0.backward"]
+    assert loss_backward["input"][0]["shape"] == [] and loss_backward["input"][0]["Max"] == 1.0
+    assert len(loss_backward["output"]) == 1  # the target does not require grad
+    _expect_statistics(loss_backward["output"][0], kept["logits"].grad)
+    linear_output = data["Functional.linear.0.backward"]["output"]
+    for entry, tensor in zip(linear_output, (x, weight, bias), strict=True):
+        _expect_statistics(entry, tensor.grad)
+
+
+def test_l1_backward_of_an_in_place_call_reaches_its_input(tmp_path):
+    """An in-place call gives its tensor a new node: the gradient is read where it was before the call."""
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def run():
+        h = x * 1.0
+        h.mul_(3.0)
+        h.sum().backward()
+
+    dump, _, _ = capture(tmp_path, run)
+    in_place = dump["data"]["Tensor.mul_.0.backward"]
+    _expect_statistics(in_place["output"][0], torch.full((3, 4), 3.0))
+
+
 def test_mix_records_both_and_nests_apis_in_modules(tmp_path):
     model, optimizer, tokens = make_model()
     dump, _, construct = capture(tmp_path, _step(model, optimizer, tokens), model, level="mix")

@@ -171,3 +171,24 @@ def test_no_memory_growth_across_steps(tmp_path):
     debugger.close()
     assert after - before < 64 * 1024, after - before
     assert len(gc.get_objects()) - objects < 200
+
+
+@pytest.mark.parametrize("level", ["L0", "L1", "mix"])
+def test_a_step_is_freed_without_the_garbage_collector(tmp_path, level):
+    """A finished step leaves no reference cycle: its session and records go as soon as its files are
+    written, so steps do not feed the collector thousands of objects to trace (and promote)."""
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level=level))
+    with debugger.start(model):
+        train_step(model, optimizer, tokens)
+    wait_for_writes()
+    gc.collect()
+    gc.disable()
+    try:
+        with debugger.start(model):
+            train_step(model, optimizer, tokens)
+        wait_for_writes()
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+        debugger.close()

@@ -80,8 +80,14 @@ def tensors_in(value, tensor_class: type) -> list:
     """The `tensor_class` instances in a (nested list, tuple or dict) argument or result, in order."""
     if isinstance(value, tensor_class):
         return [value]
-    if isinstance(value, (list, tuple)):
-        return [tensor for item in value for tensor in tensors_in(item, tensor_class)]
     if isinstance(value, dict):
-        return [tensor for item in value.values() for tensor in tensors_in(item, tensor_class)]
-    return []
+        value = tuple(value.values())
+    elif not isinstance(value, (list, tuple)):
+        return []
+    found = []
+    for item in value:  # flat arguments, the common case, without a call per item
+        if isinstance(item, tensor_class):
+            found.append(item)
+        elif isinstance(item, (list, tuple, dict)):
+            found += tensors_in(item, tensor_class)
+    return found

@@ -49,6 +49,7 @@ class StepRecords:
         self._stack_lines: dict[tuple, int] = {}
         self._unwanted: set[str] = set()
         self._scope_state = 0 if config.scope else 1  # 0 before the scope, 1 inside, 2 after
+        self._finalizers: list = []  # run at close: backward records still open
 
     def next_index(self, stem: str) -> int:
         """The call index of `stem` in this step (0, 1, ...)."""
@@ -71,6 +72,17 @@ class StepRecords:
         if not keep:
             self._unwanted.add(forward_name)
         return keep
+
+    def on_close(self, finalizer) -> None:
+        """Run `finalizer()` when the window closes, before statistics are filled (open backward records)."""
+        self._finalizers.append(finalizer)
+
+    def run_finalizers(self) -> None:
+        """Run the finalizers, and drop them: they hold the session, which would otherwise be left in a
+        reference cycle, freed (with every record of the step) only by the garbage collector."""
+        finalizers, self._finalizers = self._finalizers, []
+        for finalizer in finalizers:
+            finalizer()
 
     def wanted_backward(self, forward_name: str) -> bool:
         """Backward records follow their forward record's filter."""

@@ -73,7 +73,6 @@ class CaptureSession(StepRecords):
         self.parameter_grads: dict[int, tuple[int, dict]] = {}  # per cell: its open parameters_grad record
         self.closed = False
         self._fills: list[tuple[dict, int]] = []
-        self._finalizers: list = []
         self._backward_calls: list[tuple] = []
 
     # ---- encoding ----------------------------------------------------------------------------
@@ -157,16 +156,12 @@ class CaptureSession(StepRecords):
         for name, parent, inputs, outputs in calls:
             hook_backward(self, name, parent, inputs, outputs)
 
-    def on_close(self, finalizer) -> None:
-        """Run `finalizer()` at close(), before statistics are filled (open backward records)."""
-        self._finalizers.append(finalizer)
 
     # ---- flush -------------------------------------------------------------------------------
     def close(self) -> None:
         """Fill every statistic after one transfer and write the step's files."""
         self.closed = True
-        for finalizer in self._finalizers:
-            finalizer()
+        self.run_finalizers()
         rows = self.stats.to_host()
         stats, mode = self.stats, self.config.summary_mode
         kinds, numels, md5, dtypes, shapes, flags = (stats.kinds, stats.numels, stats.md5, stats.dtypes, stats.shapes,

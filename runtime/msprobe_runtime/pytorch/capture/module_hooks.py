@@ -3,11 +3,9 @@ gradients, recorded without changing a single bit of training.
 
 msprobe uses full backward hooks, which wrap the module's inputs and outputs in extra autograd nodes;
 that changes the order in which gradients are accumulated, and losses drift from about step 5. Here no
-node is added: gradients of a module's outputs come from pre-hooks on the nodes that produced them
-(tensor hooks for outputs without one); the module's own contribution to the gradients of its inputs
-comes from post-hooks on the nodes created inside the module that feed those inputs (found by walking
-the graph, bounded by autograd sequence numbers), summed on our side; parameter gradients come from
-post-accumulate-grad hooks. Hooks only read gradients.
+node is added: a module call's backward record is read from the graph as an API call's is
+(capture.backward), and parameter gradients come from post-accumulate-grad hooks. Hooks only read
+gradients.
 """
 
 from __future__ import annotations
@@ -18,14 +16,13 @@ from functools import partial
 import torch
 
 from msprobe_runtime.core import naming
-from msprobe_runtime.core.call_gradients import CallGradients, tensors_in
+from msprobe_runtime.core.call_gradients import tensors_in
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
+from msprobe_runtime.pytorch.capture.backward import hook_backward, sequence_number
 from msprobe_runtime.pytorch.capture.stacks import capture_stack
 
-_sequence_number = torch._C._autograd._get_sequence_nr
 _compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
-_ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad  # the node of a leaf tensor
 Tensor = torch.Tensor
 
 
@@ -50,7 +47,7 @@ class _Call:
     def __init__(self, name: str, parent: str | None, wanted: bool):
         self.name, self.parent, self.wanted = name, parent, wanted
         self.record: dict = {}
-        self.sequence = _sequence_number()
+        self.sequence = sequence_number()
         self.stack = None
 
 
@@ -160,65 +157,9 @@ def _parameter_hook(info: _Module, name: str, parameter) -> None:
         STATE.depth = 0
 
 
-class _Gradients(CallGradients):
-    """A module call's backward record; output gradients also arrive through pre-hooks on their nodes."""
-
-    __slots__ = ()
-
-    def output_grads(self, index: int, output_nr: int, grad_outputs) -> None:
-        """Pre-hook on the node that produced output `index`: the gradient flowing into the module."""
-        self.output_grad(index, grad_outputs[output_nr])
-
-
 def _hook_backward(session, call: _Call, args, output) -> None:
     outputs = [tensor for tensor in tensors_in(output, Tensor) if tensor.requires_grad]
-    if not outputs:
-        return
-    inputs = [tensor for tensor in tensors_in(args, Tensor) if tensor.requires_grad]
-    parent = naming.backward_of(call.parent) if call.parent else None
-    grads = _Gradients(session, STATE, naming.backward_of(call.name), parent, len(outputs), len(inputs))
-    roots = []
-    for index, tensor in enumerate(outputs):
-        node = tensor.grad_fn
-        if node is None:
-            tensor.register_hook(partial(grads.output_grad, index))
-        else:
-            node.register_prehook(partial(grads.output_grads, index, tensor.output_nr))
-            roots.append(node)
-    if inputs and roots:
-        for node, pairs in _edges_into(inputs, roots, call.sequence).items():
-            for _, index in pairs:
-                grads.expected[index] += 1
-            node.register_hook(partial(grads.input_grads, pairs))
-    session.on_close(grads.finish)
-
-
-def _edges_into(inputs: list, roots: list, first_sequence: int) -> dict:
-    """Nodes created inside the module (sequence number >= first_sequence) with edges into an input:
-    {node: [(edge index, input index), ...]}."""
-    targets, leaves = {}, {}
-    for index, tensor in enumerate(inputs):
-        if tensor.grad_fn is not None:  # a tensor passed twice: its whole contribution at its first place
-            targets.setdefault((tensor.grad_fn, tensor.output_nr), index)
-        else:
-            leaves.setdefault(id(tensor), index)
-    edges: dict = {}
-    todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
-    seen = set(todo)
-    while todo:
-        node = todo.pop()
-        edge = -1
-        for child, number in node.next_functions:
-            edge += 1
-            if child is None:
-                continue
-            index = targets.get((child, number))
-            if index is None and leaves and child.__class__ is _ACCUMULATE_GRAD:
-                index = leaves.get(id(child.variable))
-            if index is not None:
-                edges.setdefault(node, []).append((edge, index))
-            elif child not in seen:
-                seen.add(child)
-                if child._sequence_nr() >= first_sequence:
-                    todo.append(child)
-    return edges
+    if outputs:
+        inputs = [tensor for tensor in tensors_in(args, Tensor) if tensor.requires_grad]
+        parent = naming.backward_of(call.parent) if call.parent else None
+        hook_backward(session, naming.backward_of(call.name), parent, call.sequence, inputs, outputs)

@@ -23,6 +23,7 @@ from functools import partial
 import torch
 
 from msprobe_runtime.core import naming
+from msprobe_runtime.core.call_gradients import tensors_in
 from msprobe_runtime.core.config import DebuggerConfig
 from msprobe_runtime.core.dump_writer import ENTRY_TOKEN, dump_header, step_folder, write_step
 from msprobe_runtime.core.records import StepRecords
@@ -38,7 +39,8 @@ from msprobe_runtime.core.stats import (
     statistics_values,
 )
 from msprobe_runtime.pytorch.capture import stacks
-from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, STATE, ApiSpec
+from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, ApiSpec
+from msprobe_runtime.pytorch.capture.backward import hook_backward, input_edges, sequence_number
 from msprobe_runtime.pytorch.capture.stats import DEFAULT_BUDGET_BYTES, HostStatistics, StatBuffer
 
 _SCALARS = (bool, int, float, str)
@@ -103,7 +105,6 @@ class CaptureSession(StepRecords):
         self._entry_grads: list[bool] = []
         self._entry_slots: list[int] = []
         self._data_names: dict[int, str] = {}  # tensor mode: per entry, its .npy file
-        self._finalizers: list = []  # run at close(): module backward records still open
 
     # ---- encoding ----------------------------------------------------------------------------
     def encode(self, value, record: str, category: str, path: tuple = (), depth: int = 0):
@@ -174,6 +175,12 @@ class CaptureSession(StepRecords):
             else:
                 inputs = self.encode(args, name, "input")
             record = ("input_args", inputs, "input_kwargs", self.encode(kwargs, name, "kwargs") if kwargs else {})
+        backward = modes.backward and _grad_enabled() and self.wanted_backward(name)
+        if backward:  # the call's tensors requiring grad, and where their gradients go before it changes any
+            first = sequence_number()
+            grad_inputs = [arg for arg in (tensors_in(args, Tensor) + tensors_in(kwargs, Tensor) if kwargs
+                                           else tensors_in(args, Tensor)) if arg.requires_grad]
+            edges = input_edges(grad_inputs) if mutates and grad_inputs else None
         if mutates:
             self.guard(spec, args, kwargs)
         output = original(*args, **kwargs)
@@ -185,8 +192,8 @@ class CaptureSession(StepRecords):
                     result = args[0]  # a synchronous collective: its tensor argument after the call
                 record += ("output", self.outputs(result, name))
             self.add_record(name, record, parent, stacks.capture_stack(caller))
-        if modes.backward and _grad_enabled():
-            self._hook_api_backward(name, parent, output, args)
+        if backward:
+            self._hook_api_backward(name, parent, output, first, grad_inputs, edges)
         return output
 
     def guard(self, spec: ApiSpec, args: tuple, kwargs: dict) -> None:
@@ -207,42 +214,23 @@ class CaptureSession(StepRecords):
                     if isinstance(item, Tensor):
                         before(item)
 
-    def _hook_api_backward(self, name: str, parent: str | None, output, args: tuple) -> None:
-        tensor = _first_tensor(output)
-        if tensor is None or tensor.grad_fn is None:
-            return
-        for arg in args:  # the API returned an input unchanged: its node belongs to an earlier call
-            if tensor is arg:
-                return
-        if self.wanted_backward(name):
+    def _hook_api_backward(self, name: str, parent: str | None, output, first: int, inputs: list,
+                           edges: tuple | None) -> None:
+        """Hook the backward record of a call whose autograd nodes start at number `first`; an output
+        made before (an input returned unchanged) belongs to an earlier call."""
+        outputs = [tensor for tensor in tensors_in(output, Tensor) if tensor.requires_grad
+                   and tensor.grad_fn is not None and tensor.grad_fn._sequence_nr() >= first]
+        if outputs:
             backward_parent = naming.backward_of(parent) if parent else None
-            tensor.grad_fn.register_hook(partial(self._on_api_backward, naming.backward_of(name), backward_parent))
+            hook_backward(self, naming.backward_of(name), backward_parent, first, inputs, outputs, edges)
 
-    def _on_api_backward(self, name: str, parent: str | None, grad_inputs, grad_outputs) -> None:
-        if self.closed or STATE.depth:
-            return
-        STATE.depth = 1
-        try:
-            record = ()
-            if self.modes.input:
-                record += ("input", self.encode(grad_outputs, name, "input"))
-            if self.modes.output:
-                record += ("output", self.encode(grad_inputs, name, "output"))
-            self.add_record(name, record, parent)
-        finally:
-            STATE.depth = 0
-
-    def on_close(self, finalizer) -> None:
-        """Run `finalizer()` at close(), before statistics are filled (open backward records)."""
-        self._finalizers.append(finalizer)
 
     # ---- flush -------------------------------------------------------------------------------
     def close(self) -> None:
         """Move the statistics to the host (the step's one transfer) and hand the records to the writer
         thread, which fills in the statistics, encodes the JSON and writes the step's files."""
         self.closed = True
-        for finalizer in self._finalizers:
-            finalizer()
+        self.run_finalizers()
         stacks.release()
         host = self.stats.transfer()
         if self.stats.stale:
@@ -277,12 +265,3 @@ class CaptureSession(StepRecords):
             extras.append(extra.encode())
         return extras
 
-
-def _first_tensor(value):
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, _SEQUENCES):
-        for item in value:
-            if isinstance(item, Tensor):
-                return item
-    return None

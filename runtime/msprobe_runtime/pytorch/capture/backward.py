@@ -1,0 +1,112 @@
+"""Backward records of a module or API call, read from PyTorch's autograd graph without changing it.
+
+A call's backward record holds the gradients flowing into it (msprobe's backward `input`: pre-hooks on
+the nodes that produced its outputs, tensor hooks on outputs without one) and its own contribution to
+the gradients of its inputs (msprobe's `output`): post-hooks on the nodes created during the call that
+have an edge into an input, found by walking the graph from the outputs down to the nodes made before
+the call (autograd sequence numbers tell them apart), summed by core's CallGradients. No node is added
+and hooks only read gradients, so training is bit-identical with capture on.
+
+msprobe reads an API's gradients from its first output's node alone. For a call that builds several
+nodes (`F.cross_entropy`: log_softmax then nll_loss; `F.linear` on a 3-d input: a view, a matmul and
+another view) that node's gradients are not those of the call's inputs (for `cross_entropy`: of the log
+probabilities, not of the logits); here they are, in the order of the call's tensor arguments.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import torch
+
+from msprobe_runtime.core.call_gradients import CallGradients
+from msprobe_runtime.pytorch.capture.api_wrap import STATE
+
+sequence_number = torch._C._autograd._get_sequence_nr  # the number the next autograd node will get
+_ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad  # the node of a leaf tensor
+
+
+class _Gradients(CallGradients):
+    """A call's backward record; output gradients also arrive through pre-hooks on their nodes."""
+
+    __slots__ = ()
+
+    def output_grads(self, index: int, output_nr: int, grad_outputs) -> None:
+        """Pre-hook on the node that produced output `index`: the gradient flowing into the call."""
+        self.output_grad(index, grad_outputs[output_nr])
+
+    def node_grads(self, output_nrs: list, pairs: list, grad_inputs, grad_outputs) -> None:
+        """Post-hook on the only node a call made: the gradients arriving and leaving, at once."""
+        for index, output_nr in enumerate(output_nrs):
+            self.output_grad(index, grad_outputs[output_nr])
+        self.input_grads(pairs, grad_inputs, grad_outputs)
+
+
+def input_edges(inputs: list) -> tuple[dict, dict]:
+    """Where the gradients of `inputs` leave a call: {(node, output_nr): input index} for computed
+    tensors, {id(tensor): input index} for leaves. A tensor passed twice gets its whole contribution at
+    its first place. Take them before a call that changes an input in place (it gets a new node)."""
+    computed, leaves = {}, {}
+    for index, tensor in enumerate(inputs):
+        node = tensor.grad_fn
+        if node is not None:
+            computed.setdefault((node, tensor.output_nr), index)
+        else:
+            leaves.setdefault(id(tensor), index)
+    return computed, leaves
+
+
+def hook_backward(session, name: str, parent: str | None, first_sequence: int, inputs: list, outputs: list,
+                  edges: tuple[dict, dict] | None = None) -> None:
+    """Arrange for the backward record `name` of a call whose first autograd node got `first_sequence`:
+    `inputs` and `outputs` are its tensors that require grad; `edges` is `input_edges(inputs)` when taken
+    before the call."""
+    grads = _Gradients(session, STATE, name, parent, len(outputs), len(inputs))
+    node = outputs[0].grad_fn
+    if (node is not None and sequence_number() == first_sequence + 1 and node._sequence_nr() == first_sequence
+            and all(tensor.grad_fn is node for tensor in outputs)):  # one node made (most APIs): one hook
+        pairs = _edges_into(edges or input_edges(inputs), [node], first_sequence).get(node, []) if inputs else []
+        for _, index in pairs:
+            grads.expected[index] += 1
+        node.register_hook(partial(grads.node_grads, [tensor.output_nr for tensor in outputs], pairs))
+        return
+    roots = []
+    for index, tensor in enumerate(outputs):
+        node = tensor.grad_fn
+        if node is None:
+            tensor.register_hook(partial(grads.output_grad, index))
+        else:
+            node.register_prehook(partial(grads.output_grads, index, tensor.output_nr))
+            roots.append(node)
+    if inputs and roots:
+        for node, pairs in _edges_into(edges or input_edges(inputs), roots, first_sequence).items():
+            for _, index in pairs:
+                grads.expected[index] += 1
+            node.register_hook(partial(grads.input_grads, pairs))
+    session.on_close(grads.finish)
+
+
+def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int) -> dict:
+    """Nodes created during the call (sequence number >= first_sequence) with edges into an input:
+    {node: [(edge index, input index), ...]}."""
+    computed, leaves = edges
+    found: dict = {}
+    todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
+    seen = set(todo)
+    while todo:
+        node = todo.pop()
+        edge = -1
+        for child, number in node.next_functions:
+            edge += 1
+            if child is None:
+                continue
+            index = computed.get((child, number))
+            if index is None and leaves and child.__class__ is _ACCUMULATE_GRAD:
+                index = leaves.get(id(child.variable))
+            if index is not None:
+                found.setdefault(node, []).append((edge, index))
+            elif child not in seen:
+                seen.add(child)
+                if child._sequence_nr() >= first_sequence:
+                    todo.append(child)
+    return found

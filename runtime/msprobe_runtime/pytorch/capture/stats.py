@@ -117,7 +117,7 @@ class StatBuffer:
         numel = t.numel() if kind is not KIND_NONE else 0
         self.kinds.append(kind)
         self.numels.append(numel)
-        self.layouts.append((dtype, t.shape))
+        self.layouts.append((dtype, tuple(t.shape)))  # a plain tuple: the collector stops tracking it
         if file_name is not None:
             self.files[slot].append(file_name)
             if not numel and kind is not KIND_NONE:

@@ -89,7 +89,6 @@ def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, cons
     files = [(folder / naming.DUMP_FILE, _object_with_data(header, data, entries)),
              (folder / naming.STACK_FILE, _lines_object({str(i): list(item) for i, item in enumerate(stacks)})),
              (folder / naming.CONSTRUCT_FILE, _lines_object(construct))]
-    folder.mkdir(parents=True, exist_ok=True)
     for path, text in files:
         atomic_write_bytes(path, text)
 

@@ -29,8 +29,11 @@ def safe_filename(name: str, max_length: int = 200) -> str:
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `path` via a temporary file in the same folder and a rename."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except FileNotFoundError:  # the folder is new: make it (a step writes many files into one folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, NEW_FILE_MODE)
         with os.fdopen(fd, "wb") as handle:

@@ -65,7 +65,7 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
     node = outputs[0].grad_fn
     if (node is not None and sequence_number() == first_sequence + 1 and node._sequence_nr() == first_sequence
             and all(tensor.grad_fn is node for tensor in outputs)):  # one node made (most APIs): one hook
-        pairs = _edges_into(edges or input_edges(inputs), [node], first_sequence).get(node, []) if inputs else []
+        pairs = _node_edges(node, edges or input_edges(inputs))[0] if inputs else []
         for _, index in pairs:
             grads.expected[index] += 1
         node.register_hook(partial(grads.node_grads, [tensor.output_nr for tensor in outputs], pairs))
@@ -89,24 +89,34 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
 def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int) -> dict:
     """Nodes created during the call (sequence number >= first_sequence) with edges into an input:
     {node: [(edge index, input index), ...]}."""
-    computed, leaves = edges
     found: dict = {}
     todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
     seen = set(todo)
     while todo:
         node = todo.pop()
-        edge = -1
-        for child, number in node.next_functions:
-            edge += 1
-            if child is None:
-                continue
-            index = computed.get((child, number))
-            if index is None and leaves and child.__class__ is _ACCUMULATE_GRAD:
-                index = leaves.get(id(child.variable))
-            if index is not None:
-                found.setdefault(node, []).append((edge, index))
-            elif child not in seen:
+        pairs, others = _node_edges(node, edges)
+        if pairs:
+            found[node] = pairs
+        for child in others:
+            if child not in seen:
                 seen.add(child)
                 if child._sequence_nr() >= first_sequence:
                     todo.append(child)
     return found
+
+
+def _node_edges(node, edges: tuple[dict, dict]) -> tuple[list, list]:
+    """A node's edges into the inputs, [(edge index, input index), ...], and its other children."""
+    computed, leaves = edges
+    pairs, others = [], []
+    for edge, (child, number) in enumerate(node.next_functions):
+        if child is None:
+            continue
+        index = computed.get((child, number))
+        if index is None and leaves and child.__class__ is _ACCUMULATE_GRAD:
+            index = leaves.get(id(child.variable))
+        if index is None:
+            others.append(child)
+        else:
+            pairs.append((edge, index))
+    return pairs, others

@@ -20,8 +20,8 @@ import tempfile
 import time
 from collections import defaultdict
 
-from capture_overhead import _model
-from overhead_harness import write_config
+from capture_overhead import _debugger, _model
+from overhead_harness import captured_step
 
 
 class _Collections:
@@ -49,20 +49,11 @@ def worker(level: str, steps: int, warmup: int) -> dict:
     model, step = _model()
     counter = _Collections()
     with tempfile.TemporaryDirectory() as folder:
-        debugger = None
-        if level != "plain":
-            from msprobe_runtime.pytorch import PrecisionDebugger
-
-            debugger = PrecisionDebugger(config_path=write_config(folder, "statistics", level))
+        debugger = _debugger("ours", "statistics", level, folder) if level != "plain" else None
         for index in range(warmup + steps):
             if index == warmup:
                 gc.callbacks.append(counter)
-            if debugger is not None:
-                debugger.start(model)
-            step()
-            if debugger is not None:
-                debugger.stop()
-                debugger.step()
+            captured_step(model, step, debugger)
         gc.callbacks.remove(counter)
         if debugger is not None:
             debugger.close()

@@ -13,7 +13,7 @@ import tempfile
 
 import torch
 from capture_overhead import _debugger, _model
-from overhead_harness import _rss_bytes
+from overhead_harness import _rss_bytes, captured_step
 
 
 def main() -> int:
@@ -29,10 +29,7 @@ def main() -> int:
         debugger = _debugger("ours", "statistics", args.level, folder)
         sizes = []
         for number in range(args.steps + 1):
-            debugger.start(model)
-            step()
-            debugger.stop()
-            debugger.step()
+            captured_step(model, step, debugger)
             if number % args.every == 0:
                 sizes.append(f"{number}: {_rss_bytes() / 2**20:.1f}")
         debugger.close()

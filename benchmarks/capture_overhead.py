@@ -16,6 +16,7 @@ makes one per parameter and step); `--dump-root /dev/shm` shows the cost without
     python benchmarks/capture_overhead.py                      # msprobe-kit only
     python benchmarks/capture_overhead.py --dump-root /dev/shm # the same, dumping to memory
     /path/to/venv-with-mindstudio-probe/bin/python benchmarks/capture_overhead.py   # both
+    python benchmarks/capture_overhead.py --baseline /tmp/old/runtime   # against another checkout, same rounds
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ CONFIGS = {  # name: (tool, task, level)
     "msprobe L1": ("msprobe", "statistics", "L1"),
     "msprobe mix": ("msprobe", "statistics", "mix"),
 }  # msprobe 26.x has no grad_probe task any more (it was msprobe 8.x's)
+_BASELINE = "baseline "  # msprobe-kit's configurations run from the --baseline checkout
 
 
 def _model():
@@ -98,7 +100,7 @@ def worker(name: str, steps: int, warmup: int, dump_root: str | None = None) -> 
     import torch
 
     torch.set_num_threads(1)
-    tool, task, level = CONFIGS[name]
+    tool, task, level = CONFIGS[name.replace(_BASELINE, "msprobe-kit ", 1)]
     model, step = _model()
     with tempfile.TemporaryDirectory(dir=dump_root) as folder:
         debugger = _debugger(tool, task, level, folder) if tool else None
@@ -122,6 +124,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="runs of every configuration, interleaved")
     parser.add_argument("--only", nargs="+", choices=list(CONFIGS), help="these configurations (plain is always run)")
     parser.add_argument("--dump-root", help="folder for the dumps (default: the system's temporary folder)")
+    parser.add_argument("--baseline", metavar="DIR", help="also run msprobe-kit's configurations with DIR (another "
+                        "checkout's runtime/ folder) first on PYTHONPATH, as 'baseline ...', in the same rounds")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -129,10 +133,14 @@ def main() -> int:
         return 0
     names = [name for name, (tool, _, _) in CONFIGS.items() if (tool != "msprobe" or _msprobe_importable())
              and (not args.only or name == "plain" or name in args.only)]
+    if args.baseline:
+        names += [name.replace("msprobe-kit ", _BASELINE, 1) for name in names if name.startswith("msprobe-kit ")]
     rounds: list[dict[str, dict]] = []
     for _ in range(args.rounds):
         extra = ("--dump-root", args.dump_root) if args.dump_root else ()
-        results = {name: run_worker(__file__, name, args.steps, args.warmup, *extra) for name in names}
+        results = {name: run_worker(__file__, name, args.steps, args.warmup, *extra,
+                                    first_path=args.baseline if name.startswith(_BASELINE) else None)
+                   for name in names}
         if results["plain"] is not None:
             rounds.append({name: result for name, result in results.items() if result is not None})
     clocks = ("thread", "cpu", "wall")

@@ -28,25 +28,26 @@ def _rss_bytes() -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def captured_step(model, step, debugger) -> None:
+    """One training step, inside a capture window when there is a debugger."""
+    if debugger is not None:
+        debugger.start(model)
+    step()
+    if debugger is not None:
+        debugger.stop()
+        debugger.step()
+
+
 def time_steps(model, step, debugger, steps: int, warmup: int) -> dict:
     """Per timed step (each captured when there is a debugger): wall, process CPU and training-thread CPU
     seconds; and the resident-memory growth from the end of the warm-up to the last step."""
-
-    def one_step():
-        if debugger is not None:
-            debugger.start(model)
-        step()
-        if debugger is not None:
-            debugger.stop()
-            debugger.step()
-
     for _ in range(warmup):
-        one_step()
+        captured_step(model, step, debugger)
     rss = _rss_bytes()
     wall, cpu, thread = [], [], []
     for _ in range(steps):
         started, started_cpu, started_thread = time.perf_counter(), time.process_time(), time.thread_time()
-        one_step()
+        captured_step(model, step, debugger)
         wall.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)
         thread.append(time.thread_time() - started_thread)
@@ -56,10 +57,14 @@ def time_steps(model, step, debugger, steps: int, warmup: int) -> dict:
     return {"wall": wall, "cpu": cpu, "thread": thread, "rss_growth": growth}
 
 
-def run_worker(script: str, name: str, steps: int, warmup: int, *extra: str) -> dict | None:
-    """Run `script --worker name ...` in a fresh interpreter and return what its `RESULT ` line says."""
+def run_worker(script: str, name: str, steps: int, warmup: int, *extra: str, first_path: str | None = None) -> dict | None:
+    """Run `script --worker name ...` in a fresh interpreter and return what its `RESULT ` line says;
+    `first_path` goes first on its PYTHONPATH (another checkout's source root, to compare with)."""
     command = [sys.executable, script, "--worker", name, "--steps", str(steps), "--warmup", str(warmup), *extra]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    env = None
+    if first_path:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [first_path, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):])

@@ -156,7 +156,6 @@ class CaptureSession(StepRecords):
         for name, parent, inputs, outputs in calls:
             hook_backward(self, name, parent, inputs, outputs)
 
-
     # ---- flush -------------------------------------------------------------------------------
     def close(self) -> None:
         """Fill every statistic after one transfer and write the step's files."""

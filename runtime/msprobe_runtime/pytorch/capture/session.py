@@ -178,8 +178,8 @@ class CaptureSession(StepRecords):
         backward = modes.backward and _grad_enabled() and self.wanted_backward(name)
         if backward:  # the call's tensors requiring grad, and where their gradients go before it changes any
             first = sequence_number()
-            grad_inputs = [arg for arg in (tensors_in(args, Tensor) + tensors_in(kwargs, Tensor) if kwargs
-                                           else tensors_in(args, Tensor)) if arg.requires_grad]
+            arguments = tensors_in(args, Tensor) + (tensors_in(kwargs, Tensor) if kwargs else [])
+            grad_inputs = [arg for arg in arguments if arg.requires_grad]
             edges = input_edges(grad_inputs) if mutates and grad_inputs else None
         if mutates:
             self.guard(spec, args, kwargs)
@@ -218,12 +218,11 @@ class CaptureSession(StepRecords):
                            edges: tuple | None) -> None:
         """Hook the backward record of a call whose autograd nodes start at number `first`; an output
         made before (an input returned unchanged) belongs to an earlier call."""
-        outputs = [tensor for tensor in tensors_in(output, Tensor) if tensor.requires_grad
-                   and tensor.grad_fn is not None and tensor.grad_fn._sequence_nr() >= first]
+        outputs = [tensor for tensor in tensors_in(output, Tensor)
+                   if (node := tensor.grad_fn) is not None and node._sequence_nr() >= first]
         if outputs:
             backward_parent = naming.backward_of(parent) if parent else None
             hook_backward(self, naming.backward_of(name), backward_parent, first, inputs, outputs, edges)
-
 
     # ---- flush -------------------------------------------------------------------------------
     def close(self) -> None:

@@ -152,8 +152,128 @@ static PyObject *append(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* how many of `count` elements fall in each interval cut by `bounds` (compared in the data's type, as a
+ * framework compares a tensor with a Python number; NaN falls in the last), then how many are zero */
+#define DEFINE_INTERVALS(NAME, T, LOAD)                                                                    \
+    static void NAME(const void *data, int64_t count, const double *bounds, int nbounds, double *out) {   \
+        T cut[nbounds > 0 ? nbounds : 1];                                                                  \
+        int64_t counts[nbounds + 2];                                                                       \
+        for (int b = 0; b < nbounds; b++)                                                                  \
+            cut[b] = (T)bounds[b];                                                                         \
+        memset(counts, 0, sizeof counts);                                                                  \
+        for (int64_t i = 0; i < count; i++) {                                                              \
+            T v = LOAD(data, i);                                                                           \
+            int b = 0;                                                                                     \
+            while (b < nbounds && !(v <= cut[b]))                                                          \
+                b++;                                                                                       \
+            counts[b]++;                                                                                   \
+            counts[nbounds + 1] += v == 0;                                                                 \
+        }                                                                                                  \
+        for (int b = 0; b < nbounds + 2; b++)                                                              \
+            out[b] = (double)counts[b];                                                                    \
+    }
+
+DEFINE_INTERVALS(intervals_float32, float, load_float32)
+DEFINE_INTERVALS(intervals_float64, double, load_float64)
+DEFINE_INTERVALS(intervals_bfloat16, float, load_bfloat16)
+
+typedef void (*Counter)(const void *, int64_t, const double *, int, double *);
+static const Counter COUNTERS[] = {intervals_float32, intervals_float64, intervals_bfloat16};
+static const Py_ssize_t ITEM_SIZES[] = {4, 8, 2};
+
+/* one row of `segments`: max, min, norm, then (with bounds) the interval counts and the zeros */
+static void describe_segment(const char *data, int64_t count, int dtype, const double *bounds, int nbounds,
+                             double *row) {
+    if (count == 0) {
+        row[0] = row[1] = NAN;
+        row[2] = 0;
+        if (nbounds >= 0)
+            memset(row + 3, 0, (size_t)(nbounds + 2) * sizeof(double));
+        return;
+    }
+    double out[4];
+    REDUCERS[dtype](data, count, out);
+    row[0] = out[0];
+    row[1] = out[1];
+    row[2] = out[3];
+    if (nbounds >= 0)
+        COUNTERS[dtype](data, count, bounds, nbounds, row + 3);
+}
+
+PyDoc_STRVAR(segments_doc,
+             "segments(data, dtype, sizes, bounds=None)\n\n"
+             "float64 rows, as bytes, describing consecutive runs of `sizes` elements of the contiguous\n"
+             "buffer `data` (dtype 0 float32, 1 float64, 2 bfloat16): max, min and norm (NaN, NaN, 0 for an\n"
+             "empty run); with `bounds` (a sequence of floats) then the count of elements in each interval\n"
+             "they cut, (-inf, b0], (b0, b1], ..., (bn, inf) with NaN, and the count of zeros.");
+
+static PyObject *segments(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    int dtype;
+    PyObject *sizes_arg, *bounds_arg = Py_None, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*iO|O", &view, &dtype, &sizes_arg, &bounds_arg))
+        return NULL;
+    PyObject *sizes = PySequence_Fast(sizes_arg, "segments: sizes must be a sequence");
+    PyObject *bounds = bounds_arg == Py_None ? NULL : PySequence_Fast(bounds_arg, "segments: bounds must be a sequence");
+    int64_t *counts = NULL;
+    double *cuts = NULL, *rows = NULL;
+    if (sizes == NULL || (bounds_arg != Py_None && bounds == NULL))
+        goto done;
+    if (dtype < 0 || dtype > BFLOAT16) {
+        PyErr_SetString(PyExc_ValueError, "segments: dtype must be 0 (float32), 1 (float64) or 2 (bfloat16)");
+        goto done;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(sizes);
+    int nbounds = bounds == NULL ? -1 : (int)PySequence_Fast_GET_SIZE(bounds);
+    Py_ssize_t width = 3 + (nbounds >= 0 ? nbounds + 2 : 0);
+    counts = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *counts);
+    cuts = PyMem_Malloc((size_t)(nbounds > 0 ? nbounds : 1) * sizeof *cuts);
+    rows = PyMem_Malloc((size_t)(n ? n * width : 1) * sizeof *rows);
+    if (counts == NULL || cuts == NULL || rows == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t total = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        counts[s] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(sizes, s));
+        if (counts[s] == -1 && PyErr_Occurred())
+            goto done;
+        if (counts[s] < 0) {
+            PyErr_SetString(PyExc_ValueError, "segments: negative size");
+            goto done;
+        }
+        total += counts[s];
+    }
+    for (int b = 0; b < nbounds; b++) {
+        cuts[b] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(bounds, b));
+        if (cuts[b] == -1.0 && PyErr_Occurred())
+            goto done;
+    }
+    if (total * ITEM_SIZES[dtype] > view.len) {
+        PyErr_SetString(PyExc_ValueError, "segments: the sizes add up to more than the buffer holds");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    const char *data = view.buf;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        describe_segment(data, counts[s], dtype, cuts, nbounds, rows + s * width);
+        data += counts[s] * ITEM_SIZES[dtype];
+    }
+    Py_END_ALLOW_THREADS
+    result = PyBytes_FromStringAndSize((const char *)rows, n * width * (Py_ssize_t)sizeof *rows);
+done:
+    PyMem_Free(counts);
+    PyMem_Free(cuts);
+    PyMem_Free(rows);
+    Py_XDECREF(sizes);
+    Py_XDECREF(bounds);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"append", append, METH_VARARGS, append_doc},
+    {"segments", segments, METH_VARARGS, segments_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -30,12 +30,18 @@ import numpy as np
 
 from msprobe_runtime.core.files import atomic_write_text, safe_filename
 
+try:  # compiled when the package was built with a C compiler (_filebatch.c)
+    from msprobe_runtime.core import _filebatch
+except ImportError:  # pragma: no cover - exercised only without a C compiler
+    _filebatch = None
+
 _LEVEL_COLUMNS = {
     "L0": ("MD5", "max", "min", "norm", "shape"),
     "L1": ("max", "min", "norm", "shape"),
     "L2": ("distribution", "max", "min", "norm", "shape"),
 }
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+_SIGN_FILE_MODE = 0o640
 _QUEUED_STEPS = 4  # steps in flight before the training thread waits: bounds the memory held
 
 
@@ -116,25 +122,31 @@ def _write_signs(target: Path, record: GradStep) -> None:
     partial = target.with_name(f".{target.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    offset = 0
-    for name, shape in zip(record.names, record.shapes, strict=True):
-        count = math.prod(shape)
-        signs = np.ascontiguousarray(record.signs[offset : offset + count], dtype=np.bool_)
-        _write_new_file(os.path.join(partial, _sign_file_name(name)), _bool_npy_header(shape) + signs.tobytes())
-        offset += count
+    paths = [os.path.join(partial, _sign_file_name(name)) for name in record.names]
+    heads = [_bool_npy_header(shape) for shape in record.shapes]
+    _write_files(paths, heads, np.ascontiguousarray(record.signs, dtype=np.bool_), [math.prod(shape) for shape in record.shapes])
     shutil.rmtree(target, ignore_errors=True)
     os.replace(partial, target)
 
 
-def _write_new_file(path: str, data: bytes) -> None:
-    """Write `data` to a new file with plain system calls (the cheapest way to many small files)."""
-    handle = os.open(path, _NEW_FILE_FLAGS, 0o640)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(handle, view) :]
-    finally:
-        os.close(handle)
+def _write_files_one_by_one(paths: list[str], heads: list[bytes], body, sizes: list[int], mode: int = _SIGN_FILE_MODE) -> None:
+    """core._filebatch.write's fallback: each new file gets its head and the next `sizes` bytes of `body`."""
+    view, offset = memoryview(body).cast("B"), 0
+    for path, head, size in zip(paths, heads, sizes, strict=True):
+        handle = os.open(path, _NEW_FILE_FLAGS, mode)
+        try:
+            for data in (memoryview(head), view[offset : offset + size]):
+                while data:
+                    data = data[os.write(handle, data) :]
+        finally:
+            os.close(handle)
+        offset += size
+
+
+def _write_files(paths: list[str], heads: list[bytes], body, sizes: list[int]) -> None:
+    """Create the sign files: in one GIL-free C call when core._filebatch is built (a writer thread that
+    hands the GIL back after every system call slows the training thread), else one by one."""
+    (_filebatch.write if _filebatch is not None else _write_files_one_by_one)(paths, heads, body, sizes, _SIGN_FILE_MODE)
 
 
 @functools.lru_cache(maxsize=65536)

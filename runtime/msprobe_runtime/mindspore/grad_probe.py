@@ -4,8 +4,8 @@ MindSpore optimizers are cells called with the gradients (`optimizer(grads)`, al
 TrainOneStepCell), so a forward pre-hook on the optimizer sees every step's gradients, aligned with
 `optimizer.parameters` (msprobe's approach). Steps count optimizer calls from 0. For the steps and ranks
 the config wants, the gradients cross to the host once: on the CPU backend as zero-copy views after one
-synchronisation, on a device joined into one float32 buffer and moved in one transfer. NumPy then
-computes max, min, norm, the L2 intervals and the signs, and core.grad_summary writes
+synchronisation, on a device joined into one float32 buffer and moved in one transfer. core.grad_stats
+then computes max, min, norm and the L2 intervals, NumPy the signs, and core.grad_summary writes
 `rank{R}/grad_summary_{step}.csv` (and `rank{R}/step{N}/{param}.npy`) on a background thread.
 Gradients are only read: training is bit-identical with and without the probe. PyNative mode only.
 """
@@ -17,6 +17,7 @@ import numpy as np
 from mindspore import ops
 
 from msprobe_runtime.core.config import DebuggerConfig, ensure_writable
+from msprobe_runtime.core.grad_stats import statistics
 from msprobe_runtime.core.grad_summary import GradStep, GradSummaryWriter, has_signs
 
 
@@ -61,20 +62,19 @@ class GradProbe:
     def _record(self, rank: int, chosen: list) -> GradStep:
         names = tuple(name for name, _ in chosen)
         shapes = tuple(tuple(grad.shape) for _, grad in chosen)
-        values = self._host_values([grad for _, grad in chosen])
+        joined = self._joined([grad for _, grad in chosen])
         level = self.config.grad_level
+        sizes = [grad.size for _, grad in chosen]
+        stats = statistics(joined, sizes, self.config.bounds if level == "L2" else None)
         return GradStep(rank=rank, step=self.step, level=level, bounds=self.config.bounds, names=names,
-                        shapes=shapes, stats=_statistics(values, shapes, self.config.bounds if level == "L2" else None),
-                        signs=np.concatenate(values) > 0 if has_signs(level) else None,
-                        values=None if has_signs(level) else np.concatenate(values))
+                        shapes=shapes, stats=stats, signs=joined > 0 if has_signs(level) else None,
+                        values=None if has_signs(level) else joined)
 
-    def _host_values(self, grads: list) -> list[np.ndarray]:
-        """Each gradient as a flat float32 host array (one synchronisation, or one transfer from a device)."""
+    def _joined(self, grads: list) -> np.ndarray:
+        """The gradients as one flat float32 host array (one synchronisation, or one transfer from a device)."""
         if self.on_host:
-            return [_float32(grad.asnumpy()).reshape(-1) for grad in grads]
-        joined = ops.cat([grad.reshape(-1).astype(ms.float32) for grad in grads]).asnumpy()
-        return np.split(joined, np.cumsum([grad.size for grad in grads])[:-1])
-
+            return np.concatenate([_float32(grad.asnumpy()).reshape(-1) for grad in grads])
+        return ops.cat([grad.reshape(-1).astype(ms.float32) for grad in grads]).asnumpy()
 
 def _rank() -> int | None:
     """This process's rank once mindspore.communication is initialised, else None (no rank filter then)."""
@@ -87,19 +87,3 @@ def _float32(array: np.ndarray) -> np.ndarray:
     """Gradients as float32 values, msprobe's (exact for 16-bit floats)."""
     return array if array.dtype == np.float32 else array.astype(np.float32)
 
-
-def _statistics(values: list[np.ndarray], shapes: tuple, bounds) -> np.ndarray:
-    """float64 [n, 3 (+ len(bounds) + 2)]: max, min, L2 norm; at L2 the element count per interval cut by
-    `bounds` (msprobe's bucketize intervals, NaN in the last) and the count of zeros."""
-    rows = []
-    for flat in values:
-        if not flat.size:
-            row = [np.nan, np.nan, 0.0]
-        else:
-            row = [float(flat.max()), float(flat.min()), float(np.float32(np.sqrt(np.square(flat, dtype=np.float64).sum())))]
-        if bounds is not None:
-            at_most = [int(np.count_nonzero(flat <= bound)) for bound in bounds]
-            intervals = [at_most[0], *np.diff(at_most).tolist(), flat.size - at_most[-1]]
-            row += [*intervals, int(np.count_nonzero(flat == 0))]
-        rows.append(row)
-    return np.asarray(rows, dtype=np.float64).reshape(len(values), -1)

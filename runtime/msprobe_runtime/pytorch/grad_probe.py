@@ -4,8 +4,10 @@ A global optimizer step pre-hook (torch.optim.Optimizer, so every optimizer clas
 and, for the steps and ranks the config wants, reads each monitored parameter's gradient (`main_grad`
 when present, as Megatron keeps it). The gradients of one device are joined into flat tensors (in
 chunks, to bound the extra memory): that one copy is all the training thread does for gradients on the
-CPU; the statistics (a handful of operations whatever the parameter count), signs and MD5 data are then
-computed from the copy on the writer thread, which also writes the files (core.grad_summary). On an
+CPU; the statistics, signs and MD5 data are then computed from the copy on the writer thread, which also
+writes the files (core.grad_summary). There float32 and float64 copies are described without torch, by
+core.grad_stats and NumPy, so the writer takes the GIL a few times a step, not at every operation (each
+hand-over costs the training thread time); other dtypes take a handful of torch operations. On an
 accelerator the statistics are computed on the device and cross to the host as one byte buffer per
 device. Gradients are only read, never changed, so training is bit-identical with and without the probe.
 """
@@ -19,10 +21,12 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from msprobe_runtime.core.config import DebuggerConfig, ensure_writable
+from msprobe_runtime.core.grad_stats import statistics
 from msprobe_runtime.core.grad_summary import GradStep, GradSummaryWriter, has_signs
 
 _SIXTEEN_BIT = (torch.float16, torch.bfloat16)
 _NUMPY_DTYPES = {torch.float32: np.float32, torch.bool: np.bool_}
+_NUMPY_FLOATS = (torch.float32, torch.float64)  # described on the host without torch (core.grad_stats)
 _CHUNK_ELEMENTS = 1 << 24  # gradient elements joined per operation: ~10 bytes each of extra memory
 _DEFERRED_ELEMENTS = 1 << 26  # CPU gradients up to this size are summarised on the writer thread
 
@@ -94,9 +98,12 @@ class _DeviceGradients:
         self._copies: list | None = None
 
     def copy(self) -> None:
-        """Join every chunk now (a copy), so the gradients themselves are no longer needed."""
+        """Join every chunk now (a copy), so the gradients themselves are no longer needed; on the CPU,
+        float32 and float64 copies become NumPy arrays (described without torch, see _describe)."""
         self._copies = list(self.chunks())
         self._grads = []
+        if self.device.type == "cpu" and all(joined.dtype in _NUMPY_FLOATS for _, joined in self._copies):
+            self._copies = [(sizes, joined.numpy()) for sizes, joined in self._copies]
 
     def chunks(self):
         """(sizes, joined gradients) per chunk; mixed dtypes promote exactly."""
@@ -120,7 +127,7 @@ def _summary(rank: int, step: int, level: str, bounds: tuple, groups: list[_Devi
     """One step's GradStep from the joined gradients: statistics, then one host copy per device."""
     names, shapes, stats, elements = [], [], [], []
     for group in groups:
-        host_stats, host_elements = _to_host(*_summarise(group.chunks(), level, bounds))
+        host_stats, host_elements = _describe(list(group.chunks()), level, bounds)
         names.extend(group.names)
         shapes.extend(group.shapes)
         stats.append(host_stats)
@@ -169,6 +176,18 @@ def _chunks(grads: list[torch.Tensor]):
         total += size
     if chunk:
         yield chunk, sizes
+
+
+def _describe(chunks: list, level: str, bounds) -> tuple[np.ndarray, np.ndarray]:
+    """One device's statistics rows and flat per-element data (signs at L1/L2, float32 values at L0) on
+    the host: from NumPy copies without torch (one GIL-free C call per chunk, core.grad_stats: the writer
+    thread then leaves the GIL to the training thread), else by torch's operations where the gradients are."""
+    if not all(isinstance(joined, np.ndarray) for _, joined in chunks):
+        return _to_host(*_summarise(chunks, level, bounds))
+    wanted = bounds if level == "L2" else None
+    rows = [statistics(joined, sizes, wanted) for sizes, joined in chunks]
+    per_element = [joined > 0 if has_signs(level) else joined.astype(np.float32, copy=False) for _, joined in chunks]
+    return np.concatenate(rows), per_element[0] if len(per_element) == 1 else np.concatenate(per_element)
 
 
 def _summarise(chunks, level: str, bounds) -> tuple[torch.Tensor, list]:

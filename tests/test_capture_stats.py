@@ -10,9 +10,11 @@ from capture_support import (
     capture,
     load_dump,
     restore_torch,  # noqa: F401  (module-scoped autouse fixture)
+    uninstall_wrappers,
     write_config,
 )
 from msprobe_runtime.pytorch import PrecisionDebugger
+from msprobe_runtime.pytorch.capture import api_wrap
 from msprobe_runtime.pytorch.capture import stats as stats_module
 
 
@@ -195,6 +197,25 @@ def test_module_records_describe_parameters_before_the_optimizer_step(tmp_path, 
         data = load_dump(tmp_path, step)[0]["data"]
         assert data["Module.0.Linear.forward.0"]["parameters"]["weight"]["Max"] == pytest.approx(weight)
         assert data["Module.0.Linear.parameters_grad.0"]["weight"][0]["Max"] == pytest.approx(grad)
+
+
+def test_l0_wraps_apis_only_once_a_tensor_is_kept_pending(tmp_path, reducer):
+    """At L0 the API wrappers only guard tensors whose statistics are pending: described at once (CPU,
+    compiled reducer) no API is wrapped; kept pending, the first such tensor puts the wrappers in place,
+    and a later in-place change still leaves the module record its call-time values."""
+    uninstall_wrappers()
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3))
+    x = torch.randn(2, 4)
+    expected = []
+
+    def run():
+        out = model(x)
+        expected.append(float(out.detach().max()))
+        out.mul_(-10)
+
+    dump, _, _ = capture(tmp_path, run, model=model, level="L0")
+    assert api_wrap.installed() == (reducer == "torch")
+    assert dump["data"]["Module.0.Linear.forward.0"]["output"][0]["Max"] == pytest.approx(expected[0])
 
 
 def test_statistics_batch_is_computed_in_few_kernels(reducer):

@@ -29,9 +29,17 @@ static inline float load_bfloat16(const void *data, int64_t i) {
     return value;
 }
 
+/* With GCC on x86-64 Linux the reductions are also compiled for AVX2 (twice the lanes of the SSE2
+ * baseline), chosen at load time on CPUs that have it. Without FMA: the results are the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
 /* out[0..3] = max, min, sum, norm of `count` elements at `data`; T is the lanes' type */
 #define DEFINE_REDUCE(NAME, T, LOAD)                                                                       \
-    static void NAME(const void *data, int64_t count, double *out) {                                     \
+    VECTOR_CLONES static void NAME(const void *data, int64_t count, double *out) {                       \
         T high[LANES], low[LANES];                                                                         \
         double total = 0, squares = 0;                                                                     \
         for (int l = 0; l < LANES; l++) {                                                                  \

@@ -38,10 +38,17 @@ class PrecisionDebugger(StepDebugger):
     state = STATE
     session_class = CaptureSession
     current_rank = staticmethod(current_rank)
-    install = staticmethod(api_wrap.install)
     l0_needs_model = "level 'L0' captures modules: call start(model) with the model to capture"
 
     # ---- capture -----------------------------------------------------------------------------
+    def install(self) -> None:
+        """The API wrappers, at L1 and mix. At L0 they only copy pending tensors (statistics not yet
+        computed: on a device, say) before an in-place change, and cost every call of a step (its
+        optimizer's too) a Python function: the session puts them in place when it first keeps a tensor
+        pending, so a CPU model at L0 never has them."""
+        if self.config.level != "L0":
+            api_wrap.install()
+
     def _attach(self, model: torch.nn.Module | None) -> bool:
         if model is not None and self.config.level in ("L0", "mix") and id(model) not in self._hooks:
             self._hooks[id(model)] = ModuleHooks(model)

@@ -38,7 +38,7 @@ from msprobe_runtime.core.stats import (
     statistics_texts,
     statistics_values,
 )
-from msprobe_runtime.pytorch.capture import stacks
+from msprobe_runtime.pytorch.capture import api_wrap, stacks
 from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, ApiSpec
 from msprobe_runtime.pytorch.capture.backward import hook_backward, input_edges, sequence_number
 from msprobe_runtime.pytorch.capture.stats import DEFAULT_BUDGET_BYTES, HostStatistics, StatBuffer
@@ -98,6 +98,8 @@ class CaptureSession(StepRecords):
         tensor_mode = config.task == "tensor"
         self.tensor_folder = self.folder / naming.TENSOR_DATA_DIR if tensor_mode else None
         self.stats = StatBuffer(config.summary_mode, self.folder if tensor_mode else None, budget_bytes)
+        if not self.records_apis:  # L0: the API wrappers only guard pending tensors; in place from the first
+            self.stats.on_pending = api_wrap.install
         self.module_frames: dict[int, list] = defaultdict(list)  # per module: calls still running
         self.parameter_grads: dict[int, tuple] = {}  # per module: (index, name, record) of its open parameters_grad
         self.closed = False

@@ -92,6 +92,7 @@ class StatBuffer:
         self.stale: list[int] = []
         # storage address -> newest pending position on it; empty when no pending tensor needs guarding
         self.storages: dict[int, int] = {}
+        self.on_pending = None  # called when a tensor is kept pending while none is (guards must be in place)
         self._cache: dict[int, tuple] = {}  # id(tensor) -> (weak reference, version, slot) of its last state
         self._tensors: list[torch.Tensor] = []  # pending position -> tensor (or its call-time copy)
         self._versions: list[int] = []
@@ -138,6 +139,8 @@ class StatBuffer:
             _hoststats.append(self.host_values[integer], address, numel, code)
             self.host_slots[integer].append(slot)
             return slot
+        if not self.storages and self.on_pending is not None:
+            self.on_pending()
         self._tensors.append(t)
         self._versions.append(t._version)
         self._slots.append(slot)

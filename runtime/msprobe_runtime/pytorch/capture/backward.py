@@ -106,17 +106,20 @@ def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int) -> d
 
 
 def _node_edges(node, edges: tuple[dict, dict]) -> tuple[list, list]:
-    """A node's edges into the inputs, [(edge index, input index), ...], and its other children."""
+    """A node's edges into the inputs, [(edge index, input index), ...], and its other children worth
+    walking (a leaf's node, such as a parameter's, has none below it)."""
     computed, leaves = edges
     pairs, others = [], []
     for edge, (child, number) in enumerate(node.next_functions):
         if child is None:
             continue
-        index = computed.get((child, number))
-        if index is None and leaves and child.__class__ is _ACCUMULATE_GRAD:
-            index = leaves.get(id(child.variable))
-        if index is None:
-            others.append(child)
+        if child.__class__ is _ACCUMULATE_GRAD:
+            index = leaves.get(id(child.variable)) if leaves else None
         else:
+            index = computed.get((child, number))
+            if index is None:
+                others.append(child)
+                continue
+        if index is not None:
             pairs.append((edge, index))
     return pairs, others

@@ -1,12 +1,11 @@
-"""core.grad_stats (the gradient probe's host statistics) and the sign files' batch writer: the compiled
-forms against their fallbacks and against torch's reductions."""
+"""core.grad_stats, the gradient probe's host statistics: compiled and NumPy forms against torch's reductions."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from msprobe_runtime.core import grad_stats, grad_summary
+from msprobe_runtime.core import grad_stats
 
 BOUNDS = (-1.0, 0.0, 0.1, 1.0)  # 0.1 is not a float32: compared as the data's type, as torch compares
 
@@ -65,29 +64,3 @@ def test_statistics_reject_sizes_beyond_the_data():
         pytest.skip("the _hoststats extension was not built (no C compiler)")
     with pytest.raises(ValueError, match="more than the buffer holds"):
         grad_stats.statistics(np.zeros(3, np.float32), [2, 2], None)
-
-
-@pytest.fixture(params=["compiled", "one by one"])
-def write_files(request):
-    """The sign files' writer as built (C, one call) and its Python fallback."""
-    if request.param == "compiled":
-        if grad_summary._filebatch is None:
-            pytest.skip("the _filebatch extension was not built (no C compiler)")
-        return lambda *args: grad_summary._filebatch.write(*args, grad_summary._SIGN_FILE_MODE)
-    return grad_summary._write_files_one_by_one
-
-
-def test_batch_writer_makes_each_file_from_its_head_and_body_slice(tmp_path, write_files):
-    paths = [str(tmp_path / name) for name in ("a.npy", "é b.npy", "empty.npy")]
-    write_files(paths, [b"head-a:", b"head-b:", b""], np.frombuffer(b"0123456789", np.uint8), [4, 6, 0])
-    assert [open(path, "rb").read() for path in paths] == [b"head-a:0123", b"head-b:456789", b""]
-    assert (tmp_path / "a.npy").stat().st_mode & 0o777 == grad_summary._SIGN_FILE_MODE
-
-
-def test_batch_writer_names_the_file_that_failed(tmp_path, write_files):
-    (tmp_path / "taken.npy").write_bytes(b"earlier")
-    paths = [str(tmp_path / "first.npy"), str(tmp_path / "taken.npy")]
-    with pytest.raises(FileExistsError) as raised:
-        write_files(paths, [b"", b""], b"xy", [1, 1])
-    assert raised.value.filename == paths[1]
-    assert (tmp_path / "taken.npy").read_bytes() == b"earlier" and (tmp_path / "first.npy").read_bytes() == b"x"

@@ -5,10 +5,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import tempfile
 from pathlib import Path
 
+try:  # compiled when the package was built with a C compiler (_filebatch.c)
+    from msprobe_runtime.core import _filebatch
+except ImportError:  # pragma: no cover - exercised only without a C compiler
+    _filebatch = None
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-]")
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+_TEMPORARY = f".{secrets.token_hex(4)}.tmp"  # this process's temporary names end so
 
 
 def _read_umask() -> int:
@@ -52,3 +60,50 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 def atomic_write_json(path: str | os.PathLike, obj: object) -> None:
     """Atomically write `obj` as indented JSON."""
     atomic_write_text(path, json.dumps(obj, indent=1, ensure_ascii=False))
+
+
+def run_file_ops(ops: list[tuple]) -> None:
+    """Run file operations in order, stopping at the first failure (OSError): ("makedirs", path),
+    ("mkdir", path) (a new folder), ("new", path, mode, chunk, ...) (a new file holding the bytes-like
+    chunks; the umask applies to `mode`) and ("rename", source, target). Where core._filebatch is built
+    they run in one call that releases the GIL once: a writer thread then does not take the GIL back
+    from the training thread after every system call."""
+    if _filebatch is not None:
+        _filebatch.run(ops)
+        return
+    for kind, path, *rest in ops:
+        if kind == "makedirs":
+            os.makedirs(path, exist_ok=True)
+        elif kind == "mkdir":
+            os.mkdir(path)
+        elif kind == "rename":
+            os.rename(path, rest[0])
+        else:
+            _new_file(path, rest[0], rest[1:])
+
+
+def _new_file(path, mode: int, chunks) -> None:
+    handle = os.open(path, _NEW_FILE_FLAGS, mode)
+    try:
+        for chunk in chunks:
+            view = memoryview(chunk).cast("B")
+            while view:
+                view = view[os.write(handle, view) :]
+    finally:
+        os.close(handle)
+
+
+def atomic_file_ops(path: str | os.PathLike, *chunks) -> list[tuple]:
+    """run_file_ops operations that write `path` atomically: a new temporary file beside it, renamed
+    over it (the mode open() gives new files)."""
+    path = os.fspath(path)
+    folder, name = os.path.split(path)
+    temporary = os.path.join(folder, f".{name}{_TEMPORARY}")
+    return [("new", temporary, 0o666, *chunks), ("rename", temporary, path)]
+
+
+def discard_temporaries(ops: list[tuple]) -> None:
+    """Remove the temporary files of atomic_file_ops that a failed run_file_ops left behind."""
+    for kind, path, *_ in ops:
+        if kind == "new" and path.endswith(_TEMPORARY):
+            Path(path).unlink(missing_ok=True)

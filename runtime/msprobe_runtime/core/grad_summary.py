@@ -28,19 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from msprobe_runtime.core.files import atomic_write_text, safe_filename
-
-try:  # compiled when the package was built with a C compiler (_filebatch.c)
-    from msprobe_runtime.core import _filebatch
-except ImportError:  # pragma: no cover - exercised only without a C compiler
-    _filebatch = None
+from msprobe_runtime.core.files import atomic_file_ops, discard_temporaries, run_file_ops, safe_filename
 
 _LEVEL_COLUMNS = {
     "L0": ("MD5", "max", "min", "norm", "shape"),
     "L1": ("max", "min", "norm", "shape"),
     "L2": ("distribution", "max", "min", "norm", "shape"),
 }
-_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 _SIGN_FILE_MODE = 0o640
 _QUEUED_STEPS = 4  # steps in flight before the training thread waits: bounds the memory held
 
@@ -109,44 +103,38 @@ def rank_folder(dump_path: str | os.PathLike, rank: int) -> Path:
 
 
 def write_step(dump_path: str | os.PathLike, record: GradStep) -> None:
-    """Write one step's sign folder (whole, by rename) and then its grad_summary CSV (atomically)."""
+    """Write one step's sign folder (whole, by rename) and then its grad_summary CSV (atomically), in
+    one batch of file operations (core.files.run_file_ops); an earlier run's folder of the same step,
+    or a crash's leftovers, are removed and the batch run again."""
     folder = rank_folder(dump_path, record.rank)
-    if record.signs is not None:
-        _write_signs(folder / f"step{record.step}", record)
     buffer = io.StringIO()
     csv.writer(buffer).writerows([summary_header(record.level, record.bounds), *summary_rows(record)])
-    atomic_write_text(folder / f"grad_summary_{record.step}.csv", "\ufeff" + buffer.getvalue())
+    ops = [("makedirs", folder)]
+    if record.signs is not None:
+        target = folder / f"step{record.step}"
+        partial = target.with_name(f".{target.name}.partial")
+        ops += [("mkdir", partial), *_sign_file_ops(partial, record), ("rename", partial, target)]
+    ops += atomic_file_ops(folder / f"grad_summary_{record.step}.csv", ("\ufeff" + buffer.getvalue()).encode("utf-8"))
+    try:
+        run_file_ops(ops)
+    except OSError:
+        discard_temporaries(ops)
+        if record.signs is not None:
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.rmtree(target, ignore_errors=True)
+        run_file_ops(ops)
 
 
-def _write_signs(target: Path, record: GradStep) -> None:
-    partial = target.with_name(f".{target.name}.partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    paths = [os.path.join(partial, _sign_file_name(name)) for name in record.names]
-    heads = [_bool_npy_header(shape) for shape in record.shapes]
-    _write_files(paths, heads, np.ascontiguousarray(record.signs, dtype=np.bool_), [math.prod(shape) for shape in record.shapes])
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(partial, target)
-
-
-def _write_files_one_by_one(paths: list[str], heads: list[bytes], body, sizes: list[int], mode: int = _SIGN_FILE_MODE) -> None:
-    """core._filebatch.write's fallback: each new file gets its head and the next `sizes` bytes of `body`."""
-    view, offset = memoryview(body).cast("B"), 0
-    for path, head, size in zip(paths, heads, sizes, strict=True):
-        handle = os.open(path, _NEW_FILE_FLAGS, mode)
-        try:
-            for data in (memoryview(head), view[offset : offset + size]):
-                while data:
-                    data = data[os.write(handle, data) :]
-        finally:
-            os.close(handle)
-        offset += size
-
-
-def _write_files(paths: list[str], heads: list[bytes], body, sizes: list[int]) -> None:
-    """Create the sign files: in one GIL-free C call when core._filebatch is built (a writer thread that
-    hands the GIL back after every system call slows the training thread), else one by one."""
-    (_filebatch.write if _filebatch is not None else _write_files_one_by_one)(paths, heads, body, sizes, _SIGN_FILE_MODE)
+def _sign_file_ops(folder: Path, record: GradStep) -> list[tuple]:
+    """One new file per parameter: the .npy header, then its signs (a view, not a copy)."""
+    signs = memoryview(np.ascontiguousarray(record.signs, dtype=np.bool_)).cast("B")
+    ops, offset = [], 0
+    for name, shape in zip(record.names, record.shapes, strict=True):
+        count = math.prod(shape)
+        ops.append(("new", os.path.join(folder, _sign_file_name(name)), _SIGN_FILE_MODE, _bool_npy_header(shape),
+                    signs[offset : offset + count]))
+        offset += count
+    return ops
 
 
 @functools.lru_cache(maxsize=65536)

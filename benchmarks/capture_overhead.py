@@ -9,7 +9,10 @@ captures every step it times. Three clocks per step: the CPU time of the trainin
 CPU time of the whole process (all threads: it also counts the background writer, which encodes and
 writes the files) and the wall clock. Each ratio to the plain step is the median over rounds of the
 ratio of the round's medians, so it compares runs made minutes apart at most. Also reported: the
-resident memory growth between the end of the warm-up and the last step (largest over the rounds).
+resident memory growth between the end of the warm-up and the last step (largest over the rounds), and
+`sleeps`: how often the training thread slept per step (Linux; median over rounds). A plain step never
+sleeps; under capture the sleeps are mostly waits for the GIL while the writer thread holds it, each a
+hand-over that costs the training thread time, so they show contention that the noisy clocks hide.
 Creating files costs kernel time that depends on the file system (one inode per file: the grad probe
 makes one per parameter and step); `--dump-root /dev/shm` shows the cost without the disk.
 
@@ -145,7 +148,7 @@ def main() -> int:
             rounds.append({name: result for name, result in results.items() if result is not None})
     clocks = ("thread", "cpu", "wall")
     print(f"{'configuration':26}" + "".join(f" {clock + ' ms':>10} {'x plain':>8}" for clock in clocks)
-          + f" {'RSS +MiB':>9}")
+          + f" {'RSS +MiB':>9} {'sleeps':>7}")
     for name in names:
         runs = [(result[name], result["plain"]) for result in rounds if name in result]
         if not runs:
@@ -157,7 +160,8 @@ def main() -> int:
                                       for run, plain in runs)
             cells.append(f" {ms:10.2f} {ratio:8.2f}")
         rss = max(run["rss_growth"] for run, _ in runs) / 2**20
-        print(f"{name:26}" + "".join(cells) + f" {rss:9.2f}")
+        sleeps = [run["sleeps"] for run, _ in runs if run.get("sleeps") is not None]
+        print(f"{name:26}" + "".join(cells) + f" {rss:9.2f}" + (f" {statistics.median(sleeps):7.1f}" if sleeps else ""))
     print(f"({len(rounds)} rounds of {args.steps} timed steps after {args.warmup} warm-up steps; medians)")
     return 0
 

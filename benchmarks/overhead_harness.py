@@ -28,6 +28,19 @@ def _rss_bytes() -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _voluntary_switches() -> int | None:
+    """How often this thread has slept so far (Linux): for a training thread, mostly waits for the GIL
+    while another thread holds it."""
+    try:
+        with open("/proc/thread-self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def captured_step(model, step, debugger) -> None:
     """One training step, inside a capture window when there is a debugger."""
     if debugger is not None:
@@ -40,10 +53,12 @@ def captured_step(model, step, debugger) -> None:
 
 def time_steps(model, step, debugger, steps: int, warmup: int) -> dict:
     """Per timed step (each captured when there is a debugger): wall, process CPU and training-thread CPU
-    seconds; and the resident-memory growth from the end of the warm-up to the last step."""
+    seconds; the training thread's sleeps per step (None where the system does not tell); and the
+    resident-memory growth from the end of the warm-up to the last step."""
     for _ in range(warmup):
         captured_step(model, step, debugger)
     rss = _rss_bytes()
+    switches = _voluntary_switches()
     wall, cpu, thread = [], [], []
     for _ in range(steps):
         started, started_cpu, started_thread = time.perf_counter(), time.process_time(), time.thread_time()
@@ -52,9 +67,10 @@ def time_steps(model, step, debugger, steps: int, warmup: int) -> dict:
         cpu.append(time.process_time() - started_cpu)
         thread.append(time.thread_time() - started_thread)
     growth = _rss_bytes() - rss
+    sleeps = None if switches is None else (_voluntary_switches() - switches) / steps
     if debugger is not None and hasattr(debugger, "close"):
         debugger.close()
-    return {"wall": wall, "cpu": cpu, "thread": thread, "rss_growth": growth}
+    return {"wall": wall, "cpu": cpu, "thread": thread, "sleeps": sleeps, "rss_growth": growth}
 
 
 def run_worker(script: str, name: str, steps: int, warmup: int, *extra: str, first_path: str | None = None) -> dict | None:

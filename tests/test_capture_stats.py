@@ -13,6 +13,7 @@ from capture_support import (
     uninstall_wrappers,
     write_config,
 )
+from extension_support import extension_or_fallback
 from msprobe_runtime.pytorch import PrecisionDebugger
 from msprobe_runtime.pytorch.capture import api_wrap
 from msprobe_runtime.pytorch.capture import stats as stats_module
@@ -22,11 +23,7 @@ from msprobe_runtime.pytorch.capture import stats as stats_module
 def reducer(request, monkeypatch) -> str:
     """Both ways CPU statistics are computed: at once by the compiled host reducer, or lazily, in batches,
     by torch's reductions (as on an accelerator, or when the extension was not built)."""
-    if request.param == "host" and stats_module._hoststats is None:
-        pytest.skip("the _hoststats extension was not built (no C compiler)")
-    if request.param == "torch":
-        monkeypatch.setattr(stats_module, "_hoststats", None)
-    return request.param
+    return extension_or_fallback(request, monkeypatch, stats_module, "_hoststats", "torch")
 
 
 def _first_input(dump, name):

@@ -8,16 +8,14 @@ import stat
 
 import numpy as np
 import pytest
+from extension_support import extension_or_fallback
 from msprobe_runtime.core import files
 
 
 @pytest.fixture(params=["compiled", "python"])
 def run_file_ops(request, monkeypatch):
     """run_file_ops as built and one by one in Python."""
-    if request.param == "compiled" and files._filebatch is None:
-        pytest.skip("the _filebatch extension was not built (no C compiler)")
-    if request.param == "python":
-        monkeypatch.setattr(files, "_filebatch", None)
+    extension_or_fallback(request, monkeypatch, files, "_filebatch", "python")
     return files.run_file_ops
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from extension_support import extension_or_fallback
 from msprobe_runtime.core import grad_stats
 
 BOUNDS = (-1.0, 0.0, 0.1, 1.0)  # 0.1 is not a float32: compared as the data's type, as torch compares
@@ -38,10 +39,7 @@ def torch_rows(joined: np.ndarray, sizes: list[int], bounds) -> np.ndarray:
 @pytest.fixture(params=["compiled", "numpy"])
 def describe(request, monkeypatch):
     """grad_stats.statistics as built (C) and with its NumPy fallback."""
-    if request.param == "compiled" and grad_stats._hoststats is None:
-        pytest.skip("the _hoststats extension was not built (no C compiler)")
-    if request.param == "numpy":
-        monkeypatch.setattr(grad_stats, "_hoststats", None)
+    extension_or_fallback(request, monkeypatch, grad_stats, "_hoststats", "numpy")
     return grad_stats.statistics
 
 

@@ -158,6 +158,27 @@ def test_l1_backward_of_an_in_place_call_reaches_its_input(tmp_path):
     _expect_statistics(in_place["output"][0], torch.full((3, 4), 3.0))
 
 
+def test_l1_backward_of_a_tensor_passed_twice_gives_each_place_its_edge(tmp_path):
+    """`torch.mul(x, x)` makes one node that takes x twice: each place gets that edge's gradient (g * x);
+    a computed tensor (h) and a leaf (x) alike."""
+    x = torch.randn(3, 4, requires_grad=True)
+    upstream = torch.randn(3, 4)
+    kept = {}
+
+    def run():
+        h = kept["h"] = x + 1.0
+        (torch.mul(x, x) * upstream).sum().backward(retain_graph=True)
+        (torch.mul(h, h) * upstream).sum().backward()
+
+    dump, _, _ = capture(tmp_path, run)
+    data = dump["data"]
+    for name, tensor in (("Torch.mul.0.backward", x), ("Torch.mul.1.backward", kept["h"])):
+        output = data[name]["output"]
+        assert len(output) == 2
+        for entry in output:
+            _expect_statistics(entry, upstream * tensor.detach())
+
+
 def test_mix_records_both_and_nests_apis_in_modules(tmp_path):
     model, optimizer, tokens = make_model()
     dump, _, construct = capture(tmp_path, _step(model, optimizer, tokens), model, level="mix")

@@ -43,16 +43,16 @@ class _Gradients(CallGradients):
 
 
 def input_edges(inputs: list) -> tuple[dict, dict]:
-    """Where the gradients of `inputs` leave a call: {(node, output_nr): input index} for computed
-    tensors, {id(tensor): input index} for leaves. A tensor passed twice gets its whole contribution at
-    its first place. Take them before a call that changes an input in place (it gets a new node)."""
+    """Where the gradients of `inputs` leave a call: {(node, output_nr): input indices} for computed
+    tensors, {id(tensor): input indices} for leaves (a tensor passed twice has two). Take them before a
+    call that changes an input in place (it gets a new node)."""
     computed, leaves = {}, {}
     for index, tensor in enumerate(inputs):
         node = tensor.grad_fn
         if node is not None:
-            computed.setdefault((node, tensor.output_nr), index)
+            computed.setdefault((node, tensor.output_nr), []).append(index)
         else:
-            leaves.setdefault(id(tensor), index)
+            leaves.setdefault(id(tensor), []).append(index)
     return computed, leaves
 
 
@@ -107,19 +107,26 @@ def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int) -> d
 
 def _node_edges(node, edges: tuple[dict, dict]) -> tuple[list, list]:
     """A node's edges into the inputs, [(edge index, input index), ...], and its other children worth
-    walking (a leaf's node, such as a parameter's, has none below it)."""
+    walking (a leaf's node, such as a parameter's, has none below it). A tensor passed twice that this
+    node takes twice (`x * x`) gets one edge per place, in order; its other edges go to its last place."""
     computed, leaves = edges
-    pairs, others = [], []
+    pairs, others, taken = [], [], None
     for edge, (child, number) in enumerate(node.next_functions):
         if child is None:
             continue
         if child.__class__ is _ACCUMULATE_GRAD:
-            index = leaves.get(id(child.variable)) if leaves else None
+            indices = leaves.get(id(child.variable)) if leaves else None
         else:
-            index = computed.get((child, number))
-            if index is None:
+            indices = computed.get((child, number))
+            if indices is None:
                 others.append(child)
                 continue
-        if index is not None:
-            pairs.append((edge, index))
+        if indices is None:
+            continue
+        if len(indices) == 1:
+            pairs.append((edge, indices[0]))
+            continue
+        taken = {} if taken is None else taken
+        place = taken[id(indices)] = taken.get(id(indices), -1) + 1
+        pairs.append((edge, indices[min(place, len(indices) - 1)]))
     return pairs, others

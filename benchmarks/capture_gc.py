@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
 
 from capture_overhead import _debugger, _model
-from overhead_harness import captured_step
+from overhead_harness import captured_step, run_worker
 
 
 class _Collections:
@@ -72,9 +71,9 @@ def main() -> int:
     print(f"{args.steps} captured steps per level after {args.warmup} warm-up steps")
     print(f"{'level':6} {'objects':>8} {'gen':>4} {'per step':>9} {'ms each':>8} {'ms/step':>8} {'freed each':>11}")
     for level in ("plain", "L0", "L1", "mix"):
-        command = [sys.executable, __file__, "--worker", level, "--steps", str(args.steps), "--warmup", str(args.warmup)]
-        done = subprocess.run(command, capture_output=True, text=True, check=True)
-        result = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:])
+        result = run_worker(__file__, level, args.steps, args.warmup)
+        if result is None:
+            return 1
         rows = result["collections"].items() or [("-", [0, 0.0, 0])]
         for generation, (count, seconds, freed) in rows:
             print(f"{level:6} {result['objects']:8d} {generation:>4} {count / args.steps:9.2f} "

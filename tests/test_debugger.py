@@ -127,6 +127,7 @@ def test_a_failed_write_leaves_earlier_steps_readable(tmp_path):
     with pytest.raises(OSError, match="dump.json"):
         debugger.close()
     assert "Torch.neg.0.forward" in load_dump(tmp_path, step=0)[0]["data"]
+    assert not list((step1 / "dump.json").iterdir())  # nothing written where dump.json should be
     assert not list(step1.glob("*.tmp")) and not list(step1.glob(".*"))  # no temporary file left
 
 

@@ -69,15 +69,11 @@ def test_atomic_file_ops_leave_no_temporary_behind(tmp_path, run_file_ops):
     ops = files.atomic_file_ops(tmp_path / "dump.json", b"{", b"}")
     run_file_ops(ops)
     assert os.listdir(tmp_path) == ["dump.json"] and (tmp_path / "dump.json").read_bytes() == b"{}"
-    ops = files.atomic_file_ops(tmp_path / "missing" / "dump.json", b"{}")
     with pytest.raises(FileNotFoundError):
-        run_file_ops(ops)
-    files.discard_temporaries(ops)
+        run_file_ops(files.atomic_file_ops(tmp_path / "missing" / "dump.json", b"{}"))
     (tmp_path / "blocked").mkdir()
-    ops = files.atomic_file_ops(tmp_path / "blocked", b"x")  # the rename fails: a folder is in the way
-    with pytest.raises(OSError):
-        run_file_ops(ops)
-    files.discard_temporaries(ops)
+    with pytest.raises(OSError):  # the rename fails, a folder in the way: its temporary file is removed
+        run_file_ops(files.atomic_file_ops(tmp_path / "blocked", b"x"))
     assert sorted(os.listdir(tmp_path)) == ["blocked", "dump.json"]
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from msprobe_runtime.core import naming
-from msprobe_runtime.core.files import atomic_file_ops, atomic_write_bytes, discard_temporaries, run_file_ops
+from msprobe_runtime.core.files import atomic_file_ops, atomic_write_bytes, run_file_ops
 from msprobe_runtime.core.jsontext import json_bytes, key_bytes
 
 DUMP_FORMAT_VERSION = 1  # our own "version" field in dump.json; bump on an incompatible change
@@ -93,12 +93,7 @@ def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, cons
     ops = [("makedirs", folder)]
     for path, text in files:
         ops += atomic_file_ops(path, text)
-    try:
-        run_file_ops(ops)  # one GIL-free batch where core._filebatch is built
-    except OSError:
-        discard_temporaries(ops)
-        for path, text in files:  # file by file, for the error of the file that fails
-            atomic_write_bytes(path, text)
+    run_file_ops(ops)  # one GIL-free batch where core._filebatch is built
 
 
 def _writer() -> ThreadPoolExecutor:

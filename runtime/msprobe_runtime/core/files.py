@@ -67,10 +67,19 @@ def run_file_ops(ops: list[tuple]) -> None:
     ("mkdir", path) (a new folder), ("new", path, mode, chunk, ...) (a new file holding the bytes-like
     chunks; the umask applies to `mode`) and ("rename", source, target). Where core._filebatch is built
     they run in one call that releases the GIL once: a writer thread then does not take the GIL back
-    from the training thread after every system call."""
-    if _filebatch is not None:
-        _filebatch.run(ops)
-        return
+    from the training thread after every system call. On failure the temporary files of
+    atomic_file_ops are removed."""
+    try:
+        if _filebatch is not None:
+            _filebatch.run(ops)
+        else:
+            _run_one_by_one(ops)
+    except OSError:
+        _discard_temporaries(ops)
+        raise
+
+
+def _run_one_by_one(ops: list[tuple]) -> None:
     for kind, path, *rest in ops:
         if kind == "makedirs":
             os.makedirs(path, exist_ok=True)
@@ -102,8 +111,7 @@ def atomic_file_ops(path: str | os.PathLike, *chunks) -> list[tuple]:
     return [("new", temporary, 0o666, *chunks), ("rename", temporary, path)]
 
 
-def discard_temporaries(ops: list[tuple]) -> None:
-    """Remove the temporary files of atomic_file_ops that a failed run_file_ops left behind."""
+def _discard_temporaries(ops: list[tuple]) -> None:
     for kind, path, *_ in ops:
-        if kind == "new" and path.endswith(_TEMPORARY):
+        if kind == "new" and os.fspath(path).endswith(_TEMPORARY):
             Path(path).unlink(missing_ok=True)

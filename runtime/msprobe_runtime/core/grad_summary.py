@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from msprobe_runtime.core.files import atomic_file_ops, discard_temporaries, run_file_ops, safe_filename
+from msprobe_runtime.core.files import atomic_file_ops, run_file_ops, safe_filename
 
 _LEVEL_COLUMNS = {
     "L0": ("MD5", "max", "min", "norm", "shape"),
@@ -118,7 +118,6 @@ def write_step(dump_path: str | os.PathLike, record: GradStep) -> None:
     try:
         run_file_ops(ops)
     except OSError:
-        discard_temporaries(ops)
         if record.signs is not None:
             shutil.rmtree(partial, ignore_errors=True)
             shutil.rmtree(target, ignore_errors=True)

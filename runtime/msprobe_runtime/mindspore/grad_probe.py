@@ -76,6 +76,7 @@ class GradProbe:
             return np.concatenate([_float32(grad.asnumpy()).reshape(-1) for grad in grads])
         return ops.cat([grad.reshape(-1).astype(ms.float32) for grad in grads]).asnumpy()
 
+
 def _rank() -> int | None:
     """This process's rank once mindspore.communication is initialised, else None (no rank filter then)."""
     from mindspore.communication import GlobalComm, get_rank

@@ -775,8 +775,6 @@ static int position_id(Scan *s, const char *base, int section, int position) {
     return id;
 }
 
-/* a list of arguments at suffix `base` (a section's, or -1): item i at `base.i`, or every item at `base`
- * itself for gradients */
 /* the argument at the cursor under suffix `id` (from suffix_id/position_id: -3 leaves the batch to
  * Python, another negative value is an error) */
 static int add_with_id(Cursor *c, Scan *s, int32_t record, int id, int8_t state) {
@@ -787,6 +785,8 @@ static int add_with_id(Cursor *c, Scan *s, int32_t record, int id, int8_t state)
     return id < 0 || add_argument(c, s, record, id, state) < 0 ? -1 : 0;
 }
 
+/* a list of arguments at suffix `base` (a section's, or -1): item i at `base.i`, or every item at `base`
+ * itself for gradients */
 static int add_list(Cursor *c, Scan *s, int32_t record, const char *base, int section, int8_t state, int gradients) {
     if (!eat(c, '['))
         return 0;

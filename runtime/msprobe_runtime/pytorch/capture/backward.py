@@ -19,6 +19,7 @@ from functools import partial
 
 import torch
 
+from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import CallGradients
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
 
@@ -58,10 +59,11 @@ def input_edges(inputs: list) -> tuple[dict, dict]:
 
 def hook_backward(session, name: str, parent: str | None, first_sequence: int, inputs: list, outputs: list,
                   edges: tuple[dict, dict] | None = None) -> None:
-    """Arrange for the backward record `name` of a call whose first autograd node got `first_sequence`:
-    `inputs` and `outputs` are its tensors that require grad; `edges` is `input_edges(inputs)` when taken
-    before the call."""
-    grads = _Gradients(session, STATE, name, parent, len(outputs), len(inputs))
+    """Arrange for the backward record of the call recorded as `name` (inside `parent`, both forward
+    names) whose first autograd node got `first_sequence`: `inputs` and `outputs` are its tensors that
+    require grad; `edges` is `input_edges(inputs)` when taken before the call."""
+    backward_parent = naming.backward_of(parent) if parent else None
+    grads = _Gradients(session, STATE, naming.backward_of(name), backward_parent, len(outputs), len(inputs))
     node = outputs[0].grad_fn
     if (node is not None and sequence_number() == first_sequence + 1 and node._sequence_nr() == first_sequence
             and all(tensor.grad_fn is node for tensor in outputs)):  # one node made (most APIs): one hook

@@ -161,5 +161,4 @@ def _hook_backward(session, call: _Call, args, output) -> None:
     outputs = [tensor for tensor in tensors_in(output, Tensor) if tensor.requires_grad]
     if outputs:
         inputs = [tensor for tensor in tensors_in(args, Tensor) if tensor.requires_grad]
-        parent = naming.backward_of(call.parent) if call.parent else None
-        hook_backward(session, naming.backward_of(call.name), parent, call.sequence, inputs, outputs)
+        hook_backward(session, call.name, call.parent, call.sequence, inputs, outputs)

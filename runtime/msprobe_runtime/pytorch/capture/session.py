@@ -223,8 +223,7 @@ class CaptureSession(StepRecords):
         outputs = [tensor for tensor in tensors_in(output, Tensor)
                    if (node := tensor.grad_fn) is not None and node._sequence_nr() >= first]
         if outputs:
-            backward_parent = naming.backward_of(parent) if parent else None
-            hook_backward(self, naming.backward_of(name), backward_parent, first, inputs, outputs, edges)
+            hook_backward(self, name, parent, first, inputs, outputs, edges)
 
     # ---- flush -------------------------------------------------------------------------------
     def close(self) -> None:

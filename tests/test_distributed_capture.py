@@ -54,3 +54,43 @@ def test_each_rank_writes_its_own_folder_and_rank_filters(tmp_path):
         assert record["output"][0]["Max"] == pytest.approx(9.0)  # after: summed over both ranks
         assert "Functional.linear.0.forward" in data and "Module.Linear.forward.0" not in data
     assert sorted(p.name for p in (tmp_path / "only1" / "step0").iterdir()) == ["rank1"]
+
+
+def _async_worker(rank: int, world: int, port: int, folder: str) -> None:
+    from msprobe_runtime.pytorch import PrecisionDebugger
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        debugger = PrecisionDebugger(config_path=str(Path(folder) / "config.json"))
+        waited, finished, changed = (torch.full((3,), float(rank + 1)) for _ in range(3))
+        with debugger.start():
+            dist.all_reduce(waited, async_op=True).wait()  # described when waited for
+            work = dist.all_reduce(finished, async_op=True)
+            while not work.is_completed():  # done by the window's end, never waited for
+                pass
+            other = dist.all_reduce(changed, async_op=True)
+            other.wait()
+            changed.mul_(10)  # waited: described as it was then
+            late = dist.all_reduce(torch.ones(2), async_op=True)
+        late.wait()  # after the window: the result stays null
+        debugger.close()
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
+def test_asynchronous_collectives_record_their_results_once_done(tmp_path):
+    config = {"task": "statistics", "dump_path": str(tmp_path / "dump"), "level": "L1"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    mp.spawn(_async_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    for rank in (0, 1):
+        data = json.loads((tmp_path / "dump" / "step0" / f"rank{rank}" / "dump.json").read_text())["data"]
+        for index in range(3):
+            record = data[f"Distributed.all_reduce.{index}.forward"]
+            assert record["input_args"][0]["Max"] == pytest.approx(rank + 1.0)
+            assert record["output"][0]["Max"] == pytest.approx(3.0)  # 1 + 2, summed over the ranks
+            assert record["output"][0]["shape"] == [3]
+        late = data["Distributed.all_reduce.3.forward"]["output"][0]
+        assert late["shape"] == [2] and late["Max"] is None and late["Norm"] is None
+        assert "Distributed.wait.0.forward" not in data

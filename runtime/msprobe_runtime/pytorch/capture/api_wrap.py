@@ -210,11 +210,29 @@ def _before_optimizer_step(optimizer, args, kwargs) -> None:
         STATE.depth = 0
 
 
+_original_wait = dist.Work.wait if dist.is_available() else None
+
+
+def _wait(work, *args, **kwargs):
+    """Work.wait, then the capture session describes the result of the asynchronous collective."""
+    done = _original_wait(work, *args, **kwargs)
+    session = STATE.session
+    if session is not None and not STATE.depth:
+        STATE.depth = 1
+        try:
+            session.collective_done(work)
+        finally:
+            STATE.depth = 0
+    return done
+
+
 def install() -> None:
-    """Wrap every API of `api_table()` and hook optimizer steps (idempotent; until `uninstall`)."""
+    """Wrap every API of `api_table()`, hook optimizer steps and Work.wait (idempotent; until `uninstall`)."""
     if _installed:
         return
     _optimizer_hook.append(register_optimizer_step_pre_hook(_before_optimizer_step))
+    if _original_wait is not None:
+        _installed.replace(dist.Work, "wait", _original_wait, _wait)
     for owner, name, original, spec in api_table():
         wrapper = _wrappers.get((id(original), spec.stem))
         if wrapper is None:

@@ -51,6 +51,7 @@ _compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
 _getframe = sys._getframe
 Tensor = torch.Tensor
+_WORK = torch.distributed.Work if torch.distributed.is_available() else ()
 _heads: dict[tuple, tuple[bytes, bool]] = {}  # (dtype, shape) -> (entry head text, 0-d), shared by steps
 
 
@@ -107,6 +108,9 @@ class CaptureSession(StepRecords):
         self._entry_grads: list[bool] = []
         self._entry_slots: list[int] = []
         self._data_names: dict[int, str] = {}  # tensor mode: per entry, its .npy file
+        # asynchronous collectives: id(work) -> (work, [(entry number, tensor, version, data file), ...])
+        self._async_results: dict[int, tuple] = {}
+        self._unfinished: list | None = None  # while an asynchronous collective's result is encoded
 
     # ---- encoding ----------------------------------------------------------------------------
     def encode(self, value, record: str, category: str, path: tuple = (), depth: int = 0):
@@ -137,8 +141,14 @@ class CaptureSession(StepRecords):
         self._entry_grads.append(t.requires_grad)
         file_name = None
         if self.tensor_folder is not None:
-            file_name = self._data_names[number] = naming.tensor_file_name(record, category, path)
-        self._entry_slots.append(self.stats.snapshot(t, file_name) if snapshot else self.stats.slot(t, file_name))
+            file_name = naming.tensor_file_name(record, category, path)
+        if self._unfinished is not None:  # an asynchronous collective's result: described once it is done
+            self._unfinished.append((number, t, t._version, file_name))
+            self._entry_slots.append(self.stats.unknown(t))
+        else:
+            if file_name is not None:
+                self._data_names[number] = file_name
+            self._entry_slots.append(self.stats.snapshot(t, file_name) if snapshot else self.stats.slot(t, file_name))
         return f"{ENTRY_TOKEN}{number}"
 
     def outputs(self, value, record: str) -> tuple:
@@ -189,14 +199,49 @@ class CaptureSession(StepRecords):
         parent = self.module_stack[-1] if self.module_stack else None
         if modes.forward:
             if modes.output:
-                result = output
-                if spec.mutation == MUTATES_ALL and output is None and args and not kwargs.get("async_op"):
-                    result = args[0]  # a synchronous collective: its tensor argument after the call
-                record += ("output", self.outputs(result, name))
+                record += ("output", self._collective_output(args, kwargs, output, name)
+                           if spec.mutation == MUTATES_ALL and args else self.outputs(output, name))
             self.add_record(name, record, parent, stacks.capture_stack(caller))
         if backward:
             self._hook_api_backward(name, parent, output, first, grad_inputs, edges)
         return output
+
+    def _collective_output(self, args: tuple, kwargs: dict, output, name: str) -> tuple:
+        """A collective's `output`: its tensor argument after a synchronous call that returns None; for an
+        asynchronous one, that argument once its Work is done (waited for in this window, or finished by
+        its end and not changed since; null otherwise); else what it returns."""
+        if output is None and not kwargs.get("async_op"):
+            return self.outputs(args[0], name)
+        if not isinstance(output, _WORK):
+            return self.outputs(output, name)
+        self._unfinished = unfinished = []
+        try:
+            encoded = self.outputs(args[0], name)
+        finally:
+            self._unfinished = None
+        if unfinished:
+            self._async_results[id(output)] = (output, unfinished)
+        return encoded
+
+    def collective_done(self, work) -> None:
+        """`work` was waited for: describe the result of the asynchronous collective that returned it."""
+        pending = self._async_results.pop(id(work), None)
+        if pending is not None and pending[0] is work:
+            self._describe_results(pending[1])
+
+    def _describe_results(self, unfinished: list) -> None:
+        self.stats.forget_states()  # backends write without bumping version counters
+        for number, t, _, file_name in unfinished:
+            if file_name is not None:
+                self._data_names[number] = file_name
+            self._entry_slots[number] = self.stats.slot(t, file_name)
+
+    def _finish_collectives(self) -> None:
+        """At the window's end: describe the results of collectives that finished unwaited, if unchanged."""
+        pending, self._async_results = self._async_results, {}
+        for work, unfinished in pending.values():
+            if work.is_completed() and all(t._version == version for _, t, version, _ in unfinished):
+                self._describe_results(unfinished)
 
     def guard(self, spec: ApiSpec, args: tuple, kwargs: dict) -> None:
         """Keep call-time values of the pending tensors this call may change in place."""
@@ -230,6 +275,7 @@ class CaptureSession(StepRecords):
         """Move the statistics to the host (the step's one transfer) and hand the records to the writer
         thread, which fills in the statistics, encodes the JSON and writes the step's files."""
         self.closed = True
+        self._finish_collectives()
         self.run_finalizers()
         stacks.release()
         host = self.stats.transfer()

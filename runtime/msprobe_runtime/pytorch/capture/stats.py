@@ -168,6 +168,13 @@ class StatBuffer:
             return None
         return code
 
+    def unknown(self, t: torch.Tensor) -> int:
+        """A slot of `t`'s dtype and shape with null statistics (its values cannot be read yet)."""
+        self.kinds.append(KIND_NONE)
+        self.numels.append(0)
+        self.layouts.append((t.dtype, tuple(t.shape)))
+        return len(self.kinds) - 1
+
     def forget_states(self) -> None:
         """Stop sharing slots with earlier states: for writers that do not bump version counters
         (collectives write through their backends)."""

@@ -72,8 +72,14 @@ def _async_worker(rank: int, world: int, port: int, folder: str) -> None:
             other = dist.all_reduce(changed, async_op=True)
             other.wait()
             changed.mul_(10)  # waited: described as it was then
-            late = dist.all_reduce(torch.ones(2), async_op=True)
-        late.wait()  # after the window: the result stays null
+            if rank == 0:  # rank 1 sends only once rank 0's window has closed: the result stays null
+                late = dist.irecv(torch.zeros(2), src=1)
+        if rank == 0:
+            dist.send(torch.ones(1), dst=1)
+            late.wait()
+        else:
+            dist.recv(torch.zeros(1), src=0)
+            dist.send(torch.ones(2), dst=0)
         debugger.close()
     finally:
         dist.destroy_process_group()
@@ -91,6 +97,7 @@ def test_asynchronous_collectives_record_their_results_once_done(tmp_path):
             assert record["input_args"][0]["Max"] == pytest.approx(rank + 1.0)
             assert record["output"][0]["Max"] == pytest.approx(3.0)  # 1 + 2, summed over the ranks
             assert record["output"][0]["shape"] == [3]
-        late = data["Distributed.all_reduce.3.forward"]["output"][0]
-        assert late["shape"] == [2] and late["Max"] is None and late["Norm"] is None
-        assert "Distributed.wait.0.forward" not in data
+        assert not any(".wait." in name for name in data)
+    data = json.loads((tmp_path / "dump" / "step0" / "rank0" / "dump.json").read_text())["data"]
+    late = data["Distributed.irecv.0.forward"]["output"][0]
+    assert late["shape"] == [2] and late["Max"] is None and late["Norm"] is None

@@ -148,7 +148,7 @@ class CaptureSession(StepRecords):
         else:
             if file_name is not None:
                 self._data_names[number] = file_name
-            self._entry_slots.append(self.stats.snapshot(t, file_name) if snapshot else self.stats.slot(t, file_name))
+            self._entry_slots.append(self.stats.slot(t, file_name, snapshot))
         return f"{ENTRY_TOKEN}{number}"
 
     def outputs(self, value, record: str) -> tuple:

@@ -15,7 +15,7 @@ together with a handful of kernels.
 
 Correctness under in-place ops: `before_mutation(t)` (called by the API wrappers before any in-place
 call) clones the pending tensors that share `t`'s storage, so a record keeps the values as they were at call time;
-`snapshot(t)` does the same at once for tensors that C++ code may change later (parameter gradients).
+`slot(t, copy=True)` does the same at once for tensors that C++ code may change later (parameter gradients).
 A pending tensor whose version counter moved without warning is reported as stale (null statistics)
 instead of being described with later values. `transfer()` makes the one device-to-host copy; turning
 its result into Python numbers (`HostStatistics.columns`) can then happen on another thread.
@@ -64,13 +64,6 @@ _weights: dict[tuple, torch.Tensor] = {}
 _workspaces: dict[tuple, torch.Tensor] = {}
 
 
-def kind_of(t: torch.Tensor) -> str:
-    """How statistics of `t` are read: float, int, bool, or none (sparse, meta, subclass, quantized)."""
-    if t.__class__ not in _PLAIN or t.layout is not _STRIDED or t.is_meta:
-        return KIND_NONE
-    return _KINDS.get(t.dtype, KIND_NONE)  # quantized dtypes are not in the table
-
-
 class StatBuffer:
     """The statistics (and md5, hash, .npy data) of every tensor state recorded in one step."""
 
@@ -101,28 +94,32 @@ class StatBuffer:
         self._pending_bytes = 0
         self._blocks: list[tuple] = []  # (slots, high, low, total, norm, hash) on the device
 
-    def slot(self, t: torch.Tensor, file_name: str | None = None) -> int:
+    def slot(self, t: torch.Tensor, file_name: str | None = None, copy: bool = False) -> int:
         """The slot describing `t` as it is now; cheap and shared by equal states.
 
-        In tensor mode `file_name` is where the data goes (one file per reference, as msprobe)."""
+        In tensor mode `file_name` is where the data goes (one file per reference, as msprobe). With `copy`,
+        a tensor kept pending is copied first, and shares no slot: for tensors that code capture cannot
+        see may change in place (parameter gradients)."""
         known = self._cache.get(id(t))
         if known is not None and known[0]() is t and known[1] == t._version:
             slot = known[2]
             if file_name is not None:
                 self.files[slot].append(file_name)
             return slot
+        dtype = t.dtype
+        code = self.host_codes.get(dtype)  # only in the statistics mode without data files
+        if (code is not None and t.__class__ in _PLAIN and t.is_cpu and t.layout is _STRIDED and not t.is_neg()
+                and (t.is_contiguous() or _dense(t))):
+            return self._describe_now(t, dtype, code)
+        return self._keep(t, dtype, file_name, copy)
+
+    def _describe_now(self, t: torch.Tensor, dtype: torch.dtype, code: int) -> int:
+        """A dense CPU tensor: its statistics now, in one pass over its data while it is in the cache."""
         slot = len(self.kinds)
-        dtype = t.dtype  # kind_of(t), inlined: this is the hot path of every record
-        kind = (_KINDS.get(dtype, KIND_NONE) if t.__class__ in _PLAIN and t.layout is _STRIDED and not t.is_meta
-                else KIND_NONE)
-        numel = t.numel() if kind is not KIND_NONE else 0
-        self.kinds.append(kind)
+        numel = t.numel()
+        self.kinds.append(_KINDS[dtype])
         self.numels.append(numel)
         self.layouts.append((dtype, tuple(t.shape)))  # a plain tuple: the collector stops tracking it
-        if file_name is not None:
-            self.files[slot].append(file_name)
-            if not numel and kind is not KIND_NONE:
-                save_npy(self.data_folder, file_name, _host_array(t.detach()))
         if not numel:
             return slot
         try:
@@ -133,12 +130,39 @@ class StatBuffer:
         if len(self._cache) > _CACHE_LIMIT:
             self._cache.clear()
         self._cache[id(t)] = (weakref.ref(t), t._version, slot)
-        code = self._host_code(t)
-        if code is not None:
-            integer = code >= _FIRST_INTEGER
-            _hoststats.append(self.host_values[integer], address, numel, code)
-            self.host_slots[integer].append(slot)
+        integer = code >= _FIRST_INTEGER
+        _hoststats.append(self.host_values[integer], address, numel, code)
+        self.host_slots[integer].append(slot)
+        return slot
+
+    def _keep(self, t: torch.Tensor, dtype: torch.dtype, file_name: str | None, copy: bool) -> int:
+        """Any other tensor: a reference to its state (or a copy), described later with the batch."""
+        slot = len(self.kinds)
+        # float, int or bool; none for sparse, meta, subclass and quantized tensors (not in the table)
+        kind = (_KINDS.get(dtype, KIND_NONE) if t.__class__ in _PLAIN and t.layout is _STRIDED and not t.is_meta
+                else KIND_NONE)
+        numel = t.numel() if kind is not KIND_NONE else 0
+        self.kinds.append(kind)
+        self.numels.append(numel)
+        self.layouts.append((dtype, tuple(t.shape)))
+        if file_name is not None:
+            self.files[slot].append(file_name)
+            if not numel and kind is not KIND_NONE:
+                save_npy(self.data_folder, file_name, _host_array(t.detach()))
+        if not numel:
             return slot
+        try:
+            t.data_ptr()
+        except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
+            self.kinds[slot] = KIND_NONE
+            return slot
+        if copy:
+            with _NoGrad():
+                t = t.clone()
+        else:
+            if len(self._cache) > _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[id(t)] = (weakref.ref(t), t._version, slot)
         if not self.storages and self.on_pending is not None:
             self.on_pending()
         self._tensors.append(t)
@@ -151,22 +175,6 @@ class StatBuffer:
         if self._pending_bytes > self.budget_bytes:
             self.materialize()
         return slot
-
-    def snapshot(self, t: torch.Tensor, file_name: str | None = None) -> int:
-        """Like `slot`, but copies `t` now (unless it is described at once): for tensors that code we
-        cannot see may change in place."""
-        if kind_of(t) == KIND_NONE or not t.numel() or self._host_code(t) is not None:
-            return self.slot(t, file_name)
-        with _NoGrad():
-            return self.slot(t.clone(), file_name)
-
-    def _host_code(self, t: torch.Tensor) -> int | None:
-        """_hoststats' dtype code when `t` is described at once: its elements fill one block of host
-        memory from its data pointer on (in any order: statistics do not depend on it)."""
-        code = self.host_codes.get(t.dtype)
-        if code is None or not t.is_cpu or t.is_neg() or not (t.is_contiguous() or _dense(t)):
-            return None
-        return code
 
     def unknown(self, t: torch.Tensor) -> int:
         """A slot of `t`'s dtype and shape with null statistics (its values cannot be read yet)."""

@@ -230,6 +230,25 @@ def test_scalar_empty_and_non_finite_gradients(tmp_path):
     assert np.load(folder / "weird.npy").tolist() == [False, True, False]
 
 
+@pytest.mark.parametrize("level", ["L0", "L2"])
+def test_sparse_gradients_are_probed_as_the_dense_gradient(tmp_path, level):
+    torch.manual_seed(0)
+    sparse, dense = nn.Embedding(10, 4, sparse=True), nn.Embedding(10, 4)
+    dense.load_state_dict(sparse.state_dict())
+    tokens = torch.tensor([[1, 3, 3], [7, 1, 0]])  # repeated rows: the sparse gradient is uncoalesced
+    for name, model in (("sparse", sparse), ("dense", dense)):
+        probe = GradProbe(config(tmp_path / name, grad_level=level), model)
+        model(tokens).square().sum().backward()
+        torch.optim.SGD(model.parameters(), lr=0.1).step()  # SGD takes sparse gradients
+        probe.close()
+    assert sparse.weight.grad.is_sparse
+    folders = [tmp_path / name / "dump" / "rank0" for name in ("sparse", "dense")]
+    assert read_csv(folders[0] / "grad_summary_0.csv") == read_csv(folders[1] / "grad_summary_0.csv")
+    if level == "L2":
+        signs = [np.load(folder / "step0" / "weight.npy") for folder in folders]
+        assert signs[0].shape == (10, 4) and (signs[0] == signs[1]).all()
+
+
 def test_monitor_later_and_close_stops_probing(tmp_path):
     model = Small()
     probe = GradProbe(config(tmp_path, grad_level="L1", param_list=("fc2.bias",)))

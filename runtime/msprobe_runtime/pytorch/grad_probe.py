@@ -118,7 +118,7 @@ class _DeviceGradients:
 def _by_device(named: list[tuple[str, torch.Tensor]]) -> list[_DeviceGradients]:
     groups: dict[torch.device, list[tuple[str, torch.Tensor]]] = {}
     for name, grad in named:
-        groups.setdefault(grad.device, []).append((name, _real(grad)))
+        groups.setdefault(grad.device, []).append((name, _probed(grad)))
     return [_DeviceGradients(device, group) for device, group in groups.items()]
 
 
@@ -158,8 +158,11 @@ def _gradient(param: torch.nn.Parameter) -> torch.Tensor | None:
     return main_grad if main_grad is not None else param.grad
 
 
-def _real(grad: torch.Tensor) -> torch.Tensor:
-    """Complex gradients are probed as their real and imaginary parts (a trailing dimension of 2)."""
+def _probed(grad: torch.Tensor) -> torch.Tensor:
+    """The gradient as the probe reads it: a sparse one (`nn.Embedding(sparse=True)`) as the dense
+    gradient it stands for, a complex one as its real and imaginary parts (a trailing dimension of 2)."""
+    if grad.layout is not torch.strided:
+        grad = grad.to_dense()
     return torch.view_as_real(grad) if grad.is_complex() else grad
 
 

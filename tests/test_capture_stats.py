@@ -128,6 +128,28 @@ def test_in_place_ops_keep_call_time_values(tmp_path, reducer):
     assert add["input_args"][0]["Max"] == 1.0 and add["output"][0]["Max"] == 2.0
 
 
+@pytest.mark.parametrize("level", ["L1", "mix"])
+def test_inference_mode_tensors_keep_call_time_values(tmp_path, reducer, level):
+    """Tensors made under torch.inference_mode have no version counter: they are described when recorded,
+    so an in-place change that capture cannot tell by a version keeps off the earlier record."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+
+    def run():
+        with torch.inference_mode():
+            y = torch.exp(model(torch.zeros(2, 4)) * 0)  # ones, an inference tensor
+            y.mul_(3)
+            y.add_(1)
+
+    dump, _, _ = capture(tmp_path, run, model=model, level=level)
+    data = dump["data"]
+    assert data["Torch.exp.0.forward"]["output"][0]["Max"] == 1.0
+    assert data["Tensor.mul_.0.forward"]["output"][0]["Max"] == 3.0
+    assert data["Tensor.add_.0.forward"]["input_args"][0]["Max"] == 3.0
+    assert data["Tensor.add_.0.forward"]["output"][0]["Max"] == 4.0
+    if level == "mix":
+        assert isinstance(data["Module.0.Linear.forward.0"]["output"][0]["Max"], float)
+
+
 def test_in_place_change_capture_cannot_see_is_reported_not_misreported(tmp_path, reducer):
     """A change below the wrapped API surface: described at once, the record keeps its call-time value;
     described lazily, it is reported as stale (null), never with the later value."""

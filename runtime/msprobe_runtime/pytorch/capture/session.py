@@ -41,7 +41,7 @@ from msprobe_runtime.core.stats import (
 from msprobe_runtime.pytorch.capture import api_wrap, stacks
 from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, ApiSpec
 from msprobe_runtime.pytorch.capture.backward import hook_backward, input_edges, sequence_number
-from msprobe_runtime.pytorch.capture.stats import DEFAULT_BUDGET_BYTES, HostStatistics, StatBuffer
+from msprobe_runtime.pytorch.capture.stats import DEFAULT_BUDGET_BYTES, HostStatistics, StatBuffer, version_of
 
 _SCALARS = (bool, int, float, str)
 _SEQUENCES = (list, tuple)
@@ -143,7 +143,7 @@ class CaptureSession(StepRecords):
         if self.tensor_folder is not None:
             file_name = naming.tensor_file_name(record, category, path)
         if self._unfinished is not None:  # an asynchronous collective's result: described once it is done
-            self._unfinished.append((number, t, t._version, file_name))
+            self._unfinished.append((number, t, version_of(t), file_name))
             self._entry_slots.append(self.stats.unknown(t))
         else:
             if file_name is not None:
@@ -240,7 +240,8 @@ class CaptureSession(StepRecords):
         """At the window's end: describe the results of collectives that finished unwaited, if unchanged."""
         pending, self._async_results = self._async_results, {}
         for work, unfinished in pending.values():
-            if work.is_completed() and all(t._version == version for _, t, version, _ in unfinished):
+            if work.is_completed() and all(version is not None and version_of(t) == version
+                                           for _, t, version, _ in unfinished):
                 self._describe_results(unfinished)
 
     def guard(self, spec: ApiSpec, args: tuple, kwargs: dict) -> None:

@@ -127,9 +127,11 @@ class StatBuffer:
         except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
             self.kinds[slot] = KIND_NONE
             return slot
-        if len(self._cache) > _CACHE_LIMIT:
-            self._cache.clear()
-        self._cache[id(t)] = (weakref.ref(t), t._version, slot)
+        version = version_of(t)
+        if version is not None:  # an inference tensor's state cannot be told apart: it shares no slot
+            if len(self._cache) > _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[id(t)] = (weakref.ref(t), version, slot)
         integer = code >= _FIRST_INTEGER
         _hoststats.append(self.host_values[integer], address, numel, code)
         self.host_slots[integer].append(slot)
@@ -156,17 +158,22 @@ class StatBuffer:
         except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
             self.kinds[slot] = KIND_NONE
             return slot
-        if copy:
+        version = version_of(t)
+        if version is None:  # an inference tensor: in-place changes would go unseen, so describe it now
             with _NoGrad():
-                t = t.clone()
+                self._reduce([t], [slot], dtype)
+            return slot
+        if copy:
+            t = _copy(t)
+            version = t._version
         else:
             if len(self._cache) > _CACHE_LIMIT:
                 self._cache.clear()
-            self._cache[id(t)] = (weakref.ref(t), t._version, slot)
+            self._cache[id(t)] = (weakref.ref(t), version, slot)
         if not self.storages and self.on_pending is not None:
             self.on_pending()
         self._tensors.append(t)
-        self._versions.append(t._version)
+        self._versions.append(version)
         self._slots.append(slot)
         storage = _storage_address(t, dtype)
         self._previous.append(self.storages.get(storage, -1))
@@ -200,14 +207,13 @@ class StatBuffer:
         if position < 0:
             return
         tensors, versions, copied = self._tensors, self._versions, 0
-        with _NoGrad():
-            while position >= 0:
-                tensor = tensors[position]
-                if tensor._version == versions[position]:
-                    copy = tensors[position] = tensor.clone()
-                    versions[position] = copy._version
-                    copied += copy.numel() * _ITEM_SIZE[copy.dtype]
-                position = self._previous[position]
+        while position >= 0:
+            tensor = tensors[position]
+            if tensor._version == versions[position]:
+                copy = tensors[position] = _copy(tensor)
+                versions[position] = copy._version
+                copied += copy.numel() * _ITEM_SIZE[copy.dtype]
+            position = self._previous[position]
         self._grow(copied)
 
     def materialize(self) -> None:
@@ -304,6 +310,20 @@ class HostStatistics:
 
 _NUMPY_OK = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
              torch.float32, torch.float64, torch.complex64, torch.complex128}
+
+
+def version_of(t: torch.Tensor) -> int | None:
+    """`t`'s version counter; None for an inference tensor (made under torch.inference_mode), which has none."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
+
+
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    """A copy of `t` that has a version counter (not an inference tensor, even under inference_mode)."""
+    with _NoGrad(), torch.inference_mode(False):
+        return t.clone()
 
 
 def _storage_address(t: torch.Tensor, dtype: torch.dtype) -> int:

@@ -150,6 +150,21 @@ def test_inference_mode_tensors_keep_call_time_values(tmp_path, reducer, level):
         assert isinstance(data["Module.0.Linear.forward.0"]["output"][0]["Max"], float)
 
 
+@pytest.mark.parametrize("summary_mode", ["statistics", "md5"])
+def test_sparse_gradients_are_described_as_dense(tmp_path, reducer, summary_mode):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(10, 3, sparse=True))
+    tokens = torch.tensor([[1, 4, 4], [7, 1, 0]])  # repeated rows: the gradient is uncoalesced
+    dump, _, _ = capture(tmp_path, lambda: model(tokens).square().sum().backward(), model=model, level="L0",
+                         section={"summary_mode": summary_mode})
+    entry = dump["data"]["Module.0.Embedding.parameters_grad.0"]["weight"][0]
+    dense = model[0].weight.grad.to_dense().double()
+    assert model[0].weight.grad.is_sparse and entry["shape"] == [10, 3]
+    assert entry["Max"] == pytest.approx(float(dense.max())) and entry["Min"] == pytest.approx(float(dense.min()))
+    assert entry["Mean"] == pytest.approx(float(dense.mean())) and entry["Norm"] == pytest.approx(float(dense.norm()))
+    assert entry["Min"] == 0.0 or entry["Max"] == 0.0 or dense.min() * dense.max() < 0  # implicit zeros count
+
+
 def test_in_place_change_capture_cannot_see_is_reported_not_misreported(tmp_path, reducer):
     """A change below the wrapped API surface: described at once, the record keeps its call-time value;
     described lazily, it is reported as stale (null), never with the later value."""

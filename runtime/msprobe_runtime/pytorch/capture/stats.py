@@ -54,6 +54,7 @@ _KINDS.update({dtype: KIND_FLOAT for dtype in _FLOAT8})
 _ITEM_SIZE = {dtype: dtype.itemsize for dtype in _KINDS}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _STRIDED = torch.strided
+_SPARSE_COO = torch.sparse_coo
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 # _hoststats.append's dtype codes; from _FIRST_INTEGER on, max and min come back as exact int64
 _HOST_CODES = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2, torch.int64: 3, torch.int32: 4,
@@ -139,8 +140,10 @@ class StatBuffer:
 
     def _keep(self, t: torch.Tensor, dtype: torch.dtype, file_name: str | None, copy: bool) -> int:
         """Any other tensor: a reference to its state (or a copy), described later with the batch."""
+        if t.layout is _SPARSE_COO and t.__class__ in _PLAIN and dtype in _KINDS:
+            return self._sparse(t, file_name)
         slot = len(self.kinds)
-        # float, int or bool; none for sparse, meta, subclass and quantized tensors (not in the table)
+        # float, int or bool; none for other sparse layouts, meta, subclass and quantized tensors
         kind = (_KINDS.get(dtype, KIND_NONE) if t.__class__ in _PLAIN and t.layout is _STRIDED and not t.is_meta
                 else KIND_NONE)
         numel = t.numel() if kind is not KIND_NONE else 0
@@ -181,6 +184,20 @@ class StatBuffer:
         self._pending_bytes += numel * _ITEM_SIZE[dtype]
         if self._pending_bytes > self.budget_bytes:
             self.materialize()
+        return slot
+
+    def _sparse(self, t: torch.Tensor, file_name: str | None) -> int:
+        """A sparse COO tensor (`nn.Embedding(sparse=True)`'s gradient) described as the dense tensor it
+        stands for: from a copy of its summed values, with a zero when some elements are implicit (O(nnz)
+        memory); densified where every element counts (data files, md5, hash)."""
+        with _NoGrad(), torch.inference_mode(False):
+            if file_name is not None or self.summary_mode != "statistics":
+                return self.slot(t.to_dense(), file_name)
+            values = t.coalesce().values().reshape(-1)
+            implicit = values.new_zeros(1 if values.numel() < t.numel() else 0)
+            slot = self.slot(torch.cat([values, implicit]))
+        self.numels[slot] = t.numel()  # the Mean is over every element
+        self.layouts[slot] = (t.dtype, tuple(t.shape))
         return slot
 
     def unknown(self, t: torch.Tensor) -> int:

@@ -75,6 +75,18 @@ def test_values_types_and_outermost_only(tmp_path):
     assert summed["output"][0]["dtype"] == "torch.float64"
 
 
+def test_printing_a_tensor_records_nothing(tmp_path):
+    x = torch.randn(3, 4)
+
+    def run():
+        y = torch.exp(x)
+        print(y, f"{y.sum():.3f}", repr(y[0]), f"{y}")  # ~20 internal calls each
+        torch.abs(y)
+
+    dump, _, _ = capture(tmp_path, run)
+    assert list(dump["data"]) == ["Torch.exp.0.forward", "Tensor.sum.0.forward", "Torch.abs.0.forward"]
+
+
 def test_l0_modules_parameters_and_construct(tmp_path):
     model, optimizer, tokens = make_model()
     dump, stack, construct = capture(tmp_path, _step(model, optimizer, tokens), model, level="L0")

@@ -226,13 +226,31 @@ def _wait(work, *args, **kwargs):
     return done
 
 
+_original_tensor_str = getattr(torch._tensor_str, "_str", None)  # what str(), repr() and format() of a tensor call
+
+
+def _tensor_str(*args, **kwargs):
+    """Printing a tensor, with nothing it calls recorded: its ~20 internal calls are not the model's
+    computation, and a print in one run only would shift the call indexes that runs are compared by."""
+    if STATE.depth:
+        return _original_tensor_str(*args, **kwargs)
+    STATE.depth = 1
+    try:
+        return _original_tensor_str(*args, **kwargs)
+    finally:
+        STATE.depth = 0
+
+
 def install() -> None:
-    """Wrap every API of `api_table()`, hook optimizer steps and Work.wait (idempotent; until `uninstall`)."""
+    """Wrap every API of `api_table()`, hook optimizer steps and Work.wait, keep tensor printing out of the
+    records (idempotent; until `uninstall`)."""
     if _installed:
         return
     _optimizer_hook.append(register_optimizer_step_pre_hook(_before_optimizer_step))
     if _original_wait is not None:
         _installed.replace(dist.Work, "wait", _original_wait, _wait)
+    if _original_tensor_str is not None:
+        _installed.replace(torch._tensor_str, "_str", _original_tensor_str, _tensor_str)
     for owner, name, original, spec in api_table():
         wrapper = _wrappers.get((id(original), spec.stem))
         if wrapper is None:

@@ -107,6 +107,16 @@ def test_l0_modules_parameters_and_construct(tmp_path):
     assert "Module.emb.Embedding.forward.0" in {n for names, _ in stack.values() for n in names}
 
 
+def test_l0_skips_torchscript_submodules_with_a_warning(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())),
+                                torch.nn.Linear(4, 2), torch.jit.trace(torch.nn.Linear(2, 2), torch.randn(1, 2)))
+    with pytest.warns(UserWarning, match=r"2 TorchScript submodule\(s\) cannot be hooked .*: 0, 2$"):
+        dump, _, _ = capture(tmp_path, lambda: model(torch.randn(3, 4)).sum().backward(), model, level="L0")
+    assert sorted(dump["data"]) == ["Module.1.Linear.backward.0", "Module.1.Linear.forward.0",
+                                    "Module.1.Linear.parameters_grad.0"]
+
+
 def test_l0_backward_is_the_module_own_contribution(tmp_path):
     """A residual input's gradient: the module's backward output holds its own share, not the total."""
     torch.manual_seed(0)

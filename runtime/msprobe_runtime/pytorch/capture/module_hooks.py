@@ -11,6 +11,7 @@ gradients.
 from __future__ import annotations
 
 import sys
+import warnings
 from functools import partial
 
 import torch
@@ -57,8 +58,13 @@ class ModuleHooks:
     def __init__(self, model: torch.nn.Module):
         self.model = model
         self.handles = []
+        scripted = []
         for path, module in model.named_modules():
             if not path:
+                continue
+            if isinstance(module, torch.jit.ScriptModule):  # TorchScript runs it (and its submodules): no hooks
+                if not scripted or not path.startswith(scripted[-1] + "."):
+                    scripted.append(path)
                 continue
             info = _Module(path, module)
             self.handles.append(module.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
@@ -67,6 +73,10 @@ class ModuleHooks:
                 if parameter.requires_grad:
                     hook = partial(_parameter_hook, info, name)
                     self.handles.append(parameter.register_post_accumulate_grad_hook(hook))
+        if scripted:
+            warnings.warn(f"msprobe-kit: {len(scripted)} TorchScript submodule(s) cannot be hooked and are not "
+                          f"recorded at L0/mix: {', '.join(scripted[:3])}{', ...' if len(scripted) > 3 else ''}",
+                          stacklevel=4)
 
     def remove(self) -> None:
         """Remove every hook."""

@@ -107,6 +107,15 @@ def test_l0_modules_parameters_and_construct(tmp_path):
     assert "Module.emb.Embedding.forward.0" in {n for names, _ in stack.values() for n in names}
 
 
+def test_l0_model_chunks_are_named_by_their_index_as_in_msprobe(tmp_path):
+    chunks = (torch.nn.Sequential(torch.nn.Linear(4, 4)), torch.nn.Sequential(torch.nn.Linear(4, 2)))
+    dump, _, _ = capture(tmp_path, lambda: chunks[1](chunks[0](torch.randn(3, 4))), list(chunks), level="L0")
+    assert list(dump["data"]) == ["Module.0.0.Linear.forward.0", "Module.1.0.Linear.forward.0"]
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="mix"))
+    with pytest.raises(TypeError, match=r"takes a torch.nn.Module or a list or tuple of them, not dict"):
+        debugger.start({"model": chunks[0]})
+
+
 def test_l0_skips_torchscript_submodules_with_a_warning(tmp_path):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())),

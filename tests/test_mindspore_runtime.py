@@ -124,6 +124,18 @@ def test_l0_records_cells_parameters_and_gradients_with_construct(tmp_path):
     assert net.fc1.weight.shape == (16, 8)
 
 
+def test_l0_model_chunks_are_named_by_their_index(tmp_path):
+    first, second = nn.SequentialCell([nn.Dense(8, 8)]), nn.SequentialCell([nn.Dense(8, 2)])
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    debugger.start(model=[first, second])
+    second(first(batch()[0]))
+    debugger.stop()
+    debugger.close()
+    assert list(dump(tmp_path)["data"]) == ["Cell.0.0.Dense.forward.0", "Cell.1.0.Dense.forward.0"]
+    with pytest.raises(TypeError, match="takes a mindspore.nn.Cell or a list or tuple of them, not str"):
+        PrecisionDebugger(config_path=write_config(tmp_path, level="L0")).start(model=[first, "second"])
+
+
 def test_mix_nests_apis_in_cells_and_compares_clean_with_itself(tmp_path):
     train(tmp_path, steps=2, level="mix")
     construct = dump(tmp_path, name="construct.json")

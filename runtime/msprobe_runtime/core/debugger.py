@@ -20,6 +20,17 @@ def launcher_rank(variable: str) -> int:
     return int(rank) if rank.isdigit() else 0
 
 
+def model_chunks(model, module_type: type, type_name: str) -> list[tuple[str, object]]:
+    """msprobe's `model` argument as (name prefix, module) pairs: one module (no prefix), or a list or tuple
+    of them, such as pipeline-parallel model chunks, each named by its index (`Module.1.layers.0...`)."""
+    chunks = [(f"{index}.", item) for index, item in enumerate(model)] if isinstance(model, (list, tuple)) \
+        else [("", model)]
+    for _, item in chunks:
+        if not isinstance(item, module_type):
+            raise TypeError(f"start(model) takes a {type_name} or a list or tuple of them, not {type(item).__name__}")
+    return chunks
+
+
 class StepDebugger:
     """The capture life cycle; subclasses set the class attributes below."""
 

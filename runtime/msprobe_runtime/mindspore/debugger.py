@@ -23,7 +23,7 @@ import warnings
 
 import mindspore as ms
 
-from msprobe_runtime.core.debugger import StepDebugger, launcher_rank
+from msprobe_runtime.core.debugger import StepDebugger, launcher_rank, model_chunks
 from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.mindspore.capture import api_wrap
 from msprobe_runtime.mindspore.capture.api_wrap import STATE, PrimitiveHooks
@@ -49,10 +49,6 @@ def graph_mode() -> bool:
     return ms.get_context("mode") == ms.GRAPH_MODE
 
 
-def _cells(model) -> list:
-    return list(model) if isinstance(model, (list, tuple)) else [model]
-
-
 class PrecisionDebugger(StepDebugger):
     """Captures API calls (L1), cell calls (L0) or both (mix) of chosen steps, msprobe-compatibly."""
 
@@ -75,16 +71,16 @@ class PrecisionDebugger(StepDebugger):
                 self._warned_graph_mode = True
             return False
         if model is not None:
-            for cell in _cells(model):
-                self._hook(cell)
+            for prefix, cell in model_chunks(model, ms.nn.Cell, "mindspore.nn.Cell"):
+                self._hook(cell, prefix)
         return True
 
-    def _hook(self, cell) -> None:
+    def _hook(self, cell, prefix: str) -> None:
         if id(cell) in self._hooks:
             return
         hooks = []
         if self.config.level in ("L0", "mix"):
-            hooks.append(CellHooks(cell))
+            hooks.append(CellHooks(cell, prefix))
         if self.config.level in ("L1", "mix"):
             hooks.append(PrimitiveHooks(cell))
         self._hooks[id(cell)] = hooks

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from msprobe_runtime.core.debugger import StepDebugger, launcher_rank
+from msprobe_runtime.core.debugger import StepDebugger, launcher_rank, model_chunks
 from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.pytorch.capture import api_wrap
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
@@ -49,9 +49,11 @@ class PrecisionDebugger(StepDebugger):
         if self.config.level != "L0":
             api_wrap.install()
 
-    def _attach(self, model: torch.nn.Module | None) -> bool:
-        if model is not None and self.config.level in ("L0", "mix") and id(model) not in self._hooks:
-            self._hooks[id(model)] = ModuleHooks(model)
+    def _attach(self, model) -> bool:
+        if model is not None and self.config.level in ("L0", "mix"):
+            for prefix, module in model_chunks(model, torch.nn.Module, "torch.nn.Module"):
+                if id(module) not in self._hooks:
+                    self._hooks[id(module)] = ModuleHooks(module, prefix)
         return True
 
     # ---- gradient probe ----------------------------------------------------------------------

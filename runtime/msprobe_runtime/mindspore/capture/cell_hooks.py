@@ -33,13 +33,14 @@ class _Cell:
 class CellHooks:
     """The hooks on one model's sub-cells (the root is not recorded, as in msprobe)."""
 
-    def __init__(self, model):
+    def __init__(self, model, prefix: str = ""):
+        """`prefix` starts every record's path (`"1."` for the second of several model chunks)."""
         self.model = model
         self.handles = []
         for path, cell in model.cells_and_names():
             if not path:
                 continue
-            info = _Cell(path, cell)
+            info = _Cell(prefix + path, cell)
             self.handles.append(cell.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
             self.handles.append(cell.register_forward_hook(partial(_forward_hook, info), with_kwargs=True))
             for name, parameter in info.parameters:

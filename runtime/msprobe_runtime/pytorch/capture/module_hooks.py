@@ -55,13 +55,15 @@ class _Call:
 class ModuleHooks:
     """The hooks on one model's submodules (the root is not recorded, as in msprobe)."""
 
-    def __init__(self, model: torch.nn.Module):
+    def __init__(self, model: torch.nn.Module, prefix: str = ""):
+        """`prefix` starts every record's path (`"1."` for the second of several model chunks)."""
         self.model = model
         self.handles = []
         scripted = []
         for path, module in model.named_modules():
             if not path:
                 continue
+            path = prefix + path
             if isinstance(module, torch.jit.ScriptModule):  # TorchScript runs it (and its submodules): no hooks
                 if not scripted or not path.startswith(scripted[-1] + "."):
                     scripted.append(path)

@@ -286,6 +286,41 @@ def test_steps_config_and_context_manager(tmp_path):
     assert "Functional.linear.0.forward" in dump["data"]
 
 
+def test_start_stop_and_step_may_be_called_on_the_class_as_in_msprobe(tmp_path):
+    """msprobe's start/stop/step are class functions: `PrecisionDebugger.start()` inside a forward, say."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, x):
+            PrecisionDebugger.start(self)
+            out = self.inner(x)
+            PrecisionDebugger.stop()
+            return out
+
+    PrecisionDebugger(config_path=write_config(tmp_path / "earlier"))  # not the latest: not the one used
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="mix"))
+    wrapped = Wrapped()
+    for _ in range(2):
+        torch.relu(wrapped(torch.ones(2, 4)))  # the relu is outside the window
+        PrecisionDebugger.step()
+    debugger.close()
+    assert debugger.current_step == 2
+    dump, _, _ = load_dump(tmp_path, step=1)
+    assert sorted(dump["data"]) == ["Functional.linear.0.forward", "Module.inner.0.Linear.forward.0",
+                                    "Module.inner.Sequential.forward.0"]
+    assert not any((tmp_path / "earlier" / "dump").iterdir())
+
+
+def test_class_level_calls_before_any_debugger_say_so(monkeypatch):
+    monkeypatch.setattr(PrecisionDebugger, "latest", None)
+    with pytest.raises(RuntimeError, match=r"PrecisionDebugger.start\(\) was called before any debugger was made"):
+        PrecisionDebugger.start()
+
+
 def test_files_are_plain_json_even_with_nan(tmp_path):
     x = torch.tensor([1.0, float("nan"), float("inf")])
     dump, _, _ = capture(tmp_path, lambda: torch.abs(x))

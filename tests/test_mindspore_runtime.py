@@ -136,6 +136,17 @@ def test_l0_model_chunks_are_named_by_their_index(tmp_path):
         PrecisionDebugger(config_path=write_config(tmp_path, level="L0")).start(model=[first, "second"])
 
 
+def test_start_stop_and_step_may_be_called_on_the_class(tmp_path):
+    net = nn.SequentialCell([nn.Dense(8, 2)])
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    PrecisionDebugger.start(model=net)
+    net(batch()[0])
+    PrecisionDebugger.stop()
+    PrecisionDebugger.step()
+    debugger.close()
+    assert debugger.current_step == 1 and list(dump(tmp_path)["data"]) == ["Cell.0.Dense.forward.0"]
+
+
 def test_mix_nests_apis_in_cells_and_compares_clean_with_itself(tmp_path):
     train(tmp_path, steps=2, level="mix")
     construct = dump(tmp_path, name="construct.json")

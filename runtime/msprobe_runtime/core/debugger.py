@@ -6,6 +6,7 @@ their capture state, session class, API wrapping and rank lookup.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 
@@ -31,8 +32,32 @@ def model_chunks(model, module_type: type, type_name: str) -> list[tuple[str, ob
     return chunks
 
 
+class _OnInstanceOrClass:
+    """A method that, as in msprobe, may also be called on the class (`PrecisionDebugger.start(model)`, say
+    inside a model's forward where the debugger object is out of reach): there it acts on the debugger
+    of that class made last."""
+
+    def __init__(self, function):
+        self.function = function
+        functools.update_wrapper(self, function)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            instance = owner.latest
+            if instance is None:
+                return functools.partial(_no_debugger_yet, f"{owner.__name__}.{self.function.__name__}")
+        return self.function.__get__(instance, owner)
+
+
+def _no_debugger_yet(call: str, *args, **kwargs):
+    raise RuntimeError(f"{call}() was called before any debugger was made: create one first, for example "
+                       f"{call.split('.')[0]}(config_path='config.json')")
+
+
 class StepDebugger:
     """The capture life cycle; subclasses set the class attributes below."""
+
+    latest: StepDebugger | None = None  # the debugger made last (per class): what class-level calls act on
 
     framework: str
     state: CaptureState  # the framework's capture state (its API wrappers read `state.session`)
@@ -49,7 +74,9 @@ class StepDebugger:
         self._session = None
         self._hooks: dict[int, object] = {}  # id(model) -> the framework's hooks on it
         self._grad_probe = None
+        type(self).latest = self
 
+    @_OnInstanceOrClass
     def start(self, model=None) -> StepDebugger:
         """Begin capturing the current step (if the config wants this step and rank); returns self."""
         if self.config.task == "grad_probe" or not self._attach(model):
@@ -77,6 +104,7 @@ class StepDebugger:
         self._session = self.session_class(config, self.current_step, rank)
         self.state.session = self._session
 
+    @_OnInstanceOrClass
     def stop(self) -> None:
         """End the capture window and write the step's files (statistics cross to the host here, once)."""
         session, self._session = self._session, None
@@ -91,6 +119,7 @@ class StepDebugger:
         finally:
             state.depth = 0
 
+    @_OnInstanceOrClass
     def step(self) -> None:
         """Finish the current step: stop a running capture and count one step."""
         self.stop()

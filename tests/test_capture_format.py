@@ -116,6 +116,33 @@ def test_l0_model_chunks_are_named_by_their_index_as_in_msprobe(tmp_path):
         debugger.start({"model": chunks[0]})
 
 
+def test_a_module_call_that_raises_leaves_no_parent_behind(tmp_path):
+    """A forward that raises (and the user catches) is closed too: later calls are not nested in it."""
+
+    class Picky(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.fc(x)
+            if x.shape[0] == 1:
+                raise ValueError("one row")
+            return y
+
+    model = torch.nn.Sequential(Picky(), torch.nn.Linear(4, 2))
+
+    def run():
+        with pytest.raises(ValueError):
+            model(torch.randn(1, 4))
+        model(torch.randn(3, 4))
+
+    dump, _, construct = capture(tmp_path, run, model, level="mix")
+    assert construct["Module.0.Picky.forward.1"] is None and construct["Module.1.Linear.forward.0"] is None
+    assert construct["Module.0.fc.Linear.forward.1"] == "Module.0.Picky.forward.1"
+    assert dump["data"]["Module.0.Picky.forward.0"]["output"] == [None]  # the failed call, without a result
+
+
 def test_l0_skips_torchscript_submodules_with_a_warning(tmp_path):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())),

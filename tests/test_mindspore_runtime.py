@@ -147,6 +147,31 @@ def test_start_stop_and_step_may_be_called_on_the_class(tmp_path):
     assert debugger.current_step == 1 and list(dump(tmp_path)["data"]) == ["Cell.0.Dense.forward.0"]
 
 
+def test_a_cell_call_that_raises_leaves_no_parent_behind(tmp_path):
+    class Picky(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(8, 8)
+
+        def construct(self, x):
+            y = self.fc(x)
+            if x.shape[0] == 1:
+                raise ValueError("one row")
+            return y
+
+    net = nn.SequentialCell([Picky(), nn.Dense(8, 2)])
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    debugger.start(model=net)
+    with pytest.raises(ValueError):
+        net(batch()[0][:1])
+    net(batch()[0])
+    debugger.stop()
+    debugger.close()
+    construct = dump(tmp_path, name="construct.json")
+    assert construct["Cell.0.Picky.forward.1"] is None and construct["Cell.1.Dense.forward.0"] is None
+    assert construct["Cell.0.fc.Dense.forward.1"] == "Cell.0.Picky.forward.1"
+
+
 def test_mix_nests_apis_in_cells_and_compares_clean_with_itself(tmp_path):
     train(tmp_path, steps=2, level="mix")
     construct = dump(tmp_path, name="construct.json")

@@ -42,7 +42,8 @@ class CellHooks:
                 continue
             info = _Cell(prefix + path, cell)
             self.handles.append(cell.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
-            self.handles.append(cell.register_forward_hook(partial(_forward_hook, info), with_kwargs=True))
+            self.handles.append(cell.register_forward_hook(partial(_forward_hook, info), with_kwargs=True,
+                                                           always_call=True))  # also when construct raises
             for name, parameter in info.parameters:
                 if parameter.requires_grad:
                     self.handles.append(parameter.register_hook(partial(_parameter_hook, info, name)))

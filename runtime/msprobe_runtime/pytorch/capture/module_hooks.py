@@ -70,7 +70,8 @@ class ModuleHooks:
                 continue
             info = _Module(path, module)
             self.handles.append(module.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
-            self.handles.append(module.register_forward_hook(partial(_forward_hook, info), with_kwargs=True))
+            self.handles.append(module.register_forward_hook(partial(_forward_hook, info), with_kwargs=True,
+                                                             always_call=True))  # also when forward raises
             for name, parameter in info.parameters:
                 if parameter.requires_grad:
                     hook = partial(_parameter_hook, info, name)

@@ -32,14 +32,17 @@ def model_chunks(model, module_type: type, type_name: str) -> list[tuple[str, ob
     return chunks
 
 
-class _OnInstanceOrClass:
+class on_instance_or_class:  # noqa: N801  (used as a decorator, like staticmethod)
     """A method that, as in msprobe, may also be called on the class (`PrecisionDebugger.start(model)`, say
     inside a model's forward where the debugger object is out of reach): there it acts on the debugger
-    of that class made last."""
+    of that class made last. Fetched without binding (`inspect.getattr_static`), it is the function."""
 
     def __init__(self, function):
         self.function = function
         functools.update_wrapper(self, function)
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -76,7 +79,7 @@ class StepDebugger:
         self._grad_probe = None
         type(self).latest = self
 
-    @_OnInstanceOrClass
+    @on_instance_or_class
     def start(self, model=None) -> StepDebugger:
         """Begin capturing the current step (if the config wants this step and rank); returns self."""
         if self.config.task == "grad_probe" or not self._attach(model):
@@ -104,7 +107,7 @@ class StepDebugger:
         self._session = self.session_class(config, self.current_step, rank)
         self.state.session = self._session
 
-    @_OnInstanceOrClass
+    @on_instance_or_class
     def stop(self) -> None:
         """End the capture window and write the step's files (statistics cross to the host here, once)."""
         session, self._session = self._session, None
@@ -119,7 +122,7 @@ class StepDebugger:
         finally:
             state.depth = 0
 
-    @_OnInstanceOrClass
+    @on_instance_or_class
     def step(self) -> None:
         """Finish the current step: stop a running capture and count one step."""
         self.stop()

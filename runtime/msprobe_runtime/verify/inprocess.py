@@ -19,9 +19,12 @@ import dataclasses
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import inspect
 import os
 import sys
 from pathlib import Path
+
+from msprobe_runtime.core.debugger import on_instance_or_class
 
 ENV_DIR, ENV_STEPS, ENV_CONFIG, ENV_RUN = "MSPROBE_VERIFY_DIR", "MSPROBE_VERIFY_STEPS", "MSPROBE_VERIFY_CONFIG", "MSPROBE_VERIFY_RUN"
 
@@ -133,7 +136,7 @@ def _start() -> None:
 
 def _redirect(debugger_class, config, steps: int) -> None:
     """The script drives its own PrecisionDebugger: send its files to our folder, hashed, for our steps."""
-    original_init, original_step = debugger_class.__init__, debugger_class.step
+    original_init, original_step = debugger_class.__init__, inspect.getattr_static(debugger_class, "step")
 
     def init(self, *args, **kwargs):
         original_init(self, *args, **kwargs)
@@ -147,4 +150,4 @@ def _redirect(debugger_class, config, steps: int) -> None:
         if self.config.dump_path == config.dump_path and self.current_step >= steps:
             _exit_after_last_step(self)
 
-    debugger_class.__init__, debugger_class.step = init, step
+    debugger_class.__init__, debugger_class.step = init, on_instance_or_class(step)

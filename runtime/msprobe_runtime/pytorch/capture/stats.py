@@ -128,11 +128,12 @@ class StatBuffer:
         except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
             self.kinds[slot] = KIND_NONE
             return slot
-        version = version_of(t)
-        if version is not None:  # an inference tensor's state cannot be told apart: it shares no slot
-            if len(self._cache) > _CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[id(t)] = (weakref.ref(t), version, slot)
+        if len(self._cache) > _CACHE_LIMIT:
+            self._cache.clear()
+        try:
+            self._cache[id(t)] = (weakref.ref(t), t._version, slot)
+        except RuntimeError:  # an inference tensor has no version counter: its states share no slot
+            pass
         integer = code >= _FIRST_INTEGER
         _hoststats.append(self.host_values[integer], address, numel, code)
         self.host_slots[integer].append(slot)

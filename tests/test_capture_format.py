@@ -116,6 +116,26 @@ def test_l0_model_chunks_are_named_by_their_index_as_in_msprobe(tmp_path):
         debugger.start({"model": chunks[0]})
 
 
+def test_l0_parameters_are_the_ones_each_call_used(tmp_path):
+    """Parameters assigned after start(), unfrozen later, or swapped in by torch.func.functional_call."""
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))
+    model[1].requires_grad_(False)
+
+    def run():
+        torch.func.functional_call(model, {"0.weight": torch.full((2, 2), 7.0)}, (torch.ones(1, 2),))
+        model[0].weight = torch.nn.Parameter(torch.full((2, 2), 3.0))  # assigned: its gradients count too
+        model[1].requires_grad_(True)  # unfrozen
+        model(torch.ones(1, 2)).sum().backward()
+
+    dump, _, _ = capture(tmp_path, run, model, level="L0")
+    data = dump["data"]
+    assert data["Module.0.Linear.forward.0"]["parameters"]["weight"]["Max"] == 7.0
+    assert data["Module.0.Linear.forward.1"]["parameters"]["weight"]["Max"] == 3.0
+    assert sorted(data["Module.0.Linear.parameters_grad.0"]) == ["bias", "weight"]
+    assert sorted(data["Module.1.Linear.parameters_grad.0"]) == ["bias", "weight"]
+    assert data["Module.0.Linear.parameters_grad.0"]["weight"][0]["Max"] == float(model[0].weight.grad.max())
+
+
 def test_a_module_call_that_raises_leaves_no_parent_behind(tmp_path):
     """A forward that raises (and the user catches) is closed too: later calls are not nested in it."""
 

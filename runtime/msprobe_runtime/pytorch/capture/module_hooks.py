@@ -25,19 +25,42 @@ from msprobe_runtime.pytorch.capture.stacks import capture_stack
 _compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
 Tensor = torch.Tensor
+Parameter = torch.nn.Parameter
 
 
 class _Module:
-    """What the hooks of one submodule need: its path, class name and direct parameters."""
+    """What the hooks of one submodule need: its path, class name, and the gradient hooks on its direct
+    parameters (kept in step with the module: a parameter assigned later gets one at the next call)."""
 
-    __slots__ = ("path", "class_name", "parameters", "stem", "has_inplace")
+    __slots__ = ("path", "class_name", "stem", "has_inplace", "hooked")
 
     def __init__(self, path: str, module: torch.nn.Module):
         self.path = path
         self.class_name = type(module).__name__
-        self.parameters = tuple(module.named_parameters(recurse=False))
         self.stem = f"{naming.MODULE_PREFIX}.{path}.{self.class_name}.{naming.FORWARD}"
         self.has_inplace = hasattr(module, "inplace")  # nn.ReLU(inplace=True) and the like
+        # parameter name -> (the parameter, the handle of its gradient hook; None while it needs no grad)
+        self.hooked: dict[str, tuple] = {}
+        for name, parameter in module._parameters.items():
+            if parameter is not None:
+                self.hook_gradient(name, parameter)
+
+    def hook_gradient(self, name: str, parameter: torch.nn.Parameter) -> None:
+        """Record `parameter`'s gradients as this module's `name` (once it requires grad); a parameter
+        hooked before under that name is let go."""
+        previous = self.hooked.pop(name, None)
+        if previous is not None and previous[1] is not None:
+            previous[1].remove()
+        handle = None
+        if parameter.requires_grad:
+            handle = parameter.register_post_accumulate_grad_hook(partial(_parameter_hook, self, name))
+        self.hooked[name] = (parameter, handle)
+
+    def unhook_gradients(self) -> None:
+        for _, handle in self.hooked.values():
+            if handle is not None:
+                handle.remove()
+        self.hooked.clear()
 
 
 class _Call:
@@ -59,6 +82,7 @@ class ModuleHooks:
         """`prefix` starts every record's path (`"1."` for the second of several model chunks)."""
         self.model = model
         self.handles = []
+        self.modules: list[_Module] = []
         scripted = []
         for path, module in model.named_modules():
             if not path:
@@ -72,10 +96,7 @@ class ModuleHooks:
             self.handles.append(module.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
             self.handles.append(module.register_forward_hook(partial(_forward_hook, info), with_kwargs=True,
                                                              always_call=True))  # also when forward raises
-            for name, parameter in info.parameters:
-                if parameter.requires_grad:
-                    hook = partial(_parameter_hook, info, name)
-                    self.handles.append(parameter.register_post_accumulate_grad_hook(hook))
+            self.modules.append(info)
         if scripted:
             warnings.warn(f"msprobe-kit: {len(scripted)} TorchScript submodule(s) cannot be hooked and are not "
                           f"recorded at L0/mix: {', '.join(scripted[:3])}{', ...' if len(scripted) > 3 else ''}",
@@ -86,6 +107,8 @@ class ModuleHooks:
         for handle in self.handles:
             handle.remove()
         self.handles.clear()
+        for info in self.modules:
+            info.unhook_gradients()
 
 
 def _active():
@@ -137,13 +160,29 @@ def _forward_hook(info: _Module, module, args, kwargs, output):
         if modes.forward:
             if modes.output:
                 record["output"] = session.outputs(output, name)
-            record["parameters"] = {key: session.tensor(value, name, "parameters", (key,))
-                                    for key, value in info.parameters}
+            record["parameters"] = _parameters(session, info, module, name)
             session.add_record(name, record, call.parent, call.stack)
         if session.wanted_backward(name) and _grad_enabled():
             _hook_backward(session, call, args, output)
     finally:
         STATE.depth = 0
+
+
+def _parameters(session, info: _Module, module, name: str) -> dict:
+    """The `parameters` of a forward record: the module's direct parameters as this call used them (after
+    `load_state_dict(assign=True)`, a reassignment, or inside `torch.func.functional_call`); a parameter
+    assigned or unfrozen since the last call gets its gradient hook now."""
+    parameters = {}
+    hooked = info.hooked
+    for key, value in module._parameters.items():
+        if value is None:
+            continue
+        parameters[key] = session.tensor(value, name, "parameters", (key,))
+        known = hooked.get(key)
+        if ((known is None or known[0] is not value or (known[1] is None and value.requires_grad))
+                and isinstance(value, Parameter)):  # functional_call's plain tensors get no .grad
+            info.hook_gradient(key, value)
+    return parameters
 
 
 def _parameter_hook(info: _Module, name: str, parameter) -> None:

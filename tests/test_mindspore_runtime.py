@@ -172,6 +172,21 @@ def test_a_cell_call_that_raises_leaves_no_parent_behind(tmp_path):
     assert construct["Cell.0.fc.Dense.forward.1"] == "Cell.0.Picky.forward.1"
 
 
+def test_l0_parameters_are_the_ones_each_call_used(tmp_path):
+    net = nn.SequentialCell([nn.Dense(8, 2)])
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    debugger.start(model=net)
+    net(batch()[0])
+    net[0].weight = ms.Parameter(ms.Tensor(np.full((2, 8), 3.0, np.float32)), name="weight")  # assigned anew
+    grad_fn = ms.value_and_grad(lambda x: net(x).sum(), None, net.trainable_params())
+    grad_fn(batch()[0])
+    debugger.stop()
+    debugger.close()
+    data = dump(tmp_path)["data"]
+    assert data["Cell.0.Dense.forward.1"]["parameters"]["weight"]["Max"] == 3.0
+    assert sorted(data["Cell.0.Dense.parameters_grad.0"]) == ["bias", "weight"]
+
+
 def test_mix_nests_apis_in_cells_and_compares_clean_with_itself(tmp_path):
     train(tmp_path, steps=2, level="mix")
     construct = dump(tmp_path, name="construct.json")

@@ -13,21 +13,28 @@ import sys
 from functools import partial
 
 from msprobe_runtime.core import naming
+from msprobe_runtime.core.parameter_hooks import ParameterHooks
 from msprobe_runtime.core.records import capture_stack
 from msprobe_runtime.mindspore.capture.api_wrap import STATE
 from msprobe_runtime.mindspore.capture.backward import recording_grad, tensors
 
 
 class _Cell:
-    """What the hooks of one sub-cell need: its path, class name and direct parameters."""
+    """What the hooks of one sub-cell need: its path, class name, and the gradient hooks on its direct
+    parameters (kept in step with the cell: see core.parameter_hooks)."""
 
-    __slots__ = ("path", "class_name", "parameters", "stem")
+    __slots__ = ("path", "class_name", "stem", "gradients")
 
     def __init__(self, path: str, cell):
         self.path = path
         self.class_name = type(cell).__name__
-        self.parameters = tuple((name, param) for name, param in cell.parameters_and_names(expand=False))
         self.stem = f"{naming.CELL_PREFIX}.{path}.{self.class_name}.{naming.FORWARD}"
+        self.gradients = ParameterHooks(self._hook_gradient)
+        for name, parameter in cell._params.items():
+            self.gradients.sync(name, parameter)
+
+    def _hook_gradient(self, name: str, parameter):
+        return parameter.register_hook(partial(_parameter_hook, self, name))
 
 
 class CellHooks:
@@ -37,6 +44,7 @@ class CellHooks:
         """`prefix` starts every record's path (`"1."` for the second of several model chunks)."""
         self.model = model
         self.handles = []
+        self.cells: list[_Cell] = []
         for path, cell in model.cells_and_names():
             if not path:
                 continue
@@ -44,15 +52,15 @@ class CellHooks:
             self.handles.append(cell.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
             self.handles.append(cell.register_forward_hook(partial(_forward_hook, info), with_kwargs=True,
                                                            always_call=True))  # also when construct raises
-            for name, parameter in info.parameters:
-                if parameter.requires_grad:
-                    self.handles.append(parameter.register_hook(partial(_parameter_hook, info, name)))
+            self.cells.append(info)
 
     def remove(self) -> None:
         """Remove every hook."""
         for handle in self.handles:
             handle.remove()
         self.handles.clear()
+        for info in self.cells:
+            info.gradients.remove()
 
 
 def _active():
@@ -98,8 +106,7 @@ def _forward_hook(info: _Cell, cell, args, kwargs, output):
         if modes.forward:
             if modes.output:
                 record["output"] = session.outputs(output, name)
-            record["parameters"] = {key: session.tensor(value, name, "parameters", (key,))
-                                    for key, value in info.parameters}
+            record["parameters"] = _parameters(session, info, cell, name)
             session.add_record(name, record, frame["parent"], frame["stack"])
         if session.wanted_backward(name) and recording_grad():
             inputs = tensors((args, kwargs))
@@ -108,6 +115,16 @@ def _forward_hook(info: _Cell, cell, args, kwargs, output):
             session.later_backward(naming.backward_of(name), parent, inputs, produced)
     finally:
         STATE.depth = 0
+
+
+def _parameters(session, info: _Cell, cell, name: str) -> dict:
+    """The `parameters` of a forward record: the cell's direct parameters as this call used them; one
+    assigned or unfrozen since the last call gets its gradient hook now."""
+    parameters = {}
+    for key, value in cell._params.items():
+        parameters[key] = session.tensor(value, name, "parameters", (key,))
+        info.gradients.sync(key, value)
+    return parameters
 
 
 def _parameter_hook(info: _Cell, name: str, grad) -> None:

@@ -18,6 +18,7 @@ import torch
 
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import tensors_in
+from msprobe_runtime.core.parameter_hooks import ParameterHooks
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
 from msprobe_runtime.pytorch.capture.backward import hook_backward, sequence_number
 from msprobe_runtime.pytorch.capture.stacks import capture_stack
@@ -30,37 +31,22 @@ Parameter = torch.nn.Parameter
 
 class _Module:
     """What the hooks of one submodule need: its path, class name, and the gradient hooks on its direct
-    parameters (kept in step with the module: a parameter assigned later gets one at the next call)."""
+    parameters (kept in step with the module: see core.parameter_hooks)."""
 
-    __slots__ = ("path", "class_name", "stem", "has_inplace", "hooked")
+    __slots__ = ("path", "class_name", "stem", "has_inplace", "gradients")
 
     def __init__(self, path: str, module: torch.nn.Module):
         self.path = path
         self.class_name = type(module).__name__
         self.stem = f"{naming.MODULE_PREFIX}.{path}.{self.class_name}.{naming.FORWARD}"
         self.has_inplace = hasattr(module, "inplace")  # nn.ReLU(inplace=True) and the like
-        # parameter name -> (the parameter, the handle of its gradient hook; None while it needs no grad)
-        self.hooked: dict[str, tuple] = {}
+        self.gradients = ParameterHooks(self._hook_gradient)
         for name, parameter in module._parameters.items():
             if parameter is not None:
-                self.hook_gradient(name, parameter)
+                self.gradients.sync(name, parameter)
 
-    def hook_gradient(self, name: str, parameter: torch.nn.Parameter) -> None:
-        """Record `parameter`'s gradients as this module's `name` (once it requires grad); a parameter
-        hooked before under that name is let go."""
-        previous = self.hooked.pop(name, None)
-        if previous is not None and previous[1] is not None:
-            previous[1].remove()
-        handle = None
-        if parameter.requires_grad:
-            handle = parameter.register_post_accumulate_grad_hook(partial(_parameter_hook, self, name))
-        self.hooked[name] = (parameter, handle)
-
-    def unhook_gradients(self) -> None:
-        for _, handle in self.hooked.values():
-            if handle is not None:
-                handle.remove()
-        self.hooked.clear()
+    def _hook_gradient(self, name: str, parameter: torch.nn.Parameter):
+        return parameter.register_post_accumulate_grad_hook(partial(_parameter_hook, self, name))
 
 
 class _Call:
@@ -108,7 +94,7 @@ class ModuleHooks:
             handle.remove()
         self.handles.clear()
         for info in self.modules:
-            info.unhook_gradients()
+            info.gradients.remove()
 
 
 def _active():
@@ -173,15 +159,12 @@ def _parameters(session, info: _Module, module, name: str) -> dict:
     `load_state_dict(assign=True)`, a reassignment, or inside `torch.func.functional_call`); a parameter
     assigned or unfrozen since the last call gets its gradient hook now."""
     parameters = {}
-    hooked = info.hooked
     for key, value in module._parameters.items():
         if value is None:
             continue
         parameters[key] = session.tensor(value, name, "parameters", (key,))
-        known = hooked.get(key)
-        if ((known is None or known[0] is not value or (known[1] is None and value.requires_grad))
-                and isinstance(value, Parameter)):  # functional_call's plain tensors get no .grad
-            info.hook_gradient(key, value)
+        if value.__class__ is Parameter or isinstance(value, Parameter):  # functional_call's tensors get no .grad
+            info.gradients.sync(key, value)
     return parameters
 
 

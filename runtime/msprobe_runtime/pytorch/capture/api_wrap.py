@@ -213,16 +213,23 @@ def _before_optimizer_step(optimizer, args, kwargs) -> None:
 _original_wait = dist.Work.wait if dist.is_available() else None
 
 
+def _unrecorded(function, *args, **kwargs):
+    """`function(*args, **kwargs)` as capture's own work: nothing it calls is recorded."""
+    if STATE.depth:
+        return function(*args, **kwargs)
+    STATE.depth = 1
+    try:
+        return function(*args, **kwargs)
+    finally:
+        STATE.depth = 0
+
+
 def _wait(work, *args, **kwargs):
     """Work.wait, then the capture session describes the result of the asynchronous collective."""
     done = _original_wait(work, *args, **kwargs)
     session = STATE.session
-    if session is not None and not STATE.depth:
-        STATE.depth = 1
-        try:
-            session.collective_done(work)
-        finally:
-            STATE.depth = 0
+    if session is not None:
+        _unrecorded(session.collective_done, work)
     return done
 
 
@@ -232,13 +239,7 @@ _original_tensor_str = getattr(torch._tensor_str, "_str", None)  # what str(), r
 def _tensor_str(*args, **kwargs):
     """Printing a tensor, with nothing it calls recorded: its ~20 internal calls are not the model's
     computation, and a print in one run only would shift the call indexes that runs are compared by."""
-    if STATE.depth:
-        return _original_tensor_str(*args, **kwargs)
-    STATE.depth = 1
-    try:
-        return _original_tensor_str(*args, **kwargs)
-    finally:
-        STATE.depth = 0
+    return _unrecorded(_original_tensor_str, *args, **kwargs)
 
 
 def install() -> None:

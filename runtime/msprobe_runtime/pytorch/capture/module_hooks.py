@@ -163,7 +163,7 @@ def _parameters(session, info: _Module, module, name: str) -> dict:
         if value is None:
             continue
         parameters[key] = session.tensor(value, name, "parameters", (key,))
-        if value.__class__ is Parameter or isinstance(value, Parameter):  # functional_call's tensors get no .grad
+        if isinstance(value, Parameter):  # functional_call's plain tensors get no .grad
             info.gradients.sync(key, value)
     return parameters
 

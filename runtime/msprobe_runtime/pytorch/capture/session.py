@@ -225,8 +225,8 @@ class CaptureSession(StepRecords):
 
     def collective_done(self, work) -> None:
         """`work` was waited for: describe the result of the asynchronous collective that returned it."""
-        pending = self._async_results.pop(id(work), None)
-        if pending is not None and pending[0] is work:
+        pending = self._async_results.pop(id(work), None)  # the entry keeps its work alive: ids do not recur
+        if pending is not None:
             self._describe_results(pending[1])
 
     def _describe_results(self, unfinished: list) -> None:

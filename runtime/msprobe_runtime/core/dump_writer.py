@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import io
 import json
+import os
 import re
 import secrets
 from collections.abc import Callable
@@ -38,7 +39,7 @@ _pending_write: Future | None = None
 
 def step_folder(dump_path: str | Path, step: int, rank: int) -> Path:
     """`{dump_path}/step{N}/rank{R}`."""
-    return Path(dump_path) / naming.step_folder(step) / naming.rank_folder(rank)
+    return Path(os.path.join(dump_path, naming.step_folder(step), naming.rank_folder(rank)))  # one parse, not three
 
 
 def dump_header(task: str, level: str, framework: str, tensor_dir: Path | None) -> dict:

@@ -28,19 +28,18 @@ _ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad  # the node of a leaf tens
 
 
 class _Gradients(CallGradients):
-    """A call's backward record; output gradients also arrive through pre-hooks on their nodes."""
+    """A call's backward record; its hooks are post-hooks on autograd nodes (one per node), which see the
+    gradients arriving at the node (for the call's outputs) and leaving it (for its inputs) at once."""
 
     __slots__ = ()
 
-    def output_grads(self, index: int, output_nr: int, grad_outputs) -> None:
-        """Pre-hook on the node that produced output `index`: the gradient flowing into the call."""
-        self.output_grad(index, grad_outputs[output_nr])
-
-    def node_grads(self, output_nrs: list, pairs: list, grad_inputs, grad_outputs) -> None:
-        """Post-hook on the only node a call made: the gradients arriving and leaving, at once."""
-        for index, output_nr in enumerate(output_nrs):
+    def node_grads(self, outputs: list, pairs: list, grad_inputs, grad_outputs) -> None:
+        """Post-hook on a node: `outputs` are (output index, output_nr) of the call's outputs it made,
+        `pairs` its (edge, input index) into the call's inputs."""
+        for index, output_nr in outputs:
             self.output_grad(index, grad_outputs[output_nr])
-        self.input_grads(pairs, grad_inputs, grad_outputs)
+        if pairs:
+            self.input_grads(pairs, grad_inputs, grad_outputs)
 
 
 def input_edges(inputs: list) -> tuple[dict, dict]:
@@ -64,28 +63,27 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
     require grad; `edges` is `input_edges(inputs)` when taken before the call."""
     backward_parent = naming.backward_of(parent) if parent else None
     grads = _Gradients(session, STATE, naming.backward_of(name), backward_parent, len(outputs), len(inputs))
-    node = outputs[0].grad_fn
-    if (node is not None and sequence_number() == first_sequence + 1 and node._sequence_nr() == first_sequence
-            and all(tensor.grad_fn is node for tensor in outputs)):  # one node made (most APIs): one hook
-        pairs = _node_edges(node, edges or input_edges(inputs))[0] if inputs else []
-        for _, index in pairs:
-            grads.expected[index] += 1
-        node.register_hook(partial(grads.node_grads, [tensor.output_nr for tensor in outputs], pairs))
-        return
-    roots = []
+    made: dict = {}  # node -> [(output index, output_nr), ...] of the outputs it made
     for index, tensor in enumerate(outputs):
         node = tensor.grad_fn
-        if node is None:
+        if node is None:  # a leaf returned as it is: no node made it
             tensor.register_hook(partial(grads.output_grad, index))
         else:
-            node.register_prehook(partial(grads.output_grads, index, tensor.output_nr))
-            roots.append(node)
-    if inputs and roots:
-        for node, pairs in _edges_into(edges or input_edges(inputs), roots, first_sequence).items():
-            for _, index in pairs:
-                grads.expected[index] += 1
-            node.register_hook(partial(grads.input_grads, pairs))
-    session.on_close(grads.finish)
+            made.setdefault(node, []).append((index, tensor.output_nr))
+    only = next(iter(made)) if len(made) == 1 else None
+    walked = (only is None or len(made[only]) != len(outputs) or sequence_number() != first_sequence + 1
+              or only._sequence_nr() != first_sequence)  # unless the call made one node (most APIs)
+    found: dict = {}
+    if inputs and made:
+        edges = edges or input_edges(inputs)
+        found = _edges_into(edges, list(made), first_sequence) if walked else {only: _node_edges(only, edges)[0]}
+    for node in (*made, *(node for node in found if node not in made)):  # one hook per node
+        pairs = found.get(node, ())
+        for _, index in pairs:
+            grads.expected[index] += 1
+        node.register_hook(partial(grads.node_grads, made.get(node, ()), pairs))
+    if walked:
+        session.on_close(grads.finish)
 
 
 def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int) -> dict:

@@ -191,6 +191,33 @@ def test_l0_backward_is_the_module_own_contribution(tmp_path):
     assert own["Norm"] != pytest.approx(float(x.grad.norm()))
 
 
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_l0_under_gradient_checkpointing(tmp_path, reentrant):
+    """torch.utils.checkpoint recomputes a block's forward in backward: the recomputation is recorded as
+    the block's next call. Non-reentrant: PyTorch stops it once the saved tensors are back (so, as in
+    msprobe, its output is null) and gradients flow through the first call's nodes, whose index the
+    backward records carry; reentrant: the first call ran without grad, so the recomputed one has them."""
+    torch.manual_seed(0)
+    block = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))
+    model = torch.nn.ModuleDict({"block": block})
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def run():
+        torch.utils.checkpoint.checkpoint(model["block"], x, use_reentrant=reentrant).sum().backward()
+
+    dump, _, _ = capture(tmp_path, run, model, level="L0")
+    data = dump["data"]
+    first, again = data["Module.block.Sequential.forward.0"], data["Module.block.Sequential.forward.1"]
+    assert again["input_args"][0]["Norm"] == first["input_args"][0]["Norm"]
+    if reentrant:
+        assert again["output"][0]["Norm"] == first["output"][0]["Norm"]
+    else:
+        assert again["output"] == [None]
+    index = int(reentrant)
+    assert f"Module.block.Sequential.backward.{1 - index}" not in data
+    assert data[f"Module.block.Sequential.backward.{index}"]["output"][0]["Norm"] == pytest.approx(float(x.grad.norm()))
+
+
 def _expect_statistics(entry, tensor):
     assert entry["shape"] == list(tensor.shape)
     assert entry["Max"] == pytest.approx(float(tensor.max())) and entry["Norm"] == pytest.approx(float(tensor.norm()))
@@ -376,3 +403,19 @@ def test_files_are_plain_json_even_with_nan(tmp_path):
     text = (tmp_path / "dump" / "step0" / "rank0" / "dump.json").read_text()
     assert "NaN" in text and json.loads(text)["version"] == 1
     assert not list((tmp_path / "dump" / "step0" / "rank0").glob("*.tmp"))
+
+
+def test_set_init_step_numbers_the_steps_of_a_resumed_run(tmp_path):
+    """msprobe's set_init_step: after resuming at step 100, step 101 of the config is the second step run."""
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, step=[101]))
+    PrecisionDebugger.set_init_step(100)
+    for _ in range(2):
+        with debugger:
+            train_step(model, optimizer, tokens)
+    debugger.close()
+    assert debugger.current_step == 102
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir()) == ["step101"]
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="set_init_step"):
+            debugger.set_init_step(bad)

@@ -147,6 +147,16 @@ def test_start_stop_and_step_may_be_called_on_the_class(tmp_path):
     assert debugger.current_step == 1 and list(dump(tmp_path)["data"]) == ["Cell.0.Dense.forward.0"]
 
 
+def test_set_init_step_numbers_the_steps_from_the_given_one(tmp_path):
+    net = nn.SequentialCell([nn.Dense(8, 2)])
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0", step=[7]))
+    PrecisionDebugger.set_init_step(7)
+    with debugger.start(model=net):
+        net(batch()[0])
+    debugger.close()
+    assert debugger.current_step == 8 and (tmp_path / "dump" / "step7").is_dir()
+
+
 def test_a_cell_call_that_raises_leaves_no_parent_behind(tmp_path):
     class Picky(nn.Cell):
         def __init__(self):

@@ -128,6 +128,14 @@ class StepDebugger:
         self.stop()
         self.current_step += 1
 
+    @on_instance_or_class
+    def set_init_step(self, step: int) -> None:
+        """Number steps from `step` on, as msprobe's `set_init_step` (a run resumed from a checkpoint dumps
+        `step{N}` under the step numbers of the run it continues); the config's `step` list uses them too."""
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise ValueError(f"set_init_step(step) takes an int >= 0, not {step!r}")
+        self.current_step = step
+
     def __enter__(self):
         return self.start()
 

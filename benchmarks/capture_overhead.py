@@ -8,8 +8,10 @@ captures every step it times. Three clocks per step: the CPU time of the trainin
 (`time.thread_time`: the steadiest on a shared machine, and what a step costs the training loop), the
 CPU time of the whole process (all threads: it also counts the background writer, which encodes and
 writes the files) and the wall clock. Each ratio to the plain step is the median over rounds of the
-ratio of the round's medians, so it compares runs made minutes apart at most. Also reported: the
-resident memory growth between the end of the warm-up and the last step (largest over the rounds), and
+ratio of the round's medians, so it compares runs made minutes apart at most. `thread +ms` is the time
+capture adds to the training thread's step (median over rounds of the difference): on a shared machine
+it moves less than the plain step does, whose kernels slow down when the host is busy, so the ratios
+are read with the plain step's range, printed last. Also reported: the resident memory growth between the end of the warm-up and the last step (largest over the rounds), and
 `sleeps`: how often the training thread slept per step (Linux; median over rounds). A plain step never
 sleeps; under capture the sleeps are mostly waits for the GIL while the writer thread holds it, each a
 hand-over that costs the training thread time, so they show contention that the noisy clocks hide.
@@ -148,7 +150,7 @@ def main() -> int:
             rounds.append({name: result for name, result in results.items() if result is not None})
     clocks = ("thread", "cpu", "wall")
     print(f"{'configuration':26}" + "".join(f" {clock + ' ms':>10} {'x plain':>8}" for clock in clocks)
-          + f" {'RSS +MiB':>9} {'sleeps':>7}")
+          + f" {'thread +ms':>10} {'RSS +MiB':>9} {'sleeps':>7}")
     for name in names:
         runs = [(result[name], result["plain"]) for result in rounds if name in result]
         if not runs:
@@ -159,10 +161,15 @@ def main() -> int:
             ratio = statistics.median(statistics.median(run[clock]) / statistics.median(plain[clock])
                                       for run, plain in runs)
             cells.append(f" {ms:10.2f} {ratio:8.2f}")
+        added = statistics.median(statistics.median(run["thread"]) - statistics.median(plain["thread"])
+                                  for run, plain in runs) * 1e3
+        cells.append(f" {added:10.2f}")
         rss = max(run["rss_growth"] for run, _ in runs) / 2**20
         sleeps = [run["sleeps"] for run, _ in runs if run.get("sleeps") is not None]
         print(f"{name:26}" + "".join(cells) + f" {rss:9.2f}" + (f" {statistics.median(sleeps):7.1f}" if sleeps else ""))
-    print(f"({len(rounds)} rounds of {args.steps} timed steps after {args.warmup} warm-up steps; medians)")
+    plain_ms = [statistics.median(result["plain"]["thread"]) * 1e3 for result in rounds]
+    print(f"({len(rounds)} rounds of {args.steps} timed steps after {args.warmup} warm-up steps; medians; "
+          f"the plain step's thread time ranged {min(plain_ms):.2f}-{max(plain_ms):.2f} ms over the rounds)")
     return 0
 
 

@@ -125,4 +125,8 @@ def _object_with_data(header: dict, data: dict, entries: list[bytes] | None) -> 
     records = {name: dict(zip(record[::2], record[1::2], strict=True)) if record.__class__ is tuple else record
                for name, record in data.items()}
     text = b"{" + json_bytes(header)[1:-1] + b',\n"data": ' + _lines_object(records).rstrip(b"\n") + b"}\n"
-    return _ENTRY_PATTERN.sub(lambda match: entries[int(match[1])], text) if entries else text
+    if not entries:
+        return text
+    parts = _ENTRY_PATTERN.split(text)  # text, entry number, text, entry number, ..., text
+    parts[1::2] = [entries[int(number)] for number in parts[1::2]]
+    return b"".join(parts)

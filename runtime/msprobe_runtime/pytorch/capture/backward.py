@@ -1,11 +1,12 @@
 """Backward records of a module or API call, read from PyTorch's autograd graph without changing it.
 
-A call's backward record holds the gradients flowing into it (msprobe's backward `input`: pre-hooks on
-the nodes that produced its outputs, tensor hooks on outputs without one) and its own contribution to
-the gradients of its inputs (msprobe's `output`): post-hooks on the nodes created during the call that
-have an edge into an input, found by walking the graph from the outputs down to the nodes made before
-the call (autograd sequence numbers tell them apart), summed by core's CallGradients. No node is added
-and hooks only read gradients, so training is bit-identical with capture on.
+A call's backward record holds the gradients flowing into it (msprobe's backward `input`: read where
+they arrive at the nodes that produced its outputs; tensor hooks on outputs without one) and its own
+contribution to the gradients of its inputs (msprobe's `output`: read where they leave the nodes created
+during the call that have an edge into an input, found by walking the graph from the outputs down to
+the nodes made before the call; autograd sequence numbers tell them apart), summed by core's
+CallGradients. Each such node gets one post-hook per call, which sees both. No node is added and hooks
+only read gradients, so training is bit-identical with capture on.
 
 msprobe reads an API's gradients from its first output's node alone. For a call that builds several
 nodes (`F.cross_entropy`: log_softmax then nll_loss; `F.linear` on a 3-d input: a view, a matmul and

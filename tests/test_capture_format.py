@@ -218,6 +218,38 @@ def test_l0_under_gradient_checkpointing(tmp_path, reentrant):
     assert data[f"Module.block.Sequential.backward.{index}"]["output"][0]["Norm"] == pytest.approx(float(x.grad.norm()))
 
 
+@pytest.mark.parametrize("level", ["L0", "mix"])
+def test_a_second_backward_pass_gives_the_whole_record(tmp_path, level):
+    """Two backward passes through one forward (`retain_graph=True`, as GAN steps do): each backward
+    record holds the last pass, gradients in and out alike (msprobe's record is also the last)."""
+    torch.manual_seed(0)
+
+    class Scaled(torch.nn.Module):  # several autograd nodes: its record's graph is walked
+        def forward(self, x):
+            return torch.tanh(x) * 2
+
+    model = torch.nn.Sequential(torch.nn.Tanh(), Scaled())  # Tanh: one node
+    x = torch.randn(3, 4, requires_grad=True)
+    grads = []
+
+    def run():
+        y = model(x)
+        for scale in (1.0, 3.0):
+            x.grad = None
+            (scale * y.sum()).backward(retain_graph=True)
+            grads.append(x.grad.clone())
+
+    dump, _, _ = capture(tmp_path, run, model, level=level)
+    tanh = dump["data"]["Module.0.Tanh.backward.0"]
+    scaled = dump["data"]["Module.1.Scaled.backward.0"]
+    assert scaled["input"][0]["Max"] == 3.0 and scaled["input"][0]["Min"] == 3.0
+    assert tanh["output"][0]["Norm"] == pytest.approx(float(grads[1].norm()))
+    assert tanh["output"][0]["Norm"] != pytest.approx(float(grads[0].norm()))
+    if level == "mix":
+        api = dump["data"]["Torch.tanh.0.backward"]
+        assert api["output"][0]["Norm"] == pytest.approx(float(grads[1].norm()))
+
+
 def _expect_statistics(entry, tensor):
     assert entry["shape"] == list(tensor.shape)
     assert entry["Max"] == pytest.approx(float(tensor.max())) and entry["Norm"] == pytest.approx(float(tensor.norm()))

@@ -75,6 +75,13 @@ class CallGradients:
             for index in range(self.inputs):
                 self._emit(index)
 
+    def new_pass(self) -> None:
+        """Another backward pass through the call (`retain_graph=True`, `autograd.grad`): finish the last
+        one and count contributions afresh, so the record holds the latest pass, inputs and outputs alike
+        (msprobe's record of a module's backward is also its last)."""
+        self.finish()
+        self.arrived = [0] * self.inputs
+
 
 def tensors_in(value, tensor_class: type) -> list:
     """The `tensor_class` instances in a (nested list, tuple or dict) argument or result, in order."""

@@ -25,6 +25,7 @@ from msprobe_runtime.core.call_gradients import CallGradients
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
 
 sequence_number = torch._C._autograd._get_sequence_nr  # the number the next autograd node will get
+_graph_task = torch._C._current_graph_task_id  # which backward pass is running
 _ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad  # the node of a leaf tensor
 
 
@@ -32,11 +33,20 @@ class _Gradients(CallGradients):
     """A call's backward record; its hooks are post-hooks on autograd nodes (one per node), which see the
     gradients arriving at the node (for the call's outputs) and leaving it (for its inputs) at once."""
 
-    __slots__ = ()
+    __slots__ = ("graph_task",)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.graph_task = None  # the backward pass (autograd graph task) the last hook ran in
 
     def node_grads(self, outputs: list, pairs: list, grad_inputs, grad_outputs) -> None:
         """Post-hook on a node: `outputs` are (output index, output_nr) of the call's outputs it made,
         `pairs` its (edge, input index) into the call's inputs."""
+        task = _graph_task()
+        if task != self.graph_task:
+            if self.graph_task is not None:
+                self.new_pass()
+            self.graph_task = task
         for index, output_nr in outputs:
             self.output_grad(index, grad_outputs[output_nr])
         if pairs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import zlib
 
@@ -18,6 +19,7 @@ from capture_support import (
     write_config,
 )
 from msprobe_runtime.pytorch import PrecisionDebugger
+from msprobe_runtime.pytorch.capture.session import CaptureSession
 
 TENSOR_KEYS = ["type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad"]
 
@@ -248,6 +250,41 @@ def test_a_second_backward_pass_gives_the_whole_record(tmp_path, level):
     if level == "mix":
         api = dump["data"]["Torch.tanh.0.backward"]
         assert api["output"][0]["Norm"] == pytest.approx(float(grads[1].norm()))
+
+
+def test_hooks_on_tensors_that_outlive_the_step_are_removed_at_stop(tmp_path):
+    """A module returning a parameter (a learned table) or passing a leaf input through (Identity) gets its
+    backward `input` from a hook on that tensor, which outlives the step: each step's hook (holding that
+    step's records) must go at stop(), or they pile up, one per step."""
+
+    class Table(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = torch.nn.Parameter(torch.randn(3, 4))
+
+        def forward(self):
+            return self.table
+
+    class Cached(torch.nn.Module):  # returns a tensor computed once, before the steps
+        def forward(self):
+            return cached
+
+    table, identity, linear = Table(), torch.nn.Identity(), torch.nn.Linear(4, 1)
+    model = torch.nn.ModuleDict({"table": table, "identity": identity, "linear": linear, "cached": Cached()})
+    x = torch.randn(3, 4, requires_grad=True)
+    cached = x * 2
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    for _ in range(3):
+        with debugger.start(model):
+            linear(identity(x) + table() + model["cached"]()).sum().backward(retain_graph=True)
+    debugger.close()
+    assert not table.table._backward_hooks and not x._backward_hooks
+    gc.collect()
+    kept = [o for o in gc.get_objects() if type(o) is CaptureSession and str(tmp_path) in str(o.folder)]
+    assert not kept  # no hook left anywhere (the cached tensor's node included) holds a step's records
+    dump, _, _ = load_dump(tmp_path, step=2)
+    assert dump["data"]["Module.table.Table.backward.0"]["input"][0]["shape"] == [3, 4]
+    assert dump["data"]["Module.identity.Identity.backward.0"]["input"][0]["shape"] == [3, 4]
 
 
 def _expect_statistics(entry, tensor):

@@ -157,6 +157,34 @@ def test_set_init_step_numbers_the_steps_from_the_given_one(tmp_path):
     assert debugger.current_step == 8 and (tmp_path / "dump" / "step7").is_dir()
 
 
+def test_hooks_on_a_parameter_a_cell_returns_are_removed_at_stop(tmp_path):
+    class Table(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.table = ms.Parameter(ms.Tensor(np.ones((4, 8), np.float32)))
+
+        def construct(self):
+            return self.table
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.table, self.fc = Table(), nn.Dense(8, 2)
+
+        def construct(self, x):
+            return self.fc(x + self.table()).sum()
+
+    net = Net()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    grad = ms.value_and_grad(net, None, net.trainable_params())
+    for _ in range(3):
+        with debugger.start(model=net):
+            grad(batch()[0])
+    debugger.close()
+    assert not net.table.table.hooks()
+    assert "Cell.table.Table.backward.0" in dump(tmp_path, step=2)["data"]
+
+
 def test_a_cell_call_that_raises_leaves_no_parent_behind(tmp_path):
     class Picky(nn.Cell):
         def __init__(self):

@@ -43,8 +43,8 @@ def hook_backward(session, name: str, parent: str | None, inputs: list, outputs:
         return
     inputs = [tensor for tensor in inputs if grad_node(tensor) is not None and tensor.dtype in _DIFFERENTIABLE]
     grads = CallGradients(session, STATE, name, parent, len(outputs), len(inputs))
-    for index, tensor in enumerate(outputs):
-        tensor.register_hook(partial(grads.output_grad, index))
+    for index, tensor in enumerate(outputs):  # removed at close: a Parameter a cell returns outlives the step
+        session.on_close(tensor.register_hook(partial(grads.output_grad, index)).remove)
     for node, pairs in _edges_into(inputs, [grad_node(tensor) for tensor in outputs]).items():
         for _, index in pairs:
             grads.expected[index] += 1

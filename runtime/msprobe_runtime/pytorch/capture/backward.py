@@ -77,8 +77,8 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
     made: dict = {}  # node -> [(output index, output_nr), ...] of the outputs it made
     for index, tensor in enumerate(outputs):
         node = tensor.grad_fn
-        if node is None:  # a leaf returned as it is: no node made it
-            tensor.register_hook(partial(grads.output_grad, index))
+        if node is None:  # a leaf returned as it is (a parameter, an input): it outlives the step, its hook must not
+            session.on_close(tensor.register_hook(partial(grads.output_grad, index)).remove)
         else:
             made.setdefault(node, []).append((index, tensor.output_nr))
     only = next(iter(made)) if len(made) == 1 else None
@@ -92,7 +92,9 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
         pairs = found.get(node, ())
         for _, index in pairs:
             grads.expected[index] += 1
-        node.register_hook(partial(grads.node_grads, made.get(node, ()), pairs))
+        handle = node.register_hook(partial(grads.node_grads, made.get(node, ()), pairs))
+        if walked and node in made and node._sequence_nr() < session.first_sequence:  # made before the window
+            session.on_close(handle.remove)  # (by code run once, say): it may outlive the step, its hook must not
     if walked:
         session.on_close(grads.finish)
 

@@ -104,6 +104,7 @@ class CaptureSession(StepRecords):
         self.module_frames: dict[int, list] = defaultdict(list)  # per module: calls still running
         self.parameter_grads: dict[int, tuple] = {}  # per module: (index, name, record) of its open parameters_grad
         self.closed = False
+        self.first_sequence = sequence_number()  # autograd nodes numbered below were made before the window
         # per tensor entry, by number: requires_grad and statistics slot (which knows dtype and shape)
         self._entry_grads: list[bool] = []
         self._entry_slots: list[int] = []

@@ -287,6 +287,21 @@ def test_hooks_on_tensors_that_outlive_the_step_are_removed_at_stop(tmp_path):
     assert dump["data"]["Module.identity.Identity.backward.0"]["input"][0]["shape"] == [3, 4]
 
 
+def test_stacks_stay_right_when_their_caches_are_cleared(tmp_path, monkeypatch):
+    """Stack numbers, code ids and lines are cached across windows and dropped together past a bound."""
+    from msprobe_runtime.pytorch.capture import stacks
+
+    monkeypatch.setattr(stacks, "_CACHE_LIMIT", 0)  # every window's end clears them
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="mix"))
+    for _ in range(3):  # the first optimizer step also makes its state: compare the next two
+        with debugger.start(model):
+            train_step(model, optimizer, tokens)
+    debugger.close()
+    assert not stacks._codes and not stacks._links
+    assert load_dump(tmp_path, step=1)[1] == load_dump(tmp_path, step=2)[1]
+
+
 def _expect_statistics(entry, tensor):
     assert entry["shape"] == list(tensor.shape)
     assert entry["Max"] == pytest.approx(float(tensor.max())) and entry["Norm"] == pytest.approx(float(tensor.norm()))

@@ -105,10 +105,11 @@ def release() -> None:
     """Forget the remembered frames (end of a capture window); bound the caches."""
     _frames.clear()
     _Last.frame = None
-    if len(_links) > _CACHE_LIMIT:
+    if len(_links) > _CACHE_LIMIT:  # numbers and code ids go together: nothing refers to them between windows
         _chains.clear()
         _links.clear()
         _lines.clear()
+        _codes.clear()
 
 
 def _line(code, instruction: int) -> str:

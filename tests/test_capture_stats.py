@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import zlib
 
 import pytest
 import torch
@@ -14,6 +15,7 @@ from capture_support import (
     write_config,
 )
 from extension_support import extension_or_fallback
+from msprobe_runtime.core.stats import md5_text
 from msprobe_runtime.pytorch import PrecisionDebugger
 from msprobe_runtime.pytorch.capture import api_wrap
 from msprobe_runtime.pytorch.capture import stats as stats_module
@@ -148,6 +150,32 @@ def test_inference_mode_tensors_keep_call_time_values(tmp_path, reducer, level):
     assert data["Tensor.add_.0.forward"]["output"][0]["Max"] == 4.0
     if level == "mix":
         assert isinstance(data["Module.0.Linear.forward.0"]["output"][0]["Max"], float)
+
+
+@pytest.mark.parametrize("summary_mode", ["statistics", "md5"])
+def test_batch_norm_running_statistics_keep_call_time_values(tmp_path, reducer, summary_mode):
+    """batch_norm updates running_mean/var in place without bumping their version counters: each call's
+    record holds the values it was given (none shared with an earlier record, none read after the call)."""
+    torch.manual_seed(0)
+    norm = torch.nn.BatchNorm1d(3)
+    x = torch.randn(8, 3) * 5 + 2
+    given = []
+
+    def run():
+        for _ in range(2):
+            given.append(norm.running_mean.clone())
+            norm(x)
+        given.append(norm.running_var.clone())
+        torch.batch_norm(x, None, None, norm.running_mean, norm.running_var, True, 0.1, 1e-5, False)
+
+    dump, _, _ = capture(tmp_path, run, level="L1", section={"summary_mode": summary_mode})
+    data = dump["data"]
+    for index in range(2):
+        recorded = data[f"Functional.batch_norm.{index}.forward"]["input_args"][1]
+        assert recorded["Max"] == pytest.approx(float(given[index].max()))
+        if summary_mode == "md5":
+            assert recorded["md5"] == md5_text(zlib.crc32(given[index].numpy().tobytes()))
+    assert data["Torch.batch_norm.0.forward"]["input_args"][4]["Max"] == pytest.approx(float(given[2].max()))
 
 
 @pytest.mark.parametrize("summary_mode", ["statistics", "md5"])

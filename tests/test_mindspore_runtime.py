@@ -185,6 +185,30 @@ def test_hooks_on_a_parameter_a_cell_returns_are_removed_at_stop(tmp_path):
     assert "Cell.table.Table.backward.0" in dump(tmp_path, step=2)["data"]
 
 
+def test_batch_norm_moving_statistics_keep_call_time_values(tmp_path):
+    """BatchNorm updates its moving mean and variance in place (a primitive marked side_effect_mem, and
+    ops.batch_norm): each call's record holds the values it was given, not those of a later read."""
+    norm = nn.BatchNorm1d(3)
+    norm.set_train(True)
+    x = ms.Tensor((np.random.default_rng(0).standard_normal((8, 3)) * 5 + 2).astype(np.float32))
+    mean, var = ms.Parameter(ms.Tensor(np.zeros(3, np.float32)), name="m"), ms.Parameter(ms.Tensor(np.ones(3, np.float32)), name="v")
+    given = {}
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L1"))
+    debugger.start(model=norm)
+    for index in range(2):
+        given[f"Primitive.bn_train.BatchNorm.{index}.forward"] = (3, float(norm.moving_mean.asnumpy().max()))
+        norm(x)
+        given[f"Functional.batch_norm.{index}.forward"] = (1, float(mean.asnumpy().max()))
+        ops.batch_norm(x, mean, var, ms.Tensor(np.ones(3, np.float32)), ms.Tensor(np.zeros(3, np.float32)),
+                       training=True)
+    debugger.stop()
+    debugger.close()
+    data = dump(tmp_path)["data"]
+    for name, (position, value) in given.items():
+        assert data[name]["input_args"][position]["Max"] == pytest.approx(value), name
+    assert given["Functional.batch_norm.1.forward"][1] > 0
+
+
 def test_a_cell_call_that_raises_leaves_no_parent_behind(tmp_path):
     class Picky(nn.Cell):
         def __init__(self):

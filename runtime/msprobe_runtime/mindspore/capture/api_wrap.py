@@ -53,6 +53,7 @@ __le__ __gt__ __ge__ __setitem__
 _IN_PLACE_OPERATORS = frozenset(name for name in _TENSOR_OPERATORS if name.startswith("__i")) | {"__setitem__"}
 _QUERIES = frozenset({"Shape", "DType", "Rank", "Size", "TensorShape", "DynamicShape", "IsInstance"})  # primitives
 _IN_PLACE_OPS = ("assign", "inplace_", "scatter_", "index_add")  # ops functions writing into a Parameter
+_RUNNING_STATS_OPS = frozenset({"batch_norm"})  # functions updating their running_mean/var arguments in place
 
 
 STATE = CaptureState()
@@ -100,8 +101,8 @@ def _functions(module, prefix: str, extra_skip_modules: tuple = ()) -> list:
             continue
         if str(getattr(function, "__module__", "")).startswith(_SKIP_MODULES + extra_skip_modules):
             continue
-        mutation = MUTATES_FIRST if name.startswith(_IN_PLACE_OPS) or name.endswith("_") else MUTATES_NOTHING
-        table.append((module, name, function, ApiSpec(f"{prefix}.{name}", mutation)))
+        in_place = name.startswith(_IN_PLACE_OPS) or name.endswith("_") or name in _RUNNING_STATS_OPS
+        table.append((module, name, function, ApiSpec(f"{prefix}.{name}", MUTATES_FIRST if in_place else MUTATES_NOTHING)))
     return table
 
 
@@ -206,7 +207,9 @@ class PrimitiveHooks:
 
     def _wrap(self, primitive: Primitive, stem: str) -> None:
         cls = type(primitive)
-        call = _make_wrapper(cls.__call__, ApiSpec(stem, MUTATES_NOTHING, skip_self=True))
+        # a primitive marked side_effect_mem writes into its inputs (BatchNorm's moving statistics, Assign)
+        mutation = MUTATES_FIRST if primitive.attrs.get("side_effect_mem") else MUTATES_NOTHING
+        call = _make_wrapper(cls.__call__, ApiSpec(stem, mutation, skip_self=True))
         try:
             primitive.__class__ = type(cls.__name__, (cls,), {"__call__": call, "__module__": cls.__module__})
         except TypeError:  # a primitive class that does not allow it: left unrecorded

@@ -61,7 +61,12 @@ _DISTRIBUTED = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_sc
                 "gather", "scatter", "batch_isend_irecv", "_reduce_scatter_base", "_all_gather_base")
 
 # how a call may change its arguments in place
-MUTATES_NOTHING, MUTATES_FIRST, MUTATES_ALL = 0, 1, 2
+MUTATES_NOTHING, MUTATES_FIRST, MUTATES_ALL, MUTATES_RUNNING_STATS = 0, 1, 2, 3
+# calls that update batch-norm running statistics in place without bumping their version counters: the
+# position of running_mean (running_var follows; both may also come by keyword)
+_RUNNING_STATS = {"Functional.batch_norm": 1, "Functional.instance_norm": 1, "Torch.batch_norm": 3,
+                  "Torch.instance_norm": 3, "Torch.native_batch_norm": 3, "Torch.cudnn_batch_norm": 3,
+                  "Torch.miopen_batch_norm": 3, "Torch.batch_norm_update_stats": 1}
 
 
 STATE = CaptureState()
@@ -75,11 +80,12 @@ _wrappers: dict[tuple[int, str], object] = {}
 class ApiSpec:
     """One wrapped API: its record stem (`Functional.linear`) and how it may change its arguments."""
 
-    __slots__ = ("stem", "mutation", "inplace_position")
+    __slots__ = ("stem", "mutation", "inplace_position", "running_stats")
 
     def __init__(self, stem: str, mutation: int, inplace_position: int | None = None):
         self.stem = stem
-        self.mutation = mutation
+        self.running_stats = _RUNNING_STATS.get(stem)  # where running_mean is, for batch-norm calls
+        self.mutation = MUTATES_RUNNING_STATS if self.running_stats is not None else mutation
         self.inplace_position = inplace_position  # functionals with an `inplace` argument
 
     def mutates(self, args: tuple, kwargs: dict) -> bool:

@@ -39,7 +39,7 @@ from msprobe_runtime.core.stats import (
     statistics_values,
 )
 from msprobe_runtime.pytorch.capture import api_wrap, stacks
-from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, ApiSpec
+from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, MUTATES_RUNNING_STATS, ApiSpec
 from msprobe_runtime.pytorch.capture.backward import hook_backward, input_edges, sequence_number
 from msprobe_runtime.pytorch.capture.stats import DEFAULT_BUDGET_BYTES, HostStatistics, StatBuffer, version_of
 
@@ -251,6 +251,10 @@ class CaptureSession(StepRecords):
         if spec.mutation == MUTATES_ALL:
             self.stats.forget_states()
             targets = args
+        elif spec.mutation == MUTATES_RUNNING_STATS:  # written without a version bump: share no earlier state
+            self.stats.forget_states()
+            position = spec.running_stats
+            targets = (*args[position:position + 2], kwargs.get("running_mean"), kwargs.get("running_var"))
         else:
             targets = args[:1]
         if kwargs and "out" in kwargs:

@@ -152,6 +152,32 @@ def test_inference_mode_tensors_keep_call_time_values(tmp_path, reducer, level):
         assert isinstance(data["Module.0.Linear.forward.0"]["output"][0]["Max"], float)
 
 
+@pytest.mark.parametrize("level", ["L0", "L1", "mix"])
+def test_writes_through_data_are_seen_by_later_records(tmp_path, reducer, level):
+    """`p.data.clamp_()` (WGAN weight clipping; EMA and hand-written updates alike) writes `p` without
+    bumping `p`'s version counter: a later record of `p` in the same step is described anew."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(4, 4)
+    model = torch.nn.Sequential(linear)
+    x = torch.randn(2, 4)
+    maxima = []
+
+    def run():
+        for _ in range(2):
+            model(x)
+            maxima.append(float(linear.weight.detach().max()))
+            linear.weight.data.clamp_(-0.01, 0.01)
+
+    dump, _, _ = capture(tmp_path, run, model=model, level=level)
+    data = dump["data"]
+    for index, expected in enumerate(maxima):
+        if level != "L1":
+            assert data[f"Module.0.Linear.forward.{index}"]["parameters"]["weight"]["Max"] == pytest.approx(expected)
+        if level != "L0":
+            assert data[f"Functional.linear.{index}.forward"]["input_args"][1]["Max"] == pytest.approx(expected)
+    assert maxima[1] == pytest.approx(0.01)
+
+
 @pytest.mark.parametrize("summary_mode", ["statistics", "md5"])
 def test_batch_norm_running_statistics_keep_call_time_values(tmp_path, reducer, summary_mode):
     """batch_norm updates running_mean/var in place without bumping their version counters: each call's

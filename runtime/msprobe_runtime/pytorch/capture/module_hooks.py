@@ -157,12 +157,14 @@ def _forward_hook(info: _Module, module, args, kwargs, output):
 def _parameters(session, info: _Module, module, name: str) -> dict:
     """The `parameters` of a forward record: the module's direct parameters as this call used them (after
     `load_state_dict(assign=True)`, a reassignment, or inside `torch.func.functional_call`); a parameter
-    assigned or unfrozen since the last call gets its gradient hook now."""
+    assigned or unfrozen since the last call gets its gradient hook now. Described anew at each call:
+    between two calls (a GAN's discriminator, a module run per micro-batch) code may write a parameter
+    through `p.data` (weight clipping, EMA), which its version counter does not show."""
     parameters = {}
     for key, value in module._parameters.items():
         if value is None:
             continue
-        parameters[key] = session.tensor(value, name, "parameters", (key,))
+        parameters[key] = session.tensor(value, name, "parameters", (key,), shared=False)
         if isinstance(value, Parameter):  # functional_call's plain tensors get no .grad
             info.gradients.sync(key, value)
     return parameters

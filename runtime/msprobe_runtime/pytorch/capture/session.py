@@ -136,8 +136,10 @@ class CaptureSession(StepRecords):
                         for key, item in value.items()}
         return _special(value)
 
-    def tensor(self, t: torch.Tensor, record: str, category: str, path: tuple, snapshot: bool = False) -> str:
-        """The token of a tensor's entry; its statistics (and data file) follow after the step."""
+    def tensor(self, t: torch.Tensor, record: str, category: str, path: tuple, snapshot: bool = False,
+               shared: bool = True) -> str:
+        """The token of a tensor's entry; its statistics (and data file) follow after the step (`snapshot`
+        and `shared`: see StatBuffer.slot's `copy` and `shared`)."""
         number = len(self._entry_slots)
         self._entry_grads.append(t.requires_grad)
         file_name = None
@@ -149,7 +151,7 @@ class CaptureSession(StepRecords):
         else:
             if file_name is not None:
                 self._data_names[number] = file_name
-            self._entry_slots.append(self.stats.slot(t, file_name, snapshot))
+            self._entry_slots.append(self.stats.slot(t, file_name, snapshot, shared))
         return f"{ENTRY_TOKEN}{number}"
 
     def outputs(self, value, record: str) -> tuple:

@@ -61,6 +61,7 @@ _HOST_CODES = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2, torch.int6
                torch.int16: 5, torch.int8: 6, torch.uint8: 7, torch.bool: 7}
 _FIRST_INTEGER = 3
 _CACHE_LIMIT = 4096  # tensor states remembered for sharing slots (weakly: they keep no tensor alive)
+_SHARED = -1  # StatBuffer._addresses: several tensor objects remembered at one address
 _weights: dict[tuple, torch.Tensor] = {}
 _workspaces: dict[tuple, torch.Tensor] = {}
 
@@ -88,6 +89,7 @@ class StatBuffer:
         self.storages: dict[int, int] = {}
         self.on_pending = None  # called when a tensor is kept pending while none is (guards must be in place)
         self._cache: dict[int, tuple] = {}  # id(tensor) -> (weak reference, version, slot) of its last state
+        self._addresses: dict[int, int] = {}  # data address -> id of the tensor cached there last
         self._tensors: list[torch.Tensor] = []  # pending position -> tensor (or its call-time copy)
         self._versions: list[int] = []
         self._slots: list[int] = []
@@ -95,13 +97,15 @@ class StatBuffer:
         self._pending_bytes = 0
         self._blocks: list[tuple] = []  # (slots, high, low, total, norm, hash) on the device
 
-    def slot(self, t: torch.Tensor, file_name: str | None = None, copy: bool = False) -> int:
+    def slot(self, t: torch.Tensor, file_name: str | None = None, copy: bool = False, shared: bool = True) -> int:
         """The slot describing `t` as it is now; cheap and shared by equal states.
 
         In tensor mode `file_name` is where the data goes (one file per reference, as msprobe). With `copy`,
         a tensor kept pending is copied first, and shares no slot: for tensors that code capture cannot
-        see may change in place (parameter gradients)."""
-        known = self._cache.get(id(t))
+        see may change in place (parameter gradients). Without `shared`, `t` is described anew even if an
+        equal state was: for tensors that code capture cannot see may be written through an alias
+        (`p.data`, which has a version counter of its own) between two records."""
+        known = self._cache.get(id(t)) if shared else None
         if known is not None and known[0]() is t and known[1] == t._version:
             slot = known[2]
             if file_name is not None:
@@ -128,10 +132,8 @@ class StatBuffer:
         except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
             self.kinds[slot] = KIND_NONE
             return slot
-        if len(self._cache) > _CACHE_LIMIT:
-            self._cache.clear()
         try:
-            self._cache[id(t)] = (weakref.ref(t), t._version, slot)
+            self._remember(t, t._version, slot, address)
         except RuntimeError:  # an inference tensor has no version counter: its states share no slot
             pass
         integer = code >= _FIRST_INTEGER
@@ -158,7 +160,7 @@ class StatBuffer:
         if not numel:
             return slot
         try:
-            t.data_ptr()
+            address = t.data_ptr()
         except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
             self.kinds[slot] = KIND_NONE
             return slot
@@ -171,9 +173,7 @@ class StatBuffer:
             t = _copy(t)
             version = t._version
         else:
-            if len(self._cache) > _CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[id(t)] = (weakref.ref(t), version, slot)
+            self._remember(t, version, slot, address)
         if not self.storages and self.on_pending is not None:
             self.on_pending()
         self._tensors.append(t)
@@ -208,14 +208,37 @@ class StatBuffer:
         self.layouts.append((t.dtype, tuple(t.shape)))
         return len(self.kinds) - 1
 
+    def _remember(self, t: torch.Tensor, version: int, slot: int, address: int) -> None:
+        """Let later records of `t` in this state share `slot`; note who else lives at its address."""
+        if len(self._cache) > _CACHE_LIMIT:
+            self._cache.clear()
+            self._addresses.clear()
+        key = id(t)
+        self._cache[key] = (weakref.ref(t), version, slot)
+        known = self._addresses.get(address)
+        if known is None or known == key or (known != _SHARED and _dead(self._cache.get(known))):
+            self._addresses[address] = key
+        else:  # another live tensor object over the same memory (`p` and `p.data`, a view)
+            self._addresses[address] = _SHARED
+
     def forget_states(self) -> None:
         """Stop sharing slots with earlier states: for writers that do not bump version counters
         (collectives write through their backends)."""
         self._cache.clear()
+        self._addresses.clear()
 
     def before_mutation(self, t: torch.Tensor) -> None:
         """`t` is about to change in place: copy every pending tensor sharing its storage (the copies
-        are described with the rest of the batch, so records keep the values of call time)."""
+        are described with the rest of the batch, so records keep the values of call time). When `t` is
+        another tensor object over the memory of a remembered state (`p.data.clamp_()` writes `p`
+        without bumping `p`'s version counter), no earlier state is shared any more."""
+        if self._addresses:
+            try:
+                known = self._addresses.get(t.data_ptr())
+            except RuntimeError:  # no storage of its own
+                known = None
+            if known is not None and known != id(t):
+                self.forget_states()
         if not self.storages or t.__class__ not in _PLAIN or t.layout is not _STRIDED or t.dtype not in _ITEM_SIZE:
             return
         try:
@@ -328,6 +351,11 @@ class HostStatistics:
 
 _NUMPY_OK = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
              torch.float32, torch.float64, torch.complex64, torch.complex128}
+
+
+def _dead(entry: tuple | None) -> bool:
+    """Whether a cache entry is gone or its tensor was freed (its address may be another's now)."""
+    return entry is None or entry[0]() is None
 
 
 def version_of(t: torch.Tensor) -> int | None:

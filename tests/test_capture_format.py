@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
 import zlib
 
 import numpy as np
@@ -300,6 +301,41 @@ def test_stacks_stay_right_when_their_caches_are_cleared(tmp_path, monkeypatch):
     debugger.close()
     assert not stacks._codes and not stacks._links
     assert load_dump(tmp_path, step=1)[1] == load_dump(tmp_path, step=2)[1]
+
+
+def test_other_threads_calls_are_not_recorded(tmp_path):
+    """Only the thread that opened the window records (and, on an accelerator, the autograd engine's
+    threads during its backward): a logger or checkpoint thread's calls, which would land among the
+    training thread's at points that differ from run to run, are left out, and neither its calls nor its
+    prints keep the training thread's calls from being recorded."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    x = torch.randn(4, 8)
+
+    def names(folder, background: bool) -> list:
+        stop = threading.Event()
+
+        def other():
+            while not stop.is_set():
+                repr(torch.arange(3).sum())
+
+        thread = threading.Thread(target=other)
+        debugger = PrecisionDebugger(config_path=write_config(folder, level="mix"))
+        if background:
+            thread.start()
+        try:
+            with debugger.start(model):
+                for _ in range(20):
+                    model(x).sum().backward()
+        finally:
+            stop.set()
+            if background:
+                thread.join()
+            debugger.close()
+        return list(load_dump(folder)[0]["data"])
+
+    alone, beside = names(tmp_path / "alone", False), names(tmp_path / "beside", True)
+    assert beside == alone and not any("arange" in name for name in beside)
 
 
 def _expect_statistics(entry, tensor):

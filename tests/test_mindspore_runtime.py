@@ -9,6 +9,7 @@ import csv
 import json
 import os
 import random
+import threading
 import warnings
 
 import numpy as np
@@ -207,6 +208,37 @@ def test_batch_norm_moving_statistics_keep_call_time_values(tmp_path):
     for name, (position, value) in given.items():
         assert data[name]["input_args"][position]["Max"] == pytest.approx(value), name
     assert given["Functional.batch_norm.1.forward"][1] > 0
+
+
+def test_other_threads_calls_are_not_recorded(tmp_path):
+    """Only the thread that opened the window records: another thread's calls would land among its
+    records at points that differ from run to run (and used to make some of its own calls go unrecorded)."""
+    def names(folder, background: bool) -> list:
+        net = TinyNet()
+        stop = threading.Event()
+
+        def other():
+            while not stop.is_set():
+                ops.arange(3).sum()
+
+        thread = threading.Thread(target=other)
+        debugger = PrecisionDebugger(config_path=write_config(folder, level="mix"))
+        grad = ms.value_and_grad(net, None, net.trainable_params())
+        if background:
+            thread.start()
+        try:
+            with debugger.start(model=net):
+                for _ in range(5):
+                    grad(batch()[0])
+        finally:
+            stop.set()
+            if background:
+                thread.join()
+            debugger.close()
+        return list(dump(folder)["data"])
+
+    alone, beside = names(tmp_path / "alone", False), names(tmp_path / "beside", True)
+    assert beside == alone and not any("arange" in name for name in beside)
 
 
 def test_a_cell_call_that_raises_leaves_no_parent_behind(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import threading
 from collections import defaultdict
 
 from msprobe_runtime.core.config import DebuggerConfig
@@ -36,6 +37,7 @@ class StepRecords:
 
     def __init__(self, config: DebuggerConfig):
         self.config = config
+        self.thread = threading.get_ident()  # the thread that opened the window: whose calls are recorded
         self.modes = Modes(config.data_mode)
         self.records_apis = config.level in ("L1", "mix")
         self.records_modules = config.level in ("L0", "mix")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 import mindspore as ms
 from mindspore import mint, nn, ops
@@ -58,6 +59,9 @@ _RUNNING_STATS_OPS = frozenset({"batch_norm"})  # functions updating their runni
 
 STATE = CaptureState()
 _installed = Patches()
+# Only the thread that opened the window records (MindSpore runs hooks on it too): calls of other threads
+# (a logger, a checkpoint writer) would land among its records at points that differ from run to run.
+_thread_id = threading.get_ident
 
 
 class ApiSpec:
@@ -80,7 +84,7 @@ def _make_wrapper(original, spec: ApiSpec):
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         session = STATE.session
-        if session is None or STATE.depth:
+        if session is None or STATE.depth or _thread_id() != session.thread:
             return original(*args, **kwargs)
         STATE.depth = 1
         try:
@@ -158,7 +162,7 @@ def _backward_entry(original):
     @functools.wraps(original)
     def grad(*args, **kwargs):
         session = STATE.session
-        if session is not None and not STATE.depth:
+        if session is not None and not STATE.depth and _thread_id() == session.thread:
             STATE.depth = 1
             try:
                 session.before_backward()

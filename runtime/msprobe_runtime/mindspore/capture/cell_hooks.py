@@ -10,6 +10,7 @@ the parameters. The hooks stay registered and do nothing outside a capture windo
 from __future__ import annotations
 
 import sys
+import threading
 from functools import partial
 
 from msprobe_runtime.core import naming
@@ -65,7 +66,7 @@ class CellHooks:
 
 def _active():
     session = STATE.session
-    if session is None or STATE.depth or not session.records_modules:
+    if session is None or STATE.depth or not session.records_modules or threading.get_ident() != session.thread:
         return None
     return session
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import types
 
 import torch
@@ -70,6 +71,9 @@ _RUNNING_STATS = {"Functional.batch_norm": 1, "Functional.instance_norm": 1, "To
 
 
 STATE = CaptureState()
+_thread_id = threading.get_ident
+_compiling = torch.compiler.is_compiling
+_graph_task = torch._C._current_graph_task_id  # >= 0 while this thread runs a backward pass
 _installed = Patches()
 _optimizer_hook = []  # the handle of the optimizer step pre-hook, while installed
 # every wrapper ever made, by (id(original), stem): reinstalling reuses them, so no wrapper is freed and
@@ -98,14 +102,24 @@ class ApiSpec:
         return bool(kwargs.get("inplace", args[position] if len(args) > position else False))
 
 
+def records_here(session) -> bool:
+    """Whether calls made now belong to `session`: not while torch.compile traces (compiled regions are
+    skipped as a whole), and only on the thread that opened the window or one running a backward pass (on
+    an accelerator, the autograd engine's own threads). Other threads (a logger, an asynchronous
+    checkpoint) run untouched: recorded, their calls would land among the training thread's at points
+    that differ from run to run, and two runs' records would no longer line up."""
+    return not _compiling() and (_thread_id() == session.thread or _graph_task() >= 0)
+
+
 def _make_wrapper(original, spec: ApiSpec):
-    state = STATE
+    state, recording = STATE, records_here  # closure only: see _scriptable
     may_mutate = bool(spec.mutation) or spec.inplace_position is not None
 
     def wrapper(*args, **kwargs):
         session = state.session
         if session is None or state.depth or not (
-                session.records_apis or ((may_mutate or "out" in kwargs) and session.stats.storages)):
+                session.records_apis or ((may_mutate or "out" in kwargs) and session.stats.storages)) \
+                or not recording(session):
             return original(*args, **kwargs)
         state.depth = 1
         try:
@@ -207,7 +221,7 @@ def _before_optimizer_step(optimizer, args, kwargs) -> None:
     """Compute the pending statistics now (on the device, no synchronisation): the optimizer is about
     to change parameters, gradients and states in place, and then no copy of them is needed."""
     session = STATE.session
-    if session is None or session.records_apis or STATE.depth or torch.compiler.is_compiling():
+    if session is None or session.records_apis or STATE.depth or not records_here(session):
         return  # records inside the optimizer share slots with earlier records of the same tensors
     STATE.depth = 1
     try:
@@ -221,7 +235,8 @@ _original_wait = dist.Work.wait if dist.is_available() else None
 
 def _unrecorded(function, *args, **kwargs):
     """`function(*args, **kwargs)` as capture's own work: nothing it calls is recorded."""
-    if STATE.depth:
+    session = STATE.session
+    if STATE.depth or session is None or not records_here(session):
         return function(*args, **kwargs)
     STATE.depth = 1
     try:
@@ -233,9 +248,8 @@ def _unrecorded(function, *args, **kwargs):
 def _wait(work, *args, **kwargs):
     """Work.wait, then the capture session describes the result of the asynchronous collective."""
     done = _original_wait(work, *args, **kwargs)
-    session = STATE.session
-    if session is not None:
-        _unrecorded(session.collective_done, work)
+    if STATE.session is not None:
+        _unrecorded(STATE.session.collective_done, work)
     return done
 
 

@@ -19,11 +19,10 @@ import torch
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import tensors_in
 from msprobe_runtime.core.parameter_hooks import ParameterHooks
-from msprobe_runtime.pytorch.capture.api_wrap import STATE
+from msprobe_runtime.pytorch.capture.api_wrap import STATE, records_here
 from msprobe_runtime.pytorch.capture.backward import hook_backward, sequence_number
 from msprobe_runtime.pytorch.capture.stacks import capture_stack
 
-_compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
 Tensor = torch.Tensor
 Parameter = torch.nn.Parameter
@@ -99,7 +98,7 @@ class ModuleHooks:
 
 def _active():
     session = STATE.session
-    if session is None or STATE.depth or not session.records_modules or _compiling():
+    if session is None or STATE.depth or not session.records_modules or not records_here(session):
         return None
     return session
 

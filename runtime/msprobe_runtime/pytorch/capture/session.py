@@ -47,7 +47,6 @@ _SCALARS = (bool, int, float, str)
 _SEQUENCES = (list, tuple)
 _MAX_DEPTH = 32
 _CACHE_LIMIT = 4096
-_compiling = torch.compiler.is_compiling
 _grad_enabled = torch.is_grad_enabled
 _getframe = sys._getframe
 Tensor = torch.Tensor
@@ -163,10 +162,8 @@ class CaptureSession(StepRecords):
     def call_api(self, original, spec: ApiSpec, args: tuple, kwargs: dict):
         """Run one outermost API call and record it (or, at L0, only guard in-place calls).
 
-        Calls made while torch.compile traces, or by a compiled graph's generated code, are not
-        recorded: compiled regions are skipped as a whole."""
-        if _compiling():
-            return original(*args, **kwargs)
+        Calls made while torch.compile traces never get here (api_wrap.records_here); those of a compiled
+        graph's generated code are not recorded: compiled regions are skipped as a whole."""
         caller = _getframe(2)  # the wrapper's caller
         if stacks.from_generated_code(caller):
             return original(*args, **kwargs)

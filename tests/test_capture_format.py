@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import json
+import multiprocessing
+import os
 import threading
 import zlib
 
@@ -20,6 +22,7 @@ from capture_support import (
     write_config,
 )
 from msprobe_runtime.pytorch import PrecisionDebugger
+from msprobe_runtime.pytorch.capture import api_wrap
 from msprobe_runtime.pytorch.capture.session import CaptureSession
 
 TENSOR_KEYS = ["type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad"]
@@ -336,6 +339,43 @@ def test_other_threads_calls_are_not_recorded(tmp_path):
 
     alone, beside = names(tmp_path / "alone", False), names(tmp_path / "beside", True)
     assert beside == alone and not any("arange" in name for name in beside)
+
+
+def _collate_in_worker(batch):
+    """A DataLoader worker's collate: the stacked batch, and whether the worker saw a capture window."""
+    return torch.stack([item[0] for item in batch]), api_wrap.STATE.session is not None
+
+
+def _capture_one_step(folder) -> None:
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(folder))
+    with debugger.start(model):
+        train_step(model, optimizer, tokens)
+    debugger.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_processes_record_nothing_and_can_capture_their_own_steps(tmp_path):
+    """A DataLoader worker forked inside the window records nothing (it is not the captured process);
+    a process forked after a step was written (a fork-started DDP worker, say) captures its own steps:
+    the parent's writer thread, which a fork does not copy, is not waited for."""
+    context = multiprocessing.get_context("fork")
+    data = torch.utils.data.TensorDataset(torch.randn(8, 3))
+    model = torch.nn.Sequential(torch.nn.Linear(3, 1))
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path / "parent"))
+    with debugger.start(model):
+        loader = torch.utils.data.DataLoader(data, batch_size=4, num_workers=1, collate_fn=_collate_in_worker,
+                                             multiprocessing_context=context)
+        seen = [in_window for _, in_window in loader]
+    debugger.close()
+    assert seen == [False, False]
+    child = context.Process(target=_capture_one_step, args=(tmp_path / "child",))
+    child.start()
+    child.join(120)
+    if child.is_alive():  # stuck waiting for a writer thread it does not have
+        child.kill()
+    assert child.exitcode == 0
+    assert "Functional.linear.0.forward" in load_dump(tmp_path / "child")[0]["data"]
 
 
 def _expect_statistics(entry, tensor):

@@ -97,6 +97,16 @@ def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, cons
     run_file_ops(ops)  # one GIL-free batch where core._filebatch is built
 
 
+def _forget_writer() -> None:
+    """In a forked child: the writer thread was not copied, so its executor would never run a job."""
+    global _executor, _pending_write
+    _executor = _pending_write = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_writer)
+
+
 def _writer() -> ThreadPoolExecutor:
     global _executor
     if _executor is None:

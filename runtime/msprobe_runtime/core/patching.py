@@ -5,6 +5,8 @@ Framework-free: PyTorch's and MindSpore's API wrapping both replace attributes t
 
 from __future__ import annotations
 
+import os
+
 
 class CaptureState:
     """The active capture session (None outside a window) and the outermost-call flag: `depth` is 1 while
@@ -12,6 +14,16 @@ class CaptureState:
 
     session = None
     depth = 0
+
+    def __init__(self):
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self.leave)
+
+    def leave(self) -> None:
+        """In a forked child (a DataLoader worker forked inside the window): not the process whose step is
+        captured, so it records nothing."""
+        self.session = None
+        self.depth = 0
 
 
 class Patches:

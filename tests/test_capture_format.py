@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 import json
 import multiprocessing
@@ -376,6 +377,36 @@ def test_forked_processes_record_nothing_and_can_capture_their_own_steps(tmp_pat
         child.kill()
     assert child.exitcode == 0
     assert "Functional.linear.0.forward" in load_dump(tmp_path / "child")[0]["data"]
+
+
+def test_copies_of_a_hooked_model_record_nothing(tmp_path):
+    """A hooked model copied inside the window (`copy.deepcopy` for an EMA model) or pickled whole
+    (`torch.save(model)` checkpoints) carries capture's hooks along; the copies record nothing: not under
+    the original's names, and not in a later session after `torch.load`."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    x = torch.randn(2, 4, requires_grad=True)
+    saved = tmp_path / "model.pt"
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path / "first", level="L0"))
+    with debugger.start(model):
+        model(x).sum().backward()
+        ema = copy.deepcopy(model)
+        ema(x).sum().backward()
+        torch.save(model, saved)
+    debugger.close()
+    names = list(load_dump(tmp_path / "first")[0]["data"])
+    assert [name for name in names if name.endswith(".forward.0")] == [
+        "Module.0.Linear.forward.0", "Module.1.ReLU.forward.0", "Module.2.Linear.forward.0"]
+    assert not any(".forward.1" in name or "parameters_grad.1" in name for name in names)
+    loaded = torch.load(saved, weights_only=False)
+    other = torch.nn.Sequential(torch.nn.Linear(4, 1))
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path / "later", level="L0"))
+    with debugger.start(other):
+        loaded(x).sum().backward()
+        other(x).sum().backward()
+    debugger.close()
+    assert sorted(load_dump(tmp_path / "later")[0]["data"]) == [
+        "Module.0.Linear.backward.0", "Module.0.Linear.forward.0", "Module.0.Linear.parameters_grad.0"]
 
 
 def _expect_statistics(entry, tensor):

@@ -5,6 +5,7 @@ probe and the Model.train callback. One process, tiny networks: MindSpore's impo
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import os
@@ -239,6 +240,17 @@ def test_other_threads_calls_are_not_recorded(tmp_path):
 
     alone, beside = names(tmp_path / "alone", False), names(tmp_path / "beside", True)
     assert beside == alone and not any("arange" in name for name in beside)
+
+
+def test_a_copy_of_a_hooked_network_records_nothing(tmp_path):
+    """copy.deepcopy of a hooked network (an EMA copy) carries capture's hooks along; they record nothing."""
+    net = nn.SequentialCell([nn.Dense(8, 4), nn.ReLU()])
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    with debugger.start(model=net):
+        net(batch()[0])
+        copy.deepcopy(net)(batch()[0])
+    debugger.close()
+    assert sorted(dump(tmp_path)["data"]) == ["Cell.0.Dense.forward.0", "Cell.1.ReLU.forward.0"]
 
 
 def test_a_cell_call_that_raises_leaves_no_parent_behind(tmp_path):

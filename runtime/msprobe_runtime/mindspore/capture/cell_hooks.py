@@ -14,19 +14,22 @@ import threading
 from functools import partial
 
 from msprobe_runtime.core import naming
+from msprobe_runtime.core.hooked import Hooked
 from msprobe_runtime.core.parameter_hooks import ParameterHooks
 from msprobe_runtime.core.records import capture_stack
 from msprobe_runtime.mindspore.capture.api_wrap import STATE
 from msprobe_runtime.mindspore.capture.backward import recording_grad, tensors
 
 
-class _Cell:
-    """What the hooks of one sub-cell need: its path, class name, and the gradient hooks on its direct
-    parameters (kept in step with the cell: see core.parameter_hooks)."""
+class _Cell(Hooked):
+    """What the hooks of one sub-cell need: the cell (`owner()`, None in a copy: see core.hooked), its path,
+    class name, and the gradient hooks on its direct parameters (kept in step with the cell: see
+    core.parameter_hooks)."""
 
     __slots__ = ("path", "class_name", "stem", "gradients")
 
     def __init__(self, path: str, cell):
+        super().__init__(cell)
         self.path = path
         self.class_name = type(cell).__name__
         self.stem = f"{naming.CELL_PREFIX}.{path}.{self.class_name}.{naming.FORWARD}"
@@ -73,7 +76,7 @@ def _active():
 
 def _pre_hook(info: _Cell, cell, args, kwargs):
     session = _active()
-    if session is None:
+    if session is None or cell is not info.owner():
         return
     STATE.depth = 1
     try:
@@ -93,7 +96,7 @@ def _pre_hook(info: _Cell, cell, args, kwargs):
 
 def _forward_hook(info: _Cell, cell, args, kwargs, output):
     session = _active()
-    if session is None or not session.module_frames.get(id(info)):
+    if session is None or cell is not info.owner() or not session.module_frames.get(id(info)):
         return
     STATE.depth = 1
     try:
@@ -130,8 +133,8 @@ def _parameters(session, info: _Cell, cell, name: str) -> dict:
 
 def _parameter_hook(info: _Cell, name: str, grad) -> None:
     session = _active()
-    if session is None or session.closed or not session.modes.backward or grad is None:
-        return
+    if session is None or session.closed or not session.modes.backward or grad is None or info.owner() is None:
+        return  # (no owner: the hook of a copied cell's parameter)
     STATE.depth = 1
     try:
         index, record = session.parameter_grads.get(id(info), (-1, None))

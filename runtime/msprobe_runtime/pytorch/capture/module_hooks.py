@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import sys
 import warnings
-import weakref
 from functools import partial
 
 import torch
 
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import tensors_in
+from msprobe_runtime.core.hooked import Hooked
 from msprobe_runtime.core.parameter_hooks import ParameterHooks
 from msprobe_runtime.pytorch.capture.api_wrap import STATE, records_here
 from msprobe_runtime.pytorch.capture.backward import hook_backward, sequence_number
@@ -29,18 +29,15 @@ Tensor = torch.Tensor
 Parameter = torch.nn.Parameter
 
 
-class _Module:
-    """What the hooks of one submodule need: the module (weakly), its path, class name, and the gradient
-    hooks on its direct parameters (kept in step with the module: see core.parameter_hooks).
+class _Module(Hooked):
+    """What the hooks of one submodule need: the module (`owner()`, None in a copy: see core.hooked), its
+    path, class name, and the gradient hooks on its direct parameters (kept in step with the module: see
+    core.parameter_hooks)."""
 
-    A module's hooks travel with it when it is copied (`copy.deepcopy(model)` for an EMA model) or
-    pickled whole (`torch.save(model)` checkpoints): the copies keep no module here, so their hooks
-    record nothing, under the original's names or later, in another session."""
-
-    __slots__ = ("module", "path", "class_name", "stem", "has_inplace", "gradients")
+    __slots__ = ("path", "class_name", "stem", "has_inplace", "gradients")
 
     def __init__(self, path: str, module: torch.nn.Module):
-        self.module = weakref.ref(module)
+        super().__init__(module)
         self.path = path
         self.class_name = type(module).__name__
         self.stem = f"{naming.MODULE_PREFIX}.{path}.{self.class_name}.{naming.FORWARD}"
@@ -52,19 +49,6 @@ class _Module:
 
     def _hook_gradient(self, name: str, parameter: torch.nn.Parameter):
         return parameter.register_post_accumulate_grad_hook(partial(_parameter_hook, self, name))
-
-    def __getstate__(self) -> dict:
-        return {name: getattr(self, name) for name in self.__slots__ if name != "module"}
-
-    def __setstate__(self, state: dict) -> None:
-        for name, value in state.items():
-            setattr(self, name, value)
-        self.module = _no_module
-
-
-def _no_module() -> None:
-    """The module of a copied or unpickled hook: none."""
-    return None
 
 
 class _Call:
@@ -124,7 +108,7 @@ def _active():
 
 def _pre_hook(info: _Module, module, args, kwargs):
     session = _active()
-    if session is None or module is not info.module():
+    if session is None or module is not info.owner():
         return
     STATE.depth = 1
     try:
@@ -148,7 +132,7 @@ def _pre_hook(info: _Module, module, args, kwargs):
 
 def _forward_hook(info: _Module, module, args, kwargs, output):
     session = _active()
-    if session is None or module is not info.module() or not session.module_frames[id(info)]:
+    if session is None or module is not info.owner() or not session.module_frames[id(info)]:
         return
     STATE.depth = 1
     try:
@@ -192,7 +176,7 @@ def _parameter_hook(info: _Module, name: str, parameter) -> None:
     session = _active()
     if session is None or session.closed or not session.modes.backward:
         return
-    module = info.module()
+    module = info.owner()
     if module is None or module._parameters.get(name) is not parameter:  # a copied parameter's hook
         return
     grad = parameter.__dict__.get("main_grad")  # Megatron's; no attribute lookup that raises

@@ -248,8 +248,9 @@ def _unrecorded(function, *args, **kwargs):
 def _wait(work, *args, **kwargs):
     """Work.wait, then the capture session describes the result of the asynchronous collective."""
     done = _original_wait(work, *args, **kwargs)
-    if STATE.session is not None:
-        _unrecorded(STATE.session.collective_done, work)
+    session = STATE.session
+    if session is not None and records_here(session):  # another thread's wait: described at the window's end
+        _unrecorded(session.collective_done, work)
     return done
 
 

@@ -120,17 +120,9 @@ class StatBuffer:
 
     def _describe_now(self, t: torch.Tensor, dtype: torch.dtype, code: int) -> int:
         """A dense CPU tensor: its statistics now, in one pass over its data while it is in the cache."""
-        slot = len(self.kinds)
         numel = t.numel()
-        self.kinds.append(_KINDS[dtype])
-        self.numels.append(numel)
-        self.layouts.append((dtype, tuple(t.shape)))  # a plain tuple: the collector stops tracking it
-        if not numel:
-            return slot
-        try:
-            address = t.data_ptr()
-        except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
-            self.kinds[slot] = KIND_NONE
+        slot, address = self._open_slot(t, _KINDS[dtype], numel, dtype)
+        if address is None:
             return slot
         try:
             self._remember(t, t._version, slot, address)
@@ -145,24 +137,16 @@ class StatBuffer:
         """Any other tensor: a reference to its state (or a copy), described later with the batch."""
         if t.layout is _SPARSE_COO and t.__class__ in _PLAIN and dtype in _KINDS:
             return self._sparse(t, file_name)
-        slot = len(self.kinds)
         # float, int or bool; none for other sparse layouts, meta, subclass and quantized tensors
         kind = (_KINDS.get(dtype, KIND_NONE) if t.__class__ in _PLAIN and t.layout is _STRIDED and not t.is_meta
                 else KIND_NONE)
         numel = t.numel() if kind is not KIND_NONE else 0
-        self.kinds.append(kind)
-        self.numels.append(numel)
-        self.layouts.append((dtype, tuple(t.shape)))
+        slot, address = self._open_slot(t, kind, numel, dtype)
         if file_name is not None:
             self.files[slot].append(file_name)
             if not numel and kind is not KIND_NONE:
                 save_npy(self.data_folder, file_name, _host_array(t.detach()))
-        if not numel:
-            return slot
-        try:
-            address = t.data_ptr()
-        except RuntimeError:  # no storage of its own (inside a torch.func transform such as vmap)
-            self.kinds[slot] = KIND_NONE
+        if address is None:
             return slot
         version = version_of(t)
         if version is None:  # an inference tensor: in-place changes would go unseen, so describe it now
@@ -203,10 +187,22 @@ class StatBuffer:
 
     def unknown(self, t: torch.Tensor) -> int:
         """A slot of `t`'s dtype and shape with null statistics (its values cannot be read yet)."""
-        self.kinds.append(KIND_NONE)
-        self.numels.append(0)
-        self.layouts.append((t.dtype, tuple(t.shape)))
-        return len(self.kinds) - 1
+        return self._open_slot(t, KIND_NONE, 0, t.dtype)[0]
+
+    def _open_slot(self, t: torch.Tensor, kind: str, numel: int, dtype: torch.dtype) -> tuple[int, int | None]:
+        """A new slot for `t`, and the address of its data: None when there is none to read (no elements;
+        no storage of its own, inside a torch.func transform such as vmap: then the slot gets no statistics)."""
+        slot = len(self.kinds)
+        self.kinds.append(kind)
+        self.numels.append(numel)
+        self.layouts.append((dtype, tuple(t.shape)))  # a plain tuple: the collector stops tracking it
+        if not numel:
+            return slot, None
+        try:
+            return slot, t.data_ptr()
+        except RuntimeError:
+            self.kinds[slot] = KIND_NONE
+            return slot, None
 
     def _remember(self, t: torch.Tensor, version: int, slot: int, address: int) -> None:
         """Let later records of `t` in this state share `slot`; note who else lives at its address."""

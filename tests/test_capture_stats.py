@@ -25,7 +25,7 @@ from msprobe_runtime.pytorch.capture import stats as stats_module
 def reducer(request, monkeypatch) -> str:
     """Both ways CPU statistics are computed: at once by the compiled host reducer, or lazily, in batches,
     by torch's reductions (as on an accelerator, or when the extension was not built)."""
-    return extension_or_fallback(request, monkeypatch, stats_module, "_hoststats", "torch")
+    return extension_or_fallback(request, monkeypatch, stats_module, "_describe", "torch")
 
 
 def _first_input(dump, name):
@@ -318,13 +318,22 @@ def test_statistics_batch_is_computed_in_few_kernels(reducer):
         assert norm[slot] == pytest.approx(float(tensor.norm()), rel=1e-6)
 
 
-@pytest.mark.skipif(stats_module._hoststats is None, reason="the _hoststats extension was not built (no C compiler)")
+_NOT_BUILT = "the _describe and _hoststats extensions were not built (no C compiler)"
+
+
+def _described_at_once(cases: list) -> tuple[list, list]:
+    """The statistics columns of `cases`, each described at once by the compiled reducer, and their slots."""
+    buffer = stats_module.StatBuffer()
+    slots = [buffer.slot(case) for case in cases]
+    assert sorted(buffer.host_slots[0] + buffer.host_slots[1]) == slots
+    return buffer.transfer().columns(), slots
+
+
+@pytest.mark.skipif(stats_module._describe is None, reason=_NOT_BUILT)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 @pytest.mark.parametrize("size", [1, 15, 16, 17, 511, 512, 513, 5000])
 def test_host_reducer_matches_torch(dtype, size):
     """The compiled one-pass reducer: every length (lanes, blocks, tail), NaN anywhere, infinities."""
-    from msprobe_runtime.core import _hoststats
-
     generator = torch.Generator().manual_seed(size)
     cases = [torch.randn(size, generator=generator).to(dtype) * 100]
     for position in {0, size // 2, size - 1}:
@@ -332,32 +341,26 @@ def test_host_reducer_matches_torch(dtype, size):
             case = cases[0].clone()
             case[position] = special
             cases.append(case)
-    values = bytearray()
-    for case in cases:  # float codes
-        _hoststats.append(values, case.data_ptr(), case.numel(), stats_module._HOST_CODES[dtype])
-    got = torch.frombuffer(values, dtype=torch.float64).view(-1, 4)
-    for case, row in zip(cases, got, strict=True):
+    (high, low, total, norm, _), slots = _described_at_once(cases)
+    for case, slot in zip(cases, slots, strict=True):
         exact = case.double()
         expected = [exact.max(), exact.min(), exact.sum(), exact.norm()]
-        for value, reference in zip(row.tolist(), (float(item) for item in expected), strict=True):
+        got = [high[slot], low[slot], total[slot], norm[slot]]
+        for value, reference in zip(got, (float(item) for item in expected), strict=True):
             assert value == pytest.approx(reference, rel=1e-5, nan_ok=True)
 
 
-@pytest.mark.skipif(stats_module._hoststats is None, reason="the _hoststats extension was not built (no C compiler)")
+@pytest.mark.skipif(stats_module._describe is None, reason=_NOT_BUILT)
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool])
 @pytest.mark.parametrize("size", [1, 16, 17, 1000])
 def test_host_reducer_integer_range_is_exact(dtype, size):
-    from msprobe_runtime.core import _hoststats
-
     info = torch.iinfo(dtype) if dtype is not torch.bool else None
     low, high = (info.min, info.max) if info else (0, 1)
     case = torch.randint(max(low, -1000), min(high, 1000) + 1, (size,)).to(dtype)
     case[size // 2] = high
     case[0] = low if size > 1 else high
-    values = bytearray()
-    _hoststats.append(values, case.data_ptr(), size, stats_module._HOST_CODES[dtype])
-    got = torch.frombuffer(values, dtype=torch.int64).tolist()
-    assert got == [int(case.max()), int(case.min()), 0, 0]
+    (highs, lows, total, norm, _), (slot,) = _described_at_once([case])
+    assert [highs[slot], lows[slot], total[slot], norm[slot]] == [int(case.max()), int(case.min()), None, None]
 
 
 def test_host_reducer_takes_dense_host_tensors_only():
@@ -374,9 +377,9 @@ def test_host_reducer_takes_dense_host_tensors_only():
     images = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
     channels_last = buffer.slot(images)
     integers = buffer.slot(torch.tensor([2**62 + 1, -7]))
-    built = stats_module._hoststats is not None
+    built = stats_module._describe is not None
     assert [len(slots) for slots in buffer.host_slots] == ([3, 1] if built else [0, 0])
-    assert not stats_module.StatBuffer("md5").host_codes
+    assert stats_module.StatBuffer("md5")._describe is None
     high, low, total, _, _ = buffer.transfer().columns()
     assert (high[offset], low[offset]) == (7.0, 4.0)
     assert (high[transposed], low[transposed], total[transposed]) == (11.0, 0.0, 66.0)

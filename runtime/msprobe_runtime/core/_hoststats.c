@@ -1,7 +1,7 @@
 /* Statistics of a tensor held in host memory, in one pass: max, min, sum and norm of contiguous float32,
  * float64 or bfloat16 data (max and min of integers and bools), appended to a bytearray. The PyTorch
- * runtime uses it for CPU tensors when they are recorded (capture.stats), while their data is still in
- * the cache; elsewhere the statistics come from the framework's own reductions (and in the hash, md5 and
+ * runtime uses it for CPU tensors when they are recorded (capture.stats, through capture/_describe.c),
+ * while their data is still in the cache; elsewhere the statistics come from the framework's own reductions (and in the hash, md5 and
  * tensor summary modes).
  *
  * The data is read once, in blocks: inside a block, LANES independent lanes keep max, min, sum and sum
@@ -124,29 +124,19 @@ typedef void (*Reducer)(const void *, int64_t, double *);
 static const Reducer REDUCERS[] = {reduce_float32, reduce_float64, reduce_bfloat16, range_int64,
                                    range_int32,    range_int16,    range_int8,      range_uint8};
 
-PyDoc_STRVAR(append_doc,
-             "append(values, address, count, dtype)\n\n"
-             "Append to the bytearray `values` four float64 numbers, max, min, sum and norm, of the `count`\n"
-             "elements of contiguous host data at `address` (dtype 0 float32, 1 float64, 2 bfloat16); for\n"
-             "integers (3 int64, 4 int32, 5 int16, 6 int8, 7 uint8 or bool) max and min as int64, then two\n"
-             "zeros. The caller keeps the data alive during the call.");
-
-static PyObject *append(PyObject *self, PyObject *args) {
-    PyObject *values, *address;
-    long long count;
-    int dtype;
-    if (!PyArg_ParseTuple(args, "O!OLi", &PyByteArray_Type, &values, &address, &count, &dtype))
-        return NULL;
-    const void *data = PyLong_AsVoidPtr(address);
-    if (data == NULL && PyErr_Occurred())
-        return NULL;
+/* Append to the bytearray `values` four float64 numbers, max, min, sum and norm, of the `count` (> 0)
+ * elements of contiguous host data at `data` (dtype 0 float32, 1 float64, 2 bfloat16); for integers (3
+ * int64, 4 int32, 5 int16, 6 int8, 7 uint8 or bool) max and min as int64, then two zeros. The caller keeps
+ * the data alive during the call. Other extensions call it through the capsule `append_statistics`
+ * (capture's tensor describer, pytorch/capture/_describe.c). 0 on success, -1 with an exception set. */
+static int append_statistics(PyObject *values, const void *data, int64_t count, int dtype) {
     if (count < 1 || dtype < 0 || dtype > UINT8) {
-        PyErr_SetString(PyExc_ValueError, "append: no elements or unknown dtype");
-        return NULL;
+        PyErr_SetString(PyExc_ValueError, "append_statistics: no elements or unknown dtype");
+        return -1;
     }
     Py_ssize_t size = PyByteArray_GET_SIZE(values);
     if (PyByteArray_Resize(values, size + 4 * (Py_ssize_t)sizeof(double)) < 0)
-        return NULL;
+        return -1;
     double out[4];
     Reducer reduce = REDUCERS[dtype];
     if (count > BLOCK) {
@@ -157,7 +147,7 @@ static PyObject *append(PyObject *self, PyObject *args) {
         reduce(data, count, out);
     }
     memcpy(PyByteArray_AS_STRING(values) + size, out, sizeof out);
-    Py_RETURN_NONE;
+    return 0;
 }
 
 /* how many of `count` elements fall in each interval cut by `bounds` (compared in the data's type, as a
@@ -280,7 +270,6 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"append", append, METH_VARARGS, append_doc},
     {"segments", segments, METH_VARARGS, segments_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -288,4 +277,16 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hoststats",
                                     "One-pass statistics of tensors in host memory.", -1, methods};
 
-PyMODINIT_FUNC PyInit__hoststats(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__hoststats(void) {
+    PyObject *self = PyModule_Create(&module);
+    if (self == NULL)
+        return NULL;
+    PyObject *capsule =
+        PyCapsule_New((void *)append_statistics, "msprobe_runtime.core._hoststats.append_statistics", NULL);
+    if (PyModule_AddObject(self, "append_statistics", capsule) < 0) {
+        Py_XDECREF(capsule);
+        Py_DECREF(self);
+        return NULL;
+    }
+    return self;
+}

@@ -6,7 +6,8 @@ that is the output of one API and the input of the next is measured once.
 On the CPU, in the statistics summary mode, a dense float32/float64/bfloat16, integer or bool tensor (its
 elements back to back in memory, in any order of its dimensions) is described as soon as it is recorded:
 one pass over its data in C (core._hoststats), while the data is still in the cache. Nothing is then left
-pending, so later in-place changes need no copies.
+pending, so later in-place changes need no copies. That path, and finding a state recorded before, run
+in C too (_describe.c, on this module's bookkeeping): hundreds of tensors a step go through them.
 
 Any other tensor (on an accelerator, other dtypes and layouts, the md5/hash/tensor modes, or a build
 without the extension) is described lazily: `StatBuffer.slot(t)` takes a reference to its state (no
@@ -35,10 +36,10 @@ import torch
 
 from msprobe_runtime.core.dump_writer import save_npy
 
-try:  # compiled when the package was built with a C compiler (_hoststats.c); torch's reductions otherwise
-    from msprobe_runtime.core import _hoststats
+try:  # compiled when the package was built with a C compiler (_describe.c, _hoststats.c); else torch's reductions
+    from msprobe_runtime.pytorch.capture import _describe
 except ImportError:  # pragma: no cover - depends on the build
-    _hoststats = None
+    _describe = None
 from msprobe_runtime.core.stats import KIND_BOOL, KIND_FLOAT, KIND_INT, KIND_NONE
 
 DEFAULT_BUDGET_BYTES = 256 * 2**20  # pending tensors and snapshots held before a batch is computed
@@ -56,9 +57,11 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _STRIDED = torch.strided
 _SPARSE_COO = torch.sparse_coo
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-# _hoststats.append's dtype codes; from _FIRST_INTEGER on, max and min come back as exact int64
-_HOST_CODES = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2, torch.int64: 3, torch.int32: 4,
-               torch.int16: 5, torch.int8: 6, torch.uint8: 7, torch.bool: 7}
+# dtypes described at once on the host: core._hoststats' dtype codes (from _FIRST_INTEGER on, max and min
+# come back as exact int64) and kinds
+_HOST_CODES = {dtype: (code, _KINDS[dtype]) for dtype, code in (
+    (torch.float32, 0), (torch.float64, 1), (torch.bfloat16, 2), (torch.int64, 3), (torch.int32, 4),
+    (torch.int16, 5), (torch.int8, 6), (torch.uint8, 7), (torch.bool, 7))}
 _FIRST_INTEGER = 3
 _CACHE_LIMIT = 4096  # tensor states remembered for sharing slots (weakly: they keep no tensor alive)
 _SHARED = -1  # StatBuffer._addresses: several tensor objects remembered at one address
@@ -73,8 +76,6 @@ class StatBuffer:
         self.summary_mode = summary_mode
         self.data_folder = data_folder  # tensor mode: the rank folder; .npy files go to its dump_tensor_data
         self.budget_bytes = budget_bytes
-        described_at_once = _hoststats is not None and summary_mode == "statistics" and data_folder is None
-        self.host_codes = _HOST_CODES if described_at_once else {}
         # slots described at once on the host, in order, and their max, min, sum, norm: four float64 per
         # float slot, four int64 per integer slot (max, min, 0, 0)
         self.host_slots: tuple[list[int], list[int]] = ([], [])  # (float slots, integer slots)
@@ -96,6 +97,12 @@ class StatBuffer:
         self._previous: list[int] = []  # pending position -> the previous position on the same storage, or -1
         self._pending_bytes = 0
         self._blocks: list[tuple] = []  # (slots, high, low, total, norm, hash) on the device
+        # the statistics mode without data files, built with the C extensions: dense CPU tensors are described
+        # at once, and states seen before found, in C (_describe.c), on the lists and dicts above
+        self._describe = None
+        if _describe is not None and summary_mode == "statistics" and data_folder is None:
+            self._describe = _describe.Describer(self, _HOST_CODES, _PLAIN, _STRIDED, KIND_NONE, _SHARED, _CACHE_LIMIT,
+                                                 _FIRST_INTEGER).slot
 
     def slot(self, t: torch.Tensor, file_name: str | None = None, copy: bool = False, shared: bool = True) -> int:
         """The slot describing `t` as it is now; cheap and shared by equal states.
@@ -105,33 +112,18 @@ class StatBuffer:
         see may change in place (parameter gradients). Without `shared`, `t` is described anew even if an
         equal state was: for tensors that code capture cannot see may be written through an alias
         (`p.data`, which has a version counter of its own) between two records."""
+        if self._describe is not None:
+            slot = self._describe(t, shared)
+            if slot >= 0:
+                return slot
+            return self._keep(t, t.dtype, file_name, copy)
         known = self._cache.get(id(t)) if shared else None
         if known is not None and known[0]() is t and known[1] == t._version:
             slot = known[2]
             if file_name is not None:
                 self.files[slot].append(file_name)
             return slot
-        dtype = t.dtype
-        code = self.host_codes.get(dtype)  # only in the statistics mode without data files
-        if (code is not None and t.__class__ in _PLAIN and t.is_cpu and t.layout is _STRIDED and not t.is_neg()
-                and (t.is_contiguous() or _dense(t))):
-            return self._describe_now(t, dtype, code)
-        return self._keep(t, dtype, file_name, copy)
-
-    def _describe_now(self, t: torch.Tensor, dtype: torch.dtype, code: int) -> int:
-        """A dense CPU tensor: its statistics now, in one pass over its data while it is in the cache."""
-        numel = t.numel()
-        slot, address = self._open_slot(t, _KINDS[dtype], numel, dtype)
-        if address is None:
-            return slot
-        try:
-            self._remember(t, t._version, slot, address)
-        except RuntimeError:  # an inference tensor has no version counter: its states share no slot
-            pass
-        integer = code >= _FIRST_INTEGER
-        _hoststats.append(self.host_values[integer], address, numel, code)
-        self.host_slots[integer].append(slot)
-        return slot
+        return self._keep(t, t.dtype, file_name, copy)
 
     def _keep(self, t: torch.Tensor, dtype: torch.dtype, file_name: str | None, copy: bool) -> int:
         """Any other tensor: a reference to its state (or a copy), described later with the batch."""
@@ -372,17 +364,6 @@ def _storage_address(t: torch.Tensor, dtype: torch.dtype) -> int:
     """Where `t`'s storage starts: shared by every view of it (computed without making the Python
     storage object that `untyped_storage()` would create and keep alive)."""
     return t.data_ptr() - t.storage_offset() * _ITEM_SIZE[dtype]
-
-
-def _dense(t: torch.Tensor) -> bool:
-    """True when `t`'s elements, in some order of its dimensions, lie back to back (a permuted or
-    channels-last tensor): no gaps, no element seen twice."""
-    expected = 1
-    for stride, size in sorted((stride, size) for size, stride in zip(t.shape, t.stride(), strict=True) if size != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def _workspace(like: torch.Tensor, rows: int) -> torch.Tensor:

@@ -54,6 +54,15 @@ _WORK = torch.distributed.Work if torch.distributed.is_available() else ()
 _heads: dict[tuple, tuple[bytes, bool]] = {}  # (dtype, shape) -> (entry head text, 0-d), shared by steps
 
 
+_TOKENS: list[str] = []  # entry number -> its token, made once per process
+
+
+def _token(number: int) -> str:
+    """The token of entry `number` (and of every entry before it, made in blocks)."""
+    _TOKENS.extend(f"{ENTRY_TOKEN}{index}" for index in range(len(_TOKENS), max(number + 1, 2 * len(_TOKENS), 1024)))
+    return _TOKENS[number]
+
+
 def _head(key: tuple) -> tuple[bytes, bool]:
     """The entry head text of a (dtype, shape), and whether it is 0-d (cached)."""
     head = _heads.get(key)
@@ -141,6 +150,11 @@ class CaptureSession(StepRecords):
         and `shared`: see StatBuffer.slot's `copy` and `shared`)."""
         number = len(self._entry_slots)
         self._entry_grads.append(t.requires_grad)
+        describe = self.stats.describe
+        if describe is not None and self._unfinished is None:  # the statistics mode: the common case, inlined
+            slot = describe(t, shared)
+            self._entry_slots.append(slot if slot >= 0 else self.stats.keep(t, None, snapshot))
+            return _TOKENS[number] if number < len(_TOKENS) else _token(number)
         file_name = None
         if self.tensor_folder is not None:
             file_name = naming.tensor_file_name(record, category, path)
@@ -151,7 +165,7 @@ class CaptureSession(StepRecords):
             if file_name is not None:
                 self._data_names[number] = file_name
             self._entry_slots.append(self.stats.slot(t, file_name, snapshot, shared))
-        return f"{ENTRY_TOKEN}{number}"
+        return _TOKENS[number] if number < len(_TOKENS) else _token(number)
 
     def outputs(self, value, record: str) -> tuple:
         """A call's result as msprobe's `output` list."""

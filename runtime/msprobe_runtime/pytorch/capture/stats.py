@@ -97,12 +97,13 @@ class StatBuffer:
         self._previous: list[int] = []  # pending position -> the previous position on the same storage, or -1
         self._pending_bytes = 0
         self._blocks: list[tuple] = []  # (slots, high, low, total, norm, hash) on the device
-        # the statistics mode without data files, built with the C extensions: dense CPU tensors are described
-        # at once, and states seen before found, in C (_describe.c), on the lists and dicts above
-        self._describe = None
+        # the statistics mode without data files, built with the C extensions: `describe(t, shared)` finds a
+        # state seen before or describes a dense CPU tensor at once, in C (_describe.c, on the lists and dicts
+        # above), and returns its slot; -1 for a tensor to `keep` pending
+        self.describe = None
         if _describe is not None and summary_mode == "statistics" and data_folder is None:
-            self._describe = _describe.Describer(self, _HOST_CODES, _PLAIN, _STRIDED, KIND_NONE, _SHARED, _CACHE_LIMIT,
-                                                 _FIRST_INTEGER).slot
+            self.describe = _describe.Describer(self, _HOST_CODES, _PLAIN, _STRIDED, KIND_NONE, _SHARED, _CACHE_LIMIT,
+                                                _FIRST_INTEGER).slot
 
     def slot(self, t: torch.Tensor, file_name: str | None = None, copy: bool = False, shared: bool = True) -> int:
         """The slot describing `t` as it is now; cheap and shared by equal states.
@@ -112,21 +113,21 @@ class StatBuffer:
         see may change in place (parameter gradients). Without `shared`, `t` is described anew even if an
         equal state was: for tensors that code capture cannot see may be written through an alias
         (`p.data`, which has a version counter of its own) between two records."""
-        if self._describe is not None:
-            slot = self._describe(t, shared)
-            if slot >= 0:
-                return slot
-            return self._keep(t, t.dtype, file_name, copy)
+        if self.describe is not None:
+            slot = self.describe(t, shared)
+            return slot if slot >= 0 else self.keep(t, file_name, copy)
         known = self._cache.get(id(t)) if shared else None
         if known is not None and known[0]() is t and known[1] == t._version:
             slot = known[2]
             if file_name is not None:
                 self.files[slot].append(file_name)
             return slot
-        return self._keep(t, t.dtype, file_name, copy)
+        return self.keep(t, file_name, copy)
 
-    def _keep(self, t: torch.Tensor, dtype: torch.dtype, file_name: str | None, copy: bool) -> int:
-        """Any other tensor: a reference to its state (or a copy), described later with the batch."""
+    def keep(self, t: torch.Tensor, file_name: str | None = None, copy: bool = False) -> int:
+        """A new slot for `t`, kept pending: a reference to its state (or a copy), described later with the
+        batch (`slot` minus its shortcuts)."""
+        dtype = t.dtype
         if t.layout is _SPARSE_COO and t.__class__ in _PLAIN and dtype in _KINDS:
             return self._sparse(t, file_name)
         # float, int or bool; none for other sparse layouts, meta, subclass and quantized tensors

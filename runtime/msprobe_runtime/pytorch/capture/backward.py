@@ -87,7 +87,7 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
     found: dict = {}
     if inputs and made:
         edges = edges or input_edges(inputs)
-        found = _edges_into(edges, list(made), first_sequence) if walked else {only: _node_edges(only, edges)[0]}
+        found = _edges_into(edges, list(made), first_sequence, walked)
     for node in (*made, *(node for node in found if node not in made)):  # one hook per node
         pairs = found.get(node, ())
         for _, index in pairs:
@@ -99,47 +99,43 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
         session.on_close(grads.finish)
 
 
-def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int) -> dict:
+def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk: bool = True) -> dict:
     """Nodes created during the call (sequence number >= first_sequence) with edges into an input:
-    {node: [(edge index, input index), ...]}."""
+    {node: [(edge index, input index), ...]}, found by walking down from `roots` (with `walk` False, only
+    the edges of `roots`, nodes the call made, are read). A tensor passed twice that a node takes twice (`x * x`) gets one edge
+    per place, in order; the node's other edges go to its last place. One loop, no call per node: the walk
+    visits every node of a module's call (dozens for a transformer block)."""
+    computed, leaves = edges
     found: dict = {}
-    todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
-    seen = set(todo)
+    if walk:
+        todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
+        seen = set(todo)
+    else:  # one node, made by the call (most API calls)
+        todo = list(roots)
     while todo:
         node = todo.pop()
-        pairs, others = _node_edges(node, edges)
-        if pairs:
-            found[node] = pairs
-        for child in others:
-            if child not in seen:
-                seen.add(child)
-                if child._sequence_nr() >= first_sequence:
-                    todo.append(child)
-    return found
-
-
-def _node_edges(node, edges: tuple[dict, dict]) -> tuple[list, list]:
-    """A node's edges into the inputs, [(edge index, input index), ...], and its other children worth
-    walking (a leaf's node, such as a parameter's, has none below it). A tensor passed twice that this
-    node takes twice (`x * x`) gets one edge per place, in order; its other edges go to its last place."""
-    computed, leaves = edges
-    pairs, others, taken = [], [], None
-    for edge, (child, number) in enumerate(node.next_functions):
-        if child is None:
-            continue
-        if child.__class__ is _ACCUMULATE_GRAD:
-            indices = leaves.get(id(child.variable)) if leaves else None
-        else:
-            indices = computed.get((child, number))
-            if indices is None:
-                others.append(child)
+        pairs = taken = None
+        for edge, (child, number) in enumerate(node.next_functions):
+            if child is None:
                 continue
-        if indices is None:
-            continue
-        if len(indices) == 1:
-            pairs.append((edge, indices[0]))
-            continue
-        taken = {} if taken is None else taken
-        place = taken[id(indices)] = taken.get(id(indices), -1) + 1
-        pairs.append((edge, indices[min(place, len(indices) - 1)]))
-    return pairs, others
+            if child.__class__ is _ACCUMULATE_GRAD:  # a leaf's node (a parameter's): nothing below it
+                indices = leaves.get(id(child.variable)) if leaves else None
+                if indices is None:
+                    continue
+            else:
+                indices = computed.get((child, number))
+                if indices is None:
+                    if walk and child not in seen:
+                        seen.add(child)
+                        if child._sequence_nr() >= first_sequence:
+                            todo.append(child)
+                    continue
+            if pairs is None:
+                pairs = found[node] = []
+            if len(indices) == 1:
+                pairs.append((edge, indices[0]))
+                continue
+            taken = {} if taken is None else taken
+            place = taken[id(indices)] = taken.get(id(indices), -1) + 1
+            pairs.append((edge, indices[min(place, len(indices) - 1)]))
+    return found

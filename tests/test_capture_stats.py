@@ -366,12 +366,14 @@ def test_host_reducer_integer_range_is_exact(dtype, size):
 def test_host_reducer_takes_dense_host_tensors_only():
     """Float and integer tensors whose elements lie back to back (contiguous, transposed, channels-last,
     a contiguous view) are described at once; strided views with gaps, expanded tensors, float16 and
-    complex tensors, and the md5 summary mode, go to torch's reductions."""
+    complex tensors, a view whose values are its memory's negated (the negative bit), and the md5 summary
+    mode, go to torch's reductions."""
     buffer = stats_module.StatBuffer()
     base = torch.arange(12.0).reshape(3, 4)
     for tensor in (base[:, ::2], torch.ones(3, 1).expand(3, 4), torch.ones(3, dtype=torch.float16),
                    torch.ones(2, dtype=torch.complex64)):
         buffer.slot(tensor)
+    negated = buffer.slot(torch._neg_view(base[0]))
     offset = buffer.slot(base[1])
     transposed = buffer.slot(base.t())
     images = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
@@ -386,6 +388,7 @@ def test_host_reducer_takes_dense_host_tensors_only():
     assert (high[channels_last], low[channels_last]) == (float(images.max()), float(images.min()))
     assert total[channels_last] == pytest.approx(float(images.double().sum()), rel=1e-5, abs=1e-5)
     assert (high[integers], low[integers], total[integers]) == (2**62 + 1, -7, None)
+    assert (high[negated], low[negated], total[negated]) == (0.0, -3.0, -6.0)
 
 
 def test_torch_func_transforms_are_recorded_without_statistics(tmp_path, reducer):

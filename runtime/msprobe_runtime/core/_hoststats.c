@@ -1,8 +1,8 @@
 /* Statistics of a tensor held in host memory, in one pass: max, min, sum and norm of contiguous float32,
  * float64 or bfloat16 data (max and min of integers and bools), appended to a bytearray. The PyTorch
  * runtime uses it for CPU tensors when they are recorded (capture.stats, through capture/_describe.c),
- * while their data is still in the cache; elsewhere the statistics come from the framework's own reductions (and in the hash, md5 and
- * tensor summary modes).
+ * while their data is still in the cache; elsewhere the statistics come from the framework's own
+ * reductions (and in the hash, md5 and tensor summary modes).
  *
  * The data is read once, in blocks: inside a block, LANES independent lanes keep max, min, sum and sum
  * of squares (so the compiler can use vector instructions without reordering any one lane's additions);

@@ -102,9 +102,9 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
 def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk: bool = True) -> dict:
     """Nodes created during the call (sequence number >= first_sequence) with edges into an input:
     {node: [(edge index, input index), ...]}, found by walking down from `roots` (with `walk` False, only
-    the edges of `roots`, nodes the call made, are read). A tensor passed twice that a node takes twice (`x * x`) gets one edge
-    per place, in order; the node's other edges go to its last place. One loop, no call per node: the walk
-    visits every node of a module's call (dozens for a transformer block)."""
+    the edges of `roots`, nodes the call made, are read). A tensor passed twice that a node takes twice
+    (`x * x`) gets one edge per place, in order; the node's other edges go to its last place. One loop, no
+    call per node: the walk visits every node of a module's call (dozens for a transformer block)."""
     computed, leaves = edges
     found: dict = {}
     if walk:

@@ -154,17 +154,15 @@ class CaptureSession(StepRecords):
         if describe is not None and self._unfinished is None:  # the statistics mode: the common case, inlined
             slot = describe(t, shared)
             self._entry_slots.append(slot if slot >= 0 else self.stats.keep(t, None, snapshot))
-            return _TOKENS[number] if number < len(_TOKENS) else _token(number)
-        file_name = None
-        if self.tensor_folder is not None:
-            file_name = naming.tensor_file_name(record, category, path)
-        if self._unfinished is not None:  # an asynchronous collective's result: described once it is done
-            self._unfinished.append((number, t, version_of(t), file_name))
-            self._entry_slots.append(self.stats.unknown(t))
         else:
-            if file_name is not None:
-                self._data_names[number] = file_name
-            self._entry_slots.append(self.stats.slot(t, file_name, snapshot, shared))
+            file_name = naming.tensor_file_name(record, category, path) if self.tensor_folder is not None else None
+            if self._unfinished is not None:  # an asynchronous collective's result: described once it is done
+                self._unfinished.append((number, t, version_of(t), file_name))
+                self._entry_slots.append(self.stats.unknown(t))
+            else:
+                if file_name is not None:
+                    self._data_names[number] = file_name
+                self._entry_slots.append(self.stats.slot(t, file_name, snapshot, shared))
         return _TOKENS[number] if number < len(_TOKENS) else _token(number)
 
     def outputs(self, value, record: str) -> tuple:

@@ -22,7 +22,7 @@ from msprobe_runtime.core.hooked import Hooked
 from msprobe_runtime.core.parameter_hooks import ParameterHooks
 from msprobe_runtime.pytorch.capture.api_wrap import STATE, records_here
 from msprobe_runtime.pytorch.capture.backward import hook_backward, sequence_number
-from msprobe_runtime.pytorch.capture.stacks import capture_stack
+from msprobe_runtime.pytorch.capture import stacks
 
 _grad_enabled = torch.is_grad_enabled
 Tensor = torch.Tensor
@@ -117,7 +117,7 @@ def _pre_hook(info: _Module, module, args, kwargs):
         call = _Call(name, stack[-1] if stack else None, not session.filtered or session.wanted(name))
         modes = session.modes
         if call.wanted and modes.forward:
-            call.stack = capture_stack(sys._getframe())
+            call.stack = stacks.capture_stack(sys._getframe())
             if modes.input:
                 call.record["input_args"] = session.encode(args, name, "input")
                 call.record["input_kwargs"] = session.encode(kwargs, name, "kwargs")

@@ -9,13 +9,19 @@ one forward walk only their new frames). A remembered frame keeps its locals ali
 so they are few: past `_FRAME_LIMIT` only the frames running now are kept, and all are forgotten at
 the end of each capture window. Generator frames, which may resume under another caller, are never
 remembered. Numbers become msprobe's lines (`File {path}, line {n}, in {function}, \n {source}`) once
-per distinct stack, cached across steps.
+per distinct stack, cached across steps. The walk runs in C where the package was built with a C
+compiler (_stacks.c, on this module's caches; hundreds of calls a step at L1), else in Python.
 """
 
 from __future__ import annotations
 
 import linecache
 import os
+
+try:  # compiled when the package was built with a C compiler; else the walk below, in Python
+    from msprobe_runtime.pytorch.capture import _stacks
+except ImportError:  # pragma: no cover - depends on the build
+    _stacks = None
 
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # msprobe_runtime/
 _GENERATED = "<eval_with_key"  # the file name of code torch.fx generates (compiled graphs)
@@ -36,8 +42,9 @@ class _Last:
     below = -1
 
 
-def capture_stack(frame) -> int:
-    """The number of the stack at `frame`, skipping msprobe_runtime's own frames (-1: no frame)."""
+def walk_stack(frame) -> int:
+    """The number of the stack at `frame`, skipping msprobe_runtime's own frames (-1: no frame); in Python
+    (`capture_stack` is the same walk in C, where it was built)."""
     while frame is not None and frame.f_code.co_filename.startswith(_OWN_DIR):
         frame = frame.f_back
     if frame is None:
@@ -67,6 +74,10 @@ def capture_stack(frame) -> int:
     if not frame.f_code.co_flags & _RESUMABLE:
         _Last.frame, _Last.below = frame, _links[number][2]
     return number
+
+
+_compiled = None if _stacks is None else _stacks.Stacks(_OWN_DIR, _codes, _chains, _links, _frames, _FRAME_LIMIT)
+capture_stack = walk_stack if _compiled is None else _compiled.capture
 
 
 def _link(code, instruction: int, below: int) -> int:
@@ -105,6 +116,8 @@ def release() -> None:
     """Forget the remembered frames (end of a capture window); bound the caches."""
     _frames.clear()
     _Last.frame = None
+    if _compiled is not None:
+        _compiled.forget()
     if len(_links) > _CACHE_LIMIT:  # numbers and code ids go together: nothing refers to them between windows
         _chains.clear()
         _links.clear()

@@ -1,0 +1,145 @@
+"""Call stacks of recorded calls (capture.stacks): msprobe's lines for the frames running at the call, with
+the C walk (_stacks.c) and the Python one."""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+
+import pytest
+from msprobe_runtime.pytorch.capture import stacks
+
+
+@pytest.fixture(params=["compiled", "python"])
+def walk(request, monkeypatch):
+    """capture_stack as built (the C walk), and its Python walk; each starts from empty caches."""
+    if request.param == "python":
+        monkeypatch.setattr(stacks, "capture_stack", stacks.walk_stack)
+    elif stacks._compiled is None:
+        pytest.skip("the _stacks extension was not built (no C compiler)")
+    stacks.release()
+    yield stacks.capture_stack
+    stacks.release()
+
+
+def _expected(frame) -> tuple[str, ...]:
+    """The lines of the frames from `frame` down, read from the frames themselves."""
+    lines = []
+    while frame is not None:
+        code = frame.f_code
+        source = linecache.getline(code.co_filename, frame.f_lineno).strip()
+        lines.append(f"File {code.co_filename}, line {frame.f_lineno}, in {code.co_name}, \n {source}")
+        frame = frame.f_back
+    return tuple(lines)
+
+
+def _number(walk) -> int:
+    """The stack number at the caller's frame."""
+    return walk(sys._getframe(1))
+
+
+def _here(walk) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(captured lines, expected lines) at the caller's frame."""
+    frame = sys._getframe(1)
+    return stacks.stack_lines(walk(frame)), _expected(frame)
+
+
+def test_lines_name_every_frame_running(walk):
+    def inner():
+        return _here(walk)
+
+    def outer():
+        return inner()
+
+    captured, expected = outer()
+    assert captured == expected
+    assert captured[0].startswith(f"File {__file__}, line ") and ", in inner, \n return _here(walk)" in captured[0]
+
+
+def test_calls_from_one_frame_differ_by_line_and_repeat_the_same(walk):
+    """A loop calling API after API (the last frame's fast path): each call site its own stack, and the
+    same site the same number."""
+    numbers = []
+    for _ in range(3):
+        numbers.append(walk(sys._getframe()))
+        numbers.append(walk(sys._getframe()))
+    assert numbers[0] != numbers[1]
+    assert numbers[::2] == [numbers[0]] * 3 and numbers[1::2] == [numbers[1]] * 3
+    assert stacks.stack_lines(numbers[0])[1:] == stacks.stack_lines(numbers[1])[1:]
+
+
+def test_sibling_calls_reuse_the_frames_below(walk):
+    def call():
+        return _here(walk)
+
+    for _ in range(2):
+        first, expected_first = call()
+        second, expected_second = call()
+        assert first == expected_first and second == expected_second
+        assert first != second  # the caller's line differs
+
+
+def test_a_generator_resumed_under_another_caller(walk):
+    """Generator frames are never remembered: a resumed one is walked again, under its new caller."""
+
+    def produce():
+        while True:
+            yield _here(walk)
+
+    generator = produce()
+
+    def first_caller():
+        return next(generator)
+
+    def second_caller():
+        return next(generator)
+
+    for caller in (first_caller, second_caller, first_caller):
+        captured, expected = caller()
+        assert captured == expected
+        assert f"in {caller.__name__}," in captured[1]
+
+
+def test_deep_stacks_past_the_frame_limit(walk):
+    """Past _FRAME_LIMIT remembered frames, the walk starts again from the frames running now."""
+
+    def recurse(depth: int):
+        if depth == 0:
+            return _here(walk)
+        return recurse(depth - 1)
+
+    for depth in (stacks._FRAME_LIMIT + 10, 3, stacks._FRAME_LIMIT * 2):
+        captured, expected = recurse(depth)
+        assert captured == expected
+
+
+def test_own_frames_are_skipped_and_no_frame_is_minus_one(walk):
+    """Frames of msprobe_runtime's own files (the hooks and wrappers) are not part of a stack."""
+    namespace = {"sys": sys, "walk": walk}
+    exec(compile("def hook():\n    return walk(sys._getframe())\n", os.path.join(stacks._OWN_DIR, "fake_hook.py"), "exec"),
+         namespace)
+
+    def user_code():
+        return namespace["hook"](), _expected(sys._getframe())
+
+    number, expected = user_code()
+    assert stacks.stack_lines(number) == expected
+    assert walk(None) == -1
+
+
+def test_both_walks_number_stacks_alike():
+    """The C walk and the Python walk share the caches: the same stack gets the same number from either."""
+    if stacks._compiled is None:
+        pytest.skip("the _stacks extension was not built (no C compiler)")
+
+    def site(walk):  # as the hooks do: the frame of the user code calling them (its call to Python code)
+        return _number(walk)
+
+    numbers = []
+    for walk in (stacks._compiled.capture, stacks.walk_stack, stacks._compiled.capture):
+        stacks.release()  # forget the frames, keep the numbers
+        numbers.append(site(walk))
+    assert numbers == [numbers[0]] * 3
+    with pytest.raises(TypeError):
+        stacks._compiled.capture("not a frame")

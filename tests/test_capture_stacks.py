@@ -101,17 +101,23 @@ def test_a_generator_resumed_under_another_caller(walk):
         assert f"in {caller.__name__}," in captured[1]
 
 
-def test_deep_stacks_past_the_frame_limit(walk):
-    """Past _FRAME_LIMIT remembered frames, the walk starts again from the frames running now."""
+def test_deep_stacks_and_returned_frames(walk):
+    """Deep stacks are walked whole; frames of calls that returned are not kept (nor their locals)."""
 
     def recurse(depth: int):
         if depth == 0:
             return _here(walk)
         return recurse(depth - 1)
 
-    for depth in (stacks._FRAME_LIMIT + 10, 3, stacks._FRAME_LIMIT * 2):
+    for depth in (200, 3, 100):
         captured, expected = recurse(depth)
         assert captured == expected
+    _here(walk)  # at this frame
+    running = 0
+    frame = sys._getframe()
+    while frame is not None:
+        running, frame = running + 1, frame.f_back
+    assert len(stacks._last_stack) == running  # this frame and those below it: none of the recursion's
 
 
 def test_own_frames_are_skipped_and_no_frame_is_minus_one(walk):

@@ -1,8 +1,8 @@
 /* capture.stacks.capture_stack in C: every recorded call takes its stack (hundreds a step at L1), and in
  * Python the walk's frame reads and dict lookups cost more than the rest of a small call's record.
  *
- * Stacks(own_dir, codes, chains, links, frames, frame_limit).capture(frame) follows the Python function
- * step for step, on the module's own dicts and lists (stacks._codes, _chains, _links, _frames), so that
+ * Stacks(own_dir, codes, chains, links, last_stack, places).capture(frame) follows stacks.walk_stack step for
+ * step, on the module's own dicts and lists (stacks._codes, _chains, _links, _last_stack, _places), so that
  * stack_lines() and release() read and clear what it writes. It keeps the frame of the last capture
  * itself (stacks._Last in Python); forget() drops it.
  */
@@ -15,18 +15,20 @@
 typedef struct {
     PyObject_HEAD
     PyObject *own_dir;                   /* str: frames whose file starts with it are skipped */
-    PyObject *codes, *chains, *frames;   /* dicts: id(code) -> code; link -> number; id(frame) -> (frame, lasti, number) */
-    PyObject *links;                     /* list: number -> (id(code), instruction, number below) */
-    PyObject *last_frame;                /* the frame of the last capture, or NULL */
-    PyObject *last_below;                /* the number of the chain below it */
-    Py_ssize_t frame_limit;
+    PyObject *codes, *chains, *places; /* dicts: id(code) -> code; link -> number; id(frame) -> place in last_stack */
+    PyObject *links;                   /* list: number -> (id(code), instruction, number below) */
+    PyObject *last_stack;              /* list: the last stack walked, from the bottom: (frame, instruction,
+                                          number) per frame, None for a generator's */
+    PyObject *last_frame;              /* the frame of the last capture, or NULL */
+    PyObject *last_below;              /* the number of the chain below it */
 } Stacks;
 
 static int stacks_traverse(Stacks *self, visitproc visit, void *arg) {
     Py_VISIT(self->own_dir);
     Py_VISIT(self->codes);
     Py_VISIT(self->chains);
-    Py_VISIT(self->frames);
+    Py_VISIT(self->places);
+    Py_VISIT(self->last_stack);
     Py_VISIT(self->links);
     Py_VISIT(self->last_frame);
     Py_VISIT(self->last_below);
@@ -37,7 +39,8 @@ static int stacks_clear(Stacks *self) {
     Py_CLEAR(self->own_dir);
     Py_CLEAR(self->codes);
     Py_CLEAR(self->chains);
-    Py_CLEAR(self->frames);
+    Py_CLEAR(self->places);
+    Py_CLEAR(self->last_stack);
     Py_CLEAR(self->links);
     Py_CLEAR(self->last_frame);
     Py_CLEAR(self->last_below);
@@ -51,19 +54,18 @@ static void stacks_dealloc(Stacks *self) {
 }
 
 static int stacks_init(Stacks *self, PyObject *args, PyObject *kwargs) {
-    PyObject *own_dir, *codes, *chains, *links, *frames;
-    Py_ssize_t frame_limit;
-    static char *names[] = {"own_dir", "codes", "chains", "links", "frames", "frame_limit", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O!O!O!n", names, &own_dir, &PyDict_Type, &codes, &PyDict_Type,
-                                     &chains, &PyList_Type, &links, &PyDict_Type, &frames, &frame_limit))
+    PyObject *own_dir, *codes, *chains, *links, *last_stack, *places;
+    static char *names[] = {"own_dir", "codes", "chains", "links", "last_stack", "places", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O!O!O!O!", names, &own_dir, &PyDict_Type, &codes, &PyDict_Type,
+                                     &chains, &PyList_Type, &links, &PyList_Type, &last_stack, &PyDict_Type, &places))
         return -1;
     stacks_clear(self);
     self->own_dir = Py_NewRef(own_dir);
     self->codes = Py_NewRef(codes);
     self->chains = Py_NewRef(chains);
     self->links = Py_NewRef(links);
-    self->frames = Py_NewRef(frames);
-    self->frame_limit = frame_limit;
+    self->last_stack = Py_NewRef(last_stack);
+    self->places = Py_NewRef(places);
     return 0;
 }
 
@@ -168,16 +170,24 @@ static PyObject *frame_number(Stacks *self, PyFrameObject *frame, PyObject *belo
     return number;
 }
 
-/* the remembered number of `frame` when it is still at the remembered instruction (borrowed), else NULL
- * (with an exception set on error) */
-static PyObject *remembered(Stacks *self, PyFrameObject *frame) {
+/* the number (borrowed) of `frame` in last_stack when it is still at the instruction it was at, and its
+ * place there; else NULL (with an exception set on error) */
+static PyObject *remembered(Stacks *self, PyFrameObject *frame, Py_ssize_t *place) {
     PyObject *frame_id = PyLong_FromVoidPtr(frame);
     if (frame_id == NULL)
         return NULL;
-    PyObject *seen = PyDict_GetItemWithError(self->frames, frame_id);
+    PyObject *found = PyDict_GetItemWithError(self->places, frame_id);
     Py_DECREF(frame_id);
-    if (seen == NULL || !PyTuple_Check(seen) || PyTuple_GET_SIZE(seen) != 3 ||
-        PyTuple_GET_ITEM(seen, 0) != (PyObject *)frame)
+    if (found == NULL)
+        return NULL;
+    *place = PyLong_AsSsize_t(found);
+    if (*place < 0 || *place >= PyList_GET_SIZE(self->last_stack)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "capture: a remembered frame out of place");
+        return NULL;
+    }
+    PyObject *seen = PyList_GET_ITEM(self->last_stack, *place);
+    if (!PyTuple_Check(seen) || PyTuple_GET_SIZE(seen) != 3 || PyTuple_GET_ITEM(seen, 0) != (PyObject *)frame)
         return NULL;
     PyObject *instruction = instruction_of(frame);
     if (instruction == NULL)
@@ -185,6 +195,37 @@ static PyObject *remembered(Stacks *self, PyFrameObject *frame) {
     int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(seen, 1), instruction, Py_EQ);
     Py_DECREF(instruction);
     return same == 1 ? PyTuple_GET_ITEM(seen, 2) : NULL;
+}
+
+/* drop the frames remembered above `place` (they have returned); 0, or -1 with an exception set */
+static int drop_above(Stacks *self, Py_ssize_t place) {
+    Py_ssize_t size = PyList_GET_SIZE(self->last_stack);
+    for (Py_ssize_t i = place + 1; i < size; i++) {
+        PyObject *returned = PyList_GET_ITEM(self->last_stack, i);
+        if (returned == Py_None)
+            continue;
+        PyObject *frame_id = PyLong_FromVoidPtr(PyTuple_GET_ITEM(returned, 0));
+        int failed = frame_id == NULL || PyDict_DelItem(self->places, frame_id) < 0;
+        Py_XDECREF(frame_id);
+        if (failed)
+            return -1;
+    }
+    return PyList_SetSlice(self->last_stack, place + 1, size, NULL);
+}
+
+/* remember `frame` at the top of last_stack (None for a generator's frame); 0, or -1 with an exception set */
+static int remember(Stacks *self, PyFrameObject *frame, PyObject *instruction, PyObject *number) {
+    if (resumable(frame))
+        return PyList_Append(self->last_stack, Py_None);
+    PyObject *frame_id = PyLong_FromVoidPtr(frame);
+    PyObject *place = PyLong_FromSsize_t(PyList_GET_SIZE(self->last_stack));
+    PyObject *entry = PyTuple_Pack(3, (PyObject *)frame, instruction, number);
+    int failed = frame_id == NULL || place == NULL || entry == NULL || PyDict_SetItem(self->places, frame_id, place) < 0 ||
+                 PyList_Append(self->last_stack, entry) < 0;
+    Py_XDECREF(frame_id);
+    Py_XDECREF(place);
+    Py_XDECREF(entry);
+    return failed ? -1 : 0;
 }
 
 static PyObject *stacks_capture(Stacks *self, PyObject *frame_arg) {
@@ -213,48 +254,32 @@ static PyObject *stacks_capture(Stacks *self, PyObject *frame_arg) {
         return number;
     }
     Walked walked = {NULL, 0, 0};
+    Py_ssize_t place = -1; /* of the remembered frame the walk stops at */
     PyFrameObject *cursor = (PyFrameObject *)Py_NewRef(frame);
     while (cursor != NULL) {
-        PyObject *seen = remembered(self, cursor);
+        PyObject *seen = remembered(self, cursor, &place);
         if (seen != NULL) {
             number = Py_NewRef(seen);
             break;
         }
+        place = -1;
         if (PyErr_Occurred() || walked_push(&walked, cursor) < 0)
             goto error;
         cursor = PyFrame_GetBack(cursor); /* walked holds the reference to the frame before */
     }
-    if (cursor != NULL && PyDict_GET_SIZE(self->frames) + walked.size > self->frame_limit) {
-        PyDict_Clear(self->frames); /* start again from the frames running now: walk (and remember) all */
-        Py_CLEAR(number);
-        while (cursor != NULL) {
-            if (walked_push(&walked, cursor) < 0)
-                goto error;
-            cursor = PyFrame_GetBack(cursor);
-        }
-    }
     Py_CLEAR(cursor);
-    if (number == NULL && (number = PyLong_FromLong(-1)) == NULL)
+    if (drop_above(self, place) < 0 || (number == NULL && (number = PyLong_FromLong(-1)) == NULL))
         goto error;
     for (Py_ssize_t i = walked.size - 1; i >= 0; i--) {
-        PyFrameObject *step = walked.items[i];
         PyObject *instruction = NULL;
-        PyObject *above = frame_number(self, step, number, &instruction);
+        PyObject *above = frame_number(self, walked.items[i], number, &instruction);
         if (above == NULL)
             goto error;
         Py_SETREF(number, above);
-        if (!resumable(step)) {
-            PyObject *frame_id = PyLong_FromVoidPtr(step);
-            PyObject *entry = frame_id == NULL ? NULL : PyTuple_Pack(3, (PyObject *)step, instruction, number);
-            int failed = entry == NULL || PyDict_SetItem(self->frames, frame_id, entry) < 0;
-            Py_XDECREF(frame_id);
-            Py_XDECREF(entry);
-            if (failed) {
-                Py_DECREF(instruction);
-                goto error;
-            }
-        }
+        int failed = remember(self, walked.items[i], instruction, number) < 0;
         Py_DECREF(instruction);
+        if (failed)
+            goto error;
     }
     if (!resumable(frame)) {
         Py_ssize_t index = PyLong_AsSsize_t(number);
@@ -294,7 +319,7 @@ static PyTypeObject StacksType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "msprobe_runtime.pytorch.capture._stacks.Stacks",
     .tp_basicsize = sizeof(Stacks),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Stacks(own_dir, codes, chains, links, frames, frame_limit): capture_stack over these caches",
+    .tp_doc = "Stacks(own_dir, codes, chains, links, last_stack, places): capture_stack over these caches",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)stacks_init,
     .tp_dealloc = (destructor)stacks_dealloc,

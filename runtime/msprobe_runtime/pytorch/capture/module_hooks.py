@@ -20,9 +20,9 @@ from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import tensors_in
 from msprobe_runtime.core.hooked import Hooked
 from msprobe_runtime.core.parameter_hooks import ParameterHooks
+from msprobe_runtime.pytorch.capture import stacks
 from msprobe_runtime.pytorch.capture.api_wrap import STATE, records_here
 from msprobe_runtime.pytorch.capture.backward import hook_backward, sequence_number
-from msprobe_runtime.pytorch.capture import stacks
 
 _grad_enabled = torch.is_grad_enabled
 Tensor = torch.Tensor

@@ -3,14 +3,15 @@
 A stack is numbered as a chain: the number of `(code, instruction, number of the chain below)`. While
 a frame runs, the frames below it cannot change, and while it stays at one instruction, neither can
 its own chain. So the frame of the last capture is remembered (a loop calling API after API, such as
-an optimizer's, only looks at its own instruction), and so are the last few frames walked, with their
-numbers: a walk stops at the first of them still at the same instruction (sibling modules called from
-one forward walk only their new frames). A remembered frame keeps its locals alive after it returns,
-so they are few: past `_FRAME_LIMIT` only the frames running now are kept, and all are forgotten at
-the end of each capture window. Generator frames, which may resume under another caller, are never
-remembered. Numbers become msprobe's lines (`File {path}, line {n}, in {function}, \n {source}`) once
-per distinct stack, cached across steps. The walk runs in C where the package was built with a C
-compiler (_stacks.c, on this module's caches; hundreds of calls a step at L1), else in Python.
+an optimizer's, only looks at its own instruction), and so is the last stack walked, frame by frame
+from the bottom, with the numbers: a walk stops at the first of its frames still at the same
+instruction (sibling modules called from one forward walk only their new frames), and the frames
+remembered above that one have returned: they are dropped, so no finished call's locals are kept
+alive for long. Everything is forgotten at the end of each capture window. Generator frames, which may
+resume under another caller, are never remembered. Numbers become msprobe's lines (`File {path}, line
+{n}, in {function}, \n {source}`) once per distinct stack, cached across steps. The walk runs in C
+where the package was built with a C compiler (_stacks.c, on this module's caches; hundreds of calls a
+step at L1), else in Python.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ except ImportError:  # pragma: no cover - depends on the build
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # msprobe_runtime/
 _GENERATED = "<eval_with_key"  # the file name of code torch.fx generates (compiled graphs)
 _RESUMABLE = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR: may resume elsewhere
-_FRAME_LIMIT = 64
 _CACHE_LIMIT = 8192
 _codes: dict[int, object] = {}  # code objects seen in stacks, kept alive so their ids stay unique
 _chains: dict[tuple, int] = {}  # (id(code), instruction, number below) -> number
 _links: list[tuple] = []  # number -> (id(code), instruction, number below)
 _lines: dict[int, tuple[str, ...]] = {}
-_frames: dict[int, tuple] = {}  # id(frame) -> (frame, instruction, number): frames seen lately
+# the last stack walked, from the bottom: (frame, instruction, number) per frame, None for a generator's
+_last_stack: list[tuple | None] = []
+_places: dict[int, int] = {}  # id(frame) -> its place in _last_stack
 
 
 class _Last:
@@ -52,31 +54,34 @@ def walk_stack(frame) -> int:
     if frame is _Last.frame:  # the same call, still running (a loop calling API after API): frames below
         return _link(frame.f_code, frame.f_lasti, _Last.below)  # it cannot have changed
     walked = []
-    number = -1
+    number = depth = -1  # the number and place of the remembered frame the walk stops at
     cursor = frame
     while cursor is not None:
-        seen = _frames.get(id(cursor))
-        if seen is not None and seen[0] is cursor and seen[1] == cursor.f_lasti:
-            number = seen[2]
-            break
+        place = _places.get(id(cursor))
+        if place is not None:
+            seen = _last_stack[place]
+            if seen[0] is cursor and seen[1] == cursor.f_lasti:
+                number, depth = seen[2], place
+                break
         walked.append(cursor)
         cursor = cursor.f_back
-    if cursor is not None and len(_frames) + len(walked) > _FRAME_LIMIT:
-        _frames.clear()  # start again from the frames running now: walk (and remember) the whole stack
-        number = -1
-        while cursor is not None:
-            walked.append(cursor)
-            cursor = cursor.f_back
+    for returned in _last_stack[depth + 1:]:  # the frames remembered above it have returned
+        if returned is not None:
+            del _places[id(returned[0])]
+    del _last_stack[depth + 1:]
     for cursor in reversed(walked):
         number = _link(cursor.f_code, cursor.f_lasti, number)
-        if not cursor.f_code.co_flags & _RESUMABLE:  # a generator may resume under another caller
-            _frames[id(cursor)] = (cursor, cursor.f_lasti, number)
+        if cursor.f_code.co_flags & _RESUMABLE:  # a generator may resume under another caller
+            _last_stack.append(None)
+        else:
+            _places[id(cursor)] = len(_last_stack)
+            _last_stack.append((cursor, cursor.f_lasti, number))
     if not frame.f_code.co_flags & _RESUMABLE:
         _Last.frame, _Last.below = frame, _links[number][2]
     return number
 
 
-_compiled = None if _stacks is None else _stacks.Stacks(_OWN_DIR, _codes, _chains, _links, _frames, _FRAME_LIMIT)
+_compiled = None if _stacks is None else _stacks.Stacks(_OWN_DIR, _codes, _chains, _links, _last_stack, _places)
 capture_stack = walk_stack if _compiled is None else _compiled.capture
 
 
@@ -114,7 +119,8 @@ def stack_lines(number: int) -> tuple[str, ...]:
 
 def release() -> None:
     """Forget the remembered frames (end of a capture window); bound the caches."""
-    _frames.clear()
+    _last_stack.clear()
+    _places.clear()
     _Last.frame = None
     if _compiled is not None:
         _compiled.forget()

@@ -198,6 +198,53 @@ def test_l0_backward_is_the_module_own_contribution(tmp_path):
     assert own["Norm"] != pytest.approx(float(x.grad.norm()))
 
 
+@pytest.mark.parametrize("level", ["L0", "mix"])
+def test_walks_shared_by_nested_calls_give_the_records_of_whole_walks(tmp_path, monkeypatch, level):
+    """A module's walk goes on from the edges leaving the calls inside it, walked before: the same backward
+    records as walking every node, also where a node made inside a call is reached both through the
+    call's output and directly (an intermediate the inner module keeps), where a module returns its
+    inner module's output or its input as it is, and where a tensor is taken twice."""
+
+    class Keeps(torch.nn.Module):  # keeps an intermediate, which the caller uses too
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            self.kept = torch.tanh(x) * 3
+            return self.linear(self.kept) + x
+
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.keeps, self.identity, self.last = Keeps(), torch.nn.Identity(), torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.identity(self.keeps(x))
+            return self.last(h * h + self.keeps.kept)  # the kept node, reached both ways; h taken twice
+
+    def records(folder, share: bool):
+        if not share:
+            original = CaptureSession.__init__
+
+            def without_walks(self, *args, **kwargs):
+                original(self, *args, **kwargs)
+                self.walks = None
+
+            monkeypatch.setattr(CaptureSession, "__init__", without_walks)
+        torch.manual_seed(0)
+        model = torch.nn.ModuleDict({"outer": Outer()})
+        x = torch.randn(3, 4, requires_grad=True)
+        dump, _, _ = capture(folder, lambda: model["outer"](x * 1).sum().backward(), model, level=level)
+        monkeypatch.undo()
+        return dump["data"]
+
+    shared, whole = records(tmp_path / "shared", True), records(tmp_path / "whole", False)
+    assert shared == whole
+    outer = shared["Module.outer.Outer.backward.0"]
+    assert outer["output"][0] is not None and outer["input"][0] is not None
+
+
 @pytest.mark.parametrize("reentrant", [False, True])
 def test_l0_under_gradient_checkpointing(tmp_path, reentrant):
     """torch.utils.checkpoint recomputes a block's forward in backward: the recomputation is recorded as

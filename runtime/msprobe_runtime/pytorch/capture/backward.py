@@ -12,6 +12,10 @@ msprobe reads an API's gradients from its first output's node alone. For a call 
 nodes (`F.cross_entropy`: log_softmax then nll_loss; `F.linear` on a 3-d input: a view, a matmul and
 another view) that node's gradients are not those of the call's inputs (for `cross_entropy`: of the log
 probabilities, not of the logits); here they are, in the order of the call's tensor arguments.
+
+Walks are shared between nested calls (a module and the modules and API calls inside it, at L0 and
+mix): a walk that reaches a node made by a call inside it, walked before, does not walk that call's
+nodes again but goes on from the edges leaving them, which that call's walk kept (`_Walked`).
 """
 
 from __future__ import annotations
@@ -67,11 +71,23 @@ def input_edges(inputs: list) -> tuple[dict, dict]:
     return computed, leaves
 
 
+class _Walked:
+    """What a call's walk covered, for the walks of the calls around it: the nodes made during the call
+    that it reached (`covered`), and per such node its edges out of them (`exits`: [(node, [(edge,
+    (child, output_nr)), ...]), ...], in edge order)."""
+
+    __slots__ = ("covered", "exits")
+
+    def __init__(self, covered: set, exits: list):
+        self.covered, self.exits = covered, exits
+
+
 def hook_backward(session, name: str, parent: str | None, first_sequence: int, inputs: list, outputs: list,
                   edges: tuple[dict, dict] | None = None) -> None:
     """Arrange for the backward record of the call recorded as `name` (inside `parent`, both forward
     names) whose first autograd node got `first_sequence`: `inputs` and `outputs` are its tensors that
-    require grad; `edges` is `input_edges(inputs)` when taken before the call."""
+    require grad; `edges` is `input_edges(inputs)` when taken before the call. Where the session keeps
+    walks (`session.walks`: {node: _Walked} of the calls that made them), this call's is kept too."""
     backward_parent = naming.backward_of(parent) if parent else None
     grads = _Gradients(session, STATE, naming.backward_of(name), backward_parent, len(outputs), len(inputs))
     made: dict = {}  # node -> [(output index, output_nr), ...] of the outputs it made
@@ -87,7 +103,12 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
     found: dict = {}
     if inputs and made:
         edges = edges or input_edges(inputs)
-        found = _edges_into(edges, list(made), first_sequence, walked)
+        walks = session.walks
+        found, walk = _edges_into(edges, list(made), first_sequence, walked, walks)
+        if walk is not None:
+            for node in made:
+                if node in walk.covered:  # made by this call (not an input returned as it is)
+                    walks[node] = walk
     for node in (*made, *(node for node in found if node not in made)):  # one hook per node
         pairs = found.get(node, ())
         for _, index in pairs:
@@ -99,43 +120,72 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
         session.on_close(grads.finish)
 
 
-def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk: bool = True) -> dict:
+def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk: bool = True,
+                walks: dict | None = None) -> tuple[dict, _Walked | None]:
     """Nodes created during the call (sequence number >= first_sequence) with edges into an input:
     {node: [(edge index, input index), ...]}, found by walking down from `roots` (with `walk` False, only
-    the edges of `roots`, nodes the call made, are read). A tensor passed twice that a node takes twice
-    (`x * x`) gets one edge per place, in order; the node's other edges go to its last place. One loop, no
-    call per node: the walk visits every node of a module's call (dozens for a transformer block)."""
+    the edges of `roots`, nodes the call made, are read); with `walks` ({node: _Walked} of calls walked
+    before), also what this walk covered. A tensor passed twice that a node takes twice (`x * x`) gets
+    one edge per place, in order; the node's other edges go to its last place. One loop, no call per
+    node: the walk visits every node of a module's call (dozens for a transformer block) that no walk of
+    a call inside it covered."""
     computed, leaves = edges
     found: dict = {}
+    keep = walks is not None
+    covered, exits = (set(), []) if keep else (None, None)
     if walk:
         todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
-        seen = set(todo)
+        inside = dict.fromkeys(todo, True)  # node seen -> whether made during the call (then walked)
     else:  # one node, made by the call (most API calls)
         todo = list(roots)
+        inside = None
     while todo:
         node = todo.pop()
-        pairs = taken = None
-        for edge, (child, number) in enumerate(node.next_functions):
-            if child is None:
+        if keep:
+            if node in covered:  # covered by the walk of a call inside this one (reached both ways)
                 continue
-            if child.__class__ is _ACCUMULATE_GRAD:  # a leaf's node (a parameter's): nothing below it
-                indices = leaves.get(id(child.variable)) if leaves else None
-                if indices is None:
-                    continue
+            inner = walks.get(node) if walk else None
+            if inner is not None:  # made by a call inside this one: go on from the edges leaving its nodes
+                groups = [group for group in inner.exits if group[0] not in covered]  # not walked here already
+                covered |= inner.covered
+                inside.update(dict.fromkeys(inner.covered, True))
             else:
-                indices = computed.get((child, number))
-                if indices is None:
-                    if walk and child not in seen:
-                        seen.add(child)
-                        if child._sequence_nr() >= first_sequence:
-                            todo.append(child)
+                groups = ((node, enumerate(node.next_functions)),)
+                covered.add(node)
+        else:
+            groups = ((node, enumerate(node.next_functions)),)
+        for owner, owner_edges in groups:
+            pairs = taken = leaving = None
+            for item in owner_edges:
+                edge, pair = item
+                child = pair[0]
+                if child is None:
                     continue
-            if pairs is None:
-                pairs = found[node] = []
-            if len(indices) == 1:
-                pairs.append((edge, indices[0]))
-                continue
-            taken = {} if taken is None else taken
-            place = taken[id(indices)] = taken.get(id(indices), -1) + 1
-            pairs.append((edge, indices[min(place, len(indices) - 1)]))
-    return found
+                if child.__class__ is _ACCUMULATE_GRAD:  # a leaf's node (a parameter's): nothing below it
+                    indices = leaves.get(id(child.variable)) if leaves else None
+                else:
+                    indices = computed.get(pair)
+                    if indices is None and walk:
+                        made_here = inside.get(child)
+                        if made_here is None:
+                            made_here = inside[child] = child._sequence_nr() >= first_sequence
+                            if made_here:
+                                todo.append(child)
+                        if made_here:
+                            continue
+                if keep:  # an edge leaving the call's nodes
+                    leaving = [] if leaving is None else leaving
+                    leaving.append(item)
+                if indices is None:
+                    continue
+                if pairs is None:
+                    pairs = found[owner] = []
+                if len(indices) == 1:
+                    pairs.append((edge, indices[0]))
+                    continue
+                taken = {} if taken is None else taken
+                place = taken[id(indices)] = taken.get(id(indices), -1) + 1
+                pairs.append((edge, indices[min(place, len(indices) - 1)]))
+            if leaving is not None:
+                exits.append((owner, leaving))
+    return found, _Walked(covered, exits) if keep else None

@@ -643,6 +643,23 @@ def test_files_are_plain_json_even_with_nan(tmp_path):
     assert not list((tmp_path / "dump" / "step0" / "rank0").glob("*.tmp"))
 
 
+def test_non_finite_arguments_are_written_as_msprobe_writes_them(tmp_path):
+    """NaN and infinities given as arguments (Python floats and NumPy scalars) are
+    `NaN`, `Infinity`, `-Infinity` in the file, as Python's json writes them; None stays null."""
+    x = torch.tensor([1.0, float("nan"), float("inf")])
+
+    def run():
+        torch.nan_to_num(x, nan=float("nan"), posinf=float("inf"), neginf=None)
+        torch.clamp(x, min=np.float64("-inf"))
+
+    dump, _, _ = capture(tmp_path, run)
+    kwargs = dump["data"]["Torch.nan_to_num.0.forward"]["input_kwargs"]
+    assert np.isnan(kwargs["nan"]["value"]) and kwargs["posinf"]["value"] == np.inf and kwargs["neginf"] is None
+    assert dump["data"]["Torch.clamp.0.forward"]["input_kwargs"]["min"] == {"type": "float64", "value": -np.inf}
+    text = (tmp_path / "dump" / "step0" / "rank0" / "dump.json").read_text()
+    assert '"value": NaN' in text and '"value": Infinity' in text and '"value": -Infinity' in text
+
+
 def test_set_init_step_numbers_the_steps_of_a_resumed_run(tmp_path):
     """msprobe's set_init_step: after resuming at step 100, step 101 of the config is the second step run."""
     model, optimizer, tokens = make_model()

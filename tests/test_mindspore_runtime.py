@@ -328,6 +328,20 @@ def test_in_place_calls_keep_call_time_values(tmp_path):
     assert data["Tensor.add_.0.forward"]["output"][0]["Max"] == 110.0
 
 
+def test_nan_and_infinities_are_written_as_msprobe_writes_them(tmp_path):
+    """NaN statistics and non-finite scalar arguments: `NaN`, `Infinity` in the file, never null."""
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L1"))
+    with debugger:
+        x = ms.Tensor(np.array([1.0, np.nan, np.inf], dtype=np.float32))
+        ops.clamp(x, -float("inf"), float(np.float64(np.nan)))
+    debugger.close()
+    text = (tmp_path / "dump" / "step0" / "rank0" / "dump.json").read_text(encoding="utf-8")
+    record = json.loads(text)["data"]["Functional.clamp.0.forward"]
+    assert np.isnan(record["input_args"][0]["Max"]) and np.isnan(record["input_args"][0]["Mean"])
+    assert record["input_args"][1]["value"] == -np.inf and np.isnan(record["input_args"][2]["value"])
+    assert "NaN" in text and "-Infinity" in text
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64", "int64", "bool", "complex64"])
 def test_statistics_of_every_dtype_match_numpy(dtype):
     values = np.array([[-3.0, 0.5, 2.0], [1.0, 0.0, -0.25]])

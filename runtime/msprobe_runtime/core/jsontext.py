@@ -1,14 +1,16 @@
 """JSON text of dump files, fast: orjson when it is installed, Python's json otherwise, same meaning.
 
 Values are written as Python's json writes them where it matters to readers: NaN and infinities as
-`NaN`/`Infinity`/`-Infinity` (msprobe's spelling; orjson would write `null`, so text in which orjson
-wrote a `null` is made again by Python's json). orjson writes compact JSON and spells some numbers
-differently (`1e-5` for `1e-05`): the same values for every JSON reader.
+`NaN`/`Infinity`/`-Infinity` (msprobe's spelling; orjson would write `null`). Records mark such floats
+(`json_float`) with a float subclass that orjson refuses, so Python's json writes those records, and
+only those. orjson writes compact JSON and spells some numbers differently (`1e-5` for `1e-05`): the
+same values for every JSON reader.
 """
 
 from __future__ import annotations
 
 import json
+from math import isfinite
 
 try:  # optional: ~10x faster than the standard encoder
     import orjson
@@ -19,16 +21,30 @@ _encode = json.JSONEncoder(check_circular=False).encode  # records are trees: no
 _key = json.encoder.encode_basestring_ascii
 
 
+class _NonFinite(float):
+    """A NaN or an infinity in a record (see json_float)."""
+
+    __slots__ = ()
+
+
+def json_float(value: float) -> float:
+    """`value` for a record: a NaN or an infinity marked so that it is written `NaN`, `Infinity`, as msprobe
+    writes them (orjson refuses the mark and would write null)."""
+    return value if isfinite(value) else _NonFinite(value)
+
+
+def json_value(value):
+    """`value` for a record: a float through json_float, anything else as it is."""
+    return json_float(value) if value.__class__ is float else value
+
+
 def json_bytes(value) -> bytes:
-    """`value` as JSON (UTF-8)."""
+    """`value` as JSON (UTF-8); floats in it that may not be finite must come from json_float."""
     if orjson is not None:
         try:
-            text = orjson.dumps(value)
-        except TypeError:  # what orjson refuses (ints past 64 bits, non-string keys): Python's json decides
+            return orjson.dumps(value)
+        except TypeError:  # what orjson refuses (json_float's marks, ints past 64 bits, non-string keys)
             pass
-        else:
-            if b"null" not in text:  # a null may be a NaN or an infinity orjson could not spell
-                return text
     return _encode(value).encode()
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from msprobe_runtime.core.jsontext import number_texts
+from msprobe_runtime.core.jsontext import json_value, number_texts
 
 TYPE, DTYPE, SHAPE = "type", "dtype", "shape"
 MAX, MIN, MEAN, NORM = "Max", "Min", "Mean", "Norm"
@@ -27,12 +27,6 @@ STAT_KEYS = (MAX, MIN, MEAN, NORM)
 # how a tensor's statistics row is to be read
 KIND_FLOAT, KIND_INT, KIND_BOOL, KIND_NONE = "float", "int", "bool", "none"
 _NULLS = (None, None, None, None)
-
-
-def finite(value: float) -> float:
-    """`value` unchanged: NaN and infinities are written as msprobe (Python's json) writes them,
-    `NaN`/`Infinity`/`-Infinity`. Kept for callers written when they needed finite stand-ins."""
-    return value
 
 
 def statistics_values(kind: str, numel: int, scalar: bool, high, low, total, norm) -> tuple:
@@ -50,8 +44,8 @@ def statistics_values(kind: str, numel: int, scalar: bool, high, low, total, nor
 
 def fill_statistics(entry: dict, kind: str, numel: int, high, low, total, norm) -> None:
     """Write Max/Min/Mean/Norm into a tensor entry dict (which has the four keys, as null)."""
-    entry[MAX], entry[MIN], entry[MEAN], entry[NORM] = statistics_values(kind, numel, not entry[SHAPE], high, low,
-                                                                          total, norm)
+    values = statistics_values(kind, numel, not entry[SHAPE], high, low, total, norm)
+    entry[MAX], entry[MIN], entry[MEAN], entry[NORM] = [json_value(value) for value in values]
 
 
 def entry_head(type_name: str, dtype: str, shape: tuple) -> bytes:

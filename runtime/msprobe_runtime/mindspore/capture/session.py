@@ -17,6 +17,7 @@ from mindspore.common.jit_context import jit_context
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.config import DebuggerConfig
 from msprobe_runtime.core.dump_writer import dump_header, step_folder, write_step
+from msprobe_runtime.core.jsontext import json_float, json_value
 from msprobe_runtime.core.records import StepRecords, capture_stack
 from msprobe_runtime.core.stats import (
     DATA_NAME,
@@ -31,7 +32,6 @@ from msprobe_runtime.core.stats import (
     SHAPE,
     TYPE,
     fill_statistics,
-    finite,
     hash_text,
     md5_text,
 )
@@ -51,11 +51,11 @@ def _special(value):
     if isinstance(value, _DTYPE):
         return {"type": "mindspore.dtype", "value": str(value)}
     if isinstance(value, slice):
-        return {"type": "slice", "value": [value.start, value.stop, value.step]}
+        return {"type": "slice", "value": [json_value(part) for part in (value.start, value.stop, value.step)]}
     if value is Ellipsis:
         return {"type": "ellipsis", "value": "..."}
     if isinstance(value, np.generic):
-        return {"type": type(value).__name__, "value": value.item()}
+        return {"type": type(value).__name__, "value": json_value(value.item())}
     return None
 
 
@@ -84,7 +84,7 @@ class CaptureSession(StepRecords):
             return None
         kind = type(value)
         if kind in _SCALARS:
-            return {"type": kind.__name__, "value": value if kind is not float else finite(value)}
+            return {"type": kind.__name__, "value": value if kind is not float else json_float(value)}
         if depth < _MAX_DEPTH:
             if isinstance(value, (list, tuple)):
                 return [self.encode(item, record, category, (*path, index), depth + 1)

@@ -26,6 +26,7 @@ from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import tensors_in
 from msprobe_runtime.core.config import DebuggerConfig
 from msprobe_runtime.core.dump_writer import ENTRY_TOKEN, dump_header, step_folder, write_step
+from msprobe_runtime.core.jsontext import json_float, json_value
 from msprobe_runtime.core.records import StepRecords
 from msprobe_runtime.core.stats import (
     DATA_NAME,
@@ -83,11 +84,11 @@ def _special(value):
     if isinstance(value, torch.memory_format):
         return {"type": "torch.memory_format", "format": str(value).rpartition(".")[2]}
     if isinstance(value, slice):
-        return {"type": "slice", "value": [value.start, value.stop, value.step]}
+        return {"type": "slice", "value": [json_value(part) for part in (value.start, value.stop, value.step)]}
     if value is Ellipsis:
         return {"type": "ellipsis", "value": "..."}
     if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
-        return {"type": type(value).__name__, "value": value.item()}  # numpy scalar
+        return {"type": type(value).__name__, "value": json_value(value.item())}  # numpy scalar
     if torch.distributed.is_available():
         if isinstance(value, torch.distributed.ReduceOp):
             return {"type": "torch.distributed.ReduceOp", "value": str(value)}
@@ -133,7 +134,7 @@ class CaptureSession(StepRecords):
             return None
         kind = type(value)
         if kind in _SCALARS:
-            return {"type": kind.__name__, "value": value}
+            return {"type": kind.__name__, "value": value if kind is not float else json_float(value)}
         if kind is torch.Size:
             return {"type": "torch.Size", "value": tuple(value)}
         if depth < _MAX_DEPTH:

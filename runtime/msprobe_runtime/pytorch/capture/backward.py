@@ -15,7 +15,9 @@ probabilities, not of the logits); here they are, in the order of the call's ten
 
 Walks are shared between nested calls (a module and the modules and API calls inside it, at L0 and
 mix): a walk that reaches a node made by a call inside it, walked before, does not walk that call's
-nodes again but goes on from the edges leaving them, which that call's walk kept (`_Walked`).
+nodes again but goes on from the edges leaving them, which that call's walk kept. (A node made inside
+that call and reached another way, an intermediate the inner module keeps, is walked as well: its
+pairs come out the same either way.)
 """
 
 from __future__ import annotations
@@ -71,23 +73,13 @@ def input_edges(inputs: list) -> tuple[dict, dict]:
     return computed, leaves
 
 
-class _Walked:
-    """What a call's walk covered, for the walks of the calls around it: the nodes made during the call
-    that it reached (`covered`), and per such node its edges out of them (`exits`: [(node, [(edge,
-    (child, output_nr)), ...]), ...], in edge order)."""
-
-    __slots__ = ("covered", "exits")
-
-    def __init__(self, covered: set, exits: list):
-        self.covered, self.exits = covered, exits
-
-
 def hook_backward(session, name: str, parent: str | None, first_sequence: int, inputs: list, outputs: list,
                   edges: tuple[dict, dict] | None = None) -> None:
     """Arrange for the backward record of the call recorded as `name` (inside `parent`, both forward
     names) whose first autograd node got `first_sequence`: `inputs` and `outputs` are its tensors that
     require grad; `edges` is `input_edges(inputs)` when taken before the call. Where the session keeps
-    walks (`session.walks`: {node: _Walked} of the calls that made them), this call's is kept too."""
+    walks (`session.walks`: {node: the edges leaving the nodes of the call that made it}), this call's
+    are kept too."""
     backward_parent = naming.backward_of(parent) if parent else None
     grads = _Gradients(session, STATE, naming.backward_of(name), backward_parent, len(outputs), len(inputs))
     made: dict = {}  # node -> [(output index, output_nr), ...] of the outputs it made
@@ -104,11 +96,11 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
     if inputs and made:
         edges = edges or input_edges(inputs)
         walks = session.walks
-        found, walk = _edges_into(edges, list(made), first_sequence, walked, walks)
-        if walk is not None:
+        found, exits = _edges_into(edges, list(made), first_sequence, walked, walks)
+        if exits is not None:
             for node in made:
-                if node in walk.covered:  # made by this call (not an input returned as it is)
-                    walks[node] = walk
+                if node._sequence_nr() >= first_sequence:  # made by this call (not an input returned as it is)
+                    walks[node] = exits
     for node in (*made, *(node for node in found if node not in made)):  # one hook per node
         pairs = found.get(node, ())
         for _, index in pairs:
@@ -121,18 +113,17 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
 
 
 def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk: bool = True,
-                walks: dict | None = None) -> tuple[dict, _Walked | None]:
+                walks: dict | None = None) -> tuple[dict, list | None]:
     """Nodes created during the call (sequence number >= first_sequence) with edges into an input:
     {node: [(edge index, input index), ...]}, found by walking down from `roots` (with `walk` False, only
-    the edges of `roots`, nodes the call made, are read); with `walks` ({node: _Walked} of calls walked
-    before), also what this walk covered. A tensor passed twice that a node takes twice (`x * x`) gets
-    one edge per place, in order; the node's other edges go to its last place. One loop, no call per
-    node: the walk visits every node of a module's call (dozens for a transformer block) that no walk of
-    a call inside it covered."""
+    the edges of `roots`, nodes the call made, are read); with `walks` ({node: exits} of calls walked
+    before), also the edges leaving the call's nodes, [(node, [(edge index, (child, output_nr)), ...]),
+    ...]. A tensor passed twice that a node takes twice (`x * x`) gets one edge per place, in order; the
+    node's other edges go to its last place. One loop, no call per node: the walk visits every node of a
+    module's call (dozens for a transformer block) that no walk of a call inside it visited."""
     computed, leaves = edges
     found: dict = {}
-    keep = walks is not None
-    covered, exits = (set(), []) if keep else (None, None)
+    exits = [] if walks is not None else None
     if walk:
         todo = [node for node in dict.fromkeys(roots) if node._sequence_nr() >= first_sequence]
         inside = dict.fromkeys(todo, True)  # node seen -> whether made during the call (then walked)
@@ -141,19 +132,9 @@ def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk
         inside = None
     while todo:
         node = todo.pop()
-        if keep:
-            if node in covered:  # covered by the walk of a call inside this one (reached both ways)
-                continue
-            inner = walks.get(node) if walk else None
-            if inner is not None:  # made by a call inside this one: go on from the edges leaving its nodes
-                groups = [group for group in inner.exits if group[0] not in covered]  # not walked here already
-                covered |= inner.covered
-                inside.update(dict.fromkeys(inner.covered, True))
-            else:
-                groups = ((node, enumerate(node.next_functions)),)
-                covered.add(node)
-        else:
-            groups = ((node, enumerate(node.next_functions)),)
+        inner = walks.get(node) if walk and walks else None
+        # made by a call inside this one: go on from the edges leaving its nodes
+        groups = inner if inner is not None else ((node, enumerate(node.next_functions)),)
         for owner, owner_edges in groups:
             pairs = taken = leaving = None
             for item in owner_edges:
@@ -173,7 +154,7 @@ def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk
                                 todo.append(child)
                         if made_here:
                             continue
-                if keep:  # an edge leaving the call's nodes
+                if exits is not None:  # an edge leaving the call's nodes
                     leaving = [] if leaving is None else leaving
                     leaving.append(item)
                 if indices is None:
@@ -188,4 +169,4 @@ def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk
                 pairs.append((edge, indices[min(place, len(indices) - 1)]))
             if leaving is not None:
                 exits.append((owner, leaving))
-    return found, _Walked(covered, exits) if keep else None
+    return found, exits

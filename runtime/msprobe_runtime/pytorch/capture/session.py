@@ -114,8 +114,8 @@ class CaptureSession(StepRecords):
         self.parameter_grads: dict[int, tuple] = {}  # per module: (index, name, record) of its open parameters_grad
         self.closed = False
         self.first_sequence = sequence_number()  # autograd nodes numbered below were made before the window
-        # node -> what the walk of the call that made it covered (backward.hook_backward), for the walks of the
-        # modules around it; None at L1, where no recorded call is inside another
+        # node -> the edges leaving the nodes of the call that made it (backward.hook_backward), for the walks of
+        # the modules around it; None at L1, where no recorded call is inside another
         self.walks: dict | None = {} if self.records_modules else None
         # per tensor entry, by number: requires_grad and statistics slot (which knows dtype and shape)
         self._entry_grads: list[bool] = []

@@ -4,8 +4,9 @@ under msprobe-kit's PrecisionDebugger at L0, L1 and mix, on capture_overhead.py'
 On a shared VM the clocks move with the host's load by more than a change to the capture is worth;
 instruction counts do not. Every configuration runs twice under valgrind, with `--steps` and with twice
 as many captured steps; the difference, divided by the extra steps, is the count per step, so the
-interpreter's start, the imports and the warm-up cancel out. Only the training thread is counted
-(`--separate-threads`): the background writer's work shows in capture_overhead.py's cpu column. Counts
+interpreter's start, the imports and the warm-up cancel out; two runs go at a time (the counts do not
+depend on what else runs). Only the training thread is counted (`--separate-threads`): the background
+writer's work shows in capture_overhead.py's cpu column. Counts
 are not times (a cache miss costs more than an addition), so they tell a change's direction and size,
 and capture_overhead.py tells what a step costs.
 
@@ -23,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 LEVELS = ("plain", "L0", "L1", "mix")
 _BASELINE = "baseline "
@@ -81,11 +83,11 @@ def main() -> int:
     runs = [(level, None) for level in LEVELS]
     if args.baseline:
         runs += [(_BASELINE + level, args.baseline) for level in LEVELS[1:]]
-    per_step = {}
-    for name, first_path in runs:
-        level = name.removeprefix(_BASELINE)
-        short, long = (_count(level, steps, first_path) for steps in (args.steps, 2 * args.steps))
-        per_step[name] = (long - short) / args.steps
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        counts = {(name, steps): pool.submit(_count, name.removeprefix(_BASELINE), steps, first_path)
+                  for name, first_path in runs for steps in (args.steps, 2 * args.steps)}
+        per_step = {name: (counts[name, 2 * args.steps].result() - counts[name, args.steps].result()) / args.steps
+                    for name, _ in runs}
     plain = per_step["plain"]
     print(f"{'configuration':18} {'M instr/step':>13} {'added M':>8} {'x plain':>8}")
     for name, count in per_step.items():

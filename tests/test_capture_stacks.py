@@ -6,14 +6,16 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+from functools import partial
 
 import pytest
+from capture_support import capture, make_model, restore_torch, train_step  # noqa: F401  (restore_torch: autouse)
 from msprobe_runtime.pytorch.capture import stacks
 
 
 @pytest.fixture(params=["compiled", "python"])
 def walk(request, monkeypatch):
-    """capture_stack as built (the C walk), and its Python walk; each starts from empty caches."""
+    """capture_stack as built (the C walk), and its Python walk; each starts with no frame remembered."""
     if request.param == "python":
         monkeypatch.setattr(stacks, "capture_stack", stacks.walk_stack)
     elif stacks._compiled is None:
@@ -149,3 +151,26 @@ def test_both_walks_number_stacks_alike():
     assert numbers == [numbers[0]] * 3
     with pytest.raises(TypeError):
         stacks._compiled.capture("not a frame")
+
+
+def test_captures_write_the_same_stack_files_with_either_walk(tmp_path, monkeypatch):
+    """The hooks and wrappers reach the walk through `stacks.capture_stack`: a mix capture (module calls,
+    API calls, an optimizer's loop) writes the same stack.json with the C walk and the Python one."""
+    if stacks._compiled is None:
+        pytest.skip("the _stacks extension was not built (no C compiler)")
+    walked = []
+
+    def python_walk(frame):
+        walked.append(frame)
+        return stacks.walk_stack(frame)
+
+    files = []
+    for walk in (stacks._compiled.capture, python_walk):
+        monkeypatch.setattr(stacks, "capture_stack", walk)
+        model, optimizer, tokens = make_model()
+        step = partial(train_step, model, optimizer, tokens)
+        for _ in range(2):  # the second step: optimizer state made, as in the first run
+            _, stack, _ = capture(tmp_path / walk.__name__, step, model, level="mix")
+        files.append(stack)
+    assert files[0] == files[1] and len(files[0]) > 10
+    assert walked  # the Python walk took the stacks of the second run

@@ -2,13 +2,14 @@
 under msprobe-kit's PrecisionDebugger at L0, L1 and mix, on capture_overhead.py's model.
 
 On a shared VM the clocks move with the host's load by more than a change to the capture is worth;
-instruction counts do not. Every configuration runs twice under valgrind, with `--steps` and with twice
-as many captured steps; the difference, divided by the extra steps, is the count per step, so the
-interpreter's start, the imports and the warm-up cancel out; two runs go at a time (the counts do not
-depend on what else runs). Only the training thread is counted (`--separate-threads`): the background
-writer's work shows in capture_overhead.py's cpu column. Counts
-are not times (a cache miss costs more than an addition), so they tell a change's direction and size,
-and capture_overhead.py tells what a step costs.
+instruction counts do not. Every configuration runs once under valgrind, two at a time (the counts do
+not depend on what else runs). valgrind counts only while the worker runs the captured steps, inside
+`functools.reduce` (`--toggle-collect`; nothing in a step calls it), so the interpreter's start, the
+imports, the warm-up and the exit are left out. (Subtracting a short run from a long one instead let a
+garbage collection or the exit tip a comparison by a million instructions a step.) Only the training
+thread is counted (`--separate-threads`): the background writer's work shows in capture_overhead.py's
+cpu column. Counts are not times (a cache miss costs more than an addition), so they tell a change's
+direction and size, and capture_overhead.py tells what a step costs.
 
     python benchmarks/capture_instructions.py                          # plain, L0, L1, mix
     python benchmarks/capture_instructions.py --baseline /tmp/old/runtime   # also another checkout's
@@ -17,6 +18,7 @@ and capture_overhead.py tells what a step costs.
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import os
 import re
@@ -45,20 +47,22 @@ def worker(level: str, steps: int) -> None:
             from msprobe_runtime.pytorch import PrecisionDebugger
 
             debugger = PrecisionDebugger(config_path=write_config(folder, "statistics", level))
-        for _ in range(3 + steps):  # three warm-up steps: caches, optimizer state
+        for _ in range(3):  # warm-up: caches, optimizer state
             captured_step(model, step, debugger)
+        functools.reduce(lambda _, __: captured_step(model, step, debugger), range(steps), None)  # counted
         if debugger is not None:
             debugger.close()
 
 
 def _count(level: str, steps: int, first_path: str | None) -> int:
-    """Instructions of the training thread in one run of `steps` captured steps."""
+    """Instructions of the training thread in `steps` captured steps of one run."""
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "callgrind.out")
         env = {**os.environ}
         if first_path:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [first_path, env.get("PYTHONPATH")]))
-        command = ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={out}",
+        command = ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--collect-atstart=no",
+                   "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}",
                    sys.executable, __file__, "--worker", level, "--steps", str(steps)]
         subprocess.run(command, capture_output=True, text=True, check=True, env=env)
         main_thread = sorted(glob.glob(out + "*-01"))[0]  # thread 1: the training thread
@@ -69,7 +73,7 @@ def _count(level: str, steps: int, first_path: str | None) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=5, help="captured steps of the shorter run")
+    parser.add_argument("--steps", type=int, default=10, help="captured steps counted")
     parser.add_argument("--baseline", metavar="DIR", help="also count DIR (another checkout's runtime/ folder) "
                         "first on PYTHONPATH, as 'baseline ...'")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -84,16 +88,14 @@ def main() -> int:
     if args.baseline:
         runs += [(_BASELINE + level, args.baseline) for level in LEVELS[1:]]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        counts = {(name, steps): pool.submit(_count, name.removeprefix(_BASELINE), steps, first_path)
-                  for name, first_path in runs for steps in (args.steps, 2 * args.steps)}
-        per_step = {name: (counts[name, 2 * args.steps].result() - counts[name, args.steps].result()) / args.steps
-                    for name, _ in runs}
+        counts = {name: pool.submit(_count, name.removeprefix(_BASELINE), args.steps, first_path)
+                  for name, first_path in runs}
+        per_step = {name: count.result() / args.steps for name, count in counts.items()}
     plain = per_step["plain"]
     print(f"{'configuration':18} {'M instr/step':>13} {'added M':>8} {'x plain':>8}")
     for name, count in per_step.items():
         print(f"{name:18} {count / 1e6:13.2f} {(count - plain) / 1e6:8.2f} {count / plain:8.2f}")
-    print(f"(training thread, valgrind callgrind; per step = (run of {2 * args.steps} steps - run of {args.steps}) "
-          f"/ {args.steps})")
+    print(f"(training thread, valgrind callgrind, {args.steps} captured steps after 3 warm-up steps)")
     return 0
 
 

@@ -14,7 +14,7 @@
 
 typedef struct {
     PyObject_HEAD
-    PyObject *own_dir;                   /* str: frames whose file starts with it are skipped */
+    PyObject *own_dir;                 /* str: frames whose file starts with it are skipped */
     PyObject *codes, *chains, *places; /* dicts: id(code) -> code; link -> number; id(frame) -> place in last_stack */
     PyObject *links;                   /* list: number -> (id(code), instruction, number below) */
     PyObject *last_stack;              /* list: the last stack walked, from the bottom: (frame, instruction,

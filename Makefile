@@ -22,8 +22,13 @@ demo: install
 	@echo "== 4/4 msprobe-verify again: now bit-identical"
 	$(PYTHON) -m msprobe_runtime.verify --steps 2 -- $(PYTHON) $(DEMO_COPY) --steps 2
 
+# After a crash (a fatal signal: no pytest report), print the test that was running and the top frames of
+# each thread from tests/conftest.py's log, last, where the tail of a CI log shows them.
+CRASH_LOG := build/pytest-crash.log
 test: install
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q || { status=$$?; grep -q '^Fatal Python error' $(CRASH_LOG) 2>/dev/null && \
+	  awk '/^running /{test=$$0} /^Fatal Python error/{crash=1; print "== crash while " test} \
+	       crash && /^(Current thread|Thread) /{frames=0} crash && frames++ < 16' $(CRASH_LOG); exit $$status; }
 
 lint: install
 	$(PYTHON) -m ruff check .

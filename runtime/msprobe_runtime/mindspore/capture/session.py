@@ -17,7 +17,7 @@ from mindspore.common.jit_context import jit_context
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.config import DebuggerConfig
 from msprobe_runtime.core.dump_writer import dump_header, step_folder, write_step
-from msprobe_runtime.core.jsontext import json_float, json_value
+from msprobe_runtime.core.jsontext import json_value
 from msprobe_runtime.core.records import StepRecords, capture_stack
 from msprobe_runtime.core.stats import (
     DATA_NAME,
@@ -84,7 +84,7 @@ class CaptureSession(StepRecords):
             return None
         kind = type(value)
         if kind in _SCALARS:
-            return {"type": kind.__name__, "value": value if kind is not float else json_float(value)}
+            return {"type": kind.__name__, "value": json_value(value)}
         if depth < _MAX_DEPTH:
             if isinstance(value, (list, tuple)):
                 return [self.encode(item, record, category, (*path, index), depth + 1)

@@ -26,7 +26,7 @@ from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import tensors_in
 from msprobe_runtime.core.config import DebuggerConfig
 from msprobe_runtime.core.dump_writer import ENTRY_TOKEN, dump_header, step_folder, write_step
-from msprobe_runtime.core.jsontext import json_float, json_value
+from msprobe_runtime.core.jsontext import json_value
 from msprobe_runtime.core.records import StepRecords
 from msprobe_runtime.core.stats import (
     DATA_NAME,
@@ -134,7 +134,7 @@ class CaptureSession(StepRecords):
             return None
         kind = type(value)
         if kind in _SCALARS:
-            return {"type": kind.__name__, "value": value if kind is not float else json_float(value)}
+            return {"type": kind.__name__, "value": json_value(value)}
         if kind is torch.Size:
             return {"type": "torch.Size", "value": tuple(value)}
         if depth < _MAX_DEPTH:

@@ -4,9 +4,11 @@ Layout (msprobe 26.x): ``{dump_path}/step{N}/rank{R}/{dump,stack,construct}.json
 ``dump_tensor_data/*.npy``. Every file is written atomically (temporary file + rename), so a crash
 mid-write never leaves a broken file and earlier steps stay readable; a step's three JSON files are
 written by one batch of file operations (core.files.run_file_ops), which takes the GIL once. JSON is encoded one record per
-line (core.jsontext: orjson when installed; valid JSON that any reader accepts, several times faster
-than ``indent=1``; NaN and infinities as ``NaN``/``Infinity``, as msprobe writes them), on a background
-thread: the training thread only hands the step's records over.
+line (valid JSON that any reader accepts, several times faster than ``indent=1``; NaN and infinities as
+``NaN``/``Infinity``, as msprobe writes them), on a background thread: the training thread only hands the
+step's records over. Each file's text is made in one call of core._dumptext where it is built, else
+record by record (core.jsontext: orjson when installed): Python code run by the writer holds the GIL, and
+the training thread waits for it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ import numpy as np
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.files import atomic_file_ops, atomic_write_bytes, run_file_ops
 from msprobe_runtime.core.jsontext import json_bytes, key_bytes
+
+try:  # compiled when the package was built with a C compiler (_dumptext.c)
+    from msprobe_runtime.core import _dumptext
+except ImportError:  # pragma: no cover - exercised only without a C compiler
+    _dumptext = None
 
 DUMP_FORMAT_VERSION = 1  # our own "version" field in dump.json; bump on an incompatible change
 # A record may hold, instead of a tensor entry, this token followed by the entry's number (`f"{ENTRY_TOKEN}{n}"`):
@@ -89,7 +96,7 @@ def _run(job: list) -> None:
 def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, construct: dict, prepare) -> None:
     entries = prepare() if prepare is not None else None
     files = [(folder / naming.DUMP_FILE, _object_with_data(header, data, entries)),
-             (folder / naming.STACK_FILE, _lines_object({str(i): list(item) for i, item in enumerate(stacks)})),
+             (folder / naming.STACK_FILE, _lines_object({str(i): item for i, item in enumerate(stacks)})),
              (folder / naming.CONSTRUCT_FILE, _lines_object(construct))]
     ops = [("makedirs", folder)]
     for path, text in files:
@@ -122,21 +129,30 @@ def save_npy(folder: Path, file_name: str, array: np.ndarray) -> None:
     atomic_write_bytes(folder / naming.TENSOR_DATA_DIR / file_name, buffer.getvalue())
 
 
-def _lines_object(mapping: dict) -> bytes:
-    """A JSON object with one member per line."""
-    if not mapping:
-        return b"{}\n"
-    return b"{\n" + b",\n".join(key_bytes(key) + b": " + json_bytes(value) for key, value in mapping.items()) + b"\n}\n"
-
-
-def _object_with_data(header: dict, data: dict, entries: list[bytes] | None) -> bytes:
-    """dump.json: the header, then `data` with one record per line (flat tuples become objects, entry
-    tokens their entries' texts)."""
-    records = {name: dict(zip(record[::2], record[1::2], strict=True)) if record.__class__ is tuple else record
-               for name, record in data.items()}
-    text = b"{" + json_bytes(header)[1:-1] + b',\n"data": ' + _lines_object(records).rstrip(b"\n") + b"}\n"
+def _lines_object(mapping: dict, flat: bool = False, entries: list[bytes] | None = None, prefix: bytes = b"",
+                  suffix: bytes = b"\n") -> bytes:
+    """`prefix`, a JSON object with one member per line, then `suffix`. With `flat`, tuple values are flat
+    (key, value, ...) records; with `entries`, entry tokens become their entries' texts. In one C call
+    where core._dumptext is built and takes every value (it leaves what only Python's json writes, such
+    as non-string keys, to Python)."""
+    if _dumptext is not None:
+        try:
+            return _dumptext.lines_object(mapping, flat, entries, ENTRY_TOKEN, prefix, suffix)
+        except (TypeError, ValueError):
+            pass
+    if flat:
+        mapping = {name: dict(zip(value[::2], value[1::2], strict=True)) if value.__class__ is tuple else value
+                   for name, value in mapping.items()}
+    members = b",\n".join(key_bytes(key) + b": " + json_bytes(value) for key, value in mapping.items())
+    text = prefix + (b"{\n" + members + b"\n}" if mapping else b"{}") + suffix
     if not entries:
         return text
     parts = _ENTRY_PATTERN.split(text)  # text, entry number, text, entry number, ..., text
     parts[1::2] = [entries[int(number)] for number in parts[1::2]]
     return b"".join(parts)
+
+
+def _object_with_data(header: dict, data: dict, entries: list[bytes] | None) -> bytes:
+    """dump.json: the header, then `data` with one record per line (flat tuples become objects, entry
+    tokens their entries' texts)."""
+    return _lines_object(data, True, entries, b"{" + json_bytes(header)[1:-1] + b',\n"data": ', b"}\n")

@@ -19,6 +19,11 @@ import json
 
 from msprobe_runtime.core.jsontext import json_value, number_texts
 
+try:  # compiled when the package was built with a C compiler (_dumptext.c)
+    from msprobe_runtime.core import _dumptext
+except ImportError:  # pragma: no cover - exercised only without a C compiler
+    _dumptext = None
+
 TYPE, DTYPE, SHAPE = "type", "dtype", "shape"
 MAX, MIN, MEAN, NORM = "Max", "Min", "Mean", "Norm"
 REQUIRES_GRAD, MD5, HASH, DATA_NAME = "requires_grad", "md5", "hash", "data_name"
@@ -59,19 +64,30 @@ _ENTRY_TAIL = f'%s%s, "{REQUIRES_GRAD}": %s%s}}'.encode()
 _BOOLS = (b"false", b"true")
 
 
-def statistics_texts(rows: list[tuple]) -> list[bytes]:
-    """Each (Max, Min, Mean, Norm) row as entry text, `"Max": 1.0, "Min": ..., "Norm": ...`, all numbers
-    encoded in one call."""
-    numbers = number_texts([value for row in rows for value in row])
+def statistics_texts(kinds: list[str], numels: list[int], scalars: list[bool], high: list, low: list, total: list,
+                     norm: list) -> list[bytes]:
+    """Per slot (an item of each list, as for statistics_values), its statistics as entry text,
+    `"Max": 1.0, "Min": ..., "Norm": ...`; the values in one C call where core._dumptext is built, their
+    texts in one encoder call."""
+    if _dumptext is not None:
+        values = _dumptext.statistics_values(kinds, numels, scalars, high, low, total, norm)
+    else:
+        values = [value for row in zip(kinds, numels, scalars, high, low, total, norm, strict=True)
+                  for value in statistics_values(*row)]
+    numbers = number_texts(values)
     return [_STATISTICS % quad for quad in zip(numbers[::4], numbers[1::4], numbers[2::4], numbers[3::4], strict=True)]
 
 
-def entry_texts(heads: list[bytes], statistics: list[bytes], requires_grad: list[bool], extras=None) -> list[bytes]:
-    """Tensor entries' JSON texts: each head, its statistics text, requires_grad, then its extra text
-    (`, "md5": ...`)."""
-    extras = extras if extras is not None else [b""] * len(heads)
-    return [_ENTRY_TAIL % (head, text, _BOOLS[flag], extra)
-            for head, text, flag, extra in zip(heads, statistics, requires_grad, extras, strict=True)]
+def entry_texts(slots: list[int], heads: list[bytes], statistics: list[bytes], requires_grad: list[bool],
+                extras: list[bytes] | None = None) -> list[bytes]:
+    """Tensor entries' JSON texts: per entry, the head and statistics text of its slot (`heads` and
+    `statistics` are per slot), its requires_grad, then its extra text (`, "md5": ...`); in one C call
+    where core._dumptext is built."""
+    if _dumptext is not None:
+        return _dumptext.entry_texts(slots, heads, statistics, requires_grad, extras)
+    extras = extras if extras is not None else [b""] * len(slots)
+    return [_ENTRY_TAIL % (heads[slot], statistics[slot], _BOOLS[flag], extra)
+            for slot, flag, extra in zip(slots, requires_grad, extras, strict=True)]
 
 
 def hash_text(value: int) -> str:

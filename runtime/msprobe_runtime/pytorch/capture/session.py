@@ -37,7 +37,6 @@ from msprobe_runtime.core.stats import (
     hash_text,
     md5_text,
     statistics_texts,
-    statistics_values,
 )
 from msprobe_runtime.pytorch.capture import api_wrap, stacks
 from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, MUTATES_RUNNING_STATS, ApiSpec
@@ -311,11 +310,10 @@ class CaptureSession(StepRecords):
     def _entry_texts(self, host: HostStatistics) -> list[bytes]:
         """Every entry's JSON text, statistics (and md5, hash, data file) included; on the writer thread."""
         high, low, total, norm, digest = host.columns()
-        kinds, numels, heads = self.stats.kinds, self.stats.numels, [_head(key) for key in self.stats.layouts]
-        texts = statistics_texts([statistics_values(kinds[slot], numels[slot], heads[slot][1], high[slot], low[slot],
-                                                    total[slot], norm[slot]) for slot in range(len(kinds))])
-        slots = self._entry_slots
-        return entry_texts([heads[slot][0] for slot in slots], [texts[slot] for slot in slots], self._entry_grads,
+        heads = [_head(key) for key in self.stats.layouts]  # per slot: (entry head text, 0-d)
+        texts = statistics_texts(self.stats.kinds, self.stats.numels, [head[1] for head in heads], high, low, total,
+                                 norm)
+        return entry_texts(self._entry_slots, [head[0] for head in heads], texts, self._entry_grads,
                            self._extras(digest))
 
     def _extras(self, digest: list) -> list[bytes] | None:

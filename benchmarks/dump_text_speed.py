@@ -25,7 +25,6 @@ from capture_overhead import _debugger, _model
 
 def _measure(level: str, blocks: int, steps: int, dump_root: str | None) -> dict[str, dict[str, float]]:
     import torch
-
     from msprobe_runtime.core import dump_writer, stats
 
     try:

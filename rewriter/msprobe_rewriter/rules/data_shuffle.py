@@ -83,6 +83,11 @@ class DataShuffle(FollowsValues, Rule):
                 "is_training=True)\n", lines=(3,)),
         Invalid("from torch.utils.data import DataLoader\n\nval_loader = DataLoader([1, 2, 3], shuffle=True)\n",
                 lines=(3,), severity="info"),
+        Invalid("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef build(ds, seed):\n"
+                "    g = torch.Generator().manual_seed(seed)\n    return DataLoader(ds, shuffle=True, generator=g)\n",
+                lines=(7,), severity="info"),
+        Invalid("from torch.utils.data import DataLoader\n\n\ndef build(ds):  # None: the global generator\n"
+                "    return DataLoader(ds, batch_size=8, shuffle=True, generator=None)\n", lines=(5,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -110,8 +115,9 @@ class DataShuffle(FollowsValues, Rule):
         message = self._order_message(node, qualified, qualified.rpartition(".")[2])
         if message is None:
             return
+        generator = self.data.keyword(node, "generator")  # `generator=None`: the global generator
         seeded = qualified in catalogue.TORCH_DATALOADERS or qualified in catalogue.TORCH_RANDOM_SAMPLERS
-        if seeded and self.data.keyword(node, "generator") not in (None, UNKNOWN):
+        if seeded and generator not in (None, UNKNOWN) and constant(generator) is not None:
             self.report(self.data.site(node), message + SEEDED_NOTE, "info")
         else:
             self.report(self.data.site(node), message)

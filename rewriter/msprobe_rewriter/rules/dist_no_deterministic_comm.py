@@ -23,7 +23,9 @@ class DistNoDeterministicComm(Rule):
                "initialise the process group themselves) in a file that never sets `HCCL_DETERMINISTIC` "
                "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
-               "`transformers.enable_full_determinism`). Setting it to a false value counts as not set.")
+               "`transformers.enable_full_determinism`). Setting it to a false value counts as not set. A `Fabric` "
+               "given one device, and a `Fabric(accelerator=\"cpu\")` or `Accelerator(cpu=True)` (no HCCL or NCCL), "
+               "are not flagged.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
            "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
            "multi-device run differ in the last bits from run to run, and the difference grows over the steps.")
@@ -77,6 +79,15 @@ class Launcher:
 
 Launcher().init_process_group()
 """,
+        # On the CPU: no HCCL or NCCL.
+        """\
+import torch
+from accelerate import Accelerator
+from lightning import Fabric
+
+fabric = Fabric(accelerator="cpu")
+accelerator = Accelerator(cpu=True)
+""",
     )
     invalid = (
         Invalid("""\
@@ -121,12 +132,16 @@ else:
         if isinstance(node.func, ast.Attribute) and node.func.attr not in INIT_NAMES:
             return  # cheap filter; plain names may be aliases (`init_process_group as ipg`)
         qualified = self.ctx.call_qualname(node)
-        if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._single_device(node, qualified):
+        if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
             self.sites.append(self.ctx.site(node))
 
     @staticmethod
-    def _single_device(node: ast.Call, qualified: str) -> bool:
-        """`Fabric(devices=1)` (or `devices=[0]`) runs one process: no collectives to pin."""
+    def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
+        """`Fabric(devices=1)` (or `devices=[0]`) runs one process; `Fabric(accelerator="cpu")` and
+        `Accelerator(cpu=True)` run on the CPU (one device by default, gloo between processes): nothing to pin."""
+        cpu = catalogue.DISTRIBUTED_CPU_KEYWORD.get(qualified)
+        if cpu is not None and constant(keyword(node, cpu[0])) == cpu[1]:
+            return True
         name = catalogue.DISTRIBUTED_DEVICES_KEYWORD.get(qualified)
         devices = keyword(node, name) if name else None
         if isinstance(devices, (ast.List, ast.Tuple)):

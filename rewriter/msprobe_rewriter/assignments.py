@@ -32,6 +32,7 @@ class Binding:
     guards: tuple[conditions.Guard, ...]
     scopes: tuple[ast.AST, ...]
     definition: ast.AST | None = None  # the `def` or `class` statement that binds the name
+    annotation: ast.expr | None = None  # a parameter's annotation
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class AssignmentTracer:
                     args = node.args
                     for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
                         if arg is not None:
-                            self._bind(arg.arg, Binding((0, 0), None, (), scopes))
+                            self._bind(arg.arg, Binding((0, 0), None, (), scopes, annotation=arg.annotation))
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
                 value = node.value
                 if isinstance(node, ast.AugAssign):

@@ -29,6 +29,7 @@ _FACTORY_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in catalogue.
 MAY_SEED = re.compile(rf"(?:seed\w*|{_FACTORY_NAMES})\s*\(")  # `manual_seed(` matches at `seed(`
 FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator"}
 NUMBER_FUNCTIONS = frozenset({"int", "float", "len", "round", "abs", "ord", "sum", "min", "max"})
+NUMBER_TYPES = frozenset({"int", "float", "bool", "complex"})  # parameters annotated so hold numbers
 FIX = "every run seeds differently; use a fixed seed (log it if you want to vary it deliberately)"
 RESEEDS = ("`{name}()` reseeds the default generator from OS entropy: every run draws differently; seed it with a "
            "fixed value instead (`manual_seed(seed)`)")
@@ -202,7 +203,9 @@ class _Tracer(AssignmentTracer):
         if isinstance(node, ast.Call):
             return isinstance(node.func, ast.Name) and node.func.id in NUMBER_FUNCTIONS
         binding = self.latest(node, scopes) if isinstance(node, (ast.Name, ast.Attribute)) else False
-        if not binding or binding.value is None or self._depth > MAX_DEPTH:
+        if binding and binding.value is None:  # a parameter (`seed: int`), a loop variable, ...
+            return _number_annotation(binding.annotation)
+        if not binding or self._depth > MAX_DEPTH:
             return False
         self._depth += 1
         try:
@@ -307,6 +310,13 @@ def _returned_values(function: ast.AST) -> list[ast.expr]:
             todo += [child for child in ast.iter_child_nodes(node) if isinstance(child, (ast.stmt, ast.excepthandler,
                                                                                           ast.match_case))]
     return [node.value if node.value is not None else ast.Constant(None) for node in sorted(returns, key=start)]
+
+
+def _number_annotation(annotation: ast.expr | None) -> bool:
+    """`int`, `float`, `bool` or `complex` (also as a string)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value in NUMBER_TYPES
+    return isinstance(annotation, ast.Name) and annotation.id in NUMBER_TYPES
 
 
 def _is_hash(node: ast.AST) -> bool:

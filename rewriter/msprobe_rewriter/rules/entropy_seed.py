@@ -130,6 +130,14 @@ import random
 random.seed(hash(42))
 random.seed(hash((3, 4)))
 """,
+        # Parameters declared as numbers.
+        """\
+import numpy as np
+
+
+def noise(seed: int, epoch: int, index: "int"):
+    return np.random.default_rng(int(hash((seed, epoch, index)) % 1e6)).random()
+""",
         # A seeding helper receives its seed from the caller: judged at the call site.
         """\
 import random

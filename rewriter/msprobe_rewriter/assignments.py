@@ -90,7 +90,7 @@ class AssignmentTracer:
                     if target is not None:
                         self._assign(target, None, node, guards, scopes)
             bodies, expressions = split_fields(node)
-            if expressions and any(line in lines for line in range(getattr(node, "lineno", 0), header_end(node, bodies) + 1)):
+            if expressions and any(line in lines for line in range(first_line(node), header_end(node, bodies) + 1)):
                 for expression in expressions:
                     self._note_calls(expression, guards, scopes)
             if isinstance(node, ast.If):
@@ -215,6 +215,11 @@ def split_fields(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
     return bodies, expressions
 
 
+def first_line(node: ast.AST) -> int:
+    """A statement's (or handler's, or `case`'s) first line; 0 for what has none."""
+    return node.pattern.lineno if isinstance(node, ast.match_case) else getattr(node, "lineno", 0)
+
+
 def header_end(node: ast.AST, bodies: list[ast.AST]) -> int:
     """The last line of a statement that is not in its nested statements."""
-    return bodies[0].lineno - 1 if bodies else getattr(node, "end_lineno", None) or getattr(node, "lineno", 0)
+    return first_line(bodies[0]) - 1 if bodies else getattr(node, "end_lineno", None) or first_line(node)

@@ -176,6 +176,8 @@ class Structure:
         while isinstance(container, cst.IndentedBlock):
             body = cst.If(test=cst.Name("True"), body=cst.IndentedBlock(body=[body], indent=container.indent))
             owner = self.statement_owner(self.parent[container])
+            if isinstance(owner, cst.Match):  # a `case` body: the cases are indented under `match` too
+                body = cst.If(test=cst.Name("True"), body=cst.IndentedBlock(body=[body], indent=owner.indent))
             while not isinstance(self.parent[owner], (cst.IndentedBlock, cst.Module)):  # an `elif` clause
                 owner = self.statement_owner(self.parent[owner])
             container = self.parent[owner]

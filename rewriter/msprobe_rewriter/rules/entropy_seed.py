@@ -159,6 +159,17 @@ import torch
 seed = int(time.time())
 torch.manual_seed(seed)
 """, lines=(6,)),
+        # A `match` statement: its cases are followed like `if` branches.
+        Invalid("""\
+import random
+import sys
+
+match sys.argv[1:]:
+    case [name] if name:
+        random.seed(hash(name))
+    case _:
+        random.seed(0)
+""", lines=(6,)),
         Invalid("""\
 import random
 

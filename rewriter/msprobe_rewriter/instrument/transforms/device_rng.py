@@ -43,6 +43,10 @@ class DeviceRng(Transform):
                 "x.normal_(0.0, 0.02)\n",
                 "import torch\n\nmask = torch.empty(4, 4).uniform_().to(\"cuda\")\nx = torch.zeros(4).cuda()\n"
                 "x.copy_(torch.empty(x.shape, dtype=x.dtype).normal_(0.0, 0.02))\n"),
+        Example("import torch\n\n\ndef noise(kind, n):\n    match kind:\n        case \"gauss\":\n"
+                "            return torch.randn(n, device=\"cuda\")\n        case _:\n            return torch.zeros(n)\n",
+                "import torch\n\n\ndef noise(kind, n):\n    match kind:\n        case \"gauss\":\n"
+                "            return torch.randn(n).to(\"cuda\")\n        case _:\n            return torch.zeros(n)\n"),
     )
 
     def apply(self, unit: Unit) -> None:

@@ -19,7 +19,8 @@ from typing import NamedTuple
 #     `set_seed` touches it (unseeded, it starts from seed 0 whatever the script's seed is).
 # `mindspore.common.initializer` seeds its draws from `np.random`, so NumPy's seed pins initial weights.
 _MS_SET_SEED = frozenset({"mindspore.set_seed", "mindspore.common.set_seed", "mindspore.common.seed.set_seed"})
-_MS_DATASET_SEED = frozenset({"mindspore.dataset.config.set_seed", "mindspore.dataset.core.config.set_seed"})
+_MS_DATASET_SEED = frozenset({"mindspore.dataset.config.set_seed", "mindspore.dataset.core.config.set_seed",
+                              "mindspore.dataset.set_seed"})  # the same function, re-exported
 SEED_CALLS: dict[str, frozenset[str]] = {
     "random": frozenset({"random.seed"}) | _MS_SET_SEED | _MS_DATASET_SEED,
     "numpy": frozenset({"numpy.random.seed"}) | _MS_SET_SEED | _MS_DATASET_SEED,

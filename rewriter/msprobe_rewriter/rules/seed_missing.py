@@ -250,6 +250,16 @@ net = nn.Dense(4, 2)
 model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))
 model.train(1, train_dataset)
 """,
+        # `mindspore.dataset.set_seed` is `mindspore.dataset.config.set_seed` (it seeds `random` and NumPy too).
+        """\
+import mindspore.dataset as ds
+from mindspore import nn
+from mindspore.train import Model
+
+ds.set_seed(1)
+net = nn.Dense(4, 2)
+Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9)).train(1, train_dataset)
+""",
     )
     invalid = (
         Invalid("""\

@@ -577,6 +577,9 @@ HCCL_DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "msprobe_runtime.pytorch.seed_all": (1, "mode"), "msprobe_runtime.mindspore.seed_all": (1, "mode"),
     "msprobe.pytorch.seed_all": (1, "mode"), "msprobe.mindspore.seed_all": (1, "mode"),
     "transformers.enable_full_determinism": None, "transformers.trainer_utils.enable_full_determinism": None,
+    # MindSpore 2.10 sets HCCL_DETERMINISTIC itself (context.py, device_manager.py)
+    "mindspore.set_deterministic": (0, "deterministic"),
+    "mindspore.set_context": (None, "deterministic"), "mindspore.context.set_context": (None, "deterministic"),
 }
 # Environment values that switch a flag off.
 FALSE_ENV_VALUES = frozenset({"", "0", "false", "off", "no"})

@@ -23,7 +23,8 @@ class DistNoDeterministicComm(Rule):
                "initialise the process group themselves) in a file that never sets `HCCL_DETERMINISTIC` "
                "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
-               "`transformers.enable_full_determinism`). Setting it to a false value counts as not set. A `Fabric` "
+               "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
+               "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
                "given one device, and a `Fabric(accelerator=\"cpu\")` or `Accelerator(cpu=True)` (no HCCL or NCCL), "
                "are not flagged.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
@@ -79,6 +80,14 @@ class Launcher:
 
 Launcher().init_process_group()
 """,
+        # MindSpore's deterministic switch sets HCCL_DETERMINISTIC itself.
+        """\
+import mindspore as ms
+from mindspore.communication import init
+
+ms.set_context(mode=ms.GRAPH_MODE, deterministic="ON")
+init()
+""",
         # On the CPU: no HCCL or NCCL.
         """\
 import torch
@@ -90,6 +99,13 @@ accelerator = Accelerator(cpu=True)
 """,
     )
     invalid = (
+        Invalid("""\
+import mindspore as ms
+from mindspore.communication import init
+
+ms.set_context(deterministic="OFF")
+init()
+""", lines=(5,)),
         Invalid("""\
 import torch
 import torch.distributed as dist

@@ -30,7 +30,8 @@ class DataShuffle(FollowsValues, Rule):
     summary = ("Flags `DataLoader(shuffle=True)` (or a `shuffle=` expression), `RandomSampler`, "
                "`SubsetRandomSampler`, `WeightedRandomSampler`, `DistributedSampler` without `shuffle=False`, "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
-               "shuffle by default), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`.")
+               "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator keeps "
+               "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`.")
     why = ("When two runs see the samples in different orders, their losses differ from the first step and no "
            "per-step comparison between them means anything. A seeded shuffle repeats on the same software, but "
            "it draws from the framework's generator, so any other change in random-number consumption (a GPU "
@@ -54,7 +55,8 @@ class DataShuffle(FollowsValues, Rule):
         "items = list(range(10))\nrandom.shuffle(items)\nnp.random.shuffle(items)\nrng = np.random.default_rng(0)\n"
         "rng.shuffle(items)\n",
         "from mindspore.dataset import GeneratorDataset\n\n\ndef rows():\n    for i in range(10):\n        yield (i,)\n"
-        "\n\ndata = GeneratorDataset(rows, [\"x\"])  # an iterable source keeps its order\n",
+        "\n\ndata = GeneratorDataset(rows, [\"x\"])  # an iterable source keeps its order\n"
+        "again = GeneratorDataset(rows(), [\"x\"], shuffle=True)  # which shuffle= cannot change\n",
         "from torch.utils.data import DataLoader\n\nkwargs = {\"batch_size\": 8, \"shuffle\": False}\n"
         "loader = DataLoader([1, 2, 3], **kwargs)\n",
         "from mylib import DataLoader, RandomSampler\n\nloader = DataLoader([1, 2], shuffle=True, "
@@ -75,6 +77,8 @@ class DataShuffle(FollowsValues, Rule):
                 "    data = ms.dataset.Cifar10Dataset(path, shuffle=True)\n"
                 "    data = data.map(vision.HWC2CHW(), input_columns=\"image\").batch(batch)\n    return data\n",
                 lines=(6,)),
+        Invalid("import mindspore.dataset as ds\n\ntrain = ds.ImageFolderDataset(\"train/\", sampler=None)\n",
+                lines=(3,)),
         Invalid("import mindspore.dataset as ds\n\n\ndef pipeline(dataset, buffer):\n"
                 "    return dataset.shuffle(buffer)\n\n\nsampler = ds.DistributedSampler(8, 0)\n", lines=(5, 8)),
         Invalid("from torch.utils.data import DataLoader\n\nkwargs = {\"batch_size\": 8}\n"
@@ -145,12 +149,17 @@ class DataShuffle(FollowsValues, Rule):
         return None
 
     def _dataset_message(self, node: ast.Call, short: str) -> str | None:
-        """A MindSpore dataset shuffles with `shuffle=True`, or with neither `shuffle=` nor a sampler."""
-        if any(self.data.keyword(node, k) is not None for k in catalogue.MINDSPORE_SAMPLER_KEYWORDS):
-            return None  # the sampler decides the order (and is checked where it is created)
+        """A MindSpore dataset shuffles with `shuffle=True`, or with neither `shuffle=` nor a sampler (a
+        `sampler=None` is none); a `GeneratorDataset` over an iterator keeps its order whatever `shuffle=` says."""
+        for name in catalogue.MINDSPORE_SAMPLER_KEYWORDS:
+            sampler = self.data.keyword(node, name)
+            if sampler is not None and constant(sampler) is not None:
+                return None  # the sampler decides the order (and is checked where it is created)
+        if self._iterable_source(node, short):
+            return None
         shuffle = self.data.keyword(node, "shuffle")
         if shuffle is None:
-            if len(node.args) > MAX_UNAMBIGUOUS_POSITIONALS or self._iterable_source(node, short):
+            if len(node.args) > MAX_UNAMBIGUOUS_POSITIONALS:
                 return None
             return f"MindSpore's `{short}` shuffles unless told otherwise: pass `shuffle=False` while debugging"
         if self._shuffles(shuffle, True):

@@ -180,6 +180,10 @@ TORCH_TENSOR_FACTORIES = frozenset(
                            "FloatTensor", "LongTensor")
 )
 TORCH_DEVICE_CONSTRUCTORS = frozenset({"torch.device"})
+# Legacy typed constructors that allocate on the GPU (`torch.cuda.FloatTensor(2, 3).normal_()`).
+TORCH_CUDA_TENSOR_TYPES = frozenset("torch.cuda." + n for n in (
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",
+    "IntTensor", "LongTensor", "BoolTensor"))
 # Base classes of model code: tensors flowing through their methods live on the model's device.
 TORCH_MODULE_PACKAGE = "torch.nn"
 LIGHTNING_MODULES = frozenset({"lightning.LightningModule", "lightning.pytorch.LightningModule",

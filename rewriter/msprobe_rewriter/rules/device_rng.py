@@ -89,6 +89,9 @@ class DeviceRng(FollowsValues, Rule):
                 "z = torch.rand(16, 100, device=device)\n", lines=(4,)),
         Invalid("import torch\n\n\ndef q_sample(x0, device):\n    x0 = x0.to(device)\n"
                 "    noise = torch.randn_like(x0)\n    return x0 + noise\n", lines=(6,)),
+        Invalid("import torch\n\n\ndef infer(spect, sigma=0.6):\n"
+                "    audio = torch.cuda.FloatTensor(spect.size(0), 8, spect.size(2)).normal_()\n"
+                "    return sigma * audio\n", lines=(5,)),
         Invalid("import torch\n\nmask = torch.empty(4, 4, device=torch.device(\"npu:0\")).uniform_()\n"
                 "x = torch.zeros(4).cuda()\nx.bernoulli_(0.5)\n", lines=(3, 5)),
         Invalid("import torch\n\n\ndef init(w):\n    w = w.to(\"cuda:0\")\n    torch.nn.init.normal_(w)\n"
@@ -159,7 +162,7 @@ class DeviceRng(FollowsValues, Rule):
     def _shows_accelerator(self, call: ast.Call, qualified: str | None) -> bool:
         """Whether `call` puts work on an accelerator: `.cuda()`, `.to(device)`, `device=` a device not
         provably the CPU, `torch.device("cuda")`, DDP, `init_process_group`, ..."""
-        if qualified in catalogue.ACCELERATOR_USE_CALLS:
+        if qualified in catalogue.ACCELERATOR_USE_CALLS or qualified in catalogue.TORCH_CUDA_TENSOR_TYPES:
             return True
         if qualified in catalogue.TORCH_DEVICE_CONSTRUCTORS:
             return self._call_placement(call) in ON_DEVICE
@@ -263,6 +266,8 @@ class DeviceRng(FollowsValues, Rule):
                 return self.device_of(target) if target is not None else None
             if not qualified.startswith("torch."):
                 return None
+            if qualified in catalogue.TORCH_CUDA_TENSOR_TYPES:
+                return ACCELERATOR
             if device is not None:
                 return self.device_of(device)
             if qualified in catalogue.TORCH_TENSOR_FACTORIES:

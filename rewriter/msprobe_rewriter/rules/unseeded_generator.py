@@ -110,6 +110,20 @@ normal = ops.StandardNormal(seed=2)
 uniform = P.UniformReal(seed=0, seed2=7)
 shuffle = ops.RandomShuffle(seed=args.seed)
 """,
+        # Made only when a seed is given.
+        """\
+import argparse
+import random
+
+import numpy as np
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=None)
+args = parser.parse_args()
+if args.seed is not None:
+    local = random.Random(args.seed)
+rng = None if args.seed is None else np.random.Generator(np.random.PCG64(seed=args.seed))
+""",
     )
     invalid = (
         Invalid("""\
@@ -202,9 +216,22 @@ ms.set_seed(1)
         short = qualified.rpartition(".")[2]
         if seed is None or constant(seed) is None:
             return UNSEEDED.format(name=short)
-        if constant(seed) is NOT_CONSTANT and conditions.value(seed, self._defaults()) is None:
+        if (constant(seed) is NOT_CONSTANT and conditions.value(seed, self._defaults()) is None
+                and self._runs_by_default(node)):
             return NONE_BY_DEFAULT.format(name=short, arg=ast.unparse(seed))
         return None
+
+    def _runs_by_default(self, node: ast.AST) -> bool:
+        """False when an enclosing `if` or conditional expression keeps `node` from running with the default
+        arguments (`if args.seed is not None:`, `... if args.seed else None`)."""
+        chain = [*self.ctx.ancestors, node]
+        for outer, inner in zip(chain, chain[1:], strict=False):  # each ancestor and the next one down
+            if isinstance(outer, (ast.If, ast.IfExp)) and inner is not outer.test:
+                in_body = inner in outer.body if isinstance(outer, ast.If) else inner is outer.body
+                truth = conditions.truth(outer.test, self._defaults())
+                if truth is not None and truth is not in_body:
+                    return False
+        return True
 
     def _unseeded(self, node: ast.Call, message: str) -> None:
         """Report now, or when the file ends if the generator is stored in a name that may be seeded later."""

@@ -70,8 +70,8 @@ class NondeterministicOp(Rule):
                "`torch.use_deterministic_algorithms(True)`")
     summary = ("Flags calls of operators that `torch.use_deterministic_algorithms` documents as non-deterministic "
                "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
-               "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)`, `EmbeddingBag(mode='max')`, "
-               "`ctc_loss`, `interpolate`/`Upsample` in linear modes, adaptive and 3-D pooling, reflection and "
+               "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
+               "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear modes, adaptive and 3-D pooling, reflection and "
                "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`), naming the deterministic way out. "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on.")
     why = ("These kernels accumulate with atomic additions (or pick among duplicate indices) in whatever order the "
@@ -97,6 +97,9 @@ class NondeterministicOp(Rule):
         "import torch\n\n\ndef stats(x, idx):\n    hist = torch.bincount(idx)  # no weights: deterministic\n"
         "    top = x.scatter_reduce(0, idx, x, reduce='amax')\n    return x.median(), hist, top\n",
         "import statistics\nimport torch\n\nvalue = statistics.median([1, 2, 3])\n",
+        "import numpy as np\nimport torch\n\n\nclass History:\n    def __init__(self):\n        self.values = []\n\n"
+        "    def median(self, window):\n        return float(np.median(self.values[-window:]))\n\n\n"
+        "eta = History().median(20) * 100\n\n\ndef middle(x):\n    return x.median(1).values  # the values are deterministic\n",
         "def accumulate(out, idx, src):  # not a torch file\n    return out.index_add_(0, idx, src)\n",
         "import torch\nimport torch.nn.functional as F\n\n\n@torch.no_grad()\ndef resize_pos_embed(pos, size):\n"
         "    return F.interpolate(pos, size=size, mode='bicubic')  # no backward, forward is deterministic\n",
@@ -142,6 +145,8 @@ class NondeterministicOp(Rule):
         condition = CONDITIONS.get(short.rstrip("_"))
         if condition is not None and not condition(node, offset):
             return
+        if short == "median" and qualified is None and not self._indices_read(node):
+            return  # `.median(n)` of some object (a history buffer, a DataFrame) or a tensor's values only
         if key in catalogue.NONDETERMINISTIC_BACKWARD_ONLY and self._without_grad():
             return
         fixed = key in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH or self._switch_fixes(node, short, offset)
@@ -167,6 +172,19 @@ class NondeterministicOp(Rule):
         if isinstance(receiver, ast.Name) and self._imported(receiver.id):
             return None, 0  # `statistics.median(...)`: a module or an imported object, not a tensor
         return "torch.Tensor." + func.attr, 0
+
+    def _indices_read(self, node: ast.Call) -> bool:
+        """`values, indices = x.median(dim)`, `x.median(dim).indices` or `[1]`: the part that is not
+        deterministic (a method of that name on anything but a tensor returns no indices)."""
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if isinstance(parent, ast.Attribute):
+            return parent.attr == "indices"
+        if isinstance(parent, ast.Subscript):
+            return constant(parent.slice) in (1, -1)
+        if isinstance(parent, (ast.Assign, ast.For, ast.comprehension)):
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            return any(isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == 2 for t in targets)
+        return False
 
     def _imported(self, name: str) -> bool:
         """Whether `name` is bound by an import statement (also a relative one)."""

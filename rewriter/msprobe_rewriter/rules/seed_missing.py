@@ -57,9 +57,9 @@ class SeedMissing(Rule):
                "loads (torch draws plus `torch.load`/`from_pretrained`/...), but never seeds: not directly, "
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...), and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
-               "that cannot be found but is named like a seeder counts). Seeding only under a condition that is "
-               "false with the default arguments (`if args.seed is not None:` with `--seed` defaulting to None) "
-               "is reported at that condition. A script whose only seeding draws a fresh seed every run "
+               "that cannot be found but is named like a seeder counts). In such a script, seeding only under a "
+               "condition that is false with the default arguments (`if args.seed is not None:` with `--seed` "
+               "defaulting to None) is reported at that condition. A script whose only seeding draws a fresh seed every run "
                "(`random.seed()`, `torch.seed()`) is left to entropy-seed (MSP108), which points at that call: "
                "one finding per hazard.")
     why = ("Without a seed, weight initialisation, data order, augmentation and dropout start from a different "
@@ -250,6 +250,23 @@ net = nn.Dense(4, 2)
 model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))
 model.train(1, train_dataset)
 """,
+        # Neither trains nor samples: its seeding, conditional or not, is its own business.
+        """\
+import argparse
+import random
+
+
+def main(args):
+    if args.seed:
+        random.seed(args.seed)
+    print(random.choice(["a", "b"]))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=0)
+    main(parser.parse_args())
+""",
         # `mindspore.dataset.set_seed` is `mindspore.dataset.config.set_seed` (it seeds `random` and NumPy too).
         """\
 import mindspore.dataset as ds
@@ -389,11 +406,11 @@ if __name__ == "__main__":
 
 
 def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str) -> None:
-    """Report an entry script that pins nothing: at the condition that skips its pinning code, or (when it
-    trains or samples) at the script."""
-    if verdict.pinned:
+    """Report an entry script that trains or samples and pins nothing: at the condition that skips its
+    pinning code, or at the script."""
+    if verdict.pinned or not facts.random_work:
         return
     if verdict.skipped_by is not None:
         rule.report(verdict.skipped_by, conditional.format(condition=condition_text(verdict.skipped_by)))
-    elif facts.random_work:
+    else:
         rule.report(entry_location(rule.ctx))

@@ -31,7 +31,8 @@ class UnseededGenerator(Rule):
     summary = ("Flags `np.random.default_rng()`, `np.random.RandomState()`, NumPy bit generators "
                "(`PCG64()`, ...), `np.random.SeedSequence()` and `random.Random()` created without a seed (or "
                "with a literal None, or an argparse option whose default is None) and a `torch.Generator(...)`, "
-               "unless the variable holding it is seeded later in the file (`.manual_seed(s)`, `.seed(s)`, "
+               "unless the variable holding it (a name in its function, an attribute in its class) is seeded later in "
+               "the file (`.manual_seed(s)`, `.seed(s)`, "
                "`.set_state(...)`; a bare `.seed()` draws a fresh seed and does not count); also MindSpore "
                "random-operator primitives (`ops.StandardNormal()`, `ops.UniformReal()`, `ops.Gamma()`, ...) "
                "created with every seed 0 (the default).")
@@ -180,12 +181,38 @@ class Noise(nn.Cell):
 
 ms.set_seed(1)
 """, lines=(8, 9)),
+        # Each function's generator is its own, whatever its name.
+        Invalid("""\
+import numpy as np
+from mindspore import ops
+
+
+def rpn_targets(mask):
+    sampler = ops.RandomChoiceWithMask(count=256)
+    return sampler(mask)
+
+
+def roi_targets(mask):
+    sampler = ops.RandomChoiceWithMask(count=512)
+    return sampler(mask)
+
+
+def jitter():
+    rng = np.random.RandomState()
+    return rng.rand()
+
+
+def seeded(seed):
+    rng = np.random.RandomState()
+    rng.seed(seed)
+    return rng.rand()
+""", lines=(6, 11, 16)),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.pending: dict[str, tuple[Site, str]] = {}  # generator variable -> where it was made, message
-        self.seeded: set[str] = set()
+        self.pending: list[tuple[tuple[int, str], Site, str]] = []  # (scope, variable), where made, message
+        self.seeded: set[tuple[int, str]] = set()  # (scope, variable) seeded somewhere
         self._lookup: conditions.Lookup | None = None
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -193,7 +220,7 @@ ms.set_seed(1)
         if isinstance(func, ast.Attribute) and _seeds_object(node):
             name = target_name(func.value)
             if name is not None:
-                self.seeded.add(name)
+                self.seeded.add(self._key(name, func.value))
             return
         if isinstance(func, ast.Attribute) and func.attr not in CREATOR_NAMES:
             return  # cheap filters; plain names may be aliases, but only imported ones resolve
@@ -242,10 +269,17 @@ ms.set_seed(1)
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             names = [target_name(t) for t in targets]
             if all(names):
-                for name in names:
-                    self.pending.setdefault(name, (self.ctx.site(node), message))
+                self.pending += [(self._key(name, target), self.ctx.site(node), message)
+                                 for name, target in zip(names, targets, strict=True)]
                 return
         self.report(node, message)
+
+    def _key(self, name: str, target: ast.expr) -> tuple[int, str]:
+        """A generator variable in its scope: a plain name in its function (0: the module), an attribute
+        (`self.rng`) in its class."""
+        kinds = ast.ClassDef if isinstance(target, ast.Attribute) else (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                        ast.Lambda)
+        return next((id(a) for a in reversed(self.ctx.ancestors) if isinstance(a, kinds)), 0), name
 
     def _defaults(self) -> conditions.Lookup:
         if self._lookup is None:
@@ -253,8 +287,10 @@ ms.set_seed(1)
         return self._lookup
 
     def finish(self) -> None:
-        for name, (site, message) in self.pending.items():
-            if name not in self.seeded:
+        seeded_names = {name for _, name in self.seeded}
+        for (scope, name), site, message in self.pending:
+            # a module-level generator may be seeded in any function (a global)
+            if (scope, name) not in self.seeded and not (scope == 0 and name in seeded_names):
                 self.report(site, message)
 
 

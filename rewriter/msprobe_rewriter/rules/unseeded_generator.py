@@ -31,9 +31,9 @@ class UnseededGenerator(Rule):
     summary = ("Flags `np.random.default_rng()`, `np.random.RandomState()`, NumPy bit generators "
                "(`PCG64()`, ...), `np.random.SeedSequence()` and `random.Random()` created without a seed (or "
                "with a literal None, or an argparse option whose default is None) and a `torch.Generator(...)`, "
-               "unless the variable holding it (a name in its function, an attribute in its class) is seeded later in "
-               "the file (`.manual_seed(s)`, `.seed(s)`, "
-               "`.set_state(...)`; a bare `.seed()` draws a fresh seed and does not count); also MindSpore "
+               "unless the variable holding it (a name in its function, an attribute in its class) is seeded "
+               "later in the file (`.manual_seed(s)`, `.seed(s)`, `.set_state(...)`; a bare `.seed()` draws a "
+               "fresh seed and does not count); also MindSpore "
                "random-operator primitives (`ops.StandardNormal()`, `ops.UniformReal()`, `ops.Gamma()`, ...) "
                "created with every seed 0 (the default).")
     why = ("A generator object has its own state: `np.random.seed` / `random.seed` / `torch.manual_seed` do not "

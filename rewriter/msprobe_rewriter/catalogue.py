@@ -282,6 +282,7 @@ MINDSPORE_RANDOM_TRANSFORMS = frozenset({
     "AutoAugment", "RandAugment", "TrivialAugmentWide", "CutMixBatch", "MixUpBatch", "MixUp",
     "RandomChoice", "RandomApply", "RandomColorAdjust", "SoftDvppDecodeRandomCropResizeJpeg",
     "UniformAugment", "RandomSelectSubpolicy",
+    "CutOut", "BoundingBoxAugment",  # random patches; a random selection of boxes
 })
 # Deterministic twin of a random transform: (replacement names, how the arguments carry over).
 # "size" keeps the first argument; "none" drops all arguments; an empty tuple removes the transform.

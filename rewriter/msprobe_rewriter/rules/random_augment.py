@@ -49,6 +49,8 @@ class RandomAugment(FollowsValues, Rule):
         "    return vision.RandomAffine(degrees=0, shear=(level, level, 0, 0), **kwargs)(img)\n",
     )
     invalid = (
+        Invalid("from mindspore.dataset import vision\n\ntrain_ops = [vision.CutOut(16), vision.HWC2CHW()]\n"
+                "boxes = vision.BoundingBoxAugment(vision.Rotate(90), ratio=0.3)\n", lines=(3, 4)),
         Invalid("from torchvision import transforms\n\ntrain_tf = transforms.Compose([\n"
                 "    transforms.RandomResizedCrop(224),\n    transforms.RandomHorizontalFlip(),\n"
                 "    transforms.ColorJitter(0.4, 0.4, 0.4),\n    transforms.ToTensor(),\n])\n", lines=(4, 5, 6)),

@@ -239,6 +239,8 @@ MINDSPORE_DATASET_METHODS = frozenset({
     "map", "batch", "shuffle", "repeat", "project", "rename", "take", "skip", "zip", "concat", "filter",
     "padded_batch", "bucket_batch_by_length", "sync_wait",
 })
+# `mindspore.dataset` functions that return a dataset (keeping its inputs' order).
+MINDSPORE_DATASET_FUNCTIONS = frozenset({"mindspore.dataset.zip", "mindspore.dataset.engine.datasets.zip"})
 MINDSPORE_SAMPLER_KEYWORDS = ("sampler", "batch_sampler")
 MINDSPORE_RANDOM_SAMPLERS = frozenset(
     f"mindspore.dataset.{m}{n}" for m in ("", "samplers.", "engine.samplers.")

@@ -63,7 +63,8 @@ class PipelineValues:
         if isinstance(node, ast.Call):
             qualified = self.ctx.call_qualname(node)
             if qualified is not None:
-                return catalogue.is_mindspore_dataset_class(qualified)
+                return (catalogue.is_mindspore_dataset_class(qualified)
+                        or qualified in catalogue.MINDSPORE_DATASET_FUNCTIONS)
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in catalogue.MINDSPORE_DATASET_METHODS:
                 return self.is_dataset(func.value)

@@ -79,6 +79,8 @@ class DataShuffle(FollowsValues, Rule):
                 lines=(6,)),
         Invalid("import mindspore.dataset as ds\n\ntrain = ds.ImageFolderDataset(\"train/\", sampler=None)\n",
                 lines=(3,)),
+        Invalid("import mindspore.dataset as ds\n\n\ndef pairs(images, masks):\n"
+                "    train = ds.zip((images, masks))\n    return train.shuffle(24)\n", lines=(6,)),
         Invalid("import mindspore.dataset as ds\n\n\ndef pipeline(dataset, buffer):\n"
                 "    return dataset.shuffle(buffer)\n\n\nsampler = ds.DistributedSampler(8, 0)\n", lines=(5, 8)),
         Invalid("from torch.utils.data import DataLoader\n\nkwargs = {\"batch_size\": 8}\n"

@@ -79,6 +79,8 @@ class DataShuffle(FollowsValues, Rule):
                 lines=(6,)),
         Invalid("import mindspore.dataset as ds\n\ntrain = ds.ImageFolderDataset(\"train/\", sampler=None)\n",
                 lines=(3,)),
+        Invalid("import mindspore.dataset as ds\n\n\ndef build(path, **kwargs):\n"
+                "    return ds.Cifar10Dataset(path, shuffle=True, **kwargs)\n", lines=(5,)),
         Invalid("import mindspore.dataset as ds\n\n\ndef pairs(images, masks):\n"
                 "    train = ds.zip((images, masks))\n    return train.shuffle(24)\n", lines=(6,)),
         Invalid("import mindspore.dataset as ds\n\n\ndef pipeline(dataset, buffer):\n"
@@ -153,13 +155,15 @@ class DataShuffle(FollowsValues, Rule):
     def _dataset_message(self, node: ast.Call, short: str) -> str | None:
         """A MindSpore dataset shuffles with `shuffle=True`, or with neither `shuffle=` nor a sampler (a
         `sampler=None` is none); a `GeneratorDataset` over an iterator keeps its order whatever `shuffle=` says."""
+        shuffle = self.data.keyword(node, "shuffle")
         for name in catalogue.MINDSPORE_SAMPLER_KEYWORDS:
             sampler = self.data.keyword(node, name)
+            if sampler is UNKNOWN and shuffle not in (None, UNKNOWN):
+                continue  # `shuffle=` given: MindSpore refuses a sampler beside it, so `**kwargs` holds none
             if sampler is not None and constant(sampler) is not None:
                 return None  # the sampler decides the order (and is checked where it is created)
         if self._iterable_source(node, short):
             return None
-        shuffle = self.data.keyword(node, "shuffle")
         if shuffle is None:
             if len(node.args) > MAX_UNAMBIGUOUS_POSITIONALS:
                 return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue, seeding
-from msprobe_rewriter.context import Site, constant, keyword
+from msprobe_rewriter.context import Site, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 INIT_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.DISTRIBUTED_INIT_CALLS)
@@ -25,8 +25,8 @@ class DistNoDeterministicComm(Rule):
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
                "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
-               "given one device, and a `Fabric(accelerator=\"cpu\")` or `Accelerator(cpu=True)` (no HCCL or NCCL), "
-               "are not flagged.")
+               "given one device, and the `gloo` backend, a `Fabric(accelerator=\"cpu\")` or "
+               "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
            "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
            "multi-device run differ in the last bits from run to run, and the difference grows over the steps.")
@@ -89,6 +89,11 @@ ms.set_context(mode=ms.GRAPH_MODE, deterministic="ON")
 init()
 """,
         # On the CPU: no HCCL or NCCL.
+        """\
+import torch.distributed as dist
+
+dist.init_process_group("gloo", rank=0, world_size=2)
+""",
         """\
 import torch
 from accelerate import Accelerator
@@ -153,8 +158,11 @@ else:
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
-        """`Fabric(devices=1)` (or `devices=[0]`) runs one process; `Fabric(accelerator="cpu")` and
-        `Accelerator(cpu=True)` run on the CPU (one device by default, gloo between processes): nothing to pin."""
+        """`Fabric(devices=1)` (or `devices=[0]`) runs one process; the gloo backend,
+        `Fabric(accelerator="cpu")` and `Accelerator(cpu=True)` run on the CPU: nothing to pin."""
+        backend = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
+        if backend is not None and constant(argument(node, *backend)) in catalogue.CPU_BACKENDS:
+            return True
         cpu = catalogue.DISTRIBUTED_CPU_KEYWORD.get(qualified)
         if cpu is not None and constant(keyword(node, cpu[0])) == cpu[1]:
             return True

@@ -117,6 +117,9 @@ DISTRIBUTED_INIT_CALLS = frozenset({
 # Constructors in DISTRIBUTED_INIT_CALLS that start no collectives when given one device:
 # name -> the keyword with the device count (`Fabric(devices=1)`).
 DISTRIBUTED_DEVICES_KEYWORD = {"lightning.Fabric": "devices", "lightning.fabric.Fabric": "devices"}
+# ... and when told to run on the CPU (no HCCL or NCCL): name -> (keyword, value).
+DISTRIBUTED_CPU_KEYWORD = {"lightning.Fabric": ("accelerator", "cpu"),
+                           "lightning.fabric.Fabric": ("accelerator", "cpu"), "accelerate.Accelerator": ("cpu", True)}
 # Where an init call takes its backend (`init_process_group("gloo")`: CPU collectives, no HCCL or NCCL).
 DISTRIBUTED_BACKEND_ARGUMENT = {
     "torch.distributed.init_process_group": (0, "backend"), "deepspeed.init_distributed": (0, "dist_backend"),
@@ -124,9 +127,6 @@ DISTRIBUTED_BACKEND_ARGUMENT = {
     "mindspore.communication.management.init": (0, "backend_name"),
 }
 CPU_BACKENDS = frozenset({"gloo"})
-# ... and when told to run on the CPU (no HCCL or NCCL): name -> (keyword, value).
-DISTRIBUTED_CPU_KEYWORD = {"lightning.Fabric": ("accelerator", "cpu"), "lightning.fabric.Fabric": ("accelerator", "cpu"),
-                           "accelerate.Accelerator": ("cpu", True)}
 
 # In-place tensor methods that fill with random numbers.
 INPLACE_RANDOM_METHODS = frozenset({

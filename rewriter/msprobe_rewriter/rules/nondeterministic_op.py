@@ -181,9 +181,8 @@ class NondeterministicOp(Rule):
             return parent.attr == "indices"
         if isinstance(parent, ast.Subscript):
             return constant(parent.slice) in (1, -1)
-        if isinstance(parent, (ast.Assign, ast.For, ast.comprehension)):
-            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-            return any(isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == 2 for t in targets)
+        if isinstance(parent, ast.Assign):
+            return any(isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == 2 for t in parent.targets)
         return False
 
     def _imported(self, name: str) -> bool:

@@ -91,10 +91,19 @@ def has_star(call: cst.Call) -> bool:
 
 
 def set_argument(call: cst.Call, name: str, value: cst.BaseExpression, position: int | None = None) -> cst.Call:
-    """`call` with argument `name` (keyword, or the one at `position`) set to `value`, added when absent."""
+    """`call` with argument `name` (keyword, or the one at `position`) set to `value`, added when absent. Beside
+    a `**mapping` (which may hold `name` too: a keyword given twice raises) it goes into the last mapping:
+    `**{**mapping, "name": value}`."""
     current = argument(call, name, position)
     if current is not None:
         return call.with_changes(args=[a.with_changes(value=value) if a is current else a for a in call.args])
+    mappings = [arg for arg in call.args if arg.star == "**"]
+    if mappings:
+        last = mappings[-1].value
+        element = cst.DictElement(cst.SimpleString(f'"{name}"'), value)
+        merged = (last.with_changes(elements=[*last.elements, element]) if isinstance(last, cst.Dict)
+                  else cst.Dict([cst.StarredDictElement(last), element]))
+        return call.with_changes(args=[a.with_changes(value=merged) if a is mappings[-1] else a for a in call.args])
     return append_argument(call, cst.Arg(value=value, keyword=cst.Name(name),
                                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
 

@@ -39,6 +39,12 @@ class DataShuffle(Transform):
         Example("from torch.utils.data import DistributedSampler\n\nsampler = DistributedSampler(train_set)\n",
                 "from torch.utils.data import DistributedSampler\n\n"
                 "sampler = DistributedSampler(train_set, shuffle=False)\n"),
+        Example("from torch.utils.data import DataLoader\n\n\ndef build(ds, cuda):\n    kwargs = {\"batch_size\": 8}\n"
+                "    if cuda:\n        kwargs.update({\"shuffle\": True, \"pin_memory\": True})\n"
+                "    return DataLoader(ds, **kwargs)\n",
+                "from torch.utils.data import DataLoader\n\n\ndef build(ds, cuda):\n    kwargs = {\"batch_size\": 8}\n"
+                "    if cuda:\n        kwargs.update({\"shuffle\": True, \"pin_memory\": True})\n"
+                "    return DataLoader(ds, **{**kwargs, \"shuffle\": False})\n"),
     )
 
     def apply(self, unit: Unit) -> None:

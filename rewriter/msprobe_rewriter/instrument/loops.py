@@ -18,6 +18,7 @@ from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES, SCOPE_TYPES, FileContext, target_name
 
 PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters"})
+CONFIGURE_OPTIMIZERS = "configure_optimizers"  # a Lightning-style model method that returns its optimizer
 MODEL_NAMES = ("model", "net", "network", "module", "classifier")
 MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
 Function = ast.FunctionDef | ast.AsyncFunctionDef | None
@@ -269,7 +270,8 @@ class _Finder:
                 candidates.append(_innermost_network(value.args[0]))
             else:
                 candidates.extend(_parameter_owners(value))
-                if origin is None and isinstance(value.func, ast.Attribute):
+                if (origin is None and isinstance(value.func, ast.Attribute)
+                        and value.func.attr == CONFIGURE_OPTIMIZERS):
                     candidates.append(value.func.value)  # model.configure_optimizers(...)
         texts = [self._text(c) for c in candidates if _is_name_chain(c)] + list(MODEL_NAMES)
         for text in texts:

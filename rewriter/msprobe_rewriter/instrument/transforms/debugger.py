@@ -64,6 +64,18 @@ class Debugger(Transform):
                 "for x in torch.randn(4, 8, 2):\n    debugger.start(model=model)\n    try:\n"
                 "        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # The optimizer wrapped by Lightning's Fabric: the model is still the one it updates, not `fabric`.
+        Example("import torch\nfrom lightning import Fabric\n\nfabric = Fabric()\n"
+                "model = fabric.setup(torch.nn.Linear(2, 1))\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "opt = fabric.setup_optimizers(opt)\nfor x in torch.randn(4, 8, 2):\n"
+                "    fabric.backward(model(x).sum())\n    opt.step()\n",
+                "import torch\nfrom lightning import Fabric\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n"
+                "fabric = Fabric()\nmodel = fabric.setup(torch.nn.Linear(2, 1))\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nopt = fabric.setup_optimizers(opt)\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for x in torch.randn(4, 8, 2):\n    debugger.start(model=model)\n    try:\n"
+                "        fabric.backward(model(x).sum())\n        opt.step()\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"),
         Example("import mindspore as ms\n\nnet = ms.nn.Dense(2, 1)\n"
                 "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
                 "model.train(1, dataset, callbacks=[ms.train.LossMonitor()])\n",

@@ -70,6 +70,7 @@ def _measure(level: str, blocks: int, steps: int, dump_root: str | None) -> dict
                 results[way]["writer"] += writer_times[1:]
         debugger.close()
     dump_writer._encode_and_write = encode_and_write
+    dump_writer._dumptext = stats._dumptext = compiled
     return {way: {clock: statistics.median(times) * 1e3 for clock, times in clocks.items()}
             for way, clocks in results.items()}
 

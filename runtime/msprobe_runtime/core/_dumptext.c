@@ -1,10 +1,10 @@
-/* The JSON text of a step's dump files, made in one call each (core.dump_writer and core.stats keep the same
- * functions in Python, the reference, used where this is not built or refuses a value).
+/* The JSON text of a step's dump files: each file's text, the statistics values of every slot and the
+ * texts of every tensor entry, one call each (core.dump_writer and core.stats keep the same functions in
+ * Python, the reference, used where this is not built or refuses a value).
  *
- * The writer thread makes these texts while training goes on, and any Python code it runs holds the GIL,
- * which the training thread then waits for: hundreds of small Python calls per step (one encoder call per
- * record, a format per tensor entry) cost the training step about as much as they take. Here they take
- * one call each.
+ * The writer thread makes these texts while training goes on, and any Python code it runs holds the GIL:
+ * hundreds of small Python calls per step (one encoder call per record, a format per tensor entry) took
+ * most of the writer's CPU time. Here they take one call each.
  *
  * Values as Python's json writes them, compact as orjson writes them: None, bool, int, float (NaN and
  * infinities as NaN, Infinity, -Infinity), str (UTF-8), list and tuple (arrays), dict with str keys.
@@ -130,7 +130,7 @@ static int append_int(Buffer *b, PyObject *value) {
     return failed;
 }
 
-/* a number of a statistics row, or None (see core.stats.statistics_values) */
+/* a JSON scalar: None, a bool, a float or an int (anything else: TypeError) */
 static int append_number(Buffer *b, PyObject *value) {
     if (value == Py_None)
         return APPEND_LITERAL(b, "null");
@@ -295,7 +295,8 @@ done:
 }
 
 /* Max, Min, Mean, Norm of one slot into values[4] (new references; NULL for null), as
- * core.stats.statistics_values makes them */
+ * core.stats.statistics_values makes them; a kind is told by its first letter (core.stats' KIND_FLOAT
+ * "float", KIND_INT "int", KIND_BOOL "bool", KIND_NONE "none") */
 static int slot_statistics(PyObject **values, PyObject *kind, PyObject *numel, int scalar, PyObject *high,
                            PyObject *low, PyObject *total, PyObject *norm) {
     Py_UCS4 code = PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) ? PyUnicode_READ_CHAR(kind, 0) : 'n';

@@ -17,6 +17,7 @@ from capture_support import (
 from msprobe_runtime.core.config import ConfigError
 from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.pytorch import PrecisionDebugger
+from msprobe_runtime.pytorch.capture import api_wrap
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
 
 
@@ -59,6 +60,51 @@ def test_start_stop_step_counting_and_idempotence(tmp_path):
     assert STATE.session is None and debugger.current_step == 2
     debugger.close()
     assert load_dump(tmp_path, step=1)[0]["data"]
+
+
+@pytest.mark.parametrize("level", ["L0", "L1", "mix"])
+def test_after_the_last_step_training_runs_without_capture(tmp_path, level):
+    """Once the config's last step is written, hooks and wrappers go: later steps run plain (and a model
+    pickles plainly), and start(), even without the model at L0, does nothing."""
+    model, optimizer, tokens = make_model()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level=level, step=[0, 1]))
+    for step in range(3):
+        debugger.start(model if step < 2 else None)
+        train_step(model, optimizer, tokens)
+        debugger.stop()
+        assert api_wrap.installed() == (level != "L0" and step < 2)  # a CPU model at L0 needs none
+        debugger.step()
+    assert not api_wrap.installed() and STATE.session is None
+    assert not any(module._forward_hooks or module._forward_pre_hooks for module in model.modules())
+    debugger.close()
+    assert load_dump(tmp_path, step=1)[0]["data"] and not (tmp_path / "dump" / "step2").exists()
+
+
+def test_set_init_step_before_the_last_step_keeps_capturing(tmp_path):
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, step=[5]))
+    debugger.set_init_step(5)
+    debugger.start()
+    assert STATE.session is not None
+    debugger.close()
+
+
+@pytest.mark.parametrize("inside_window", [False, True])
+def test_a_model_keeping_a_wrapped_function_saves_and_loads(tmp_path, inside_window):
+    """nn.TransformerEncoderLayer keeps activation=F.relu: with F.relu wrapped, plain pickle refuses it
+    ("not the same object as torch.nn.functional.relu"); torch.save stores it by its path instead."""
+    layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path))
+    debugger.start(layer)
+    layer(torch.ones(3, 2, 8)).sum().backward()
+    if not inside_window:
+        debugger.stop()
+    path = tmp_path / "layer.pt"
+    torch.save(layer, path)
+    debugger.close()
+    assert not api_wrap.installed()
+    loaded = torch.load(path, weights_only=False)
+    assert loaded.activation is torch.nn.functional.relu
+    assert torch.equal(loaded(torch.ones(3, 2, 8)), layer(torch.ones(3, 2, 8)))
 
 
 def test_rank_filter_skips_this_process(tmp_path):

@@ -265,10 +265,11 @@ def _capture_with_removal(tmp_path, capture_first: bool) -> dict:
         assert torch.equal(F.scaled_dot_product_attention(q, q, q, dropout_p=0.5),
                            F.scaled_dot_product_attention(q, q, q))
         assert torch.equal(F.dropout(x, 0.5, True), x)
-        debugger.close()
+        debugger.stop()
     finally:
         for step in undo:
             step()
+    debugger.close()
     return json.loads((tmp_path / "dump" / "step0" / "rank0" / "dump.json").read_text())["data"]
 
 

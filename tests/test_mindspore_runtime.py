@@ -159,6 +159,26 @@ def test_set_init_step_numbers_the_steps_from_the_given_one(tmp_path):
     assert debugger.current_step == 8 and (tmp_path / "dump" / "step7").is_dir()
 
 
+def test_after_the_last_step_the_network_runs_without_capture(tmp_path):
+    """Once the config's last step is written, cell hooks and API wrappers go: later steps run plain."""
+    original = ops.matmul
+    seed_all(0)
+    net = TinyNet()
+    grad_fn, optimizer = trainer(net)
+    x, y = batch()
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="mix", step=[0]))
+    for step in range(2):
+        debugger.start(model=net)
+        optimizer(grad_fn(x, y)[1])
+        debugger.stop()
+        assert (ops.matmul is original) == (step == 1)
+        debugger.step()
+    assert ops.matmul is original
+    assert not any(cell._forward_pre_hook or cell._forward_hook for _, cell in net.cells_and_names())
+    debugger.close()
+    assert [p.name for p in (tmp_path / "dump").iterdir()] == ["step0"]
+
+
 def test_hooks_on_a_parameter_a_cell_returns_are_removed_at_stop(tmp_path):
     class Table(nn.Cell):
         def __init__(self):

@@ -75,6 +75,10 @@ class DebuggerConfig:
         """True when `step` is to be dumped (an empty step list means every step)."""
         return not self.step or step in self.step
 
+    def steps_done(self, step: int) -> bool:
+        """True when the step list is finite and `step` comes after all of it."""
+        return bool(self.step) and step > max(self.step)
+
     def wants_rank(self, rank: int) -> bool:
         """True when `rank` is to be dumped (an empty rank list means every rank)."""
         return not self.rank or rank in self.rank

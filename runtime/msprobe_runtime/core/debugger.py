@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 
 from msprobe_runtime.core.config import ConfigError, DebuggerConfig, ensure_writable, load_config
+from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.core.patching import CaptureState
 
 
@@ -67,6 +68,7 @@ class StepDebugger:
     session_class: type  # a framework CaptureSession: (config, step, rank)
     current_rank: Callable[[], int]  # this process's rank
     install: Callable[[], None]  # puts the framework's API wrappers in place (idempotent)
+    uninstall: Callable[[], None]  # takes them out again
     l0_needs_model: str  # the error when level L0 is started without a model
 
     def __init__(self, config_path=None, task=None, dump_path=None, level=None, step=None):
@@ -75,14 +77,15 @@ class StepDebugger:
         ensure_writable(self.config.dump_path)
         self.current_step = 0
         self._session = None
-        self._hooks: dict[int, object] = {}  # id(model) -> the framework's hooks on it
+        self._hooks: dict[int, list] = {}  # id(model) -> the framework's hooks on it (each has remove())
         self._grad_probe = None
         type(self).latest = self
 
     @on_instance_or_class
     def start(self, model=None) -> StepDebugger:
         """Begin capturing the current step (if the config wants this step and rank); returns self."""
-        if self.config.task == "grad_probe" or not self._attach(model):
+        config = self.config
+        if config.task == "grad_probe" or config.steps_done(self.current_step) or not self._attach(model):
             return self
         if self.config.level == "L0" and not self._hooks:
             raise ConfigError(self.l0_needs_model)
@@ -127,6 +130,28 @@ class StepDebugger:
         """Finish the current step: stop a running capture and count one step."""
         self.stop()
         self.current_step += 1
+        if self.config.task != "grad_probe" and self.config.steps_done(self.current_step):
+            self._release()
+
+    def close(self) -> None:
+        """Stop capturing, wait for the files (async_dump), take capture's hooks and wrappers away, finish
+        the gradient probe."""
+        self.stop()
+        wait_for_writes()
+        self._release()
+        if self._grad_probe is not None:
+            self._grad_probe.close()
+            self._grad_probe = None
+
+    def _release(self) -> None:
+        """Take capture's hooks off the models and, unless another debugger is capturing, the API wrappers
+        out: after the last step the config names, training runs (and pickles) as it would without us."""
+        for hooks in self._hooks.values():
+            for hook in hooks:
+                hook.remove()
+        self._hooks.clear()
+        if self.state.session is None:
+            self.uninstall()
 
     @on_instance_or_class
     def set_init_step(self, step: int) -> None:

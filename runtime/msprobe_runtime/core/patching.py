@@ -40,6 +40,10 @@ class Patches:
         self._done.append((owner, name, original, value, isinstance(owner, type) and name in vars(owner)))
         setattr(owner, name, value)
 
+    def replaced(self) -> list[tuple[object, str, object]]:
+        """(owner, name, original) of every attribute replaced."""
+        return [(owner, name, original) for owner, name, original, _, _ in self._done]
+
     def restore(self) -> None:
         """Put every original back, latest first, except where someone replaced our value since; an
         attribute a class only inherited is deleted again."""

@@ -24,7 +24,6 @@ import warnings
 import mindspore as ms
 
 from msprobe_runtime.core.debugger import StepDebugger, launcher_rank, model_chunks
-from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.mindspore.capture import api_wrap
 from msprobe_runtime.mindspore.capture.api_wrap import STATE, PrimitiveHooks
 from msprobe_runtime.mindspore.capture.cell_hooks import CellHooks
@@ -57,6 +56,7 @@ class PrecisionDebugger(StepDebugger):
     session_class = CaptureSession
     current_rank = staticmethod(current_rank)
     install = staticmethod(api_wrap.install)
+    uninstall = staticmethod(api_wrap.uninstall)
     l0_needs_model = "level 'L0' captures cells: call start(model) with the network to capture"
 
     def __init__(self, config_path=None, task=None, dump_path=None, level=None, step=None):
@@ -96,15 +96,3 @@ class PrecisionDebugger(StepDebugger):
         if self._grad_probe is None:
             self._grad_probe = GradProbe(self.config)
         self._grad_probe.monitor(optimizer)
-
-    def close(self) -> None:
-        """Stop capturing, wait for the files, remove cell and primitive hooks, finish the gradient probe."""
-        self.stop()
-        wait_for_writes()
-        for hooks in self._hooks.values():
-            for hook in hooks:
-                hook.remove()
-        self._hooks.clear()
-        if self._grad_probe is not None:
-            self._grad_probe.close()
-            self._grad_probe = None

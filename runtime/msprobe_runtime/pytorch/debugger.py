@@ -16,7 +16,6 @@ from __future__ import annotations
 import torch
 
 from msprobe_runtime.core.debugger import StepDebugger, launcher_rank, model_chunks
-from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.pytorch.capture import api_wrap
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
 from msprobe_runtime.pytorch.capture.module_hooks import ModuleHooks
@@ -38,6 +37,7 @@ class PrecisionDebugger(StepDebugger):
     state = STATE
     session_class = CaptureSession
     current_rank = staticmethod(current_rank)
+    uninstall = staticmethod(api_wrap.uninstall)
     l0_needs_model = "level 'L0' captures modules: call start(model) with the model to capture"
 
     # ---- capture -----------------------------------------------------------------------------
@@ -53,7 +53,7 @@ class PrecisionDebugger(StepDebugger):
         if model is not None and self.config.level in ("L0", "mix"):
             for prefix, module in model_chunks(model, torch.nn.Module, "torch.nn.Module"):
                 if id(module) not in self._hooks:
-                    self._hooks[id(module)] = ModuleHooks(module, prefix)
+                    self._hooks[id(module)] = [ModuleHooks(module, prefix)]
         return True
 
     # ---- gradient probe ----------------------------------------------------------------------
@@ -66,14 +66,3 @@ class PrecisionDebugger(StepDebugger):
             self._grad_probe = GradProbe(self.config, model)
         else:
             self._grad_probe.monitor(model)
-
-    def close(self) -> None:
-        """Stop capturing, wait for the files (async_dump), remove module hooks, finish the gradient probe."""
-        self.stop()
-        wait_for_writes()
-        for hooks in self._hooks.values():
-            hooks.remove()
-        self._hooks.clear()
-        if self._grad_probe is not None:
-            self._grad_probe.close()
-            self._grad_probe = None

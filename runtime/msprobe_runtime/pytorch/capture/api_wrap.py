@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import pickle
 import threading
 import types
 
@@ -27,6 +28,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from msprobe_runtime.core.naming import API_PREFIXES
 from msprobe_runtime.core.patching import CaptureState, Patches
+from msprobe_runtime.core.pickling import original_paths, with_originals
 
 # Tensor methods that describe or manage a tensor instead of computing with it.
 _TENSOR_SKIP = frozenset("""
@@ -263,12 +265,26 @@ def _tensor_str(*args, **kwargs):
     return _unrecorded(_original_tensor_str, *args, **kwargs)
 
 
+_original_save = torch.save
+
+
+def _save(obj, f, pickle_module=pickle, *args, **kwargs):
+    """torch.save while the wrappers are in place: unrecorded (a checkpoint written inside the window is
+    not the model's computation), and storing the functions they replaced (an `activation=F.relu` a
+    model keeps) by their paths, which plain pickle refuses."""
+    pickle_module = with_originals(pickle_module, original_paths(_installed.replaced()))
+    return _unrecorded(_original_save, obj, f, pickle_module, *args, **kwargs)
+
+
 def install() -> None:
     """Wrap every API of `api_table()`, hook optimizer steps and Work.wait, keep tensor printing out of the
-    records (idempotent; until `uninstall`)."""
+    records, let torch.save pickle what holds the originals (idempotent; until `uninstall`)."""
     if _installed:
         return
     _optimizer_hook.append(register_optimizer_step_pre_hook(_before_optimizer_step))
+    for owner in (torch, torch.serialization):
+        if getattr(owner, "save", None) is _original_save:
+            _installed.replace(owner, "save", _original_save, _save)
     if _original_wait is not None:
         _installed.replace(dist.Work, "wait", _original_wait, _wait)
     if _original_tensor_str is not None:

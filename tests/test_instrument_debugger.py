@@ -222,7 +222,9 @@ def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_p
                      "instrument that file too (msprobe-instrument --write main.py engine.py); debugger not added here"]
 
 
-def test_seeds_from_entropy_get_the_fixed_seed_and_seed_all_does_not_take_them():
+def test_seeds_from_entropy_get_the_fixed_seed_where_they_vary():
+    """A seed variable given a clock value when no seed was given gets the fixed seed there (and seed_all
+    takes the variable); seeding calls that draw from entropy by themselves get it as their argument."""
     code = ("import argparse\nimport random\nimport time\n\nimport numpy as np\nimport torch\n\n\ndef main():\n"
             "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int, default=None)\n"
             "    args = parser.parse_args()\n    if args.seed is None:\n        args.seed = int(time.time()) % 100_000\n"
@@ -231,9 +233,8 @@ def test_seeds_from_entropy_get_the_fixed_seed_and_seed_all_does_not_take_them()
             "if __name__ == \"__main__\":\n    main()\n")
     out, _ = run(code, "seed")
     lines = lines_of(out)
-    assert lines[lines.index("import torch") + 1:lines.index("import torch") + 3] == [
-        "from msprobe_runtime.pytorch import seed_all", "seed_all(seed=1234, mode=False, rm_dropout=True)"]
-    assert {"torch.manual_seed(1234)", "random.seed(1234)", "np.random.seed(1234)",
+    assert lines[lines.index("args.seed = 1234") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
+    assert {"torch.manual_seed(args.seed)", "random.seed(1234)", "np.random.seed(1234)",
             "g = torch.Generator().manual_seed(1234)"} <= set(lines)
 
 
@@ -245,13 +246,32 @@ def test_seed_all_goes_after_a_fallback_that_fills_the_seed_in():
     assert lines[lines.index("args.seed = pick_seed()") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
 
 
-def test_every_call_given_the_same_entropy_seed_is_fixed():
-    """pytorch/examples dcgan: one random fallback seed, passed to `random.seed` and `torch.manual_seed`."""
+def test_a_drawn_fallback_seed_is_fixed_where_it_is_drawn():
+    """pytorch/examples dcgan: one random fallback seed, passed to `random.seed` and `torch.manual_seed`. Fixed
+    at the draw, a `--manualSeed` given still wins, and every call (and the log line) uses the same seed."""
     code = ("import argparse\nimport random\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
             "parser.add_argument(\"--manualSeed\", type=int)\nopt = parser.parse_args()\n"
             "if opt.manualSeed is None:\n    opt.manualSeed = random.randint(1, 10000)\n"
             "random.seed(opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\nmodel = torch.nn.Linear(2, 2)\n"
             "if __name__ == \"__main__\":\n    print(model)\n")
     lines = lines_of(run(code, "seed")[0])
-    assert "seed_all(seed=1234, mode=False, rm_dropout=True)" in lines
-    assert "random.seed(1234)" in lines and "torch.manual_seed(1234)" in lines
+    assert lines[lines.index("opt.manualSeed = 1234") + 1] == "seed_all(seed=opt.manualSeed, mode=False, rm_dropout=True)"
+    assert "random.seed(opt.manualSeed)" in lines and "torch.manual_seed(opt.manualSeed)" in lines
+
+
+def test_a_seed_not_named_as_one_is_fixed_at_the_seeding_call():
+    """`stamp = time.time()` may name a run folder too: the seeding call gets the fixed seed, not the variable."""
+    code = ("import time\n\nimport torch\n\nstamp = int(time.time())\nrun_dir = f\"runs/{stamp}\"\n"
+            "torch.manual_seed(stamp)\nmodel = torch.nn.Linear(2, 2)\nif __name__ == \"__main__\":\n    print(model)\n")
+    lines = lines_of(run(code, "seed")[0])
+    assert "stamp = int(time.time())" in lines and "torch.manual_seed(1234)" in lines
+
+
+def test_seeding_under_the_main_guard_keeps_the_users_seed():
+    """cleanrl, pyGAT: the seed comes from the command line inside `if __name__ == "__main__":`."""
+    code = ("import random\n\nimport torch\n\n\ndef parse_args():\n    return None\n\n\n"
+            "if __name__ == \"__main__\":\n    args = parse_args()\n    random.seed(args.seed)\n"
+            "    torch.manual_seed(args.seed)\n    model = torch.nn.Linear(2, 2)\n")
+    lines = lines_of(run(code, "seed")[0])
+    assert lines[lines.index("args = parse_args()") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
+    assert "seed_all(seed=1234, mode=False, rm_dropout=True)" not in lines

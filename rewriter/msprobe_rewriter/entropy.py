@@ -56,6 +56,7 @@ class EntropySeed:
     global_seed: bool  # the call seeds a default generator (what seed-missing looks for), not an object
     also: tuple[ast.Call, ...] = ()  # later seeding calls given the same seed (named in the message)
     salted_hash: bool = False  # the seed is `hash(...)` of a string or object: meant to vary with its argument
+    origin: ast.AST | None = None  # where the varying value comes from (the call itself when it takes no seed)
 
 
 _CACHE: weakref.WeakKeyDictionary[FileContext, list[EntropySeed]] = weakref.WeakKeyDictionary()
@@ -235,7 +236,7 @@ class _Tracer(AssignmentTracer):
     # --- findings ----------------------------------------------------------------------------
     def findings(self) -> list[EntropySeed]:
         """One finding per entropy origin, at the first seeding call it reaches."""
-        found: dict[int, tuple[CallSite, str, bool, list[ast.Call], bool]] = {}
+        found: dict[int, tuple[CallSite, str, bool, list[ast.Call], bool, ast.AST]] = {}
         for call in self.calls:
             node = call.node
             if self.runs(call.guards, call.scopes) is False or _implements_reseeder(call.scopes):
@@ -250,18 +251,18 @@ class _Tracer(AssignmentTracer):
             if id(origin.node) in found:
                 found[id(origin.node)][3].append(node)
             else:
-                found[id(origin.node)] = (call, message, global_seed, [], _is_hash(origin.node))
+                found[id(origin.node)] = (call, message, global_seed, [], _is_hash(origin.node), origin.node)
         for reseed in self.reseeds:
             if id(reseed.node) not in found and self.runs(reseed.guards, reseed.scopes) is not False:
                 name = ast.unparse(reseed.node.func)
-                found[id(reseed.node)] = (reseed, RESEEDS.format(name=name), True, [], False)
+                found[id(reseed.node)] = (reseed, RESEEDS.format(name=name), True, [], False, reseed.node)
         results = []
-        for call, message, global_seed, also, salted_hash in found.values():
+        for call, message, global_seed, also, salted_hash, origin in found.values():
             if also:
                 lines = sorted({other.lineno for other in also})
                 message += f" (the same seed is passed on line {', '.join(map(str, lines))})"
             results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed, tuple(also),
-                                       salted_hash))
+                                       salted_hash, origin))
         return sorted(results, key=lambda f: start(f.node))
 
     def _problem(self, node: ast.Call, qualified: str | None, scopes) -> tuple[Origin, str] | None:

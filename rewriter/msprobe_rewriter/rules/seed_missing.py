@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import entropy, seeding
-from msprobe_rewriter.context import FileContext, constant
+from msprobe_rewriter.assignments import is_main_guard
+from msprobe_rewriter.context import FileContext
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 CONDITIONAL = ("seeding runs only when `{condition}`, which is false with the default arguments: seed "
@@ -18,17 +19,12 @@ def entry_location(ctx: FileContext) -> ast.AST:
     if loops:
         return header(min(loops, key=lambda n: (n.lineno, n.col_offset)))
     for stmt in ctx.tree.body:
-        if isinstance(stmt, ast.If) and _is_main_guard(stmt.test):
+        if isinstance(stmt, ast.If) and is_main_guard(stmt.test):
             return header(stmt)
     for stmt in ctx.tree.body:  # a module-level `model.train(...)` (MindSpore Model)
         if any(ctx.is_step_call(c) for c in ast.walk(stmt) if isinstance(c, ast.Call)):
             return stmt
     return ctx.tree.body[0] if ctx.tree.body else ctx.tree
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and any(constant(c) == "__main__" for c in test.comparators))
 
 
 def header(stmt: ast.stmt) -> ast.AST:

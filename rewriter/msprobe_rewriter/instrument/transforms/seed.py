@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from msprobe_rewriter import catalogue, entropy, seeding
+from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, constant
 from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
@@ -28,10 +29,14 @@ class Seed(Transform):
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
         "right after the statement that binds its names (after `args = parse_args()`, at the top of the "
         "function for a parameter), so it runs before the model is built or distributed communication starts. "
+        "Seeding under the `__main__` guard counts as unconditional. "
         "The user's own seeding calls stay (they set the same value again). Otherwise `seed_all(seed=1234)` "
-        "(`--seed N`) goes right after the imports. A seeding call whose seed changes from run to run "
-        "(entropy-seed: `random.seed()`, `torch.manual_seed(int(time.time()))`, a seed drawn by an unseeded "
-        "`random.randint`) gets that fixed seed as its argument instead. `--deterministic` sets `mode=True` (deterministic kernels, "
+        "(`--seed N`) goes right after the imports. A seed that changes from run to run (entropy-seed) is "
+        "fixed where it varies: a seed variable assigned a draw (`opt.manualSeed = random.randint(1, 10000)` "
+        "when no seed was given) is assigned the fixed seed instead, so a seed given on the command line still "
+        "wins and the seed the script logs is the one it uses; a seeding call that varies by itself "
+        "(`random.seed()`, `torch.manual_seed(int(time.time()))`) gets the fixed seed as its argument. "
+        "`--deterministic` sets `mode=True` (deterministic kernels, "
         "HCCL determinism); `--keep-dropout` sets `rm_dropout=False`.")
     examples = (
         Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n\n\n"
@@ -53,6 +58,22 @@ class Seed(Transform):
                 "import mindspore as ms\nfrom msprobe_runtime.mindspore import seed_all\nseed_all(seed=7, mode=True, "
                 "rm_dropout=False)\n\nms.set_seed(7)\nnet = ms.nn.Dense(2, 2)\nif __name__ == \"__main__\":\n"
                 "    print(net)\n", {"deterministic": True, "remove_dropout": False}),
+        Example("import argparse\nimport random\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--manualSeed\", type=int)\nopt = parser.parse_args()\n"
+                "if opt.manualSeed is None:\n    opt.manualSeed = random.randint(1, 10000)\n"
+                "print(\"Random Seed: \", opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\n"
+                "for epoch in range(2):\n    torch.nn.Linear(2, 2)(torch.randn(1, 2)).sum().backward()\n",
+                "import argparse\nimport random\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument(\"--manualSeed\", type=int)\n"
+                "opt = parser.parse_args()\nif opt.manualSeed is None:\n    opt.manualSeed = 1234\n"
+                "seed_all(seed=opt.manualSeed, mode=False, rm_dropout=True)\n"
+                "print(\"Random Seed: \", opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\n"
+                "for epoch in range(2):\n    torch.nn.Linear(2, 2)(torch.randn(1, 2)).sum().backward()\n"),
+        Example("import random\n\nimport torch\n\nif __name__ == \"__main__\":\n    seed = 3\n"
+                "    random.seed(seed)\n    torch.manual_seed(seed)\n",
+                "import random\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
+                "if __name__ == \"__main__\":\n    seed = 3\n    seed_all(seed=seed, mode=False, rm_dropout=True)\n"
+                "    random.seed(seed)\n    torch.manual_seed(seed)\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -64,12 +85,18 @@ class Seed(Transform):
             if finding.salted_hash:  # a seed per name or item, meant to differ: only its hash must be stable
                 unit.note(finding.node.lineno, "this seed hashes a string or object, which Python salts afresh in "
                           "every process: use a stable hash such as `zlib.crc32(str(value).encode())`")
-        varying = [(call, finding.salted_hash) for finding in findings for call in (finding.node, *finding.also)
-                   if isinstance(call, ast.Call)]
-        for call, salted_hash in varying:
-            if not salted_hash:
-                self._fix_seed(unit, call, str(options.seed))
-        seed, binding = self._user_seed(unit, {id(call) for call, _ in varying})
+        varying = set()  # seeding calls whose seed still varies (salted hashes), or is fixed right in the call
+        for finding in findings:
+            calls = [call for call in (finding.node, *finding.also) if isinstance(call, ast.Call)]
+            drawn = None if finding.salted_hash else _seed_assignment(finding, unit.analysis.parents)
+            if drawn is not None:  # `opt.manualSeed = random.randint(1, 10000)`: fix the draw, keep a given seed
+                self._fix_value(unit, drawn, str(options.seed))
+                continue
+            varying.update(id(call) for call in calls)
+            if not finding.salted_hash:
+                for call in calls:
+                    self._fix_seed(unit, call, str(options.seed))
+        seed, binding = self._user_seed(unit, varying)
         call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
                 f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
         statement = nodes.statement(call)
@@ -84,6 +111,13 @@ class Seed(Transform):
             unit.edits.insert_after(target, [statement])
         else:
             unit.edits.insert_before(target, [statement])
+
+    @staticmethod
+    def _fix_value(unit: Unit, assignment: ast.Assign | ast.AnnAssign, seed: str) -> None:
+        """Assign the fixed seed where a seed variable was given a value that varies from run to run."""
+        node = unit.node_for(assignment.value, cst.BaseExpression)
+        if node is not None:
+            unit.edits.rewrite(node, lambda _: cst.Integer(seed))
 
     @staticmethod
     def _fix_seed(unit: Unit, call: ast.Call, seed: str) -> None:
@@ -114,7 +148,8 @@ class Seed(Transform):
         seeding calls in `varying` (seeds from entropy, fixed by `_fix_seed`) do not count."""
         for effect in seeding.analyse(unit.ctx).effects:
             call = effect.node
-            if not isinstance(call, ast.Call) or not effect.summary.families or effect.guards or id(call) in varying:
+            if (not isinstance(call, ast.Call) or not effect.summary.families or id(call) in varying
+                    or not all(is_main_guard(test) for test, _ in effect.guards)):
                 continue
             if _inside_loop_or_handler(call, unit.analysis.parents):
                 continue
@@ -129,6 +164,27 @@ class Seed(Transform):
                 continue
             return text, _placement(call, value, unit.analysis.parents, unit.tree)
         return None, None
+
+
+def _seed_assignment(finding: entropy.EntropySeed, parents: dict[ast.AST, ast.AST]) -> ast.Assign | ast.AnnAssign | None:
+    """The assignment to a seed variable (`opt.manualSeed = random.randint(1, 10000)`, `seed = int(time.time())`)
+    whose value is where the finding's varying seed comes from; None when it comes from anywhere else (the
+    seeding call's own argument, an argparse default, a function's return, a variable not named as a seed,
+    which may be used for more than seeding)."""
+    seeding_calls = (finding.node, *finding.also)
+    node = finding.origin
+    while node is not None and not isinstance(node, ast.stmt):
+        if any(node is call for call in seeding_calls):
+            return None
+        node = parents.get(node)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        target = node.target
+    else:
+        return None
+    name = key(target)
+    return node if name is not None and "seed" in name.rpartition(".")[2].lower() else None
 
 
 def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:

@@ -174,6 +174,67 @@ def test_hccl_set_in_a_helper(project):
     assert lint(project / "dist_bad.py", "dist-no-deterministic-comm") == [("dist-no-deterministic-comm", 5)]
 
 
+TRAINER_MODULE = """
+import torch
+
+
+class TrainLoop:
+    def __init__(self, model, data):
+        self.model, self.data = model, data
+        self.opt = torch.optim.AdamW(model.parameters())
+
+    def run_loop(self):
+        for batch in self.data:
+            self.run_step(batch)
+
+    def run_step(self, batch):
+        self.model(batch).sum().backward()
+        self.opt.step()
+
+
+def train_one_epoch(model, optimizer, loader):
+    for x in loader:
+        model(x).sum().backward()
+        optimizer.step()
+"""
+DELEGATING_SCRIPT = """
+import argparse
+
+from trainer import {name}
+
+
+def main():
+    args = argparse.ArgumentParser().parse_args()
+    {call}
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(("name", "call"), [("TrainLoop", "TrainLoop(model, data).run_loop()"),
+                                            ("train_one_epoch", "train_one_epoch(model, opt, data)")])
+def test_a_script_training_through_a_project_module_needs_seeding(project, name, call):
+    """improved-diffusion's image_train.py: the script itself mentions no framework; TrainLoop trains."""
+    write(project, {"trainer.py": TRAINER_MODULE,
+                    "train.py": DELEGATING_SCRIPT.format(name=name, call=call)})
+    assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
+def test_a_project_module_that_trains_and_seeds_is_trusted(project):
+    write(project, {"trainer.py": TRAINER_MODULE.replace("    def run_loop(self):\n",
+                                                         "    def run_loop(self):\n        set_seed(0)\n"),
+                    "train.py": DELEGATING_SCRIPT.format(name="TrainLoop", call="TrainLoop(model, data).run_loop()")})
+    assert lint(project / "train.py", "seed-missing") == []
+
+
+def test_calling_a_project_module_that_only_evaluates_needs_no_seed(project):
+    write(project, {"trainer.py": "def evaluate(model, data):\n    return [model(x) for x in data]\n",
+                    "train.py": DELEGATING_SCRIPT.format(name="evaluate", call="evaluate(model, data)")})
+    assert lint(project / "train.py", "seed-missing") == []
+
+
 # --- conditions under the default arguments -----------------------------------------------------
 def conditional_script(argument: str, condition: str) -> str:
     return textwrap.dedent(f"""\

@@ -110,6 +110,17 @@ def call_targets(call: ast.Call, local: LocalImports, defined: Container[str]) -
     return [(Ref(ref.submodule(*parts[:-1]), ref.level), parts[-1])]
 
 
+def reached(calls: Iterable[ast.Call], local: LocalImports, defined: Container[str],
+            folder: Path) -> Iterator[tuple[ast.Call, str, Module]]:
+    """(call, name, module) for each project-local module a call may reach, with the name it calls there."""
+    for call in calls:
+        for ref, name in call_targets(call, local, defined):
+            path = find_module(folder, ref.module, ref.level)
+            module = load(path) if path is not None else None
+            if module is not None:
+                yield call, name, module
+
+
 def search_roots(folder: Path) -> list[Path]:
     """`folder` and its parents, up to the project root (or installed package) or `MAX_PARENTS` levels up."""
     roots = [folder]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, project
-from msprobe_rewriter.context import EVAL_NAME, FileContext, keyword, target_name
+from msprobe_rewriter.context import EVAL_NAME, FUNCTION_TYPES, FileContext, keyword, target_name
 from msprobe_rewriter.pinning import NOTHING, Summary
 
 # What makes a script's randomness matter: it trains, or it samples (draws from torch's generator) from
@@ -55,6 +55,7 @@ class FileSeeding:
     calls: list[ast.Call]
     trains: bool  # runs training steps, builds an optimizer or a trainer
     follow: Callable[[ast.Call], Summary]  # what a call into a project-local helper pins
+    trains_elsewhere: Callable[[], bool]  # whether it calls project-local code that trains (read lazily)
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
     helper_calls: list[Located] = field(default_factory=list)  # calls `follow` may resolve
     samples: bool = False  # draws from torch's generator
@@ -62,6 +63,7 @@ class FileSeeding:
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
     _lookup: conditions.Lookup | None = None
     _effects: list[Effect] | None = None
+    _works_elsewhere: bool | None = None
 
     def lookup(self, node: ast.expr) -> object:
         """Default value of `args.<dest>` from the file's argparse definitions."""
@@ -82,7 +84,12 @@ class FileSeeding:
     @property
     def random_work(self) -> bool:
         """Whether the file's randomness matters: it trains, or samples from weights it loads."""
-        return self.trains or (self.samples and self.loads_weights)
+        if self.trains or (self.samples and self.loads_weights):
+            return True
+        if self._works_elsewhere is None:
+            project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
+            self._works_elsewhere = self.trains_elsewhere()
+        return self._works_elsewhere
 
     def skipping_guard(self, effect: Effect) -> ast.expr | None:
         """The condition that keeps `effect` from running with the default arguments, if any."""
@@ -132,7 +139,12 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             return found
         return NOTHING if _is_local_def(call, defined) or not _is_imported(ctx, call) else pinning.seeder_by_name(call)
 
-    seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow)
+    def trains_elsewhere() -> bool:
+        calls = [node for node, _, function in nodes if isinstance(node, ast.Call) and not _is_eval(function)]
+        return any(name in _training_names(module) for _, name, module in project.reached(calls, local, defined, folder))
+
+    seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
+                          trains_elsewhere)
     for node, guards, function in nodes:
         if isinstance(node, ast.Assign):
             found = pinning.assign_effects(node, ctx.qualname)
@@ -203,6 +215,31 @@ def _note_call(seeding: FileSeeding, call: ast.Call, qualified: str | None, eval
             seeding.loads_weights = True
     if isinstance(call.func, ast.Attribute) and call.func.attr in WEIGHT_LOADING_METHODS:
         seeding.loads_weights = True
+
+
+def _training_names(module: project.Module) -> frozenset[str]:
+    """The functions and classes of a project-local module that run training steps (improved-diffusion's
+    `TrainLoop`, a `train_one_epoch`); none when the module seeds anything itself or calls a helper named
+    like a seeder, since what it pins is not followed from there (computed once per module)."""
+    found = module.memo.get("training_names")
+    if found is None:
+        source = module.path.read_text(encoding="utf-8", errors="replace")
+        ctx = FileContext(str(module.path), source, module.tree)
+        ctx.traverse({})
+        stepping = {name for name in ctx.stepping_functions() if not _is_eval(name)}
+        names = stepping & module.functions.keys()
+        names |= {node.name for node in module.tree.body if isinstance(node, ast.ClassDef)
+                  and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping for item in node.body)}
+        seeds = any(_seeds(call, ctx.call_qualname(call)) for call in ast.walk(module.tree) if isinstance(call, ast.Call))
+        found = module.memo["training_names"] = frozenset() if seeds else frozenset(names)
+    return found
+
+
+def _seeds(call: ast.Call, qualified: str | None) -> bool:
+    """Whether a call seeds a generator family, by the catalogue or (a call not in it) by its name."""
+    if qualified is not None and any(summary.families for summary, _ in pinning.call_effects(call, qualified)):
+        return True
+    return bool(pinning.seeder_by_name(call).families)
 
 
 def _trains(ctx: FileContext) -> bool:

@@ -138,13 +138,9 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path]]:
         return []
     folder = project.file_folder(ctx.path)
     defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES)}
-    found: dict[tuple[str, Path], None] = {}
-    for call in (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)):
-        for ref, name in project.call_targets(call, local, defined):
-            path = project.find_module(folder, ref.module, ref.level)
-            module = project.load(path) if path is not None else None
-            if module is not None and name in module.functions and name in _looping_functions(module):
-                found[(name, path)] = None
+    calls = (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call))
+    found = {(name, module.path): None for _, name, module in project.reached(calls, local, defined, folder)
+             if name in module.functions and name in _looping_functions(module)}
     return list(found)
 
 

@@ -49,8 +49,10 @@ class SeedMissing(Rule):
                "`seed_all(seed)` (msprobe), or `random.seed`, `np.random.seed` and `torch.manual_seed` / "
                "`mindspore.set_seed`, at startup")
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop or "
-               "`Model.train`) that trains (training steps, an optimizer, a trainer) or samples from weights it "
-               "loads (torch draws plus `torch.load`/`from_pretrained`/...), but never seeds: not directly, "
+               "`Model.train`) that trains (training steps, an optimizer, a trainer, or a function or class of "
+               "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`) or "
+               "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...), but never "
+               "seeds: not directly, "
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...), and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
                "that cannot be found but is named like a seeder counts). In such a script, seeding only under a "

@@ -44,6 +44,10 @@ DRAWS = [
     "torch.rand_like(x, dtype=torch.float64)",
     "torch.randint_like(x, 5)",
     "torch.randint_like(x, 2, 9)",
+    "torch.rand_like(x, device=dev)",
+    "torch.randn_like(image)",  # channels-last: the CPU fill follows memory order, and the result keeps it
+    "torch.randn_like(transposed, memory_format=torch.preserve_format)",
+    "torch.rand_like(image, memory_format=torch.contiguous_format, requires_grad=True)",
     "torch.bernoulli(p)",
     "torch.multinomial(p, 2)",
     "torch.empty(3, device=dev).normal_()",
@@ -51,7 +55,9 @@ DRAWS = [
     "p.bernoulli()",
 ]
 TEMPLATE = ("import torch\n\n\ndef draw(dev, g):\n    x = torch.zeros(3, 4).to(dev)\n"
-            "    p = torch.full((3, 4), 0.5).to(dev)\n    return {}\n")
+            "    p = torch.full((3, 4), 0.5).to(dev)\n"
+            "    image = torch.zeros(2, 3, 4, 5).to(dev, memory_format=torch.channels_last)\n"
+            "    transposed = x.t()\n    return {}\n")
 
 
 @pytest.mark.parametrize("draw", DRAWS)
@@ -70,6 +76,7 @@ def test_device_draw_is_numerically_identical_on_cpu(draw):
     first, second = results
     assert torch.equal(first, second)
     assert (first.dtype, first.device, first.requires_grad) == (second.dtype, second.device, second.requires_grad)
+    assert first.stride() == second.stride()
 
 
 def test_device_draw_keeps_generator_and_moves_after():

@@ -2,8 +2,8 @@
 
 `torch.randn(*shape, device=d, dtype=t, generator=g, requires_grad=r)` becomes
 `torch.randn(*shape, dtype=t, generator=g).to(d).requires_grad_(r)`: the same numbers as a CPU draw, the
-same dtype, device and `requires_grad` everywhere. `*_like(x)` draws `x.shape` with `x.dtype` on the CPU
-and moves to `x.device`; `bernoulli`/`multinomial`/`poisson` of a device tensor draw from `x.cpu()`;
+same dtype, device and `requires_grad` everywhere. `*_like(x)` draws on the CPU (`device="cpu"`: x's
+shape, dtype and memory layout, the numbers a CPU run draws) and moves to `x.device` (or to its `device=`); `bernoulli`/`multinomial`/`poisson` of a device tensor draw from `x.cpu()`;
 `torch.empty(..., device=d).normal_()` fills on the CPU and moves; `x.normal_()` on a device tensor
 copies a CPU draw into `x`. The generator is kept (it must be a CPU generator).
 """
@@ -17,7 +17,7 @@ from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 
-LIKE = {"torch.rand_like": "rand", "torch.randn_like": "randn", "torch.randint_like": "randint"}
+LIKE = frozenset({"torch.rand_like", "torch.randn_like", "torch.randint_like"})
 INPUT_DRAWS = frozenset({"torch.bernoulli", "torch.multinomial", "torch.poisson"})
 MOVED_AFTER = ("device", "requires_grad")  # keywords that leave the draw for `.to()`/`.requires_grad_()`
 SCALAR_FILLS = frozenset({"normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
@@ -38,7 +38,7 @@ class DeviceRng(Transform):
                 "    t = torch.randint(0, 1000, (x0.shape[0],), device=device)\n    return x0 + torch.randn_like(x0), t\n",
                 "import torch\n\n\ndef q_sample(x0, device):\n    x0 = x0.to(device)\n"
                 "    t = torch.randint(0, 1000, (x0.shape[0],)).to(device)\n"
-                "    return x0 + torch.randn(x0.shape, dtype=x0.dtype).to(x0.device), t\n"),
+                "    return x0 + torch.randn_like(x0, device=\"cpu\").to(x0.device), t\n"),
         Example("import torch\n\nmask = torch.empty(4, 4, device=\"cuda\").uniform_()\nx = torch.zeros(4).cuda()\n"
                 "x.normal_(0.0, 0.02)\n",
                 "import torch\n\nmask = torch.empty(4, 4).uniform_().to(\"cuda\")\nx = torch.zeros(4).cuda()\n"
@@ -64,14 +64,13 @@ class DeviceRng(Transform):
         qualified = unit.names.qualname(call.func)
         if nodes.argument(call, "out") is not None:
             return None
-        if qualified in catalogue.TORCH_DEVICE_DRAWS and nodes.argument(call, "device") is not None:
-            return _move_after
-        if qualified in LIKE:
+        if qualified in LIKE:  # first: with a `device=` moved out, `rand_like(x)` would draw on x's device
             source = nodes.argument(call, "input", 0)
             if source is None or not nodes.is_pure(source.value):
                 return None
-            torch = unit.module_name("torch")
-            return lambda updated: _unlike(updated, f"{torch}.{LIKE[qualified]}")
+            return _like_on_cpu
+        if qualified in catalogue.TORCH_DEVICE_DRAWS and nodes.argument(call, "device") is not None:
+            return _move_after
         if qualified in INPUT_DRAWS:
             source = nodes.argument(call, "input", 0)
             if source is None or not nodes.is_pure(source.value):
@@ -121,21 +120,12 @@ def _move_after(updated: cst.Call) -> cst.BaseExpression:
     return _finish(draw, moved)
 
 
-def _unlike(updated: cst.Call, factory: str) -> cst.BaseExpression:
-    """`torch.randn_like(x, ...)` -> `torch.randn(x.shape, dtype=x.dtype, ...).to(x.device)`."""
-    source = nodes.argument(updated, "input", 0)
-    x = nodes.code_of(source.value)
-    draw, moved = _split(nodes.remove_argument(updated, source))
-    extra = [a for a in draw.args if a.keyword is None]  # randint_like's low/high
-    keywords = [a for a in draw.args if a.keyword is not None and a.keyword.value != "memory_format"]
-    args = [*(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in extra), cst.Arg(nodes.expression(f"{x}.shape"))]
-    if not any(a.keyword.value == "dtype" for a in keywords):
-        keywords.insert(0, cst.Arg(nodes.expression(f"{x}.dtype"), keyword=cst.Name("dtype"),
-                                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-    keywords = [k.with_changes(comma=cst.MaybeSentinel.DEFAULT) for k in keywords]
-    draw = cst.Call(func=nodes.expression(factory), args=[*args, *keywords])
+def _like_on_cpu(updated: cst.Call) -> cst.BaseExpression:
+    """`torch.randn_like(x, ...)` -> `torch.randn_like(x, ..., device="cpu").to(x.device)`."""
+    x = nodes.code_of(nodes.argument(updated, "input", 0).value)
+    draw, moved = _split(updated)
     moved.setdefault("device", nodes.expression(f"{x}.device"))
-    return _finish(draw, moved)
+    return _finish(nodes.set_argument(draw, "device", nodes.expression('"cpu"')), moved)
 
 
 def _draw_from_cpu_copy(updated: cst.Call) -> cst.BaseExpression:

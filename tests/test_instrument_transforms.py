@@ -45,6 +45,7 @@ DRAWS = [
     "torch.randint_like(x, 5)",
     "torch.randint_like(x, 2, 9)",
     "torch.rand_like(x, device=dev)",
+    "torch.randn(3, device=dev, generator=made_on_dev)",  # the generator is made on the CPU too
     "torch.randn_like(image)",  # channels-last: the CPU fill follows memory order, and the result keeps it
     "torch.randn_like(transposed, memory_format=torch.preserve_format)",
     "torch.rand_like(image, memory_format=torch.contiguous_format, requires_grad=True)",
@@ -57,7 +58,7 @@ DRAWS = [
 TEMPLATE = ("import torch\n\n\ndef draw(dev, g):\n    x = torch.zeros(3, 4).to(dev)\n"
             "    p = torch.full((3, 4), 0.5).to(dev)\n"
             "    image = torch.zeros(2, 3, 4, 5).to(dev, memory_format=torch.channels_last)\n"
-            "    transposed = x.t()\n    return {}\n")
+            "    transposed = x.t()\n    made_on_dev = torch.Generator(dev).manual_seed(3)\n    return {}\n")
 
 
 @pytest.mark.parametrize("draw", DRAWS)

@@ -5,14 +5,18 @@
 same dtype, device and `requires_grad` everywhere. `*_like(x)` draws on the CPU (`device="cpu"`: x's
 shape, dtype and memory layout, the numbers a CPU run draws) and moves to `x.device` (or to its `device=`); `bernoulli`/`multinomial`/`poisson` of a device tensor draw from `x.cpu()`;
 `torch.empty(..., device=d).normal_()` fills on the CPU and moves; `x.normal_()` on a device tensor
-copies a CPU draw into `x`. The generator is kept (it must be a CPU generator).
+copies a CPU draw into `x`. The generator is kept; one made on a device in the same file
+(`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
 """
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import constant
 from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
@@ -43,6 +47,9 @@ class DeviceRng(Transform):
                 "x.normal_(0.0, 0.02)\n",
                 "import torch\n\nmask = torch.empty(4, 4).uniform_().to(\"cuda\")\nx = torch.zeros(4).cuda()\n"
                 "x.copy_(torch.empty(x.shape, dtype=x.dtype).normal_(0.0, 0.02))\n"),
+        Example("import torch\n\ng = torch.Generator(device=\"cuda\").manual_seed(0)\n"
+                "noise = torch.randn(4, device=\"cuda\", generator=g)\n",
+                "import torch\n\ng = torch.Generator().manual_seed(0)\nnoise = torch.randn(4, generator=g).to(\"cuda\")\n"),
         Example("import torch\n\n\ndef noise(kind, n):\n    match kind:\n        case \"gauss\":\n"
                 "            return torch.randn(n, device=\"cuda\")\n        case _:\n            return torch.zeros(n)\n",
                 "import torch\n\n\ndef noise(kind, n):\n    match kind:\n        case \"gauss\":\n"
@@ -50,13 +57,20 @@ class DeviceRng(Transform):
     )
 
     def apply(self, unit: Unit) -> None:
+        device_generators = _device_generators(unit)
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
             rewrite = self._plan(unit, call)
             if rewrite is None:
                 unit.note(finding.line, "device draw not rewritten (an `out=`, `*args`, or an input that is not a "
                                         "plain name): draw it on the CPU yourself")
-            else:
-                unit.edits.rewrite(call, rewrite)
+                continue
+            unit.edits.rewrite(call, rewrite)
+            generator = nodes.argument(call, "generator")
+            name = generator.value.value if generator is not None and isinstance(generator.value, cst.Name) else None
+            for made in device_generators.pop(name, ()):  # each generator once
+                node = unit.node_for(made, cst.Call)
+                if node is not None:
+                    unit.edits.rewrite(node, _generator_on_cpu)
 
     def _plan(self, unit: Unit, call: cst.Call):
         if nodes.has_star(call) and not _only_star_size(call):
@@ -86,6 +100,29 @@ class DeviceRng(Transform):
             if method in catalogue.TENSOR_DRAW_METHODS and nodes.is_pure(receiver):
                 return _method_on_cpu_copy
         return None
+
+
+def _device_generators(unit: Unit) -> dict[str, list[ast.Call]]:
+    """Names assigned a `torch.Generator` made on a device (`g = torch.Generator(device).manual_seed(s)`), with
+    those calls."""
+    found: dict[str, list[ast.Call]] = {}
+    for node in ast.walk(unit.tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        call = node.value
+        while (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+               and unit.ctx.call_qualname(call) != "torch.Generator"):
+            call = call.func.value  # `.manual_seed(s)` chained on it
+        if isinstance(call, ast.Call) and unit.ctx.call_qualname(call) == "torch.Generator":
+            device = next((kw.value for kw in call.keywords if kw.arg == "device"), call.args[0] if call.args else None)
+            if device is not None and constant(device) != "cpu":
+                found.setdefault(node.targets[0].id, []).append(call)
+    return found
+
+
+def _generator_on_cpu(updated: cst.Call) -> cst.Call:
+    """`torch.Generator(device)` -> `torch.Generator()`."""
+    return nodes.remove_argument(updated, nodes.argument(updated, "device", 0))
 
 
 def _only_star_size(call: cst.Call) -> bool:

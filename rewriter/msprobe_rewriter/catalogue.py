@@ -293,15 +293,19 @@ MINDSPORE_RANDOM_TRANSFORMS = frozenset({
     "UniformAugment", "RandomSelectSubpolicy",
     "CutOut", "BoundingBoxAugment",  # random patches; a random selection of boxes
 })
-# Deterministic twin of a random transform: (replacement names, how the arguments carry over).
-# "size" keeps the first argument; "none" drops all arguments; an empty tuple removes the transform.
-TRANSFORM_TWINS: dict[str, tuple[tuple[str, str], ...]] = {
-    "RandomCrop": (("CenterCrop", "size"),),
-    "RandomResizedCrop": (("Resize", "size"), ("CenterCrop", "size")),
-    "RandomSizedCrop": (("Resize", "size"), ("CenterCrop", "size")),
-    "RandomCropDecodeResize": (("Decode", "none"), ("Resize", "size")),
+# Deterministic twin of a random transform: (replacement names, the arguments that carry over). An empty
+# tuple of twins removes the transform. Carried arguments keep their value, `size` as the first argument,
+# the others by keyword; `TWIN_ARGUMENT_POSITIONS` says where the random transform takes them.
+TRANSFORM_TWINS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "RandomCrop": (("CenterCrop", ("size",)),),
+    "RandomResizedCrop": (("Resize", ("size", "interpolation", "antialias")), ("CenterCrop", ("size",))),
+    "RandomSizedCrop": (("Resize", ("size", "interpolation")), ("CenterCrop", ("size",))),
+    "RandomCropDecodeResize": (("Decode", ()), ("Resize", ("size", "interpolation"))),
     "RandomResize": (),
 }
+# Positions shared by torchvision's RandomResizedCrop(size, scale, ratio, interpolation, antialias) and
+# MindSpore's RandomCropDecodeResize(size, scale, ratio, interpolation, max_attempts).
+TWIN_ARGUMENT_POSITIONS = {"size": 0, "interpolation": 3, "antialias": 4}
 # Where a transform takes its probability of being applied: library -> class name -> (keyword, position).
 # With probability 0 the transform never runs.
 TRANSFORM_PROBABILITY: dict[str, dict[str, tuple[str, int]]] = {

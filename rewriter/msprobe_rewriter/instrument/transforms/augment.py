@@ -2,7 +2,8 @@
 
 In a list of transforms (`Compose([...])`, MindSpore `map(operations=[...])`, any list or tuple of them)
 `RandomCrop(s)` becomes `CenterCrop(s)`, `RandomResizedCrop(s)` becomes `Resize(s)` + `CenterCrop(s)`,
-MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` (the catalogue's `TRANSFORM_TWINS`),
+MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` (the catalogue's `TRANSFORM_TWINS`;
+`Resize` keeps the `interpolation` and `antialias` given),
 and every other random transform (flips, rotations, colour jitter, erasing, auto-augment) is removed.
 Outside a list a single twin replaces the call, and a transform that only flips a coin gets probability 0.
 """
@@ -40,6 +41,12 @@ class RandomAugment(Transform):
                 "flip = RandomHorizontalFlip()\n",
                 "from torchvision.transforms import CenterCrop, RandomHorizontalFlip\n\ncrop = CenterCrop(32)\n"
                 "flip = RandomHorizontalFlip(p=0.0)\n"),
+        Example("import torchvision.transforms as T\n\ncrop = T.Compose([\n"
+                "    T.RandomResizedCrop(224, scale=(0.2, 1.0), interpolation=T.InterpolationMode.BICUBIC),\n])\n"
+                "flips = T.Compose([\n    T.RandomHorizontalFlip(),\n    T.RandomVerticalFlip(),\n])\n",
+                "import torchvision.transforms as T\n\ncrop = T.Compose([\n"
+                "    T.Resize(224, interpolation=T.InterpolationMode.BICUBIC),\n    T.CenterCrop(224),\n])\n"
+                "flips = T.Compose([])\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -68,7 +75,7 @@ class RandomAugment(Transform):
             unit.edits.rewrite(container, lambda updated, changes=changes: _splice(updated, changes))
 
     @staticmethod
-    def _twin(unit: Unit, call: cst.Call, qualified: str, name: str, carry: str):
+    def _twin(unit: Unit, call: cst.Call, qualified: str, name: str, carry: tuple[str, ...]):
         """A function building the twin call from the (updated) random one."""
         if isinstance(call.func, cst.Attribute):
             func = call.func.with_changes(attr=cst.Name(name))
@@ -77,10 +84,16 @@ class RandomAugment(Transform):
             func = cst.Name(name)
 
         def build(updated: cst.Call) -> cst.Call:
-            size = nodes.argument(updated, "size", 0) if carry == "size" else None
-            args = [size.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
-                    ] if size is not None else []
-            return cst.Call(func=func, args=args)
+            twin = cst.Call(func=func)
+            for argument in carry:
+                given = nodes.argument(updated, argument, catalogue.TWIN_ARGUMENT_POSITIONS[argument])
+                if given is None:
+                    continue
+                if argument == "size":
+                    twin = nodes.append_argument(twin, cst.Arg(given.value))
+                else:
+                    twin = nodes.set_argument(twin, argument, given.value)
+            return twin
 
         return build
 
@@ -118,7 +131,11 @@ def _splice(container: cst.List | cst.Tuple, changes: dict[int, list]) -> cst.CS
         for position, twin in enumerate(twins):
             last = position == len(twins) - 1
             new.append(element.with_changes(value=twin, comma=element.comma if last else separator))
-    if new and (len(old) - 1) in changes and not changes[len(old) - 1]:
+    if not new:  # `[]`, not the lines the elements stood on
+        if isinstance(container, cst.List):
+            return container.with_changes(elements=[], lbracket=cst.LeftSquareBracket(), rbracket=cst.RightSquareBracket())
+        return container.with_changes(elements=[], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    if (len(old) - 1) in changes and not changes[len(old) - 1]:
         new[-1] = new[-1].with_changes(comma=old[-1].comma)
     if isinstance(container, cst.Tuple) and len(new) == 1 and not isinstance(new[0].comma, cst.Comma):
         new[0] = new[0].with_changes(comma=cst.Comma())  # keep a one-element tuple a tuple

@@ -151,6 +151,13 @@ def test_augment_list_edges_keep_commas():
     assert "c = [v2.CenterCrop(8), v2.ToDtype(float)]" in out
 
 
+def test_augment_twins_of_a_last_element_are_separated_like_the_list():
+    out = fix("import torchvision.transforms as T\n\none = T.Compose([T.RandomResizedCrop(224)])\n"
+              "lines = T.Compose([\n    T.ToTensor(),\n    T.RandomResizedCrop(8),\n])\n", "random-augment")
+    assert "one = T.Compose([T.Resize(224), T.CenterCrop(224)])" in out
+    assert "lines = T.Compose([\n    T.ToTensor(),\n    T.Resize(8),\n    T.CenterCrop(8),\n])" in out
+
+
 def test_augment_mindspore_map_operations():
     out = fix("import mindspore.dataset.vision as V\n\ndata = data.map(operations=[V.RandomResizedCrop(32), "
               "V.RandomColorAdjust(0.4), V.HWC2CHW()], input_columns=\"image\")\n", "random-augment")

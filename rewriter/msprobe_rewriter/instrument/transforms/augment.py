@@ -126,8 +126,8 @@ def _splice(container: cst.List | cst.Tuple, changes: dict[int, list]) -> cst.CS
             new.append(element)
             continue
         twins = [build(element.value) for build in changes[index]]
-        separator = element.comma if isinstance(element.comma, cst.Comma) else cst.Comma(
-            whitespace_after=cst.SimpleWhitespace(" "))
+        separator = element.comma if isinstance(element.comma, cst.Comma) and index < len(old) - 1 else cst.Comma(
+            whitespace_after=_opening_whitespace(container))
         for position, twin in enumerate(twins):
             last = position == len(twins) - 1
             new.append(element.with_changes(value=twin, comma=element.comma if last else separator))
@@ -140,3 +140,10 @@ def _splice(container: cst.List | cst.Tuple, changes: dict[int, list]) -> cst.CS
     if isinstance(container, cst.Tuple) and len(new) == 1 and not isinstance(new[0].comma, cst.Comma):
         new[0] = new[0].with_changes(comma=cst.Comma())  # keep a one-element tuple a tuple
     return container.with_changes(elements=new)
+
+
+def _opening_whitespace(container: cst.List | cst.Tuple) -> cst.BaseParenthesizableWhitespace:
+    """The line break and indent after the opening bracket of a list laid out one element a line, else a space."""
+    opening = container.lbracket if isinstance(container, cst.List) else (container.lpar[0] if container.lpar else None)
+    after = opening.whitespace_after if opening is not None else None
+    return after if isinstance(after, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" ")

@@ -30,6 +30,11 @@ from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import CallGradients
 from msprobe_runtime.pytorch.capture.api_wrap import STATE
 
+try:  # the walk in C (_walk.c), where the package was built with a C compiler
+    from msprobe_runtime.pytorch.capture import _walk
+except ImportError:
+    _walk = None
+
 sequence_number = torch._C._autograd._get_sequence_nr  # the number the next autograd node will get
 _graph_task = torch._C._current_graph_task_id  # which backward pass is running
 _ACCUMULATE_GRAD = torch._C._functions.AccumulateGrad  # the node of a leaf tensor
@@ -96,7 +101,7 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
     if inputs and made:
         edges = edges or input_edges(inputs)
         walks = session.walks
-        found, exits = _edges_into(edges, list(made), first_sequence, walked, walks)
+        found, exits = edges_into(edges, list(made), first_sequence, walked, walks)
         if exits is not None:
             for node in made:
                 if node._sequence_nr() >= first_sequence:  # made by this call (not an input returned as it is)
@@ -110,6 +115,14 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
             session.on_close(handle.remove)  # (by code run once, say): it may outlive the step, its hook must not
     if walked:
         session.on_close(grads.finish)
+
+
+def edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk: bool = True,
+               walks: dict | None = None) -> tuple[dict, list | None]:
+    """`_edges_into`, in C where it was built."""
+    if _walk is None:
+        return _edges_into(edges, roots, first_sequence, walk, walks)
+    return _walk.edges_into(edges[0], edges[1], roots, first_sequence, walk, walks, _ACCUMULATE_GRAD)
 
 
 def _edges_into(edges: tuple[dict, dict], roots: list, first_sequence: int, walk: bool = True,

@@ -27,7 +27,6 @@ def main() -> int:
     args = parser.parse_args()
 
     import torch
-
     from msprobe_runtime.core.dump_writer import wait_for_writes
     from msprobe_runtime.pytorch.capture import backward
 

@@ -109,6 +109,7 @@ MINDSPORE_INIT_DRAWS = frozenset(
 
 CUDNN_MODULES = frozenset({"torch.backends.cudnn"})
 HCCL_DETERMINISTIC_ENV = frozenset({"HCCL_DETERMINISTIC"})
+NCCL_ALGORITHM_ENV = frozenset({"NCCL_ALGO"})  # a fixed algorithm fixes NCCL's summation order
 DISTRIBUTED_INIT_CALLS = frozenset({
     "torch.distributed.init_process_group", "deepspeed.init_distributed",
     "mindspore.communication.init", "mindspore.communication.management.init",
@@ -127,6 +128,7 @@ DISTRIBUTED_BACKEND_ARGUMENT = {
     "mindspore.communication.management.init": (0, "backend_name"),
 }
 CPU_BACKENDS = frozenset({"gloo"})
+NCCL_BACKENDS = frozenset({"nccl"})
 
 # In-place tensor methods that fill with random numbers.
 INPLACE_RANDOM_METHODS = frozenset({

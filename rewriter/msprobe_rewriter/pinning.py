@@ -1,4 +1,5 @@
-"""What one call or assignment pins: generator families seeded, deterministic kernels, HCCL determinism.
+"""What one call or assignment pins: generator families seeded, deterministic kernels, HCCL determinism, a
+fixed NCCL algorithm.
 
 Directly (catalogue knowledge: `torch.manual_seed`, `cudnn.deterministic = True`, `os.environ[...]`), or
 through a helper defined in another file of the project, followed `MAX_DEPTH` files deep (see `project`)
@@ -34,20 +35,23 @@ SEEDER_FAMILIES: dict[str, frozenset[str]] = {
 
 @dataclass(frozen=True)
 class Summary:
-    """What some code pins: generator families seeded, deterministic kernels, HCCL determinism."""
+    """What some code pins: generator families seeded, deterministic kernels, HCCL determinism, NCCL's
+    algorithm."""
 
     families: frozenset[str] = frozenset()
     deterministic: bool = False
     hccl: bool = False
+    nccl: bool = False
 
     def __or__(self, other: Summary) -> Summary:
         return Summary(self.families | other.families, self.deterministic or other.deterministic,
-                       self.hccl or other.hccl)
+                       self.hccl or other.hccl, self.nccl or other.nccl)
 
 
 NOTHING = Summary()
 DETERMINISTIC = Summary(deterministic=True)
 HCCL = Summary(hccl=True)
+NCCL = Summary(nccl=True)
 
 
 # --- direct effects (catalogue knowledge) ------------------------------------------------------
@@ -73,7 +77,8 @@ def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, a
 
 
 def assign_effects(node: ast.Assign, resolve: Resolve) -> list[tuple[Summary, ast.expr | None]]:
-    """What an assignment pins: `cudnn.deterministic = True`, `os.environ["HCCL_DETERMINISTIC"] = ...`."""
+    """What an assignment pins: `cudnn.deterministic = True`, `os.environ["HCCL_DETERMINISTIC"] = ...`,
+    `os.environ["NCCL_ALGO"] = "Ring"`."""
     found = []
     for target in node.targets:
         if (isinstance(target, ast.Attribute) and target.attr == catalogue.CUDNN_DETERMINISTIC_ATTR
@@ -88,8 +93,13 @@ def assign_effects(node: ast.Assign, resolve: Resolve) -> list[tuple[Summary, as
 
 
 def _env_effects(pairs: list[tuple[str, ast.expr]]) -> list[tuple[Summary, None]]:
-    return [(HCCL, None) for name, value in pairs
-            if name in catalogue.HCCL_DETERMINISTIC_ENV and environment.env_enables(value)]
+    found = []
+    for name, value in pairs:
+        if name in catalogue.HCCL_DETERMINISTIC_ENV and environment.env_enables(value):
+            found.append((HCCL, None))
+        elif name in catalogue.NCCL_ALGORITHM_ENV and constant(value) not in (None, ""):
+            found.append((NCCL, None))
+    return found
 
 
 def _switch(call: ast.Call, spec: tuple[int | None, str] | None) -> tuple[bool, ast.expr | None]:

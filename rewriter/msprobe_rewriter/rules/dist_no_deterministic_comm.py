@@ -18,6 +18,9 @@ class DistNoDeterministicComm(Rule):
     frameworks = ("pytorch", "mindspore")
     message = ("distributed communication is initialised but HCCL_DETERMINISTIC is never set: set "
                "`os.environ[\"HCCL_DETERMINISTIC\"] = \"true\"` before this call (on NCCL, pin NCCL_ALGO/NCCL_PROTO)")
+    nccl_message = ("NCCL communication is initialised but its algorithm is never pinned: set "
+                    "`os.environ[\"NCCL_ALGO\"] = \"Ring\"` (and `NCCL_PROTO=Simple`) before this call; on Ascend, "
+                    "where the backend is HCCL, set `HCCL_DETERMINISTIC=true`")
     summary = ("Flags `torch.distributed.init_process_group`, `deepspeed.init_distributed`, "
                "`mindspore.communication.init` (and Accelerate's `Accelerator` / Lightning's `Fabric`, which "
                "initialise the process group themselves) in a file that never sets `HCCL_DETERMINISTIC` "
@@ -26,7 +29,8 @@ class DistNoDeterministicComm(Rule):
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
                "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
                "given one device, and the `gloo` backend, a `Fabric(accelerator=\"cpu\")` or "
-               "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged.")
+               "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged. With the `nccl` backend named, "
+               "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
            "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
            "multi-device run differ in the last bits from run to run, and the difference grows over the steps.")
@@ -102,6 +106,16 @@ from lightning import Fabric
 fabric = Fabric(accelerator="cpu")
 accelerator = Accelerator(cpu=True)
 """,
+        # NVIDIA GPUs: NCCL's algorithm pinned.
+        """\
+import os
+
+import torch.distributed as dist
+
+os.environ["NCCL_ALGO"] = "Ring"
+os.environ["NCCL_PROTO"] = "Simple"
+dist.init_process_group(backend="nccl")
+""",
     )
     invalid = (
         Invalid("""\
@@ -147,14 +161,16 @@ else:
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.sites: list[Site] = []
+        self.sites: list[tuple[Site, bool]] = []  # (site, whether it names the nccl backend)
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Attribute) and node.func.attr not in INIT_NAMES:
             return  # cheap filter; plain names may be aliases (`init_process_group as ipg`)
         qualified = self.ctx.call_qualname(node)
         if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
-            self.sites.append(self.ctx.site(node))
+            backend = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
+            on_nccl = backend is not None and constant(argument(node, *backend)) in catalogue.NCCL_BACKENDS
+            self.sites.append((self.ctx.site(node), on_nccl))
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
@@ -175,7 +191,12 @@ else:
     def finish(self) -> None:
         if not self.sites:
             return
-        if any(effect.summary.hccl for effect in seeding.analyse(self.ctx).effects):
+        effects = seeding.analyse(self.ctx).effects
+        if any(effect.summary.hccl for effect in effects):
             return
-        for site in self.sites:
-            self.report(site)
+        nccl_pinned = any(effect.summary.nccl for effect in effects)
+        for site, on_nccl in self.sites:
+            if on_nccl and not nccl_pinned:
+                self.report(site, self.nccl_message)
+            elif not on_nccl:
+                self.report(site)

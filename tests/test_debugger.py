@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing
+import os
 import tracemalloc
+import warnings
 
 import pytest
 import torch
@@ -15,6 +18,7 @@ from capture_support import (
     write_config,
 )
 from msprobe_runtime.core.config import ConfigError
+from msprobe_runtime.core.debugger import launcher_rank
 from msprobe_runtime.core.dump_writer import wait_for_writes
 from msprobe_runtime.pytorch import PrecisionDebugger
 from msprobe_runtime.pytorch.capture import api_wrap
@@ -105,6 +109,29 @@ def test_a_model_keeping_a_wrapped_function_saves_and_loads(tmp_path, inside_win
     loaded = torch.load(path, weights_only=False)
     assert loaded.activation is torch.nn.functional.relu
     assert torch.equal(loaded(torch.ones(3, 2, 8)), layer(torch.ones(3, 2, 8)))
+
+
+def _ranks_in_child(connection) -> None:
+    os.environ.pop("RANK", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranks = [launcher_rank("RANK"), launcher_rank("RANK")]
+    connection.send((ranks, [str(warning.message) for warning in caught]))
+
+
+def test_a_child_process_without_a_rank_is_told_once_that_it_shares_rank0(monkeypatch):
+    """Hogwild (pytorch/examples mnist_hogwild): processes started by multiprocessing, no process group."""
+    monkeypatch.delenv("RANK", raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert launcher_rank("RANK") == 0  # the main process: no warning
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_ranks_in_child, args=(send,))
+    child.start()
+    ranks, messages = receive.recv()
+    child.join()
+    assert ranks == [0, 0] and len(messages) == 1 and "overwrite each other" in messages[0]
 
 
 def test_rank_filter_skips_this_process(tmp_path):

@@ -7,7 +7,9 @@ their capture state, session class, API wrapping and rank lookup.
 from __future__ import annotations
 
 import functools
+import multiprocessing
 import os
+import warnings
 from collections.abc import Callable
 
 from msprobe_runtime.core.config import ConfigError, DebuggerConfig, ensure_writable, load_config
@@ -17,9 +19,22 @@ from msprobe_runtime.core.patching import CaptureState
 
 def launcher_rank(variable: str) -> int:
     """The rank a launcher exported in `variable` (torchrun's RANK, msrun's RANK_ID), else 0: capture that
-    starts before the process group is initialised must not put every rank in rank0."""
+    starts before the process group is initialised must not put every rank in rank0. A process started by
+    multiprocessing without one (Hogwild training, a worker that captures before it joins the process
+    group) is told, once, that it shares rank0 with its siblings."""
     rank = os.environ.get(variable, "")
-    return int(rank) if rank.isdigit() else 0
+    if rank.isdigit():
+        return int(rank)
+    if multiprocessing.parent_process() is not None and not _warned_unranked:
+        _warned_unranked.append(True)
+        warnings.warn(f"msprobe-kit: this process was started by multiprocessing and has no rank ({variable} is "
+                      "unset and the process group is not initialised): it writes rank0 like its sibling processes, "
+                      "and their dump files overwrite each other; initialise the process group before start(), or "
+                      f"set os.environ[\"{variable}\"] in each process", stacklevel=2)
+    return 0
+
+
+_warned_unranked: list[bool] = []  # launcher_rank's warning, once per process
 
 
 def model_chunks(model, module_type: type, type_name: str) -> list[tuple[str, object]]:

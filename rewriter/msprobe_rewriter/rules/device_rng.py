@@ -77,6 +77,9 @@ class DeviceRng(FollowsValues, Rule):
         "def init_weights(w):\n    w.normal_(0.0, 0.02)\n\n\n"
         "def build(layers):\n    with torch.device(\"cpu\"):\n        return [w.uniform_() for w in layers]\n\n\n"
         "def main(model, loader):\n    model.cuda()  # the file runs on a GPU, but these draws do not\n",
+        # fairseq's layer factories: a module just built is on the CPU, and so are its parameters
+        "import torch.nn as nn\n\n\ndef Linear(n_in, n_out):\n    m = nn.Linear(n_in, n_out)\n"
+        "    nn.init.xavier_uniform_(m.weight)\n    return m.cuda()\n",
     )
     invalid = (
         Invalid("import torch\n\nnoise = torch.randn(8, 3, device=\"cuda\")\n", lines=(3,)),
@@ -105,6 +108,9 @@ class DeviceRng(FollowsValues, Rule):
                 "def train(model, loader, device):\n    for x0, t in loader:\n"
                 "        training_loss(model, x0.to(device), t.to(device)).backward()\n",
                 lines=(6,), severity="warning"),
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef build(device):\n"
+                "    model = nn.Sequential(nn.Linear(4, 4)).to(device)\n    nn.init.normal_(model[0].weight)\n",
+                lines=(7,), severity="error"),
         Invalid("import lightning as L\nimport torch\n\n\ndef drop_path(x, keep_prob):\n"
                 "    mask = x.new_empty((x.shape[0], 1)).bernoulli_(keep_prob)\n    return x * mask / keep_prob\n",
                 lines=(6,), severity="warning"),
@@ -240,6 +246,8 @@ class DeviceRng(FollowsValues, Rule):
         if isinstance(node, ast.Attribute):
             if node.attr == "device" or node.attr in catalogue.DEVICE_PRESERVING_ATTRIBUTES:
                 return self.placement(node.value)
+            if isinstance(node.value, (ast.Name, ast.Attribute, ast.Subscript)):  # `layer.weight`: where its module is
+                return self.placement(node.value)
             return None
         if isinstance(node, ast.Subscript):
             return self.placement(node.value)
@@ -270,14 +278,15 @@ class DeviceRng(FollowsValues, Rule):
                 return ACCELERATOR
             if device is not None:
                 return self.device_of(device)
-            if qualified in catalogue.TORCH_TENSOR_FACTORIES:
-                return CPU
+            if qualified in catalogue.TORCH_TENSOR_FACTORIES or _is_module_class(qualified):
+                return CPU  # a module is built on the CPU, unless given `device=`
             signature = catalogue.TORCH_DEVICE_DRAWS.get(qualified)
             if signature is not None and signature.inputs or qualified.endswith("_like"):
                 return self.placement(argument(call, 0, "input"))
             return None
-        if not isinstance(call.func, ast.Attribute):
-            return None
+        if not isinstance(call.func, ast.Attribute):  # the file's own module class: built on the CPU
+            models = self._derived_classes("model", _is_model_base)
+            return CPU if isinstance(call.func, ast.Name) and call.func.id in models and device is None else None
         method, receiver = call.func.attr, call.func.value
         if device is not None and (method == "to" or method.startswith("new_")):
             return self.device_of(device)
@@ -323,6 +332,12 @@ def _combine(first: str | None, second: str | None, both: bool) -> str | None:
 
 def _is_model_base(qualified: str) -> bool:
     return qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".") or qualified in catalogue.LIGHTNING_MODULES
+
+
+def _is_module_class(qualified: str) -> bool:
+    """`torch.nn.Linear` and the other module classes of torch.nn (not its functions)."""
+    return (qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".")
+            and qualified.rpartition(".")[2][:1].isupper())
 
 
 def _is_data_base(qualified: str) -> bool:

@@ -288,7 +288,13 @@ MINDSPORE_TRANSFORM_MODULES = (
 TORCHVISION_RANDOM_TRANSFORMS = frozenset({
     "ColorJitter", "AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix", "ElasticTransform",
     "RandomErasing", "ScaleJitter", "CutMix", "MixUp",
+    "GaussianBlur", "JPEG",  # sigma / quality drawn from a range (GaussianBlur's default is one)
+    "GaussianNoise",  # v2: adds normal noise
 })
+# ... unless this argument (position, keyword) is one number or a range with equal bounds.
+FIXED_BY_NUMBER: dict[str, dict[str, tuple[int, str]]] = {
+    "torchvision": {"GaussianBlur": (1, "sigma"), "JPEG": (0, "quality")},
+}
 MINDSPORE_RANDOM_TRANSFORMS = frozenset({
     "AutoAugment", "RandAugment", "TrivialAugmentWide", "CutMixBatch", "MixUpBatch", "MixUp",
     "RandomChoice", "RandomApply", "RandomColorAdjust", "SoftDvppDecodeRandomCropResizeJpeg",

@@ -20,7 +20,8 @@ class RandomAugment(FollowsValues, Rule):
                "`CenterCrop`) or remove it while debugging")
     summary = ("Flags random transforms: torchvision `transforms`/`transforms.v2` `Random*`, `ColorJitter`, "
                "`AutoAugment`, `RandAugment`, `TrivialAugmentWide`, `AugMix`, `RandomErasing`, `ElasticTransform`, "
-               "`CutMix`/`MixUp`, `RandomCrop.get_params`-style parameter draws; MindSpore `dataset.vision`/"
+               "`CutMix`/`MixUp`, `GaussianBlur` with a sigma range (its default), `JPEG` with a quality range, v2 "
+               "`GaussianNoise`, `RandomCrop.get_params`-style parameter draws; MindSpore `dataset.vision`/"
                "`dataset.transforms` `Random*`, `RandomColorAdjust`, `RandomChoice`/`RandomApply`, `AutoAugment`, "
                "`RandAugment`, `CutMixBatch`, `MixUpBatch`; timm `create_transform(is_training=True)`, `Mixup`. "
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
@@ -47,8 +48,12 @@ class RandomAugment(FollowsValues, Rule):
         "from mindspore.dataset import vision\n\n\ndef shear_x(img, level, **kwargs):\n"
         "    # AutoAugment-style op with one fixed magnitude: a degenerate range is deterministic\n"
         "    return vision.RandomAffine(degrees=0, shear=(level, level, 0, 0), **kwargs)(img)\n",
+        "import torchvision.transforms as T\n\nblur = T.GaussianBlur(5, sigma=1.5)\nsame = T.GaussianBlur(5, (2.0, 2.0))\n",
     )
     invalid = (
+        Invalid("import torchvision.transforms as T\nfrom torchvision.transforms import v2\n\n"
+                "blur = T.GaussianBlur(kernel_size=23)  # sigma drawn from (0.1, 2.0) on every call\n"
+                "noisy = v2.Compose([v2.GaussianNoise(), v2.JPEG((50, 100))])\n", lines=(4, 5)),
         Invalid("from mindspore.dataset import vision\n\ntrain_ops = [vision.CutOut(16), vision.HWC2CHW()]\n"
                 "boxes = vision.BoundingBoxAugment(vision.Rotate(90), ratio=0.3)\n", lines=(3, 4)),
         Invalid("from torchvision import transforms\n\ntrain_tf = transforms.Compose([\n"
@@ -109,6 +114,11 @@ class RandomAugment(FollowsValues, Rule):
         if ranges is not None and not node.args:
             given = {kw.arg: kw.value for kw in node.keywords if kw.arg in ranges[0]}
             if given and ranges[1] <= given.keys() and all(map(_degenerate, given.values())):
+                return True
+        fixed_by = catalogue.FIXED_BY_NUMBER.get(library, {}).get(short)
+        if fixed_by is not None:
+            value = argument(node, *fixed_by)
+            if value is not None and (isinstance(constant(value), (int, float)) or _degenerate(value)):
                 return True
         probability = _probability(node, library, short)
         return probability == 0 or (probability == 1 and short in catalogue.PROBABILITY_ONLY_TRANSFORMS)

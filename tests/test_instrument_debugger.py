@@ -60,6 +60,17 @@ def test_model_found_through_configure_optimizers_and_scaler():
     assert "debugger.start(model=net)" in out
 
 
+def test_a_trainer_class_loop_starts_with_the_model_it_keeps():
+    """The optimizer is built in `__init__` from its `net` parameter, kept as `self.net`: the loop in another
+    method reads `self.net` (the global the script happens to name `net` may be another model)."""
+    code = ("import torch\n\n\nclass Trainer:\n    def __init__(self, net, loader):\n        self.net = net\n"
+            "        self.loader = loader\n        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)\n\n"
+            "    def epoch(self):\n        for x in self.loader:\n            self.net(x).sum().backward()\n"
+            "            self.opt.step()\n\n\nif __name__ == \"__main__\":\n    net = torch.nn.Linear(2, 1)\n"
+            "    Trainer(net, [torch.ones(1, 2)]).epoch()\n")
+    assert "debugger.start(model=self.net)" in lines_of(run(code, "debugger")[0])
+
+
 def test_helper_that_receives_the_model_gets_a_module_level_debugger():
     out, notes = run(HEAD + "def train_one_epoch(model, loader, optimizer):\n    for x in loader:\n"
                             "        model(x).sum().backward()\n        optimizer.step()\n\n\n"

@@ -269,10 +269,26 @@ class _Finder:
                 if (origin is None and isinstance(value.func, ast.Attribute)
                         and value.func.attr == CONFIGURE_OPTIMIZERS):
                     candidates.append(value.func.value)  # model.configure_optimizers(...)
-        texts = [self._text(c) for c in candidates if _is_name_chain(c)] + list(MODEL_NAMES)
+        texts = [self._text(c) for c in candidates if _is_name_chain(c)]
+        texts = [self._kept_by_self(text, function) or text for text in texts] + list(MODEL_NAMES)
         for text in texts:
             if text and self._visible(text.split(".", 1)[0], function):
                 return text
+        return None
+
+    def _kept_by_self(self, name: str | None, function: Function) -> str | None:
+        """`self.model` for `model` in a method whose class keeps it (`self.model = model` in `__init__`, where
+        the optimizer was built from `model.parameters()`); None elsewhere."""
+        arguments = function.args.args if function is not None else []
+        owner = self.parents.get(function) if function is not None else None
+        if not name or not arguments or arguments[0].arg != "self" or not isinstance(owner, ast.ClassDef):
+            return None
+        for node in ast.walk(owner):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name:
+                for target in node.targets:
+                    if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                            and target.value.id == "self"):
+                        return f"self.{target.attr}"
         return None
 
     def _step_optimizer(self, optimizer: ast.expr | None) -> ast.expr | None:

@@ -69,6 +69,9 @@ def test_a_trainer_class_loop_starts_with_the_model_it_keeps():
             "            self.opt.step()\n\n\nif __name__ == \"__main__\":\n    net = torch.nn.Linear(2, 1)\n"
             "    Trainer(net, [torch.ones(1, 2)]).epoch()\n")
     assert "debugger.start(model=self.net)" in lines_of(run(code, "debugger")[0])
+    given = code.replace("self.opt = torch.optim.SGD(net.parameters(), lr=0.1)", "self.opt = make_optimizer()").replace(
+        "self.net", "self.model")  # an optimizer that does not show its model: the model by its usual name
+    assert "debugger.start(model=self.model)" in lines_of(run(given, "debugger")[0])
 
 
 def test_helper_that_receives_the_model_gets_a_module_level_debugger():

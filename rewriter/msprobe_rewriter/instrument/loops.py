@@ -269,27 +269,31 @@ class _Finder:
                 if (origin is None and isinstance(value.func, ast.Attribute)
                         and value.func.attr == CONFIGURE_OPTIMIZERS):
                     candidates.append(value.func.value)  # model.configure_optimizers(...)
+        kept = self._self_attributes(function)  # `self.net = net`: the loop reads the model as `self.net`
+        by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
         texts = [self._text(c) for c in candidates if _is_name_chain(c)]
-        texts = [self._kept_by_self(text, function) or text for text in texts] + list(MODEL_NAMES)
+        texts = [by_name.get(text, text) for text in texts]
+        texts += [f"self.{name}" for name in MODEL_NAMES if name in kept] + list(MODEL_NAMES)
         for text in texts:
             if text and self._visible(text.split(".", 1)[0], function):
                 return text
         return None
 
-    def _kept_by_self(self, name: str | None, function: Function) -> str | None:
-        """`self.model` for `model` in a method whose class keeps it (`self.model = model` in `__init__`, where
-        the optimizer was built from `model.parameters()`); None elsewhere."""
+    def _self_attributes(self, function: Function) -> dict[str, str | None]:
+        """In a method: the attributes its class assigns on `self`, each with the name assigned to it
+        (`self.net = net` in `__init__`) or None (`self.net = Net()`); empty elsewhere."""
         arguments = function.args.args if function is not None else []
         owner = self.parents.get(function) if function is not None else None
-        if not name or not arguments or arguments[0].arg != "self" or not isinstance(owner, ast.ClassDef):
-            return None
+        if not arguments or arguments[0].arg != "self" or not isinstance(owner, ast.ClassDef):
+            return {}
+        kept: dict[str, str | None] = {}
         for node in ast.walk(owner):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name:
-                for target in node.targets:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                     if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                            and target.value.id == "self"):
-                        return f"self.{target.attr}"
-        return None
+                            and target.value.id == "self" and kept.get(target.attr) is None):
+                        kept[target.attr] = node.value.id if isinstance(node.value, ast.Name) else None
+        return kept
 
     def _step_optimizer(self, optimizer: ast.expr | None) -> ast.expr | None:
         """The optimizer itself when `optimizer` names a `TrainOneStepCell` built around one."""

@@ -31,3 +31,19 @@ def test_loaders_named_for_evaluation_are_info(target):
 def test_functions_named_for_evaluation_are_info():
     source = "from torch.utils.data import DataLoader\n\n\ndef evaluate(data):\n    return DataLoader(data, shuffle=True)\n"
     assert severities("train.py", source) == {"info"}
+
+
+@pytest.mark.parametrize("name", ["train_eval", "train_and_evaluate", "fit_and_test"])
+def test_functions_that_also_train_keep_their_severity(name):
+    source = f"from torch.utils.data import DataLoader\n\n\ndef {name}(data):\n    return DataLoader(data, shuffle=True)\n"
+    assert severities("train.py", source) == {"warning"}
+
+
+def test_a_script_training_in_train_eval_needs_seeding():
+    """mindspore models PL_FGSA: the training loop is in `train_eval`, and nothing seeds."""
+    source = ("from mindspore import nn\n\n\ndef train_eval(data):\n    model = nn.Dense(4, 2)\n"
+              "    optim = nn.Adam(model.trainable_params(), learning_rate=1e-3)\n"
+              "    net = nn.TrainOneStepCell(nn.WithLossCell(model, nn.MSELoss()), optim)\n"
+              "    for x, y in data:\n        net(x, y)\n\n\nif __name__ == \"__main__\":\n    train_eval([])\n")
+    findings = lint_source("train.py", source.encode(), ALL_RULES).findings
+    assert [f.code for f in findings if f.code == "MSP101"] == ["MSP101"]

@@ -25,8 +25,10 @@ _SCALAR_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "kind", "con
                             "simple", "type_comment"})
 
 
-# Functions, loaders and datasets whose names say "evaluation only": their findings drop to info.
-EVAL_NAME = re.compile(r"(^|_)(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference)(_|$)",
+# Functions, loaders and datasets whose names say "evaluation only": their findings drop to info. A name
+# that also says it trains (`train_eval`, `train_and_evaluate`, `fit_and_test`) is not evaluation only.
+EVAL_NAME = re.compile(r"^(?!.*(?:^|_)(?:train|training|fit)(?:_|$))(?:.*_)?"
+                       r"(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference)(_|$)",
                        re.IGNORECASE)
 
 # Scripts named for evaluation (`eval_linear.py`, `test.py`, `validate.py`); not `train_eval.py`.

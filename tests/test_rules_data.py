@@ -361,7 +361,8 @@ def test_dataloader_positions_match_torch():
     ("from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=4, worker_init_fn=None)\n", [2]),
     ("from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=4, **kw)\n", []),
     ("import mindspore.dataset as ds\nd = ds.ImageFolderDataset(p, num_parallel_workers=1)\n", []),
-    ("import mindspore.dataset as ds\nd = ds.ImageFolderDataset(p, num_parallel_workers=n)\n", [2]),
+    ("import mindspore.dataset as ds\nd = ds.ImageFolderDataset(p, num_parallel_workers=n)\n", []),  # reads in order
+    ("import mindspore.dataset as ds\nd = ds.GeneratorDataset(source, [\"x\"], num_parallel_workers=n)\n", [2]),
     ("import mindspore.dataset as ds\nd = ds.ImageFolderDataset(p)\nd = d.batch(8, per_batch_map=mix, "
      "num_parallel_workers=4)\nd = d.batch(8, num_parallel_workers=4)\n", [3]),
 ])

@@ -27,8 +27,9 @@ class DataWorkers(FollowsValues, Rule):
     message = ("parallel data workers draw random numbers from per-worker seeds: seed them (PyTorch: "
                "`generator=` and `worker_init_fn=`) or use one worker for debugging runs")
     summary = ("Flags a PyTorch `DataLoader` with `num_workers` > 0 (or an expression) and neither `generator=` nor "
-               "`worker_init_fn=`; MindSpore datasets, `.map(...)` and `.batch(per_batch_map=...)` with "
-               "`num_parallel_workers` > 1 (or an expression); `.map(...)` with no `num_parallel_workers` (several "
+               "`worker_init_fn=`; MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
+               "`num_parallel_workers` > 1 (or an expression) (other source datasets, `ImageFolderDataset`, "
+               "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
                "workers by default) unless its operations are all known deterministic transforms or the file "
                "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; and that call with more than one.")
     why = ("Each PyTorch worker seeds torch, `random` and numpy with `base_seed + worker_id`, where the base seed "
@@ -53,7 +54,9 @@ class DataWorkers(FollowsValues, Rule):
         "import mindspore.dataset as ds\nfrom mindspore.dataset import vision\n\n"
         "data = ds.ImageFolderDataset(\"train/\", shuffle=False, num_parallel_workers=1)\n"
         "trans = [vision.Decode(), vision.Resize(256), vision.CenterCrop(224), vision.HWC2CHW()]\n"
-        "data = data.map(operations=trans, input_columns=\"image\")\ndata = data.batch(32, num_parallel_workers=8)\n",
+        "data = data.map(operations=trans, input_columns=\"image\")\ndata = data.batch(32, num_parallel_workers=8)\n"
+        "# a source dataset's workers read files in the sampler's order: nothing random\n"
+        "cifar = ds.Cifar10Dataset(\"cifar/\", shuffle=False, num_parallel_workers=8)\n",
         "import mindspore.dataset as ds\n\nds.config.set_num_parallel_workers(1)\n\n\ndef build(data, fn):\n"
         "    return data.map(operations=fn, input_columns=[\"text\"])\n",
         "import mindspore\n\n\ndef tokenize(dataset, tokenizer):\n    # a Hugging Face dataset: not MindSpore's map\n"
@@ -99,7 +102,8 @@ class DataWorkers(FollowsValues, Rule):
             elif _parallel(workers):
                 self.report(node, MINDSPORE_MESSAGE.format(what="every dataset operation"))
         elif qualified is not None and catalogue.is_mindspore_dataset_class(qualified):
-            if _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)):
+            if (qualified.rpartition(".")[2] in catalogue.MINDSPORE_PYTHON_SOURCE_DATASETS
+                    and _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD))):
                 self.report(self.data.site(node), MINDSPORE_MESSAGE.format(what=f"`{qualified.rpartition('.')[2]}`"))
         elif qualified is None and isinstance(node.func, ast.Attribute):
             if node.func.attr == "map":

@@ -598,6 +598,9 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "lightning.Trainer": (None, "deterministic"), "lightning.pytorch.Trainer": (None, "deterministic"),
     "pytorch_lightning.Trainer": (None, "deterministic"),
     "transformers.TrainingArguments": (None, "full_determinism"),
+    "msprobe_runtime.mindspore.seed_all": (1, "mode"), "msprobe.mindspore.seed_all": (1, "mode"),
+    "mindspore.set_deterministic": (0, "deterministic"),
+    "mindspore.set_context": (None, "deterministic"), "mindspore.context.set_context": (None, "deterministic"),
 }
 # cuDNN attribute whose `True` makes convolutions deterministic.
 CUDNN_DETERMINISTIC_ATTR = "deterministic"

@@ -1,4 +1,5 @@
-"""MSP104 no-deterministic-algos: a PyTorch entry script that never asks for deterministic kernels."""
+"""MSP104 no-deterministic-algos: a PyTorch or MindSpore entry script that never asks for deterministic
+kernels."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_ligh
                  "deepspeed")
 CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
+MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
+                     "`mindspore.set_deterministic(True)` (it also sets HCCL_DETERMINISTIC), or "
+                     "`seed_all(seed, mode=True)`")
 
 
 class NoDeterministicAlgos(Rule):
     code = "MSP104"
     name = "no-deterministic-algos"
     severity = "warning"
-    frameworks = ("pytorch",)
+    frameworks = ("pytorch", "mindspore")
     message = ("this PyTorch entry script never turns on deterministic algorithms: call "
                "`torch.use_deterministic_algorithms(True)` (with `CUBLAS_WORKSPACE_CONFIG=:4096:8`) and set "
                "`torch.backends.cudnn.deterministic = True`, or `seed_all(seed, mode=True)`")
@@ -25,14 +29,21 @@ class NoDeterministicAlgos(Rule):
                "`torch.backends.cudnn.deterministic = True`, and calls no helper that does (msprobe's "
                "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "
                "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, or a project helper that does "
-               "one of these). A switch behind a flag that is off by default is reported at its condition.")
+               "one of these). A MindSpore entry script likewise, when it never calls "
+               "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
+               "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
+               "condition.")
     why = ("Seeding pins the random numbers, not the arithmetic: many CUDA kernels (atomics in scatter/index_add "
            "backward, cuBLAS split-K reductions, cuDNN algorithm choice) sum in a different order on every run, "
            "so two seeded runs still drift apart after a few steps and a GPU-vs-NPU comparison sees noise where "
-           "it looks for a bug.")
+           "it looks for a bug. MindSpore does not compute deterministically by default either (its "
+           "`set_deterministic` documentation says so): on Ascend, kernels and HCCL reductions vary run to run.")
     fix = ("At startup: `torch.use_deterministic_algorithms(True)`, `torch.backends.cudnn.deterministic = True`, "
            "`torch.backends.cudnn.benchmark = False`, and `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment; "
-           "or `seed_all(seed, mode=True)` from msprobe_runtime, which does all of it.")
+           "or `seed_all(seed, mode=True)` from msprobe_runtime, which does all of it. MindSpore: "
+           "`mindspore.set_deterministic(True)` at startup (MindSpore 2.10 deprecates "
+           "`set_context(deterministic=\"ON\")`, which still works), or msprobe_runtime.mindspore's `seed_all(seed, "
+           "mode=True)`.")
     valid = (
         """\
 import torch
@@ -84,15 +95,24 @@ if __name__ == "__main__":
     trainer = L.Trainer(deterministic=True, max_epochs=1)
     trainer.fit(L.LightningModule())
 """,
-        # MindSpore script: not PyTorch.
         """\
 import mindspore as ms
 from mindspore import nn
 
 if __name__ == "__main__":
     ms.set_seed(0)
+    ms.set_deterministic(True)
     net = nn.Dense(4, 2)
     opt = nn.Adam(net.trainable_params())
+""",
+        # A MindSpore script that only evaluates: no training, nothing to pin.
+        """\
+import mindspore as ms
+from mindspore import nn
+
+if __name__ == "__main__":
+    net = nn.Dense(4, 2)
+    print(net(ms.Tensor([[1.0, 2.0, 3.0, 4.0]])))
 """,
         # An entry script that only converts weights: no kernels to pin.
         """\
@@ -106,6 +126,19 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # MindSpore: seeded, trained with Model.train, never deterministic (model zoo scripts).
+        Invalid("""\
+import mindspore as ms
+from mindspore import nn
+from mindspore.train import Model
+
+ms.set_seed(1)
+ms.set_context(mode=ms.GRAPH_MODE, deterministic="OFF")
+net = nn.Dense(4, 2)
+model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))
+if __name__ == "__main__":
+    model.train(1, None)
+""", lines=(9,)),
         Invalid("""\
 import torch
 from torch import nn
@@ -169,7 +202,13 @@ for x in T.randn(10, 2, 4):
 
     def finish(self) -> None:
         ctx = self.ctx
-        if not ctx.is_entry_script() or not any(ctx.imports.imports_root(root) for root in PYTORCH_ROOTS):
+        if not ctx.is_entry_script():
+            return
+        if any(ctx.imports.imports_root(root) for root in PYTORCH_ROOTS):
+            message = None
+        elif ctx.imports.imports_root("mindspore"):
+            message = MINDSPORE_MESSAGE
+        else:
             return
         facts = seeding.analyse(ctx)
-        report_whole_script(self, facts, facts.default_run(lambda e: e.summary.deterministic), CONDITIONAL)
+        report_whole_script(self, facts, facts.default_run(lambda e: e.summary.deterministic), CONDITIONAL, message)

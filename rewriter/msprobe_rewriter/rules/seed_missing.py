@@ -403,12 +403,13 @@ if __name__ == "__main__":
         report_whole_script(self, facts, verdict, CONDITIONAL)
 
 
-def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str) -> None:
+def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str,
+                        message: str | None = None) -> None:
     """Report an entry script that trains or samples and pins nothing: at the condition that skips its
-    pinning code, or at the script."""
+    pinning code, or at the script (with `message`, else the rule's)."""
     if verdict.pinned or not facts.random_work:
         return
     if verdict.skipped_by is not None:
         rule.report(verdict.skipped_by, conditional.format(condition=condition_text(verdict.skipped_by)))
     else:
-        rule.report(entry_location(rule.ctx))
+        rule.report(entry_location(rule.ctx), message)

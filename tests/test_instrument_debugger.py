@@ -236,6 +236,32 @@ def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_p
                      "instrument that file too (msprobe-instrument --write main.py engine.py); debugger not added here"]
 
 
+TRAIN_LOOP_CLASS = ("import torch\n\n\nclass TrainLoop:\n    def __init__(self, model, data):\n        self.model = model\n"
+                    "        self.data = data\n        self.opt = torch.optim.AdamW(model.parameters())\n\n"
+                    "    def run_loop(self):\n        while True:\n            self.run_step(next(self.data))\n\n"
+                    "    def run_step(self, batch):\n        self.model(batch).sum().backward()\n        self.opt.step()\n")
+CLASS_ENTRY = ("from train_util import TrainLoop\n\n\ndef main():\n    TrainLoop(make_model(), make_data()).run_loop()\n\n\n"
+               "if __name__ == \"__main__\":\n    main()\n")
+
+
+def test_a_loop_that_steps_through_a_method_of_its_class_is_wrapped():
+    """improved-diffusion's TrainLoop.run_loop: `self.run_step(...)` applies the gradients."""
+    lines = lines_of(run(TRAIN_LOOP_CLASS, "debugger")[0])
+    assert lines[lines.index("while True:") + 1] == "debugger.start(model=self.model)"
+
+
+def test_an_entry_script_training_through_a_project_class_is_seeded_and_told(tmp_path, monkeypatch):
+    """improved-diffusion's image_train.py names no framework: its training is TrainLoop's."""
+    (tmp_path / "train_util.py").write_text(TRAIN_LOOP_CLASS)
+    monkeypatch.chdir(tmp_path)
+    out, notes = instrument_text("main.py", CLASS_ENTRY, Options())
+    assert "seed_all(seed=1234, mode=False, rm_dropout=True)" in lines_of(strip(out))
+    assert notes == ["main.py: the training loop is not in this file but in `TrainLoop.run_loop` in train_util.py: "
+                     "instrument that file too (msprobe-instrument --write main.py train_util.py); debugger not added here"]
+    plain = "import sys\n\n\ndef main():\n    print(sys.argv)\n\n\nif __name__ == \"__main__\":\n    main()\n"
+    assert instrument_text("tool.py", plain, Options()) == (plain, [])  # not a training script: nothing, no note
+
+
 def test_seeds_from_entropy_get_the_fixed_seed_where_they_vary():
     """A seed variable given a clock value when no seed was given gets the fixed seed there (and seed_all
     takes the variable); seeding calls that draw from entropy by themselves get it as their argument."""

@@ -137,7 +137,7 @@ def test_multiline_call_gets_its_argument_on_its_own_line():
 
 def test_mindspore_workers():
     out = fix("import mindspore.dataset as ds\n\nds.config.set_num_parallel_workers(8)\n"
-              "data = ds.Cifar10Dataset(\"c/\", shuffle=False, num_parallel_workers=8)\n", "data-workers")
+              "data = ds.GeneratorDataset(source, [\"x\"], shuffle=False, num_parallel_workers=8)\n", "data-workers")
     assert "set_num_parallel_workers(1)" in out and "num_parallel_workers=1)" in out
 
 

@@ -197,9 +197,10 @@ class FileContext:
             self.has_main_guard = True
 
     def _note_call(self, call: ast.Call) -> None:
-        """Record training-step calls and calls of local functions against the enclosing loop/function."""
+        """Record training-step calls and calls of local functions (and of the class's own methods) against
+        the enclosing loop/function."""
         func = call.func
-        callee_name = func.id if isinstance(func, ast.Name) else None
+        callee_name = func.id if isinstance(func, ast.Name) else self.own_method_called(call)
         steps = self.is_step_call(call)
         loop = self.current_loop()
         function = self.current_function()
@@ -215,6 +216,17 @@ class FileContext:
             finfo.steps |= steps
             if callee_name:
                 finfo.called.add(callee_name)
+
+    def own_method_called(self, call: ast.Call) -> str | None:
+        """`run_step` for `self.run_step(...)` inside a method of a class that defines `run_step`."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        for node in reversed(self.ancestors):
+            if isinstance(node, ast.ClassDef):
+                defined = any(isinstance(item, FUNCTION_TYPES) and item.name == func.attr for item in node.body)
+                return func.attr if defined else None
+        return None
 
     def is_step_call(self, call: ast.Call) -> bool:
         """Whether `call` performs (part of) a training step: backward, optimizer step, grad function."""

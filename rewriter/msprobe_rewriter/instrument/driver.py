@@ -28,7 +28,7 @@ from msprobe_rewriter.instrument.unit import Unit
 from msprobe_rewriter.lint.engine import lint_source, parse_error_message
 from msprobe_rewriter.rules import RULES_BY_NAME
 
-PREFILTER = re.compile(r"torch|mindspore")
+PREFILTER = re.compile(r"torch|mindspore|__main__")  # `__main__`: an entry script may train through project code
 
 
 class InstrumentError(Exception):

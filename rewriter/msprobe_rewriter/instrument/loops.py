@@ -83,6 +83,8 @@ class _Collector:
             self.steps.append(_Step(call, loop, function, conditional))
         elif isinstance(call.func, ast.Name):
             self.calls.append((call.func.id, loop, function, conditional, call))
+        elif ctx.own_method_called(call) is not None:  # `self.run_step(...)`: a method of the same class
+            self.calls.append((call.func.attr, loop, function, conditional, call))
         elif isinstance(call.func, ast.Attribute) and call.func.attr == "train" and self._model_train(call):
             self.trains.append((call, function))
 
@@ -132,15 +134,23 @@ def analyse(ctx: FileContext) -> Analysis:
 
 def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path]]:
     """Project-local functions this file calls whose bodies hold a training loop, with their files
-    (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are laid out), one level deep."""
+    (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are laid out), and the methods holding one of
+    the classes it calls (`TrainLoop.run_loop` in improved-diffusion's `train_util.py`), one level deep."""
     local = project.local_imports(project.import_statements(ctx.tree.body))
     if not local.refs and not local.stars:
         return []
     folder = project.file_folder(ctx.path)
     defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES)}
     calls = (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call))
-    found = {(name, module.path): None for _, name, module in project.reached(calls, local, defined, folder)
-             if name in module.functions and name in _looping_functions(module)}
+    found: dict[tuple[str, Path], None] = {}
+    for _, name, module in project.reached(calls, local, defined, folder):
+        looping = _looping_functions(module)
+        if name in module.functions and name in looping:
+            found[(name, module.path)] = None
+        for node in module.tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                found.update(((f"{name}.{item.name}", module.path), None) for item in node.body
+                             if isinstance(item, FUNCTION_TYPES) and item.name in looping)
     return list(found)
 
 

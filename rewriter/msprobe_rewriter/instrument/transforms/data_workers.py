@@ -35,9 +35,9 @@ class DataWorkers(Transform):
                 "loader = DataLoader(ds, num_workers=8, persistent_workers=True, prefetch_factor=4)\n",
                 "from torch.utils.data import DataLoader\n\n"
                 "loader = DataLoader(ds, num_workers=0, persistent_workers=False)\n", {"data_strict": True}),
-        Example("import mindspore.dataset as ds\n\ndata = ds.Cifar10Dataset(\"cifar/\", shuffle=False, "
+        Example("import mindspore.dataset as ds\n\ndata = ds.GeneratorDataset(source, [\"image\"], shuffle=False, "
                 "num_parallel_workers=8)\ndata = data.map(operations=ops, input_columns=\"image\")\n",
-                "import mindspore.dataset as ds\n\ndata = ds.Cifar10Dataset(\"cifar/\", shuffle=False, "
+                "import mindspore.dataset as ds\n\ndata = ds.GeneratorDataset(source, [\"image\"], shuffle=False, "
                 "num_parallel_workers=1)\ndata = data.map(operations=ops, input_columns=\"image\", "
                 "num_parallel_workers=1)\n"),
     )

@@ -115,6 +115,9 @@ class Debugger(Transform):
     @staticmethod
     def _no_loop_note(unit: Unit) -> None:
         helpers = loops.loops_in_helpers(unit.ctx)
+        imports = unit.ctx.imports
+        if not helpers and not (imports.imports_root("torch") or imports.imports_root("mindspore")):
+            return  # a script that names no framework and calls no training code: nothing to say
         if not helpers:
             unit.note(None, "no training loop found (no loop around an optimizer step, no Model.train call): "
                             "debugger not added")

@@ -262,6 +262,29 @@ def test_an_entry_script_training_through_a_project_class_is_seeded_and_told(tmp
     assert instrument_text("tool.py", plain, Options()) == (plain, [])  # not a training script: nothing, no note
 
 
+SETUP_HELPERS = ("import torch\n\n\ndef setup(args):\n    torch.manual_seed(args.seed)\n\n\n"
+                 "def set_seed(s):\n    torch.manual_seed(s)\n")
+SETUP_ENTRY = ("import argparse\n\nimport torch\nfrom helpers import set_seed, setup\n\n\ndef main(args):\n    {call}\n"
+               "    model = torch.nn.Linear(2, 1)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+               "    for x in torch.randn(3, 2):\n        model(x).sum().backward()\n        opt.step()\n\n\n"
+               "if __name__ == \"__main__\":\n    main(argparse.ArgumentParser().parse_args())\n")
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ("setup(args)", "seed_all(seed=1234, mode=False, rm_dropout=True)"),  # detectron2's default_setup(cfg, args)
+    ("set_seed(args.seed)", "seed_all(seed=args.seed, mode=False, rm_dropout=True)"),
+    ("torch.manual_seed(torch.initial_seed() + 1)", "seed_all(seed=1234, mode=False, rm_dropout=True)"),
+])
+def test_only_a_seed_is_taken_for_seed_all(tmp_path, monkeypatch, call, expected):
+    """A helper that seeds somewhere inside says nothing about its arguments: `setup(args)` gave
+    `seed_all(seed=args)`, which raised at startup."""
+    (tmp_path / "helpers.py").write_text(SETUP_HELPERS)
+    monkeypatch.chdir(tmp_path)
+    code = SETUP_ENTRY.format(call=call)
+    out, _ = instrument_text("train.py", code, Options(selected=select(["seed"], [], False)))
+    assert expected in lines_of(strip(out))
+
+
 def test_seeds_from_entropy_get_the_fixed_seed_where_they_vary():
     """A seed variable given a clock value when no seed was given gets the fixed seed there (and seed_all
     takes the variable); seeding calls that draw from entropy by themselves get it as their argument."""

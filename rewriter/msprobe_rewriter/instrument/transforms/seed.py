@@ -6,7 +6,7 @@ import ast
 
 import libcst as cst
 
-from msprobe_rewriter import catalogue, entropy, seeding
+from msprobe_rewriter import entropy, pinning, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, constant
 from msprobe_rewriter.instrument import nodes
@@ -191,16 +191,35 @@ def _seed_assignment(finding: entropy.EntropySeed, parents: dict[ast.AST, ast.AS
 
 
 def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:
-    """The seed a seeding call receives: `seed=` or its first positional argument."""
-    for kw in call.keywords:
-        if kw.arg == "seed":
-            return kw.value
-    if call.args and not isinstance(call.args[0], ast.Starred):
+    """The seed a seeding call receives: `seed=`, or the first positional argument of a seeding API
+    (`torch.manual_seed(s)`) or of a helper named like a seeder when it reads as a seed (`set_seed(cfg.seed)`).
+    Any other helper that seeds somewhere inside (`setup(args)`, `do_test(cfg, model)`) says nothing about
+    its arguments. A value derived from `initial_seed()` is 64 bits wide: not a seed `seed_all` takes."""
+    value = next((kw.value for kw in call.keywords if kw.arg == "seed"), None)
+    if value is None and call.args and not isinstance(call.args[0], ast.Starred):
         qualified = unit.ctx.call_qualname(call)
-        if qualified in catalogue.SEED_ALL_CALLS and qualified.endswith("Trainer"):
-            return None
-        return call.args[0]
-    return None
+        if qualified in pinning.SEEDER_FAMILIES:
+            value = None if qualified.endswith("Trainer") else call.args[0]
+        elif pinning.seeder_by_name(call).families and _reads_as_seed(call.args[0]):
+            value = call.args[0]
+    if value is None or any(isinstance(node, ast.Call) and _called_name(node) == "initial_seed"
+                            for node in ast.walk(value)):
+        return None
+    return value
+
+
+def _reads_as_seed(node: ast.expr) -> bool:
+    """An int literal, or an expression naming a seed (`args.seed`, `cfg.SEED + rank`, `opt.manualSeed`)."""
+    literal = constant(node)
+    if isinstance(literal, int) and not isinstance(literal, bool):
+        return True
+    return any("seed" in (getattr(n, "id", None) or getattr(n, "attr", None) or "").lower() for n in ast.walk(node)
+               if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _inside_loop_or_handler(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:

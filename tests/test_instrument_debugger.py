@@ -244,6 +244,19 @@ CLASS_ENTRY = ("from train_util import TrainLoop\n\n\ndef main():\n    TrainLoop
                "if __name__ == \"__main__\":\n    main()\n")
 
 
+def test_a_loop_stepping_itself_around_a_critic_loop_is_the_one_wrapped():
+    """WGAN, cleanrl SAC: the generator (critic) steps in the outer loop, the critic (actor) in an inner one."""
+    code = ("import torch\n\nG = torch.nn.Linear(2, 2)\nD = torch.nn.Linear(2, 1)\n"
+            "opt_g = torch.optim.SGD(G.parameters(), lr=0.1)\nopt_d = torch.optim.SGD(D.parameters(), lr=0.1)\n"
+            "for x in torch.randn(4, 8, 2):\n    for _ in range(5):\n        D(G(x).detach()).mean().backward()\n"
+            "        opt_d.step()\n    (-D(G(x)).mean()).backward()\n    opt_g.step()\n")
+    out, notes = run(code, "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=G)"
+    assert lines.count("debugger.step()") == 1
+    assert any("an optimizer also steps in a loop inside this one" in note for note in notes)
+
+
 def test_a_loop_that_steps_through_a_method_of_its_class_is_wrapped():
     """improved-diffusion's TrainLoop.run_loop: `self.run_step(...)` applies the gradients."""
     lines = lines_of(run(TRAIN_LOOP_CLASS, "debugger")[0])

@@ -35,6 +35,7 @@ class TrainingLoop:
     conditional: bool  # the step runs only every few iterations (accumulation by counter)
     outermost: ast.stmt  # outermost loop around `node` in its function
     model_is_local: bool  # the model is created in that function (or module) before `outermost`
+    inner_steps: bool = False  # a loop inside `node` steps an optimizer too (a GAN's critic, SAC's actor)
 
 
 @dataclass
@@ -207,20 +208,30 @@ class _Finder:
         return found
 
     def loops(self) -> list[TrainingLoop]:
-        """The innermost loops that step the optimizer, directly or through local stepping functions."""
+        """The innermost loops that step the optimizer, directly or through local stepping functions; but a
+        loop that steps an optimizer itself is the training step even with stepping loops inside it (a GAN's
+        critic loop, SAC's delayed actor updates): those are parts of its iteration."""
         candidates: dict[int, tuple[ast.stmt, Function, _Step, bool]] = {}
         for step in self.collector.steps:
             if step.loop is not None:
                 candidates.setdefault(id(step.loop), (step.loop, step.function, step, step.conditional))
+        direct = set(candidates)
         for name, loop, function, conditional, _ in self.collector.calls:
             if loop is not None and name in self.steppers:
                 candidates.setdefault(id(loop), (loop, function, self.steppers[name], conditional))
-        chosen = [c for c in candidates.values()
-                  if not any(o[0] is not c[0] and _inside(o[0], c[0]) for o in candidates.values())]
+        chosen = []
+        for candidate in candidates.values():
+            loop = candidate[0]
+            inner = any(other[0] is not loop and _inside(other[0], loop) for other in candidates.values())
+            stepping_outer = any(other[0] is not loop and _inside(loop, other[0]) and id(other[0]) in direct
+                                 for other in candidates.values())
+            if not stepping_outer and (not inner or id(loop) in direct):
+                chosen.append((*candidate, inner))
         chosen.sort(key=lambda c: c[0].lineno)
         return [self._describe(*c) for c in chosen]
 
-    def _describe(self, loop: ast.stmt, function: Function, step: _Step, conditional: bool) -> TrainingLoop:
+    def _describe(self, loop: ast.stmt, function: Function, step: _Step, conditional: bool,
+                  inner_steps: bool) -> TrainingLoop:
         optimizer = self._optimizer(step.call)
         model = self._model(optimizer, function)
         optimizer = self._step_optimizer(optimizer)
@@ -233,7 +244,7 @@ class _Finder:
         local = model is not None and assigned_before(function or self.ctx.tree, model.split(".", 1)[0],
                                                       outermost.lineno)
         return TrainingLoop(loop, function, model, self._text(optimizer) if optimizer is not None else None,
-                            conditional or step.conditional, outermost, local)
+                            conditional or step.conditional, outermost, local, inner_steps)
 
     def model_trains(self) -> list[ModelTrain]:
         """The `Model.train(...)` calls, with the statement they sit in and the optimizer they use."""

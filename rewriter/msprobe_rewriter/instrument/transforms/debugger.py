@@ -135,6 +135,9 @@ class Debugger(Transform):
         if loop.conditional:
             unit.note(loop.node.lineno, "the optimizer steps under a condition here (gradient accumulation?): the "
                                         "debugger steps once per iteration of this loop")
+        if loop.inner_steps:
+            unit.note(loop.node.lineno, "an optimizer also steps in a loop inside this one (a critic or actor "
+                                        "update): the debugger steps once per iteration of this loop, around both")
         call = f"{name}.start(model={loop.model})" if loop.model else f"{name}.start()"
         if loop.model is None:
             unit.note(loop.node.lineno, "model not found: `start()` without a model dumps APIs only")

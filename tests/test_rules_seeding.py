@@ -235,6 +235,20 @@ def test_calling_a_project_module_that_only_evaluates_needs_no_seed(project):
     assert lint(project / "train.py", "seed-missing") == []
 
 
+@pytest.mark.parametrize(("helper", "expected"), [
+    ("from mindspore import set_seed\nset_seed(1)\n\n\ndef helper():\n    return 1\n", []),
+    ("from mindspore import set_seed\n\n\ndef helper():\n    return 1\n\n\nif __name__ == '__main__':\n    set_seed(1)\n",
+     [("seed-missing", 5)]),
+])
+def test_a_project_module_seeding_when_imported_counts(project, helper, expected):
+    """mindspore model zoo (DeepID, tinynet): `src/utils.py` calls `set_seed(1)` at its top level."""
+    write(project, {"src/__init__.py": "", "src/utils.py": helper,
+                    "train.py": "from mindspore import nn\nfrom mindspore.train import Model\nfrom src.utils import helper\n\n"
+                                "if __name__ == '__main__':\n    net = nn.Dense(4, 2)\n"
+                                "    Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9)).train(1, None)\n"})
+    assert lint(project / "train.py", "seed-missing") == expected
+
+
 # --- conditions under the default arguments -----------------------------------------------------
 def conditional_script(argument: str, condition: str) -> str:
     return textwrap.dedent(f"""\

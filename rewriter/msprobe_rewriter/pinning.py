@@ -157,6 +157,34 @@ def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined,
     return seeder_by_name(call)
 
 
+def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
+    """What the project-local modules an import statement loads pin at their top level, on import (a model
+    zoo's `src/utils.py` calling `set_seed(1)` outside any function); only unconditional statements count."""
+    if isinstance(node, ast.ImportFrom):
+        wanted = [] if not node.level and (node.module or "").split(".", 1)[0] in project.NOT_LOCAL else [
+            (node.module or "", node.level)]
+    else:
+        wanted = [(alias.name, 0) for alias in node.names if alias.name.split(".", 1)[0] not in project.NOT_LOCAL]
+    total = NOTHING
+    for name, level in wanted:
+        path = project.find_module(folder, name, level)
+        module = project.load(path) if path is not None else None
+        if module is None:
+            continue
+        if "on_import" not in module.memo:
+            found = NOTHING
+            for inner, guards, function in conditions.walk(module.tree.body, WALKED):
+                if function is not None or guards:
+                    continue
+                if isinstance(inner, ast.Call):
+                    found |= summarise(call_effects(inner, module.imports.resolve(inner.func)), conditions.no_lookup)
+                elif isinstance(inner, ast.Assign):
+                    found |= summarise(assign_effects(inner, module.imports.resolve), conditions.no_lookup)
+            module.memo["on_import"] = found
+        total |= module.memo["on_import"]
+    return total
+
+
 def _resolve_function(module: project.Module, name: str, hops: int = 0):
     """`(module, def)` defining `name` in `module` (following re-exports), a library name, or None."""
     function = module.functions.get(name)

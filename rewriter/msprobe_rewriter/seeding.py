@@ -54,10 +54,10 @@ class FileSeeding:
 
     calls: list[ast.Call]
     trains: bool  # runs training steps, builds an optimizer or a trainer
-    follow: Callable[[ast.Call], Summary]  # what a call into a project-local helper pins
+    follow: Callable[[ast.AST], Summary]  # what a call into a project-local helper (or an import of one) pins
     trains_elsewhere: Callable[[], bool]  # whether it calls project-local code that trains (read lazily)
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
-    helper_calls: list[Located] = field(default_factory=list)  # calls `follow` may resolve
+    helper_calls: list[Located] = field(default_factory=list)  # calls and imports `follow` may resolve
     samples: bool = False  # draws from torch's generator
     loads_weights: bool = False
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
@@ -73,7 +73,8 @@ class FileSeeding:
 
     @property
     def effects(self) -> list[Effect]:
-        """Every effect in source order, calls into project-local helpers included (followed once)."""
+        """Every effect in source order, calls into project-local helpers and what project modules pin when
+        imported included (followed once)."""
         if self._effects is None:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
             followed = [Effect(call, summary, guards, function) for call, guards, function in self.helper_calls
@@ -133,7 +134,9 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     local = project.local_imports(node for node, _, _ in nodes)
     folder = project.file_folder(ctx.path)
 
-    def follow(call: ast.Call) -> Summary:
+    def follow(call: ast.AST) -> Summary:
+        if isinstance(call, (ast.Import, ast.ImportFrom)):
+            return pinning.import_summary(call, folder)
         found = pinning.helper_summary(call, folder, local, defined, 1, seeding.lookup)
         if found is not None:
             return found
@@ -146,6 +149,9 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
     for node, guards, function in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            seeding.helper_calls.append((node, guards, function))
+            continue
         if isinstance(node, ast.Assign):
             found = pinning.assign_effects(node, ctx.qualname)
         elif isinstance(node, ast.Call):

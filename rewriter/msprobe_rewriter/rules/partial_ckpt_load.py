@@ -31,7 +31,7 @@ class PartialCkptLoad(Rule):
     summary = ("Flags `load_state_dict(..., strict=False)` (and other loaders called with `strict=False`, such as "
                "Lightning's `load_from_checkpoint`); keys popped or deleted from a dict that the same function "
                "then loads non-strictly; MindSpore `load_param_into_net` whose result (the parameters it did not "
-               "load) is discarded, keys popped or deleted from the dict it loads, and `load_checkpoint` with "
+               "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
                "`choice_func=`/`filter_prefix=`/`specify_prefix=`, or with `net=` (it loads into the network "
                "and discards that list). MindSpore's `strict_load` only decides how names are matched: a "
                "parameter missing from the checkpoint is skipped either way.")
@@ -127,6 +127,16 @@ params = load_checkpoint("net.ckpt", choice_func=lambda name: not name.startswit
 load_into(net, params)
 ms.load_checkpoint("net.ckpt", net=net, strict_load=True)
 """, lines=(5, 6, 7)),
+        # Assigned, but never looked at (mindspore model zoo eval scripts).
+        Invalid("""\
+import mindspore as ms
+
+
+def restore(net, path):
+    _ = ms.load_param_into_net(net, ms.load_checkpoint(path))
+    not_loaded, _ = ms.load_param_into_net(net, ms.load_checkpoint(path))
+    return net
+""", lines=(5, 6)),
         # `strict_load=True` matches names exactly; a parameter missing from the dict is still skipped.
         Invalid("""\
 import mindspore as ms
@@ -175,9 +185,28 @@ def restore(net, path):
             self._report_removed(argument(node, 0, "state_dict"))
 
     def _check_load_param(self, node: ast.Call) -> None:
-        if self.ctx.ancestors and isinstance(self.ctx.ancestors[-1], ast.Expr):  # the list of skipped ones dropped
+        if self._result_dropped():  # the list of parameters it skipped is never looked at
             self.report(node, MS_UNCHECKED.format(call="load_param_into_net"))
         self._report_removed(argument(node, 1, "parameter_dict"))
+
+    def _result_dropped(self) -> bool:
+        """Whether the call being visited has its result (or the first item of it) thrown away: a bare
+        call, `_ = ...`, `_, _ = ...`, or a name assigned and never read after in its function."""
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if isinstance(parent, ast.Expr):
+            return True
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+            return False
+        target = parent.targets[0]
+        if isinstance(target, (ast.Tuple, ast.List)) and target.elts:
+            target = target.elts[0]
+        if not isinstance(target, ast.Name):
+            return False
+        if target.id == "_":
+            return True
+        scope = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), self.ctx.tree)
+        return not any(isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)
+                       and n.lineno >= parent.end_lineno for n in ast.walk(scope))
 
     def _check_load_checkpoint(self, node: ast.Call) -> None:
         for arg in catalogue.MINDSPORE_CHECKPOINT_FILTERS:

@@ -23,7 +23,8 @@ class DistNoDeterministicComm(Rule):
                     "where the backend is HCCL, set `HCCL_DETERMINISTIC=true`")
     summary = ("Flags `torch.distributed.init_process_group`, `deepspeed.init_distributed`, "
                "`mindspore.communication.init` (and Accelerate's `Accelerator` / Lightning's `Fabric`, which "
-               "initialise the process group themselves) in a file that never sets `HCCL_DETERMINISTIC` "
+               "initialise the process group themselves) in a file that never sets `HCCL_DETERMINISTIC` (set "
+               "after the call in the same function it is too late: it is read when communication starts) "
                "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
@@ -118,6 +119,14 @@ dist.init_process_group(backend="nccl")
 """,
     )
     invalid = (
+        # Set after the communication is initialised: too late.
+        Invalid("""\
+import mindspore as ms
+from mindspore.communication import init
+
+init()
+ms.set_context(deterministic="ON")
+""", lines=(4,)),
         Invalid("""\
 import mindspore as ms
 from mindspore.communication import init
@@ -161,7 +170,7 @@ else:
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.sites: list[tuple[Site, bool]] = []  # (site, whether it names the nccl backend)
+        self.sites: list[tuple[Site, bool, str | None]] = []  # (site, whether it names nccl, its function)
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Attribute) and node.func.attr not in INIT_NAMES:
@@ -170,7 +179,7 @@ else:
         if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
             backend = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
             on_nccl = backend is not None and constant(argument(node, *backend)) in catalogue.NCCL_BACKENDS
-            self.sites.append((self.ctx.site(node), on_nccl))
+            self.sites.append((self.ctx.site(node), on_nccl, self.ctx.current_function()))
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
@@ -192,11 +201,18 @@ else:
         if not self.sites:
             return
         effects = seeding.analyse(self.ctx).effects
-        if any(effect.summary.hccl for effect in effects):
-            return
-        nccl_pinned = any(effect.summary.nccl for effect in effects)
-        for site, on_nccl in self.sites:
-            if on_nccl and not nccl_pinned:
-                self.report(site, self.nccl_message)
-            elif not on_nccl:
+        for site, on_nccl, function in self.sites:
+            before = [effect.summary for effect in effects if _before(effect, site.node, function)]
+            if any(summary.hccl for summary in before):
+                continue
+            if not on_nccl:
                 self.report(site)
+            elif not any(summary.nccl for summary in before):
+                self.report(site, self.nccl_message)
+
+
+def _before(effect: seeding.Effect, node: ast.AST, function: str | None) -> bool:
+    """Whether `effect` can run before the init call `node` (in `function`): earlier in the same function
+    (or at module level above it), or anywhere else, whose order the file does not show. MindSpore reads
+    HCCL_DETERMINISTIC when communication is initialised: set after `init()`, it changes nothing."""
+    return effect.function != function or effect.node.lineno < node.lineno

@@ -463,7 +463,8 @@ def is_optimizer_class(qualified: str) -> bool:
 # --- observation ------------------------------------------------------------------------------
 HOST_SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist", "asnumpy"})
 HOST_SYNC_CALLS = frozenset({"torch.cuda.synchronize", "torch.npu.synchronize", "torch_npu.npu.synchronize",
-                             "torch.accelerator.synchronize", "mindspore.hal.synchronize"})
+                             "torch.accelerator.synchronize", "mindspore.hal.synchronize", "mindspore.synchronize",
+                             "mindspore.runtime.synchronize"})
 BACKWARD_HOOK_METHODS = frozenset({
     "register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook",
     "register_backward_pre_hook",  # MindSpore Cell

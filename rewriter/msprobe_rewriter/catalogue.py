@@ -261,6 +261,7 @@ MINDSPORE_SHUFFLE_SAMPLERS: dict[str, tuple[int, bool]] = {
     for n, spec in (("DistributedSampler", (2, True)), ("PKSampler", (2, False)))
 }
 MINDSPORE_SET_WORKERS = frozenset({"mindspore.dataset.config.set_num_parallel_workers"})
+MINDSPORE_DEBUG_MODE = frozenset({"mindspore.dataset.config.set_debug_mode"})  # one thread, seeded
 # MindSpore source datasets whose workers run the user's Python (reseeded per worker); the others read
 # files in the sampler's order and draw nothing, whatever their worker count.
 MINDSPORE_PYTHON_SOURCE_DATASETS = frozenset({"GeneratorDataset"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import NOT_CONSTANT, argument, constant
+from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
@@ -31,7 +31,9 @@ class DataWorkers(FollowsValues, Rule):
                "`num_parallel_workers` > 1 (or an expression) (other source datasets, `ImageFolderDataset`, "
                "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
                "workers by default) unless its operations are all known deterministic transforms or the file "
-               "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; and that call with more than one.")
+               "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; and that call with more than one. "
+               "A file that calls `mindspore.dataset.config.set_debug_mode(True)` (one thread, seeded) gets no "
+               "MindSpore finding.")
     why = ("Each PyTorch worker seeds torch, `random` and numpy with `base_seed + worker_id`, where the base seed "
            "is drawn from the loader's `generator`, or from the global torch generator when none is given. "
            "Random augmentation in a worker therefore depends on how many numbers the main process drew before "
@@ -61,6 +63,9 @@ class DataWorkers(FollowsValues, Rule):
         "    return data.map(operations=fn, input_columns=[\"text\"])\n",
         "import mindspore\n\n\ndef tokenize(dataset, tokenizer):\n    # a Hugging Face dataset: not MindSpore's map\n"
         "    return dataset.map(tokenizer, batched=True, num_proc=4)\n",
+        "import mindspore.dataset as ds\n\nds.config.set_debug_mode(True)  # one thread, seeded: worker counts are ignored\n"
+        "data = ds.GeneratorDataset(source, [\"x\"], num_parallel_workers=8)\n"
+        "data = data.map(operations=augment, input_columns=\"x\")\n",
     )
     invalid = (
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, num_workers=4)\n",
@@ -88,30 +93,34 @@ class DataWorkers(FollowsValues, Rule):
         self.data = PipelineValues(ctx)
         self.values = self.data.values
         self.one_worker_configured = False
+        self.debug_mode = False  # `mindspore.dataset.config.set_debug_mode(True)`: one worker, seeded
         self.default_worker_maps: list = []
+        self.mindspore_reports: list = []  # (site or node, message), reported at the end unless in debug mode
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
         if qualified in catalogue.TORCH_DATALOADERS:
             self._dataloader(node)
+        elif qualified in catalogue.MINDSPORE_DEBUG_MODE:
+            self.debug_mode = self.debug_mode or constant(argument(node, 0, "debug_mode_flag")) is True
         elif qualified in catalogue.MINDSPORE_SET_WORKERS:
             workers = argument(node, 0, "num")
             if constant(workers) == 1:
                 self.one_worker_configured = True
             elif _parallel(workers):
-                self.report(node, MINDSPORE_MESSAGE.format(what="every dataset operation"))
+                self._mindspore(node, "every dataset operation")
         elif qualified is not None and catalogue.is_mindspore_dataset_class(qualified):
             if (qualified.rpartition(".")[2] in catalogue.MINDSPORE_PYTHON_SOURCE_DATASETS
                     and _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD))):
-                self.report(self.data.site(node), MINDSPORE_MESSAGE.format(what=f"`{qualified.rpartition('.')[2]}`"))
+                self._mindspore(self.data.site(node), f"`{qualified.rpartition('.')[2]}`")
         elif qualified is None and isinstance(node.func, ast.Attribute):
             if node.func.attr == "map":
                 self._map(node)
             elif node.func.attr == "batch" and self.data.is_dataset(node.func.value) is not False \
                     and self.data.keyword(node, "per_batch_map") is not None:
                 if _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)):
-                    self.report(node, MINDSPORE_MESSAGE.format(what="`.batch(per_batch_map=...)`"))
+                    self._mindspore(node, "`.batch(per_batch_map=...)`")
 
     def _dataloader(self, node: ast.Call) -> None:
         positions = catalogue.DATALOADER_POSITIONS
@@ -136,9 +145,17 @@ class DataWorkers(FollowsValues, Rule):
         if workers is None:
             self.default_worker_maps.append(self.ctx.site(node))
         elif _parallel(workers):
-            self.report(node, MINDSPORE_MESSAGE.format(what="`.map(...)`"))
+            self._mindspore(node, "`.map(...)`")
+
+    def _mindspore(self, where, what: str) -> None:
+        self.mindspore_reports.append((where if isinstance(where, Site) else self.ctx.site(where),
+                                       MINDSPORE_MESSAGE.format(what=what)))
 
     def finish(self) -> None:
+        if self.debug_mode:  # the whole pipeline runs on one thread, seeded
+            return
+        for site, message in self.mindspore_reports:
+            self.report(site, message)
         if self.one_worker_configured:
             return
         for site in self.default_worker_maps:

@@ -26,6 +26,12 @@ def lines_of(out: str) -> list[str]:
     return [line.strip() for line in out.splitlines()]
 
 
+def seed_all_after(code: str, anchor: str) -> str:
+    """The line the seed transform leaves right after the line `anchor`."""
+    lines = lines_of(run(code, "seed")[0])
+    return lines[lines.index(anchor) + 1]
+
+
 def test_epoch_and_batch_loops_wrap_the_batch_loop():
     out, _ = run(HEAD + "def main():\n    model = Net()\n    opt = torch.optim.SGD(model.parameters(), lr=1)\n"
                         "    for epoch in range(3):\n        for x in loader:\n            model(x).sum().backward()\n"
@@ -318,8 +324,7 @@ def test_seed_all_goes_after_a_fallback_that_fills_the_seed_in():
     code = ("import torch\n\n\ndef main():\n    args = parse_args()\n    if args.seed is None:\n"
             "        args.seed = pick_seed()\n    torch.manual_seed(args.seed)\n    model = torch.nn.Linear(2, 2)\n\n\n"
             "if __name__ == \"__main__\":\n    main()\n")
-    lines = lines_of(run(code, "seed")[0])
-    assert lines[lines.index("args.seed = pick_seed()") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
+    assert seed_all_after(code, "args.seed = pick_seed()") == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
 
 
 def test_a_drawn_fallback_seed_is_fixed_where_it_is_drawn():
@@ -330,8 +335,8 @@ def test_a_drawn_fallback_seed_is_fixed_where_it_is_drawn():
             "if opt.manualSeed is None:\n    opt.manualSeed = random.randint(1, 10000)\n"
             "random.seed(opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\nmodel = torch.nn.Linear(2, 2)\n"
             "if __name__ == \"__main__\":\n    print(model)\n")
+    assert seed_all_after(code, "opt.manualSeed = 1234") == "seed_all(seed=opt.manualSeed, mode=False, rm_dropout=True)"
     lines = lines_of(run(code, "seed")[0])
-    assert lines[lines.index("opt.manualSeed = 1234") + 1] == "seed_all(seed=opt.manualSeed, mode=False, rm_dropout=True)"
     assert "random.seed(opt.manualSeed)" in lines and "torch.manual_seed(opt.manualSeed)" in lines
 
 
@@ -348,6 +353,5 @@ def test_seeding_under_the_main_guard_keeps_the_users_seed():
     code = ("import random\n\nimport torch\n\n\ndef parse_args():\n    return None\n\n\n"
             "if __name__ == \"__main__\":\n    args = parse_args()\n    random.seed(args.seed)\n"
             "    torch.manual_seed(args.seed)\n    model = torch.nn.Linear(2, 2)\n")
-    lines = lines_of(run(code, "seed")[0])
-    assert lines[lines.index("args = parse_args()") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
-    assert "seed_all(seed=1234, mode=False, rm_dropout=True)" not in lines
+    assert seed_all_after(code, "args = parse_args()") == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
+    assert "seed_all(seed=1234, mode=False, rm_dropout=True)" not in lines_of(run(code, "seed")[0])

@@ -63,7 +63,7 @@ class FileSeeding:
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
     _lookup: conditions.Lookup | None = None
     _effects: list[Effect] | None = None
-    _works_elsewhere: bool | None = None
+    _trains_elsewhere_found: bool | None = None
 
     def lookup(self, node: ast.expr) -> object:
         """Default value of `args.<dest>` from the file's argparse definitions."""
@@ -84,13 +84,14 @@ class FileSeeding:
 
     @property
     def random_work(self) -> bool:
-        """Whether the file's randomness matters: it trains, or samples from weights it loads."""
+        """Whether the file's randomness matters: it trains (itself, or through project code it calls), or
+        samples from weights it loads."""
         if self.trains or (self.samples and self.loads_weights):
             return True
-        if self._works_elsewhere is None:
+        if self._trains_elsewhere_found is None:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
-            self._works_elsewhere = self.trains_elsewhere()
-        return self._works_elsewhere
+            self._trains_elsewhere_found = self.trains_elsewhere()
+        return self._trains_elsewhere_found
 
     def skipping_guard(self, effect: Effect) -> ast.expr | None:
         """The condition that keeps `effect` from running with the default arguments, if any."""

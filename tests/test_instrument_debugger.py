@@ -263,6 +263,16 @@ def test_a_loop_stepping_itself_around_a_critic_loop_is_the_one_wrapped():
     assert any("an optimizer also steps in a loop inside this one" in note for note in notes)
 
 
+def test_a_model_built_inside_the_loop_is_not_passed_before_it_exists():
+    code = ("import torch\n\n\ndef train(data):\n    for x in data:\n        model = torch.nn.Linear(2, 1)\n"
+            "        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n        model(x).sum().backward()\n"
+            "        optimizer.step()\n")
+    out, notes = run(code, "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for x in data:") + 1] == "debugger.start()"
+    assert any("the model (`model`) is built inside this loop" in note for note in notes)
+
+
 def test_a_loop_that_steps_through_a_method_of_its_class_is_wrapped():
     """improved-diffusion's TrainLoop.run_loop: `self.run_step(...)` applies the gradients."""
     lines = lines_of(run(TRAIN_LOOP_CLASS, "debugger")[0])

@@ -36,6 +36,7 @@ class TrainingLoop:
     outermost: ast.stmt  # outermost loop around `node` in its function
     model_is_local: bool  # the model is created in that function (or module) before `outermost`
     inner_steps: bool = False  # a loop inside `node` steps an optimizer too (a GAN's critic, SAC's actor)
+    built_inside: str | None = None  # the model, when `node` builds it (then `model` is None: not there yet)
 
 
 @dataclass
@@ -241,10 +242,16 @@ class _Finder:
             if isinstance(node, LOOP_TYPES):
                 outermost = node
             node = self.parents.get(node)
-        local = model is not None and assigned_before(function or self.ctx.tree, model.split(".", 1)[0],
-                                                      outermost.lineno)
+        scope = function or self.ctx.tree
+        root = model.split(".", 1)[0] if model is not None else ""
+        built_inside = None
+        if root and root not in _parameters(function) and not assigned_before(scope, root, loop.lineno) \
+                and any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == root
+                        for n in _walk_scope(loop)):
+            built_inside, model = model, None  # `start(model=net)` first in the body would run before `net = ...`
+        local = model is not None and assigned_before(scope, root, outermost.lineno)
         return TrainingLoop(loop, function, model, self._text(optimizer) if optimizer is not None else None,
-                            conditional or step.conditional, outermost, local, inner_steps)
+                            conditional or step.conditional, outermost, local, inner_steps, built_inside)
 
     def model_trains(self) -> list[ModelTrain]:
         """The `Model.train(...)` calls, with the statement they sit in and the optimizer they use."""
@@ -396,12 +403,15 @@ def _walk_scope(scope: ast.AST):
             todo.extend(ast.iter_child_nodes(node))
 
 
+def _parameters(function: Function) -> set[str]:
+    if not isinstance(function, FUNCTION_TYPES):
+        return set()
+    args = function.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
+
+
 def _bound_names(scope: ast.AST) -> set[str]:
-    names = set()
-    if isinstance(scope, FUNCTION_TYPES):
-        args = scope.args
-        names.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
-        names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    names = _parameters(scope)
     for node in _walk_scope(scope):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)

@@ -139,7 +139,10 @@ class Debugger(Transform):
             unit.note(loop.node.lineno, "an optimizer also steps in a loop inside this one (a critic or actor "
                                         "update): the debugger steps once per iteration of this loop, around both")
         call = f"{name}.start(model={loop.model})" if loop.model else f"{name}.start()"
-        if loop.model is None:
+        if loop.built_inside is not None:
+            unit.note(loop.node.lineno, f"the model (`{loop.built_inside}`) is built inside this loop: `start()` gets "
+                                        "no model and dumps APIs only; at L0 or mix pass it yourself once it exists")
+        elif loop.model is None:
             unit.note(loop.node.lineno, "model not found: `start()` without a model dumps APIs only")
         start = nodes.statement(call)
         unit.edits.rewrite(node, lambda updated: updated.with_changes(

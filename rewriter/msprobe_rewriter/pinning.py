@@ -159,7 +159,8 @@ def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined,
 
 def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
     """What the project-local modules an import statement loads pin at their top level, on import (a model
-    zoo's `src/utils.py` calling `set_seed(1)` outside any function); only unconditional statements count."""
+    zoo's `src/utils.py` calling `set_seed(1)` outside any function, or a seeding function of its own); only
+    unconditional statements count."""
     if isinstance(node, ast.ImportFrom):
         wanted = [] if not node.level and (node.module or "").split(".", 1)[0] in project.NOT_LOCAL else [
             (node.module or "", node.level)]
@@ -174,12 +175,8 @@ def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
         if "on_import" not in module.memo:
             found = NOTHING
             for inner, guards, function in conditions.walk(module.tree.body, WALKED):
-                if function is not None or guards:
-                    continue
-                if isinstance(inner, ast.Call):
-                    found |= summarise(call_effects(inner, module.imports.resolve(inner.func)), conditions.no_lookup)
-                elif isinstance(inner, ast.Assign):
-                    found |= summarise(assign_effects(inner, module.imports.resolve), conditions.no_lookup)
+                if function is None and not guards:
+                    found |= _statement_summary(module, inner, MAX_DEPTH, conditions.no_lookup, frozenset())
             module.memo["on_import"] = found
         total |= module.memo["on_import"]
     return total
@@ -241,14 +238,19 @@ def _function_summary(module: project.Module, function, depth: int, env: tuple, 
     seen = seen | {(str(module.path), function.name)}
     total = NOTHING
     for node, guards, _ in conditions.walk(function.body, WALKED):
-        if any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards):
-            continue
-        if isinstance(node, ast.Assign):
-            total |= summarise(assign_effects(node, module.imports.resolve), lookup)
-        elif isinstance(node, ast.Call):
-            total |= _helper_call(module, node, depth, lookup, seen)
+        if not any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards):
+            total |= _statement_summary(module, node, depth, lookup, seen)
     module.memo[key] = total
     return total
+
+
+def _statement_summary(module: project.Module, node: ast.AST, depth: int, lookup, seen: frozenset) -> Summary:
+    """What one assignment or call of a helper module pins (calls into its own or other helpers followed)."""
+    if isinstance(node, ast.Assign):
+        return summarise(assign_effects(node, module.imports.resolve), lookup)
+    if isinstance(node, ast.Call):
+        return _helper_call(module, node, depth, lookup, seen)
+    return NOTHING
 
 
 def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, seen: frozenset) -> Summary:

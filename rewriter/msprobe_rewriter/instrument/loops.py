@@ -245,9 +245,8 @@ class _Finder:
         scope = function or self.ctx.tree
         root = model.split(".", 1)[0] if model is not None else ""
         built_inside = None
-        if root and root not in _parameters(function) and not assigned_before(scope, root, loop.lineno) \
-                and any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == root
-                        for n in _walk_scope(loop)):
+        if (root and root not in _parameters(function) and not assigned_before(scope, root, loop.lineno)
+                and assigned_before(loop, root, loop.end_lineno + 1)):
             built_inside, model = model, None  # `start(model=net)` first in the body would run before `net = ...`
         local = model is not None and assigned_before(scope, root, outermost.lineno)
         return TrainingLoop(loop, function, model, self._text(optimizer) if optimizer is not None else None,

@@ -39,7 +39,9 @@ class Unit:
         self.findings: dict[str, list[Finding]] = {}
         for finding in findings:
             self.findings.setdefault(finding.name, []).append(finding)
-        mindspore_only = self.ctx.imports.imports_root("mindspore") and not self.ctx.imports.imports_root("torch")
+        imports = self.ctx.imports
+        self.imports_framework = imports.imports_root("torch") or imports.imports_root("mindspore")
+        mindspore_only = imports.imports_root("mindspore") and not imports.imports_root("torch")
         self.framework = "mindspore" if mindspore_only else "pytorch"
         self._runtime_names: dict[str, str] = {}
         self.shared: dict[str, object] = {}  # what one transform leaves for a later one

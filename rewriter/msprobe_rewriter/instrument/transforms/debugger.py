@@ -115,8 +115,7 @@ class Debugger(Transform):
     @staticmethod
     def _no_loop_note(unit: Unit) -> None:
         helpers = loops.loops_in_helpers(unit.ctx)
-        imports = unit.ctx.imports
-        if not helpers and not (imports.imports_root("torch") or imports.imports_root("mindspore")):
+        if not helpers and not unit.imports_framework:
             return  # a script that names no framework and calls no training code: nothing to say
         if not helpers:
             unit.note(None, "no training loop found (no loop around an optimizer step, no Model.train call): "

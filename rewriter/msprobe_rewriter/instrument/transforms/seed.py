@@ -79,8 +79,7 @@ class Seed(Transform):
     def apply(self, unit: Unit) -> None:
         if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
             return
-        imports = unit.ctx.imports
-        if not (imports.imports_root("torch") or imports.imports_root("mindspore") or seeding.analyse(unit.ctx).random_work):
+        if not unit.imports_framework and not seeding.analyse(unit.ctx).random_work:
             return  # names no framework and trains through no project code: not a training script
         options = unit.options
         findings = entropy.analyse(unit.ctx)

@@ -237,6 +237,8 @@ def test_calling_a_project_module_that_only_evaluates_needs_no_seed(project):
 
 @pytest.mark.parametrize(("helper", "expected"), [
     ("from mindspore import set_seed\nset_seed(1)\n\n\ndef helper():\n    return 1\n", []),
+    ("from mindspore import set_seed\n\n\ndef init_seeds(s):\n    set_seed(s)\n\n\ndef helper():\n    return 1\n\n\n"
+     "init_seeds(1)\n", []),
     ("from mindspore import set_seed\n\n\ndef helper():\n    return 1\n\n\nif __name__ == '__main__':\n    set_seed(1)\n",
      [("seed-missing", 5)]),
 ])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,12 @@ import pytest
 FIXTURES = Path(__file__).parent / "data" / "verify"
 
 
-def verify(*arguments, cwd=None) -> subprocess.CompletedProcess:
+def verify(*arguments, cwd: Path) -> subprocess.CompletedProcess:
+    """msprobe-verify run in `cwd`, its temporary folders made in `cwd/tmp` (not the machine's /tmp)."""
+    (cwd / "tmp").mkdir(exist_ok=True)
     command = [sys.executable, "-m", "msprobe_runtime.verify.cli", *map(str, arguments)]
-    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=600)
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=600,
+                          env={**os.environ, "TMPDIR": str(cwd / "tmp")})
 
 
 def hazard_line(script: Path) -> int:
@@ -24,7 +28,7 @@ def test_reproducible_script_over_two_steps(tmp_path):
     done = verify("--steps", "2", "--parallel", "--", sys.executable, FIXTURES / "reproducible.py", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("reproducible: 2 step(s), ")
-    assert not list(tmp_path.iterdir())  # nothing left behind without --keep
+    assert not list((tmp_path / "tmp").glob("msprobe-verify-*"))  # its temporary folder is removed (no --keep)
 
 
 @pytest.mark.parametrize("name, call, lint_code", [

@@ -139,6 +139,46 @@ def test_partial_seeding_seen_through_a_helper(project):
     assert lint(project / "train.py", "seed-partial") == [("seed-partial", 15)]
 
 
+SAMPLER = """
+import random
+
+import numpy as np
+
+
+class DistributedSampler:
+    def __init__(self, size, seed=0):
+        self.size, self.seed = size, seed
+        self.reverse = random.random() < 0.5
+
+    def __iter__(self):
+        self.seed += 1
+        np.random.seed(self.seed)
+        order = np.random.permutation(self.size).tolist()
+        return iter(order[::-1] if self.reverse else order)
+"""
+
+
+def test_library_module_seeding_for_its_own_use_is_not_partial(project):
+    # The sampler reseeds NumPy for its own permutation; seeding `random` (drawn in `__init__`) is the job of
+    # the entry script.
+    write(project, {"sampler.py": SAMPLER,
+                    "train.py": script("import random\nfrom sampler import DistributedSampler",
+                                       "torch.manual_seed(0)\n    random.shuffle([1, 2])")})
+    assert lint(project / "sampler.py", "seed-partial") == []
+    assert lint(project / "train.py", "seed-partial") == [("seed-partial", 15)]
+    # Run as a script, it is the one seeding: `random` is left unseeded.
+    (project / "sampler.py").write_text(SAMPLER + "\n\nif __name__ == '__main__':\n    print(list(DistributedSampler(4)))\n")
+    assert lint(project / "sampler.py", "seed-partial") == [("seed-partial", 10)]
+
+
+def test_library_function_is_held_to_its_own_seeding(project):
+    # A draw in the very function that seeds is expected to follow that seed.
+    write(project, {"sampler.py": SAMPLER.replace("        return iter(", "        random.shuffle(order)\n        return iter(")})
+    ((line, message),) = messages(project / "sampler.py", "seed-partial")
+    assert line == 16
+    assert "which `__iter__` never seeds although it seeds NumPy's global generator" in message
+
+
 DETERMINISM_HELPER = """
 import torch
 

@@ -280,9 +280,14 @@ class FileContext:
     # --- where are we ------------------------------------------------------------------------
     def current_function(self) -> str | None:
         """Name of the innermost enclosing def, if any."""
+        found = self.current_def()
+        return found.name if found is not None else None
+
+    def current_def(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost enclosing def, if any."""
         for node in reversed(self._frames):
             if isinstance(node, FUNCTION_TYPES):
-                return node.name
+                return node
         return None
 
     def current_loop(self) -> ast.AST | None:

@@ -1,4 +1,5 @@
-"""MSP102 seed-partial: a file that seeds some generators but draws from one it never seeds."""
+"""MSP102 seed-partial: an entry script (or a file seeding at import) that seeds some generators but draws
+from one it never seeds."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import ast
 import re
 
 from msprobe_rewriter import catalogue, pinning, seeding
-from msprobe_rewriter.context import Site, argument, constant, keyword
+from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 # Generator family of each global draw, and how to seed it.
@@ -37,16 +38,24 @@ class SeedPartial(Rule):
     name = "seed-partial"
     severity = "warning"
     frameworks = ("pytorch", "mindspore", "python")
-    message = "this draws from a generator the file never seeds, although it seeds others: seed every generator"
-    summary = ("In a file that seeds at least one generator family (directly, through a library seeder, or "
-               "through a project helper), flags the first draw from each family it leaves unseeded: Python's "
+    message = ("this draws from a generator the script (in a library module: the function) never seeds, although "
+               "it seeds others: seed every generator")
+    summary = ("In an entry script (a `__main__` guard, a module-level training loop or `Model.train`; see "
+               "seed-missing), or a file with a seeding statement outside any function (it runs on import and "
+               "seeds the process), that seeds at least one generator family (directly, through a library "
+               "seeder, or through a project helper), flags the first draw from each family it leaves unseeded: "
+               "Python's "
                "`random`, NumPy's global generator (also behind `mindspore.common.initializer`), torch's global "
                "generator (`torch.rand*`, `torch.nn.init`), MindSpore's operator RNG (`ops.standard_normal`, "
                "`ops.uniform`, `ops.randn`, `ops.dropout`, `nn.Dropout`, ...; seeded by `mindspore.set_seed`, not "
                "by `mindspore.dataset.config.set_seed`) and MindSpore's default generator (`mint.randn`, ...; "
                "seeded only by `mindspore.manual_seed`). A draw given its own `seed=`/`generator=` is not global. "
-               "A file that seeds nothing is left to seed-missing: for a module that is not an entry script, the "
-               "seeding belongs to the script that imports it.")
+               "A file that seeds nothing is left to seed-missing. In a library module (neither an entry script "
+               "nor seeding on import), a seeding inside a function is that function's own business (a "
+               "distributed sampler reseeding NumPy each epoch, a transform drawing a seed list after "
+               "`random.seed(1234)`): only the draws that follow it in that same function are held to it, and "
+               "seeding the "
+               "generators the rest of the module draws from belongs to the script that imports it.")
     why = ("Seeding is all or nothing: one unseeded generator is enough for data order, augmentation, dropout "
            "masks or initialisation to change from run to run, and it is easy to miss because the script visibly "
            "seeds. MindSpore users hit this with `mindspore.dataset.config.set_seed`, which seeds `random`, NumPy "
@@ -91,6 +100,23 @@ def augment(sample):
     if random.random() < 0.5:
         return sample[::-1]
     return sample
+""",
+        # A library module seeding `random` inside a method for its own seed list: the entry script importing
+        # it seeds NumPy (mindspore models' YOLOv5 `src/transforms.py`).
+        """\
+import random
+
+import numpy as np
+
+
+def _rand(a=0.0, b=1.0):
+    return np.random.rand() * (b - a) + a
+
+
+class MultiScaleTrans:
+    def generate_seed_list(self, init_seed=1234, seed_num=100):
+        random.seed(init_seed)
+        return [random.randint(1, 1000) for _ in range(seed_num)]
 """,
         # Draws from explicit generators, not the global ones.
         """\
@@ -184,12 +210,38 @@ def build(seed):
     layer = nn.Linear(4, 4)
     nn.init.kaiming_uniform_(layer.weight)
     return layer, pick(["sgd", "adam"])
+
+
+if __name__ == "__main__":
+    build(0)
 """, lines=(10, 11)),
+        # A library function that seeds for its own draw, but `mint` draws follow `mindspore.manual_seed`.
+        Invalid("""\
+import mindspore as ms
+
+
+def get_noise(num_samples, height, width, seed):
+    ms.set_seed(seed)
+    return ms.mint.randn(num_samples, 16, height // 8, width // 8)
+""", lines=(6,)),
+        # Not an entry script, but its module-level seeding runs on import and seeds the process.
+        Invalid("""\
+import random
+
+from mindspore.common.initializer import Normal, initializer
+
+random.seed(0)
+
+
+def make_weight(shape):
+    return initializer(Normal(0.02), shape)
+""", lines=(9,)),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.first: dict[str, tuple[Site, str]] = {}
+        self.first: dict[str, tuple[Site, str]] = {}  # family -> its first global draw in the file
+        self.in_def: dict[ast.AST, list[tuple[str, Site, str]]] = {}  # each def's global draws, by def node
         self.seeded: frozenset[str] = frozenset()  # by the catalogue's seeders, seen during the traversal
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -205,31 +257,84 @@ def build(seed):
                 self.seeded |= summary.families
             return
         family = DRAW_FAMILY.get(qualified)
-        if family is None or family in self.first or not _draws_globally(node, qualified):
+        if family is None or not _draws_globally(node, qualified):
             return
-        self.first[family] = (self.ctx.site(node), qualified)
+        site = self.ctx.site(node)
+        self.first.setdefault(family, (site, qualified))
+        function = self.ctx.current_def()
+        if function is not None:
+            self.in_def.setdefault(function, []).append((family, site, qualified))
 
     def finish(self) -> None:
         # A file that never says "seed" seeds nothing we could see (a project helper with another name at
         # most): skipping the analysis then only costs findings, never adds one.
         if not self.first or not SAYS_SEED.search(self.ctx.source):
             return
-        seeded = self.seeded
-        if not seeded.issuperset(self.first):  # only then can the whole-file analysis change the verdict
-            seeded = seeding.analyse(self.ctx).families()
+        if self.ctx.is_entry_script():
+            seeded = self.seeded
+            if not seeded.issuperset(self.first):  # only then can the whole-file analysis change the verdict
+                seeded = seeding.analyse(self.ctx).families()
+            self._report(self.first, seeded, "this file")
+            return
+        effects = seeding.analyse(self.ctx).effects
+        if any(_runs_on_import(effect) for effect in effects):
+            self._report(self.first, frozenset().union(*(effect.summary.families for effect in effects)), "this file")
+            return
+        # A library module: a seeding inside a function is that function's own business (a sampler reseeding
+        # NumPy each epoch); seeding the generators its other code draws from is the importing script's job.
+        # Only the draws that follow it in the same function are held to it.
+        for function, draws in self.in_def.items():
+            own = _own_nodes(function)
+            local = [effect for effect in effects if effect.summary.families and id(effect.node) in own]
+            if not local:
+                continue
+            start = _position(local[0].node)  # effects come in source order
+            after: dict[str, tuple[Site, str]] = {}
+            for family, site, qualified in draws:
+                if _position(site.node) > start:
+                    after.setdefault(family, (site, qualified))
+            self._report(after, frozenset().union(*(effect.summary.families for effect in local)),
+                         f"`{function.name}`")
+
+    def _report(self, draws: dict[str, tuple[Site, str]], seeded: frozenset[str], scope: str) -> None:
         if not seeded:
             return
-        for family, (site, qualified) in self.first.items():
+        for family, (site, qualified) in draws.items():
             if family not in seeded:
-                self.report(site, self._message(family, qualified, seeded))
+                self.report(site, self._message(family, qualified, seeded, scope))
 
     @staticmethod
-    def _message(family: str, qualified: str, seeded: frozenset[str]) -> str:
+    def _message(family: str, qualified: str, seeded: frozenset[str], scope: str) -> str:
         others = ", ".join(FAMILY_LABEL[f] for f in sorted(seeded))
         notes = [note for (missing, present), note in NOT_COVERED.items() if missing == family and present in seeded]
         note = f" ({notes[0]})" if notes else ""
-        return (f"`{qualified}` draws from {FAMILY_LABEL[family]}, which this file never seeds{note} although it "
+        return (f"`{qualified}` draws from {FAMILY_LABEL[family]}, which {scope} never seeds{note} although it "
                 f"seeds {others}: call {SEED_HINT[family]}")
+
+
+def _runs_on_import(effect: seeding.Effect) -> bool:
+    """Whether a seeding statement of the file stands outside any function: it runs when the file is run or
+    imported, so it seeds the process, not a local use. (Seeding by an imported project module is that
+    module's.)"""
+    return (effect.function is None and bool(effect.summary.families)
+            and not isinstance(effect.node, (ast.Import, ast.ImportFrom)))
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+def _own_nodes(function: ast.AST) -> set[int]:
+    """Ids of the nodes inside `function`, not inside the functions nested in it."""
+    found: set[int] = set()
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, FUNCTION_TYPES):
+            continue
+        found.add(id(node))
+        stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _draws_globally(call: ast.Call, qualified: str) -> bool:

@@ -262,6 +262,22 @@ def test_monitor_later_and_close_stops_probing(tmp_path):
     assert sorted(os.listdir(tmp_path / "dump" / "rank0")) == ["grad_summary_1.csv", "step1"]
 
 
+def test_a_list_of_models_is_monitored_with_their_indices(tmp_path):
+    """A GAN's generator and discriminator: parameters named as start(model=[G, D]) names records."""
+    generator, discriminator = Small(), Small()
+    probe = GradProbe(config(tmp_path, grad_level="L0", param_list=("0.fc2.bias", "1.fc2.bias")))
+    probe.monitor([generator, discriminator])
+    optimizer = torch.optim.SGD([*generator.parameters(), *discriminator.parameters()], lr=0.1)
+    optimizer.zero_grad()
+    (generator(torch.ones(2, 6)).sum() + discriminator(torch.ones(2, 6)).sum()).backward()
+    optimizer.step()
+    probe.close()
+    assert [row[0] for row in read_csv(tmp_path / "dump" / "rank0" / "grad_summary_0.csv")[1:]] == [
+        "0.fc2.bias", "1.fc2.bias"]
+    with pytest.raises(TypeError, match=r"monitor\(model\) takes a torch.nn.Module or a list or tuple"):
+        probe.monitor([generator, "discriminator"])
+
+
 def test_an_earlier_runs_step_folder_is_replaced(tmp_path):
     stale = tmp_path / "dump" / "rank0" / "step0"
     stale.mkdir(parents=True)

@@ -258,7 +258,7 @@ def test_a_loop_stepping_itself_around_a_critic_loop_is_the_one_wrapped():
             "        opt_d.step()\n    (-D(G(x)).mean()).backward()\n    opt_g.step()\n")
     out, notes = run(code, "debugger")
     lines = lines_of(out)
-    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=G)"
+    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=[G, D])"  # both trained
     assert lines.count("debugger.step()") == 1
     assert any("an optimizer also steps in a loop inside this one" in note for note in notes)
 
@@ -365,3 +365,35 @@ def test_seeding_under_the_main_guard_keeps_the_users_seed():
             "    torch.manual_seed(args.seed)\n    model = torch.nn.Linear(2, 2)\n")
     assert seed_all_after(code, "args = parse_args()") == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
     assert "seed_all(seed=1234, mode=False, rm_dropout=True)" not in lines_of(run(code, "seed")[0])
+
+
+def test_every_model_an_optimizer_updates_is_started():
+    """CycleGAN, cleanrl SAC: one optimizer over two models' parameters (`itertools.chain`, a list sum)."""
+    code = ("import itertools\n\nimport torch\n\nG_ab = torch.nn.Linear(2, 2)\nG_ba = torch.nn.Linear(2, 2)\n"
+            "opt = torch.optim.Adam(itertools.chain(G_ab.parameters(), G_ba.parameters()))\n"
+            "for x in torch.randn(4, 8, 2):\n    G_ba(G_ab(x)).sum().backward()\n    opt.step()\n")
+    out, _ = run(code, "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=[G_ab, G_ba])"
+
+
+def test_optimizers_of_parts_of_one_model_start_that_model():
+    """A backbone and a head with optimizers of their own: one model, hooked once, named as usual."""
+    code = ("import torch\n\nmodel = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))\n"
+            "opt_body = torch.optim.SGD(model[0].parameters(), lr=0.1)\n"
+            "opt_head = torch.optim.SGD(model.head.parameters(), lr=0.1)\n"
+            "opt_base = torch.optim.SGD(model.base.parameters(), lr=0.1)\n"
+            "for x in torch.randn(4, 8, 2):\n    model(x).sum().backward()\n    opt_head.step()\n"
+            "    opt_base.step()\n")
+    out, _ = run(code, "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=model)"
+
+
+def test_the_gradient_probe_monitors_every_model():
+    code = ("import torch\n\n\ndef main():\n    G = torch.nn.Linear(2, 2)\n    D = torch.nn.Linear(2, 1)\n"
+            "    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)\n    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)\n"
+            "    for x in torch.randn(4, 8, 2):\n        D(G(x)).sum().backward()\n        opt_g.step()\n"
+            "        opt_d.step()\n")
+    out, _ = run(code, "debugger", grad_probe=True)
+    assert "    debugger.monitor([G, D])" in out.splitlines()

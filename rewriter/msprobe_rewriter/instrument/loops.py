@@ -5,7 +5,9 @@ Found, not guessed: a loop is a training loop when it contains a call that appli
 directly or through local functions that step outside any loop of their own (`train_step`). A loop
 that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a
 batch loop, the batch loop is. MindSpore's `Model.train(...)` is found too (it takes a callback).
-The model handed to `debugger.start(model=...)` is the one whose parameters the optimizer updates.
+The model handed to `debugger.start(model=...)` is the one whose parameters the optimizer updates; when
+the loop steps several optimizers of different models (a GAN's generator and discriminator, an actor and
+its critic), all of them, as a list (msprobe names their records `Module.0.`, `Module.1.`, ...).
 """
 
 from __future__ import annotations
@@ -30,13 +32,20 @@ class TrainingLoop:
 
     node: ast.stmt
     function: Function
-    model: str | None
+    models: tuple[str, ...]  # every model an optimizer stepped in `node` updates (empty: none found)
     optimizer: str | None
     conditional: bool  # the step runs only every few iterations (accumulation by counter)
     outermost: ast.stmt  # outermost loop around `node` in its function
     model_is_local: bool  # the model is created in that function (or module) before `outermost`
     inner_steps: bool = False  # a loop inside `node` steps an optimizer too (a GAN's critic, SAC's actor)
-    built_inside: str | None = None  # the model, when `node` builds it (then `model` is None: not there yet)
+    built_inside: str | None = None  # a model `node` builds (then `models` is empty: not there yet)
+
+    @property
+    def model(self) -> str | None:
+        """The `model=` argument of `start()`: one model, or a list of several; None when none is known."""
+        if len(self.models) > 1:
+            return f"[{', '.join(self.models)}]"
+        return self.models[0] if self.models else None
 
 
 @dataclass
@@ -234,7 +243,7 @@ class _Finder:
     def _describe(self, loop: ast.stmt, function: Function, step: _Step, conditional: bool,
                   inner_steps: bool) -> TrainingLoop:
         optimizer = self._optimizer(step.call)
-        model = self._model(optimizer, function)
+        models = self._models(loop, function, step)
         optimizer = self._step_optimizer(optimizer)
         outermost = loop
         node = self.parents.get(loop)
@@ -243,13 +252,14 @@ class _Finder:
                 outermost = node
             node = self.parents.get(node)
         scope = function or self.ctx.tree
-        root = model.split(".", 1)[0] if model is not None else ""
-        built_inside = None
-        if (root and root not in _parameters(function) and not assigned_before(scope, root, loop.lineno)
-                and assigned_before(loop, root, loop.end_lineno + 1)):
-            built_inside, model = model, None  # `start(model=net)` first in the body would run before `net = ...`
-        local = model is not None and assigned_before(scope, root, outermost.lineno)
-        return TrainingLoop(loop, function, model, self._text(optimizer) if optimizer is not None else None,
+        roots = [model.split(".", 1)[0] for model in models]
+        built_inside = next((model for model, root in zip(models, roots, strict=True)
+                             if root not in _parameters(function) and not assigned_before(scope, root, loop.lineno)
+                             and assigned_before(loop, root, loop.end_lineno + 1)), None)
+        if built_inside is not None:  # `start(model=net)` first in the body would run before `net = ...`
+            models, roots = (), []
+        local = bool(roots) and all(assigned_before(scope, root, outermost.lineno) for root in roots)
+        return TrainingLoop(loop, function, models, self._text(optimizer) if optimizer is not None else None,
                             conditional or step.conditional, outermost, local, inner_steps, built_inside)
 
     def model_trains(self) -> list[ModelTrain]:
@@ -283,8 +293,27 @@ class _Finder:
             return call.args[1]  # timm's NativeScaler: `loss_scaler(loss, optimizer, ...)`
         return func
 
-    def _model(self, optimizer: ast.expr | None, function: Function) -> str | None:
-        """Source of the model whose parameters the optimizer updates, valid inside the loop."""
+    def _models(self, loop: ast.stmt, function: Function, step: _Step) -> tuple[str, ...]:
+        """The models whose parameters the optimizers stepped in `loop` update, `step`'s first (inner loops and
+        local stepping functions called in it included), as source valid inside the loop; when none is
+        found through an optimizer, a model by its usual name (`model`, `net`, ...) if there is one."""
+        steps = [step, *(other for other in self.collector.steps
+                         if other.loop is not None and (other.loop is loop or _inside(other.loop, loop)))]
+        steps += [self.steppers[name] for name, inner, _, _, _ in self.collector.calls
+                  if name in self.steppers and inner is not None and (inner is loop or _inside(inner, loop))]
+        models = tuple(dict.fromkeys(model for other in steps
+                                     for model in self._updated_models(self._optimizer(other.call), function)))
+        if len(models) > 1:
+            owner = _common_owner(models)  # `model.backbone` and `model.head`: `model`, one hook set for both
+            return (owner,) if owner else models
+        if models:
+            return models
+        fallback = self._usual_model(function)
+        return (fallback,) if fallback is not None else ()
+
+    def _updated_models(self, optimizer: ast.expr | None, function: Function) -> list[str]:
+        """Source of the models whose parameters the optimizer updates (`itertools.chain(a.parameters(),
+        b.parameters())`: both), those valid inside the loop."""
         candidates: list[ast.expr] = []
         value = self._assignment_value(target_name(optimizer) or "") if optimizer is not None else None
         if isinstance(value, ast.Call):
@@ -298,13 +327,14 @@ class _Finder:
                     candidates.append(value.func.value)  # model.configure_optimizers(...)
         kept = self._self_attributes(function)  # `self.net = net`: the loop reads the model as `self.net`
         by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
-        texts = [self._text(c) for c in candidates if _is_name_chain(c)]
-        texts = [by_name.get(text, text) for text in texts]
-        texts += [f"self.{name}" for name in MODEL_NAMES if name in kept] + list(MODEL_NAMES)
-        for text in texts:
-            if text and self._visible(text.split(".", 1)[0], function):
-                return text
-        return None
+        texts = [by_name.get(text, text) for text in (self._text(c) for c in candidates if _is_name_chain(c))]
+        return [text for text in texts if text and self._visible(text.split(".", 1)[0], function)]
+
+    def _usual_model(self, function: Function) -> str | None:
+        """A model by its usual name (`self.net`, `model`, ...), valid inside `function`."""
+        kept = self._self_attributes(function)
+        texts = [f"self.{name}" for name in MODEL_NAMES if name in kept] + list(MODEL_NAMES)
+        return next((text for text in texts if self._visible(text.split(".", 1)[0], function)), None)
 
     def _self_attributes(self, function: Function) -> dict[str, str | None]:
         """In a method: the attributes its class assigns on `self`, each with the name assigned to it
@@ -368,6 +398,18 @@ def _innermost_network(node: ast.expr) -> ast.expr:
     while isinstance(node, ast.Call) and node.args:
         node = node.args[0]
     return node
+
+
+def _common_owner(models: tuple[str, ...]) -> str | None:
+    """The attribute chain every one of `models` is or lies under (`model` for `model` and `model.head`), if it
+    is more than `self`; else None."""
+    chains = [model.split(".") for model in models]
+    common = []
+    for parts in zip(*chains, strict=False):  # up to the shortest chain
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    return ".".join(common) if common and common != ["self"] and common != ["cls"] else None
 
 
 def _parameter_owners(call: ast.Call) -> list[ast.expr]:

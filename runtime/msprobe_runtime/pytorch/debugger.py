@@ -57,8 +57,9 @@ class PrecisionDebugger(StepDebugger):
         return True
 
     # ---- gradient probe ----------------------------------------------------------------------
-    def monitor(self, model: torch.nn.Module) -> None:
-        """Gradient probe (task grad_probe): write grad_summary_{step}.csv per optimizer step for `model`."""
+    def monitor(self, model: torch.nn.Module | list | tuple) -> None:
+        """Gradient probe (task grad_probe): write grad_summary_{step}.csv per optimizer step for `model` (or a
+        list or tuple of models, as for start)."""
         self._require_grad_probe()
         from msprobe_runtime.pytorch.grad_probe import GradProbe
 

@@ -21,6 +21,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from msprobe_runtime.core.config import DebuggerConfig, ensure_writable
+from msprobe_runtime.core.debugger import model_chunks
 from msprobe_runtime.core.grad_stats import statistics
 from msprobe_runtime.core.grad_summary import GradStep, GradSummaryWriter, has_signs
 
@@ -51,11 +52,14 @@ class GradProbe:
         if model is not None:
             self.monitor(model)
 
-    def monitor(self, model: torch.nn.Module) -> None:
-        """Watch `model`'s parameters (those named in param_list, or all when it is empty)."""
-        for name, param in model.named_parameters():
-            if not self.config.param_list or name in self.config.param_list:
-                self._params.setdefault(param, name)
+    def monitor(self, model: torch.nn.Module | list | tuple) -> None:
+        """Watch `model`'s parameters (those named in param_list, or all when it is empty); of a list or tuple
+        of models, each one's parameters named after its index (`1.fc.weight`), as start(model) names records."""
+        for prefix, module in model_chunks(model, torch.nn.Module, "torch.nn.Module", "monitor(model)"):
+            for name, param in module.named_parameters():
+                name = prefix + name
+                if not self.config.param_list or name in self.config.param_list:
+                    self._params.setdefault(param, name)
 
     def flush(self) -> None:
         """Wait until every finished step's files are on disk."""

@@ -46,7 +46,10 @@ class Debugger(Transform):
         "`scaler.step(optimizer)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call), directly or "
         "through a local `train_step` function; with gradient accumulation it is the loop around the "
         "micro-steps, with epoch and batch loops the batch loop. The model passed to `start` is the one whose "
-        "parameters the optimizer updates. The debugger is created right before the outermost loop of the "
+        "parameters the optimizer updates; when the loop steps the optimizers of several models (a GAN's "
+        "generator and discriminator, an actor and its critics) it gets all of them as a list, "
+        "`start(model=[G, D])`, and records are named by their index, `Module.0.`..., as msprobe names model "
+        "chunks. The debugger is created right before the outermost loop of the "
         "function that builds the model; when the loop lives in a helper that receives the model "
         "(`train_one_epoch(model, ...)`) it is created at module level instead, so it exists once. "
         "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`. The config is "
@@ -75,6 +78,19 @@ class Debugger(Transform):
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "for x in torch.randn(4, 8, 2):\n    debugger.start(model=model)\n    try:\n"
                 "        fabric.backward(model(x).sum())\n        opt.step()\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # A GAN: the loop steps the optimizers of two models, and both are captured.
+        Example("import torch\n\nG = torch.nn.Linear(2, 2)\nD = torch.nn.Linear(2, 1)\n"
+                "opt_g = torch.optim.Adam(G.parameters())\nopt_d = torch.optim.Adam(D.parameters())\n"
+                "for z in torch.randn(4, 8, 2):\n    (-D(G(z)).mean()).backward()\n    opt_g.step()\n"
+                "    D(G(z).detach()).mean().backward()\n    opt_d.step()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n"
+                "G = torch.nn.Linear(2, 2)\nD = torch.nn.Linear(2, 1)\n"
+                "opt_g = torch.optim.Adam(G.parameters())\nopt_d = torch.optim.Adam(D.parameters())\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for z in torch.randn(4, 8, 2):\n    debugger.start(model=[G, D])\n    try:\n"
+                "        (-D(G(z)).mean()).backward()\n        opt_g.step()\n"
+                "        D(G(z).detach()).mean().backward()\n        opt_d.step()\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
         Example("import mindspore as ms\n\nnet = ms.nn.Dense(2, 1)\n"
                 "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
@@ -188,15 +204,15 @@ class Debugger(Transform):
         That is the first statement of the function's own body that leads to training, when every model
         is created before it; else, for a single loop, its outermost loop. Never inside a loop."""
         analysis = unit.analysis
-        anchors = [(loop.outermost, loop.function, loop.model if loop.model_is_local else None)
-                   for loop in analysis.loops if loop.model_is_local]
-        anchors += [(self._outermost(unit, t.statement), t.function, None) for t in analysis.model_trains]
+        anchors = [(loop.outermost, loop.function, loop.models) for loop in analysis.loops if loop.model_is_local]
+        anchors += [(self._outermost(unit, t.statement), t.function, ()) for t in analysis.model_trains]
         if len(anchors) != len(analysis.loops) + len(analysis.model_trains) or len({id(f) for _, f, _ in anchors}) != 1:
             return None
         function = anchors[0][1]
         first = min((loops.top_statement(a, analysis.parents) for a, _, _ in anchors), key=lambda s: s.lineno)
         scope = function or unit.tree
-        if all(m is None or loops.assigned_before(scope, m.split(".", 1)[0], first.lineno) for _, _, m in anchors):
+        if all(loops.assigned_before(scope, model.split(".", 1)[0], first.lineno)
+               for _, _, models in anchors for model in models):
             return first
         return anchors[0][0] if len(anchors) == 1 else None
 

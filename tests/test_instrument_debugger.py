@@ -397,3 +397,14 @@ def test_the_gradient_probe_monitors_every_model():
             "        opt_d.step()\n")
     out, _ = run(code, "debugger", grad_probe=True)
     assert "    debugger.monitor([G, D])" in out.splitlines()
+
+
+def test_a_model_left_none_before_the_loop_is_built_inside_it():
+    """`net = None`, then built on the first iteration: `start(model=net)` would pass None at L0."""
+    code = ("import torch\n\nnet = None\nfor x in torch.randn(4, 8, 2):\n    if net is None:\n"
+            "        net = torch.nn.Linear(2, 1)\n        opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "    net(x).sum().backward()\n    opt.step()\n")
+    out, notes = run(code, "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start()"
+    assert any("(`net`) is built inside this loop" in note for note in notes)

@@ -375,9 +375,14 @@ class _Finder:
 
 
 def assigned_before(scope: ast.AST, name: str, line: int) -> bool:
-    """Whether `scope` (a function or the module) assigns `name` before line `line`."""
+    """Whether `scope` (a function or the module) assigns `name` a value before line `line`; a placeholder
+    (`net = None`, built on the first iteration) is not one."""
+    nodes = list(_walk_scope(scope))
+    placeholders = {id(target) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
+                    and isinstance(n.value, ast.Constant) and n.value.value is None
+                    for target in (n.targets if isinstance(n, ast.Assign) else [n.target])}
     return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name and n.lineno < line
-               for n in _walk_scope(scope))
+               and id(n) not in placeholders for n in nodes)
 
 
 def top_statement(node: ast.stmt, parents: dict[ast.AST, ast.AST]) -> ast.stmt:

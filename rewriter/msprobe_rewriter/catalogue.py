@@ -74,8 +74,9 @@ TORCH_RANDOM_DRAWS = frozenset(
 )
 # MindSpore functions drawing from the operator RNG that `mindspore.set_seed` seeds (MindSpore 2.10; checked
 # by running them twice): qualified name -> position of their own `seed` argument (None: keyword only).
-# Given a seed, they are reproducible on their own. `ops.randperm`, `ops.random_categorical`, `ops.bernoulli`
-# and the samplers take a fixed or their own seed instead, so the global seed does not decide them.
+# Given a seed, they are reproducible on their own. `ops.randperm` (a fixed seed 0 by default),
+# `ops.random_categorical`, `ops.bernoulli` and the samplers take their own seed instead, so the global seed
+# does not decide them (see MINDSPORE_SEEDED_FUNCTIONS).
 _MS_OP_DRAWS: dict[str, int | None] = {
     "standard_normal": 1, "uniform": 3, "randn": None, "rand": None, "randint": 3, "randn_like": 1,
     "rand_like": 1, "randint_like": 3, "normal": 3, "gamma": 3, "poisson": 2, "random_gamma": 2,
@@ -637,21 +638,64 @@ GENERATOR_FACTORIES: dict[str, tuple[int, str]] = {
 # torch generator objects ignore `torch.manual_seed`: unseeded, each starts from the same fixed default
 # seed, so the script's seed does not control them (and two of them draw the same stream).
 TORCH_GENERATOR_CLASSES = frozenset({"torch.Generator", "torch._C.Generator"})
-# MindSpore random-operator primitives: qualified name -> (position, keyword) of their seed arguments. They
-# ignore `mindspore.set_seed`: with every seed 0 (the default) they draw fresh entropy in every run, with a
-# non-zero seed they repeat (MindSpore 2.10, checked by running them twice).
-_MS_SEED_PAIR = ((0, "seed"), (1, "seed2"))
-_MS_RANDOM_PRIMITIVES: dict[str, tuple[tuple[int, str], ...]] = {
+# MindSpore random operators that ignore `mindspore.set_seed` and take their own seeds (MindSpore 2.10, each
+# checked by running it twice in two processes, with and without `mindspore.set_seed`): with the seeds at
+# the values in `entropy` they draw fresh entropy (or read the clock) in every run; with another literal
+# seed they repeat (Gamma and Poisson do not run on CPU: they are listed by their documentation). MindSpore
+# documents that on Ascend the seed of most of them has no effect at all.
+
+
+class RandomSeeds(NamedTuple):
+    """Where an operator takes its seeds, and which literal values leave it unseeded."""
+
+    seeds: tuple[tuple[int, str], ...]  # (position, keyword) of each seed argument
+    entropy: frozenset[object] = frozenset({0, None})  # every seed among these: a fresh seed each run
+    default: object = 0  # the value of a seed not given
+    fix: str = "pass a fixed non-zero `seed=`"
+    unseeded: str = "no non-zero seed"  # how the finding describes the seeds it found
+
+
+_MS_SEED_PAIR = RandomSeeds(((0, "seed"), (1, "seed2")))
+# `Bernoulli` and `RandpermV2` read the clock for `seed=-1` (Bernoulli's default; RandpermV2's default 0 is a
+# fixed seed).
+# Primitives: the seeds are arguments of the constructor. (Left out: LogUniformCandidateSampler, whose seed 0
+# repeats on CPU; FractionalMaxPool/FractionalAvgPool, whose seeds must be 0 unless `deterministic=True` and
+# which repeat on CPU with them; the deprecated DropoutGenMask, which does not run on CPU.)
+_MS_RANDOM_PRIMITIVES: dict[str, RandomSeeds] = {
     **dict.fromkeys(("StandardNormal", "UniformReal", "UniformInt", "Gamma", "Poisson", "Multinomial", "RandomGamma",
-                     "RandomPoisson", "StandardLaplace", "ParameterizedTruncatedNormal", "RandomShuffle"),
-                    _MS_SEED_PAIR),
-    "RandomChoiceWithMask": ((1, "seed"), (2, "seed2")),
-    "TruncatedNormal": ((1, "seed"), (2, "seed2")),
-    "Dropout": ((1, "Seed0"), (2, "Seed1")),
+                     "RandomPoisson", "StandardLaplace", "ParameterizedTruncatedNormal", "RandomShuffle",
+                     "SampleDistortedBoundingBoxV2"), _MS_SEED_PAIR),
+    "RandomChoiceWithMask": RandomSeeds(((1, "seed"), (2, "seed2"))),
+    "TruncatedNormal": RandomSeeds(((1, "seed"), (2, "seed2"))),
+    "Dropout": RandomSeeds(((1, "Seed0"), (2, "Seed1")), fix="pass fixed non-zero `Seed0=`/`Seed1=`"),
+    "UniformCandidateSampler": RandomSeeds(((4, "seed"),), unseeded="seed 0 (the default)"),
+    "Bernoulli": RandomSeeds(((0, "seed"),), frozenset({-1}), -1, "pass a fixed `seed=` (0 or more)",
+                             "seed -1 (the default: the clock)"),
+    "RandpermV2": RandomSeeds(((0, "seed"),), frozenset({-1}), 0, "pass a fixed `seed=` (0 or more)",
+                              "seed -1 (the clock)"),
 }
-MINDSPORE_RANDOM_PRIMITIVES: dict[str, tuple[tuple[int, str], ...]] = {
+MINDSPORE_RANDOM_PRIMITIVES: dict[str, RandomSeeds] = {
     f"{module}.{name}": seeds for module in ("mindspore.ops", "mindspore.ops.operations")
     for name, seeds in _MS_RANDOM_PRIMITIVES.items()
+}
+# Primitives that take their seed as an input of each call, positionally (`Primitive.__call__` takes no
+# keywords): `ops.RandomCategorical(dtype)(logits, num_sample, seed)`.
+MINDSPORE_CALL_SEEDED_PRIMITIVES: dict[str, RandomSeeds] = {
+    f"{module}.RandomCategorical": RandomSeeds(((2, "seed"),), fix="pass a fixed non-zero seed as its third input",
+                                               unseeded="seed 0")
+    for module in ("mindspore.ops", "mindspore.ops.operations")
+}
+# Functions wrapping such operators, with a seed argument of their own that `mindspore.set_seed` does not
+# replace (unlike `ops.standard_normal` & co., see MINDSPORE_OP_DRAWS).
+_MS_SEEDED_FUNCTIONS: dict[str, RandomSeeds] = {
+    "random_categorical": RandomSeeds(((2, "seed"),), unseeded="seed 0 (the default)"),
+    "bernoulli": RandomSeeds(((2, "seed"),), frozenset({None, -1}), None, "pass a fixed `seed=` (0 or more)",
+                             "no seed (None, the default, or -1)"),
+    "uniform_candidate_sampler": RandomSeeds(((5, "seed"),), unseeded="seed 0 (the default)"),
+}
+MINDSPORE_SEEDED_FUNCTIONS: dict[str, RandomSeeds] = {
+    f"{module}.{name}": seeds for module in ("mindspore.ops", "mindspore.ops.functional", "mindspore.ops.function")
+    for name, seeds in _MS_SEEDED_FUNCTIONS.items()
 }
 
 # --- reduced-precision float32 math (tf32-enabled) -------------------------------------------------

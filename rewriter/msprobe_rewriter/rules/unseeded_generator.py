@@ -9,17 +9,19 @@ from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, tar
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 FACTORY_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES)
-PRIMITIVE_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.MINDSPORE_RANDOM_PRIMITIVES)
-CREATOR_NAMES = FACTORY_NAMES | PRIMITIVE_NAMES | frozenset(
-    name.rpartition(".")[2] for name in catalogue.TORCH_GENERATOR_CLASSES)
+MS_OPERATORS = {**catalogue.MINDSPORE_RANDOM_PRIMITIVES, **catalogue.MINDSPORE_SEEDED_FUNCTIONS}
+CALL_SEEDED = catalogue.MINDSPORE_CALL_SEEDED_PRIMITIVES
+CALL_SEEDED_NAMES = frozenset(name.rpartition(".")[2] for name in CALL_SEEDED)
+CREATOR_NAMES = FACTORY_NAMES | CALL_SEEDED_NAMES | frozenset(
+    name.rpartition(".")[2] for name in (*MS_OPERATORS, *catalogue.TORCH_GENERATOR_CLASSES))
 SEEDING_METHODS = frozenset({"manual_seed", "set_state", "setstate"})
 UNSEEDED = "`{name}()` without a seed starts from fresh OS entropy in every run: pass a seed (`{name}(seed)`)"
 NONE_BY_DEFAULT = ("`{name}` is seeded from `{arg}`, which is None with the default arguments (fresh OS entropy): "
                    "give the seed option a default value")
 TORCH_UNSEEDED = ("this `torch.Generator` is never seeded: it ignores `torch.manual_seed` and starts from the same "
                   "fixed seed as every other generator; call `.manual_seed(seed)` on it")
-PRIMITIVE_UNSEEDED = ("`{name}()` with no non-zero seed draws from fresh entropy in every run, even after "
-                      "`mindspore.set_seed`: pass a fixed `seed=` (non-zero)")
+OPERATOR_UNSEEDED = ("`{name}` with {seeds} is seeded afresh in every run, even after `mindspore.set_seed`: "
+                     "{fix}")
 
 
 class UnseededGenerator(Rule):
@@ -33,20 +35,34 @@ class UnseededGenerator(Rule):
                "with a literal None, or an argparse option whose default is None) and a `torch.Generator(...)`, "
                "unless the variable holding it (a name in its function, an attribute in its class) is seeded "
                "later in the file (`.manual_seed(s)`, `.seed(s)`, `.set_state(...)`; a bare `.seed()` draws a "
-               "fresh seed and does not count); also MindSpore "
-               "random-operator primitives (`ops.StandardNormal()`, `ops.UniformReal()`, `ops.Gamma()`, ...) "
-               "created with every seed 0 (the default).")
+               "fresh seed and does not count); also MindSpore random operators that ignore `mindspore.set_seed` "
+               "and are left unseeded: primitives (`ops.StandardNormal()`, `ops.UniformReal()`, `ops.Gamma()`, "
+               "`ops.Multinomial()`, `ops.Dropout()`, `ops.UniformCandidateSampler(...)`, "
+               "`ops.SampleDistortedBoundingBoxV2()`, ...) created with every seed 0 (the default), "
+               "`ops.Bernoulli()` with seed -1 (the default) and `ops.RandpermV2(seed=-1)` (both read the clock), "
+               "`ops.RandomCategorical`, which takes its seed as the third input of each call, called with seed 0 "
+               "(checked where the primitive is called at once or through the variable holding it), and the "
+               "functions `ops.random_categorical` (seed 0), `ops.bernoulli` (no seed) and "
+               "`ops.uniform_candidate_sampler` (seed 0). A seed that is a parameter of the enclosing function "
+               "counts with its default value (`def __init__(self, seed=0)`).")
     why = ("A generator object has its own state: `np.random.seed` / `random.seed` / `torch.manual_seed` do not "
            "touch it. NumPy and `random` generators created without a seed take fresh entropy from the OS, so "
            "every run draws different numbers even in a fully seeded script. An unseeded `torch.Generator` "
            "starts from a fixed default seed that your `--seed` does not control, and every such generator "
            "draws the same stream. MindSpore's random primitives ignore `mindspore.set_seed`: with both seeds 0 "
-           "they take a fresh random seed on every run.")
+           "they take a fresh random seed on every run (MindSpore 2.10, checked by running them twice); with a "
+           "fixed non-zero seed each call still draws new numbers, and the whole sequence repeats from run to "
+           "run. MindSpore documents that on Ascend the seed of most of them (`StandardNormal`, `UniformReal`, "
+           "`Multinomial`, `RandomCategorical`, `Dropout`, ...) has no effect: there even a seeded operator "
+           "differs from run to run.")
     fix = ("Pass the run's seed when creating the generator (`np.random.default_rng(seed)`, `random.Random(seed)`) "
            "or seed a torch generator right away: `g = torch.Generator(); g.manual_seed(seed)` "
            "(`torch.Generator().manual_seed(seed)` returns the generator). Give MindSpore primitives a fixed "
-           "non-zero seed (`ops.StandardNormal(seed=seed)`), or use the functional ops (`ops.standard_normal`), "
-           "which follow `mindspore.set_seed`.")
+           "non-zero seed (`ops.StandardNormal(seed=seed)`, `ops.random_categorical(logits, n, seed=seed)`; for "
+           "`ops.RandomCategorical` a non-zero third input of each call; for `ops.Bernoulli` a seed of 0 or "
+           "more), or use the functional ops (`ops.standard_normal`), which follow `mindspore.set_seed`. On "
+           "Ascend, where MindSpore ignores these seeds, draw on the host (seeded NumPy) and copy the result to "
+           "the device while debugging.")
     valid = (
         """\
 import random
@@ -110,6 +126,24 @@ from mindspore.ops import operations as P
 normal = ops.StandardNormal(seed=2)
 uniform = P.UniformReal(seed=0, seed2=7)
 shuffle = ops.RandomShuffle(seed=args.seed)
+coin = ops.Bernoulli(seed=0)
+order = ops.RandpermV2()  # its default seed 0 is a fixed seed
+tokens = ops.random_categorical(logits, 4, seed=5)
+""",
+        # `RandomCategorical` takes its seed when called (mindspore models' GPT-2 sampler).
+        """\
+import mindspore.common.dtype as mstype
+from mindspore import nn
+from mindspore.ops import operations as P
+
+
+class Sample(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.sample_function = P.RandomCategorical(mstype.int32)
+
+    def construct(self, distribution):
+        return self.sample_function(P.Softmax()(distribution), 1, 1)
 """,
         # Made only when a seed is given.
         """\
@@ -181,6 +215,40 @@ class Noise(nn.Cell):
 
 ms.set_seed(1)
 """, lines=(8, 9)),
+        # `RandomCategorical`'s seed is an input of each call; the seed parameter defaults to 0 (MindSpore's own
+        # example); the functional form and `Bernoulli` (seed -1: the clock) likewise.
+        Invalid("""\
+import mindspore as ms
+from mindspore import nn, ops
+
+
+class Net(nn.Cell):
+    def __init__(self, num_sample):
+        super().__init__()
+        self.random_categorical = ops.RandomCategorical(ms.int64)
+        self.num_sample = num_sample
+
+    def construct(self, logits, seed=0):
+        return self.random_categorical(logits, self.num_sample, seed)
+
+
+def draw(logits, probs):
+    first = ops.RandomCategorical()(logits, 1, 0)
+    return first, ops.random_categorical(logits, 4), ops.Bernoulli()(logits, probs)
+""", lines=(12, 16, 17)),
+        # A seed parameter that is 0 by default (and forced to 0 here): the default run is unseeded.
+        Invalid("""\
+from mindspore import nn, ops
+
+
+class DropPath(nn.Cell):
+    def __init__(self, drop_prob=None, seed=0):
+        super().__init__()
+        self.keep_prob = 1 - drop_prob
+        seed = min(seed, 0)
+        self.rand = ops.UniformReal(seed=seed)
+        self.sampler = ops.UniformCandidateSampler(1, 5, True, 100)
+""", lines=(9, 10)),
         # Each function's generator is its own, whatever its name.
         Invalid("""\
 import numpy as np
@@ -214,9 +282,16 @@ def seeded(seed):
         self.pending: list[tuple[tuple[int, str], Site, str]] = []  # (scope, variable), where made, message
         self.seeded: set[tuple[int, str]] = set()  # (scope, variable) seeded somewhere
         self._lookup: conditions.Lookup | None = None
+        # Primitives seeded at each call (`ops.RandomCategorical`): (scope, variable) -> their catalogue name,
+        # and the calls through a variable that pass them an unseeding seed (watched only in files naming them).
+        self.call_seeded: dict[tuple[int, str], str] = {}
+        self.unseeded_calls: list[tuple[tuple[int, str], Site]] = []
+        self.watch_calls = any(name in ctx.source for name in CALL_SEEDED_NAMES)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if self.watch_calls and isinstance(func, (ast.Name, ast.Attribute)):
+            self._note_primitive_call(node)
         if isinstance(func, ast.Attribute) and _seeds_object(node):
             name = target_name(func.value)
             if name is not None:
@@ -231,12 +306,39 @@ def seeded(seed):
             message = self._factory_problem(node, qualified)
         elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
             message = TORCH_UNSEEDED
-        elif qualified in catalogue.MINDSPORE_RANDOM_PRIMITIVES:
-            message = _primitive_problem(node, qualified)
+        elif qualified in MS_OPERATORS:
+            entry = MS_OPERATORS[qualified]
+            message = _message(qualified, entry) if _unseeded(node, entry, self.ctx.current_def()) else None
+        elif qualified in CALL_SEEDED:
+            self._call_seeded_created(node, qualified)
+            return
         else:
             return
         if message is not None:
             self._unseeded(node, message)
+
+    def _call_seeded_created(self, node: ast.Call, qualified: str) -> None:
+        """`ops.RandomCategorical(...)`: called at once, its call is checked; stored in a variable, the calls
+        through that variable are (when the file ends)."""
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if isinstance(parent, ast.Call) and parent.func is node:
+            if _unseeded(parent, CALL_SEEDED[qualified], self.ctx.current_def()):
+                self.report(parent, _message(qualified, CALL_SEEDED[qualified]))
+        elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+            for target in parent.targets if isinstance(parent, ast.Assign) else [parent.target]:
+                name = target_name(target)
+                if name is not None:
+                    self.call_seeded[self._key(name, target)] = qualified
+
+    def _note_primitive_call(self, node: ast.Call) -> None:
+        """Remember a call through a variable that may hold a primitive seeded at each call, if its seed
+        leaves it unseeded."""
+        name = target_name(node.func)
+        if name is None:
+            return
+        entry = next(iter(CALL_SEEDED.values()))  # one seed layout for all of them (RandomCategorical)
+        if _unseeded(node, entry, self.ctx.current_def(), missing_is_unseeded=False):  # missing: a TypeError
+            self.unseeded_calls.append((self._key(name, node.func), self.ctx.site(node)))
 
     def _factory_problem(self, node: ast.Call, qualified: str) -> str | None:
         seed = argument(node, *catalogue.GENERATOR_FACTORIES[qualified])
@@ -292,6 +394,10 @@ def seeded(seed):
             # a module-level generator may be seeded in any function (a global)
             if (scope, name) not in self.seeded and not (scope == 0 and name in seeded_names):
                 self.report(site, message)
+        for key, site in self.unseeded_calls:
+            qualified = self.call_seeded.get(key) or self.call_seeded.get((0, key[1]))
+            if qualified is not None:
+                self.report(site, _message(qualified, CALL_SEEDED[qualified]))
 
 
 def _seeds_object(call: ast.Call) -> bool:
@@ -300,9 +406,36 @@ def _seeds_object(call: ast.Call) -> bool:
     return attr in SEEDING_METHODS or (attr == "seed" and bool(call.args or call.keywords))
 
 
-def _primitive_problem(call: ast.Call, qualified: str) -> str | None:
-    """The message for a MindSpore random primitive whose seeds are all absent, None or a literal 0."""
-    seeds = [argument(call, position, name) for position, name in catalogue.MINDSPORE_RANDOM_PRIMITIVES[qualified]]
-    if all(seed is None or constant(seed) in (0, None) for seed in seeds):
-        return PRIMITIVE_UNSEEDED.format(name=qualified.rpartition(".")[2])
-    return None
+def _unseeded(call: ast.Call, entry: catalogue.RandomSeeds, function: ast.AST | None,
+              missing_is_unseeded: bool = True) -> bool:
+    """Whether every seed of a MindSpore random operator leaves it unseeded: absent (its default), or a
+    literal, or a parameter of the enclosing `function` defaulting to, a value of `entry.entropy`."""
+    for position, name in entry.seeds:
+        seed = argument(call, position, name)
+        if seed is None:
+            if not missing_is_unseeded:
+                return False
+            value = entry.default
+        else:
+            value = constant(seed)
+            if value is NOT_CONSTANT and isinstance(seed, ast.Name):
+                value = _parameter_default(function, seed.id)
+        if value not in entry.entropy:
+            return False
+    return True
+
+
+def _message(qualified: str, entry: catalogue.RandomSeeds) -> str:
+    return OPERATOR_UNSEEDED.format(name=qualified.rpartition(".")[2], seeds=entry.unseeded, fix=entry.fix)
+
+
+def _parameter_default(function: ast.AST | None, name: str) -> object:
+    """The literal default of parameter `name` of `function` (`def construct(self, logits, seed=0)`), or
+    `NOT_CONSTANT`."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return NOT_CONSTANT
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+    pairs += [(arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True) if default]
+    return next((constant(default) for arg, default in pairs if arg.arg == name), NOT_CONSTANT)

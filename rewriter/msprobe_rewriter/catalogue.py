@@ -507,6 +507,16 @@ AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.
 # qualified name (`torch.Tensor.<method>` for methods) -> the deterministic way out. Convolutions
 # (cudnn rules), gather/index_select/repeat_interleave (backward only, everywhere in real code, and
 # fixed by the deterministic-algorithms switch) and cumsum (mostly integer positions) are left out.
+# No MindSpore counterpart: MindSpore 2.10 documents no operator as non-deterministic by atomic
+# accumulation (`ops.unsorted_segment_sum`, `ScatterAdd`, `tensor_scatter_add`, `IndexAdd` say nothing of
+# it). Its docstrings only warn that duplicate indices leave the winner undefined (`TensorScatterUpdate`,
+# `ScatterUpdate`, `tensor_scatter_elements`, `Tensor.index_copy_`, `Tensor.index_put_` without accumulate),
+# which nothing says `set_deterministic` changes, that `IndexAdd(use_lock=False)` is unpredictable, and
+# that `Tensor.scatter_add_` is deterministic under `set_deterministic(True)` only with a contiguous
+# index; none of those but the duplicate-index writes (mostly on unique indices) occurs in the MindSpore
+# model zoos. On Ascend, CANN lists many kernels that accumulate (matmul, BatchNorm, NLLLoss, IndexAdd,
+# upsample and pooling backward, ...) as non-deterministic until deterministic computing is on: the
+# whole-script switch (no-deterministic-algos) is the check there, not a list of operators.
 DETERMINISTIC_SWITCH_FIX = ("call `torch.use_deterministic_algorithms(True)` (with "
                             "`CUBLAS_WORKSPACE_CONFIG=:4096:8`) so it uses its deterministic kernel")
 _INTERPOLATE_FIX = "its backward has no deterministic CUDA kernel in linear modes: use mode='nearest' while debugging"

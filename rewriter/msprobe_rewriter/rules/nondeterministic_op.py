@@ -73,7 +73,12 @@ class NondeterministicOp(Rule):
                "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear modes, adaptive and 3-D pooling, reflection and "
                "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`), naming the deterministic way out. "
-               "Ops that the deterministic switch fixes are not reported in a file that turns it on.")
+               "Ops that the deterministic switch fixes are not reported in a file that turns it on. PyTorch "
+               "only: MindSpore (2.10) documents no operator as non-deterministic by atomic accumulation (its "
+               "docstrings only warn that duplicate indices leave the winner of `TensorScatterUpdate`, "
+               "`ScatterUpdate`, `tensor_scatter_elements` or `Tensor.index_copy_` undefined), and on Ascend "
+               "many kernels that accumulate, matmul included, are non-deterministic until deterministic "
+               "computing is on, so for MindSpore the check is that switch: no-deterministic-algos (MSP104).")
     why = ("These kernels accumulate with atomic additions (or pick among duplicate indices) in whatever order the "
            "GPU threads happen to run, so floating-point sums differ in the last bits from run to run even with "
            "every seed fixed. The differences grow through training, and a GPU-vs-NPU comparison cannot separate "

@@ -14,8 +14,8 @@ NON_STRICT = ("`{call}(..., strict=False)` loads the checkpoint partially: param
               "random initialisation; load complete checkpoints (strict=True) while comparing runs")
 POPPED = ("keys removed from `{name}` before it is loaded non-strictly: those parameters keep their random "
           "initialisation; load one complete checkpoint while comparing runs")
-MS_UNCHECKED = ("`{call}` skips the parameters it cannot find in the checkpoint and only logs their names "
-                "(`strict_load=True` does not change that): take the `param_not_load` list "
+MS_UNCHECKED = ("`{call}` skips the parameters it cannot find in the checkpoint and only logs a warning naming "
+                "them (`strict_load=True` does not change that): take the `param_not_load` list "
                 "`load_param_into_net` returns and check that it is empty")
 MS_FILTERED = ("`load_checkpoint(..., {arg}=...)` loads only part of the checkpoint: the other parameters keep "
                "their random initialisation")
@@ -33,12 +33,15 @@ class PartialCkptLoad(Rule):
                "then loads non-strictly; MindSpore `load_param_into_net` whose result (the parameters it did not "
                "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
                "`choice_func=`/`filter_prefix=`/`specify_prefix=`, or with `net=` (it loads into the network "
-               "and discards that list). MindSpore's `strict_load` only decides how names are matched: a "
-               "parameter missing from the checkpoint is skipped either way.")
+               "and discards that list). MindSpore's `strict_load` only decides how names are matched (by "
+               "suffix or exactly) and whether dtypes are converted: a parameter missing from the checkpoint is "
+               "skipped either way.")
     why = ("Parameters a partial load skips keep whatever the model's initialiser drew, so they differ between "
            "runs (and between frameworks) unless every generator is seeded identically, and the missing keys "
-           "are easy to overlook: no error, no warning. Two runs that should start from the same weights then "
-           "start from different ones.")
+           "are easy to overlook. PyTorch's `load_state_dict(strict=False)` raises nothing and warns nothing: it "
+           "only returns the missing and unexpected keys. MindSpore's `load_param_into_net` logs a warning "
+           "naming the parameters it did not load (and returns them), but carries on: two log lines among many, "
+           "not a failure. Two runs that should start from the same weights then start from different ones.")
     fix = ("Initialise both runs from one complete checkpoint and load it strictly (PyTorch: `strict=True`; "
            "MindSpore: `param_not_load, _ = load_param_into_net(net, params)` and `assert not param_not_load`); if "
            "some layers must be new (a fresh classification head), save the initialised model once and load that "

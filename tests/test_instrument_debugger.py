@@ -263,10 +263,13 @@ def test_a_loop_stepping_itself_around_a_critic_loop_is_the_one_wrapped():
     assert any("an optimizer also steps in a loop inside this one" in note for note in notes)
 
 
-def test_a_model_built_inside_the_loop_is_not_passed_before_it_exists():
-    code = ("import torch\n\n\ndef train(data):\n    for x in data:\n        model = torch.nn.Linear(2, 1)\n"
-            "        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n        model(x).sum().backward()\n"
-            "        optimizer.step()\n")
+@pytest.mark.parametrize("before, guard", [("", "True"), ("    model = None\n", "model is None")],
+                         ids=["built in the loop", "None before the loop"])
+def test_a_model_built_inside_the_loop_is_not_passed_before_it_exists(before, guard):
+    """`start(model=model)` first in the body would run before `model = ...` (or pass None at L0)."""
+    code = (f"import torch\n\n\ndef train(data):\n{before}    for x in data:\n        if {guard}:\n"
+            "            model = torch.nn.Linear(2, 1)\n            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "        model(x).sum().backward()\n        optimizer.step()\n")
     out, notes = run(code, "debugger")
     lines = lines_of(out)
     assert lines[lines.index("for x in data:") + 1] == "debugger.start()"
@@ -367,27 +370,21 @@ def test_seeding_under_the_main_guard_keeps_the_users_seed():
     assert "seed_all(seed=1234, mode=False, rm_dropout=True)" not in lines_of(run(code, "seed")[0])
 
 
-def test_every_model_an_optimizer_updates_is_started():
-    """CycleGAN, cleanrl SAC: one optimizer over two models' parameters (`itertools.chain`, a list sum)."""
-    code = ("import itertools\n\nimport torch\n\nG_ab = torch.nn.Linear(2, 2)\nG_ba = torch.nn.Linear(2, 2)\n"
-            "opt = torch.optim.Adam(itertools.chain(G_ab.parameters(), G_ba.parameters()))\n"
-            "for x in torch.randn(4, 8, 2):\n    G_ba(G_ab(x)).sum().backward()\n    opt.step()\n")
+@pytest.mark.parametrize("setup, started", [
+    # CycleGAN, cleanrl SAC: one optimizer over two models' parameters
+    ("G = torch.nn.Linear(2, 2)\nF = torch.nn.Linear(2, 2)\nmodel = torch.nn.Sequential(G, F)\n"
+     "opt = torch.optim.Adam(itertools.chain(G.parameters(), F.parameters()))\nopt_b = opt\n", "[G, F]"),
+    # a backbone and a head with optimizers of their own: one model, hooked once, named as usual
+    ("model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))\n"
+     "opt = torch.optim.SGD(model.head.parameters(), lr=0.1)\nopt_b = torch.optim.SGD(model.base.parameters())\n",
+     "model"),
+], ids=["two models, one optimizer", "parts of one model"])
+def test_every_model_the_optimizers_update_is_started(setup, started):
+    code = (f"import itertools\n\nimport torch\n\n{setup}for x in torch.randn(4, 8, 2):\n"
+            "    model(x).sum().backward()\n    opt.step()\n    opt_b.step()\n")
     out, _ = run(code, "debugger")
     lines = lines_of(out)
-    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=[G_ab, G_ba])"
-
-
-def test_optimizers_of_parts_of_one_model_start_that_model():
-    """A backbone and a head with optimizers of their own: one model, hooked once, named as usual."""
-    code = ("import torch\n\nmodel = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))\n"
-            "opt_body = torch.optim.SGD(model[0].parameters(), lr=0.1)\n"
-            "opt_head = torch.optim.SGD(model.head.parameters(), lr=0.1)\n"
-            "opt_base = torch.optim.SGD(model.base.parameters(), lr=0.1)\n"
-            "for x in torch.randn(4, 8, 2):\n    model(x).sum().backward()\n    opt_head.step()\n"
-            "    opt_base.step()\n")
-    out, _ = run(code, "debugger")
-    lines = lines_of(out)
-    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=model)"
+    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == f"debugger.start(model={started})"
 
 
 def test_the_gradient_probe_monitors_every_model():
@@ -398,13 +395,3 @@ def test_the_gradient_probe_monitors_every_model():
     out, _ = run(code, "debugger", grad_probe=True)
     assert "    debugger.monitor([G, D])" in out.splitlines()
 
-
-def test_a_model_left_none_before_the_loop_is_built_inside_it():
-    """`net = None`, then built on the first iteration: `start(model=net)` would pass None at L0."""
-    code = ("import torch\n\nnet = None\nfor x in torch.randn(4, 8, 2):\n    if net is None:\n"
-            "        net = torch.nn.Linear(2, 1)\n        opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
-            "    net(x).sum().backward()\n    opt.step()\n")
-    out, notes = run(code, "debugger")
-    lines = lines_of(out)
-    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start()"
-    assert any("(`net`) is built inside this loop" in note for note in notes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import zlib
 
+import numpy as np
 import pytest
 import torch
 from capture_support import (
@@ -237,6 +238,39 @@ def test_in_place_change_capture_cannot_see_is_reported_not_misreported(tmp_path
         assert dump["data"]["Torch.exp.0.forward"]["output"][0]["Max"] is None
 
 
+def test_a_stale_tensor_names_no_data_file(tmp_path):
+    """Tensor mode: a state changed below the wrapped API surface has no data, so its entry names no file."""
+
+    def run():
+        y = torch.exp(torch.ones(3))
+        torch.ops.aten.mul_.Tensor(y, torch.tensor(2.0))
+
+    with pytest.warns(UserWarning, match="changed in place"):
+        dump, _, _ = capture(tmp_path, run, task="tensor")
+    output = dump["data"]["Torch.exp.0.forward"]["output"][0]
+    assert output["Max"] is None and "data_name" not in output
+
+
+@pytest.mark.parametrize("task, section", [("tensor", {}), ("statistics", {"summary_mode": "md5"})])
+def test_a_gradient_recorded_before_a_later_backward_keeps_its_values(tmp_path, task, section):
+    """A GAN: D's optimizer step reads D's `.grad`, then G's backward accumulates into it (in C++, unseen by
+    the wrappers): the optimizer's record keeps the gradient it used, computed before that pass."""
+    weight = torch.nn.Parameter(torch.ones(4))
+    optimizer = torch.optim.SGD([weight], lr=0.1)
+
+    def run():
+        (weight * 2).sum().backward()
+        optimizer.step()  # Tensor.add_ reads weight.grad (all 2.0)
+        (weight * 3).sum().backward()  # accumulates into weight.grad in place: 5.0
+
+    dump, _, _ = capture(tmp_path, run, task=task, section=section)
+    used = dump["data"]["Tensor.add_.0.forward"]["input_args"][1]
+    assert (used["Max"], used["Min"]) == (2.0, 2.0)
+    if task == "tensor":
+        data = np.load(tmp_path / "dump" / "step0" / "rank0" / "dump_tensor_data" / used["data_name"])
+        assert data.tolist() == [2.0] * 4
+
+
 def test_one_transfer_per_step_and_no_item_or_host_copy(tmp_path, monkeypatch):
     transfers = []
     real_transfer = stats_module._transfer
@@ -305,6 +339,19 @@ def test_l0_wraps_apis_only_once_a_tensor_is_kept_pending(tmp_path, reducer):
     dump, _, _ = capture(tmp_path, run, model=model, level="L0")
     assert installed == [reducer == "torch"]
     assert dump["data"]["Module.0.Linear.forward.0"]["output"][0]["Max"] == pytest.approx(expected[0])
+
+
+def test_a_state_recorded_again_after_its_batch_was_computed_gets_its_data_file(tmp_path):
+    """Tensor mode: past the memory budget the pending batch is computed and its .npy files written; a later
+    record of a tensor in the same state shares the slot and still gets its own file."""
+    x, y = torch.arange(6.0), torch.arange(6.0) * 2
+    buffer = stats_module.StatBuffer("statistics", data_folder=tmp_path, budget_bytes=40)
+    first = buffer.slot(x, "x.0.npy")
+    buffer.slot(y, "y.npy")  # 48 bytes pending: over the budget, computed and written
+    assert buffer.slot(x, "x.1.npy") == first
+    buffer.transfer()
+    for name, tensor in (("x.0.npy", x), ("y.npy", y), ("x.1.npy", x)):
+        assert np.array_equal(np.load(tmp_path / "dump_tensor_data" / name), tensor.numpy())
 
 
 def test_statistics_batch_is_computed_in_few_kernels(reducer):

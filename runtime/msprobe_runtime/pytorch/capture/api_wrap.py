@@ -232,6 +232,22 @@ def _before_optimizer_step(optimizer, args, kwargs) -> None:
         STATE.depth = 0
 
 
+def _computing_pending_first(original):
+    """`torch.autograd.backward` (which `Tensor.backward` calls) or `torch.autograd.grad`, computing the pending
+    statistics first (on the device, no synchronisation): the pass writes in place into tensors recorded
+    before it, unseen by the wrappers (a gradient accumulated into a `.grad` an optimizer step or a gradient
+    norm read earlier in the step; DDP's all-reduce), which would leave their records stale."""
+
+    def backward_pass(*args, **kwargs):
+        session = STATE.session
+        if session is not None and session.stats.storages and not STATE.depth and records_here(session):
+            _unrecorded(session.stats.materialize)
+        return original(*args, **kwargs)
+
+    return functools.wraps(original)(backward_pass)
+
+
+_BACKWARD_PASSES = {name: _computing_pending_first(getattr(torch.autograd, name)) for name in ("backward", "grad")}
 _original_wait = dist.Work.wait if dist.is_available() else None
 
 
@@ -277,14 +293,18 @@ def _save(obj, f, pickle_module=pickle, *args, **kwargs):
 
 
 def install() -> None:
-    """Wrap every API of `api_table()`, hook optimizer steps and Work.wait, keep tensor printing out of the
-    records, let torch.save pickle what holds the originals (idempotent; until `uninstall`)."""
+    """Wrap every API of `api_table()`, hook optimizer steps, backward passes and Work.wait, keep tensor
+    printing out of the records, let torch.save pickle what holds the originals (idempotent; until
+    `uninstall`)."""
     if _installed:
         return
     _optimizer_hook.append(register_optimizer_step_pre_hook(_before_optimizer_step))
     for owner in (torch, torch.serialization):
         if getattr(owner, "save", None) is _original_save:
             _installed.replace(owner, "save", _original_save, _save)
+    for name, wrapper in _BACKWARD_PASSES.items():
+        if getattr(torch.autograd, name) is wrapper.__wrapped__:
+            _installed.replace(torch.autograd, name, wrapper.__wrapped__, wrapper)
     if _original_wait is not None:
         _installed.replace(dist.Work, "wait", _original_wait, _wait)
     if _original_tensor_str is not None:

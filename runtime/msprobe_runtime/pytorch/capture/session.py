@@ -321,9 +321,9 @@ class CaptureSession(StepRecords):
         mode, names, md5 = self.config.summary_mode, self._data_names, self.stats.md5
         if not names and mode not in ("hash", "md5"):
             return None
-        extras = []
+        extras, stale = [], set(self.stats.stale)  # a stale tensor's data file is not written
         for number, slot in enumerate(self._entry_slots):
-            extra = f', "{DATA_NAME}": {json.dumps(names[number])}' if number in names else ""
+            extra = f', "{DATA_NAME}": {json.dumps(names[number])}' if number in names and slot not in stale else ""
             if mode == "hash" and digest[slot] is not None:
                 extra += f', "{HASH}": "{hash_text(digest[slot])}"'
             elif mode == "md5" and slot in md5:

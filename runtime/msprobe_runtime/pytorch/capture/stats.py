@@ -97,6 +97,7 @@ class StatBuffer:
         self._previous: list[int] = []  # pending position -> the previous position on the same storage, or -1
         self._pending_bytes = 0
         self._blocks: list[tuple] = []  # (slots, high, low, total, norm, hash) on the device
+        self._written: set[int] = set()  # tensor mode: slots whose data files are written (their batch was computed)
         # the statistics mode without data files, built with the C extensions: `describe(t, shared)` finds a
         # state seen before or describes a dense CPU tensor at once, in C (_describe.c, on the lists and dicts
         # above), and returns its slot; -1 for a tensor to `keep` pending
@@ -119,7 +120,9 @@ class StatBuffer:
         known = self._cache.get(id(t)) if shared else None
         if known is not None and known[0]() is t and known[1] == t._version:
             slot = known[2]
-            if file_name is not None:
+            if file_name is not None and slot in self._written:  # its batch was computed: this state, now
+                save_npy(self.data_folder, file_name, _host_array(t.detach()))
+            elif file_name is not None:
                 self.files[slot].append(file_name)
             return slot
         return self.keep(t, file_name, copy)
@@ -311,6 +314,7 @@ class StatBuffer:
         for slot, row, shape in zip(slots, host, shapes, strict=True):
             for file_name in self.files.get(slot, ()):
                 save_npy(self.data_folder, file_name, row.reshape(tuple(shape)))
+        self._written.update(slots)
 
 
 class HostStatistics:

@@ -305,6 +305,26 @@ def test_a_second_backward_pass_gives_the_whole_record(tmp_path, level):
         assert api["output"][0]["Norm"] == pytest.approx(float(grads[1].norm()))
 
 
+def test_a_pass_through_the_gradients_of_an_earlier_pass_leaves_the_record(tmp_path):
+    """WGAN-GP's gradient penalty: `autograd.grad(create_graph=True)`, then a backward through that gradient,
+    which reaches the weight through a node made inside the call (`W.t()`) but not the call's output. The
+    record keeps the first pass, the one that reached its output, whole; it is not mixed with the second."""
+    weight = torch.nn.Parameter(torch.randn(1, 3))
+    x = torch.randn(2, 3, requires_grad=True)
+
+    def run():
+        y = torch.nn.functional.linear(x, weight)
+        gradient, = torch.autograd.grad(y, x, torch.ones_like(y), create_graph=True)
+        (gradient.norm(2, dim=1) - 1).pow(2).mean().backward()
+
+    dump, _, _ = capture(tmp_path, run)
+    record = dump["data"]["Functional.linear.0.backward"]
+    assert record["input"][0]["Max"] == 1.0  # the first pass's ones
+    assert record["output"][0]["Norm"] == pytest.approx(float(weight.detach().norm()) * 2 ** 0.5)  # dy/dx rows: W
+    assert record["output"][1] is None  # the first pass computed no weight gradient
+    assert weight.grad is not None  # the second did
+
+
 def test_hooks_on_tensors_that_outlive_the_step_are_removed_at_stop(tmp_path):
     """A module returning a parameter (a learned table) or passing a leaf input through (Identity) gets its
     backward `input` from a hook on that tensor, which outlives the step: each step's hook (holding that

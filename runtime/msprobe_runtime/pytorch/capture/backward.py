@@ -44,17 +44,23 @@ class _Gradients(CallGradients):
     """A call's backward record; its hooks are post-hooks on autograd nodes (one per node), which see the
     gradients arriving at the node (for the call's outputs) and leaving it (for its inputs) at once."""
 
-    __slots__ = ("graph_task",)
+    __slots__ = ("graph_task", "output_nodes")
 
-    def __init__(self, *args):
+    def __init__(self, *args, output_nodes: bool):
         super().__init__(*args)
-        self.graph_task = None  # the backward pass (autograd graph task) the last hook ran in
+        self.graph_task = None  # the backward pass (autograd graph task) the record holds
+        self.output_nodes = output_nodes  # whether the call's outputs were made by hooked nodes
 
     def node_grads(self, outputs: list, pairs: list, grad_inputs, grad_outputs) -> None:
         """Post-hook on a node: `outputs` are (output index, output_nr) of the call's outputs it made,
-        `pairs` its (edge, input index) into the call's inputs."""
+        `pairs` its (edge, input index) into the call's inputs. A pass starts at the nodes that made the
+        outputs; one that reaches only nodes inside the call (a backward through the gradients of an
+        earlier pass, made with `create_graph=True`: a WGAN-GP's gradient penalty) is not the call's
+        backward and leaves its record as it was (msprobe's module hooks do not see it either)."""
         task = _graph_task()
         if task != self.graph_task:
+            if not outputs and self.output_nodes:
+                return
             if self.graph_task is not None:
                 self.new_pass()
             self.graph_task = task
@@ -86,14 +92,18 @@ def hook_backward(session, name: str, parent: str | None, first_sequence: int, i
     walks (`session.walks`: {node: the edges leaving the nodes of the call that made it}), this call's
     are kept too."""
     backward_parent = naming.backward_of(parent) if parent else None
-    grads = _Gradients(session, STATE, naming.backward_of(name), backward_parent, len(outputs), len(inputs))
     made: dict = {}  # node -> [(output index, output_nr), ...] of the outputs it made
+    leaves = []  # (output index, tensor) of leaves returned as they are (a parameter, an input)
     for index, tensor in enumerate(outputs):
         node = tensor.grad_fn
-        if node is None:  # a leaf returned as it is (a parameter, an input): it outlives the step, its hook must not
-            session.on_close(tensor.register_hook(partial(grads.output_grad, index)).remove)
+        if node is None:
+            leaves.append((index, tensor))
         else:
             made.setdefault(node, []).append((index, tensor.output_nr))
+    grads = _Gradients(session, STATE, naming.backward_of(name), backward_parent, len(outputs), len(inputs),
+                       output_nodes=bool(made))
+    for index, tensor in leaves:  # a leaf outlives the step, its hook must not
+        session.on_close(tensor.register_hook(partial(grads.output_grad, index)).remove)
     only = next(iter(made)) if len(made) == 1 else None
     walked = (only is None or len(made[only]) != len(outputs) or sequence_number() != first_sequence + 1
               or only._sequence_nr() != first_sequence)  # unless the call made one node (most APIs)

@@ -89,6 +89,18 @@ def test_tensor_mode_reads_our_npy_files(tmp_path):
     assert float(rows["Functional.dropout.0.forward.output.0"]["MaxAbsErr"]) > 0
 
 
+def test_tensor_rows_without_a_readable_file_are_counted_and_said(tmp_path):
+    """A missing .npy is not silent: the row is compared by its statistics, and the summary says how many."""
+    base = dump_run(tmp_path / "a", "base", task="tensor")
+    again = dump_run(tmp_path / "b", "base", task="tensor")
+    next((again / "step0" / "rank0" / "dump_tensor_data").glob("Functional.linear.0.forward.output*.npy")).unlink()
+    done = cli(again, base, "-o", tmp_path / "out")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  1 tensor rows had no readable data file and were compared by their statistics" in done.stdout
+    rows = {row["NPU Name"]: row for row in read_rows(tmp_path / "out" / "compare_result_step0_rank0.csv")}
+    assert "Dump file not readable" in rows["Functional.linear.0.forward.output.0"]["Err_message"]
+
+
 def test_mix_level_pairs_modules_and_parameter_gradients(tmp_path):
     base = dump_run(tmp_path / "a", "base", level="mix", summary_mode="hash")
     changed = dump_run(tmp_path / "b", "dropout-seed", level="mix", summary_mode="hash")

@@ -88,6 +88,9 @@ def summary_lines(run: CompareRun) -> list[str]:
                      f"({counts['differ']} differ, {counts['unmatched']} unpaired); pass {counts['pass']}, "
                      f"warning {counts['warning']}, error {counts['error']}; {state}; {summary.seconds:.2f} s "
                      f"-> {summary.output}")
+        if counts["without_data"]:
+            lines.append(f"  {counts['without_data']} tensor rows had no readable data file and were compared by "
+                         "their statistics (see Err_message)")
         if summary.left_out_rows:
             lines.append(f"  {summary.left_out_rows} rows did not fit in the XLSX sheet: use --format csv for all")
     return lines

@@ -151,6 +151,8 @@ def compare_pair(pair: Pair, fuzzy: bool = False, rtol: float = 0.0, progress: P
         "golden_only_calls": int(len(golden.records) - len(np.unique(record_match[record_match >= 0]))),
         "pass": int((levels == rules.PASS).sum()), "warning": int((levels == rules.WARNING).sum()),
         "error": int((levels == rules.ERROR).sum()),
+        "without_data": sum(message.startswith((tensors.NO_DATA, tensors.UNREADABLE))
+                            for message in tensor_messages or ()),
     }
     result.seconds = time.perf_counter() - started
     return result

@@ -23,6 +23,8 @@ from msprobe_runtime.core.compare.table import DumpTable
 COLUMNS = ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
            "Five Thousandths Err Ratio")
 UNSUPPORTED, SHAPE_UNMATCH, NA, NAN = "unsupported", "shape unmatched", "N/A", "Nan"
+# Err_message of a tensor pair without data to compare (then its statistics decide): none named, or unreadable
+NO_DATA, UNREADABLE = "No real data.", "Dump file not readable"
 _FLOAT_EPSILON = np.finfo(float).eps
 _SCALAR_MESSAGE = ("This is type of 0-d tensor, can not calculate 'Cosine', 'EucDist', "
                    "'One Thousandth Err Ratio' and 'Five Thousandths Err Ratio'. ")
@@ -88,7 +90,7 @@ def _metrics(target: DumpTable, golden: DumpTable, partner: np.ndarray, start: i
             continue
         golden_name = golden.data_name[other]
         if not target_name or not golden_name:
-            messages[at] = "No real data." if target.is_tensor[row] else ""
+            messages[at] = NO_DATA if target.is_tensor[row] else ""
             continue
         if not (is_file_name_safe(target_name) and is_file_name_safe(golden_name)):
             messages[at] = "Data file name leaves its folder; not read."
@@ -96,7 +98,7 @@ def _metrics(target: DumpTable, golden: DumpTable, partner: np.ndarray, start: i
         try:
             values = load_tensor(target_dir / target_name), load_tensor(golden_dir / golden_name)
         except (OSError, ValueError, RuntimeError) as error:
-            messages[at] = f"Dump file not readable: {error}"
+            messages[at] = f"{UNREADABLE}: {error}"
             continue
         cells, messages[at] = compare_arrays(*values)
         for column, cell in zip(columns, cells, strict=True):

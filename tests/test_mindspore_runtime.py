@@ -231,6 +231,38 @@ def test_batch_norm_moving_statistics_keep_call_time_values(tmp_path):
     assert given["Functional.batch_norm.1.forward"][1] > 0
 
 
+def test_a_batch_norm_cells_record_holds_the_moving_statistics_it_was_given(tmp_path):
+    """L0: the cell's `parameters` are read before its call, which updates the moving statistics in place."""
+    net = nn.SequentialCell(nn.Dense(4, 3), nn.BatchNorm1d(3))
+    net.set_train(True)
+    x = ms.Tensor((np.random.default_rng(0).standard_normal((8, 4)) + 5).astype(np.float32))
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    given = []
+    for _ in range(2):
+        given.append(float(net[1].moving_mean.asnumpy().max()))
+        with debugger.start(model=net):
+            net(x)
+    debugger.close()
+    recorded = [dump(tmp_path, step=step)["data"]["Cell.1.BatchNorm1d.forward.0"]["parameters"]["moving_mean"]["Max"]
+                for step in (0, 1)]
+    assert recorded == pytest.approx(given) and given[0] == 0.0 and given[1] != 0.0
+
+
+@pytest.mark.skipif(ms.get_context("device_target") != "CPU", reason="a CPU kernel's behaviour")
+def test_batch_norm_outputs_the_cpu_kernel_leaves_unwritten_are_null(tmp_path):
+    """In training, MindSpore's CPU BatchNorm leaves its outputs 1 and 2 holding earlier memory: recorded,
+    two identical runs would differ there."""
+    norm = nn.BatchNorm1d(3)
+    norm.set_train(True)
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L1"))
+    with debugger.start(model=norm):
+        norm(ms.Tensor(np.ones((4, 3), np.float32)))
+    debugger.close()
+    output = dump(tmp_path)["data"]["Primitive.bn_train.BatchNorm.0.forward"]["output"]
+    assert output[1] is None and output[2] is None
+    assert output[0]["shape"] == [4, 3] and output[3]["shape"] == [3]
+
+
 def test_other_threads_calls_are_not_recorded(tmp_path):
     """Only the thread that opened the window records: another thread's calls would land among its
     records at points that differ from run to run (and used to make some of its own calls go unrecorded)."""

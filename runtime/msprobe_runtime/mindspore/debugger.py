@@ -81,8 +81,7 @@ class PrecisionDebugger(StepDebugger):
         hooks = []
         if self.config.level in ("L0", "mix"):
             hooks.append(CellHooks(cell, prefix))
-        if self.config.level in ("L1", "mix"):
-            hooks.append(PrimitiveHooks(cell))
+        hooks.append(PrimitiveHooks(cell, guards_only=self.config.level == "L0"))
         self._hooks[id(cell)] = hooks
 
     # ---- gradient probe ----------------------------------------------------------------------

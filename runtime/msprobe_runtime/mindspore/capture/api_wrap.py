@@ -69,15 +69,29 @@ class ApiSpec:
 
     `recorded=False` marks a guard: a call that changes tensors in place (an optimizer step, `set_data`)
     and is not itself recorded; calls made inside it are not recorded either. `skip_self` leaves the
-    first argument (a primitive) out of the record."""
+    first argument (a primitive) out of the record. `unfilled` are outputs the kernel leaves unwritten,
+    recorded as null."""
 
-    __slots__ = ("stem", "mutation", "recorded", "skip_self")
+    __slots__ = ("stem", "mutation", "recorded", "skip_self", "unfilled")
 
-    def __init__(self, stem: str, mutation: int, recorded: bool = True, skip_self: bool = False):
+    def __init__(self, stem: str, mutation: int, recorded: bool = True, skip_self: bool = False,
+                 unfilled: tuple[int, ...] = ()):
         self.stem = stem
         self.mutation = mutation
         self.recorded = recorded
         self.skip_self = skip_self
+        self.unfilled = unfilled
+
+
+def _unfilled_outputs(primitive: Primitive) -> tuple[int, ...]:
+    """Outputs of `primitive` that its kernel leaves unwritten here: in training, MindSpore's CPU BatchNorm
+    updates the moving statistics in place and leaves its outputs 1 and 2 (documented as the batch mean and
+    variance; the CPU kernel returns them as outputs 3 and 4) holding whatever memory they were given, so
+    two identical runs would record different numbers."""
+    if (type(primitive).__name__ == "BatchNorm" and primitive.attrs.get("is_training")
+            and ms.get_context("device_target") == "CPU"):
+        return (1, 2)
+    return ()
 
 
 def _make_wrapper(original, spec: ApiSpec):
@@ -198,22 +212,26 @@ class PrimitiveHooks:
     """The primitives held by a model's cells, recorded as `Primitive.{attribute}.{Class}` calls.
 
     Each such primitive instance gets a subclass of its class whose `__call__` goes through the capture
-    (msprobe's approach); `remove()` gives every instance its class back."""
+    (msprobe's approach); `remove()` gives every instance its class back. With `guards_only` (L0), only
+    the primitives that write into their inputs are wrapped, unrecorded: the pending tensors are described
+    before such a call (BatchNorm's moving statistics, which its cell's record holds as parameters)."""
 
-    def __init__(self, model):
+    def __init__(self, model, guards_only: bool = False):
         self.swapped: list[tuple[Primitive, type]] = []
         seen: set[int] = set()
         for _, cell in model.cells_and_names():
             for attribute, value in vars(cell).items():
-                if isinstance(value, Primitive) and id(value) not in seen and type(value).__name__ not in _QUERIES:
+                if (isinstance(value, Primitive) and id(value) not in seen and type(value).__name__ not in _QUERIES
+                        and (not guards_only or value.attrs.get("side_effect_mem"))):
                     seen.add(id(value))
-                    self._wrap(value, f"{PRIMITIVE_PREFIX}.{attribute}.{type(value).__name__}")
+                    self._wrap(value, f"{PRIMITIVE_PREFIX}.{attribute}.{type(value).__name__}", not guards_only)
 
-    def _wrap(self, primitive: Primitive, stem: str) -> None:
+    def _wrap(self, primitive: Primitive, stem: str, recorded: bool) -> None:
         cls = type(primitive)
         # a primitive marked side_effect_mem writes into its inputs (BatchNorm's moving statistics, Assign)
         mutation = MUTATES_FIRST if primitive.attrs.get("side_effect_mem") else MUTATES_NOTHING
-        call = _make_wrapper(cls.__call__, ApiSpec(stem, mutation, skip_self=True))
+        spec = ApiSpec(stem, mutation, recorded, skip_self=True, unfilled=_unfilled_outputs(primitive))
+        call = _make_wrapper(cls.__call__, spec)
         try:
             primitive.__class__ = type(cls.__name__, (cls,), {"__call__": call, "__module__": cls.__module__})
         except TypeError:  # a primitive class that does not allow it: left unrecorded

@@ -88,6 +88,8 @@ def _pre_hook(info: _Cell, cell, args, kwargs):
             if modes.input:
                 frame["record"]["input_args"] = session.encode(args, name, "input")
                 frame["record"]["input_kwargs"] = session.encode(kwargs, name, "kwargs")
+            # before the call: it may update some in place (BatchNorm's moving statistics are parameters)
+            frame["parameters"] = _parameters(session, info, cell, name)
         session.module_stack.append(name)
         session.module_frames.setdefault(id(info), []).append(frame)
     finally:
@@ -110,7 +112,7 @@ def _forward_hook(info: _Cell, cell, args, kwargs, output):
         if modes.forward:
             if modes.output:
                 record["output"] = session.outputs(output, name)
-            record["parameters"] = _parameters(session, info, cell, name)
+            record["parameters"] = frame["parameters"]
             session.add_record(name, record, frame["parent"], frame["stack"])
         if session.wanted_backward(name) and recording_grad():
             inputs = tensors((args, kwargs))
@@ -122,8 +124,8 @@ def _forward_hook(info: _Cell, cell, args, kwargs, output):
 
 
 def _parameters(session, info: _Cell, cell, name: str) -> dict:
-    """The `parameters` of a forward record: the cell's direct parameters as this call used them; one
-    assigned or unfrozen since the last call gets its gradient hook now."""
+    """The `parameters` of a forward record: the cell's direct parameters as this call is given them (taken
+    before it runs); one assigned or unfrozen since the last call gets its gradient hook now."""
     parameters = {}
     for key, value in cell._params.items():
         parameters[key] = session.tensor(value, name, "parameters", (key,))

@@ -136,7 +136,9 @@ class CaptureSession(StepRecords):
         result = args[0] if spec.mutation == MUTATES_ALL and output is None and args else output
         if modes.forward:
             if modes.output:
-                record["output"] = self.outputs(result, name)
+                shown_result = [None if index in spec.unfilled else item for index, item in enumerate(result)] \
+                    if spec.unfilled else result
+                record["output"] = self.outputs(shown_result, name)
             self.add_record(name, record, self.parent(), capture_stack(sys._getframe()))
         if modes.backward and recording_grad() and self.wanted_backward(name):
             produced = [t for t in tensors(result) if not any(t is arg for arg in shown)]

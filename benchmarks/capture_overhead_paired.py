@@ -10,10 +10,12 @@ change of machine load hits both sides of a ratio alike. The second plain model,
 the method's own bias (it should be 1.00). Only L0 is measured so: at L1 and mix (API wrappers) and for the
 gradient probe (the optimizer's step), capture patches functions that the plain model would run too.
 Clocks: the training thread's CPU time and the wall clock (which also counts waits for the GIL while the
-writer thread holds it).
+writer thread holds it). `--no-files` drops each step's records instead of handing them to the writer
+thread (a diagnostic, not a way to run): what capture costs the training thread with no writer beside it.
 
     python benchmarks/capture_overhead_paired.py
     python benchmarks/capture_overhead_paired.py --rounds 5 --blocks 40 --dump-root /dev/shm
+    python benchmarks/capture_overhead_paired.py --dump-root /dev/shm --no-files
 """
 
 from __future__ import annotations
@@ -31,11 +33,15 @@ from overhead_harness import run_worker
 NAMES = ("plain", "plain copy", "msprobe-kit L0")
 
 
-def worker(steps: int, blocks: int, warmup: int, dump_root: str | None) -> dict:
+def worker(steps: int, blocks: int, warmup: int, dump_root: str | None, no_files: bool) -> dict:
     """Per block and configuration, the median thread and wall seconds of its steps (one fresh interpreter)."""
     import torch
 
     torch.set_num_threads(1)
+    if no_files:
+        from msprobe_runtime.pytorch.capture import session
+
+        session.write_step = lambda *args, **kwargs: None
     (_, plain_step), (_, copy_step), (model, step) = _model(), _model(), _model()
     with tempfile.TemporaryDirectory(dir=dump_root) as folder:
         debugger = _debugger("ours", "statistics", "L0", folder)
@@ -73,19 +79,21 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=5, help="counted steps per block")
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps of each model first")
     parser.add_argument("--dump-root", help="folder for the dumps (default: the system's temporary folder)")
+    parser.add_argument("--no-files", action="store_true", help="drop the records instead of writing them (a diagnostic)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        result = worker(args.steps, args.blocks, args.warmup, args.dump_root)
+        result = worker(args.steps, args.blocks, args.warmup, args.dump_root, args.no_files)
         print("RESULT " + json.dumps(result))
         return 0
-    extra = ("--dump-root", args.dump_root) if args.dump_root else ()
+    extra = (*(("--dump-root", args.dump_root) if args.dump_root else ()), *(("--no-files",) if args.no_files else ()))
     rounds = [run_worker(__file__, "L0", args.steps, args.warmup, "--blocks", str(args.blocks), *extra)
               for _ in range(args.rounds)]
     rounds = [result for result in rounds if result is not None]
     if not rounds:
         return 1
-    print(f"{'configuration':16}" + "".join(f" {clock + ' ms':>10} {'x plain':>8}" for clock in ("thread", "wall"))
+    width = 25 if args.no_files else 16
+    print(f"{'configuration':{width}}" + "".join(f" {clock + ' ms':>10} {'x plain':>8}" for clock in ("thread", "wall"))
           + f" {'thread x plain by round':>24}")
     for name in NAMES:
         cells, by_round = [], []
@@ -96,7 +104,8 @@ def main() -> int:
             cells.append(f" {ms:10.2f} {statistics.median(sum(ratios, [])):8.2f}")
             if clock == "thread":
                 by_round = [f"{statistics.median(values):.2f}" for values in ratios]
-        print(f"{name:16}" + "".join(cells) + f" {' '.join(by_round):>24}")
+        label = f"{name}, no files" if args.no_files and name == NAMES[-1] else name
+        print(f"{label:{width}}" + "".join(cells) + f" {' '.join(by_round):>24}")
     print(f"({len(rounds)} rounds of {args.blocks} blocks of {args.steps} steps per configuration; each block's median "
           "over the plain block's before it, medians of those ratios)")
     return 0

@@ -66,6 +66,14 @@ def test_seed_all_repeats_every_source():
     assert draw() == first
 
 
+def test_seed_all_seeds_the_default_generator():
+    """`mindspore.set_seed` leaves the default generator (`mint`'s random functions draw from it) at its own
+    seed; `mindspore.manual_seed` sets it. (Those functions have no CPU kernels here to draw with.)"""
+    for seed in (7, 8):
+        seed_all(seed)
+        assert ms.default_generator.initial_seed() == seed
+
+
 def test_seed_all_mode_turns_on_determinism(monkeypatch):
     monkeypatch.delenv("HCCL_DETERMINISTIC", raising=False)
     seed_all(1, mode=True)

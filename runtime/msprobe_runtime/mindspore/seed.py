@@ -16,7 +16,8 @@ from msprobe_runtime.mindspore.dropout import remove_dropout
 
 
 def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> None:
-    """Seed random, PYTHONHASHSEED, NumPy and MindSpore (also its dataset pipeline); `mode` adds determinism.
+    """Seed random, PYTHONHASHSEED, NumPy and MindSpore (its global seed, which also seeds the dataset
+    pipeline, and its default generator); `mode` adds determinism.
 
     `mode=True` turns on MindSpore's deterministic computation (`mindspore.set_deterministic(True)`, which
     also covers communication operators when called before `communication.init()`) and
@@ -25,6 +26,7 @@ def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> 
     check_seed_arguments(seed, mode, rm_dropout)
     seed_python(seed)
     ms.set_seed(seed)  # global seed: operators, initialisers and mindspore.dataset
+    ms.manual_seed(seed)  # the default generator (mint's random functions, nn.MultiheadAttention's dropout)
     if mode:
         enable_determinism()
     if rm_dropout:

@@ -395,3 +395,38 @@ def test_the_gradient_probe_monitors_every_model():
     out, _ = run(code, "debugger", grad_probe=True)
     assert "    debugger.monitor([G, D])" in out.splitlines()
 
+
+
+MS_GAN_CELLS = '''from mindspore import nn
+
+
+class GenTrainOneStepCell(nn.Cell):
+    def __init__(self, netG, netD, optimizerG):
+        super().__init__()
+        self.net, self.optimizerG = nn.WithLossCell(netG, netD), optimizerG
+
+    def construct(self, noise):
+        grads = self.grad(self.net, self.weights)(noise)
+        return self.optimizerG(grads)
+
+
+class DisTrainOneStepCell(nn.TrainOneStepCell):
+    pass
+'''
+MS_GAN_TRAIN = ("import mindspore as ms\nfrom mindspore import nn\nfrom cells import DisTrainOneStepCell, GenTrainOneStepCell\n\n\n"
+                "def main(args):\n    netG, netD = Generator(), Discriminator()\n"
+                "    optimizerG = nn.Adam(netG.trainable_params())\n    optimizerD = nn.Adam(netD.trainable_params())\n"
+                "    netG_train = GenTrainOneStepCell(netG, netD, optimizerG)\n"
+                "    netD_train = DisTrainOneStepCell(nn.WithLossCell(netD, loss), optimizerD, args.clip)\n"
+                "    for real, noise in data:\n        netD_train(real, noise)\n        netG_train(noise)\n")
+
+
+def test_mindspore_train_step_cells_of_the_project_are_steps(tmp_path, monkeypatch):
+    """A MindSpore GAN's own train-step cells (mindspore models' WGAN, CGAN, CycleGAN): one whose `construct`
+    applies its optimizer, one subclassing `nn.TrainOneStepCell`; the networks built outside go to start()."""
+    (tmp_path / "cells.py").write_text(MS_GAN_CELLS)
+    monkeypatch.chdir(tmp_path)
+    out, notes = instrument_text("train.py", MS_GAN_TRAIN, Options(selected=select(["debugger"], [], False)))
+    lines = lines_of(strip(out))
+    assert lines[lines.index("for real, noise in data:") + 1] == "debugger.start(model=[netD, netG])"
+    assert not any("no training loop" in note for note in notes)

@@ -236,7 +236,7 @@ class FileContext:
                 return True
             owner = target_name(func.value)
             if func.attr == "step" and owner is not None:
-                return self._is_optimizer_name(owner)
+                return self.is_optimizer_name(owner)
             if func.attr == "train" and owner is not None:
                 return self.assigned_calls.get(owner) in catalogue.MINDSPORE_MODEL_CLASSES
         name = target_name(func)
@@ -245,9 +245,9 @@ class FileContext:
         origin = self.assigned_calls.get(name)
         if origin is None:
             if "scaler" in name.lower():  # MAE/timm style: `loss_scaler(loss, optimizer, ...)`
-                return any(self._is_optimizer_name(n) for n in map(target_name, call.args) if n)
+                return any(self.is_optimizer_name(n) for n in map(target_name, call.args) if n)
             # MindSpore applies gradients by calling the optimizer: `optimizer(grads)`
-            return self.imports.imports_root("mindspore") and self._is_optimizer_name(name) and bool(call.args)
+            return self.imports.imports_root("mindspore") and self.is_optimizer_name(name) and bool(call.args)
         return (origin in catalogue.GRAD_FUNCTION_FACTORIES or origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS
                 or (origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin)))
 
@@ -257,19 +257,19 @@ class FileContext:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "step":
             owner = target_name(func.value)
-            return owner is not None and self._is_optimizer_name(owner)
+            return owner is not None and self.is_optimizer_name(owner)
         name = target_name(func)
         if name is None:
             return False
         origin = self.assigned_calls.get(name)
         if origin is None:
             if "scaler" in name.lower():  # timm's NativeScaler: `loss_scaler(loss, optimizer)` steps the optimizer
-                return any(self._is_optimizer_name(n) for n in map(target_name, call.args) if n)
-            return self.imports.imports_root("mindspore") and self._is_optimizer_name(name) and bool(call.args)
+                return any(self.is_optimizer_name(n) for n in map(target_name, call.args) if n)
+            return self.imports.imports_root("mindspore") and self.is_optimizer_name(name) and bool(call.args)
         return origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS or (
             origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin))
 
-    def _is_optimizer_name(self, name: str) -> bool:
+    def is_optimizer_name(self, name: str) -> bool:
         origin = self.assigned_calls.get(name)
         if origin is not None and catalogue.is_optimizer_class(origin):
             return True

@@ -1,7 +1,8 @@
 """Find the training loop: the innermost loop one iteration of which is one optimizer step.
 
 Found, not guessed: a loop is a training loop when it contains a call that applies gradients
-(`optimizer.step()`, `scaler.step(opt)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call),
+(`optimizer.step()`, `scaler.step(opt)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call, or of a
+project's own train-step cell),
 directly or through local functions that step outside any loop of their own (`train_step`). A loop
 that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a
 batch loop, the batch loop is. MindSpore's `Model.train(...)` is found too (it takes a callback).
@@ -184,6 +185,9 @@ class _Finder:
         self._lines: dict[str, int] = {}
         self._index(ctx.tree)
         self.module_names = _bound_names(ctx.tree)
+        cell_steps = self._cell_steps()
+        collector.steps += cell_steps
+        self.cell_step_calls = {id(step.call.func) for step in cell_steps}  # their callees: the cells
         self.steppers = self._steppers()
 
     def _index(self, tree: ast.Module) -> None:
@@ -203,6 +207,41 @@ class _Finder:
                     if name is not None and (current is None or node.lineno >= self._lines[name]):
                         self.assignments[name] = node.value
                         self._lines[name] = node.lineno
+
+    def _cell_steps(self) -> list[_Step]:
+        """Calls of train-step cells of the project's own (a MindSpore GAN's `GenTrainOneStepCell`,
+        `TrainOneStepWithLossScaleCellv2`): a name assigned an instance of a class, defined in this file or
+        imported from a project module, that subclasses one of MindSpore's train-step cells or whose
+        `construct` applies an optimizer (`self.optimizer(grads)`)."""
+        if not self.ctx.imports.imports_root("mindspore"):
+            return []
+        classes: dict[str, bool] = {}
+        found = []
+        for name, loop, function, conditional, call in self.collector.calls:
+            value = self.assignments.get(name)
+            if name in self.functions or not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+                continue
+            cell = value.func.id
+            if cell not in classes:
+                classes[cell] = self._is_step_cell(cell)
+            if classes[cell]:
+                found.append(_Step(call, loop, function, conditional))
+        return found
+
+    def _is_step_cell(self, name: str) -> bool:
+        """Whether the class `name` (defined in this file or imported from a project module) steps an optimizer."""
+        module_tree, tracker = self.ctx.tree, self.ctx.imports
+        class_name = name
+        if not any(isinstance(node, ast.ClassDef) and node.name == name for node in module_tree.body):
+            ref = project.local_imports(project.import_statements(module_tree.body)).refs.get(name)
+            path = project.find_module(project.file_folder(self.ctx.path), ref.module, ref.level) \
+                if ref is not None and ref.attr else None
+            module = project.load(path) if path is not None else None
+            if module is None:
+                return False
+            module_tree, tracker, class_name = module.tree, module.imports, ref.attr
+        return any(isinstance(node, ast.ClassDef) and node.name == class_name and _applies_optimizer(node, tracker)
+                   for node in module_tree.body)
 
     def _steppers(self) -> dict[str, _Step]:
         """Local functions that apply gradients once per call (not inside a loop of their own)."""
@@ -303,6 +342,7 @@ class _Finder:
                   if name in self.steppers and inner is not None and (inner is loop or _inside(inner, loop))]
         models = tuple(dict.fromkeys(model for other in steps
                                      for model in self._updated_models(self._optimizer(other.call), function)))
+        models = tuple(model for model in models if not any(self._wraps(other, model) for other in models))
         if len(models) > 1:
             owner = _common_owner(models)  # `model.backbone` and `model.head`: `model`, one hook set for both
             return (owner,) if owner else models
@@ -320,6 +360,12 @@ class _Finder:
             origin = self.ctx.call_qualname(value)
             if origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS and value.args:
                 candidates.append(_innermost_network(value.args[0]))
+            elif id(optimizer) in self.cell_step_calls:  # a project train-step cell: the cells among its
+                # arguments (a GAN's take both networks): names, not optimizers, not given a plain value
+                networks = [_innermost_network(arg) for arg in value.args]
+                candidates.extend(node for node in networks if isinstance(node, ast.Name)
+                                  and isinstance(self.assignments.get(node.id, value), ast.Call)
+                                  and not self.ctx.is_optimizer_name(node.id))
             else:
                 candidates.extend(_parameter_owners(value))
                 if (origin is None and isinstance(value.func, ast.Attribute)
@@ -329,6 +375,14 @@ class _Finder:
         by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
         texts = [by_name.get(text, text) for text in (self._text(c) for c in candidates if _is_name_chain(c))]
         return [text for text in texts if text and self._visible(text.split(".", 1)[0], function)]
+
+    def _wraps(self, outer: str, inner: str) -> bool:
+        """Whether the cell `outer` was built around `inner` (`loss_G = GeneratorLoss(generator, ...)`): one
+        hook set on `outer` records `inner`'s calls too."""
+        value = self.assignments.get(outer)
+        return outer != inner and isinstance(value, ast.Call) and any(
+            isinstance(node, ast.Name) and node.id == inner for arg in (*value.args, *(k.value for k in value.keywords))
+            for node in ast.walk(arg))
 
     def _usual_model(self, function: Function) -> str | None:
         """A model by its usual name (`self.net`, `model`, ...), valid inside `function`."""
@@ -396,6 +450,18 @@ def _is_name_chain(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
+
+
+def _applies_optimizer(cls: ast.ClassDef, tracker) -> bool:
+    """A cell class that subclasses one of MindSpore's train-step cells, or whose `construct` calls an attribute
+    named like an optimizer with the gradients (`self.optimizer(grads)`, `self.optimizerG(grads)`)."""
+    if any(tracker.resolve(base) in catalogue.MINDSPORE_TRAIN_STEP_CELLS for base in cls.bases):
+        return True
+    construct = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "construct"), None)
+    return construct is not None and any(
+        isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" and "optim" in node.func.attr.lower()
+        for node in ast.walk(construct))
 
 
 def _innermost_network(node: ast.expr) -> ast.expr:

@@ -43,7 +43,9 @@ class Debugger(Transform):
                "iteration of the training loop, on every way out of it.")
     details = (
         "The training loop is the innermost loop that applies gradients (`optimizer.step()`, "
-        "`scaler.step(optimizer)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call), directly or "
+        "`scaler.step(optimizer)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call, also of a "
+        "train-step cell of the project's own that subclasses one or whose `construct` applies an optimizer, "
+        "as MindSpore GANs have), directly or "
         "through a local `train_step` function; with gradient accumulation it is the loop around the "
         "micro-steps, with epoch and batch loops the batch loop. The model passed to `start` is the one whose "
         "parameters the optimizer updates; when the loop steps the optimizers of several models (a GAN's "

@@ -201,10 +201,19 @@ def test_seed_from_module_level_args():
 
 
 def test_conditional_seed_falls_back_to_the_default_at_module_level():
-    out, _ = run(HEAD + "def main():\n    if args.seed is not None:\n        torch.manual_seed(args.seed)\n" + MAIN,
+    out, _ = run(HEAD + "def main():\n    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
+                 "    for x in data:\n        model(x).sum().backward()\n        optimizer.step()\n" + MAIN,
                  "seed", seed=99)
     assert out.splitlines()[1:3] == ["from msprobe_runtime.pytorch import seed_all",
                                      "seed_all(seed=99, mode=False, rm_dropout=True)"]
+
+
+def test_a_model_files_self_test_is_seeded_under_its_guard():
+    """A model file that trains nowhere and tries its model under `__main__`: seeded there, since the training
+    script imports it (seeding on import would reseed that script and remove its dropout)."""
+    code = HEAD + "def test():\n    print(torch.nn.Dropout(0.5)(torch.ones(4)))\n" + MAIN.replace("main()", "test()")
+    lines = run(code, "seed")[0].splitlines()
+    assert lines[lines.index('if __name__ == "__main__":') + 1] == "    seed_all(seed=1234, mode=False, rm_dropout=True)"
 
 
 def test_library_module_and_already_seeded_script_are_left_alone():

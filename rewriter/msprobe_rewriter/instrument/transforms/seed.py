@@ -8,8 +8,8 @@ import libcst as cst
 
 from msprobe_rewriter import entropy, pinning, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
-from msprobe_rewriter.context import FUNCTION_TYPES, constant
-from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, constant
+from msprobe_rewriter.instrument import loops, nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 
@@ -24,7 +24,9 @@ class Seed(Transform):
              "entropy-seed")
     summary = "Adds `seed_all(seed=..., mode=..., rm_dropout=...)` to the entry script, before anything random runs."
     details = (
-        "Only entry scripts are seeded (a `__main__` guard or a module-level training loop). When the script "
+        "Only entry scripts are seeded (a `__main__` guard or a module-level training loop); a file that trains "
+        "nowhere and only tries its model under its `__main__` guard (a model file's self-test) is seeded "
+        "first thing in that block, so that importing it seeds nothing and keeps dropout. When the script "
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
         "right after the statement that binds its names (after `args = parse_args()`, at the top of the "
@@ -39,10 +41,14 @@ class Seed(Transform):
         "`--deterministic` sets `mode=True` (deterministic kernels, "
         "HCCL determinism); `--keep-dropout` sets `rm_dropout=False`.")
     examples = (
-        Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n\n\n"
+        Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+                "        model(x).sum().backward()\n        opt.step()\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n",
                 "import torch\nfrom msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234, mode=False, "
-                "rm_dropout=True)\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n\n\n"
+                "rm_dropout=True)\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+                "        model(x).sum().backward()\n        opt.step()\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n"),
         Example("import argparse\n\nimport torch\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
                 "    parser.add_argument(\"--seed\", type=int, default=0)\n    args = parser.parse_args()\n"
@@ -69,6 +75,12 @@ class Seed(Transform):
                 "seed_all(seed=opt.manualSeed, mode=False, rm_dropout=True)\n"
                 "print(\"Random Seed: \", opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\n"
                 "for epoch in range(2):\n    torch.nn.Linear(2, 2)(torch.randn(1, 2)).sum().backward()\n"),
+        # A model file whose `__main__` block only tries the model: seeded there, so importing it seeds nothing.
+        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\nif __name__ == \"__main__\":\n"
+                "    print(Net()(torch.randn(2, 4)))\n",
+                "import torch\nfrom msprobe_runtime.pytorch import seed_all\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\n"
+                "if __name__ == \"__main__\":\n    seed_all(seed=1234, mode=False, rm_dropout=True)\n"
+                "    print(Net()(torch.randn(2, 4)))\n"),
         Example("import random\n\nimport torch\n\nif __name__ == \"__main__\":\n    seed = 3\n"
                 "    random.seed(seed)\n    torch.manual_seed(seed)\n",
                 "import random\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
@@ -102,6 +114,10 @@ class Seed(Transform):
         call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
                 f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
         statement = nodes.statement(call)
+        self_test = _self_test(unit) if binding is None else None
+        if self_test is not None:  # a model file's self-test: importing the module must not seed anything
+            unit.edits.insert_before(self_test, [statement])
+            return
         if binding is None:
             unit.edits.insert_after(unit.after_imports(), [statement])
             return
@@ -228,6 +244,28 @@ def _inside_loop_or_handler(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> b
             return True
         parent = parents.get(parent)
     return False
+
+
+def _self_test(unit: Unit) -> cst.CSTNode | None:
+    """The first statement under the `__main__` guard of a file that trains nowhere (no training loop,
+    `Model.train` or project helper holding one: a model file's self-test, `if __name__ == "__main__": test()`),
+    where its seeding goes, so that importing the module (the training script does) seeds nothing and keeps
+    its dropout; None for any other file."""
+    analysis, body = unit.analysis, unit.tree.body
+    guard = next((node for node in body if isinstance(node, ast.If) and is_main_guard(node.test)), None)
+    if guard is None or not all(node is guard or _declares(node) for node in body):
+        return None  # code outside the guard runs on import: it may draw, and the seed must come first
+    if analysis.loops or analysis.model_trains or loops.loops_in_helpers(unit.ctx):
+        return None
+    return unit.statement(guard.body[0])
+
+
+def _declares(node: ast.stmt) -> bool:
+    """An import, a definition, a docstring or a constant: module-level code that draws nothing."""
+    if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, *FUNCTION_TYPES)):
+        return True
+    value = getattr(node, "value", None) if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    return value is not None and constant(value) is not NOT_CONSTANT
 
 
 def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],

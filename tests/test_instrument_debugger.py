@@ -439,3 +439,12 @@ def test_mindspore_train_step_cells_of_the_project_are_steps(tmp_path, monkeypat
     lines = lines_of(strip(out))
     assert lines[lines.index("for real, noise in data:") + 1] == "debugger.start(model=[netD, netG])"
     assert not any("no training loop" in note for note in notes)
+
+
+def test_models_whose_parameters_go_through_a_variable_are_started():
+    """cluster_gan, cleanrl ppo_rnd, the captioning tutorial: the parameter list is built first, then given."""
+    code = ("import itertools\n\nimport torch\n\nG = torch.nn.Linear(2, 2)\nE = torch.nn.Linear(2, 2)\n"
+            "params = itertools.chain(G.parameters(), E.parameters())\nopt = torch.optim.Adam(params)\n"
+            "for x in torch.randn(4, 8, 2):\n    E(G(x)).sum().backward()\n    opt.step()\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=[G, E])"

@@ -367,7 +367,7 @@ class _Finder:
                                   and isinstance(self.assignments.get(node.id, value), ast.Call)
                                   and not self.ctx.is_optimizer_name(node.id))
             else:
-                candidates.extend(_parameter_owners(value))
+                candidates.extend(_parameter_owners(value, self.assignments))
                 if (origin is None and isinstance(value.func, ast.Attribute)
                         and value.func.attr == CONFIGURE_OPTIMIZERS):
                     candidates.append(value.func.value)  # model.configure_optimizers(...)
@@ -483,10 +483,13 @@ def _common_owner(models: tuple[str, ...]) -> str | None:
     return ".".join(common) if common and common != ["self"] and common != ["cls"] else None
 
 
-def _parameter_owners(call: ast.Call) -> list[ast.expr]:
-    """`m` for each `m.parameters()`-like call among the arguments of an optimizer constructor."""
+def _parameter_owners(call: ast.Call, assignments: dict[str, ast.expr]) -> list[ast.expr]:
+    """`m` for each `m.parameters()`-like call among the arguments of an optimizer constructor, also in the
+    value of a name it is given (`params = list(G.parameters()) + list(E.parameters()); Adam(params)`)."""
     owners = []
     for arg in [*call.args, *(k.value for k in call.keywords)]:
+        if isinstance(arg, ast.Name) and arg.id in assignments:
+            arg = assignments[arg.id]
         for node in ast.walk(arg):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr in PARAMETER_METHODS):

@@ -448,3 +448,12 @@ def test_models_whose_parameters_go_through_a_variable_are_started():
             "for x in torch.randn(4, 8, 2):\n    E(G(x)).sum().backward()\n    opt.step()\n")
     lines = lines_of(run(code, "debugger")[0])
     assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=[G, E])"
+
+
+def test_a_step_past_a_threshold_is_noted():
+    """Off-policy RL (cleanrl DQN, DDPG, SAC): the optimizer first steps after `learning_starts` env steps."""
+    code = ("import torch\n\nq = torch.nn.Linear(2, 1)\nopt = torch.optim.Adam(q.parameters())\n"
+            "for global_step in range(100):\n    if global_step > 10:\n        q(torch.randn(2)).sum().backward()\n"
+            "        opt.step()\n")
+    _, notes = run(code, "debugger")
+    assert any("steps here only when `global_step > 10`" in note for note in notes)

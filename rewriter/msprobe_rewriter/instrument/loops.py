@@ -40,6 +40,7 @@ class TrainingLoop:
     model_is_local: bool  # the model is created in that function (or module) before `outermost`
     inner_steps: bool = False  # a loop inside `node` steps an optimizer too (a GAN's critic, SAC's actor)
     built_inside: str | None = None  # a model `node` builds (then `models` is empty: not there yet)
+    threshold: str | None = None  # the step runs only past a threshold (`global_step > args.learning_starts`)
 
     @property
     def model(self) -> str | None:
@@ -298,8 +299,21 @@ class _Finder:
         if built_inside is not None:  # `start(model=net)` first in the body would run before `net = ...`
             models, roots = (), []
         local = bool(roots) and all(assigned_before(scope, root, outermost.lineno) for root in roots)
+        threshold = self._threshold(step.call, loop)
         return TrainingLoop(loop, function, models, self._text(optimizer) if optimizer is not None else None,
-                            conditional or step.conditional, outermost, local, inner_steps, built_inside)
+                            conditional or step.conditional, outermost, local, inner_steps, built_inside,
+                            self._text(threshold) if threshold is not None else None)
+
+    def _threshold(self, call: ast.Call, loop: ast.stmt) -> ast.expr | None:
+        """The test of an `if` between `loop` and the step `call` that compares against a bound (`if global_step >
+        args.learning_starts:`: off-policy RL and warm-up phases step the optimizer only after it)."""
+        node = self.parents.get(call)
+        while node is not None and node is not loop and not isinstance(node, SCOPE_TYPES):
+            if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                    and all(isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) for op in node.test.ops)):
+                return node.test
+            node = self.parents.get(node)
+        return None
 
     def model_trains(self) -> list[ModelTrain]:
         """The `Model.train(...)` calls, with the statement they sit in and the optimizer they use."""

@@ -56,7 +56,9 @@ class Debugger(Transform):
         "(`train_one_epoch(model, ...)`) it is created at module level instead, so it exists once. "
         "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`. The config is "
         "`config.json` beside the script (`--config PATH`; `--emit-config` writes a default one). When no "
-        "loop is found the tool says so and adds nothing; when an entry script's loop lives in a function it "
+        "loop is found the tool says so and adds nothing; when the step runs only past a bound (`if global_step > "
+        "args.learning_starts:`, as off-policy RL does) a note says the first captured steps may hold no "
+        "update; when an entry script's loop lives in a function it "
         "imports from another file of the project (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are "
         "laid out), the note names that file: instrument both.")
     examples = (
@@ -152,6 +154,10 @@ class Debugger(Transform):
         if loop.conditional:
             unit.note(loop.node.lineno, "the optimizer steps under a condition here (gradient accumulation?): the "
                                         "debugger steps once per iteration of this loop")
+        if loop.threshold is not None:
+            unit.note(loop.node.lineno, f"the optimizer steps here only when `{loop.threshold}`: the debugger steps once "
+                                        "per iteration, so the first captured steps may hold no update (set the "
+                                        "config's \"step\" past it)")
         if loop.inner_steps:
             unit.note(loop.node.lineno, "an optimizer also steps in a loop inside this one (a critic or actor "
                                         "update): the debugger steps once per iteration of this loop, around both")

@@ -224,25 +224,22 @@ class _Finder:
                 continue
             cell = value.func.id
             if cell not in classes:
-                classes[cell] = self._is_step_cell(cell)
+                classes[cell] = self._is_step_cell(value)
             if classes[cell]:
                 found.append(_Step(call, loop, function, conditional))
         return found
 
-    def _is_step_cell(self, name: str) -> bool:
-        """Whether the class `name` (defined in this file or imported from a project module) steps an optimizer."""
-        module_tree, tracker = self.ctx.tree, self.ctx.imports
-        class_name = name
-        if not any(isinstance(node, ast.ClassDef) and node.name == name for node in module_tree.body):
-            ref = project.local_imports(project.import_statements(module_tree.body)).refs.get(name)
-            path = project.find_module(project.file_folder(self.ctx.path), ref.module, ref.level) \
-                if ref is not None and ref.attr else None
-            module = project.load(path) if path is not None else None
-            if module is None:
-                return False
-            module_tree, tracker, class_name = module.tree, module.imports, ref.attr
+    def _is_step_cell(self, construction: ast.Call) -> bool:
+        """Whether the class `construction` instantiates (defined in this file or in a project module) steps an
+        optimizer."""
+        name = construction.func.id
+        places = [(self.ctx.tree, self.ctx.imports, name)]
+        if not any(isinstance(node, ast.ClassDef) and node.name == name for node in self.ctx.tree.body):
+            local = project.local_imports(project.import_statements(self.ctx.tree.body))
+            places = [(module.tree, module.imports, defined) for _, defined, module in
+                      project.reached([construction], local, self.functions, project.file_folder(self.ctx.path))]
         return any(isinstance(node, ast.ClassDef) and node.name == class_name and _applies_optimizer(node, tracker)
-                   for node in module_tree.body)
+                   for tree, tracker, class_name in places for node in tree.body)
 
     def _steppers(self) -> dict[str, _Step]:
         """Local functions that apply gradients once per call (not inside a loop of their own)."""

@@ -191,3 +191,22 @@ def test_selection_by_transform_rule_name_and_code():
     assert "debugger" not in select([], ["debugger"])
     with pytest.raises(SelectionError):
         select(["no-such-thing"], [])
+
+
+# --- other frameworks --------------------------------------------------------------------------------
+JAX_SCRIPT = ("import random\n\nimport jax\nimport numpy as np\nimport optax\nfrom torch.utils.tensorboard import "
+              "SummaryWriter\n\nif __name__ == \"__main__\":\n    random.seed(1)\n    key = jax.random.PRNGKey(1)\n"
+              "    for step in range(10):\n        params = optax.apply_updates(params, updates)\n")
+
+
+def test_a_jax_script_that_takes_only_torch_utils_is_left_unchanged():
+    out, notes = instrument_text("/p/dqn_jax.py", JAX_SCRIPT, Options())
+    assert out == JAX_SCRIPT
+    assert notes == ["/p/dqn_jax.py: this file trains with JAX (from PyTorch it takes at most torch.utils): "
+                     "msprobe-instrument instruments PyTorch and MindSpore code, so it is left unchanged"]
+
+
+def test_a_torch_script_that_also_imports_jax_is_instrumented():
+    code = JAX_SCRIPT.replace("import optax\n", "import optax\nimport torch\n")
+    out, _ = instrument_text("/p/train.py", code, Options())
+    assert "seed_all(" in out

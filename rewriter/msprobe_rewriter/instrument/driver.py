@@ -76,6 +76,10 @@ def instrument_text(path: str, text: str, options: Options, source: Source | Non
     data = source.encode(original) if source is not None else original.encode("utf-8")
     findings = lint_source(path, data, rules).findings if rules else []
     unit = Unit(path, original, tree, _with_selection(options, selected), findings)
+    if unit.other_framework:
+        unit.note(None, f"this file trains with {unit.other_framework} (from PyTorch it takes at most torch.utils): "
+                        "msprobe-instrument instruments PyTorch and MindSpore code, so it is left unchanged")
+        return original, unit.notes
     try:
         for transform in ALL_TRANSFORMS:
             if transform.name in selected:

@@ -20,6 +20,9 @@ from msprobe_rewriter.lint.engine import char_column
 # Module-level calls that neither draw random numbers nor build anything (seeding may go after them).
 SAFE_MODULES = frozenset({"os", "sys", "warnings", "logging", "argparse", "pathlib", "typing", "dataclasses",
                           "collections", "functools", "math", "itertools", "json", "re", "time", "datetime"})
+# Packages of other frameworks' models: a file that trains with one of them and takes from PyTorch at most
+# `torch.utils` (TensorBoard's SummaryWriter, a DataLoader feeding JAX arrays) has nothing to instrument.
+OTHER_FRAMEWORKS = {"jax": "JAX", "flax": "JAX", "tensorflow": "TensorFlow", "keras": "Keras", "paddle": "PaddlePaddle"}
 
 
 class Unit:
@@ -43,6 +46,8 @@ class Unit:
         self.imports_framework = imports.imports_root("torch") or imports.imports_root("mindspore")
         mindspore_only = imports.imports_root("mindspore") and not imports.imports_root("torch")
         self.framework = "mindspore" if mindspore_only else "pytorch"
+        self.other_framework = None if self._uses_torch_models() or imports.imports_root("mindspore") else next(
+            (OTHER_FRAMEWORKS[root] for root in _imported_roots(imports) if root in OTHER_FRAMEWORKS), None)
         self._runtime_names: dict[str, str] = {}
         self.shared: dict[str, object] = {}  # what one transform leaves for a later one
         self.wraps: dict[cst.CSTNode, list] = {}  # loop -> rewrites for the try/finally wrap
@@ -57,6 +62,10 @@ class Unit:
     def note(self, line: int | None, message: str) -> None:
         """Explain something the run did not (or could not) do."""
         self.notes.append(f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
+
+    def _uses_torch_models(self) -> bool:
+        return any(name.split(".", 1)[0] == "torch" and not name.startswith("torch.utils.")
+                   for name in self.ctx.imports.bindings.values())
 
     # --- names -----------------------------------------------------------------------------
     def runtime(self, name: str) -> str:
@@ -141,3 +150,10 @@ def _is_import_block(statement: ast.stmt) -> bool:
         return has_import and all(isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign, ast.Expr))
                                   for s in inner)
     return False
+
+
+def _imported_roots(imports) -> list[str]:
+    """The top-level packages a file imports, in order (packages the resolver does not know included)."""
+    roots = [name.split(".", 1)[0] for name in imports.bindings.values()]
+    roots += [module.split(".", 1)[0] for module, level, _ in imports.local_modules if not level]
+    return list(dict.fromkeys(roots))

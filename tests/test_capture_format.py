@@ -124,6 +124,18 @@ def test_l0_model_chunks_are_named_by_their_index_as_in_msprobe(tmp_path):
         debugger.start({"model": chunks[0]})
 
 
+def test_l0_a_module_two_given_models_hold_is_hooked_once(tmp_path):
+    """A GAN's generator-loss module holds the discriminator, passed with it: D's modules are recorded once,
+    under the name they got first, with one parameters_grad record."""
+    discriminator = torch.nn.Sequential(torch.nn.Linear(4, 1))
+    generator_loss = torch.nn.Sequential(torch.nn.Linear(4, 4), discriminator)
+    dump, _, _ = capture(tmp_path, lambda: generator_loss(torch.randn(3, 4)).sum().backward(),
+                         [generator_loss, discriminator], level="L0")
+    assert [name for name in dump["data"] if ".forward." in name or ".parameters_grad." in name] == [
+        "Module.0.0.Linear.forward.0", "Module.0.1.0.Linear.forward.0", "Module.0.1.Sequential.forward.0",
+        "Module.0.1.0.Linear.parameters_grad.0", "Module.0.0.Linear.parameters_grad.0"]
+
+
 def test_l0_parameters_are_the_ones_each_call_used(tmp_path):
     """Parameters assigned after start(), unfrozen later, or swapped in by torch.func.functional_call."""
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))

@@ -146,6 +146,19 @@ def test_l0_model_chunks_are_named_by_their_index(tmp_path):
         PrecisionDebugger(config_path=write_config(tmp_path, level="L0")).start(model=[first, "second"])
 
 
+def test_l0_a_cell_two_given_models_hold_is_hooked_once(tmp_path):
+    """A GAN's generator-loss cell holds the discriminator, passed with it: D's cells are recorded once."""
+    discriminator = nn.SequentialCell([nn.Dense(8, 2)])
+    generator_loss = nn.SequentialCell([nn.Dense(8, 8), discriminator])
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))
+    debugger.start(model=[generator_loss, discriminator])
+    generator_loss(batch()[0])
+    debugger.stop()
+    debugger.close()
+    assert list(dump(tmp_path)["data"]) == ["Cell.0.0.Dense.forward.0", "Cell.0.1.0.Dense.forward.0",
+                                            "Cell.0.1.SequentialCell.forward.0"]
+
+
 def test_start_stop_and_step_may_be_called_on_the_class(tmp_path):
     net = nn.SequentialCell([nn.Dense(8, 2)])
     debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L0"))

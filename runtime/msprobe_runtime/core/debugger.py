@@ -94,6 +94,9 @@ class StepDebugger:
         self.current_step = 0
         self._session = None
         self._hooks: dict[int, list] = {}  # id(model) -> the framework's hooks on it (each has remove())
+        # ids of the submodules (cells) hooked: one that two given models hold (a generator's loss cell
+        # holding the discriminator, passed with it) is hooked once, under the name it got first
+        self._hooked: set[int] = set()
         self._grad_probe = None
         type(self).latest = self
 
@@ -166,6 +169,7 @@ class StepDebugger:
             for hook in hooks:
                 hook.remove()
         self._hooks.clear()
+        self._hooked.clear()
         if self.state.session is None:
             self.uninstall()
 

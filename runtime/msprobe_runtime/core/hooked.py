@@ -31,3 +31,14 @@ class Hooked:
         for name, value in state.items():
             setattr(self, name, value)
         self.owner = _no_owner
+
+
+def taken(hooked: set[int] | None, module) -> bool:
+    """Whether `module` (a submodule or cell) is hooked already through another model; if not, it is counted
+    as hooked now. `hooked` None: nothing is tracked."""
+    if hooked is None:
+        return False
+    if id(module) in hooked:
+        return True
+    hooked.add(id(module))
+    return False

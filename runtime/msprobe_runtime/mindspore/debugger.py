@@ -80,7 +80,7 @@ class PrecisionDebugger(StepDebugger):
             return
         hooks = []
         if self.config.level in ("L0", "mix"):
-            hooks.append(CellHooks(cell, prefix))
+            hooks.append(CellHooks(cell, prefix, self._hooked))
         hooks.append(PrimitiveHooks(cell, guards_only=self.config.level == "L0"))
         self._hooks[id(cell)] = hooks
 

@@ -53,7 +53,7 @@ class PrecisionDebugger(StepDebugger):
         if model is not None and self.config.level in ("L0", "mix"):
             for prefix, module in model_chunks(model, torch.nn.Module, "torch.nn.Module"):
                 if id(module) not in self._hooks:
-                    self._hooks[id(module)] = [ModuleHooks(module, prefix)]
+                    self._hooks[id(module)] = [ModuleHooks(module, prefix, self._hooked)]
         return True
 
     # ---- gradient probe ----------------------------------------------------------------------

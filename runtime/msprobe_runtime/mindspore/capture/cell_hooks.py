@@ -14,7 +14,7 @@ import threading
 from functools import partial
 
 from msprobe_runtime.core import naming
-from msprobe_runtime.core.hooked import Hooked
+from msprobe_runtime.core.hooked import Hooked, taken
 from msprobe_runtime.core.parameter_hooks import ParameterHooks
 from msprobe_runtime.core.records import capture_stack
 from msprobe_runtime.mindspore.capture.api_wrap import STATE
@@ -44,13 +44,15 @@ class _Cell(Hooked):
 class CellHooks:
     """The hooks on one model's sub-cells (the root is not recorded, as in msprobe)."""
 
-    def __init__(self, model, prefix: str = ""):
-        """`prefix` starts every record's path (`"1."` for the second of several model chunks)."""
+    def __init__(self, model, prefix: str = "", hooked: set[int] | None = None):
+        """`prefix` starts every record's path (`"1."` for the second of several model chunks); cells whose
+        ids are in `hooked` (hooked through another model) are left alone, and the ids of those hooked here
+        are added to it."""
         self.model = model
         self.handles = []
         self.cells: list[_Cell] = []
         for path, cell in model.cells_and_names():
-            if not path:
+            if not path or taken(hooked, cell):
                 continue
             info = _Cell(prefix + path, cell)
             self.handles.append(cell.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))

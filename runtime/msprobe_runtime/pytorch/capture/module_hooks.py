@@ -18,7 +18,7 @@ import torch
 
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import tensors_in
-from msprobe_runtime.core.hooked import Hooked
+from msprobe_runtime.core.hooked import Hooked, taken
 from msprobe_runtime.core.parameter_hooks import ParameterHooks
 from msprobe_runtime.pytorch.capture import stacks
 from msprobe_runtime.pytorch.capture.api_wrap import STATE, records_here
@@ -66,14 +66,16 @@ class _Call:
 class ModuleHooks:
     """The hooks on one model's submodules (the root is not recorded, as in msprobe)."""
 
-    def __init__(self, model: torch.nn.Module, prefix: str = ""):
-        """`prefix` starts every record's path (`"1."` for the second of several model chunks)."""
+    def __init__(self, model: torch.nn.Module, prefix: str = "", hooked: set[int] | None = None):
+        """`prefix` starts every record's path (`"1."` for the second of several model chunks); submodules
+        whose ids are in `hooked` (hooked through another model) are left alone, and the ids of those
+        hooked here are added to it."""
         self.model = model
         self.handles = []
         self.modules: list[_Module] = []
         scripted = []
         for path, module in model.named_modules():
-            if not path:
+            if not path or taken(hooked, module):
                 continue
             path = prefix + path
             if isinstance(module, torch.jit.ScriptModule):  # TorchScript runs it (and its submodules): no hooks

@@ -457,6 +457,37 @@ def top_statement(node: ast.stmt, parents: dict[ast.AST, ast.AST]) -> ast.stmt:
     return node
 
 
+def first_in_common_block(statements: list[ast.stmt], parents: dict[ast.AST, ast.AST]) -> ast.stmt:
+    """The first statement, of the innermost block of one function (or the module) holding all of
+    `statements`, that contains one of them (an `if __name__ == "__main__":` block's loop that comes first);
+    the compound statement around them when they lie in different blocks of it (an `if` and its `else`)."""
+    chains = []
+    for statement in statements:
+        chain, node = [statement], statement
+        while not isinstance(parents.get(node), (*FUNCTION_TYPES, ast.Module)):
+            node = parents[node]
+            if isinstance(node, ast.stmt):
+                chain.append(node)
+        chains.append(chain[::-1])  # from the function's own body down
+    shared = 0  # how many statements every chain starts with
+    while all(len(chain) > shared for chain in chains) and len({id(chain[shared]) for chain in chains}) == 1:
+        shared += 1
+    if shared and any(len(chain) == shared for chain in chains):  # one statement holds the others
+        return chains[0][shared - 1]
+    candidates = [chain[shared] for chain in chains]
+    if shared and not _one_block(candidates, chains[0][shared - 1]):
+        return chains[0][shared - 1]
+    return min(candidates, key=lambda statement: statement.lineno)
+
+
+def _one_block(statements: list[ast.stmt], owner: ast.stmt) -> bool:
+    """Whether `statements`, each inside compound statement `owner`, all lie in one of its blocks."""
+    blocks = [block for field in ("body", "orelse", "finalbody") if isinstance(block := getattr(owner, field, None), list)]
+    blocks += [handler.body for handler in getattr(owner, "handlers", ())]
+    blocks += [case.body for case in getattr(owner, "cases", ())]
+    return any(all(any(item is statement for item in block) for statement in statements) for block in blocks)
+
+
 def _is_name_chain(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value

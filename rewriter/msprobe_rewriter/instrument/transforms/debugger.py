@@ -96,6 +96,21 @@ class Debugger(Transform):
                 "        (-D(G(z)).mean()).backward()\n        opt_g.step()\n"
                 "        D(G(z).detach()).mean().backward()\n        opt_d.step()\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # Two training phases in a `__main__` block: one debugger, made in the block before the first phase.
+        Example("import torch\n\nif __name__ == \"__main__\":\n    model = torch.nn.Linear(2, 1)\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+                "        model(x).sum().backward()\n        opt.step()\n    for x in torch.randn(4, 8, 2):\n"
+                "        model(x).mean().backward()\n        opt.step()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n"
+                "if __name__ == \"__main__\":\n    model = torch.nn.Linear(2, 1)\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "    for x in torch.randn(4, 8, 2):\n        debugger.start(model=model)\n        try:\n"
+                "            model(x).sum().backward()\n            opt.step()\n        finally:\n"
+                "            debugger.stop()\n            debugger.step()\n"
+                "    for x in torch.randn(4, 8, 2):\n        debugger.start(model=model)\n        try:\n"
+                "            model(x).mean().backward()\n            opt.step()\n        finally:\n"
+                "            debugger.stop()\n            debugger.step()\n"),
         Example("import mindspore as ms\n\nnet = ms.nn.Dense(2, 1)\n"
                 "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
                 "model.train(1, dataset, callbacks=[ms.train.LossMonitor()])\n",
@@ -210,7 +225,9 @@ class Debugger(Transform):
         """The statement to create the debugger before, in the function that trains (None: module level).
 
         That is the first statement of the function's own body that leads to training, when every model
-        is created before it; else, for a single loop, its outermost loop. Never inside a loop."""
+        is created before it; else the first statement leading to training in the innermost block that holds
+        every loop (a `__main__` block's), when every model is created before that; else, for a single loop,
+        its outermost loop. Never inside a loop."""
         analysis = unit.analysis
         anchors = [(loop.outermost, loop.function, loop.models) for loop in analysis.loops if loop.model_is_local]
         anchors += [(self._outermost(unit, t.statement), t.function, ()) for t in analysis.model_trains]
@@ -219,10 +236,15 @@ class Debugger(Transform):
         function = anchors[0][1]
         first = min((loops.top_statement(a, analysis.parents) for a, _, _ in anchors), key=lambda s: s.lineno)
         scope = function or unit.tree
-        if all(loops.assigned_before(scope, model.split(".", 1)[0], first.lineno)
-               for _, _, models in anchors for model in models):
+        if self._models_before(scope, anchors, first):
             return first
-        return anchors[0][0] if len(anchors) == 1 else None
+        inner = loops.first_in_common_block([a for a, _, _ in anchors], analysis.parents)  # in `if __name__ ...`
+        return inner if len(anchors) == 1 or self._models_before(scope, anchors, inner) else None
+
+    @staticmethod
+    def _models_before(scope: ast.AST, anchors: list, statement: ast.stmt) -> bool:
+        return all(loops.assigned_before(scope, model.split(".", 1)[0], statement.lineno)
+                   for _, _, models in anchors for model in models)
 
     @staticmethod
     def _outermost(unit: Unit, statement: ast.stmt) -> ast.stmt:

@@ -82,24 +82,38 @@ _MS_OP_DRAWS: dict[str, int | None] = {
     "rand_like": 1, "randint_like": 3, "normal": 3, "gamma": 3, "poisson": 2, "random_gamma": 2,
     "random_poisson": 2, "standard_laplace": 1, "laplace": 3, "multinomial": 3, "shuffle": 1,
     "choice_with_mask": 2, "dropout": 3, "rrelu": None, "gumbel_softmax": None,
+    "fractional_max_pool2d": None, "fractional_max_pool3d": None,  # pooling regions from `ops.rand`
 }
 MINDSPORE_OP_DRAWS: dict[str, int | None] = {
     **{f"{module}.{name}": seed for module in ("mindspore.ops", "mindspore.ops.functional", "mindspore.ops.function")
        for name, seed in _MS_OP_DRAWS.items()},
     "mindspore.nn.Dropout": None,  # seeded from the global seed when constructed
+    **dict.fromkeys(["mindspore.nn.RReLU", "mindspore.nn.FractionalMaxPool2d", "mindspore.nn.FractionalMaxPool3d"]
+                    + [f"mindspore.numpy.{n}" for n in ("rand", "randn", "randint")]),
 }
-# `mint` draws take MindSpore's default generator (or `generator=`), which only `mindspore.manual_seed` seeds.
+# Fractional max pooling draws its regions only when not given them: name -> (position, keyword) of the samples.
+MINDSPORE_GIVEN_SAMPLES: dict[str, tuple[int, str]] = {
+    name: (4 if name.startswith("mindspore.nn.") else 5, "_random_samples")
+    for name in MINDSPORE_OP_DRAWS if name.rpartition(".")[2].lower().startswith("fractional")
+}
+# `mint` draws and the in-place `ops.*_` fills take MindSpore's default generator (or `generator=`), which only
+# `mindspore.manual_seed` seeds (`nn.DropoutExt` / `nn.Dropout2dExt` are `mint.nn.Dropout` / `Dropout2d`).
 MINDSPORE_GENERATOR_DRAWS = frozenset(
     [f"mindspore.mint.{n}" for n in ("randn", "rand", "randint", "randperm", "normal", "bernoulli", "multinomial",
                                      "randn_like", "rand_like", "randint_like")]
-    + ["mindspore.mint.nn.Dropout", "mindspore.mint.nn.functional.dropout"]
+    + [f"{m}.{n}" for m in ("mindspore.ops", "mindspore.ops.functional")
+       for n in ("normal_", "uniform_", "random_", "bernoulli_", "exponential_", "bernoulli_ext")]
+    + ["mindspore.mint.nn.Dropout", "mindspore.mint.nn.functional.dropout", "mindspore.mint.nn.Dropout2d",
+       "mindspore.mint.nn.functional.dropout2d", "mindspore.nn.DropoutExt", "mindspore.nn.Dropout2dExt"]
 )
 # MindSpore dropouts that draw no mask for a literal rate: name -> (keyword, position, value meaning "off").
 MINDSPORE_DROPOUT_OFF: dict[str, tuple[tuple[str, int | None, float], ...]] = {
     "mindspore.nn.Dropout": (("p", None, 0), ("keep_prob", 0, 1)),
     **dict.fromkeys([f"{m}.dropout" for m in ("mindspore.ops", "mindspore.ops.functional", "mindspore.ops.function")]
                     + ["mindspore.mint.nn.functional.dropout"], (("p", 1, 0),)),
-    "mindspore.mint.nn.Dropout": (("p", 0, 0),),
+    **dict.fromkeys(("mindspore.mint.nn.Dropout", "mindspore.mint.nn.Dropout2d", "mindspore.nn.DropoutExt",
+                     "mindspore.nn.Dropout2dExt"), (("p", 0, 0),)),
+    "mindspore.mint.nn.functional.dropout2d": (("p", 1, 0),),
 }
 # `mindspore.common.initializer` classes that draw random weights, from NumPy's global generator.
 MINDSPORE_INIT_DRAWS = frozenset(
@@ -305,6 +319,7 @@ MINDSPORE_RANDOM_TRANSFORMS = frozenset({
     "RandomChoice", "RandomApply", "RandomColorAdjust", "SoftDvppDecodeRandomCropResizeJpeg",
     "UniformAugment", "RandomSelectSubpolicy",
     "CutOut", "BoundingBoxAugment",  # random patches; a random selection of boxes
+    "MaskAlongAxisIID",  # audio: a mask of random width at a random start
 })
 # Deterministic twin of a random transform: (replacement names, the arguments that carry over). An empty
 # tuple of twins removes the transform. Carried arguments keep their value, `size` as the first argument,
@@ -418,7 +433,7 @@ MINDSPORE_DROPOUT = frozenset({
     "mindspore.ops.Dropout", "mindspore.ops.dropout", "mindspore.ops.Dropout2D", "mindspore.ops.Dropout3D",
     "mindspore.ops.dropout1d", "mindspore.ops.dropout2d", "mindspore.ops.dropout3d",
     "mindspore.mint.nn.Dropout", "mindspore.mint.nn.functional.dropout", "mindspore.mint.nn.Dropout2d",
-    "mindspore.mint.nn.functional.dropout2d",
+    "mindspore.mint.nn.functional.dropout2d", "mindspore.nn.DropoutExt", "mindspore.nn.Dropout2dExt",
 })
 
 # Where `dropout=` sits positionally in those constructors.
@@ -668,9 +683,14 @@ class RandomSeeds(NamedTuple):
 _MS_SEED_PAIR = RandomSeeds(((0, "seed"), (1, "seed2")))
 # `Bernoulli` and `RandpermV2` read the clock for `seed=-1` (Bernoulli's default; RandpermV2's default 0 is a
 # fixed seed).
-# Primitives: the seeds are arguments of the constructor. (Left out: LogUniformCandidateSampler, whose seed 0
-# repeats on CPU; FractionalMaxPool/FractionalAvgPool, whose seeds must be 0 unless `deterministic=True` and
-# which repeat on CPU with them; the deprecated DropoutGenMask, which does not run on CPU.)
+# Primitives: the seeds are arguments of the constructor. `Cauchy`, `LogNormalReverse`, `NonDeterministicInts` and
+# `Randperm` take no seed at all (Randperm, Ascend and GPU only, by its documentation: "every execution is
+# different"). (Left out: LogUniformCandidateSampler, whose seed 0 repeats on CPU, deprecated, its seed ignored on
+# Ascend; FractionalMaxPool/FractionalAvgPool, whose seeds must be 0 unless `deterministic=True` and which repeat
+# on CPU with them (the `nn`/function forms draw from `ops.rand`: MINDSPORE_OP_DRAWS); the deprecated
+# DropoutGenMask, which does not run on CPU; the deprecated ExtractGlimpse, random only outside the image.)
+_MS_NO_SEED = RandomSeeds((), fix="draw with a seeded operator or on the host (seeded NumPy) while debugging",
+                          unseeded="no seed (it takes none)")
 _MS_RANDOM_PRIMITIVES: dict[str, RandomSeeds] = {
     **dict.fromkeys(("StandardNormal", "UniformReal", "UniformInt", "Gamma", "Poisson", "Multinomial", "RandomGamma",
                      "RandomPoisson", "StandardLaplace", "ParameterizedTruncatedNormal", "RandomShuffle",
@@ -683,10 +703,13 @@ _MS_RANDOM_PRIMITIVES: dict[str, RandomSeeds] = {
                              "seed -1 (the default: the clock)"),
     "RandpermV2": RandomSeeds(((0, "seed"),), frozenset({-1}), 0, "pass a fixed `seed=` (0 or more)",
                               "seed -1 (the clock)"),
+    **dict.fromkeys(("Cauchy", "LogNormalReverse", "NonDeterministicInts", "Randperm"), _MS_NO_SEED),
 }
 MINDSPORE_RANDOM_PRIMITIVES: dict[str, RandomSeeds] = {
-    f"{module}.{name}": seeds for module in ("mindspore.ops", "mindspore.ops.operations")
-    for name, seeds in _MS_RANDOM_PRIMITIVES.items()
+    **{f"{module}.{name}": seeds for module in ("mindspore.ops", "mindspore.ops.operations")
+       for name, seeds in _MS_RANDOM_PRIMITIVES.items()},
+    # samples with a `UniformCandidateSampler` of its `seed=` unless given `sampled_values`
+    "mindspore.nn.SampledSoftmaxLoss": RandomSeeds(((5, "seed"),), unseeded="seed 0 (the default)"),
 }
 # Primitives that take their seed as an input of each call, positionally (`Primitive.__call__` takes no
 # keywords): `ops.RandomCategorical(dtype)(logits, num_sample, seed)`.
@@ -702,6 +725,8 @@ _MS_SEEDED_FUNCTIONS: dict[str, RandomSeeds] = {
     "bernoulli": RandomSeeds(((2, "seed"),), frozenset({None, -1}), None, "pass a fixed `seed=` (0 or more)",
                              "no seed (None, the default, or -1)"),
     "uniform_candidate_sampler": RandomSeeds(((5, "seed"),), unseeded="seed 0 (the default)"),
+    "multinomial_with_replacement": RandomSeeds(((1, "seed"), (2, "offset")), fix="pass a fixed non-zero `seed`",
+                                                unseeded="seed 0 and offset 0"),
 }
 MINDSPORE_SEEDED_FUNCTIONS: dict[str, RandomSeeds] = {
     f"{module}.{name}": seeds for module in ("mindspore.ops", "mindspore.ops.functional", "mindspore.ops.function")

@@ -23,7 +23,7 @@ class RandomAugment(FollowsValues, Rule):
                "`CutMix`/`MixUp`, `GaussianBlur` with a sigma range (its default), `JPEG` with a quality range, v2 "
                "`GaussianNoise`, `RandomCrop.get_params`-style parameter draws; MindSpore `dataset.vision`/"
                "`dataset.transforms` `Random*`, `RandomColorAdjust`, `RandomChoice`/`RandomApply`, `AutoAugment`, "
-               "`RandAugment`, `CutMixBatch`, `MixUpBatch`; timm `create_transform(is_training=True)`, `Mixup`. "
+               "`RandAugment`, `CutMixBatch`, `MixUpBatch`, `dataset.audio` `MaskAlongAxisIID`; timm `create_transform(is_training=True)`, `Mixup`. "
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged.")
     why = ("Random augmentation draws from the data pipeline's generators, so every epoch (and every worker, "
@@ -56,6 +56,8 @@ class RandomAugment(FollowsValues, Rule):
                 "noisy = v2.Compose([v2.GaussianNoise(), v2.JPEG((50, 100))])\n", lines=(4, 5)),
         Invalid("from mindspore.dataset import vision\n\ntrain_ops = [vision.CutOut(16), vision.HWC2CHW()]\n"
                 "boxes = vision.BoundingBoxAugment(vision.Rotate(90), ratio=0.3)\n", lines=(3, 4)),
+        Invalid("import mindspore.dataset.audio as audio\n\nmask = audio.MaskAlongAxisIID(mask_param=30, mask_value=0.0, "
+                "axis=2)\n", lines=(3,)),
         Invalid("from torchvision import transforms\n\ntrain_tf = transforms.Compose([\n"
                 "    transforms.RandomResizedCrop(224),\n    transforms.RandomHorizontalFlip(),\n"
                 "    transforms.ColorJitter(0.4, 0.4, 0.4),\n    transforms.ToTensor(),\n])\n", lines=(4, 5, 6)),

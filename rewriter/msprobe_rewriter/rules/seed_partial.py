@@ -47,9 +47,12 @@ class SeedPartial(Rule):
                "Python's "
                "`random`, NumPy's global generator (also behind `mindspore.common.initializer`), torch's global "
                "generator (`torch.rand*`, `torch.nn.init`), MindSpore's operator RNG (`ops.standard_normal`, "
-               "`ops.uniform`, `ops.randn`, `ops.dropout`, `nn.Dropout`, ...; seeded by `mindspore.set_seed`, not "
-               "by `mindspore.dataset.config.set_seed`) and MindSpore's default generator (`mint.randn`, ...; "
-               "seeded only by `mindspore.manual_seed`). A draw given its own `seed=`/`generator=` is not global. "
+               "`ops.uniform`, `ops.randn`, `ops.dropout`, `nn.Dropout`, `nn.RReLU`, fractional max pooling, "
+               "`mindspore.numpy.rand*`, ...; seeded by `mindspore.set_seed`, not by "
+               "`mindspore.dataset.config.set_seed`) and MindSpore's default generator (`mint.randn`, "
+               "`mint.nn.Dropout2d`, the in-place `ops.normal_`/`ops.uniform_`/`ops.bernoulli_`, ...; seeded only by "
+               "`mindspore.manual_seed`). A draw given its own `seed=`/`generator=` (or, for fractional pooling, "
+               "its `_random_samples=`) is not global. "
                "A file that seeds nothing is left to seed-missing. In a library module (neither an entry script "
                "nor seeding on import), a seeding inside a function is that function's own business (a "
                "distributed sampler reseeding NumPy each epoch, a transform drawing a seed list after "
@@ -147,6 +150,18 @@ mask = mint.rand(8, generator=ms.Generator().manual_seed(1)) > 0.5
 drop = mint.nn.Dropout(p=0.0)
 z = ops.standard_normal((8,), seed=3)
 """,
+        # Fractional pooling draws its regions from the operator RNG, which `mindspore.set_seed` seeds, unless
+        # given them; `mindspore.manual_seed` seeds the in-place fills.
+        """\
+import mindspore as ms
+from mindspore import nn, ops
+
+ms.set_seed(1)
+ms.manual_seed(1)
+pool = nn.FractionalMaxPool2d(3, output_ratio=0.5)
+y = ops.fractional_max_pool2d(x, 3, output_ratio=0.5, _random_samples=samples)
+w = ops.uniform_(w, -0.1, 0.1)
+""",
         # `np.random.seed` here is not NumPy's: a local module named np.
         """\
 import torch
@@ -189,6 +204,16 @@ def main():
 if __name__ == "__main__":
     main()
 """, lines=(13,)),
+        # Fractional pooling regions and the in-place `ops.normal_` draw from MindSpore's operator RNG and its
+        # default generator, which NumPy's seed leaves alone.
+        Invalid("""\
+import numpy as np
+from mindspore import nn, ops
+
+np.random.seed(0)
+pool = nn.FractionalMaxPool2d(3, output_ratio=0.5)
+bias = ops.normal_(bias, 0.0, 0.02)
+""", lines=(5, 6)),
         # `mint` draws follow `mindspore.manual_seed`, which `mindspore.set_seed` does not call.
         Invalid("""\
 import mindspore as ms
@@ -338,8 +363,10 @@ def _own_nodes(function: ast.AST) -> set[int]:
 
 
 def _draws_globally(call: ast.Call, qualified: str) -> bool:
-    """Whether a draw uses its family's global state: no `generator=`, no seed of its own, a dropout rate > 0."""
-    if keyword(call, "generator") is not None:
+    """Whether a draw uses its family's global state: no `generator=`, no seed of its own, a dropout rate > 0, no
+    samples given in place of the draw (`_random_samples=`)."""
+    samples = catalogue.MINDSPORE_GIVEN_SAMPLES.get(qualified)
+    if keyword(call, "generator") is not None or (samples is not None and argument(call, *samples) is not None):
         return False
     if qualified in catalogue.MINDSPORE_OP_DRAWS:
         position = catalogue.MINDSPORE_OP_DRAWS[qualified]

@@ -38,12 +38,15 @@ class UnseededGenerator(Rule):
                "fresh seed and does not count); also MindSpore random operators that ignore `mindspore.set_seed` "
                "and are left unseeded: primitives (`ops.StandardNormal()`, `ops.UniformReal()`, `ops.Gamma()`, "
                "`ops.Multinomial()`, `ops.Dropout()`, `ops.UniformCandidateSampler(...)`, "
-               "`ops.SampleDistortedBoundingBoxV2()`, ...) created with every seed 0 (the default), "
-               "`ops.Bernoulli()` with seed -1 (the default) and `ops.RandpermV2(seed=-1)` (both read the clock), "
+               "`ops.SampleDistortedBoundingBoxV2()`, `nn.SampledSoftmaxLoss(...)`, ...) created with every seed 0 "
+               "(the default), `ops.Bernoulli()` with seed -1 (the default) and `ops.RandpermV2(seed=-1)` (both "
+               "read the clock), `ops.Cauchy`, `ops.LogNormalReverse`, `ops.NonDeterministicInts` and `ops.Randperm`, "
+               "which take no seed at all, "
                "`ops.RandomCategorical`, which takes its seed as the third input of each call, called with seed 0 "
                "(checked where the primitive is called at once or through the variable holding it), and the "
-               "functions `ops.random_categorical` (seed 0), `ops.bernoulli` (no seed) and "
-               "`ops.uniform_candidate_sampler` (seed 0). A seed that is a parameter of the enclosing function "
+               "functions `ops.random_categorical` (seed 0), `ops.bernoulli` (no seed), "
+               "`ops.uniform_candidate_sampler` (seed 0) and `ops.multinomial_with_replacement` (seed and offset 0). "
+               "A seed that is a parameter of the enclosing function "
                "counts with its default value (`def __init__(self, seed=0)`).")
     why = ("A generator object has its own state: `np.random.seed` / `random.seed` / `torch.manual_seed` do not "
            "touch it. NumPy and `random` generators created without a seed take fresh entropy from the OS, so "
@@ -121,6 +124,7 @@ g = default_rng()
 """,
         """\
 import mindspore.ops as ops
+from mindspore import nn
 from mindspore.ops import operations as P
 
 normal = ops.StandardNormal(seed=2)
@@ -129,6 +133,8 @@ shuffle = ops.RandomShuffle(seed=args.seed)
 coin = ops.Bernoulli(seed=0)
 order = ops.RandpermV2()  # its default seed 0 is a fixed seed
 tokens = ops.random_categorical(logits, 4, seed=5)
+loss = nn.SampledSoftmaxLoss(64, 10000, seed=1)
+picks = ops.multinomial_with_replacement(probs, 5, 0, 8, True)
 """,
         # `RandomCategorical` takes its seed when called (mindspore models' GPT-2 sampler).
         """\
@@ -249,6 +255,15 @@ class DropPath(nn.Cell):
         self.rand = ops.UniformReal(seed=seed)
         self.sampler = ops.UniformCandidateSampler(1, 5, True, 100)
 """, lines=(9, 10)),
+        # Operators that take no seed, and a loss sampling its candidates with seed 0 (the default).
+        Invalid("""\
+import mindspore as ms
+from mindspore import nn, ops
+
+ms.set_seed(1)
+noise = ops.Cauchy([4, 4])()
+loss = nn.SampledSoftmaxLoss(num_sampled=64, num_classes=10000)
+""", lines=(5, 6)),
         # Each function's generator is its own, whatever its name.
         Invalid("""\
 import numpy as np

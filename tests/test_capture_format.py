@@ -708,3 +708,52 @@ def test_set_init_step_numbers_the_steps_of_a_resumed_run(tmp_path):
     for bad in (-1, 1.5, True, "3"):
         with pytest.raises(ValueError, match="set_init_step"):
             debugger.set_init_step(bad)
+
+
+@pytest.mark.parametrize("reentrant", [None, False, True])
+def test_l0_parameter_gradients_once_per_backward_pass(tmp_path, reentrant):
+    """Read after each pass: micro-batches accumulating into .grad give one record per pass, holding the
+    sum so far; a checkpoint's backward run inside the pass (reentrant) adds no record of its own; after
+    close() autograd's own engine is back."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    batches = torch.randn(2, 3, 4)
+    sums = []
+
+    def run():
+        for batch in batches:
+            out = model(batch) if reentrant is None else \
+                torch.utils.checkpoint.checkpoint(model, batch.requires_grad_(), use_reentrant=reentrant)
+            out.sum().backward()
+            sums.append(float(model[0].weight.grad.norm()))
+
+    engine = torch.autograd.Variable._execution_engine
+    dump, _, _ = capture(tmp_path, run, model, level="L0")
+    assert torch.autograd.Variable._execution_engine is engine
+    data = dump["data"]
+    assert [name for name in data if ".parameters_grad." in name] == [
+        "Module.2.Linear.parameters_grad.0", "Module.0.Linear.parameters_grad.0",
+        "Module.2.Linear.parameters_grad.1", "Module.0.Linear.parameters_grad.1"]
+    assert [data[f"Module.0.Linear.parameters_grad.{i}"]["weight"][0]["Norm"] for i in (0, 1)] == pytest.approx(sums)
+
+
+def test_l0_parameter_gradients_that_an_optimizer_in_backward_consumes(tmp_path):
+    """Someone else's post-accumulate-grad hook (an optimizer run in backward, which steps and drops the
+    gradient before the pass ends): each parameter's gradient is read by its own hook, right after its
+    accumulation."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
+    optimizers = {p: torch.optim.SGD([p], lr=0.1) for p in model.parameters()}
+    norms = {}
+
+    def step_in_backward(parameter):
+        norms[parameter] = float(parameter.grad.norm())
+        optimizers[parameter].step()
+        parameter.grad = None
+
+    for parameter in model.parameters():
+        parameter.register_post_accumulate_grad_hook(step_in_backward)
+    dump, _, _ = capture(tmp_path, lambda: model(torch.randn(3, 4)).sum().backward(), model, level="L0")
+    data = dump["data"]
+    assert data["Module.0.Linear.parameters_grad.0"]["weight"][0]["Norm"] == pytest.approx(norms[model[0].weight])
+    assert data["Module.1.Linear.parameters_grad.0"]["bias"][0]["Norm"] == pytest.approx(norms[model[1].bias])

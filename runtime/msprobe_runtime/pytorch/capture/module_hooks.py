@@ -4,8 +4,14 @@ gradients, recorded without changing a single bit of training.
 msprobe uses full backward hooks, which wrap the module's inputs and outputs in extra autograd nodes;
 that changes the order in which gradients are accumulated, and losses drift from about step 5. Here no
 node is added: a module call's backward record is read from the graph as an API call's is
-(capture.backward), and parameter gradients come from post-accumulate-grad hooks. Hooks only read
-gradients.
+(capture.backward). Hooks only read gradients.
+
+Parameter gradients are read once per backward pass, after it (capture.engine): the ones it accumulated
+into, found by their tensors' identities and version counters. That costs one Python call per pass
+instead of one hook call per parameter. Where code may change a `.grad` during the pass, after its
+accumulation (DDP's and FSDP's reducers, so whenever a process group is up; someone else's
+post-accumulate-grad hook, such as an optimizer run in backward), each parameter gets a post-accumulate-grad
+hook instead, which reads its gradient right after the accumulation.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from msprobe_runtime.core import naming
 from msprobe_runtime.core.call_gradients import tensors_in
 from msprobe_runtime.core.hooked import Hooked, taken
 from msprobe_runtime.core.parameter_hooks import ParameterHooks
-from msprobe_runtime.pytorch.capture import stacks
+from msprobe_runtime.pytorch.capture import engine, stacks
 from msprobe_runtime.pytorch.capture.api_wrap import STATE, records_here
 from msprobe_runtime.pytorch.capture.backward import hook_backward, sequence_number
 
@@ -34,21 +40,34 @@ class _Module(Hooked):
     path, class name, and the gradient hooks on its direct parameters (kept in step with the module: see
     core.parameter_hooks)."""
 
-    __slots__ = ("path", "class_name", "stem", "has_inplace", "gradients")
+    __slots__ = ("path", "class_name", "stem", "has_inplace", "gradients", "per_pass")
 
-    def __init__(self, path: str, module: torch.nn.Module):
+    def __init__(self, path: str, module: torch.nn.Module, per_pass: bool):
         super().__init__(module)
         self.path = path
         self.class_name = type(module).__name__
         self.stem = f"{naming.MODULE_PREFIX}.{path}.{self.class_name}.{naming.FORWARD}"
         self.has_inplace = hasattr(module, "inplace")  # nn.ReLU(inplace=True) and the like
         self.gradients = ParameterHooks(self._hook_gradient)
+        self.per_pass = per_pass  # gradients read after each backward pass (else by a hook per parameter)
+        if not per_pass:
+            self.hook_gradients(module)
+
+    def hook_gradients(self, module: torch.nn.Module) -> None:
+        """Give each of the module's parameters its gradient hook (from now on, not read per pass)."""
+        self.per_pass = False
         for name, parameter in module._parameters.items():
             if parameter is not None:
                 self.gradients.sync(name, parameter)
 
     def _hook_gradient(self, name: str, parameter: torch.nn.Parameter):
-        return parameter.register_post_accumulate_grad_hook(partial(_parameter_hook, self, name))
+        """The parameter's hook, put before the hooks it has (which may step an optimizer and drop the
+        gradient): it only reads."""
+        handle = parameter.register_post_accumulate_grad_hook(partial(_parameter_hook, self, name))
+        hooks = parameter._post_accumulate_grad_hooks  # run in the order of the dict's own storage, which
+        for key in [key for key in hooks if key != handle.id]:  # OrderedDict.move_to_end leaves as it was
+            hooks[key] = hooks.pop(key)
+        return handle
 
 
 class _Call:
@@ -63,6 +82,9 @@ class _Call:
         self.stack = None
 
 
+_PER_PASS: list[ModuleHooks] = []  # the hooks whose parameter gradients are read after each backward pass
+
+
 class ModuleHooks:
     """The hooks on one model's submodules (the root is not recorded, as in msprobe)."""
 
@@ -73,6 +95,7 @@ class ModuleHooks:
         self.model = model
         self.handles = []
         self.modules: list[_Module] = []
+        self.per_pass = not (torch.distributed.is_available() and torch.distributed.is_initialized())
         scripted = []
         for path, module in model.named_modules():
             if not path or taken(hooked, module):
@@ -82,11 +105,14 @@ class ModuleHooks:
                 if not scripted or not path.startswith(scripted[-1] + "."):
                     scripted.append(path)
                 continue
-            info = _Module(path, module)
+            info = _Module(path, module, self.per_pass)
             self.handles.append(module.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
             self.handles.append(module.register_forward_hook(partial(_forward_hook, info), with_kwargs=True,
                                                              always_call=True))  # also when forward raises
             self.modules.append(info)
+        if self.per_pass:
+            _PER_PASS.append(self)
+            engine.install(_backward_pass)
         if scripted:
             warnings.warn(f"msprobe-kit: {len(scripted)} TorchScript submodule(s) cannot be hooked and are not "
                           f"recorded at L0/mix: {', '.join(scripted[:3])}{', ...' if len(scripted) > 3 else ''}",
@@ -99,6 +125,40 @@ class ModuleHooks:
         self.handles.clear()
         for info in self.modules:
             info.gradients.remove()
+        self._leave_per_pass()
+
+    def gradient_states(self) -> list | None:
+        """Per parameter that requires grad, in about the order a backward pass reaches them: (module info,
+        name, parameter, gradient, its version counter) now; None when one has someone else's
+        post-accumulate-grad hook, which may change its `.grad` before the pass ends."""
+        states = []
+        for info in reversed(self.modules):
+            module = info.owner()
+            if module is None:
+                continue
+            for name, parameter in module._parameters.items():
+                if parameter is None or not parameter.requires_grad:
+                    continue
+                if parameter._post_accumulate_grad_hooks:
+                    return None
+                grad = _gradient(parameter)
+                states.append((info, name, parameter, grad, -1 if grad is None else grad._version))
+        return states
+
+    def hook_each_parameter(self) -> None:
+        """From now on, read each parameter's gradient with its own hook, right after its accumulation."""
+        self._leave_per_pass()
+        for info in self.modules:
+            module = info.owner()
+            if module is not None:
+                info.hook_gradients(module)
+
+    def _leave_per_pass(self) -> None:
+        if self in _PER_PASS:
+            _PER_PASS.remove(self)
+            if not _PER_PASS:
+                engine.uninstall()
+        self.per_pass = False
 
 
 def _active():
@@ -169,9 +229,40 @@ def _parameters(session, info: _Module, module, name: str) -> dict:
         if value is None:
             continue
         parameters[key] = session.tensor(value, name, "parameters", (key,), shared=False)
-        if isinstance(value, Parameter):  # functional_call's plain tensors get no .grad
+        if isinstance(value, Parameter) and not info.per_pass:  # functional_call's plain tensors get no .grad
             info.gradients.sync(key, value)
     return parameters
+
+
+def _backward_pass():
+    """Before a backward pass (capture.engine): the state of the gradients read per pass, and the function
+    that records those the pass accumulated into (None when nothing is read)."""
+    session = _active()
+    if session is None or session.closed or not session.modes.backward:
+        return None
+    before = []
+    for hooks in list(_PER_PASS):
+        states = hooks.gradient_states()
+        if states is None:
+            hooks.hook_each_parameter()  # in time for this pass
+        else:
+            before.append(states)
+    return partial(_record_accumulated, session, before) if before else None
+
+
+def _record_accumulated(session, before: list) -> None:
+    """After a backward pass: record each gradient it accumulated into (a new tensor, or a new version)."""
+    if session.closed:
+        return
+    STATE.depth = 1
+    try:
+        for states in before:
+            for info, name, parameter, grad, version in states:
+                now = _gradient(parameter)
+                if now is not None and (now is not grad or now._version != version):
+                    _record_gradient(session, info, name, now)
+    finally:
+        STATE.depth = 0
 
 
 def _parameter_hook(info: _Module, name: str, parameter) -> None:
@@ -181,24 +272,34 @@ def _parameter_hook(info: _Module, name: str, parameter) -> None:
     module = info.owner()
     if module is None or module._parameters.get(name) is not parameter:  # a copied parameter's hook
         return
-    grad = parameter.__dict__.get("main_grad")  # Megatron's; no attribute lookup that raises
-    grad = parameter.grad if grad is None else grad
+    grad = _gradient(parameter)
     if grad is None:
         return
     STATE.depth = 1
     try:
-        index, record_name, record = session.parameter_grads.get(id(info), (-1, "", None))
-        if record is None or name in record:  # a new record per module and accumulation
-            index, record = index + 1, {}
-            record_name = naming.params_grad_name(info.path, info.class_name, index)
-            session.parameter_grads[id(info)] = (index, record_name, record)
-            if session.config.list and not any(item in record_name for item in session.config.list):
-                return
-            session.add_record(record_name, record, None, construct=False)
-        # C++ code (accumulation, DDP) may change .grad in place later: describe a copy taken now
-        record[name] = (session.tensor(grad, record_name, name, (), snapshot=True),)
+        _record_gradient(session, info, name, grad)
     finally:
         STATE.depth = 0
+
+
+def _gradient(parameter):
+    grad = parameter.__dict__.get("main_grad")  # Megatron's; no attribute lookup that raises
+    return parameter.grad if grad is None else grad
+
+
+def _record_gradient(session, info: _Module, name: str, grad) -> None:
+    """Put a parameter's gradient in its module's open parameters_grad record (a new record per module and
+    accumulation)."""
+    index, record_name, record = session.parameter_grads.get(id(info), (-1, "", None))
+    if record is None or name in record:
+        index, record = index + 1, {}
+        record_name = naming.params_grad_name(info.path, info.class_name, index)
+        session.parameter_grads[id(info)] = (index, record_name, record)
+        if session.config.list and not any(item in record_name for item in session.config.list):
+            return
+        session.add_record(record_name, record, None, construct=False)
+    # C++ code (accumulation, DDP) may change .grad in place later: describe a copy taken now
+    record[name] = (session.tensor(grad, record_name, name, (), snapshot=True),)
 
 
 def _hook_backward(session, call: _Call, args, output) -> None:

@@ -485,3 +485,25 @@ def test_torchscript_still_compiles_after_wrapping(tmp_path):
     scripted = torch.jit.script(model)
     x = torch.randn(2, 3)
     assert torch.equal(scripted(x), model(x))
+
+
+def test_gradients_unscaled_by_a_grad_scaler_are_described_anew(tmp_path):
+    """GradScaler.unscale_ divides the gradients in place without bumping their version counters: records
+    after it (clip_grad_norm_'s) describe the unscaled values, not those the parameters_grad records saw."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Linear(8, 3))
+    optimizer = torch.optim.SGD(model.parameters(), 1e-3)
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    unscaled = []
+
+    def run():
+        scaler.scale(torch.nn.functional.cross_entropy(model(torch.randn(4, 4)), torch.randint(0, 3, (4,)))).backward()
+        scaler.unscale_(optimizer)
+        unscaled.extend(float(p.grad.max()) for p in model.parameters())
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1e9)
+        scaler.step(optimizer)
+        scaler.update()
+
+    dump, _, _ = capture(tmp_path, run, model, level="mix")
+    norms = dump["data"]["Torch._foreach_norm.0.forward"]["input_args"][0]
+    assert [entry["Max"] for entry in norms] == pytest.approx(unscaled)

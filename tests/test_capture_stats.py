@@ -458,6 +458,28 @@ def test_torch_func_transforms_are_recorded_without_statistics(tmp_path, reducer
     assert torch.allclose(results[2], torch.cos(x))
 
 
+@pytest.mark.parametrize("mode", [{"summary_mode": "md5"}, {"task": "tensor"}])
+def test_per_sample_gradients_with_tensors_pending(tmp_path, mode):
+    """md5 and tensor modes keep tensors pending; `vmap(grad(f))` calls torch.autograd.grad inside its
+    transform, where computing them would make storage-less wrappers: they wait for the step's end."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(4, 2)
+    x, y = torch.randn(3, 4), torch.tensor([0, 1, 1])
+    params = {name: value.detach() for name, value in linear.named_parameters()}
+
+    def loss(p, xi, yi):
+        return torch.nn.functional.cross_entropy(torch.func.functional_call(linear, p, (xi[None],)), yi[None])
+
+    def run():
+        linear(x).tanh()
+        torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+
+    dump, _, _ = capture(tmp_path, run, torch.nn.Sequential(linear), level="mix",
+                         **({"section": mode} if "summary_mode" in mode else mode))
+    entry = _first_input(dump, "Tensor.tanh.0.forward")
+    assert entry["Max"] == pytest.approx(float(linear(x).detach().max()))
+
+
 def test_compiled_region_is_skipped_cleanly(tmp_path):
     torch._dynamo.reset()
 

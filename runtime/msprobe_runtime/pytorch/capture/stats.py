@@ -55,6 +55,7 @@ _KINDS.update({dtype: KIND_FLOAT for dtype in _FLOAT8})
 _ITEM_SIZE = {dtype: dtype.itemsize for dtype in _KINDS}
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _STRIDED = torch.strided
+_functorch_level = torch._C._functorch.peek_interpreter_stack  # not None inside a torch.func transform
 _SPARSE_COO = torch.sparse_coo
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 # dtypes described at once on the host: core._hoststats' dtype codes (from _FIRST_INTEGER on, max and min
@@ -250,7 +251,11 @@ class StatBuffer:
         self._grow(copied)
 
     def materialize(self) -> None:
-        """Compute the statistics of every pending tensor now, as device tensors (no synchronisation)."""
+        """Compute the statistics of every pending tensor now, as device tensors (no synchronisation); not
+        inside a torch.func transform (`vmap(grad(f))`), which would make the results its own wrapped
+        tensors, without storage: there they wait for the next time."""
+        if _functorch_level() is not None:
+            return
         tensors, versions, slots = self._tensors, self._versions, self._slots
         self._tensors, self._versions, self._slots, self._previous = [], [], [], []
         self.storages, self._pending_bytes = {}, 0

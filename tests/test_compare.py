@@ -111,6 +111,33 @@ def test_mix_level_pairs_modules_and_parameter_gradients(tmp_path):
     assert "Module.fc1.Linear.forward.0.parameters.weight" in names
 
 
+def test_mix_names_the_changed_call_inside_a_module_not_the_module(tmp_path):
+    """A setting the module's forward reads (not an argument of the module): its record's inputs agree
+    and its outputs differ, but the call inside it whose argument changed is where the runs part."""
+    import torch
+    from msprobe_runtime.pytorch import PrecisionDebugger
+
+    class Block(torch.nn.Module):
+        def __init__(self, approximate: str):
+            super().__init__()
+            self.fc, self.approximate = torch.nn.Linear(4, 4), approximate
+
+        def forward(self, x):
+            return torch.nn.functional.gelu(self.fc(x), approximate=self.approximate)
+
+    dumps = []
+    for approximate in ("none", "tanh"):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(Block(approximate))
+        dumps.append(tmp_path / approximate)
+        debugger = PrecisionDebugger(task="statistics", dump_path=str(dumps[-1]), level="mix")
+        with debugger.start(model):
+            model(torch.randn(2, 4)).sum().backward()
+        debugger.close()
+    found = compare(dumps[1], dumps[0], tmp_path / "out").first
+    assert (found.divergence.kind, found.divergence.call.name) == ("difference", "Functional.gelu.0.forward")
+
+
 @pytest.mark.parametrize("fmt", ["csv", "xlsx", "html"])
 def test_report_formats(runs, tmp_path, fmt):
     result = compare(runs["dropout-seed"], runs["base"], tmp_path, fmt=fmt)

@@ -116,6 +116,23 @@ def _producer_of(records: list[str]) -> np.ndarray:
     return producer
 
 
+def _holding(target: DumpTable, different: np.ndarray) -> np.ndarray:
+    """Per call, whether a call made inside it (construct.json) differs: a module whose outputs differ
+    because of a call inside it (at mix, a changed setting of the `gelu` in its `forward`) did not make
+    the difference itself; the call inside it is named."""
+    holding = np.zeros(len(target.records), dtype=bool)
+    parents = target.parents
+    if not parents or not different.any():
+        return holding
+    position = {name: index for index, name in enumerate(target.records)}
+    for index in np.flatnonzero(different).tolist():
+        parent = parents.get(target.records[index])
+        while parent is not None and (at := position.get(parent)) is not None and not holding[at]:
+            holding[at] = True
+            parent = parents.get(parent)
+    return holding
+
+
 def _golden_only(record_match: np.ndarray, golden: DumpTable) -> tuple[int, list[str]] | None:
     """The first GOLDEN calls that TARGET did not make: (the target call they precede, their names)."""
     paired = np.zeros(len(golden.records), dtype=bool)
@@ -179,7 +196,7 @@ def find(target: DumpTable, golden: DumpTable, record_match: np.ndarray, partner
     # a parameter gradient also reads the forward call's inputs: its producer's producer must agree too
     second = np.where(producer >= 0, producer[producer_index], -1)
     hidden_inputs_agree &= (second == -1) | ((second >= 0) & identical[np.maximum(second, 0)])
-    usable = paired & ~np.array([a in _UNINITIALISED for a in api], dtype=bool)
+    usable = paired & ~np.array([a in _UNINITIALISED for a in api], dtype=bool) & ~_holding(target, ~identical)
     diverging = np.flatnonzero(usable & hidden_inputs_agree & ~bad_input & bad_output)
     diverging = _not_overwritten(target, diverging, record, bad & output, ignored_input)
     different = np.flatnonzero(~paired | bad_input | bad_output)

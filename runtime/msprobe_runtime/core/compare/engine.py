@@ -15,6 +15,7 @@ from msprobe_runtime.core.compare.locate import STACK_FILE, CompareError, Pair
 from msprobe_runtime.core.compare.progress import Progress
 from msprobe_runtime.core.compare.statistics import VALUE, ZERO, StatisticsDiff, statistics_diff
 from msprobe_runtime.core.compare.table import DumpTable, read_dump
+from msprobe_runtime.core.naming import CONSTRUCT_FILE
 
 
 @dataclass
@@ -61,10 +62,22 @@ def read_stacks(dump_file: Path) -> dict[str, list[str]]:
     return stacks
 
 
+def read_parents(dump_file: Path) -> dict[str, str | None]:
+    """Record name -> the record of the module call it ran in, from the construct.json beside `dump_file`
+    (L0 and mix; {} when absent or unreadable)."""
+    try:
+        raw = json.loads((dump_file.parent / CONSTRUCT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(name): parent for name, parent in raw.items() if parent is None or isinstance(parent, str)} \
+        if isinstance(raw, dict) else {}
+
+
 def load(path: Path, role: str, progress=None) -> DumpTable:
     """Read a dump.json with its stacks; CompareError with one clear line when it cannot be used."""
     try:
         table = read_dump(path, read_stacks(path), progress)
+        table.parents = read_parents(path)
     except DumpFormatError as error:
         raise CompareError(f"{role} '{path}' is not a valid dump.json: {error}") from None
     except OSError as error:

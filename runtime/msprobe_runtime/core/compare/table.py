@@ -57,6 +57,7 @@ class DumpTable:
     is_tensor: np.ndarray  # bool
     mode: str = "statistics"  # statistics, tensor, md5, hash
     stacks: dict[str, list[str]] = field(default_factory=dict)  # record -> stack lines, innermost first
+    parents: dict[str, str | None] = field(default_factory=dict)  # record -> its module's record (construct.json)
 
     def __len__(self) -> int:
         return len(self.row_record)

@@ -111,6 +111,30 @@ def test_mix_level_pairs_modules_and_parameter_gradients(tmp_path):
     assert "Module.fc1.Linear.forward.0.parameters.weight" in names
 
 
+@pytest.mark.parametrize("covered", [True, False])
+def test_old_content_an_in_place_call_overwrites_is_no_difference(tmp_path, covered):
+    """`torch.empty_like(p).scatter_(0, p, ...)` (pack_padded_sequence inverting a permutation) reads memory
+    never initialised, different in every run: when the call writes all of it, its result agrees and the
+    runs do too; when it leaves some, the old content shows in the result and is reported."""
+    import torch
+    from msprobe_runtime.pytorch import PrecisionDebugger
+
+    dumps = []
+    for old in (1.0, 2.0):
+        dumps.append(tmp_path / str(old))
+        debugger = PrecisionDebugger(task="statistics", dump_path=str(dumps[-1]), level="L1")
+        with debugger.start():
+            destination = torch.tensor([old] * 3)  # not recorded, as torch.empty_like is not
+            index = torch.arange(3).flip(0) if covered else torch.zeros(3, dtype=torch.long)
+            destination.scatter_(0, index, torch.arange(3.0)).sum()
+        debugger.close()
+    found = compare(dumps[1], dumps[0], tmp_path / "out").first
+    if covered:
+        assert found is None
+    else:
+        assert (found.divergence.kind, found.divergence.call.name) == ("difference", "Tensor.scatter_.0.forward")
+
+
 def test_mix_names_the_changed_call_inside_a_module_not_the_module(tmp_path):
     """A setting the module's forward reads (not an argument of the module): its record's inputs agree
     and its outputs differ, but the call inside it whose argument changed is where the runs part."""

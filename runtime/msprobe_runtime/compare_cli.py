@@ -78,7 +78,10 @@ def summary_lines(run: CompareRun) -> list[str]:
     first = run.first
     if first is None:
         rows = sum(summary.counts["rows"] for summary in run.pairs)
-        lines = [f"no divergence: all {rows} rows of {len(run.pairs)} dump pair(s) agree"]
+        differ = sum(summary.counts["differ"] for summary in run.pairs)
+        lines = [f"no divergence: all {rows} rows of {len(run.pairs)} dump pair(s) agree" if not differ else
+                 f"no divergence: {differ} of {rows} rows differ, each the old content of a tensor an in-place call "
+                 "overwrote (memory never initialised, say); every result agrees"]
     else:
         lines = divergence_lines(first.pair.label, first.divergence)
     for summary in run.pairs:

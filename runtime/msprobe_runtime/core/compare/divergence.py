@@ -177,13 +177,17 @@ def find(target: DumpTable, golden: DumpTable, record_match: np.ndarray, partner
     bad = (partner < 0) | ~agree
     output = (target.state == OUTPUT) | (target.state == PARAMETERS_GRAD)
     api = target.api_names
-    destination = np.array([name in _OVERWRITTEN_DESTINATION for name in api], dtype=bool)[record]
+    bad_output = np.zeros(records, dtype=bool)
+    bad_output[record[bad & output]] = True
+    # the destination of an in-place fill, or of an in-place call whose result agrees (`empty_like(p).scatter_(0, p,
+    # ...)`, as pack_padded_sequence inverts a permutation: memory never initialised, then all written)
+    overwritten = np.array([name in _OVERWRITTEN_DESTINATION for name in api], dtype=bool)
+    in_place = np.array([name.endswith("_") and not name.endswith("__") for name in api], dtype=bool)
+    destination = (overwritten | (in_place & ~bad_output))[record]
     suffix_is_first = np.array([s == ".input.0" for s in target.suffixes], dtype=bool)
     ignored_input = destination & suffix_is_first[target.row_suffix]
     bad_input = np.zeros(records, dtype=bool)
-    bad_output = np.zeros(records, dtype=bool)
     bad_input[record[bad & ~output & ~ignored_input]] = True
-    bad_output[record[bad & output]] = True
     paired = record_match >= 0
     identical = paired & ~bad_input & ~bad_output
     producer = _producer_of(target.records)

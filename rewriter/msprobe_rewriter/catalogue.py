@@ -379,16 +379,50 @@ TIMM_TRAINING_TRANSFORMS: dict[str, int] = {
     "timm.data.create_transform": 1, "timm.data.transforms_factory.create_transform": 1,
 }
 # ... and loaders that, with `is_training` (position) true, shuffle and augment (unless `no_aug=True`).
-TIMM_TRAINING_LOADERS: dict[str, int] = {"timm.data.create_loader": 3, "timm.data.loader.create_loader": 3}
+TIMM_TRAINING_LOADERS: dict[str, int] = {
+    "timm.data.create_loader": 3, "timm.data.loader.create_loader": 3,
+    "timm.data.create_naflex_loader": 7, "timm.data.naflex_loader.create_naflex_loader": 7,
+}
+# ... of which these shuffle with a generator of their own, seeded with `seed=` (42 by default) + the epoch
+# (timm's NaFlexMapDatasetWrapper): the order repeats on every device, not in another framework.
+TIMM_SEEDED_SHUFFLE_LOADERS = frozenset({"timm.data.create_naflex_loader",
+                                         "timm.data.naflex_loader.create_naflex_loader"})
 # ... and random transforms / batch mixers.
 TIMM_RANDOM_TRANSFORMS = frozenset({
     "timm.data.Mixup", "timm.data.mixup.Mixup", "timm.data.FastCollateMixup", "timm.data.mixup.FastCollateMixup",
+    "timm.data.NaFlexMixup", "timm.data.naflex_mixup.NaFlexMixup",
     "timm.data.RandomErasing", "timm.data.random_erasing.RandomErasing",
     "timm.data.RandomResizedCropAndInterpolation", "timm.data.transforms.RandomResizedCropAndInterpolation",
     "timm.data.rand_augment_transform", "timm.data.auto_augment.rand_augment_transform",
     "timm.data.auto_augment_transform", "timm.data.auto_augment.auto_augment_transform",
     "timm.data.augment_and_mix_transform", "timm.data.auto_augment.augment_and_mix_transform",
 })
+
+# MindSpore model zoos (mindcv, mindyolo; named through any import, see `ImportTracker.resolve_any`).
+# Loaders and datasets that shuffle: name -> (position of `shuffle`, its default). mindcv's `create_dataset`
+# hands `shuffle` (default True) to the MindSpore dataset or its sampler; mindyolo's `create_loader` to a
+# `GeneratorDataset` (default True; it seeds the pipeline with a constant, so the order repeats per rank and
+# worker count, like a MindSpore dataset after `set_seed`).
+MINDSPORE_ZOO_SHUFFLING_LOADERS: dict[str, tuple[int, bool]] = {
+    **dict.fromkeys(("mindcv.data.create_dataset", "mindcv.data.dataset_factory.create_dataset"), (3, True)),
+    **dict.fromkeys(("mindyolo.data.create_loader", "mindyolo.data.loader.create_loader"), (9, True)),
+}
+# ... that run a Python source dataset (`GeneratorDataset`) on parallel workers: name -> (position of
+# `num_parallel_workers`, its default).
+MINDSPORE_ZOO_WORKER_LOADERS: dict[str, tuple[int, int]] = {
+    "mindyolo.data.create_loader": (8, 8), "mindyolo.data.loader.create_loader": (8, 8),
+}
+# mindcv transform factories that build random augmentation (random crops, flips, ...) when `is_training`
+# (position) is true ...
+MINDCV_TRAINING_TRANSFORMS: dict[str, int] = {
+    "mindcv.data.create_transforms": 2, "mindcv.data.transforms_factory.create_transforms": 2,
+}
+# ... and loaders that mix batches at random (Mixup/CutMix) when `is_training` is true and `mixup` or `cutmix`
+# (default 0.0) is not: name -> (position of `is_training`, (position, keyword) of the mixing rates). They do
+# not shuffle: the dataset from `create_dataset` decides the order.
+MINDCV_MIXING_LOADERS: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = {
+    name: (3, ((4, "mixup"), (5, "cutmix"))) for name in ("mindcv.data.create_loader", "mindcv.data.loader.create_loader")
+}
 
 
 def transform_library(qualified: str) -> str | None:
@@ -435,6 +469,32 @@ MINDSPORE_DROPOUT = frozenset({
     "mindspore.mint.nn.Dropout", "mindspore.mint.nn.functional.dropout", "mindspore.mint.nn.Dropout2d",
     "mindspore.mint.nn.functional.dropout2d", "mindspore.nn.DropoutExt", "mindspore.nn.Dropout2dExt",
 })
+
+# Stochastic depth (DropPath): drops whole residual branches at random in training, like dropout, but through
+# `bernoulli_`/`torch.rand`, which msprobe's `seed_all(rm_dropout=True)` and PrecisionDebugger do not patch.
+# Layers: name -> (position, keyword) of the drop probability (default 0: off); torchvision's takes it required.
+STOCHASTIC_DEPTH_MODULES: dict[str, tuple[int, str]] = {
+    **dict.fromkeys(("timm.layers.DropPath", "timm.layers.drop.DropPath", "timm.models.layers.DropPath",
+                     "timm.models.layers.drop.DropPath", "mindcv.models.layers.DropPath",
+                     "mindcv.models.layers.drop_path.DropPath"), (0, "drop_prob")),
+    **dict.fromkeys(("torchvision.ops.StochasticDepth", "torchvision.ops.stochastic_depth.StochasticDepth"),
+                    (0, "p")),
+}
+# Functions: name -> ((position, keyword) of the probability, (position, keyword) of `training`, its default).
+STOCHASTIC_DEPTH_FUNCTIONS: dict[str, tuple[tuple[int, str], tuple[int, str], bool]] = {
+    **dict.fromkeys(("timm.layers.drop_path", "timm.layers.drop.drop_path", "timm.models.layers.drop_path"),
+                    ((1, "drop_prob"), (2, "training"), False)),
+    **dict.fromkeys(("torchvision.ops.stochastic_depth", "torchvision.ops.stochastic_depth.stochastic_depth"),
+                    ((1, "p"), (3, "training"), True)),
+}
+# The class name of timm's layer, which model code copies (DINO, DeiT, Swin, ConvNeXt define their own): a
+# `DropPath(p)` of the user's code is stochastic depth too.
+STOCHASTIC_DEPTH_CLASS = "DropPath"
+# The model-level stochastic-depth rate that timm's `create_model`, mindcv's `create_model`, `torch.hub.load`
+# and the model factories of DINO, DeiT, MAE, Swin, ... take: on any call. timm's blocks take a per-block
+# `drop_path=`: on calls into timm.
+STOCHASTIC_DEPTH_KEYWORD = "drop_path_rate"
+STOCHASTIC_DEPTH_BLOCK_KEYWORD = "drop_path"
 
 # Where `dropout=` sits positionally in those constructors.
 TORCH_DROPOUT_KEYWORD_POSITIONS: dict[str, int] = {

@@ -15,7 +15,9 @@ MAX_UNAMBIGUOUS_POSITIONALS = 3
 LOADER_MESSAGE = "`DataLoader(shuffle=...)` draws a random order each epoch: pass `shuffle=False` while debugging"
 DISTRIBUTED_MESSAGE = ("`DistributedSampler` shuffles unless told otherwise (seeded by `seed` + epoch, so the order "
                        "depends on the world size): pass `shuffle=False` while debugging")
-TIMM_MESSAGE = "timm's `create_loader(is_training=...)` shuffles: pass `is_training=False` while debugging"
+TIMM_MESSAGE = "timm's `{name}(is_training=...)` shuffles: pass `is_training=False` while debugging"
+TIMM_SEEDED_NOTE = (" (with a generator of its own, seeded with `seed=` + the epoch: the order repeats on every "
+                    "device; it still differs from another framework's)")
 SEEDED_NOTE = (" (its own `generator=` repeats the order on every device; it still differs from another "
                "framework's)")
 
@@ -31,7 +33,9 @@ class DataShuffle(FollowsValues, Rule):
                "`SubsetRandomSampler`, `WeightedRandomSampler`, `DistributedSampler` without `shuffle=False`, "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
                "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator keeps "
-               "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`.")
+               "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
+               "`create_loader`/`create_naflex_loader(is_training=True)`, mindcv's `create_dataset` and mindyolo's "
+               "`create_loader` (both shuffle unless given `shuffle=False`).")
     why = ("When two runs see the samples in different orders, their losses differ from the first step and no "
            "per-step comparison between them means anything. A seeded shuffle repeats on the same software, but "
            "it draws from the framework's generator, so any other change in random-number consumption (a GPU "
@@ -61,6 +65,11 @@ class DataShuffle(FollowsValues, Rule):
         "loader = DataLoader([1, 2, 3], **kwargs)\n",
         "from mylib import DataLoader, RandomSampler\n\nloader = DataLoader([1, 2], shuffle=True, "
         "sampler=RandomSampler([1, 2]))  # not torch's\n",
+        "import timm.data\nfrom mindcv.data import create_dataset, create_loader\nimport mindyolo.data\n\n"
+        "val = timm.data.create_naflex_loader(ds, batch_size=64, is_training=False)\n"
+        "data = create_dataset(\"imagenet\", \"/data\", \"train\", False)\n"
+        "loader = create_loader(data, 32, is_training=True)  # mindcv's loader keeps its dataset's order\n"
+        "coco = mindyolo.data.create_loader(coco_ds, None, [], [], 8, shuffle=False, num_parallel_workers=1)\n",
     )
     invalid = (
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, shuffle=True)\n",
@@ -89,6 +98,12 @@ class DataShuffle(FollowsValues, Rule):
                 "kwargs.update({\"shuffle\": True})\nloader = DataLoader([1, 2, 3], **kwargs)\n", lines=(5,)),
         Invalid("from timm.data import create_loader\n\nloader = create_loader(dataset, (3, 224, 224), 64, "
                 "is_training=True)\n", lines=(3,)),
+        Invalid("from timm.data import create_naflex_loader\n\nloader = create_naflex_loader(dataset, batch_size=64, "
+                "is_training=True, num_workers=8)\n", lines=(3,), severity="info"),
+        Invalid("from mindcv.data import create_dataset\nfrom mindyolo.data import create_loader\n\n\n"
+                "def build(args, coco):\n    train = create_dataset(name=\"imagenet\", root=args.data_dir, "
+                "shuffle=args.shuffle)\n    other = create_dataset(\"cifar10\", args.data_dir, \"train\")\n"
+                "    return train, other, create_loader(coco, None, [], [], 8, shuffle=True)\n", lines=(6, 7, 8)),
         Invalid("from torch.utils.data import DataLoader\n\nval_loader = DataLoader([1, 2, 3], shuffle=True)\n",
                 lines=(3,), severity="info"),
         Invalid("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef build(ds, seed):\n"
@@ -118,10 +133,17 @@ class DataShuffle(FollowsValues, Rule):
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
         if qualified is None:
-            self._dataset_shuffle(node)
+            zoo = self.ctx.imports.resolve_any(node.func)
+            if zoo in catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS:
+                self._zoo_loader(node, zoo)
+            else:
+                self._dataset_shuffle(node)
             return
         message = self._order_message(node, qualified, qualified.rpartition(".")[2])
         if message is None:
+            return
+        if qualified in catalogue.TIMM_SEEDED_SHUFFLE_LOADERS:
+            self.report(self.data.site(node), message + TIMM_SEEDED_NOTE, "info")
             return
         generator = self.data.keyword(node, "generator")  # `generator=None`: the global generator
         seeded = qualified in catalogue.TORCH_DATALOADERS or qualified in catalogue.TORCH_RANDOM_SAMPLERS
@@ -147,10 +169,22 @@ class DataShuffle(FollowsValues, Rule):
             return f"`{short}` shuffles: pass `shuffle=False` while debugging" if shuffles else None
         if qualified in catalogue.TIMM_TRAINING_LOADERS:
             training = self.data.keyword(node, "is_training", catalogue.TIMM_TRAINING_LOADERS[qualified])
-            return TIMM_MESSAGE if self._shuffles(training, False) else None
+            return TIMM_MESSAGE.format(name=short) if self._shuffles(training, False) else None
         if catalogue.shuffles_by_default(qualified):
             return self._dataset_message(node, short)
         return None
+
+    def _zoo_loader(self, node: ast.Call, qualified: str) -> None:
+        """mindcv's `create_dataset` and mindyolo's `create_loader`: `shuffle` defaults to True (None shuffles)."""
+        position, default = catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS[qualified]
+        shuffle = self.data.keyword(node, "shuffle", position)
+        library, short = qualified.split(".", 1)[0], qualified.rpartition(".")[2]
+        if shuffle is None and default:
+            self.report(self.data.site(node), f"{library}'s `{short}` shuffles unless told otherwise: pass "
+                                              "`shuffle=False` while debugging")
+        elif self._shuffles(shuffle, True):
+            self.report(self.data.site(node), f"{library}'s `{short}(shuffle=...)` draws a random order: pass "
+                                              "`shuffle=False` while debugging")
 
     def _dataset_message(self, node: ast.Call, short: str) -> str | None:
         """A MindSpore dataset shuffles with `shuffle=True`, or with neither `shuffle=` nor a sampler (a

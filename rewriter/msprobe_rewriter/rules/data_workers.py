@@ -31,7 +31,8 @@ class DataWorkers(FollowsValues, Rule):
                "`num_parallel_workers` > 1 (or an expression) (other source datasets, `ImageFolderDataset`, "
                "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
                "workers by default) unless its operations are all known deterministic transforms or the file "
-               "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; and that call with more than one. "
+               "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; that call with more than one; and mindyolo's "
+               "`create_loader` (a `GeneratorDataset`, 8 workers by default) without `num_parallel_workers=1`. "
                "A file that calls `mindspore.dataset.config.set_debug_mode(True)` (one thread, seeded) gets no "
                "MindSpore finding.")
     why = ("Each PyTorch worker seeds torch, `random` and numpy with `base_seed + worker_id`, where the base seed "
@@ -66,6 +67,8 @@ class DataWorkers(FollowsValues, Rule):
         "import mindspore.dataset as ds\n\nds.config.set_debug_mode(True)  # one thread, seeded: worker counts are ignored\n"
         "data = ds.GeneratorDataset(source, [\"x\"], num_parallel_workers=8)\n"
         "data = data.map(operations=augment, input_columns=\"x\")\n",
+        "from mindyolo.data import create_loader\n\nloader = create_loader(data, None, [], [], 8, shuffle=False, "
+        "num_parallel_workers=1)\n",
     )
     invalid = (
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, num_workers=4)\n",
@@ -84,6 +87,10 @@ class DataWorkers(FollowsValues, Rule):
                 "    return dataset.map(operations=augment, input_columns=\"label\", num_parallel_workers=workers)\n",
                 lines=(5, 6)),
         Invalid("import mindspore.dataset as ds\n\nds.config.set_num_parallel_workers(8)\n", lines=(3,)),
+        Invalid("from mindyolo.data import COCODataset, create_loader\n\n\ndef build(args):\n"
+                "    data = COCODataset(dataset_path=args.path, is_training=True, augment=True)\n"
+                "    return create_loader(data, None, [], [], 8, shuffle=False)  # 8 workers by default\n",
+                lines=(6,)),
         Invalid("from torch.utils.data import DataLoader\n\ntest_loader = DataLoader([1, 2], num_workers=4)\n",
                 lines=(3,), severity="info"),
     )
@@ -114,6 +121,8 @@ class DataWorkers(FollowsValues, Rule):
             if (qualified.rpartition(".")[2] in catalogue.MINDSPORE_PYTHON_SOURCE_DATASETS
                     and _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD))):
                 self._mindspore(self.data.site(node), f"`{qualified.rpartition('.')[2]}`")
+        elif qualified is None and self.ctx.imports.resolve_any(node.func) in catalogue.MINDSPORE_ZOO_WORKER_LOADERS:
+            self._zoo_loader(node, self.ctx.imports.resolve_any(node.func))
         elif qualified is None and isinstance(node.func, ast.Attribute):
             if node.func.attr == "map":
                 self._map(node)
@@ -132,6 +141,14 @@ class DataWorkers(FollowsValues, Rule):
             if value is UNKNOWN or (value is not None and constant(value) is not None):
                 return
         self.report(self.data.site(node), TORCH_MESSAGE)
+
+    def _zoo_loader(self, node: ast.Call, qualified: str) -> None:
+        """mindyolo's `create_loader`: a `GeneratorDataset` over the Python dataset, 8 workers by default."""
+        position, default = catalogue.MINDSPORE_ZOO_WORKER_LOADERS[qualified]
+        workers = self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD, position)
+        if _parallel(ast.Constant(default) if workers is None else workers):
+            library, short = qualified.split(".", 1)[0], qualified.rpartition(".")[2]
+            self._mindspore(self.data.site(node), f"{library}'s `{short}` (a `GeneratorDataset`)")
 
     def _map(self, node: ast.Call) -> None:
         verdict = self.data.is_dataset(node.func.value)

@@ -12,6 +12,12 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.TORCH_DROPOUT_MODULES, catalogue.TORCH_DROPOUT_FUNCTIONS, catalogue.TORCH_DROPOUT_KEYWORD_MODULES,
     catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT) for q in table)
+# ... and of every stochastic-depth (DropPath) API.
+STOCHASTIC_DEPTH_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
+    catalogue.STOCHASTIC_DEPTH_MODULES, catalogue.STOCHASTIC_DEPTH_FUNCTIONS) for q in table) | {
+    catalogue.STOCHASTIC_DEPTH_CLASS}
+DROP_PATH_MESSAGE = ("{what} turns on stochastic depth: every training step drops whole residual branches at random, "
+                     "and msprobe's `seed_all(rm_dropout=True)` does not turn it off; {fix} while debugging")
 
 
 def _is_zero(value: object) -> bool:
@@ -27,13 +33,21 @@ class Dropout(Rule):
     message = "dropout draws a new random mask every step; set its probability to 0 while debugging"
     summary = ("Flags PyTorch and MindSpore dropout layers and functions, `dropout=` of attention, transformer and "
                "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1) and `dropout_p=` of "
-               "`scaled_dot_product_attention`, unless the probability is a literal 0 (keep_prob 1).")
+               "`scaled_dot_product_attention`, unless the probability is a literal 0 (keep_prob 1). Also flags "
+               "stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
+               "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
+               "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
+               "unless the rate is a literal 0 or a per-block value / parameter handed down inside model code.")
     why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "
            "masks differ between devices (GPU vs NPU) and between frameworks, so two runs that should match "
-           "diverge from the first step, and a precision comparison cannot tell dropout noise from a real bug.")
+           "diverge from the first step, and a precision comparison cannot tell dropout noise from a real bug. "
+           "Stochastic depth (DropPath) does the same to whole residual branches, per sample.")
     fix = ("While debugging set the probability to 0 (`nn.Dropout(p=0.0)`, `dropout=0.0`, `dropout_p=0.0`; "
            "MindSpore `keep_prob=1.0` or `p=0.0`), or run the compared steps in `model.eval()` mode. msprobe's "
-           "PrecisionDebugger patches `torch.nn.functional.dropout*` and `nn.Dropout*` to p=0 for the same reason.")
+           "PrecisionDebugger patches `torch.nn.functional.dropout*` and `nn.Dropout*` to p=0 for the same reason. "
+           "It does not patch stochastic depth (`DropPath` draws with `bernoulli_`/`torch.rand`), nor does "
+           "`seed_all(rm_dropout=True)`: pass `drop_path_rate=0.` to the model (or construct `DropPath(0.)`) "
+           "while debugging.")
     valid = (
         "import torch.nn as nn\n\nlayer = nn.Dropout(p=0.0)\nattn = nn.MultiheadAttention(512, 8)\n"
         "rnn = nn.LSTM(128, 256, dropout=0.3)  # one layer: dropout never runs\n",
@@ -47,6 +61,15 @@ class Dropout(Rule):
         "drop = nn.Dropout(p=0.0)\nop = ops.Dropout(1.0)\n",
         "import keras\n\nlayer = keras.layers.Dropout(0.5)  # not torch / MindSpore\n",
         "import torch\n\n\nclass Dropout:\n    pass\n\n\nd = Dropout()  # a local class\n",
+        "import timm\nfrom timm.layers import DropPath, drop_path\n\n"
+        "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.)\n"
+        "layer = DropPath()  # drop_prob defaults to 0\nout = drop_path(layer, 0.1)  # training defaults to False\n",
+        "import torch.nn as nn\nfrom timm.models.vision_transformer import Block, VisionTransformer\n\n\n"
+        "class Net(VisionTransformer):  # rates handed down: decided (and checked) where the model is built\n"
+        "    def __init__(self, depth, drop_path_rate=0., **kwargs):\n"
+        "        super().__init__(depth=depth, drop_path_rate=drop_path_rate, **kwargs)\n"
+        "        dpr = [drop_path_rate * i / depth for i in range(depth)]\n"
+        "        self.extra = nn.ModuleList([Block(8, 2, drop_path=dpr[i]) for i in range(depth)])\n",
     )
     invalid = (
         Invalid("import torch.nn as nn\n\n\nclass Head(nn.Module):\n    def __init__(self, dim, p=0.1):\n"
@@ -67,10 +90,27 @@ class Dropout(Rule):
                 "    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(keep_prob=0.9)\n"
                 "        self.drop2 = nn.Dropout(p=0.1)\n        self.drop3 = mint.nn.Dropout(0.1)\n\n"
                 "    def construct(self, x):\n        return ops.dropout(x, p=0.1)\n", lines=(8, 9, 10, 13)),
+        Invalid("import timm\nfrom timm.layers import DropPath\n\n\ndef build(args):\n"
+                "    model = timm.create_model(args.model, drop_path_rate=args.drop_path)\n"
+                "    return model, DropPath(0.2)\n", lines=(6, 7)),
+        Invalid("import torch\nimport vision_transformer as vits\n\n\ndef build(args):\n"
+                "    student = vits.__dict__[args.arch](patch_size=16, drop_path_rate=args.drop_path_rate)\n"
+                "    xcit = torch.hub.load(\"facebookresearch/xcit:main\", args.arch, drop_path_rate=0.1)\n"
+                "    return student, xcit\n", lines=(6, 7)),
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass DropPath(nn.Module):  # copied from timm\n"
+                "    def __init__(self, drop_prob=None):\n        super().__init__()\n        self.drop_prob = drop_prob\n\n"
+                "\nclass Block(nn.Module):\n    def __init__(self, dim, drop_path=0.1):\n        super().__init__()\n"
+                "        self.drop_path = DropPath(drop_path) if drop_path > 0. else nn.Identity()\n", lines=(14,)),
     )
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.ctx.callee_name(node) not in DROPOUT_NAMES:
+        if node.keywords:
+            self._check_drop_path_rate(node)
+        name = self.ctx.callee_name(node)
+        if name in STOCHASTIC_DEPTH_NAMES:
+            self._check_stochastic_depth(node, name)
+            return
+        if name not in DROPOUT_NAMES:
             return
         qualified = self.ctx.call_qualname(node)
         if qualified is None:
@@ -85,6 +125,59 @@ class Dropout(Rule):
             self._check_probability(node, argument(node, 4, "dropout_p"), default_fires=False)
         elif qualified in catalogue.MINDSPORE_DROPOUT:
             self._check_mindspore(node, qualified)
+
+    def _check_drop_path_rate(self, node: ast.Call) -> None:
+        """`drop_path_rate=` on any call (a model factory), `drop_path=` on a call into timm (a block)."""
+        for kw in node.keywords:
+            if kw.arg == catalogue.STOCHASTIC_DEPTH_KEYWORD or (
+                    kw.arg == catalogue.STOCHASTIC_DEPTH_BLOCK_KEYWORD
+                    and (self.ctx.call_qualname(node) or "").startswith("timm.")):
+                if not self._decided_elsewhere(kw.value):
+                    self.report(node, DROP_PATH_MESSAGE.format(what=f"`{kw.arg}=`", fix=f"pass `{kw.arg}=0.`"))
+                return
+
+    def _decided_elsewhere(self, value: ast.expr) -> bool:
+        """A literal 0 (or None: timm's `create_model` drops it), or model code handing a rate down: a
+        per-block rate (`dpr[i]`), `self.<attribute>`, or a parameter of the enclosing function that is
+        required or defaults to 0 (its caller passes the rate, and is checked there)."""
+        if _is_off(constant(value)) or isinstance(value, ast.Subscript):
+            return True
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+            return True
+        if not isinstance(value, ast.Name):
+            return False
+        function = self.ctx.current_def()
+        if function is None:
+            return False
+        arguments = function.args
+        positional = arguments.posonlyargs + arguments.args
+        names = [a.arg for a in positional]
+        defaults = dict(zip(names[len(names) - len(arguments.defaults):], arguments.defaults, strict=True))
+        defaults.update((a.arg, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+                        if d is not None)
+        if value.id not in names and value.id not in {a.arg for a in arguments.kwonlyargs}:
+            return False
+        return value.id not in defaults or _is_off(constant(defaults[value.id]))
+
+    def _check_stochastic_depth(self, node: ast.Call, name: str) -> None:
+        """timm's / mindcv's `DropPath(p)` and `drop_path(x, p, training)`, torchvision's `StochasticDepth`,
+        and any other `DropPath(p)`: model code copies timm's layer under its name."""
+        qualified = self.ctx.call_qualname(node) or self.ctx.imports.resolve_any(node.func)
+        if qualified in catalogue.STOCHASTIC_DEPTH_FUNCTIONS:
+            rate, training, training_default = catalogue.STOCHASTIC_DEPTH_FUNCTIONS[qualified]
+            flag = argument(node, *training)
+            if (flag is None and not training_default) or constant(flag) is False:
+                return
+            value = argument(node, *rate)
+        elif qualified in catalogue.STOCHASTIC_DEPTH_MODULES:
+            value = argument(node, *catalogue.STOCHASTIC_DEPTH_MODULES[qualified])
+        elif name == catalogue.STOCHASTIC_DEPTH_CLASS:
+            value = argument(node, 0, "drop_prob") or keyword(node, "p")
+        else:
+            return
+        if value is not None and not _is_off(constant(value)):  # absent: the layers default to 0
+            self.report(node, DROP_PATH_MESSAGE.format(what=f"`{name}`", fix="give it a rate of 0 (or pass "
+                                                       "`drop_path_rate=0.` to the model)"))
 
     def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool) -> None:
         """Report unless the probability is a literal 0 (or absent with a zero default)."""
@@ -137,6 +230,11 @@ class Dropout(Rule):
                 self.report(node)
             return
         self._check_probability(node, argument(node, 0, "p"), default_fires=True)
+
+
+def _is_off(value: object) -> bool:
+    """A literal rate that turns stochastic depth off: 0, or None (the layer's / model's default)."""
+    return value is None or _is_zero(value)
 
 
 def _has_double_star(node: ast.Call) -> bool:

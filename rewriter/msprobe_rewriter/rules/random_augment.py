@@ -23,7 +23,9 @@ class RandomAugment(FollowsValues, Rule):
                "`CutMix`/`MixUp`, `GaussianBlur` with a sigma range (its default), `JPEG` with a quality range, v2 "
                "`GaussianNoise`, `RandomCrop.get_params`-style parameter draws; MindSpore `dataset.vision`/"
                "`dataset.transforms` `Random*`, `RandomColorAdjust`, `RandomChoice`/`RandomApply`, `AutoAugment`, "
-               "`RandAugment`, `CutMixBatch`, `MixUpBatch`, `dataset.audio` `MaskAlongAxisIID`; timm `create_transform(is_training=True)`, `Mixup`. "
+               "`RandAugment`, `CutMixBatch`, `MixUpBatch`, `dataset.audio` `MaskAlongAxisIID`; timm `create_transform(is_training=True)`, "
+               "`create_loader`/`create_naflex_loader(is_training=True)`, `Mixup`, `NaFlexMixup`; mindcv "
+               "`create_transforms(is_training=True)` and `create_loader(is_training=True)` with `mixup`/`cutmix`. "
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged.")
     why = ("Random augmentation draws from the data pipeline's generators, so every epoch (and every worker, "
@@ -32,8 +34,9 @@ class RandomAugment(FollowsValues, Rule):
            "not the model.")
     fix = ("While debugging replace each random transform with its deterministic twin (`RandomCrop` -> "
            "`CenterCrop`, `RandomResizedCrop` -> `Resize` + `CenterCrop`, MindSpore `RandomCropDecodeResize` -> "
-           "`Decode` + `Resize`) or remove it (flips, colour jitter, AutoAugment, erasing, mixing); for timm pass "
-           "`is_training=False`. Restore them for real training.")
+           "`Decode` + `Resize`) or remove it (flips, colour jitter, AutoAugment, erasing, mixing); for timm and "
+           "mindcv's `create_transforms` pass `is_training=False`, for mindcv's `create_loader` `mixup=0.0, "
+           "cutmix=0.0`. Restore them for real training.")
     valid = (
         "from torchvision import transforms\n\nval_tf = transforms.Compose([transforms.Resize(256), "
         "transforms.CenterCrop(224), transforms.ToTensor()])\n",
@@ -44,7 +47,11 @@ class RandomAugment(FollowsValues, Rule):
         "import random\nimport numpy as np\n\n\nclass RandomCrop:  # a local class, not torchvision's\n"
         "    pass\n\n\ncrop = RandomCrop()\nangle = random.uniform(-10, 10)\n",
         "import timm.data\n\ntf = timm.data.create_transform(224, is_training=False)\n"
-        "loader = timm.data.create_loader(ds, 224, 32, is_training=True, no_aug=True)\n",
+        "loader = timm.data.create_loader(ds, 224, 32, is_training=True, no_aug=True)\n"
+        "naflex = timm.data.create_naflex_loader(ds, batch_size=32, is_training=True, no_aug=True)\n",
+        "from mindcv.data import create_loader, create_transforms\n\n"
+        "tf = create_transforms(\"imagenet\", is_training=False)\n"
+        "loader = create_loader(data, 32, True, transform=tf)  # no mixup / cutmix (0.0 by default)\n",
         "from mindspore.dataset import vision\n\n\ndef shear_x(img, level, **kwargs):\n"
         "    # AutoAugment-style op with one fixed magnitude: a degenerate range is deterministic\n"
         "    return vision.RandomAffine(degrees=0, shear=(level, level, 0, 0), **kwargs)(img)\n",
@@ -76,6 +83,14 @@ class RandomAugment(FollowsValues, Rule):
                 "    tf = create_transform(input_size=224, is_training=True, auto_augment=args.aa)\n"
                 "    mixup = Mixup(mixup_alpha=0.8)\n    return tf, mixup\n", lines=(5, 6)),
         Invalid("import timm\n\nloader = timm.data.create_loader(dataset, (3, 224, 224), 64, True)\n", lines=(3,)),
+        Invalid("from timm.data import NaFlexMixup, create_naflex_loader\n\n\ndef build(ds, args):\n"
+                "    mixup = NaFlexMixup(mixup_alpha=0.8)\n"
+                "    return create_naflex_loader(ds, batch_size=64, is_training=True, mixup_fn=mixup)\n",
+                lines=(5, 6)),
+        Invalid("from mindcv.data import create_loader, create_transforms\n\n\ndef build(data, args):\n"
+                "    tf = create_transforms(args.dataset, 224, True)\n"
+                "    return create_loader(data, 32, is_training=True, mixup=args.mixup, transform=tf)\n",
+                lines=(5, 6)),
         Invalid("import torchvision.transforms as T\n\n\ndef crop(img, size):\n"
                 "    i, j, h, w = T.RandomCrop.get_params(img, (size, size))\n    return img[..., i:i + h, j:j + w]\n",
                 lines=(5,)),
@@ -91,6 +106,7 @@ class RandomAugment(FollowsValues, Rule):
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
         if qualified is None:
+            self._mindcv(node, self.ctx.imports.resolve_any(node.func))
             return
         owner, _, short = qualified.rpartition(".")
         if catalogue.is_random_transform(qualified):
@@ -108,6 +124,25 @@ class RandomAugment(FollowsValues, Rule):
                     and constant(self.values.keyword(node, "no_aug")) is not True:
                 self.report(node, f"timm's `{short}(is_training=...)` builds random augmentation: pass "
                                   "`is_training=False` while debugging")
+
+    def _mindcv(self, node: ast.Call, qualified: str | None) -> None:
+        """mindcv's `create_transforms(is_training=True)`, and `create_loader(is_training=True)` mixing batches."""
+        if qualified in catalogue.MINDCV_TRAINING_TRANSFORMS:
+            if self._true(self.values.keyword(node, "is_training", catalogue.MINDCV_TRAINING_TRANSFORMS[qualified])):
+                self.report(node, "mindcv's `create_transforms(is_training=...)` builds random augmentation (random "
+                                  "crops, flips, ...): pass `is_training=False` while debugging")
+        elif qualified in catalogue.MINDCV_MIXING_LOADERS:
+            position, rates = catalogue.MINDCV_MIXING_LOADERS[qualified]
+            if self._true(self.values.keyword(node, "is_training", position)) and any(
+                    rate not in (None, UNKNOWN) and constant(rate) != 0
+                    for rate in (self.values.keyword(node, name, at) for at, name in rates)):
+                self.report(node, "mindcv's `create_loader(is_training=..., mixup=/cutmix=...)` mixes batches at "
+                                  "random: pass `mixup=0.0, cutmix=0.0` while debugging")
+
+    @staticmethod
+    def _true(value: object) -> bool:
+        """Whether an `is_training=` argument can be true (an expression can; a hidden one we skip)."""
+        return value not in (None, UNKNOWN) and constant(value) not in (None, False, 0)
 
     def _never_random(self, node: ast.Call, qualified: str, short: str) -> bool:
         """Probability 0, probability 1 when running is its only randomness, or only degenerate ranges."""

@@ -55,6 +55,15 @@ def test_json_is_exactly_the_contract(project):
     assert document["errors"] == [{"path": "src/broken.py", "message": "cannot parse: invalid syntax (line 2)"}]
 
 
+def test_json_fixable_is_per_finding(tmp_path):
+    """MSP401's dropouts are fixed by msprobe-instrument (seed_all(rm_dropout=True)); its stochastic-depth
+    findings are not, and say so."""
+    write(tmp_path, "train.py", "import torch.nn as nn\nfrom timm.layers import DropPath\n\n"
+                                "drop, path = nn.Dropout(0.1), DropPath(0.1)\n")
+    findings = json.loads(lint("--format", "json", "train.py", cwd=tmp_path).out)["findings"]
+    assert [(f["code"], f["fixable"]) for f in findings] == [("MSP401", True), ("MSP401", False)]
+
+
 # --- SARIF ---------------------------------------------------------------------------------------
 def sarif_of(project) -> tuple[dict, Path]:
     run = lint("--format", "sarif", "--output", "out.sarif", "src", cwd=project)

@@ -128,7 +128,7 @@ def _to_finding(ctx: FileContext, rule: Rule, report) -> Finding:
     column = char_column(ctx.line_text(line), getattr(node, "col_offset", 0)) + 1
     end_column = char_column(ctx.line_text(end_line), getattr(node, "end_col_offset", None) or 0) + 1
     return Finding(ctx.path, line, column, end_line, end_column, rule.code, rule.name, report.severity,
-                   report.message, rule.fixable)
+                   report.message, rule.fixable if report.fixable is None else report.fixable)
 
 
 def char_column(line: str, byte_offset: int) -> int:

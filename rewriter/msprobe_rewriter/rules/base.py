@@ -25,6 +25,7 @@ class Report:
     node: ast.AST
     message: str
     severity: str
+    fixable: bool | None = None  # None: as the rule says
 
 
 class Rule:
@@ -51,15 +52,17 @@ class Rule:
         self.ctx = ctx
         self.reports: list[Report] = []
 
-    def report(self, where: ast.AST | Site, message: str | None = None, severity: str | None = None) -> None:
-        """Report a finding at a node (or a `Site` taken earlier); evaluation-only code drops to info."""
+    def report(self, where: ast.AST | Site, message: str | None = None, severity: str | None = None,
+               fixable: bool | None = None) -> None:
+        """Report a finding at a node (or a `Site` taken earlier); evaluation-only code drops to info;
+        `fixable` False: one that msprobe-instrument leaves, in a rule whose findings it otherwise fixes."""
         site = where if isinstance(where, Site) else self.ctx.site(where)
         final_severity = severity or self.severity
         text = message or self.message
         if site.on_eval_path and final_severity != "info":
             final_severity = "info"
             text += " (evaluation-only code)"
-        self.reports.append(Report(site.node, text, final_severity))
+        self.reports.append(Report(site.node, text, final_severity, fixable))
 
     def finish(self) -> None:
         """Called after the traversal; rules that need whole-file facts report here."""

@@ -133,7 +133,8 @@ class Dropout(Rule):
                     kw.arg == catalogue.STOCHASTIC_DEPTH_BLOCK_KEYWORD
                     and (self.ctx.call_qualname(node) or "").startswith("timm.")):
                 if not self._decided_elsewhere(kw.value):
-                    self.report(node, DROP_PATH_MESSAGE.format(what=f"`{kw.arg}=`", fix=f"pass `{kw.arg}=0.`"))
+                    self.report(node, DROP_PATH_MESSAGE.format(what=f"`{kw.arg}=`", fix=f"pass `{kw.arg}=0.`"),
+                                fixable=False)
                 return
 
     def _decided_elsewhere(self, value: ast.expr) -> bool:
@@ -177,7 +178,7 @@ class Dropout(Rule):
             return
         if value is not None and not _is_off(constant(value)):  # absent: the layers default to 0
             self.report(node, DROP_PATH_MESSAGE.format(what=f"`{name}`", fix="give it a rate of 0 (or pass "
-                                                       "`drop_path_rate=0.` to the model)"))
+                                                       "`drop_path_rate=0.` to the model)"), fixable=False)
 
     def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool) -> None:
         """Report unless the probability is a literal 0 (or absent with a zero default)."""

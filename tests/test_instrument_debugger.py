@@ -457,3 +457,97 @@ def test_a_step_past_a_threshold_is_noted():
             "        opt.step()\n")
     _, notes = run(code, "debugger")
     assert any("steps here only when `global_step > 10`" in note for note in notes)
+
+
+PARAM_GROUPS = ("import torch\n\nimport utils\n\n\ndef groups(cfg):\n    return [{{'params': cfg.weights}}]\n\n\n"
+                "def main(args, loader):\n    student = build(args)\n{setup}    opt = torch.optim.AdamW({groups})\n"
+                "    for x in loader:\n        student(x).sum().backward()\n        opt.step()\n")
+
+
+@pytest.mark.parametrize("setup, groups, started", [
+    # DINO: an imported helper named for parameters, the student moved to the GPU and wrapped in DDP
+    ("    student = student.cuda()\n    student = torch.nn.parallel.DistributedDataParallel(student)\n",
+     "utils.get_params_groups(student)", "student"),
+    # MAE: layer-wise decay groups through a variable, the model moved with `.to(device)`
+    ("    student.to(args.device)\n    params = utils.param_groups_lrd(student, 0.05)\n", "params", "student"),
+    # not a network there: a config given to a parameter-named helper, a helper that reads no parameters
+    ("", "utils.get_params_groups(args)", None),
+    ("    student = student.cuda()\n", "groups(student)", None),
+], ids=["imported helper", "through a variable", "not a network", "helper reads no parameters"])
+def test_models_given_to_a_parameter_group_helper_are_started(setup, groups, started):
+    out, notes = run(PARAM_GROUPS.format(setup=setup, groups=groups), "debugger")
+    lines = lines_of(out)
+    expected = f"debugger.start(model={started})" if started else "debugger.start()"
+    assert lines[lines.index("for x in loader:") + 1] == expected
+    assert any("model not found" in note for note in notes) == (started is None)
+
+
+MS_WRAPPER_CELLS = '''from mindspore import nn
+
+
+class AnimeGAN(nn.Cell):
+    def __init__(self, train_one_step_cell_d, train_one_step_cell_g):
+        super().__init__()
+        self.train_one_step_cell_g = train_one_step_cell_g
+        self.train_one_step_cell_d = train_one_step_cell_d
+
+    def construct(self, img, anime):
+        return self.train_one_step_cell_d(img, anime), self.train_one_step_cell_g(img)
+
+
+class Holder(nn.Cell):
+    def __init__(self, step):
+        super().__init__()
+        self.step = step
+
+    def construct(self, x):
+        return x
+
+
+class PairStep(nn.Cell):
+    def __init__(self, loss_netd, loss_netg, optimizerd, optimizerg):
+        super().__init__()
+        self.loss_netd, self.loss_netg, self.optimizerd, self.optimizerg = loss_netd, loss_netg, optimizerd, optimizerg
+
+    def construct(self, x, y):
+        return self.optimizerd(self.grad(self.loss_netd)(x, y)), self.optimizerg(self.grad(self.loss_netg)(x, y))
+
+
+class Trainer(nn.Cell):
+    def __init__(self, net, loss, opt):
+        super().__init__()
+        self.step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+
+    def construct(self, x, y):
+        return self.step(x, y)
+'''
+
+
+@pytest.mark.parametrize("build, started", [
+    # animeganv2: both loss cells take both networks; each optimizer updates one of them
+    ("    step_d = nn.TrainOneStepCell(DiscriminatorLoss(D, G, args), opt_d)\n"
+     "    step_g = nn.TrainOneStepWithLossScaleCell(GeneratorLoss(D, G, args), opt_g, scale_sense=sense)\n"
+     "    model = AnimeGAN(step_d, step_g)\n", "[D, G]"),
+    # a cell that builds its train-step cell itself
+    ("    loss = nn.MSELoss()\n    model = Trainer(G, loss, opt_g)\n", "G"),
+    # pix2pix: a project train-step cell given its optimizers by keyword; the loss cells take both networks
+    ("    model = PairStep(loss_netd=LossD(G, D), loss_netg=LossG(G, D), optimizerd=opt_d, optimizerg=opt_g)\n",
+     "[D, G]"),
+    # a cell that holds a train-step cell but never calls it is no step
+    ("    model = Holder(nn.TrainOneStepCell(nn.WithLossCell(G, loss), opt_g))\n", None),
+], ids=["two train-step cells", "built inside", "optimizers by keyword", "held, not called"])
+def test_mindspore_cells_around_train_step_cells_are_steps(tmp_path, monkeypatch, build, started):
+    """mindspore-courses' Colorization and animeganv2: the train-step cells go into a cell of the project's own
+    whose `construct` calls them, and the loop calls that cell."""
+    (tmp_path / "cells.py").write_text(MS_WRAPPER_CELLS)
+    monkeypatch.chdir(tmp_path)
+    code = ("import mindspore as ms\nfrom mindspore import nn\nfrom cells import AnimeGAN, Holder, PairStep, Trainer\n\n\n"
+            "def main(args, data):\n    G, D = Generator(), Discriminator()\n"
+            "    opt_g = nn.Adam(G.trainable_params())\n    opt_d = nn.Adam(D.trainable_params())\n"
+            f"{build}    for img, anime in data:\n        model(img, anime)\n")
+    out, _ = instrument_text("train.py", code, Options(selected=select(["debugger"], [], False)))
+    lines = lines_of(strip(out))
+    if started is None:
+        assert "for img, anime in data:" in lines and not any("debugger" in line for line in lines)
+    else:
+        assert lines[lines.index("for img, anime in data:") + 1] == f"debugger.start(model={started})"

@@ -2,11 +2,12 @@
 
 Found, not guessed: a loop is a training loop when it contains a call that applies gradients
 (`optimizer.step()`, `scaler.step(opt)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call, or of a
-project's own train-step cell),
+project's own train-step cell, or of a project cell built around train-step cells that calls them),
 directly or through local functions that step outside any loop of their own (`train_step`). A loop
 that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a
 batch loop, the batch loop is. MindSpore's `Model.train(...)` is found too (it takes a callback).
-The model handed to `debugger.start(model=...)` is the one whose parameters the optimizer updates; when
+The model handed to `debugger.start(model=...)` is the one whose parameters the optimizer updates (also through
+a helper returning a model's parameter groups, `AdamW(get_params_groups(student))`); when
 the loop steps several optimizers of different models (a GAN's generator and discriminator, an actor and
 its critic), all of them, as a list (msprobe names their records `Module.0.`, `Module.1.`, ...).
 """
@@ -14,6 +15,7 @@ its critic), all of them, as a list (msprobe names their records `Module.0.`, `M
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +26,14 @@ PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "trainable_para
 CONFIGURE_OPTIMIZERS = "configure_optimizers"  # a Lightning-style model method that returns its optimizer
 MODEL_NAMES = ("model", "net", "network", "module", "classifier")
 MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
+# methods only networks have: a name they are called on holds one
+MODULE_METHODS = PARAMETER_METHODS | frozenset({"state_dict", "load_state_dict", "train", "eval", "modules",
+                                                "named_modules", "children", "requires_grad_", "zero_grad",
+                                                "cuda", "to", "set_train", "apply"})
+MOVES = frozenset({"cuda", "to"})  # `net = Net().to(device)`
+PARALLEL_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
+                               "convert_sync_batchnorm"})
+NETWORK_MODULES = ("torch.nn.", "mindspore.nn.", "torchvision.models.", "timm.models.")
 Function = ast.FunctionDef | ast.AsyncFunctionDef | None
 
 
@@ -186,6 +196,7 @@ class _Finder:
         self._lines: dict[str, int] = {}
         self._index(ctx.tree)
         self.module_names = _bound_names(ctx.tree)
+        self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
         cell_steps = self._cell_steps()
         collector.steps += cell_steps
         self.cell_step_calls = {id(step.call.func) for step in cell_steps}  # their callees: the cells
@@ -216,30 +227,58 @@ class _Finder:
         `construct` applies an optimizer (`self.optimizer(grads)`)."""
         if not self.ctx.imports.imports_root("mindspore"):
             return []
-        classes: dict[str, bool] = {}
         found = []
         for name, loop, function, conditional, call in self.collector.calls:
             value = self.assignments.get(name)
             if name in self.functions or not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
                 continue
-            cell = value.func.id
-            if cell not in classes:
-                classes[cell] = self._is_step_cell(value)
-            if classes[cell]:
+            if self._cell_kind(value) is not None:
                 found.append(_Step(call, loop, function, conditional))
         return found
 
-    def _is_step_cell(self, construction: ast.Call) -> bool:
-        """Whether the class `construction` instantiates (defined in this file or in a project module) steps an
-        optimizer."""
+    def _cell_kind(self, construction: ast.Call) -> str | None:
+        """"step" when `construction` builds a train-step cell (MindSpore's, or a project class that steps an
+        optimizer), "wrapper" when it builds a project cell around train-step cells it is given
+        (`ColorModel(TrainOneStepWithLossScaleCell(...))`, `AnimeGAN(step_d, step_g)`) whose `construct` calls
+        one of its attributes: calling it steps their optimizers; else None."""
+        key = id(construction)
+        if key not in self._kinds:
+            self._kinds[key] = None  # a cell given itself (never in practice) is no train-step cell
+            self._kinds[key] = self._find_cell_kind(construction)
+        return self._kinds[key]
+
+    def _find_cell_kind(self, construction: ast.Call) -> str | None:
+        if self.ctx.call_qualname(construction) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
+            return "step"
+        if not isinstance(construction.func, ast.Name):
+            return None
+        classes = self._cell_classes(construction)
+        if any(_applies_optimizer(cls, tracker) for cls, tracker in classes):
+            return "step"
+        if self._held_steps(construction) and (not classes or any(_calls_attribute(cls) for cls, _ in classes)):
+            return "wrapper"
+        return None
+
+    def _held_steps(self, construction: ast.Call) -> list[ast.Call]:
+        """The train-step cells among a cell construction's arguments (a name assigned one, or one built inline)."""
+        held = []
+        for arg in [*construction.args, *(k.value for k in construction.keywords)]:
+            value = self.assignments.get(arg.id) if isinstance(arg, ast.Name) else arg
+            if isinstance(value, ast.Call) and value is not construction and self._cell_kind(value) is not None:
+                held.append(value)
+        return held
+
+    def _cell_classes(self, construction: ast.Call) -> list[tuple[ast.ClassDef, object]]:
+        """The class `construction` instantiates (defined in this file or in a project module), with the import
+        tracker of its module; empty when it is neither."""
         name = construction.func.id
         places = [(self.ctx.tree, self.ctx.imports, name)]
         if not any(isinstance(node, ast.ClassDef) and node.name == name for node in self.ctx.tree.body):
             local = project.local_imports(project.import_statements(self.ctx.tree.body))
             places = [(module.tree, module.imports, defined) for _, defined, module in
                       project.reached([construction], local, self.functions, project.file_folder(self.ctx.path))]
-        return any(isinstance(node, ast.ClassDef) and node.name == class_name and _applies_optimizer(node, tracker)
-                   for tree, tracker, class_name in places for node in tree.body)
+        return [(node, tracker) for tree, tracker, class_name in places for node in tree.body
+                if isinstance(node, ast.ClassDef) and node.name == class_name]
 
     def _steppers(self) -> dict[str, _Step]:
         """Local functions that apply gradients once per call (not inside a loop of their own)."""
@@ -369,16 +408,10 @@ class _Finder:
         value = self._assignment_value(target_name(optimizer) or "") if optimizer is not None else None
         if isinstance(value, ast.Call):
             origin = self.ctx.call_qualname(value)
-            if origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS and value.args:
-                candidates.append(_innermost_network(value.args[0]))
-            elif id(optimizer) in self.cell_step_calls:  # a project train-step cell: the cells among its
-                # arguments (a GAN's take both networks): names, not optimizers, not given a plain value
-                networks = [_innermost_network(arg) for arg in value.args]
-                candidates.extend(node for node in networks if isinstance(node, ast.Name)
-                                  and isinstance(self.assignments.get(node.id, value), ast.Call)
-                                  and not self.ctx.is_optimizer_name(node.id))
+            if origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS or id(optimizer) in self.cell_step_calls:
+                candidates.extend(self._cell_networks(value, function))
             else:
-                candidates.extend(_parameter_owners(value, self.assignments))
+                candidates.extend(self._parameter_owners(value))
                 if (origin is None and isinstance(value.func, ast.Attribute)
                         and value.func.attr == CONFIGURE_OPTIMIZERS):
                     candidates.append(value.func.value)  # model.configure_optimizers(...)
@@ -386,6 +419,101 @@ class _Finder:
         by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
         texts = [by_name.get(text, text) for text in (self._text(c) for c in candidates if _is_name_chain(c))]
         return [text for text in texts if text and self._visible(text.split(".", 1)[0], function)]
+
+    def _cell_networks(self, cell: ast.Call, function: Function) -> list[ast.expr]:
+        """The networks a train-step cell's optimizer updates. MindSpore's: the owners of the parameters its
+        optimizer is built from (`nn.Adam(net.trainable_params())`: `net`) where they can be read in `function`,
+        else the network it wraps (`TrainOneStepCell(WithLossCell(net, loss), opt)`: `net`); a cell built around
+        train-step cells: theirs; a project's own: what the optimizers among its arguments update, else the cells
+        among its arguments (a GAN's take both networks), names, not optimizers, not given a plain value."""
+        if self.ctx.call_qualname(cell) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
+            owners = self._optimizer_owners([_argument(cell, 1, "optimizer")], function)
+            return owners or ([_innermost_network(cell.args[0])] if cell.args else [])
+        held = self._held_steps(cell)
+        if held:
+            return [network for step in held for network in self._cell_networks(step, function)]
+        arguments = [*cell.args, *(k.value for k in cell.keywords)]
+        owners = self._optimizer_owners([arg for arg in arguments if isinstance(arg, ast.Name)
+                                         and self.ctx.is_optimizer_name(arg.id)], function)
+        if owners:  # `Trainer(net, loss, opt)`, `TrainOneStepCell(..., optimizerd=d_opt, optimizerg=g_opt)`
+            return owners
+        networks = [_innermost_network(arg) for arg in cell.args]
+        return [node for node in networks if isinstance(node, ast.Name)
+                and isinstance(self.assignments.get(node.id, cell), ast.Call) and not self.ctx.is_optimizer_name(node.id)]
+
+    def _optimizer_owners(self, optimizers: list[ast.expr | None], function: Function) -> list[ast.expr]:
+        """The owners of the parameters the given optimizers (names or constructions) are built from, those that
+        can be read in `function` (or through an attribute of its class: `self.net = net`)."""
+        kept = set(self._self_attributes(function).values())
+        owners = []
+        for optimizer in optimizers:
+            value = self.assignments.get(optimizer.id) if isinstance(optimizer, ast.Name) else optimizer
+            owners += self._parameter_owners(value) if isinstance(value, ast.Call) else []
+        return [node for node in owners if _is_name_chain(node)
+                and (self._visible(_root(node), function) or _root(node) in kept)]
+
+    def _parameter_owners(self, call: ast.Call) -> list[ast.expr]:
+        """`m` for each `m.parameters()`-like call among the arguments of an optimizer constructor, also in the
+        value of a name it is given (`params = list(G.parameters()) + list(E.parameters()); Adam(params)`), and
+        the model a helper returns the parameter groups of (`AdamW(utils.get_params_groups(student))`)."""
+        owners = []
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            if isinstance(arg, ast.Name) and arg.id in self.assignments:
+                arg = self.assignments[arg.id]
+            for node in ast.walk(arg):
+                if not isinstance(node, ast.Call):
+                    continue
+                if isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_METHODS:
+                    owners.append(node.func.value)
+                elif (model := self._grouped_model(node)) is not None:
+                    owners.append(model)
+        return owners
+
+    def _grouped_model(self, call: ast.Call) -> ast.expr | None:
+        """The model whose parameter groups a helper call returns (`get_params_groups(student)`, timm's
+        `param_groups_weight_decay(model, wd)`): its first argument, when the helper (defined in this file or
+        in a project module) reads that argument's parameters; when the helper cannot be read, when it is named
+        for parameters and the argument holds a module where it is called (built by a network class, moved
+        to a device, wrapped for data parallelism, or used as one: `.parameters()`, `.train()`, ...)."""
+        model = call.args[0] if call.args else None
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+        if model is None or name is None or not _is_name_chain(model) or isinstance(model, ast.Name) and (
+                model.id in ("self", "cls")):
+            return None
+        if isinstance(call.func, ast.Name) and name in self.functions:
+            helpers = [self.functions[name]]
+        else:
+            local = project.local_imports(project.import_statements(self.ctx.tree.body))
+            helpers = [module.functions[defined] for _, defined, module in project.reached(
+                [call], local, self.functions, project.file_folder(self.ctx.path)) if defined in module.functions]
+        if helpers:
+            return model if any(_reads_parameters(helper) for helper in helpers) else None
+        return model if "param" in name.lower() and self._holds_module(_root(model), call) else None
+
+    def _holds_module(self, name: str, near: ast.AST) -> bool:
+        """Whether `name` holds a network in the scope of `near`: a usual model name, or built by a network class
+        or factory, moved (`.cuda()`, `.to(device)`), wrapped for data parallelism, or used as one there."""
+        if name in MODEL_NAMES:
+            return True
+        scope = self.parents.get(near)
+        while scope is not None and not isinstance(scope, (*FUNCTION_TYPES, ast.Module)):
+            scope = self.parents.get(scope)
+        for node in _walk_scope(scope if scope is not None else self.ctx.tree):
+            if not isinstance(node, ast.Call):
+                if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                        and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                        and (_builds_network(self.ctx.call_qualname(node.value))
+                             or isinstance(node.value.func, ast.Attribute) and node.value.func.attr in MOVES)):
+                    return True
+                continue
+            func = node.func
+            if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name
+                    and func.attr in MODULE_METHODS):
+                return True
+            wrapper = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if wrapper in PARALLEL_WRAPPERS and node.args and _root(node.args[0]) == name:
+                return True
+        return False
 
     def _wraps(self, outer: str, inner: str) -> bool:
         """Whether the cell `outer` was built around `inner` (`loss_G = GeneratorLoss(generator, ...)`): one
@@ -422,6 +550,10 @@ class _Finder:
         value = self._assignment_value(target_name(optimizer) or "") if optimizer is not None else None
         if isinstance(value, ast.Call) and self.ctx.call_qualname(value) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
             return _argument(value, 1, "optimizer")
+        if isinstance(value, ast.Call) and id(optimizer) in self.cell_step_calls and self._cell_kind(value) == "wrapper":
+            step = self._held_steps(value)[0]  # a cell around train-step cells: the first one's optimizer
+            if self.ctx.call_qualname(step) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
+                return _argument(step, 1, "optimizer")
         return optimizer
 
     def _assignment_value(self, name: str) -> ast.expr | None:
@@ -488,6 +620,12 @@ def _one_block(statements: list[ast.stmt], owner: ast.stmt) -> bool:
     return any(all(any(item is statement for item in block) for statement in statements) for block in blocks)
 
 
+def _root(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
 def _is_name_chain(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
@@ -496,14 +634,32 @@ def _is_name_chain(node: ast.expr) -> bool:
 
 def _applies_optimizer(cls: ast.ClassDef, tracker) -> bool:
     """A cell class that subclasses one of MindSpore's train-step cells, or whose `construct` calls an attribute
-    named like an optimizer with the gradients (`self.optimizer(grads)`, `self.optimizerG(grads)`)."""
+    named like an optimizer with the gradients (`self.optimizer(grads)`, `self.optimizerG(grads)`) or one its
+    class assigns a train-step cell of MindSpore's (`self.step = nn.TrainOneStepCell(...)`)."""
     if any(tracker.resolve(base) in catalogue.MINDSPORE_TRAIN_STEP_CELLS for base in cls.bases):
         return True
+    steps = {target.attr for node in ast.walk(cls) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+             and tracker.resolve(node.value.func) in catalogue.MINDSPORE_TRAIN_STEP_CELLS
+             for target in node.targets if _self_attribute(target)}
+    return any(node.args and ("optim" in node.func.attr.lower() or node.func.attr in steps)
+               for node in _attribute_calls(cls))
+
+
+def _calls_attribute(cls: ast.ClassDef) -> bool:
+    """Whether the cell class's `construct` calls one of its attributes (`self.step(x, y)`)."""
+    return any(True for _ in _attribute_calls(cls))
+
+
+def _attribute_calls(cls: ast.ClassDef) -> Iterator[ast.Call]:
+    """The calls of `self.<attribute>(...)` in the class's `construct`."""
     construct = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "construct"), None)
-    return construct is not None and any(
-        isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" and "optim" in node.func.attr.lower()
-        for node in ast.walk(construct))
+    if construct is not None:
+        yield from (node for node in ast.walk(construct)
+                    if isinstance(node, ast.Call) and _self_attribute(node.func))
+
+
+def _self_attribute(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _innermost_network(node: ast.expr) -> ast.expr:
@@ -525,18 +681,23 @@ def _common_owner(models: tuple[str, ...]) -> str | None:
     return ".".join(common) if common and common != ["self"] and common != ["cls"] else None
 
 
-def _parameter_owners(call: ast.Call, assignments: dict[str, ast.expr]) -> list[ast.expr]:
-    """`m` for each `m.parameters()`-like call among the arguments of an optimizer constructor, also in the
-    value of a name it is given (`params = list(G.parameters()) + list(E.parameters()); Adam(params)`)."""
-    owners = []
-    for arg in [*call.args, *(k.value for k in call.keywords)]:
-        if isinstance(arg, ast.Name) and arg.id in assignments:
-            arg = assignments[arg.id]
-        for node in ast.walk(arg):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in PARAMETER_METHODS):
-                owners.append(node.func.value)
-    return owners
+def _reads_parameters(helper: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a helper calls `.parameters()`-like methods on its first parameter (`model.named_parameters()`,
+    `model.module.parameters()`)."""
+    params = [*helper.args.posonlyargs, *helper.args.args]
+    if not params:
+        return False
+    first = params[0].arg
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr in PARAMETER_METHODS and _root(node.func.value) == first
+               for node in ast.walk(helper))
+
+
+def _builds_network(origin: str | None) -> bool:
+    """Whether a call of `origin` returns a network: a class of a framework's network modules, or a model zoo's
+    factory."""
+    return origin is not None and (origin.startswith(NETWORK_MODULES) or origin.rsplit(".", 1)[-1] in (
+        "DistributedDataParallel", "DataParallel", "create_model"))
 
 
 def _argument(call: ast.Call, position: int, name: str) -> ast.expr | None:

@@ -45,10 +45,16 @@ class Debugger(Transform):
         "The training loop is the innermost loop that applies gradients (`optimizer.step()`, "
         "`scaler.step(optimizer)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call, also of a "
         "train-step cell of the project's own that subclasses one or whose `construct` applies an optimizer, "
-        "as MindSpore GANs have), directly or "
+        "as MindSpore GANs have, or of a cell of the project's own that is given train-step cells and calls them "
+        "in its `construct`, as `ColorModel(TrainOneStepWithLossScaleCell(...))` or `AnimeGAN(step_d, step_g)` are), "
+        "directly or "
         "through a local `train_step` function; with gradient accumulation it is the loop around the "
         "micro-steps, with epoch and batch loops the batch loop. The model passed to `start` is the one whose "
-        "parameters the optimizer updates; when the loop steps the optimizers of several models (a GAN's "
+        "parameters the optimizer updates (MindSpore: those the train-step cell's optimizer is built from; "
+        "`AdamW(get_params_groups(student))`: the model given to a helper that reads its parameters, or, when "
+        "the helper cannot be read, to one named for parameters when the name holds a network there: built by "
+        "a network class, moved with `.cuda()`/`.to(...)`, wrapped in `DistributedDataParallel`, or given "
+        "`.parameters()`, `.train()` and the like); when the loop steps the optimizers of several models (a GAN's "
         "generator and discriminator, an actor and its critics) it gets all of them as a list, "
         "`start(model=[G, D])`, and records are named by their index, `Module.0.`..., as msprobe names model "
         "chunks. The debugger is created right before the outermost loop of the "
@@ -111,6 +117,43 @@ class Debugger(Transform):
                 "    for x in torch.randn(4, 8, 2):\n        debugger.start(model=model)\n        try:\n"
                 "            model(x).mean().backward()\n            opt.step()\n        finally:\n"
                 "            debugger.stop()\n            debugger.step()\n"),
+        # The optimizer built from parameter groups a helper returns (DINO's `utils.get_params_groups`): the
+        # model is the one the helper reads the parameters of.
+        Example("import torch\n\n\ndef get_params_groups(model):\n"
+                "    decay = [p for p in model.parameters() if p.ndim > 1]\n"
+                "    no_decay = [p for p in model.parameters() if p.ndim <= 1]\n"
+                "    return [{\"params\": decay}, {\"params\": no_decay, \"weight_decay\": 0.0}]\n\n\n"
+                "student = torch.nn.Linear(2, 1)\nparams_groups = get_params_groups(student)\n"
+                "opt = torch.optim.AdamW(params_groups)\nfor x in torch.randn(4, 8, 2):\n"
+                "    student(x).sum().backward()\n    opt.step()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n\n"
+                "def get_params_groups(model):\n"
+                "    decay = [p for p in model.parameters() if p.ndim > 1]\n"
+                "    no_decay = [p for p in model.parameters() if p.ndim <= 1]\n"
+                "    return [{\"params\": decay}, {\"params\": no_decay, \"weight_decay\": 0.0}]\n\n\n"
+                "student = torch.nn.Linear(2, 1)\nparams_groups = get_params_groups(student)\n"
+                "opt = torch.optim.AdamW(params_groups)\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for x in torch.randn(4, 8, 2):\n    debugger.start(model=student)\n    try:\n"
+                "        student(x).sum().backward()\n        opt.step()\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # MindSpore: a cell of the project's own that calls the train-step cell it is given (Colorization's
+        # `ColorModel`): calling it is the step, and the model is the network the optimizer updates.
+        Example("import mindspore as ms\nfrom mindspore import nn\n\n\nclass Wrap(nn.Cell):\n"
+                "    def __init__(self, step):\n        super().__init__()\n        self.step = step\n\n"
+                "    def construct(self, x, y):\n        return self.step(x, y)\n\n\n"
+                "net = nn.Dense(2, 1)\nopt = nn.Adam(net.trainable_params())\n"
+                "model = Wrap(nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt))\n"
+                "for x, y in dataset:\n    model(x, y)\n",
+                "import mindspore as ms\nfrom mindspore import nn\nimport os\n"
+                "from msprobe_runtime.mindspore import PrecisionDebugger\n\n\nclass Wrap(nn.Cell):\n"
+                "    def __init__(self, step):\n        super().__init__()\n        self.step = step\n\n"
+                "    def construct(self, x, y):\n        return self.step(x, y)\n\n\n"
+                "net = nn.Dense(2, 1)\nopt = nn.Adam(net.trainable_params())\n"
+                "model = Wrap(nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt))\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for x, y in dataset:\n    debugger.start(model=net)\n    try:\n        model(x, y)\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"),
         Example("import mindspore as ms\n\nnet = ms.nn.Dense(2, 1)\n"
                 "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
                 "model.train(1, dataset, callbacks=[ms.train.LossMonitor()])\n",

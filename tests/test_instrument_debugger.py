@@ -58,6 +58,17 @@ def test_conditional_step_is_noted():
     assert any("under a condition" in note for note in notes)
 
 
+@pytest.mark.parametrize("step", [
+    "    with accelerator.accumulate(model):\n        model(x).sum().backward()\n        opt.step()\n",
+    "    loss_scaler(model(x).sum(), opt, update_grad=(i + 1) % accum_iter == 0)\n",
+])
+def test_a_step_that_skips_between_updates_is_noted(step):
+    """accelerate's optimizer steps only when `accumulate` syncs; MAE's loss scaler only on `update_grad`."""
+    _, notes = run(HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n"
+                          "for i, x in enumerate(loader):\n" + step, "debugger")
+    assert any("under a condition" in note for note in notes)
+
+
 def test_model_found_through_configure_optimizers_and_scaler():
     out, _ = run(HEAD + "def main():\n    net = GPT()\n    optim = net.configure_optimizers(0.1)\n"
                         "    scaler = torch.cuda.amp.GradScaler()\n    for batch in loader:\n"

@@ -102,7 +102,8 @@ class _Collector:
         function = _function(ctx.ancestors)
         loop = ctx.current_loop()
         conditional = _conditional(ctx.ancestors, loop)
-        if ctx.is_optimizer_step(call):
+        if ctx.is_optimizer_step(call):  # also a step told whether to update: MAE's `update_grad=(i + 1) % n == 0`
+            conditional = conditional or any(_counts(keyword.value) for keyword in call.keywords)
             self.steps.append(_Step(call, loop, function, conditional))
         elif isinstance(call.func, ast.Name):
             self.calls.append((call.func.id, loop, function, conditional, call))
@@ -127,12 +128,15 @@ def _function(ancestors: list[ast.AST]) -> Function:
 
 
 def _conditional(ancestors: list[ast.AST], loop: ast.AST | None) -> bool:
-    """Whether the current node runs only every few iterations: under an `if` that counts
-    (`i % accum == 0`, a name mentioning accumulation), between `loop` (or the function) and here."""
+    """Whether the current node runs only every few iterations: under an `if` that counts (`i % accum == 0`,
+    a name mentioning accumulation), or in a `with` that does (accelerate's `with accelerator.accumulate(model):`,
+    whose optimizer skips the step between updates), between `loop` (or the function) and here."""
     for node in reversed(ancestors):
         if node is loop or isinstance(node, SCOPE_TYPES):
             return False
         if isinstance(node, ast.If) and _counts(node.test):
+            return True
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(_counts(item.context_expr) for item in node.items):
             return True
     return False
 

@@ -21,6 +21,17 @@ from pathlib import Path
 
 from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES, SCOPE_TYPES, FileContext, target_name
+from msprobe_rewriter.instrument.scopes import (
+    Function,
+    argument,
+    assigned_before,
+    bound_names,
+    inside,
+    is_name_chain,
+    parameters_of,
+    root_name,
+    walk_scope,
+)
 
 PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters"})
 CONFIGURE_OPTIMIZERS = "configure_optimizers"  # a Lightning-style model method that returns its optimizer
@@ -34,7 +45,6 @@ MOVES = frozenset({"cuda", "to"})  # `net = Net().to(device)`
 PARALLEL_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
                                "convert_sync_batchnorm"})
 NETWORK_MODULES = ("torch.nn.", "mindspore.nn.", "torchvision.models.", "timm.models.")
-Function = ast.FunctionDef | ast.AsyncFunctionDef | None
 
 
 @dataclass
@@ -199,7 +209,7 @@ class _Finder:
         self.assignments: dict[str, ast.expr] = {}  # simple target name -> value of its last assignment
         self._lines: dict[str, int] = {}
         self._index(ctx.tree)
-        self.module_names = _bound_names(ctx.tree)
+        self.module_names = bound_names(ctx.tree)
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
         cell_steps = self._cell_steps()
         collector.steps += cell_steps
@@ -312,8 +322,8 @@ class _Finder:
         chosen = []
         for candidate in candidates.values():
             loop = candidate[0]
-            inner = any(other[0] is not loop and _inside(other[0], loop) for other in candidates.values())
-            stepping_outer = any(other[0] is not loop and _inside(loop, other[0]) and id(other[0]) in direct
+            inner = any(other[0] is not loop and inside(other[0], loop) for other in candidates.values())
+            stepping_outer = any(other[0] is not loop and inside(loop, other[0]) and id(other[0]) in direct
                                  for other in candidates.values())
             if not stepping_outer and (not inner or id(loop) in direct):
                 chosen.append((*candidate, inner))
@@ -334,7 +344,7 @@ class _Finder:
         scope = function or self.ctx.tree
         roots = [model.split(".", 1)[0] for model in models]
         built_inside = next((model for model, root in zip(models, roots, strict=True)
-                             if root not in _parameters(function) and not assigned_before(scope, root, loop.lineno)
+                             if root not in parameters_of(function) and not assigned_before(scope, root, loop.lineno)
                              and assigned_before(loop, root, loop.end_lineno + 1)), None)
         if built_inside is not None:  # `start(model=net)` first in the body would run before `net = ...`
             models, roots = (), []
@@ -365,9 +375,9 @@ class _Finder:
             model = self._assignment_value(target_name(call.func.value) or "")
             optimizer = None
             if isinstance(model, ast.Call):
-                found_opt = _argument(model, 2, "optimizer")
+                found_opt = argument(model, 2, "optimizer")
                 optimizer = self._text(found_opt) if found_opt is not None else None
-            callbacks = _argument(call, 2, "callbacks")
+            callbacks = argument(call, 2, "callbacks")
             listed = isinstance(callbacks, ast.Name) and isinstance(self.assignments.get(callbacks.id),
                                                                     (ast.List, ast.ListComp))
             found.append(ModelTrain(call, statement, function, optimizer, listed))
@@ -391,9 +401,9 @@ class _Finder:
         local stepping functions called in it included), as source valid inside the loop; when none is
         found through an optimizer, a model by its usual name (`model`, `net`, ...) if there is one."""
         steps = [step, *(other for other in self.collector.steps
-                         if other.loop is not None and (other.loop is loop or _inside(other.loop, loop)))]
+                         if other.loop is not None and (other.loop is loop or inside(other.loop, loop)))]
         steps += [self.steppers[name] for name, inner, _, _, _ in self.collector.calls
-                  if name in self.steppers and inner is not None and (inner is loop or _inside(inner, loop))]
+                  if name in self.steppers and inner is not None and (inner is loop or inside(inner, loop))]
         models = tuple(dict.fromkeys(model for other in steps
                                      for model in self._updated_models(self._optimizer(other.call), function)))
         models = tuple(model for model in models if not any(self._wraps(other, model) for other in models))
@@ -421,7 +431,7 @@ class _Finder:
                     candidates.append(value.func.value)  # model.configure_optimizers(...)
         kept = self._self_attributes(function)  # `self.net = net`: the loop reads the model as `self.net`
         by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
-        texts = [by_name.get(text, text) for text in (self._text(c) for c in candidates if _is_name_chain(c))]
+        texts = [by_name.get(text, text) for text in (self._text(c) for c in candidates if is_name_chain(c))]
         return [text for text in texts if text and self._visible(text.split(".", 1)[0], function)]
 
     def _cell_networks(self, cell: ast.Call, function: Function) -> list[ast.expr]:
@@ -431,7 +441,7 @@ class _Finder:
         train-step cells: theirs; a project's own: what the optimizers among its arguments update, else the cells
         among its arguments (a GAN's take both networks), names, not optimizers, not given a plain value."""
         if self.ctx.call_qualname(cell) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
-            owners = self._optimizer_owners([_argument(cell, 1, "optimizer")], function)
+            owners = self._optimizer_owners([argument(cell, 1, "optimizer")], function)
             return owners or ([_innermost_network(cell.args[0])] if cell.args else [])
         held = self._held_steps(cell)
         if held:
@@ -453,8 +463,8 @@ class _Finder:
         for optimizer in optimizers:
             value = self.assignments.get(optimizer.id) if isinstance(optimizer, ast.Name) else optimizer
             owners += self._parameter_owners(value) if isinstance(value, ast.Call) else []
-        return [node for node in owners if _is_name_chain(node)
-                and (self._visible(_root(node), function) or _root(node) in kept)]
+        return [node for node in owners if is_name_chain(node)
+                and (self._visible(root_name(node), function) or root_name(node) in kept)]
 
     def _parameter_owners(self, call: ast.Call) -> list[ast.expr]:
         """`m` for each `m.parameters()`-like call among the arguments of an optimizer constructor, also in the
@@ -481,7 +491,7 @@ class _Finder:
         to a device, wrapped for data parallelism, or used as one: `.parameters()`, `.train()`, ...)."""
         model = call.args[0] if call.args else None
         name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
-        if model is None or name is None or not _is_name_chain(model) or isinstance(model, ast.Name) and (
+        if model is None or name is None or not is_name_chain(model) or isinstance(model, ast.Name) and (
                 model.id in ("self", "cls")):
             return None
         if isinstance(call.func, ast.Name) and name in self.functions:
@@ -492,7 +502,7 @@ class _Finder:
                 [call], local, self.functions, project.file_folder(self.ctx.path)) if defined in module.functions]
         if helpers:
             return model if any(_reads_parameters(helper) for helper in helpers) else None
-        return model if "param" in name.lower() and self._holds_module(_root(model), call) else None
+        return model if "param" in name.lower() and self._holds_module(root_name(model), call) else None
 
     def _holds_module(self, name: str, near: ast.AST) -> bool:
         """Whether `name` holds a network in the scope of `near`: a usual model name, or built by a network class
@@ -502,7 +512,7 @@ class _Finder:
         scope = self.parents.get(near)
         while scope is not None and not isinstance(scope, (*FUNCTION_TYPES, ast.Module)):
             scope = self.parents.get(scope)
-        for node in _walk_scope(scope if scope is not None else self.ctx.tree):
+        for node in walk_scope(scope if scope is not None else self.ctx.tree):
             if not isinstance(node, ast.Call):
                 if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                         and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
@@ -515,7 +525,7 @@ class _Finder:
                     and func.attr in MODULE_METHODS):
                 return True
             wrapper = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if wrapper in PARALLEL_WRAPPERS and node.args and _root(node.args[0]) == name:
+            if wrapper in PARALLEL_WRAPPERS and node.args and root_name(node.args[0]) == name:
                 return True
         return False
 
@@ -553,11 +563,11 @@ class _Finder:
         """The optimizer itself when `optimizer` names a `TrainOneStepCell` built around one."""
         value = self._assignment_value(target_name(optimizer) or "") if optimizer is not None else None
         if isinstance(value, ast.Call) and self.ctx.call_qualname(value) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
-            return _argument(value, 1, "optimizer")
+            return argument(value, 1, "optimizer")
         if isinstance(value, ast.Call) and id(optimizer) in self.cell_step_calls and self._cell_kind(value) == "wrapper":
             step = self._held_steps(value)[0]  # a cell around train-step cells: the first one's optimizer
             if self.ctx.call_qualname(step) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
-                return _argument(step, 1, "optimizer")
+                return argument(step, 1, "optimizer")
         return optimizer
 
     def _assignment_value(self, name: str) -> ast.expr | None:
@@ -568,72 +578,11 @@ class _Finder:
         """Whether the name `root` can be read in `function` (a parameter, a local or a global)."""
         if root in ("self", "cls") and function is not None:
             return any(a.arg == root for a in function.args.args)
-        return root in self.module_names or (function is not None and root in _bound_names(function))
+        return root in self.module_names or (function is not None and root in bound_names(function))
 
     def _text(self, node: ast.AST) -> str | None:
         text = ast.get_source_segment(self.ctx.source, node)
         return " ".join(text.split()) if text is not None and "\n" not in text else text
-
-
-def assigned_before(scope: ast.AST, name: str, line: int) -> bool:
-    """Whether `scope` (a function or the module) assigns `name` a value before line `line`; a placeholder
-    (`net = None`, built on the first iteration) is not one."""
-    nodes = list(_walk_scope(scope))
-    placeholders = {id(target) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
-                    and isinstance(n.value, ast.Constant) and n.value.value is None
-                    for target in (n.targets if isinstance(n, ast.Assign) else [n.target])}
-    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name and n.lineno < line
-               and id(n) not in placeholders for n in nodes)
-
-
-def top_statement(node: ast.stmt, parents: dict[ast.AST, ast.AST]) -> ast.stmt:
-    """The statement of its function's (or the module's) own body that contains `node`."""
-    while not isinstance(parents.get(node), (*FUNCTION_TYPES, ast.Module)):
-        node = parents[node]
-    return node
-
-
-def first_in_common_block(statements: list[ast.stmt], parents: dict[ast.AST, ast.AST]) -> ast.stmt:
-    """The first statement, of the innermost block of one function (or the module) holding all of
-    `statements`, that contains one of them (an `if __name__ == "__main__":` block's loop that comes first);
-    the compound statement around them when they lie in different blocks of it (an `if` and its `else`)."""
-    chains = []
-    for statement in statements:
-        chain, node = [statement], statement
-        while not isinstance(parents.get(node), (*FUNCTION_TYPES, ast.Module)):
-            node = parents[node]
-            if isinstance(node, ast.stmt):
-                chain.append(node)
-        chains.append(chain[::-1])  # from the function's own body down
-    shared = 0  # how many statements every chain starts with
-    while all(len(chain) > shared for chain in chains) and len({id(chain[shared]) for chain in chains}) == 1:
-        shared += 1
-    if shared and any(len(chain) == shared for chain in chains):  # one statement holds the others
-        return chains[0][shared - 1]
-    candidates = [chain[shared] for chain in chains]
-    if shared and not _one_block(candidates, chains[0][shared - 1]):
-        return chains[0][shared - 1]
-    return min(candidates, key=lambda statement: statement.lineno)
-
-
-def _one_block(statements: list[ast.stmt], owner: ast.stmt) -> bool:
-    """Whether `statements`, each inside compound statement `owner`, all lie in one of its blocks."""
-    blocks = [block for field in ("body", "orelse", "finalbody") if isinstance(block := getattr(owner, field, None), list)]
-    blocks += [handler.body for handler in getattr(owner, "handlers", ())]
-    blocks += [case.body for case in getattr(owner, "cases", ())]
-    return any(all(any(item is statement for item in block) for statement in statements) for block in blocks)
-
-
-def _root(node: ast.expr) -> str:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
-
-
-def _is_name_chain(node: ast.expr) -> bool:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
 
 
 def _applies_optimizer(cls: ast.ClassDef, tracker) -> bool:
@@ -693,7 +642,7 @@ def _reads_parameters(helper: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         return False
     first = params[0].arg
     return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-               and node.func.attr in PARAMETER_METHODS and _root(node.func.value) == first
+               and node.func.attr in PARAMETER_METHODS and root_name(node.func.value) == first
                for node in ast.walk(helper))
 
 
@@ -702,41 +651,3 @@ def _builds_network(origin: str | None) -> bool:
     factory."""
     return origin is not None and (origin.startswith(NETWORK_MODULES) or origin.rsplit(".", 1)[-1] in (
         "DistributedDataParallel", "DataParallel", "create_model"))
-
-
-def _argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    return call.args[position] if len(call.args) > position else None
-
-
-def _inside(inner: ast.stmt, outer: ast.stmt) -> bool:
-    return outer.lineno <= inner.lineno and inner.end_lineno <= outer.end_lineno and inner is not outer
-
-
-def _walk_scope(scope: ast.AST):
-    """Nodes of one scope, not entering nested functions or classes."""
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, SCOPE_TYPES):
-            todo.extend(ast.iter_child_nodes(node))
-
-
-def _parameters(function: Function) -> set[str]:
-    if not isinstance(function, FUNCTION_TYPES):
-        return set()
-    args = function.args
-    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
-
-
-def _bound_names(scope: ast.AST) -> set[str]:
-    names = _parameters(scope)
-    for node in _walk_scope(scope):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
-    return names

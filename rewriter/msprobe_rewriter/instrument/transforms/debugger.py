@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from msprobe_rewriter.context import LOOP_TYPES
-from msprobe_rewriter.instrument import loops, nodes, wrap
+from msprobe_rewriter.instrument import loops, nodes, scopes, wrap
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 
@@ -277,16 +277,16 @@ class Debugger(Transform):
         if len(anchors) != len(analysis.loops) + len(analysis.model_trains) or len({id(f) for _, f, _ in anchors}) != 1:
             return None
         function = anchors[0][1]
-        first = min((loops.top_statement(a, analysis.parents) for a, _, _ in anchors), key=lambda s: s.lineno)
+        first = min((scopes.top_statement(a, analysis.parents) for a, _, _ in anchors), key=lambda s: s.lineno)
         scope = function or unit.tree
         if self._models_before(scope, anchors, first):
             return first
-        inner = loops.first_in_common_block([a for a, _, _ in anchors], analysis.parents)  # in `if __name__ ...`
+        inner = scopes.first_in_common_block([a for a, _, _ in anchors], analysis.parents)  # in `if __name__ ...`
         return inner if len(anchors) == 1 or self._models_before(scope, anchors, inner) else None
 
     @staticmethod
     def _models_before(scope: ast.AST, anchors: list, statement: ast.stmt) -> bool:
-        return all(loops.assigned_before(scope, model.split(".", 1)[0], statement.lineno)
+        return all(scopes.assigned_before(scope, model.split(".", 1)[0], statement.lineno)
                    for _, _, models in anchors for model in models)
 
     @staticmethod

@@ -95,7 +95,7 @@ class ModuleHooks:
         self.model = model
         self.handles = []
         self.modules: list[_Module] = []
-        self.per_pass = not (torch.distributed.is_available() and torch.distributed.is_initialized())
+        per_pass = not (torch.distributed.is_available() and torch.distributed.is_initialized())
         scripted = []
         for path, module in model.named_modules():
             if not path or taken(hooked, module):
@@ -105,12 +105,12 @@ class ModuleHooks:
                 if not scripted or not path.startswith(scripted[-1] + "."):
                     scripted.append(path)
                 continue
-            info = _Module(path, module, self.per_pass)
+            info = _Module(path, module, per_pass)
             self.handles.append(module.register_forward_pre_hook(partial(_pre_hook, info), with_kwargs=True))
             self.handles.append(module.register_forward_hook(partial(_forward_hook, info), with_kwargs=True,
                                                              always_call=True))  # also when forward raises
             self.modules.append(info)
-        if self.per_pass:
+        if per_pass:
             _PER_PASS.append(self)
             engine.install(_backward_pass)
         if scripted:
@@ -158,7 +158,6 @@ class ModuleHooks:
             _PER_PASS.remove(self)
             if not _PER_PASS:
                 engine.uninstall()
-        self.per_pass = False
 
 
 def _active():

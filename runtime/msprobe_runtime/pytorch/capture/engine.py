@@ -2,38 +2,33 @@
 
 Every way into a backward pass (`Tensor.backward`, `torch.autograd.backward` and `grad`, code that calls
 the engine itself, as Megatron's pipeline schedules do) runs `Variable._execution_engine.run_backward`.
-The stand-in calls `watch()` before the outermost pass of a thread (not before passes run inside it: a
-reentrant checkpoint's) and, when the pass completes, the function that returned; everything else goes to
-the engine as it is.
+The stand-in calls `watch()` before an outermost pass (not before a pass started while one runs on this
+thread: a reentrant checkpoint's, also on an accelerator's autograd thread) and, when the pass completes,
+the function that returned; everything else goes to the engine as it is.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
+import torch
 from torch.autograd.variable import Variable
+
+_graph_task = torch._C._current_graph_task_id  # >= 0 while this thread runs a backward pass
 
 
 class _Engine:
     """Autograd's engine, with `watch` called around each outermost backward pass."""
 
-    __slots__ = ("engine", "watch", "running")
+    __slots__ = ("engine", "watch")
 
     def __init__(self, engine, watch: Callable[[], Callable[[], None] | None]):
         self.engine = engine
         self.watch = watch
-        self.running = threading.local()  # whether this thread is inside a pass
 
     def run_backward(self, *args, **kwargs):
-        if getattr(self.running, "pass_", False):
-            return self.engine.run_backward(*args, **kwargs)
-        finish = self.watch()
-        self.running.pass_ = True
-        try:
-            result = self.engine.run_backward(*args, **kwargs)
-        finally:
-            self.running.pass_ = False
+        finish = self.watch() if _graph_task() < 0 else None
+        result = self.engine.run_backward(*args, **kwargs)
         if finish is not None:
             finish()
         return result

@@ -69,6 +69,17 @@ def test_a_step_that_skips_between_updates_is_noted(step):
     assert any("under a condition" in note for note in notes)
 
 
+def test_a_helper_handed_the_optimizer_steps_it():
+    """guided-diffusion: `mp_trainer.optimize(opt)` applies the gradients; `scheduler.step(epoch)` does not."""
+    out, notes = run(HEAD + "def main():\n    model = Net()\n    opt = torch.optim.AdamW(model.parameters())\n"
+                            "    mp_trainer = MixedPrecisionTrainer(model=model)\n    for step in range(10):\n"
+                            "        mp_trainer.backward(model(x).sum())\n        mp_trainer.optimize(opt)\n"
+                            "    for epoch in range(3):\n        scheduler.step(epoch)\n", "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for step in range(10):") + 1] == "debugger.start(model=model)"
+    assert lines[lines.index("for epoch in range(3):") + 1] == "scheduler.step(epoch)"
+
+
 def test_model_found_through_configure_optimizers_and_scaler():
     out, _ = run(HEAD + "def main():\n    net = GPT()\n    optim = net.configure_optimizers(0.1)\n"
                         "    scaler = torch.cuda.amp.GradScaler()\n    for batch in loader:\n"

@@ -14,6 +14,8 @@ from msprobe_rewriter.imports import ImportTracker
 LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Methods that apply gradients: `optimizer.step()`, `scaler.step(optimizer)`, `trainer.optimize(optimizer)`.
+STEP_METHODS = frozenset({"step", "optimize"})
 
 FRAME_TYPES = frozenset((*LOOP_TYPES, *SCOPE_TYPES))
 # Leaf node types that are not worth a visit unless a rule asks for them, and the fields holding them.
@@ -234,9 +236,9 @@ class FileContext:
         if isinstance(func, ast.Attribute):
             if func.attr == "backward":
                 return True
+            if func.attr in STEP_METHODS:
+                return self.is_optimizer_step(call)
             owner = target_name(func.value)
-            if func.attr == "step" and owner is not None:
-                return self.is_optimizer_name(owner)
             if func.attr == "train" and owner is not None:
                 return self.assigned_calls.get(owner) in catalogue.MINDSPORE_MODEL_CLASSES
         name = target_name(func)
@@ -255,9 +257,12 @@ class FileContext:
         """Whether `call` applies gradients (not just computes them): `optimizer.step()`, `scaler.step(opt)`,
         MindSpore `optimizer(grads)` or a `TrainOneStepCell`-style cell call."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "step":
+        if isinstance(func, ast.Attribute) and func.attr in STEP_METHODS:
             owner = target_name(func.value)
-            return owner is not None and self.is_optimizer_name(owner)
+            if func.attr == "step" and owner is not None and self.is_optimizer_name(owner):
+                return True
+            # a helper handed the optimizer steps it: guided-diffusion's `mp_trainer.optimize(self.opt)`
+            return any(self.is_optimizer_name(name) for name in map(target_name, call.args) if name)
         name = target_name(func)
         if name is None:
             return False

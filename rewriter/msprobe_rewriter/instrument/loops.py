@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from msprobe_rewriter import catalogue, project
-from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES, SCOPE_TYPES, FileContext, target_name
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    LOOP_TYPES,
+    SCOPE_TYPES,
+    STEP_METHODS,
+    FileContext,
+    target_name,
+)
 from msprobe_rewriter.instrument.scopes import (
     Function,
     argument,
@@ -387,11 +394,14 @@ class _Finder:
     def _optimizer(self, call: ast.Call) -> ast.expr | None:
         """The optimizer expression a step call applies."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "step":
+        if isinstance(func, ast.Attribute) and func.attr in STEP_METHODS:
             owner = target_name(func.value) or ""
             if "scaler" in owner.lower() and call.args:
                 return call.args[0]
-            return func.value
+            if func.attr == "step" and self.ctx.is_optimizer_name(owner):
+                return func.value
+            # `mp_trainer.optimize(self.opt)`: the optimizer handed to the helper
+            return next(arg for arg in call.args if self.ctx.is_optimizer_name(target_name(arg) or ""))
         if "scaler" in (target_name(func) or "").lower() and len(call.args) > 1:
             return call.args[1]  # timm's NativeScaler: `loss_scaler(loss, optimizer, ...)`
         return func

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
+import types
 
 import pytest
 import torch
@@ -213,6 +215,61 @@ def test_small_model_with_every_kind_is_deterministic_without_reseeding():
     with no_dropout():
         assert twice_equal(model, x)
     assert not twice_equal(model, x)
+
+
+# A library module imported before any removal, as timm.layers.drop is (its DropPath calls its drop_path).
+STOCHASTIC_DEPTH_SOURCE = """
+import torch.nn as nn
+
+
+def drop_path(x, drop_prob: float = 0.0, training: bool = False, scale_by_keep: bool = True):
+    if drop_prob == 0.0 or not training:
+        return x
+    keep_prob = 1 - drop_prob
+    random_tensor = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(keep_prob)
+    return x * random_tensor.div_(keep_prob) if scale_by_keep else x * random_tensor
+
+
+class DropPath(nn.Module):
+    def __init__(self, drop_prob=0.0):
+        super().__init__()
+        self.drop_prob = drop_prob
+
+    def forward(self, x):
+        return drop_path(x, self.drop_prob, self.training)
+"""
+
+
+@pytest.fixture
+def stochastic_depth_library(monkeypatch):
+    module = types.ModuleType("stochastic_depth_library")
+    exec(compile(STOCHASTIC_DEPTH_SOURCE, "stochastic_depth_library.py", "exec"), vars(module))
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    return module
+
+
+def test_stochastic_depth_by_library_and_own_copies_is_identity(stochastic_depth_library):
+    library, x = stochastic_depth_library, sample(64, 3)
+    bound_drop_path, before = library.drop_path, library.DropPath(0.5).train()
+    assert not torch.equal(before(x), x)
+    with no_dropout():
+
+        class StochasticDepth(nn.Module):  # defined after the call, drawing inline (DeiT's and ConvNeXt's copies)
+            def __init__(self, p):
+                super().__init__()
+                self.p = p
+
+            def forward(self, x):
+                keep = 1 - self.p
+                return x.div(keep) * (keep + torch.rand((x.shape[0], 1))).floor_()
+
+        for module in (before, library.DropPath(0.9).train(), StochasticDepth(0.5).train()):
+            assert module(x) is x
+        assert library.drop_path(x, 0.5, True) is x
+        assert library.drop_path(x=x, drop_prob=0.5, training=True) is x
+        assert bound_drop_path(x, 0.5, True) is not x, "a name bound by code not imported as a module is left"
+    assert not torch.equal(before(x), x) and not torch.equal(StochasticDepth(0.5).train()(x), x)
+    assert library.drop_path is bound_drop_path and "__init_subclass__" not in vars(nn.Module)
 
 
 def test_restore_puts_everything_back():

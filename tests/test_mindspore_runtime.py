@@ -10,7 +10,9 @@ import csv
 import json
 import os
 import random
+import sys
 import threading
+import types
 import warnings
 
 import numpy as np
@@ -96,6 +98,36 @@ def test_rm_dropout_covers_cells_functions_and_primitives_created_before():
         mask = primitive(x)[1].asnumpy()
         assert mask.shape == x.shape and (mask == 1).all()
     assert not (cells[0](x).asnumpy() == 1).all(), "restored: dropout draws masks again"
+
+
+def test_rm_dropout_covers_stochastic_depth_cells_and_functions(monkeypatch):
+    """mindcv's DropPath and model code's own copies, defined before or after the call, return their input."""
+    library = types.ModuleType("stochastic_depth_library")
+    exec(compile("def drop_path(x, drop_prob=0.0, training=False):\n    return x * 0 if training else x\n",
+                 "stochastic_depth_library.py", "exec"), vars(library))
+    monkeypatch.setitem(sys.modules, library.__name__, library)
+
+    class DropPath(nn.Cell):
+        def __init__(self, p):
+            super().__init__()
+            self.keep = 1 - p
+
+        def construct(self, x):
+            return x / self.keep * ops.floor(self.keep + ops.rand((x.shape[0], 1)))
+
+    x = ms.Tensor(np.ones((64, 3), np.float32))
+    with no_dropout():
+
+        class StochasticDepth(DropPath):
+            def construct(self, x):
+                return x * ops.floor(self.keep + ops.rand((x.shape[0], 1)))
+
+        for cell in (DropPath(0.5), StochasticDepth(0.5)):
+            cell.set_train(True)
+            assert (cell(x).asnumpy() == 1).all()
+        assert library.drop_path(x, 0.5, True) is x
+    assert not (DropPath(0.5)(x).asnumpy() == 1).all(), "restored: stochastic depth draws again"
+    assert (library.drop_path(x, 0.5, True).asnumpy() == 0).all() and "__init_subclass__" not in vars(nn.Cell)
 
 
 # ---- capture -------------------------------------------------------------------------------------

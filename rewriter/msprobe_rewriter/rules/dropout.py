@@ -17,7 +17,8 @@ STOCHASTIC_DEPTH_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.STOCHASTIC_DEPTH_MODULES, catalogue.STOCHASTIC_DEPTH_FUNCTIONS) for q in table) | {
     catalogue.STOCHASTIC_DEPTH_CLASS}
 DROP_PATH_MESSAGE = ("{what} turns on stochastic depth: every training step drops whole residual branches at random, "
-                     "and msprobe's `seed_all(rm_dropout=True)` does not turn it off; {fix} while debugging")
+                     "which msprobe's `seed_all(rm_dropout=True)` leaves on (msprobe-kit's turns it off); {fix} while "
+                     "debugging")
 
 
 def _is_zero(value: object) -> bool:
@@ -45,9 +46,11 @@ class Dropout(Rule):
     fix = ("While debugging set the probability to 0 (`nn.Dropout(p=0.0)`, `dropout=0.0`, `dropout_p=0.0`; "
            "MindSpore `keep_prob=1.0` or `p=0.0`), or run the compared steps in `model.eval()` mode. msprobe's "
            "PrecisionDebugger patches `torch.nn.functional.dropout*` and `nn.Dropout*` to p=0 for the same reason. "
-           "It does not patch stochastic depth (`DropPath` draws with `bernoulli_`/`torch.rand`), nor does "
-           "`seed_all(rm_dropout=True)`: pass `drop_path_rate=0.` to the model (or construct `DropPath(0.)`) "
-           "while debugging.")
+           "It does not patch stochastic depth (`DropPath` draws with `bernoulli_`/`torch.rand`): pass "
+           "`drop_path_rate=0.` to the model (or construct `DropPath(0.)`) while debugging. msprobe-kit's "
+           "`seed_all(rm_dropout=True)`, which `msprobe-instrument` adds, also makes stochastic depth the "
+           "identity, by name: `DropPath`, `StochasticDepth` and `DropBlock2d` modules and cells (timm's, "
+           "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions.")
     valid = (
         "import torch.nn as nn\n\nlayer = nn.Dropout(p=0.0)\nattn = nn.MultiheadAttention(512, 8)\n"
         "rnn = nn.LSTM(128, 256, dropout=0.3)  # one layer: dropout never runs\n",

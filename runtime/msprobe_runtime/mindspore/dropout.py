@@ -12,6 +12,11 @@ still draw random masks. Here removal happens where every path meets, at the cla
   `mint.nn.functional.dropout`, `MultiheadAttention`'s) creates or calls one of them at call time, so
   they are covered however their names were bound. This path is PyNative's: graph mode compiles
   primitives without calling them from Python (dropout *cells* are covered there too).
+
+Stochastic depth, which drops whole residual branches at random, is removed too, by name (see
+core.stochastic_depth): the `construct` of `DropPath`, `StochasticDepth` and `DropBlock2d` cells (mindcv's
+and model code's own copies, including classes defined after the call) returns its input, and
+module-level `drop_path` functions return theirs.
 """
 
 from __future__ import annotations
@@ -21,6 +26,14 @@ import contextlib
 import mindspore as ms
 from mindspore import mint, nn, ops
 from mindspore.ops.auto_generate import gen_ops_prim
+
+from msprobe_runtime.core.stochastic_depth import (
+    is_stochastic_depth_function,
+    module_namespaces,
+    returning_input,
+    stochastic_depth_classes,
+    watch_subclasses,
+)
 
 
 def _identity_construct(self, input, *args, **kwargs):  # noqa: A002 - MindSpore's parameter name
@@ -54,11 +67,31 @@ _PRIMITIVES = {
 class _State:
     active = False
     saved: list[tuple[type, str, object]] = []  # (class, attribute, its own value before; None if inherited)
+    rebound: list[tuple[dict, str, object, object]] = []  # (module namespace, name, previous value, wrapper)
+    unwatch = None  # stops covering stochastic depth cells defined from now on
 
 
 def _replace(owner: type, name: str, value) -> None:
     _State.saved.append((owner, name, vars(owner).get(name)))
     setattr(owner, name, value)
+
+
+def _cover_cell(cls: type) -> None:
+    """A stochastic depth cell class with a construct of its own: it returns its input."""
+    if vars(cls).get("construct", _identity_construct) is not _identity_construct:
+        _replace(cls, "construct", _identity_construct)
+
+
+def _remove_stochastic_depth() -> None:
+    for cls in stochastic_depth_classes(nn.Cell):
+        _cover_cell(cls)
+    for namespace in module_namespaces():
+        for name, value in list(namespace.items()):
+            if is_stochastic_depth_function(name, value):
+                wrapper = returning_input(value, lambda: _State.active)
+                namespace[name] = wrapper
+                _State.rebound.append((namespace, name, value, wrapper))
+    _State.unwatch = watch_subclasses(nn.Cell, _cover_cell)
 
 
 def remove_dropout() -> None:
@@ -69,17 +102,25 @@ def remove_dropout() -> None:
         _replace(cell, "construct", _identity_construct)
     for primitive, call in _PRIMITIVES.items():
         _replace(primitive, "__call__", call)
+    _remove_stochastic_depth()
     _State.active = True
 
 
 def restore_dropout() -> None:
     """Undo remove_dropout()."""
+    if _State.unwatch is not None:
+        _State.unwatch()
+        _State.unwatch = None
     while _State.saved:
         owner, name, original = _State.saved.pop()
         if original is None:
             delattr(owner, name)
         else:
             setattr(owner, name, original)
+    while _State.rebound:
+        namespace, name, previous, wrapper = _State.rebound.pop()
+        if namespace.get(name) is wrapper:
+            namespace[name] = previous
     _State.active = False
 
 

@@ -19,6 +19,11 @@ sets it: PrecisionDebugger's API wrappers, installed by its first `start()`) are
 order of `start()` and `seed_all(rm_dropout=True)` does not matter and the capture still records the
 call (with probability 0).
 
+Stochastic depth, which drops whole residual branches at random, is removed too, by name (see
+core.stochastic_depth): the `forward` of `DropPath`, `StochasticDepth` and `DropBlock2d` modules (timm's,
+torchvision's, and model code's own copies, including classes defined after the call) returns its input,
+and module-level `drop_path`/`stochastic_depth` functions return theirs.
+
 Not reachable: TorchScript-compiled code and builtins held elsewhere than in a module's globals.
 Wrappers pass their arguments through untouched once `restore_dropout()` has run.
 """
@@ -27,10 +32,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import sys
 import types
 
 import torch
+
+from msprobe_runtime.core.stochastic_depth import (
+    is_stochastic_depth_function,
+    module_namespaces,
+    returning_input,
+    stochastic_depth_classes,
+    watch_subclasses,
+)
 
 _VARIABLE_FUNCTIONS = torch._C._VariableFunctions
 _DROPOUT_KERNELS = (
@@ -63,6 +75,8 @@ class _State:
     wrappers: dict[int, tuple[object, object]] = {}  # id(function) -> (function, its dropout-free wrapper)
     ours: set[int] = set()  # ids of the dropout-free wrappers
     rebound: list[tuple[dict, str, object, object]] = []  # (namespace, name, previous value, wrapper)
+    classes: list[tuple[type, object, object]] = []  # stochastic depth modules: (class, its forward, wrapper)
+    unwatch = None  # stops covering stochastic depth classes defined from now on
 
 
 def _without_dropout(original, position, keyword: str):
@@ -100,22 +114,48 @@ def _dropout_free(function):
     for _ in range(_WRAPPER_DEPTH):
         target = targets.get(id(inner))
         if target is not None and target[0] is inner:
-            wrapper = _without_dropout(function, target[1], target[2])
-            _State.wrappers[id(function)] = (function, wrapper)  # also keeps `function` (and its id) alive
-            _State.ours.add(id(wrapper))
-            return wrapper
+            return _wrapped(function, functools.partial(_without_dropout, position=target[1], keyword=target[2]))
         if type(inner) is not types.FunctionType or id(inner) in _State.ours:
             return None  # only plain functions are looked into: their getattr has no side effects
         inner = getattr(inner, "__wrapped__", None)
     return None
 
 
+def _active() -> bool:
+    return _State.active
+
+
+def _wrapped(function, make):
+    """`make(function)`, made once per function and kept with it (so neither id is another's later)."""
+    found = _State.wrappers.get(id(function))
+    if found is not None and found[0] is function:
+        return found[1]
+    wrapper = make(function)
+    _State.wrappers[id(function)] = (function, wrapper)
+    _State.ours.add(id(wrapper))
+    return wrapper
+
+
+def _input_returning(name: str, function):
+    """The wrapper of a stochastic depth function that returns its input; None for any other."""
+    if not is_stochastic_depth_function(name, function) or id(function) in _State.ours:
+        return None
+    return _wrapped(function, functools.partial(returning_input, active=_active))
+
+
+def _cover_class(cls: type) -> None:
+    """A stochastic depth module class: its own forward returns its input while removal is active."""
+    forward = vars(cls).get("forward")
+    if forward is None or id(forward) in _State.ours:
+        return
+    wrapper = _wrapped(forward, functools.partial(returning_input, active=_active, method=True))
+    _State.classes.append((cls, forward, wrapper))
+    cls.forward = wrapper
+
+
 def _namespaces():
     yield vars(torch._C._nn)
-    for module in list(sys.modules.values()):
-        namespace = getattr(module, "__dict__", None)
-        if isinstance(namespace, dict):
-            yield namespace
+    yield from module_namespaces()
 
 
 def remove_dropout() -> None:
@@ -128,10 +168,14 @@ def remove_dropout() -> None:
         for name, value in list(namespace.items()):
             if type(value) is not types.FunctionType and id(value) not in targets:
                 continue
-            wrapper = _dropout_free(value)
+            wrapper = _dropout_free(value) or _input_returning(name, value)
             if wrapper is not None:
                 namespace[name] = wrapper
                 _State.rebound.append((namespace, name, value, wrapper))
+    for cls in stochastic_depth_classes(torch.nn.Module):
+        _cover_class(cls)
+    if _State.unwatch is None:
+        _State.unwatch = watch_subclasses(torch.nn.Module, _cover_class)
     _State.active = True
 
 
@@ -144,6 +188,13 @@ def restore_dropout() -> None:
         if namespace.get(name) is wrapper:
             namespace[name] = previous
     _State.rebound.clear()
+    for cls, forward, wrapper in reversed(_State.classes):
+        if vars(cls).get("forward") is wrapper:
+            cls.forward = forward
+    _State.classes.clear()
+    if _State.unwatch is not None:
+        _State.unwatch()
+        _State.unwatch = None
 
 
 @contextlib.contextmanager

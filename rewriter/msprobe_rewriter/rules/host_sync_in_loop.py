@@ -19,8 +19,9 @@ HOST_VALUE_METHODS = catalogue.HOST_SYNC_METHODS | {"size", "dim", "numel", "nel
                                                      "data_ptr", "is_contiguous", "get_device", "__len__"}
 MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "modules", "named_modules", "buffers",
                             "children", "eval", "train", "load_state_dict"})
-HOST_VALUE_BUILTINS = frozenset({"float", "int", "len", "str", "repr", "round", "bool", "sum", "max", "min",
-                                 "abs", "format"})
+HOST_VALUE_BUILTINS = frozenset({"float", "int", "len", "str", "repr", "bool", "format"})
+# Builtins that return what they are given: `sum(losses)`, `max(a, b)`, `abs(x)` of tensors are tensors.
+PASSTHROUGH_BUILTINS = frozenset({"sum", "max", "min", "abs", "round"})
 # Modules whose lowercase functions return tensors.
 TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
                                      "mindspore.ops", "mindspore.mint", "mindspore.numpy"})
@@ -82,6 +83,11 @@ class HostSyncInLoop(Rule):
                 "    for data, label in dataset.create_tuple_iterator():\n"
                 "        loss, grads = grad_fn(data, label)\n        optimizer(grads)\n"
                 "        print(loss.asnumpy())\n", lines=(9,)),
+        # DETR: the logged loss is a `sum()` of a dict of device tensors
+        Invalid("import torch\n\n\ndef train(model, loader, optimizer, weights):\n    for x, y in loader:\n"
+                "        parts = model(x, y)\n        scaled = {k: v * weights[k] for k, v in parts.items()}\n"
+                "        total = sum(scaled.values())\n        total.backward()\n        optimizer.step()\n"
+                "        value = total.item()\n        print(sum([1, 2]), max(0, value))\n", lines=(11,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -191,6 +197,9 @@ class HostSyncInLoop(Rule):
         if isinstance(func, ast.Name):
             if func.id in HOST_VALUE_BUILTINS and func.id not in self.ctx.imports.bindings:
                 return False
+            if func.id in PASSTHROUGH_BUILTINS and func.id not in self.ctx.imports.bindings:
+                kinds = {self._tensorish(arg) for arg in call.args}
+                return True if True in kinds else (False if kinds == {False} else None)
             origin = self.ctx.assigned_calls.get(func.id)  # `criterion(out, y)` of an nn loss module
             return True if origin is not None and origin.startswith("torch.nn.") else None
         if isinstance(func, ast.Attribute):

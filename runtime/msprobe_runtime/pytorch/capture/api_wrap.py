@@ -46,7 +46,7 @@ __add__ __radd__ __iadd__ __sub__ __rsub__ __isub__ __mul__ __rmul__ __imul__ __
 __itruediv__ __div__ __rdiv__ __idiv__ __floordiv__ __rfloordiv__ __ifloordiv__ __mod__ __rmod__
 __imod__ __pow__ __rpow__ __ipow__ __matmul__ __rmatmul__ __and__ __rand__ __iand__ __or__ __ror__
 __ior__ __xor__ __rxor__ __ixor__ __lshift__ __rlshift__ __ilshift__ __rshift__ __rrshift__ __irshift__
-__neg__ __pos__ __abs__ __invert__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __setitem__
+__neg__ __pos__ __abs__ __invert__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __getitem__ __setitem__
 """.split())
 _IN_PLACE_OPERATORS = frozenset(name for name in _TENSOR_OPERATORS if name.startswith("__i")) | {"__setitem__"}
 _TORCH_SKIP_PREFIXES = ("is_", "empty", "sym_", "_")

@@ -236,6 +236,8 @@ TORCH_RANDOM_SAMPLERS = frozenset({
 TORCH_DISTRIBUTED_SAMPLERS = frozenset({
     "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
 })
+# Classes whose subclasses in a file are taken for them (they keep the arguments and the data order).
+SUBCLASSED_DATA_CLASSES = TORCH_DATALOADERS | TORCH_DISTRIBUTED_SAMPLERS
 # Deterministic replacement for a shuffling sampler (rewriter).
 SAMPLER_TWINS = {
     "torch.utils.data.RandomSampler": "torch.utils.data.SequentialSampler",

@@ -47,6 +47,16 @@ class ImportTracker:
                 continue
             self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
 
+    def bind_subclasses(self, tree: ast.Module, bases: frozenset[str]) -> None:
+        """Let the module's classes that derive from one of `bases` stand for it: yolov5's `class
+        InfiniteDataLoader(dataloader.DataLoader)` takes a DataLoader's arguments and shuffles like one."""
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name not in self.bindings:
+                base = next((q for q in map(self.resolve, node.bases) if q in bases), None)
+                if base is not None:
+                    self._version += 1
+                    self.bindings[node.name] = base
+
     def add_alias(self, target: str, value: ast.expr) -> None:
         """Record `target = <dotted name>` when the value resolves to a known qualified name."""
         qualified = self.resolve(value)

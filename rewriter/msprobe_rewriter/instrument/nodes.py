@@ -10,6 +10,7 @@ import ast
 
 import libcst as cst
 
+from msprobe_rewriter import catalogue
 from msprobe_rewriter.imports import ImportTracker
 
 
@@ -41,6 +42,7 @@ class Names:
                 self.bound.add(node.name)
             elif isinstance(node, ast.arg):
                 self.bound.add(node.arg)
+        self.tracker.bind_subclasses(tree, catalogue.SUBCLASSED_DATA_CLASSES)
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         """The qualified name `node` refers to through the file's imports, or None."""

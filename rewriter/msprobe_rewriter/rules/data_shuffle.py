@@ -35,7 +35,8 @@ class DataShuffle(FollowsValues, Rule):
                "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator keeps "
                "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
                "`create_loader`/`create_naflex_loader(is_training=True)`, mindcv's `create_dataset` and mindyolo's "
-               "`create_loader` (both shuffle unless given `shuffle=False`).")
+               "`create_loader` (both shuffle unless given `shuffle=False`). A class the file derives from `DataLoader` "
+               "or `DistributedSampler` (yolov5's `InfiniteDataLoader`) counts as its base.")
     why = ("When two runs see the samples in different orders, their losses differ from the first step and no "
            "per-step comparison between them means anything. A seeded shuffle repeats on the same software, but "
            "it draws from the framework's generator, so any other change in random-number consumption (a GPU "
@@ -65,6 +66,8 @@ class DataShuffle(FollowsValues, Rule):
         "loader = DataLoader([1, 2, 3], **kwargs)\n",
         "from mylib import DataLoader, RandomSampler\n\nloader = DataLoader([1, 2], shuffle=True, "
         "sampler=RandomSampler([1, 2]))  # not torch's\n",
+        "from torch.utils.data import DataLoader, Dataset\n\n\nclass Loader(DataLoader):\n    pass\n\n\n"
+        "class Images(Dataset):\n    pass\n\n\nloader = Loader(Images(), shuffle=False)\n",
         "import timm.data\nfrom mindcv.data import create_dataset, create_loader\nimport mindyolo.data\n\n"
         "val = timm.data.create_naflex_loader(ds, batch_size=64, is_training=False)\n"
         "data = create_dataset(\"imagenet\", \"/data\", \"train\", False)\n"
@@ -111,6 +114,12 @@ class DataShuffle(FollowsValues, Rule):
                 lines=(7,), severity="info"),
         Invalid("from torch.utils.data import DataLoader\n\n\ndef build(ds):  # None: the global generator\n"
                 "    return DataLoader(ds, batch_size=8, shuffle=True, generator=None)\n", lines=(5,)),
+        # yolov5: the file's subclasses of DataLoader and DistributedSampler take their arguments
+        Invalid("from torch.utils.data import dataloader, distributed\n\n\n"
+                "class InfiniteDataLoader(dataloader.DataLoader):\n    pass\n\n\n"
+                "class SmartDistributedSampler(distributed.DistributedSampler):\n    pass\n\n\n"
+                "def build(ds, shuffle):\n    sampler = SmartDistributedSampler(ds)\n"
+                "    return InfiniteDataLoader(ds, shuffle=shuffle, sampler=sampler)\n", lines=(13, 14)),
     )
 
     def __init__(self, ctx) -> None:

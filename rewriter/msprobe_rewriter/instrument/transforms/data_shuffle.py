@@ -1,8 +1,8 @@
 """Read data in a fixed order, where `data-shuffle` fires.
 
 `DataLoader(shuffle=True)` -> `shuffle=False`; `RandomSampler(ds)` -> `SequentialSampler(ds)` (MindSpore:
-`RandomSampler()` -> `SequentialSampler()`); `DistributedSampler(...)` and MindSpore's samplers get
-`shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`;
+`RandomSampler()` -> `SequentialSampler()`); `DistributedSampler(...)` (or a subclass the file defines) and
+MindSpore's samplers get `shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`;
 `dataset.shuffle(n)` is dropped from the pipeline.
 """
 
@@ -39,6 +39,10 @@ class DataShuffle(Transform):
         Example("from torch.utils.data import DistributedSampler\n\nsampler = DistributedSampler(train_set)\n",
                 "from torch.utils.data import DistributedSampler\n\n"
                 "sampler = DistributedSampler(train_set, shuffle=False)\n"),
+        Example("from torch.utils.data import DistributedSampler\n\n\nclass Sampler(DistributedSampler):\n"
+                "    pass\n\n\nsampler = Sampler(train_set)\n",
+                "from torch.utils.data import DistributedSampler\n\n\nclass Sampler(DistributedSampler):\n"
+                "    pass\n\n\nsampler = Sampler(train_set, shuffle=False)\n"),
         Example("from torch.utils.data import DataLoader\n\n\ndef build(ds, cuda):\n    kwargs = {\"batch_size\": 8}\n"
                 "    if cuda:\n        kwargs.update({\"shuffle\": True, \"pin_memory\": True})\n"
                 "    return DataLoader(ds, **kwargs)\n",

@@ -481,6 +481,15 @@ def test_a_step_past_a_threshold_is_noted():
     assert any("steps here only when `global_step > 10`" in note for note in notes)
 
 
+def test_a_comparison_whose_else_steps_too_is_no_threshold():
+    """Swin's SimMIM: `if ACCUMULATION_STEPS > 1:` accumulates, its `else:` steps every iteration."""
+    code = ("import torch\n\nq = torch.nn.Linear(2, 1)\nopt = torch.optim.Adam(q.parameters())\n"
+            "for i in range(100):\n    q(torch.randn(2)).sum().backward()\n    if ACCUMULATION_STEPS > 1:\n"
+            "        if (i + 1) % ACCUMULATION_STEPS == 0:\n            opt.step()\n    else:\n        opt.step()\n")
+    _, notes = run(code, "debugger")
+    assert not any("steps here only when" in note for note in notes)
+
+
 PARAM_GROUPS = ("import torch\n\nimport utils\n\n\ndef groups(cfg):\n    return [{{'params': cfg.weights}}]\n\n\n"
                 "def main(args, loader):\n    student = build(args)\n{setup}    opt = torch.optim.AdamW({groups})\n"
                 "    for x in loader:\n        student(x).sum().backward()\n        opt.step()\n")

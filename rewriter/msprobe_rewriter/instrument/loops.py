@@ -367,10 +367,15 @@ class _Finder:
         node = self.parents.get(call)
         while node is not None and node is not loop and not isinstance(node, SCOPE_TYPES):
             if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-                    and all(isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) for op in node.test.ops)):
+                    and all(isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) for op in node.test.ops)
+                    and not self._steps_in(node.orelse)):  # Swin's `if ACCUMULATION_STEPS > 1: ... else: step`
                 return node.test
             node = self.parents.get(node)
         return None
+
+    def _steps_in(self, body: list[ast.stmt]) -> bool:
+        """Whether `body` applies gradients itself."""
+        return any(isinstance(n, ast.Call) and self.ctx.is_optimizer_step(n) for s in body for n in ast.walk(s))
 
     def model_trains(self) -> list[ModelTrain]:
         """The `Model.train(...)` calls, with the statement they sit in and the optimizer they use."""

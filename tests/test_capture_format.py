@@ -96,6 +96,22 @@ def test_printing_a_tensor_records_nothing(tmp_path):
                                   "Torch.abs.0.forward"]  # y[0] is the caller's: printing's own indexing is not
 
 
+def test_indexing_is_recorded_with_tensor_and_numpy_slice_bounds(tmp_path):
+    """nanoGPT's get_batch slices with 0-d tensors from torch.randint; numpy ints come from samplers."""
+    data = torch.arange(50.0)
+
+    def run():
+        start = torch.tensor(7)
+        torch.stack([data[start:start + 4], data[np.int64(3):10:2][:4]])
+
+    data_records = capture(tmp_path, run)[0]["data"]
+    first, second = (data_records[f"Tensor.__getitem__.{index}.forward"]["input_args"][1] for index in (0, 1))
+    assert first["type"] == "slice" and first["value"][2] is None
+    assert [bound["Max"] for bound in first["value"][:2]] == [7, 11]
+    assert first["value"][0]["type"] == "torch.Tensor" and first["value"][0]["shape"] == []
+    assert second == {"type": "slice", "value": [{"type": "int64", "value": 3}, 10, 2]}
+
+
 def test_l0_modules_parameters_and_construct(tmp_path):
     model, optimizer, tokens = make_model()
     dump, stack, construct = capture(tmp_path, _step(model, optimizer, tokens), model, level="L0")

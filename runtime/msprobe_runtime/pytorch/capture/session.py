@@ -82,8 +82,6 @@ def _special(value):
         return {"type": "torch.device", "value": str(value)}
     if isinstance(value, torch.memory_format):
         return {"type": "torch.memory_format", "format": str(value).rpartition(".")[2]}
-    if isinstance(value, slice):
-        return {"type": "slice", "value": [json_value(part) for part in (value.start, value.stop, value.step)]}
     if value is Ellipsis:
         return {"type": "ellipsis", "value": "..."}
     if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
@@ -136,6 +134,10 @@ class CaptureSession(StepRecords):
             return {"type": kind.__name__, "value": json_value(value)}
         if kind is torch.Size:
             return {"type": "torch.Size", "value": tuple(value)}
+        if kind is slice:  # a bound may be a tensor (`data[i:i + n]` with `i` from torch.randint) or a numpy int
+            return {"type": "slice", "value": [
+                part if part is None or part.__class__ is int else self.encode(part, record, category, path, depth + 1)
+                for part in (value.start, value.stop, value.step)]}
         if depth < _MAX_DEPTH:
             if isinstance(value, _SEQUENCES):
                 if self.tensor_folder is None:  # no file names, so no index paths

@@ -529,3 +529,26 @@ def test_gradients_unscaled_by_a_grad_scaler_are_described_anew(tmp_path):
     dump, _, _ = capture(tmp_path, run, model, level="mix")
     norms = dump["data"]["Torch._foreach_norm.0.forward"]["input_args"][0]
     assert [entry["Max"] for entry in norms] == pytest.approx(unscaled)
+
+
+@pytest.mark.parametrize("summary_mode", ["statistics", "hash"])
+def test_a_fused_optimizer_step_is_seen_by_later_records(tmp_path, summary_mode):
+    """`_fused_adamw_` (AdamW(fused=True), nanoGPT's) writes parameters and moments in place without bumping
+    their version counters: the moment recorded fresh keeps its zeros, and a later record of the parameter
+    describes the updated values."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.1, fused=True)
+    updated = []
+
+    def run():
+        model(torch.randn(8, 4)).square().mean().backward()
+        optimizer.step()
+        updated.append(float(model.weight.detach().max()))
+        model.weight.abs()
+
+    data = capture(tmp_path, run, section={"summary_mode": summary_mode})[0]["data"]
+    fresh_moment = data["Torch.zeros_like.0.forward"]["output"][0]
+    assert fresh_moment["Max"] == fresh_moment["Min"] == 0.0
+    assert data["Torch._fused_adamw_.0.forward"]["input_args"][2][0]["Max"] == 0.0  # exp_avgs at call time
+    assert data["Tensor.abs.0.forward"]["input_args"][0]["Max"] == pytest.approx(updated[0])

@@ -56,8 +56,10 @@ get_default_dtype set_default_dtype broadcast_shapes align_tensors
 """.split())
 _TORCH_PRIVATE_KEPT = ("_foreach_", "_fused_", "_amp_")
 # calls that write their tensor arguments in place without bumping their version counters: GradScaler's
-# unscale of the gradients (and its inf flag) and its scale update (the growth tracker)
+# unscale of the gradients (and its inf flag) and its scale update (the growth tracker), and the fused
+# optimizer steps (`_fused_adamw_` and the like: parameters, moments and step counts)
 _UNVERSIONED_WRITES = frozenset({"_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_"})
+_UNVERSIONED_PREFIX = "_fused_"  # with a trailing "_": in place
 _FUNCTIONAL_SKIP = frozenset("""
 boolean_dispatch assert_int_or_pair handle_torch_function has_torch_function has_torch_function_unary
 has_torch_function_variadic
@@ -197,8 +199,8 @@ def _torch_table() -> list:
     for name in sorted(set(names)):
         if name in _TORCH_SKIP or (name.startswith(_TORCH_SKIP_PREFIXES) and not name.startswith(_TORCH_PRIVATE_KEPT)):
             continue
-        mutation = MUTATES_ALL if name in _UNVERSIONED_WRITES else MUTATES_FIRST if name.endswith("_") else \
-            MUTATES_NOTHING
+        unversioned = name in _UNVERSIONED_WRITES or (name.startswith(_UNVERSIONED_PREFIX) and name.endswith("_"))
+        mutation = MUTATES_ALL if unversioned else MUTATES_FIRST if name.endswith("_") else MUTATES_NOTHING
         table.append((torch, name, getattr(torch, name), ApiSpec(f"{prefix}.{name}", mutation)))
     for name in dir(torch.linalg):
         function = getattr(torch.linalg, name)

@@ -162,6 +162,27 @@ def test_mix_names_the_changed_call_inside_a_module_not_the_module(tmp_path):
     assert (found.divergence.kind, found.divergence.call.name) == ("difference", "Functional.gelu.0.forward")
 
 
+def test_a_module_called_twice_is_not_blamed_for_its_summed_gradient(tmp_path):
+    """A module run twice in one backward pass (a Siamese tower, CycleGAN's generator): its parameters_grad.0
+    sums the gradients of both calls. When only the second call's gradient differs (a loss weight changed),
+    the weight's multiplication is named, not the parameter gradient."""
+    import torch
+    from msprobe_runtime.pytorch import PrecisionDebugger
+
+    dumps = []
+    for weight in (2.0, 3.0):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+        a, b = torch.randn(2, 4), torch.randn(2, 4)
+        dumps.append(tmp_path / str(weight))
+        debugger = PrecisionDebugger(task="statistics", dump_path=str(dumps[-1]), level="mix")
+        with debugger.start(model):
+            (model(a).sum() + weight * model(b).sum()).backward()
+        debugger.close()
+    found = compare(dumps[1], dumps[0], tmp_path / "out").first
+    assert found.divergence.call.name == "Tensor.__rmul__.0.forward"
+
+
 @pytest.mark.parametrize("fmt", ["csv", "xlsx", "html"])
 def test_report_formats(runs, tmp_path, fmt):
     result = compare(runs["dropout-seed"], runs["base"], tmp_path, fmt=fmt)

@@ -116,6 +116,27 @@ def _producer_of(records: list[str]) -> np.ndarray:
     return producer
 
 
+def _gradient_sources_agree(records: list[str], identical: np.ndarray) -> np.ndarray:
+    """Per call, False for a parameter gradient whose module has a backward call (or its forward call) that
+    differs: the gradient sums what every call of the module gave in its backward pass (a module called
+    twice: a Siamese tower, CycleGAN's generator), not only the backward call of its own number."""
+    agree = np.ones(len(records), dtype=bool)
+    gradients: dict[str, list[int]] = {}
+    backwards: dict[str, bool] = {}  # module prefix -> whether all its backward calls and their forwards agree
+    position = {name: index for index, name in enumerate(records)}
+    for index, name in enumerate(records):
+        prefix, _, kind = name.rpartition(".")[0].rpartition(".")
+        if kind == "parameters_grad":
+            gradients.setdefault(prefix, []).append(index)
+        elif kind == "backward":
+            forward = position.get(forward_name(name) or "")
+            both = identical[index] and (forward is None or identical[forward])
+            backwards[prefix] = backwards.get(prefix, True) and bool(both)
+    for prefix, indices in gradients.items():
+        agree[indices] = backwards.get(prefix, True)
+    return agree
+
+
 def _holding(target: DumpTable, different: np.ndarray) -> np.ndarray:
     """Per call, whether a call made inside it (construct.json) differs: a module whose outputs differ
     because of a call inside it (at mix, a changed setting of the `gelu` in its `forward`) did not make
@@ -200,6 +221,7 @@ def find(target: DumpTable, golden: DumpTable, record_match: np.ndarray, partner
     # a parameter gradient also reads the forward call's inputs: its producer's producer must agree too
     second = np.where(producer >= 0, producer[producer_index], -1)
     hidden_inputs_agree &= (second == -1) | ((second >= 0) & identical[np.maximum(second, 0)])
+    hidden_inputs_agree &= _gradient_sources_agree(target.records, identical)
     usable = paired & ~np.array([a in _UNINITIALISED for a in api], dtype=bool) & ~_holding(target, ~identical)
     diverging = np.flatnonzero(usable & hidden_inputs_agree & ~bad_input & bad_output)
     diverging = _not_overwritten(target, diverging, record, bad & output, ignored_input)

@@ -403,10 +403,10 @@ class _Finder:
             owner = target_name(func.value) or ""
             if "scaler" in owner.lower() and call.args:
                 return call.args[0]
-            if func.attr == "step" and self.ctx.is_optimizer_name(owner):
+            handed = next((arg for arg in call.args if self.ctx.is_optimizer_name(target_name(arg) or "")), None)
+            if func.attr == "step" and (handed is None or self.ctx.is_optimizer_name(owner)):
                 return func.value
-            # `mp_trainer.optimize(self.opt)`: the optimizer handed to the helper
-            return next(arg for arg in call.args if self.ctx.is_optimizer_name(target_name(arg) or ""))
+            return handed  # `mp_trainer.optimize(self.opt)`: the optimizer handed to the helper
         if "scaler" in (target_name(func) or "").lower() and len(call.args) > 1:
             return call.args[1]  # timm's NativeScaler: `loss_scaler(loss, optimizer, ...)`
         return func

@@ -30,7 +30,6 @@ from mindspore.ops.auto_generate import gen_ops_prim
 from msprobe_runtime.core.stochastic_depth import (
     is_stochastic_depth_function,
     module_namespaces,
-    returning_input,
     stochastic_depth_classes,
     watch_subclasses,
 )
@@ -49,6 +48,12 @@ def _mask_of(dtype):
 
 def _first_argument(self, input, *args, **kwargs):  # noqa: A002
     return input
+
+
+def _input_of(x, *args, **kwargs):
+    """What a stochastic depth function (`drop_path(x, drop_prob, training)`) stands for with probability 0; a
+    plain function, which graph mode compiles (a wrapper deciding at call time would be compiled once)."""
+    return x
 
 
 _CELLS = tuple(dict.fromkeys(getattr(owner, name) for owner, name in (
@@ -88,9 +93,8 @@ def _remove_stochastic_depth() -> None:
     for namespace in module_namespaces():
         for name, value in list(namespace.items()):
             if is_stochastic_depth_function(name, value):
-                wrapper = returning_input(value, lambda: _State.active)
-                namespace[name] = wrapper
-                _State.rebound.append((namespace, name, value, wrapper))
+                namespace[name] = _input_of
+                _State.rebound.append((namespace, name, value, _input_of))
     _State.unwatch = watch_subclasses(nn.Cell, _cover_cell)
 
 

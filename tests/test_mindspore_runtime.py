@@ -130,6 +130,28 @@ def test_rm_dropout_covers_stochastic_depth_cells_and_functions(monkeypatch):
     assert (library.drop_path(x, 0.5, True).asnumpy() == 0).all() and "__init_subclass__" not in vars(nn.Cell)
 
 
+def test_rm_dropout_covers_a_drop_path_function_called_in_graph_mode(tmp_path, monkeypatch):
+    """A cell whose construct calls its module's drop_path, compiled in graph mode after the call."""
+    (tmp_path / "graph_drop_path.py").write_text(
+        "from mindspore import nn, ops\n\n\ndef drop_path(x, drop_prob=0.0, training=False):\n"
+        "    if drop_prob == 0.0 or not training:\n        return x\n"
+        "    return x * ops.floor(1 - drop_prob + ops.rand((x.shape[0], 1))) / (1 - drop_prob)\n\n\n"
+        "class Block(nn.Cell):\n    def construct(self, x):\n        return drop_path(x, 0.5, self.training)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import graph_drop_path
+
+    x = ms.Tensor(np.ones((64, 3), np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with no_dropout():
+            block = graph_drop_path.Block()
+            block.set_train(True)
+            assert (block(x).asnumpy() == 1).all()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        sys.modules.pop("graph_drop_path", None)
+
+
 # ---- capture -------------------------------------------------------------------------------------
 def test_l1_records_functions_primitives_operators_and_backward(tmp_path):
     train(tmp_path, level="L1")

@@ -1,5 +1,5 @@
-"""Numerical neutrality with real MindSpore: capture at mix (cell hooks, API wrappers, cell primitives,
-backward node hooks) plus the gradient probe leave every loss, gradient and parameter bit-identical.
+"""Numerical neutrality with real MindSpore: capture at mix (cell hooks, API wrappers with indexing, cell
+primitives, backward node hooks) plus the gradient probe leave every loss, gradient and parameter bit-identical.
 
 Each run is a fresh process: within one process MindSpore's PyNative executor reuses what it cached for
 an earlier, identical network, and that alone can change the last bits of a loss (seen with MindSpore
@@ -37,6 +37,7 @@ class Net(nn.Cell):  # two branches summed twice: gradients accumulate from seve
 
     def construct(self, x):
         h = ops.gelu(self.fc1(x))
+        h = h * h[:, 1:2] + h[h > 0].mean()  # indexing (a slice, a boolean mask): Tensor.__getitem__ at mix
         return self.fc2(self.ln(h) + h * 2 + self.fc3(h))
 
 
@@ -82,4 +83,5 @@ def test_capture_and_grad_probe_are_bit_identical_to_a_plain_run(tmp_path):
     assert digests[0] == digests[1]
     dumped = json.loads((tmp_path / "statistics" / "step4" / "rank0" / "dump.json").read_text(encoding="utf-8"))
     assert "Cell.fc3.Dense.backward.4" not in dumped["data"] and "Cell.fc3.Dense.backward.0" in dumped["data"]
+    assert "Tensor.__getitem__.1.backward" in dumped["data"]
     assert (tmp_path / "grad_probe" / "rank0" / "grad_summary_4.csv").is_file()

@@ -49,7 +49,7 @@ _TENSOR_OPERATORS = frozenset("""
 __add__ __radd__ __iadd__ __sub__ __rsub__ __isub__ __mul__ __rmul__ __imul__ __truediv__ __rtruediv__
 __itruediv__ __floordiv__ __rfloordiv__ __ifloordiv__ __mod__ __rmod__ __imod__ __pow__ __rpow__
 __matmul__ __rmatmul__ __and__ __or__ __xor__ __neg__ __pos__ __abs__ __invert__ __eq__ __ne__ __lt__
-__le__ __gt__ __ge__ __setitem__
+__le__ __gt__ __ge__ __getitem__ __setitem__
 """.split())
 _IN_PLACE_OPERATORS = frozenset(name for name in _TENSOR_OPERATORS if name.startswith("__i")) | {"__setitem__"}
 _QUERIES = frozenset({"Shape", "DType", "Rank", "Size", "TensorShape", "DynamicShape", "IsInstance"})  # primitives

@@ -50,8 +50,6 @@ def _special(value):
     """msprobe's encodings of objects that are neither tensors nor plain values; None when unknown."""
     if isinstance(value, _DTYPE):
         return {"type": "mindspore.dtype", "value": str(value)}
-    if isinstance(value, slice):
-        return {"type": "slice", "value": [json_value(part) for part in (value.start, value.stop, value.step)]}
     if value is Ellipsis:
         return {"type": "ellipsis", "value": "..."}
     if isinstance(value, np.generic):
@@ -85,6 +83,10 @@ class CaptureSession(StepRecords):
         kind = type(value)
         if kind in _SCALARS:
             return {"type": kind.__name__, "value": json_value(value)}
+        if kind is slice:  # a bound may be a tensor (`data[i:i + n]` with `i` a 0-d tensor) or a numpy int
+            return {"type": "slice", "value": [
+                part if part is None or part.__class__ is int else self.encode(part, record, category, path, depth + 1)
+                for part in (value.start, value.stop, value.step)]}
         if depth < _MAX_DEPTH:
             if isinstance(value, (list, tuple)):
                 return [self.encode(item, record, category, (*path, index), depth + 1)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Callable
 
 from msprobe_rewriter import catalogue
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, keyword
+from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import FollowsValues, LocalValues
 
@@ -20,12 +19,6 @@ DEVICE_NAMES = frozenset({"dev", "gpu", "gpu_id", "rank", "local_rank"})
 DRAW_METHODS = catalogue.INPLACE_RANDOM_METHODS | catalogue.TENSOR_DRAW_METHODS
 MODEL_CODE_NOTE = " (in an `nn.Module` method its input lives on the model's device)"
 ACCELERATOR_FILE_NOTE = " (this file runs on an accelerator, so this tensor may live there)"
-# Code that runs on the CPU whatever the file does: weight initialisation (before the model is moved;
-# also fill helpers named like `torch.nn.init`'s, such as `trunc_normal_`), data loading (datasets, collate
-# functions, transforms).
-INIT_NAME = re.compile(r"(^|_)(re_?)?(init|initiali[sz]e|reset)(_|$)|(normal|uniform)_$", re.IGNORECASE)
-DATA_NAME = re.compile(r"collat|transform(?!er)|augment|dataset", re.IGNORECASE)
-DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
 
 
 class DeviceRng(FollowsValues, Rule):
@@ -114,12 +107,14 @@ class DeviceRng(FollowsValues, Rule):
         Invalid("import lightning as L\nimport torch\n\n\ndef drop_path(x, keep_prob):\n"
                 "    mask = x.new_empty((x.shape[0], 1)).bernoulli_(keep_prob)\n    return x * mask / keep_prob\n",
                 lines=(6,), severity="warning"),
+        Invalid("import torch\nfrom torch import nn\n\n\nclass NoiseTransform(nn.Module):  # a layer, not data code\n"
+                "    def forward(self, x):\n        return x + torch.randn_like(x)\n", lines=(7,), severity="warning"),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.values = LocalValues(ctx, self.placement)
-        self._classes: dict[str, frozenset[str]] = {}
+        self.cpu_code = CpuCode(ctx, self._is_cpu_device)
         self._accelerator_file = False
         self._unknown_draws: list = []  # Sites of draws on tensors whose device the file does not show
 
@@ -155,7 +150,7 @@ class DeviceRng(FollowsValues, Rule):
         found = [self.placement(i) for i in inputs if not _is_number(i)]
         if any(p in ON_DEVICE for p in found):
             self.report(node)
-        elif found and CPU not in found and not any(map(self._last_on_cpu, inputs)) and not self._runs_on_cpu():
+        elif found and CPU not in found and not any(map(self._last_on_cpu, inputs)) and not self.cpu_code.here():
             if self._in_model_code():
                 self.report(node, self.message + MODEL_CODE_NOTE, "warning")
             else:
@@ -182,22 +177,6 @@ class DeviceRng(FollowsValues, Rule):
             return True
         return func.attr == "to" and bool(call.args) and self._moved_to(call.args[0], func.value) in ON_DEVICE
 
-    def _runs_on_cpu(self) -> bool:
-        """Whether we are in code that runs on the CPU whatever the file does: weight initialisation, data
-        loading (datasets, collate functions, transforms), or under `with torch.device("cpu")`."""
-        data_classes = self._derived_classes("data", _is_data_base)
-        for node in self.ctx.ancestors:
-            if isinstance(node, FUNCTION_TYPES):
-                if INIT_NAME.search(node.name) or DATA_NAME.search(node.name) or node.name in DATA_METHODS:
-                    return True
-            elif isinstance(node, ast.ClassDef):
-                if DATA_NAME.search(node.name) or node.name in data_classes:
-                    return True
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                if any(self._is_cpu_device(item.context_expr) for item in node.items):
-                    return True
-        return False
-
     def _is_cpu_device(self, node: ast.expr) -> bool:
         return (isinstance(node, ast.Call) and self.ctx.call_qualname(node) in catalogue.TORCH_DEVICE_CONSTRUCTORS
                 and self._call_placement(node) == CPU)
@@ -208,25 +187,9 @@ class DeviceRng(FollowsValues, Rule):
         for i in range(len(ancestors) - 1, 0, -1):
             if isinstance(ancestors[i], FUNCTION_TYPES):
                 owner = ancestors[i - 1]
-                return isinstance(owner, ast.ClassDef) and owner.name in self._derived_classes("model", _is_model_base)
+                models = self.cpu_code.derived_classes("model", is_model_base)
+                return isinstance(owner, ast.ClassDef) and owner.name in models
         return False
-
-    def _derived_classes(self, kind: str, is_base: Callable[[str], bool]) -> frozenset[str]:
-        """Names of the file's classes that derive (directly or through each other) from a class `is_base`
-        accepts by its qualified name; computed once per `kind`."""
-        if kind not in self._classes:
-            found: set[str] = set()
-            for node in ast.walk(self.ctx.tree):
-                if isinstance(node, ast.ClassDef) and any(self._derives(b, found, is_base) for b in node.bases):
-                    found.add(node.name)
-            self._classes[kind] = frozenset(found)
-        return self._classes[kind]
-
-    def _derives(self, base: ast.expr, local: set[str], is_base: Callable[[str], bool]) -> bool:
-        qualified = self.ctx.qualname(base)
-        if qualified is None:
-            return isinstance(base, ast.Name) and base.id in local
-        return is_base(qualified)
 
     # --- where values live -------------------------------------------------------------------
     def placement(self, node: ast.expr | None) -> str | None:
@@ -285,7 +248,7 @@ class DeviceRng(FollowsValues, Rule):
                 return self.placement(argument(call, 0, "input"))
             return None
         if not isinstance(call.func, ast.Attribute):  # the file's own module class: built on the CPU
-            models = self._derived_classes("model", _is_model_base)
+            models = self.cpu_code.derived_classes("model", is_model_base)
             return CPU if isinstance(call.func, ast.Name) and call.func.id in models and device is None else None
         method, receiver = call.func.attr, call.func.value
         if device is not None and (method == "to" or method.startswith("new_")):
@@ -330,18 +293,10 @@ def _combine(first: str | None, second: str | None, both: bool) -> str | None:
     return None
 
 
-def _is_model_base(qualified: str) -> bool:
-    return qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".") or qualified in catalogue.LIGHTNING_MODULES
-
-
 def _is_module_class(qualified: str) -> bool:
     """`torch.nn.Linear` and the other module classes of torch.nn (not its functions)."""
     return (qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".")
             and qualified.rpartition(".")[2][:1].isupper())
-
-
-def _is_data_base(qualified: str) -> bool:
-    return qualified.startswith(catalogue.TORCH_DATA_PACKAGE + ".")
 
 
 def _is_number(node: ast.expr) -> bool:

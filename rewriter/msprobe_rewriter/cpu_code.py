@@ -1,0 +1,80 @@
+"""Code that runs on the CPU whatever the file does (weight initialisation, data loading), and the file's
+classes derived from torch's (datasets, modules); shared by the rules that ask where code runs."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import FUNCTION_TYPES, FileContext, argument, constant
+
+# Weight initialisation (before the model is moved; also fill helpers named like `torch.nn.init`'s, such as
+# `trunc_normal_`), data loading (datasets, collate functions, transforms).
+INIT_NAME = re.compile(r"(^|_)(re_?)?(init|initiali[sz]e|reset)(_|$)|(normal|uniform)_$", re.IGNORECASE)
+DATA_NAME = re.compile(r"collat|transform(?!er)|augment|dataset", re.IGNORECASE)
+DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
+
+
+def is_model_base(qualified: str) -> bool:
+    return qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".") or qualified in catalogue.LIGHTNING_MODULES
+
+
+def is_data_base(qualified: str) -> bool:
+    return qualified.startswith(catalogue.TORCH_DATA_PACKAGE + ".")
+
+
+class CpuCode:
+    """One rule's view of where the visited code runs. `is_cpu_device` tells whether an expression is a
+    CPU device (by default: `torch.device("cpu")` with a literal)."""
+
+    def __init__(self, ctx: FileContext, is_cpu_device: Callable[[ast.expr], bool] | None = None) -> None:
+        self.ctx = ctx
+        self.is_cpu_device = is_cpu_device or self._literal_cpu_device
+        self._classes: dict[str, frozenset[str]] = {}
+
+    def here(self) -> bool:
+        """Whether we are in code that runs on the CPU whatever the file does: weight initialisation, data
+        loading (datasets, collate functions, transforms), or under `with torch.device("cpu")`. Names of
+        data code do not count for an `nn.Module` or its methods (timm's `BilinearAttnTransform` is a layer)."""
+        data_classes = self.derived_classes("data", is_data_base)
+        models = self.derived_classes("model", is_model_base)
+        owner: ast.AST | None = None
+        for node in self.ctx.ancestors:
+            data_named = not (isinstance(owner, ast.ClassDef) and owner.name in models)
+            if isinstance(node, FUNCTION_TYPES):
+                if INIT_NAME.search(node.name) or data_named and (DATA_NAME.search(node.name)
+                                                                   or node.name in DATA_METHODS):
+                    return True
+            elif isinstance(node, ast.ClassDef):
+                if node.name in data_classes or node.name not in models and DATA_NAME.search(node.name):
+                    return True
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                if any(self.is_cpu_device(item.context_expr) for item in node.items):
+                    return True
+            owner = node
+        return False
+
+    def derived_classes(self, kind: str, is_base: Callable[[str], bool]) -> frozenset[str]:
+        """Names of the file's classes that derive (directly or through each other) from a class `is_base`
+        accepts by its qualified name; computed once per `kind`."""
+        if kind not in self._classes:
+            found: set[str] = set()
+            for node in ast.walk(self.ctx.tree):
+                if isinstance(node, ast.ClassDef) and any(self._derives(b, found, is_base) for b in node.bases):
+                    found.add(node.name)
+            self._classes[kind] = frozenset(found)
+        return self._classes[kind]
+
+    def _derives(self, base: ast.expr, local: set[str], is_base: Callable[[str], bool]) -> bool:
+        qualified = self.ctx.qualname(base)
+        if qualified is None:
+            return isinstance(base, ast.Name) and base.id in local
+        return is_base(qualified)
+
+    def _literal_cpu_device(self, node: ast.expr) -> bool:
+        if not (isinstance(node, ast.Call) and self.ctx.call_qualname(node) in catalogue.TORCH_DEVICE_CONSTRUCTORS):
+            return False
+        kind = constant(argument(node, 0, "type"))
+        return isinstance(kind, str) and kind.split(":", 1)[0].strip().lower() in catalogue.CPU_DEVICE_STRINGS

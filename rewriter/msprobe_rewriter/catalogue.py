@@ -667,6 +667,15 @@ NONDETERMINISTIC_BACKWARD_ONLY = frozenset(
 )
 GRAD_DISABLING_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+# Calls that read a checkpoint: the tensors they return need no gradient.
+TORCH_CHECKPOINT_LOADS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url",
+                                    "torch.utils.model_zoo.load_url"})
+# Tensor methods whose result needs a gradient only when their receiver does (layout, dtype, device).
+RECEIVER_ONLY_METHODS = frozenset({
+    "float", "half", "double", "bfloat16", "contiguous", "clone", "view", "view_as", "reshape", "reshape_as",
+    "expand", "expand_as", "repeat", "squeeze", "unsqueeze", "flatten", "permute", "transpose", "t", "narrow",
+    "to", "cuda", "cpu", "type", "type_as",
+})
 # Entries that `torch.use_deterministic_algorithms(True)` makes deterministic (no finding once it is on).
 NONDETERMINISTIC_FIXED_BY_SWITCH = frozenset(
     name for name, fix in NONDETERMINISTIC_OPS.items() if fix == DETERMINISTIC_SWITCH_FIX

@@ -7,7 +7,9 @@ from collections.abc import Callable
 
 from msprobe_rewriter import catalogue
 from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword
+from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.values import FollowsValues, LocalValues
 
 LINEAR_MODES = frozenset({"linear", "bilinear", "bicubic", "trilinear"})
 NONDETERMINISTIC_PADDING = frozenset({"reflect", "replicate"})
@@ -61,7 +63,7 @@ CONDITIONS: dict[str, Condition] = {
 }
 
 
-class NondeterministicOp(Rule):
+class NondeterministicOp(FollowsValues, Rule):
     code = "MSP501"
     name = "nondeterministic-op"
     severity = "warning"
@@ -73,7 +75,12 @@ class NondeterministicOp(Rule):
                "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear modes, adaptive and 3-D pooling, reflection and "
                "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`), naming the deterministic way out. "
-               "Ops that the deterministic switch fixes are not reported in a file that turns it on. PyTorch "
+               "Ops that the deterministic switch fixes are not reported in a file that turns it on; none is "
+               "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
+               "initialisation), and those whose forward is deterministic (interpolation, pooling, padding, "
+               "`grid_sample`, ...) not where no gradient flows back through them: under `torch.no_grad()` or "
+               "`inference_mode`, or on a tensor read from a checkpoint (`torch.load(...)`, `state_dict()`) or "
+               "detached. PyTorch "
                "only: MindSpore (2.10) documents no operator as non-deterministic by atomic accumulation (its "
                "docstrings only warn that duplicate indices leave the winner of `TensorScatterUpdate`, "
                "`ScatterUpdate`, `tensor_scatter_elements` or `Tensor.index_copy_` undefined), and on Ascend "
@@ -108,6 +115,21 @@ class NondeterministicOp(Rule):
         "def accumulate(out, idx, src):  # not a torch file\n    return out.index_add_(0, idx, src)\n",
         "import torch\nimport torch.nn.functional as F\n\n\n@torch.no_grad()\ndef resize_pos_embed(pos, size):\n"
         "    return F.interpolate(pos, size=size, mode='bicubic')  # no backward, forward is deterministic\n",
+        # deit's fine-tuning: a position embedding read from a checkpoint needs no gradient
+        "import torch\nimport torch.nn.functional as F\n\n\ndef finetune(model, path):\n"
+        "    checkpoint = torch.load(path, map_location='cpu')\n    pos = checkpoint['model']['pos_embed']\n"
+        "    tokens = pos[:, 1:].reshape(1, 14, 14, -1).permute(0, 3, 1, 2)\n"
+        "    tokens = F.interpolate(tokens, size=(16, 16), mode='bicubic')\n"
+        "    current = F.interpolate(model.state_dict()['pos_embed'], size=(16, 16), mode='bicubic')\n"
+        "    return tokens, current\n\n\ndef show(pred, size):\n    with torch.no_grad():\n"
+        "        big = F.interpolate(pred, size=size, mode='bilinear')\n"
+        "    return big, F.interpolate(pred.detach(), size=size, mode='bilinear')\n",
+        # data loading runs on the CPU (yolov5's collate_fn4)
+        "import torch\nimport torch.nn.functional as F\nfrom torch.utils.data import Dataset\n\n\n"
+        "class Images(Dataset):\n    def __getitem__(self, i):\n"
+        "        return F.interpolate(self.items[i][None], scale_factor=2, mode='bilinear')[0]\n\n\n"
+        "def collate_fn4(batch):\n    out = torch.zeros(len(batch), 4)\n"
+        "    return out.index_add_(0, torch.arange(len(batch)), torch.stack(batch))\n",
     )
     invalid = (
         Invalid("import torch\n\n\ndef pool_tokens(x, batch, n):\n    out = torch.zeros(n, x.size(1), device=x.device)\n"
@@ -127,11 +149,18 @@ class NondeterministicOp(Rule):
                 "    return F.grid_sample(F.pad(img, (1, 1, 1, 1), mode='reflect'), grid)\n", lines=(4, 5, 9)),
         Invalid("import torch\n\n\ndef segment_sum(src, index, out):\n"
                 "    return out.scatter_reduce_(0, index, src, reduce='sum', include_self=False)\n", lines=(5,)),
+        # a layer named like a data transform, and a parameter resized in the forward pass (timm)
+        Invalid("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass BilinearAttnTransform(nn.Module):\n"
+                "    def forward(self, x):\n        return F.adaptive_max_pool2d(x, (7, 1))\n\n\n"
+                "class ViT(nn.Module):\n    def forward(self, x, size):\n"
+                "        return x + F.interpolate(self.pos_embed, size=size, mode='bicubic')\n", lines=(7, 12)),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.torch_file = ctx.imports.imports_root("torch")
+        self.values = LocalValues(ctx, self._gradient_free)
+        self.cpu_code = CpuCode(ctx)
         self.switch_on = False
         self.found: list[tuple[Site, str, bool]] = []  # (site, message, fixed by the deterministic switch)
 
@@ -152,8 +181,8 @@ class NondeterministicOp(Rule):
             return
         if short == "median" and qualified is None and not self._indices_read(node):
             return  # `.median(n)` of some object (a history buffer, a DataFrame) or a tensor's values only
-        if key in catalogue.NONDETERMINISTIC_BACKWARD_ONLY and self._without_grad():
-            return
+        if short[0].islower() and self._harmless(node, key):
+            return  # a function call, run here (a module built here runs where it is called)
         fixed = key in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH or self._switch_fixes(node, short, offset)
         display = short if qualified is None or short[0].isupper() else qualified.replace("torch.nn.functional.",
                                                                                           "F.")
@@ -194,6 +223,34 @@ class NondeterministicOp(Rule):
         """Whether `name` is bound by an import statement (also a relative one)."""
         imports = self.ctx.imports
         return name in imports.bindings or any(name in names for _, _, names in imports.local_modules)
+
+    def _harmless(self, node: ast.Call, key: str) -> bool:
+        """This call gives the same result every time: it runs on the CPU, or its forward is deterministic
+        and no gradient flows back through it (grad mode is off, or its input needs none)."""
+        if self.cpu_code.here():
+            return True
+        return key in catalogue.NONDETERMINISTIC_BACKWARD_ONLY and (
+            self._without_grad() or self._gradient_free(argument(node, 0, "input")))
+
+    def _gradient_free(self, node: ast.expr | None) -> bool:
+        """A tensor that needs no gradient as far as this function shows: read from a loaded checkpoint or a
+        `state_dict()` (deit's `checkpoint['model']['pos_embed']`, sliced and reshaped), or detached."""
+        if isinstance(node, ast.Name):
+            facts = self.values.facts(node.id, node)
+            return bool(facts) and all(fact is True for fact in facts)
+        if isinstance(node, ast.Subscript):
+            return self._gradient_free(node.value)
+        if isinstance(node, ast.Attribute):
+            return node.attr == "data"
+        if not isinstance(node, ast.Call):
+            return False
+        if self.ctx.call_qualname(node) in catalogue.TORCH_CHECKPOINT_LOADS:
+            return True
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            return False
+        return func.attr in ("detach", "state_dict") or (func.attr in catalogue.RECEIVER_ONLY_METHODS
+                                                         and self._gradient_free(func.value))
 
     def _without_grad(self) -> bool:
         """Inside `with torch.no_grad():` or a function decorated with `@torch.no_grad()` / `inference_mode`."""

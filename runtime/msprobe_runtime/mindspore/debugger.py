@@ -86,7 +86,8 @@ class PrecisionDebugger(StepDebugger):
 
     # ---- gradient probe ----------------------------------------------------------------------
     def monitor(self, optimizer) -> None:
-        """Gradient probe (task grad_probe): grad_summary_{step}.csv per call of `optimizer` (msprobe's API)."""
+        """Gradient probe (task grad_probe): grad_summary_{step}.csv per call of `optimizer` (msprobe's API), or
+        of every optimizer in a cell (a TrainOneStepCell, a GAN's wrapper) or a list or tuple of them."""
         self._require_grad_probe()
         if graph_mode():
             warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=2)

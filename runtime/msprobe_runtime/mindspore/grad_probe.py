@@ -2,7 +2,11 @@
 
 MindSpore optimizers are cells called with the gradients (`optimizer(grads)`, also inside Model.train's
 TrainOneStepCell), so a forward pre-hook on the optimizer sees every step's gradients, aligned with
-`optimizer.parameters` (msprobe's approach). Steps count optimizer calls from 0. For the steps and ranks
+`optimizer.parameters` (msprobe's approach). `monitor` also takes a cell holding optimizers (a
+TrainOneStepCell, a GAN's cell around two of them) or a list of optimizers, and probes every one.
+Steps count the calls of the monitored optimizers from 0, one counter for all of them (as msprobe does, and
+as the PyTorch probe counts every optimizer's `step()`): a GAN's discriminator and generator updates are
+two steps, each file holding the gradients that step's optimizer was given. For the steps and ranks
 the config wants, the gradients cross to the host once: on the CPU backend as zero-copy views after one
 synchronisation, on a device joined into one float32 buffer and moved in one transfer. core.grad_stats
 then computes max, min, norm and the L2 intervals, NumPy the signs, and core.grad_summary writes
@@ -14,7 +18,8 @@ from __future__ import annotations
 
 import mindspore as ms
 import numpy as np
-from mindspore import ops
+from mindspore import nn, ops
+from mindspore.experimental.optim.optimizer import Optimizer as MintOptimizer
 
 from msprobe_runtime.core.config import DebuggerConfig, ensure_writable
 from msprobe_runtime.core.grad_stats import statistics
@@ -31,9 +36,17 @@ class GradProbe:
         self.on_host = ms.get_context("device_target") == "CPU"
         self._writer = GradSummaryWriter(config.dump_path)
         self._handles = []
+        self._monitored: dict[int, nn.Cell] = {}  # id -> optimizer: each is hooked once, whatever monitor was given
 
-    def monitor(self, optimizer) -> None:
-        """Probe every call of `optimizer` (its `parameters` name the gradients it receives)."""
+    def monitor(self, target) -> None:
+        """Probe every call of each optimizer in `target` (see `optimizers`); their `parameters` name the
+        gradients they receive."""
+        for optimizer in optimizers(target):
+            if id(optimizer) not in self._monitored:
+                self._monitored[id(optimizer)] = optimizer
+                self._hook(optimizer)
+
+    def _hook(self, optimizer) -> None:
         names = [param.name for param in optimizer.parameters]
         self._handles.append(optimizer.register_forward_pre_hook(lambda cell, args: self._on_step(names, args)))
 
@@ -46,6 +59,7 @@ class GradProbe:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        self._monitored.clear()
         self._writer.close()
 
     def _on_step(self, names: list[str], args: tuple) -> None:
@@ -75,6 +89,28 @@ class GradProbe:
         if self.on_host:
             return np.concatenate([_float32(grad.asnumpy()).reshape(-1) for grad in grads])
         return ops.cat([grad.reshape(-1).astype(ms.float32) for grad in grads]).asnumpy()
+
+
+def optimizers(target) -> list[nn.Cell]:
+    """The optimizers in `target`: an optimizer (`nn.*`, `mint.optim`), a cell holding optimizers (a
+    TrainOneStepCell, a GAN's cell around two train-step cells), or a list or tuple of such. An optimizer
+    that another one wraps (`nn.LARS(SGD)`) is not taken apart: the outer one's call is the step."""
+    found: dict[int, nn.Cell] = {}
+    for item in target if isinstance(target, (list, tuple)) else [target]:
+        if not isinstance(item, nn.Cell):
+            raise TypeError("monitor(optimizer) takes a MindSpore optimizer, a cell holding optimizers (a "
+                            f"TrainOneStepCell) or a list or tuple of them, not {type(item).__name__}")
+        found.update((id(optimizer), optimizer) for optimizer in _outermost_optimizers(item))
+    if not found:
+        raise TypeError(f"monitor(optimizer): no optimizer in the {type(target).__name__} given; pass the "
+                        "optimizer, or a cell that holds it (a TrainOneStepCell)")
+    return list(found.values())
+
+
+def _outermost_optimizers(cell: nn.Cell) -> list[nn.Cell]:
+    if isinstance(cell, (nn.Optimizer, MintOptimizer)):
+        return [cell]
+    return [optimizer for child in cell.cells() for optimizer in _outermost_optimizers(child)]
 
 
 def _rank() -> int | None:

@@ -267,6 +267,62 @@ def test_generator_dataset_over_iterables_keeps_order(source, expected):
     assert lines("data-shuffle", code) == expected
 
 
+SAMPLERS_MODULE = """\
+    import numpy as np
+    import torch
+
+
+    class RASampler(torch.utils.data.Sampler):  # deit: a generator of its own, seeded from the epoch
+        def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True):
+            self.dataset, self.shuffle, self.epoch = dataset, shuffle, 0
+
+        def __iter__(self):
+            g = torch.Generator()
+            g.manual_seed(self.epoch)
+            return iter(torch.randperm(len(self.dataset), generator=g).tolist())
+
+
+    class SubsetRandomSampler(torch.utils.data.Sampler):  # Swin: torch's global generator
+        def __init__(self, indices):
+            self.indices = indices
+
+        def __iter__(self):
+            return (self.indices[i] for i in torch.randperm(len(self.indices)))
+
+
+    class ShardSampler:  # NumPy's global generator, unless told not to shuffle
+        def __init__(self, size, rank, shuffle=True):
+            self.size, self.rank, self.shuffle = size, rank, shuffle
+
+        def __iter__(self):
+            return iter(np.random.permutation(self.size) if self.shuffle else range(self.size))
+    """
+
+
+def test_data_shuffle_follows_project_samplers(tmp_path):
+    """A sampler class imported from another file of the project is judged by its `__iter__`."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "samplers.py").write_text(textwrap.dedent(SAMPLERS_MODULE))
+    (tmp_path / "data" / "build.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+
+        from .samplers import RASampler, ShardSampler, SubsetRandomSampler
+
+
+        def build(ds, rank, world):
+            a = RASampler(ds, num_replicas=world, rank=rank, shuffle=True)
+            b = SubsetRandomSampler(list(range(rank, len(ds), world)))
+            c = ShardSampler(len(ds), rank)
+            d = ShardSampler(len(ds), rank, False)
+            return [DataLoader(ds, sampler=s) for s in (a, b, c, d)]
+        """))
+    path = tmp_path / "data" / "build.py"
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
+    assert [(f.line, f.fixable) for f in result.findings] == [(8, False), (9, False)]
+    assert "`torch.randperm` in its `__iter__`" in result.findings[0].message
+
+
 def test_dataset_shuffle_method_needs_a_mindspore_dataset():
     code = """\
         import random

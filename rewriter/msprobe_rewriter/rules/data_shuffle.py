@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import NOT_CONSTANT, argument, constant
+from msprobe_rewriter import catalogue, pinning, project
+from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, argument, constant, keyword
+from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
@@ -20,6 +21,10 @@ TIMM_SEEDED_NOTE = (" (with a generator of its own, seeded with `seed=` + the ep
                     "device; it still differs from another framework's)")
 SEEDED_NOTE = (" (its own `generator=` repeats the order on every device; it still differs from another "
                "framework's)")
+PROJECT_SAMPLER_MESSAGE = ("the project's `{name}` draws its order from a global generator (`{draw}` in its "
+                           "`__iter__`), so anything else that draws changes it: {fix} while debugging")
+# Global generators a sampler may draw its order from (torch's only without `generator=`).
+GLOBAL_DRAWS = catalogue.TORCH_RANDOM_DRAWS | catalogue.NUMPY_RANDOM_DRAWS | catalogue.PYTHON_RANDOM_DRAWS
 
 
 class DataShuffle(FollowsValues, Rule):
@@ -36,7 +41,12 @@ class DataShuffle(FollowsValues, Rule):
                "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
                "`create_loader`/`create_naflex_loader(is_training=True)`, mindcv's `create_dataset` and mindyolo's "
                "`create_loader` (both shuffle unless given `shuffle=False`). A class the file derives from `DataLoader` "
-               "or `DistributedSampler` (yolov5's `InfiniteDataLoader`) counts as its base.")
+               "or `DistributedSampler` (yolov5's `InfiniteDataLoader`) counts as its base, and so does a name "
+               "every assignment binds to that class (`loader = DataLoader if w else InfiniteDataLoader`). A "
+               "sampler class of the project (this file or a module it imports) is reported where it is built "
+               "with its `shuffle` on when its `__iter__` draws from a global generator (torch's without "
+               "`generator=`, NumPy's, `random`'s), as Swin's `SubsetRandomSampler` does; one that seeds a "
+               "generator of its own (deit's `RASampler`, from the epoch) repeats its order and is not.")
     why = ("When two runs see the samples in different orders, their losses differ from the first step and no "
            "per-step comparison between them means anything. A seeded shuffle repeats on the same software, but "
            "it draws from the framework's generator, so any other change in random-number consumption (a GPU "
@@ -68,6 +78,14 @@ class DataShuffle(FollowsValues, Rule):
         "sampler=RandomSampler([1, 2]))  # not torch's\n",
         "from torch.utils.data import DataLoader, Dataset\n\n\nclass Loader(DataLoader):\n    pass\n\n\n"
         "class Images(Dataset):\n    pass\n\n\nloader = Loader(Images(), shuffle=False)\n",
+        # deit's RASampler seeds a generator of its own from the epoch: the order repeats on every run
+        "import numpy as np\nimport torch\nfrom torch.utils.data import Sampler\n\n\nclass RASampler(Sampler):\n"
+        "    def __init__(self, dataset, shuffle=True):\n        self.dataset, self.shuffle, self.epoch = dataset, shuffle, 0\n"
+        "\n    def __iter__(self):\n        g = torch.Generator()\n        g.manual_seed(self.epoch)\n"
+        "        return iter(torch.randperm(len(self.dataset), generator=g).tolist())\n\n\n"
+        "class ChunkSampler(Sampler):\n    def __init__(self, n, shuffle=True):\n        self.n, self.shuffle = n, shuffle\n\n"
+        "    def __iter__(self):\n        return iter(np.random.permutation(self.n) if self.shuffle else range(self.n))\n\n\n"
+        "train = RASampler(list(range(10)), shuffle=True)\nordered = ChunkSampler(10, shuffle=False)\n",
         "import timm.data\nfrom mindcv.data import create_dataset, create_loader\nimport mindyolo.data\n\n"
         "val = timm.data.create_naflex_loader(ds, batch_size=64, is_training=False)\n"
         "data = create_dataset(\"imagenet\", \"/data\", \"train\", False)\n"
@@ -120,6 +138,24 @@ class DataShuffle(FollowsValues, Rule):
                 "class SmartDistributedSampler(distributed.DistributedSampler):\n    pass\n\n\n"
                 "def build(ds, shuffle):\n    sampler = SmartDistributedSampler(ds)\n"
                 "    return InfiniteDataLoader(ds, shuffle=shuffle, sampler=sampler)\n", lines=(13, 14)),
+        # yolov5's create_dataloader picks the loader class first, then calls the name
+        Invalid("import torch\nfrom torch.utils.data import DataLoader, dataloader\n\n\n"
+                "class InfiniteDataLoader(dataloader.DataLoader):\n    pass\n\n\n"
+                "def build(ds, shuffle, image_weights):\n    loader = DataLoader if image_weights else InfiniteDataLoader\n"
+                "    return loader(ds, batch_size=16, shuffle=shuffle)\n", lines=(11,)),
+        # the project's samplers: Swin's shuffles with torch.randperm, mindaudio-like ones with NumPy's global RNG
+        Invalid("import torch\n\n\nclass SubsetRandomSampler(torch.utils.data.Sampler):\n"
+                "    def __init__(self, indices):\n        self.indices = indices\n\n    def __iter__(self):\n"
+                "        return (self.indices[i] for i in torch.randperm(len(self.indices)))\n\n\n"
+                "sampler = SubsetRandomSampler(list(range(10)))\n", lines=(12,)),
+        Invalid("import mindspore.dataset as ds\nimport numpy as np\n\n\nclass DistributedSampler:\n"
+                "    def __init__(self, dataset, rank, group_size, shuffle=True):\n"
+                "        self.size, self.rank, self.group, self.shuffle = len(dataset), rank, group_size, shuffle\n\n"
+                "    def __iter__(self):\n"
+                "        indices = np.random.permutation(self.size) if self.shuffle else np.arange(self.size)\n"
+                "        return iter(indices[self.rank::self.group])\n\n\n"
+                "data = ds.GeneratorDataset(source, [\"x\"], sampler=DistributedSampler(source, 0, 8))\n",
+                lines=(14,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -127,6 +163,7 @@ class DataShuffle(FollowsValues, Rule):
         self.data = PipelineValues(ctx)
         self.values = self.data.values
         self._iterable_sources: frozenset[str] | None = None
+        self._local_imports: project.LocalImports | None = None
         self.instances: dict[str, ast.Call] = {}  # name -> the call of a local class or function it holds
 
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
@@ -141,10 +178,16 @@ class DataShuffle(FollowsValues, Rule):
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
+        fixable = None  # msprobe-instrument rewrites the calls it resolves itself, not a name holding a class
+        if qualified is None:
+            qualified = self._chosen_class(node)
+            fixable = False
         if qualified is None:
             zoo = self.ctx.imports.resolve_any(node.func)
             if zoo in catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS:
                 self._zoo_loader(node, zoo)
+            elif "Sampler" in (self.ctx.callee_name(node) or ""):
+                self._project_sampler(node)
             else:
                 self._dataset_shuffle(node)
             return
@@ -152,14 +195,69 @@ class DataShuffle(FollowsValues, Rule):
         if message is None:
             return
         if qualified in catalogue.TIMM_SEEDED_SHUFFLE_LOADERS:
-            self.report(self.data.site(node), message + TIMM_SEEDED_NOTE, "info")
+            self.report(self.data.site(node), message + TIMM_SEEDED_NOTE, "info", fixable)
             return
         generator = self.data.keyword(node, "generator")  # `generator=None`: the global generator
         seeded = qualified in catalogue.TORCH_DATALOADERS or qualified in catalogue.TORCH_RANDOM_SAMPLERS
         if seeded and generator not in (None, UNKNOWN) and constant(generator) is not None:
-            self.report(self.data.site(node), message + SEEDED_NOTE, "info")
+            self.report(self.data.site(node), message + SEEDED_NOTE, "info", fixable)
         else:
-            self.report(self.data.site(node), message)
+            self.report(self.data.site(node), message, fixable=fixable)
+
+    def _chosen_class(self, node: ast.Call) -> str | None:
+        """The class a name holds when every value assigned to it is that class, under whatever import path
+        (yolov5's `loader = DataLoader if image_weights else InfiniteDataLoader; loader(...)`)."""
+        if not isinstance(node.func, ast.Name):
+            return None
+        branches = []
+        for value in self.values.bindings.bound(node.func.id, node):
+            while isinstance(value, ast.IfExp):
+                branches.append(value.body)
+                value = value.orelse
+            branches.append(value)
+        names = [self.ctx.qualname(b) if isinstance(b, (ast.Name, ast.Attribute)) else None for b in branches]
+        if not names or None in names or len({name.rpartition(".")[2] for name in names}) != 1:
+            return None
+        return names[0]
+
+    def _project_sampler(self, node: ast.Call) -> None:
+        """A sampler class of the project whose `__iter__` draws from a global generator (Swin's
+        `SubsetRandomSampler` calls `torch.randperm`), built with its `shuffle` on. One that seeds its own
+        generator (deit's `RASampler`, from the epoch) repeats its order on every run and device: not reported."""
+        found = self._project_class(node)
+        if found is None:
+            return
+        cls, imports = found
+        methods = {item.name: item for item in cls.body if isinstance(item, FUNCTION_TYPES)}
+        draw = _global_draw(methods.get("__iter__"), imports)
+        if draw is None:
+            return
+        fix = "use `SequentialSampler`"
+        parameters = _parameters(methods["__init__"]) if "__init__" in methods else {}
+        if "shuffle" in parameters:
+            position, default = parameters["shuffle"]
+            shuffle = self.data.keyword(node, "shuffle", position)
+            if not self._shuffles(default if shuffle is None else shuffle, False):
+                return
+            fix = "pass `shuffle=False`"
+        message = PROJECT_SAMPLER_MESSAGE.format(name=cls.name, draw=draw, fix=fix)
+        self.report(self.data.site(node), message, fixable=False)
+
+    def _project_class(self, node: ast.Call) -> tuple[ast.ClassDef, ImportTracker] | None:
+        """The class a call constructs, defined in this file or in a project module it imports, with the
+        imports of its file."""
+        func = node.func
+        for item in self.ctx.tree.body:
+            if isinstance(item, ast.ClassDef) and isinstance(func, ast.Name) and item.name == func.id:
+                return item, self.ctx.imports
+        if self._local_imports is None:
+            project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
+            self._local_imports = project.local_imports(project.import_statements(self.ctx.tree.body))
+        for _, name, module in project.reached([node], self._local_imports, (), project.file_folder(self.ctx.path)):
+            for item in module.tree.body:
+                if isinstance(item, ast.ClassDef) and item.name == name:
+                    return item, module.imports
+        return None
 
     def _order_message(self, node: ast.Call, qualified: str, short: str) -> str | None:
         """What makes this loader, sampler or dataset's order random, if it is."""
@@ -253,6 +351,31 @@ class DataShuffle(FollowsValues, Rule):
         if self._iterable_sources is None:
             self._iterable_sources = _iterable_sources(self.ctx.tree)
         return isinstance(source, ast.Name) and source.id in self._iterable_sources
+
+
+def _global_draw(function: ast.AST | None, imports: ImportTracker) -> str | None:
+    """A draw from a global generator in `function` (torch's without `generator=`, NumPy's, `random`'s),
+    unless the function seeds a generator itself (mindaudio's sampler calls `np.random.seed(self.seed)`)."""
+    draws = []
+    for call in ast.walk(function) if function is not None else ():
+        if isinstance(call, ast.Call):
+            qualified = imports.resolve(call.func)
+            if qualified in pinning.SEEDER_FAMILIES:
+                return None
+            generator = keyword(call, "generator")
+            if qualified in GLOBAL_DRAWS and (generator is None or constant(generator) is None):
+                draws.append(qualified)
+    return draws[0] if draws else None
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[int | None, ast.expr | None]]:
+    """A method's parameters after `self`: name -> (position in a call, or None if keyword-only; default)."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    found = {arg.arg: (i - 1, default) for i, (arg, default) in enumerate(zip(positional, defaults, strict=True))}
+    found.update({arg.arg: (None, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)})
+    return found
 
 
 def _iterable_sources(tree: ast.Module) -> frozenset[str]:

@@ -119,6 +119,13 @@ class StepRecords:
         """construct.json's content: parents at L0 and mix, empty at L1 (as msprobe writes it)."""
         return self.construct if self.records_modules else {}
 
+    def encode_slice(self, value: slice, record: str, category: str, path: tuple, depth: int) -> dict:
+        """msprobe's form of a slice; a bound that is not an int (a tensor: `data[i:i + n]` with `i` drawn
+        by randint; a numpy int) is encoded as an argument (the subclass's `encode`)."""
+        return {"type": "slice", "value": [
+            part if part is None or part.__class__ is int else self.encode(part, record, category, path, depth + 1)
+            for part in (value.start, value.stop, value.step)]}
+
 
 def _matches(name: str, pattern: str) -> bool:
     return name == pattern or name.startswith(pattern + ".")

@@ -83,10 +83,8 @@ class CaptureSession(StepRecords):
         kind = type(value)
         if kind in _SCALARS:
             return {"type": kind.__name__, "value": json_value(value)}
-        if kind is slice:  # a bound may be a tensor (`data[i:i + n]` with `i` a 0-d tensor) or a numpy int
-            return {"type": "slice", "value": [
-                part if part is None or part.__class__ is int else self.encode(part, record, category, path, depth + 1)
-                for part in (value.start, value.stop, value.step)]}
+        if kind is slice:
+            return self.encode_slice(value, record, category, path, depth)
         if depth < _MAX_DEPTH:
             if isinstance(value, (list, tuple)):
                 return [self.encode(item, record, category, (*path, index), depth + 1)

@@ -134,10 +134,8 @@ class CaptureSession(StepRecords):
             return {"type": kind.__name__, "value": json_value(value)}
         if kind is torch.Size:
             return {"type": "torch.Size", "value": tuple(value)}
-        if kind is slice:  # a bound may be a tensor (`data[i:i + n]` with `i` from torch.randint) or a numpy int
-            return {"type": "slice", "value": [
-                part if part is None or part.__class__ is int else self.encode(part, record, category, path, depth + 1)
-                for part in (value.start, value.stop, value.step)]}
+        if kind is slice:
+            return self.encode_slice(value, record, category, path, depth)
         if depth < _MAX_DEPTH:
             if isinstance(value, _SEQUENCES):
                 if self.tensor_folder is None:  # no file names, so no index paths

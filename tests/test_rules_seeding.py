@@ -259,7 +259,28 @@ def test_a_script_training_through_a_project_module_needs_seeding(project, name,
     """improved-diffusion's image_train.py: the script itself mentions no framework; TrainLoop trains."""
     write(project, {"trainer.py": TRAINER_MODULE,
                     "train.py": DELEGATING_SCRIPT.format(name=name, call=call)})
-    assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
+    assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == [
+        ("seed-missing", 12), ("no-deterministic-algos", 12)]
+
+
+def test_a_script_training_through_a_mindspore_module_gets_the_mindspore_message(project):
+    trainer = ("from mindspore import nn\nfrom mindspore.train import Model\n\n\ndef fit(net, data):\n"
+               "    model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))\n"
+               "    model.train(1, data)\n")
+    write(project, {"trainer.py": trainer,
+                    "train.py": DELEGATING_SCRIPT.format(name="fit", call="fit(model, data)")})
+    result = lint_source(str(project / "train.py"), (project / "train.py").read_bytes(),
+                         [RULES_BY_NAME["no-deterministic-algos"]])
+    assert [(f.line, "MindSpore" in f.message) for f in result.findings] == [(12, True)]
+
+
+def test_a_project_module_that_trains_deterministically_is_trusted(project):
+    """A module that pins anything is trusted: what it pins is not followed from there."""
+    switched = TRAINER_MODULE.replace("    def run_loop(self):\n",
+                                      "    def run_loop(self):\n        torch.backends.cudnn.deterministic = True\n")
+    write(project, {"trainer.py": switched,
+                    "train.py": DELEGATING_SCRIPT.format(name="TrainLoop", call="TrainLoop(model, data).run_loop()")})
+    assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == []
 
 
 def test_a_project_module_that_trains_and_seeds_is_trusted(project):

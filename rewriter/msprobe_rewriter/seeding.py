@@ -55,7 +55,7 @@ class FileSeeding:
     calls: list[ast.Call]
     trains: bool  # runs training steps, builds an optimizer or a trainer
     follow: Callable[[ast.AST], Summary]  # what a call into a project-local helper (or an import of one) pins
-    trains_elsewhere: Callable[[], bool]  # whether it calls project-local code that trains (read lazily)
+    trains_elsewhere: Callable[[], list[project.Module]]  # the project-local modules it trains through (read lazily)
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
     helper_calls: list[Located] = field(default_factory=list)  # calls and imports `follow` may resolve
     samples: bool = False  # draws from torch's generator
@@ -63,7 +63,7 @@ class FileSeeding:
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
     _lookup: conditions.Lookup | None = None
     _effects: list[Effect] | None = None
-    _trains_elsewhere_found: bool | None = None
+    _training_modules: list[project.Module] | None = None
 
     def lookup(self, node: ast.expr) -> object:
         """Default value of `args.<dest>` from the file's argparse definitions."""
@@ -86,12 +86,15 @@ class FileSeeding:
     def random_work(self) -> bool:
         """Whether the file's randomness matters: it trains (itself, or through project code it calls), or
         samples from weights it loads."""
-        if self.trains or (self.samples and self.loads_weights):
-            return True
-        if self._trains_elsewhere_found is None:
+        return self.trains or (self.samples and self.loads_weights) or bool(self.training_modules())
+
+    def training_modules(self) -> list[project.Module]:
+        """The project-local modules whose training code the file calls (improved-diffusion's `train_util`
+        for `TrainLoop(...).run_loop()`), found once."""
+        if self._training_modules is None:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
-            self._trains_elsewhere_found = self.trains_elsewhere()
-        return self._trains_elsewhere_found
+            self._training_modules = self.trains_elsewhere()
+        return self._training_modules
 
     def skipping_guard(self, effect: Effect) -> ast.expr | None:
         """The condition that keeps `effect` from running with the default arguments, if any."""
@@ -143,9 +146,10 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             return found
         return NOTHING if _is_local_def(call, defined) or not _is_imported(ctx, call) else pinning.seeder_by_name(call)
 
-    def trains_elsewhere() -> bool:
+    def trains_elsewhere() -> list[project.Module]:
         calls = [node for node, _, function in nodes if isinstance(node, ast.Call) and not _is_eval(function)]
-        return any(name in _training_names(module) for _, name, module in project.reached(calls, local, defined, folder))
+        return [module for _, name, module in project.reached(calls, local, defined, folder)
+                if name in _training_names(module)]
 
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
@@ -226,8 +230,9 @@ def _note_call(seeding: FileSeeding, call: ast.Call, qualified: str | None, eval
 
 def _training_names(module: project.Module) -> frozenset[str]:
     """The functions and classes of a project-local module that run training steps (improved-diffusion's
-    `TrainLoop`, a `train_one_epoch`); none when the module seeds anything itself or calls a helper named
-    like a seeder, since what it pins is not followed from there (computed once per module)."""
+    `TrainLoop`, a `train_one_epoch`); none when the module pins anything itself (seeds, switches deterministic
+    kernels on) or calls a helper named like a seeder, since what it pins is not followed from there (computed
+    once per module)."""
     found = module.memo.get("training_names")
     if found is None:
         source = module.path.read_text(encoding="utf-8", errors="replace")
@@ -237,16 +242,21 @@ def _training_names(module: project.Module) -> frozenset[str]:
         names = stepping & module.functions.keys()
         names |= {node.name for node in module.tree.body if isinstance(node, ast.ClassDef)
                   and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping for item in node.body)}
-        seeds = any(_seeds(call, ctx.call_qualname(call)) for call in ast.walk(module.tree) if isinstance(call, ast.Call))
-        found = module.memo["training_names"] = frozenset() if seeds else frozenset(names)
+        pins = any(_pins(node, ctx) for node in ast.walk(module.tree))
+        found = module.memo["training_names"] = frozenset() if pins else frozenset(names)
     return found
 
 
-def _seeds(call: ast.Call, qualified: str | None) -> bool:
-    """Whether a call seeds a generator family, by the catalogue or (a call not in it) by its name."""
-    if qualified is not None and any(summary.families for summary, _ in pinning.call_effects(call, qualified)):
-        return True
-    return bool(pinning.seeder_by_name(call).families)
+def _pins(node: ast.AST, ctx: FileContext) -> bool:
+    """Whether a call or assignment seeds a generator family or switches deterministic kernels on, by the
+    catalogue or (a call not in it) by its name."""
+    if isinstance(node, ast.Assign):
+        effects = pinning.assign_effects(node, ctx.qualname)
+    elif isinstance(node, ast.Call):
+        effects = pinning.call_effects(node, ctx.call_qualname(node)) + [(pinning.seeder_by_name(node), None)]
+    else:
+        return False
+    return any(summary.families or summary.deterministic for summary, _ in effects)
 
 
 def _trains(ctx: FileContext) -> bool:

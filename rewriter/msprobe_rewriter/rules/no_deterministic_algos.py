@@ -4,6 +4,7 @@ kernels."""
 from __future__ import annotations
 
 from msprobe_rewriter import seeding
+from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.seed_missing import report_whole_script
 
@@ -32,7 +33,9 @@ class NoDeterministicAlgos(Rule):
                "one of these). A MindSpore entry script likewise, when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
                "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
-               "condition.")
+               "condition. A script that names no framework but trains through a project module (improved-"
+               "diffusion's `image_train.py` and its `TrainLoop`) is checked for the framework that module "
+               "imports; a training module that seeds or switches deterministic kernels on itself is trusted.")
     why = ("Seeding pins the random numbers, not the arithmetic: many CUDA kernels (atomics in scatter/index_add "
            "backward, cuBLAS split-K reductions, cuDNN algorithm choice) sum in a different order on every run, "
            "so two seeded runs still drift apart after a few steps and a GPU-vs-NPU comparison sees noise where "
@@ -204,11 +207,19 @@ for x in T.randn(10, 2, 4):
         ctx = self.ctx
         if not ctx.is_entry_script():
             return
-        if any(ctx.imports.imports_root(root) for root in PYTORCH_ROOTS):
-            message = None
-        elif ctx.imports.imports_root("mindspore"):
-            message = MINDSPORE_MESSAGE
-        else:
-            return
         facts = seeding.analyse(ctx)
+        # A script that names no framework (improved-diffusion's image_train.py) runs that of the project
+        # modules it trains through.
+        trackers = [ctx.imports] if _framework([ctx.imports]) else [m.imports for m in facts.training_modules()]
+        framework = _framework(trackers)
+        if framework is None:
+            return
+        message = MINDSPORE_MESSAGE if framework == "mindspore" else None
         report_whole_script(self, facts, facts.default_run(lambda e: e.summary.deterministic), CONDITIONAL, message)
+
+
+def _framework(trackers: list[ImportTracker]) -> str | None:
+    """"pytorch" or "mindspore": what the files with these imports use (PyTorch first), or None."""
+    if any(tracker.imports_root(root) for tracker in trackers for root in PYTORCH_ROOTS):
+        return "pytorch"
+    return "mindspore" if any(tracker.imports_root("mindspore") for tracker in trackers) else None

@@ -461,6 +461,9 @@ def test_mindspore_train_step_cells_of_the_project_are_steps(tmp_path, monkeypat
     lines = lines_of(strip(out))
     assert lines[lines.index("for real, noise in data:") + 1] == "debugger.start(model=[netD, netG])"
     assert not any("no training loop" in note for note in notes)
+    out, _ = instrument_text("train.py", MS_GAN_TRAIN, Options(selected=select(["debugger"], [], True),
+                                                               grad_probe=True))
+    assert "debugger.monitor([netD_train, netG_train])" in lines_of(strip(out))  # both cells' optimizers
 
 
 def test_models_whose_parameters_go_through_a_variable_are_started():
@@ -582,3 +585,6 @@ def test_mindspore_cells_around_train_step_cells_are_steps(tmp_path, monkeypatch
         assert "for img, anime in data:" in lines and not any("debugger" in line for line in lines)
     else:
         assert lines[lines.index("for img, anime in data:") + 1] == f"debugger.start(model={started})"
+        probed, _ = instrument_text("train.py", code, Options(selected=select(["debugger"], [], True),
+                                                              grad_probe=True))
+        assert "debugger.monitor(model)" in lines_of(strip(probed))  # every optimizer the cell holds

@@ -61,7 +61,7 @@ class TrainingLoop:
     node: ast.stmt
     function: Function
     models: tuple[str, ...]  # every model an optimizer stepped in `node` updates (empty: none found)
-    optimizer: str | None
+    optimizer: str | None  # what `monitor` takes on MindSpore: the optimizer stepped, or a list of several
     conditional: bool  # the step runs only every few iterations (accumulation by counter)
     outermost: ast.stmt  # outermost loop around `node` in its function
     model_is_local: bool  # the model is created in that function (or module) before `outermost`
@@ -339,9 +339,7 @@ class _Finder:
 
     def _describe(self, loop: ast.stmt, function: Function, step: _Step, conditional: bool,
                   inner_steps: bool) -> TrainingLoop:
-        optimizer = self._optimizer(step.call)
         models = self._models(loop, function, step)
-        optimizer = self._step_optimizer(optimizer)
         outermost = loop
         node = self.parents.get(loop)
         while node is not None and not isinstance(node, SCOPE_TYPES) and not isinstance(node, ast.Module):
@@ -357,7 +355,7 @@ class _Finder:
             models, roots = (), []
         local = bool(roots) and all(assigned_before(scope, root, outermost.lineno) for root in roots)
         threshold = self._threshold(step.call, loop)
-        return TrainingLoop(loop, function, models, self._text(optimizer) if optimizer is not None else None,
+        return TrainingLoop(loop, function, models, self._optimizers(loop, step),
                             conditional or step.conditional, outermost, local, inner_steps, built_inside,
                             self._text(threshold) if threshold is not None else None)
 
@@ -411,15 +409,25 @@ class _Finder:
             return call.args[1]  # timm's NativeScaler: `loss_scaler(loss, optimizer, ...)`
         return func
 
+    def _loop_steps(self, loop: ast.stmt, step: _Step) -> list[_Step]:
+        """`step`, then every step in `loop` (inner loops and local stepping functions called in it included)."""
+        steps = [step, *(other for other in self.collector.steps
+                         if other.loop is not None and (other.loop is loop or inside(other.loop, loop)))]
+        return steps + [self.steppers[name] for name, inner, _, _, _ in self.collector.calls
+                        if name in self.steppers and inner is not None and (inner is loop or inside(inner, loop))]
+
+    def _optimizers(self, loop: ast.stmt, step: _Step) -> str | None:
+        """What the optimizers stepped in `loop` are called, `step`'s first: one, or a list of several (a
+        MindSpore GAN's two train-step cells: the probe's `monitor` takes both)."""
+        found = (self._step_optimizer(self._optimizer(other.call)) for other in self._loop_steps(loop, step))
+        names = list(dict.fromkeys(text for text in (self._text(node) for node in found if node is not None) if text))
+        return (f"[{', '.join(names)}]" if len(names) > 1 else names[0]) if names else None
+
     def _models(self, loop: ast.stmt, function: Function, step: _Step) -> tuple[str, ...]:
         """The models whose parameters the optimizers stepped in `loop` update, `step`'s first (inner loops and
         local stepping functions called in it included), as source valid inside the loop; when none is
         found through an optimizer, a model by its usual name (`model`, `net`, ...) if there is one."""
-        steps = [step, *(other for other in self.collector.steps
-                         if other.loop is not None and (other.loop is loop or inside(other.loop, loop)))]
-        steps += [self.steppers[name] for name, inner, _, _, _ in self.collector.calls
-                  if name in self.steppers and inner is not None and (inner is loop or inside(inner, loop))]
-        models = tuple(dict.fromkeys(model for other in steps
+        models = tuple(dict.fromkeys(model for other in self._loop_steps(loop, step)
                                      for model in self._updated_models(self._optimizer(other.call), function)))
         models = tuple(model for model in models if not any(self._wraps(other, model) for other in models))
         if len(models) > 1:
@@ -575,14 +583,12 @@ class _Finder:
         return kept
 
     def _step_optimizer(self, optimizer: ast.expr | None) -> ast.expr | None:
-        """The optimizer itself when `optimizer` names a `TrainOneStepCell` built around one."""
+        """The optimizer itself when `optimizer` names a `TrainOneStepCell` built around one. A project's cell
+        (a GAN's wrapper around two train-step cells) stays: the MindSpore probe's `monitor` finds every
+        optimizer the cell holds."""
         value = self._assignment_value(target_name(optimizer) or "") if optimizer is not None else None
         if isinstance(value, ast.Call) and self.ctx.call_qualname(value) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
             return argument(value, 1, "optimizer")
-        if isinstance(value, ast.Call) and id(optimizer) in self.cell_step_calls and self._cell_kind(value) == "wrapper":
-            step = self._held_steps(value)[0]  # a cell around train-step cells: the first one's optimizer
-            if self.ctx.call_qualname(step) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
-                return argument(step, 1, "optimizer")
         return optimizer
 
     def _assignment_value(self, name: str) -> ast.expr | None:

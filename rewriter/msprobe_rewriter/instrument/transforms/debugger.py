@@ -315,7 +315,9 @@ class GradProbe(Transform):
     summary = "Adds `debugger.monitor(model)` (MindSpore: the optimizer) next to the debugger (`--grad-probe`)."
     details = (
         "The gradient probe writes per-step gradient statistics when the config's task is `grad_probe`. "
-        "PyTorch monitors the model whose parameters the optimizer updates, MindSpore the optimizer. "
+        "PyTorch monitors the model whose parameters the optimizer updates, MindSpore the optimizer: every "
+        "optimizer the training loop steps (a list when there are several, as in a GAN), or the project's cell "
+        "that holds them (`monitor` finds the optimizers inside). "
         "The call goes right after the debugger is created; when that is at module level (the model is "
         "only known inside a helper), the tool says so and leaves it to you.")
     examples = (

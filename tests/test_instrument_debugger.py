@@ -516,6 +516,16 @@ def test_models_given_to_a_parameter_group_helper_are_started(setup, groups, sta
     assert any("model not found" in note for note in notes) == (started is None)
 
 
+@pytest.mark.parametrize("sink, noted", [("", False), (", dataset_sink_mode=False", False),
+                                         (", dataset_sink_mode=True", True), (", False, 4", False),
+                                         (", args.sink", True)])
+def test_data_sinking_is_noted(sink, noted):
+    """MindSpore models' scripts often train with dataset_sink_mode=True: a step callback then sees a sink of steps."""
+    code = f"import mindspore as ms\n\nmodel = ms.Model(net, loss, opt)\nmodel.train(2, ds, [cb]{sink})\n"
+    _, notes = run(code, "debugger")
+    assert any("dataset_sink_mode may be on" in note for note in notes) == noted
+
+
 MS_WRAPPER_CELLS = '''from mindspore import nn
 
 

@@ -60,7 +60,9 @@ class Debugger(Transform):
         "chunks. The debugger is created right before the outermost loop of the "
         "function that builds the model; when the loop lives in a helper that receives the model "
         "(`train_one_epoch(model, ...)`) it is created at module level instead, so it exists once. "
-        "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`. The config is "
+        "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`, with a note when "
+        "`dataset_sink_mode` may be on (data sinking runs a sink of steps per callback: one dump would cover "
+        "them all). The config is "
         "`config.json` beside the script (`--config PATH`; `--emit-config` writes a default one). When no "
         "loop is found the tool says so and adds nothing; when the step runs only past a bound (`if global_step > "
         "args.learning_starts:`, as off-policy RL does) a note says the first captured steps may hold no "
@@ -236,6 +238,11 @@ class Debugger(Transform):
         if node is None or nodes.has_star(node):
             unit.note(train.call.lineno, "Model.train call with *args/**kwargs: add MsprobeStep(debugger) yourself")
             return False
+        sinking = nodes.argument(node, "dataset_sink_mode", 3)
+        if sinking is not None and not (isinstance(sinking.value, cst.Name) and sinking.value.value == "False"):
+            unit.note(train.call.lineno, "dataset_sink_mode may be on: with data sinking (Ascend, GPU) Model.train "
+                      "runs a sink of steps between two step callbacks, so a dump would cover them all; pass "
+                      "dataset_sink_mode=False while debugging")
         current = nodes.argument(node, "callbacks", 2)
         if current is not None and not isinstance(current.value, cst.List) and not train.callback_list:
             unit.note(train.call.lineno, "callbacks= is not a list: add MsprobeStep(debugger) to it yourself")

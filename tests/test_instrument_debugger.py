@@ -153,6 +153,20 @@ def test_mindspore_model_train_gets_the_callback(call, expected):
     assert "from msprobe.mindspore import MsprobeStep, PrecisionDebugger" in out
 
 
+@pytest.mark.parametrize(("code", "expected"), [
+    ("from mindspore import Model\n\nModel(net, loss, opt).train(2, ds)\n",
+     "Model(net, loss, opt).train(2, ds, callbacks=[MsprobeStep(debugger)])"),
+    ("import mindspore as ms\n\nms.Model(net, loss_fn=loss, optimizer=opt).train(2, ds, [cb])\n",
+     "ms.Model(net, loss_fn=loss, optimizer=opt).train(2, ds, [cb, MsprobeStep(debugger)])"),
+], ids=["imported class", "through the module"])
+def test_chained_mindspore_model_train_gets_the_callback(code, expected):
+    """`Model(...).train(...)` on one line is a Model.train call too, its optimizer read from the construction."""
+    out, notes = run(code, "debugger", "grad-probe", grad_probe=True)
+    assert expected in out
+    assert "debugger.monitor(opt)" in out
+    assert not any("no training loop" in note for note in notes)
+
+
 class Recorder:
     """Stands in for PrecisionDebugger: counts the calls."""
 

@@ -130,9 +130,12 @@ class _Collector:
             self.trains.append((call, function))
 
     def _model_train(self, call: ast.Call) -> bool:
-        """`model.train(...)` of a MindSpore `Model`: built from the class, or taking Model.train's keywords."""
+        """`model.train(...)` of a MindSpore `Model`: built from the class (also on the spot: `Model(...).train(...)`),
+        or taking Model.train's keywords."""
         ctx = self.ctx
-        if ctx.assigned_calls.get(target_name(call.func.value) or "") in catalogue.MINDSPORE_MODEL_CLASSES:
+        model = call.func.value
+        built = ctx.call_qualname(model) if isinstance(model, ast.Call) else ctx.assigned_calls.get(target_name(model) or "")
+        if built in catalogue.MINDSPORE_MODEL_CLASSES:
             return True
         return ctx.imports.imports_root("mindspore") and any(kw.arg in MODEL_TRAIN_KEYWORDS for kw in call.keywords)
 
@@ -382,7 +385,9 @@ class _Finder:
             statement = call
             while not isinstance(statement, ast.stmt):
                 statement = self.parents[statement]
-            model = self._assignment_value(target_name(call.func.value) or "")
+            model = call.func.value  # `Model(...).train(...)`, else the name assigned the Model
+            if not isinstance(model, ast.Call):
+                model = self._assignment_value(target_name(model) or "")
             optimizer = None
             if isinstance(model, ast.Call):
                 found_opt = argument(model, 2, "optimizer")

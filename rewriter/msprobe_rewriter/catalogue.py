@@ -72,6 +72,8 @@ TORCH_RANDOM_DRAWS = frozenset(
         "bernoulli", "multinomial", "poisson",
     )
 )
+# Draws from a process-global generator (torch's: only without `generator=`).
+GLOBAL_RANDOM_DRAWS = TORCH_RANDOM_DRAWS | NUMPY_RANDOM_DRAWS | PYTHON_RANDOM_DRAWS
 # MindSpore functions drawing from the operator RNG that `mindspore.set_seed` seeds (MindSpore 2.10; checked
 # by running them twice): qualified name -> position of their own `seed` argument (None: keyword only).
 # Given a seed, they are reproducible on their own. `ops.randperm` (a fixed seed 0 by default),

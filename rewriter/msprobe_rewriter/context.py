@@ -380,6 +380,13 @@ def keyword(call: ast.Call, name: str) -> ast.expr | None:
     return None
 
 
+def draws_globally(call: ast.Call, qualified: str | None) -> bool:
+    """Whether `call` (named `qualified`) draws from a process-global generator: Python's `random`, NumPy's
+    legacy functions, torch's without a `generator=` of its own."""
+    generator = keyword(call, "generator")
+    return qualified in catalogue.GLOBAL_RANDOM_DRAWS and (generator is None or constant(generator) is None)
+
+
 def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
     """An argument given by keyword `name` or at `position` (no starred arguments before it)."""
     value = keyword(call, name)

@@ -15,6 +15,9 @@ from msprobe_rewriter.context import FUNCTION_TYPES, FileContext, argument, cons
 INIT_NAME = re.compile(r"(^|_)(re_?)?(init|initiali[sz]e|reset)(_|$)|(normal|uniform)_$", re.IGNORECASE)
 DATA_NAME = re.compile(r"collat|transform(?!er)|augment|dataset", re.IGNORECASE)
 DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
+# Code run for every sample or batch: a data class's item methods and a transform's call, functions named so.
+ITEM_METHODS = DATA_METHODS | {"__call__"}
+ITEM_NAME = re.compile(r"collat|transform(?!er)|augment", re.IGNORECASE)
 
 
 def is_model_base(qualified: str) -> bool:
@@ -55,6 +58,28 @@ class CpuCode:
                     return True
             owner = node
         return False
+
+    def item_function(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The outermost function around here that runs for every sample or batch, if any: `__getitem__`,
+        `__iter__` or `__call__` of a dataset or transform class (derived from torch's data classes or named
+        for data; not a sampler), or a function named for transforms, augmentation or collation (not a
+        `test_...`); never an `nn.Module`'s."""
+        data_classes = self.derived_classes("data", is_data_base)
+        models = self.derived_classes("model", is_model_base)
+        samplers = self.derived_classes("sampler", lambda qualified: is_data_base(qualified)
+                                        and qualified.endswith("Sampler"))
+        owner: ast.AST | None = None
+        for node in self.ctx.ancestors:
+            if isinstance(node, FUNCTION_TYPES) and not (isinstance(owner, ast.ClassDef) and owner.name in models):
+                data_class = isinstance(owner, ast.ClassDef) and (owner.name in data_classes
+                                                                  or DATA_NAME.search(owner.name) is not None)
+                if data_class and (owner.name in samplers or "Sampler" in owner.name):
+                    return None  # a sampler's order: data-shuffle's concern
+                if (ITEM_NAME.search(node.name) and not node.name.startswith("test")  # a unit test's
+                        or data_class and node.name in ITEM_METHODS):
+                    return node
+            owner = node
+        return None
 
     def derived_classes(self, kind: str, is_base: Callable[[str], bool]) -> frozenset[str]:
         """Names of the file's classes that derive (directly or through each other) from a class `is_base`

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue, pinning, project
-from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, argument, constant, keyword
+from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, argument, constant, draws_globally
 from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -23,8 +23,6 @@ SEEDED_NOTE = (" (its own `generator=` repeats the order on every device; it sti
                "framework's)")
 PROJECT_SAMPLER_MESSAGE = ("the project's `{name}` draws its order from a global generator (`{draw}` in its "
                            "`__iter__`), so anything else that draws changes it: {fix} while debugging")
-# Global generators a sampler may draw its order from (torch's only without `generator=`).
-GLOBAL_DRAWS = catalogue.TORCH_RANDOM_DRAWS | catalogue.NUMPY_RANDOM_DRAWS | catalogue.PYTHON_RANDOM_DRAWS
 
 
 class DataShuffle(FollowsValues, Rule):
@@ -362,8 +360,7 @@ def _global_draw(function: ast.AST | None, imports: ImportTracker) -> str | None
             qualified = imports.resolve(call.func)
             if qualified in pinning.SEEDER_FAMILIES:
                 return None
-            generator = keyword(call, "generator")
-            if qualified in GLOBAL_DRAWS and (generator is None or constant(generator) is None):
+            if draws_globally(call, qualified):
                 draws.append(qualified)
     return draws[0] if draws else None
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import argument, constant
+from msprobe_rewriter.context import argument, constant, draws_globally
+from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
+
+HAND_MESSAGE = ("`{function}` draws `{draw}` for every sample: augmentation or sampling written by hand changes every "
+                "epoch; make it deterministic while debugging (skip it behind a flag, or draw from a generator of "
+                "its own seeded with a constant)")
 
 
 class RandomAugment(FollowsValues, Rule):
@@ -27,7 +32,12 @@ class RandomAugment(FollowsValues, Rule):
                "`create_loader`/`create_naflex_loader(is_training=True)`, `Mixup`, `NaFlexMixup`; mindcv "
                "`create_transforms(is_training=True)` and `create_loader(is_training=True)` with `mixup`/`cutmix`. "
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
-               "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged.")
+               "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged. "
+               "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
+               "NumPy's global generator or torch's (without `generator=`) in code that runs for every sample "
+               "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, a function named for "
+               "transforms, augmentation or collation), as in yolov5's mosaic and guided-diffusion's flips; "
+               "msprobe-instrument leaves those to you.")
     why = ("Random augmentation draws from the data pipeline's generators, so every epoch (and every worker, "
            "device or framework) sees differently cropped, flipped and coloured images. Two runs that should match "
            "then differ from the first batch, and a precision comparison between them measures the augmentation, "
@@ -56,8 +66,22 @@ class RandomAugment(FollowsValues, Rule):
         "    # AutoAugment-style op with one fixed magnitude: a degenerate range is deterministic\n"
         "    return vision.RandomAffine(degrees=0, shear=(level, level, 0, 0), **kwargs)(img)\n",
         "import torchvision.transforms as T\n\nblur = T.GaussianBlur(5, sigma=1.5)\nsame = T.GaussianBlur(5, (2.0, 2.0))\n",
+        # a generator of the dataset's own, seeded; a draw once when the file list is built; a layer's noise
+        "import random\n\nimport numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n\n\n"
+        "class Pairs(Dataset):\n    def __init__(self, files):\n        self.rng = np.random.default_rng(0)\n"
+        "        self.files = random.sample(files, len(files))\n\n    def __getitem__(self, i):\n"
+        "        return self.files[i], self.rng.random() < 0.5\n\n\nclass Noise(torch.nn.Module):\n"
+        "    def __call__(self, x):\n        return x + torch.randn_like(x)\n\n\n"
+        "def build_dataset(files):\n    random.shuffle(files)\n    return Pairs(files)\n",
     )
     invalid = (
+        # guided-diffusion's ImageDataset flips by hand; a transform class and a collate function draw too
+        Invalid("import random\n\nimport numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n\n\n"
+                "class ImageDataset(Dataset):\n    def __getitem__(self, idx):\n        arr = self.images[idx]\n"
+                "        if random.random() < 0.5:\n            arr = arr[:, ::-1]\n"
+                "        return arr, random.randint(0, 9)\n\n\nclass SpecAugment:\n    def __call__(self, x):\n"
+                "        t = np.random.randint(0, 10)\n        return x[t:]\n\n\ndef collate_fn(batch):\n"
+                "    return torch.stack(batch)[torch.randperm(len(batch))]\n", lines=(11, 18, 23)),
         Invalid("import torchvision.transforms as T\nfrom torchvision.transforms import v2\n\n"
                 "blur = T.GaussianBlur(kernel_size=23)  # sigma drawn from (0.1, 2.0) on every call\n"
                 "noisy = v2.Compose([v2.GaussianNoise(), v2.JPEG((50, 100))])\n", lines=(4, 5)),
@@ -101,10 +125,15 @@ class RandomAugment(FollowsValues, Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.values = LocalValues(ctx, lambda value: None)  # only to see into `**kwargs` dicts
+        self.cpu_code = CpuCode(ctx)
+        self._hand_drawn: set[int] = set()  # functions reported for drawing by hand
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
+        if draws_globally(node, qualified):
+            self._drawn_by_hand(node, qualified)
+            return
         if qualified is None:
             self._mindcv(node, self.ctx.imports.resolve_any(node.func))
             return
@@ -124,6 +153,13 @@ class RandomAugment(FollowsValues, Rule):
                     and constant(self.values.keyword(node, "no_aug")) is not True:
                 self.report(node, f"timm's `{short}(is_training=...)` builds random augmentation: pass "
                                   "`is_training=False` while debugging")
+
+    def _drawn_by_hand(self, node: ast.Call, qualified: str) -> None:
+        """A global draw in code run for every sample: augmentation or sampling written by hand (once a function)."""
+        function = self.cpu_code.item_function()
+        if function is not None and id(function) not in self._hand_drawn:
+            self._hand_drawn.add(id(function))
+            self.report(node, HAND_MESSAGE.format(function=function.name, draw=qualified), fixable=False)
 
     def _mindcv(self, node: ast.Call, qualified: str | None) -> None:
         """mindcv's `create_transforms(is_training=True)`, and `create_loader(is_training=True)` mixing batches."""

@@ -46,7 +46,9 @@ class RandomAugment(FollowsValues, Rule):
            "`CenterCrop`, `RandomResizedCrop` -> `Resize` + `CenterCrop`, MindSpore `RandomCropDecodeResize` -> "
            "`Decode` + `Resize`) or remove it (flips, colour jitter, AutoAugment, erasing, mixing); for timm and "
            "mindcv's `create_transforms` pass `is_training=False`, for mindcv's `create_loader` `mixup=0.0, "
-           "cutmix=0.0`. Restore them for real training.")
+           "cutmix=0.0`. Draws written by hand: skip them behind a flag, or draw from a generator of the dataset's "
+           "own seeded with a constant (`self.rng = random.Random(0)`), which nothing else can move. Restore them "
+           "for real training.")
     valid = (
         "from torchvision import transforms\n\nval_tf = transforms.Compose([transforms.Resize(256), "
         "transforms.CenterCrop(224), transforms.ToTensor()])\n",

@@ -110,3 +110,9 @@ def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
 def inside(inner: ast.stmt, outer: ast.stmt) -> bool:
     """Whether statement `inner` lies within statement `outer` (by lines)."""
     return outer.lineno <= inner.lineno and inner.end_lineno <= outer.end_lineno and inner is not outer
+
+
+def source_text(source: str, node: ast.AST) -> str | None:
+    """The source of `node`, its runs of whitespace collapsed when it lies on one line."""
+    text = ast.get_source_segment(source, node)
+    return " ".join(text.split()) if text is not None and "\n" not in text else text

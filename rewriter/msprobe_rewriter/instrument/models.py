@@ -1,0 +1,291 @@
+"""Which models and optimizers a training loop trains, found from the optimizers its step calls apply.
+
+The model handed to `debugger.start(model=...)` is the one whose parameters the optimizer updates (also through
+a helper returning a model's parameter groups, `AdamW(get_params_groups(student))`); when
+the loop steps several optimizers of different models (a GAN's generator and discriminator, an actor and
+its critic), all of them, as a list (msprobe names their records `Module.0.`, `Module.1.`, ...). What MindSpore's
+gradient probe monitors is the optimizer stepped (a list when there are several).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from msprobe_rewriter import catalogue, project
+from msprobe_rewriter.context import FUNCTION_TYPES, STEP_METHODS, FileContext, target_name
+from msprobe_rewriter.instrument.scopes import (
+    Function,
+    argument,
+    bound_names,
+    is_name_chain,
+    root_name,
+    source_text,
+    walk_scope,
+)
+
+PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters"})
+CONFIGURE_OPTIMIZERS = "configure_optimizers"  # a Lightning-style model method that returns its optimizer
+MODEL_NAMES = ("model", "net", "network", "module", "classifier")
+# methods only networks have: a name they are called on holds one
+MODULE_METHODS = PARAMETER_METHODS | frozenset({"state_dict", "load_state_dict", "train", "eval", "modules",
+                                                "named_modules", "children", "requires_grad_", "zero_grad",
+                                                "cuda", "to", "set_train", "apply"})
+MOVES = frozenset({"cuda", "to"})  # `net = Net().to(device)`
+PARALLEL_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
+                               "convert_sync_batchnorm"})
+NETWORK_MODULES = ("torch.nn.", "mindspore.nn.", "torchvision.models.", "timm.models.")
+
+
+class TrainedModels:
+    """The models and optimizers of step calls (`optimizer.step()`, a train-step cell's call) of one file."""
+
+    def __init__(self, ctx: FileContext, assignments: dict[str, ast.expr], parents: dict[ast.AST, ast.AST],
+                 functions: dict[str, ast.AST], cell_steps: list[ast.Call],
+                 held_steps: Callable[[ast.Call], list[ast.Call]]) -> None:
+        """`assignments`: each simple target name's last assigned value (`x`, `self.x` -> x); `parents`: child ->
+        parent; `functions`: by name; `cell_steps`: the calls of the project's own train-step cells;
+        `held_steps`: the train-step cells among a cell construction's arguments."""
+        self.ctx = ctx
+        self.assignments = assignments
+        self.parents = parents
+        self.functions = functions
+        self.cell_callees = {id(call.func) for call in cell_steps}
+        self.held_steps = held_steps
+        self.module_names = bound_names(ctx.tree)
+
+    def models(self, steps: list[ast.Call], function: Function) -> tuple[str, ...]:
+        """The models whose parameters the optimizers applied by `steps` update, the first step's first, as source
+        valid inside `function`; when none is found through an optimizer, a model by its usual name (`model`,
+        `net`, ...) if there is one."""
+        models = tuple(dict.fromkeys(model for step in steps
+                                     for model in self._updated_models(self._optimizer(step), function)))
+        models = tuple(model for model in models if not any(self._wraps(other, model) for other in models))
+        if len(models) > 1:
+            owner = _common_owner(models)  # `model.backbone` and `model.head`: `model`, one hook set for both
+            return (owner,) if owner else models
+        if models:
+            return models
+        fallback = self._usual_model(function)
+        return (fallback,) if fallback is not None else ()
+
+    def optimizers(self, steps: list[ast.Call]) -> str | None:
+        """What the optimizers applied by `steps` are called, the first step's first: one, or a list of several (a
+        MindSpore GAN's two train-step cells: the probe's `monitor` takes both)."""
+        found = (self._step_optimizer(self._optimizer(step)) for step in steps)
+        texts = (source_text(self.ctx.source, node) for node in found if node is not None)
+        names = list(dict.fromkeys(text for text in texts if text))
+        return (f"[{', '.join(names)}]" if len(names) > 1 else names[0]) if names else None
+
+    def _optimizer(self, call: ast.Call) -> ast.expr | None:
+        """The optimizer expression a step call applies."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in STEP_METHODS:
+            owner = target_name(func.value) or ""
+            if "scaler" in owner.lower() and call.args:
+                return call.args[0]
+            handed = next((arg for arg in call.args if self.ctx.is_optimizer_name(target_name(arg) or "")), None)
+            if func.attr == "step" and (handed is None or self.ctx.is_optimizer_name(owner)):
+                return func.value
+            return handed  # `mp_trainer.optimize(self.opt)`: the optimizer handed to the helper
+        if "scaler" in (target_name(func) or "").lower() and len(call.args) > 1:
+            return call.args[1]  # timm's NativeScaler: `loss_scaler(loss, optimizer, ...)`
+        return func
+
+    def _updated_models(self, optimizer: ast.expr | None, function: Function) -> list[str]:
+        """Source of the models whose parameters the optimizer updates (`itertools.chain(a.parameters(),
+        b.parameters())`: both), those valid inside the loop."""
+        candidates: list[ast.expr] = []
+        value = self.assignments.get(target_name(optimizer) or "") if optimizer is not None else None
+        if isinstance(value, ast.Call):
+            origin = self.ctx.call_qualname(value)
+            if origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS or id(optimizer) in self.cell_callees:
+                candidates.extend(self._cell_networks(value, function))
+            else:
+                candidates.extend(self._parameter_owners(value))
+                if (origin is None and isinstance(value.func, ast.Attribute)
+                        and value.func.attr == CONFIGURE_OPTIMIZERS):
+                    candidates.append(value.func.value)  # model.configure_optimizers(...)
+        kept = self._self_attributes(function)  # `self.net = net`: the loop reads the model as `self.net`
+        by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
+        sources = (source_text(self.ctx.source, c) for c in candidates if is_name_chain(c))
+        texts = [by_name.get(text, text) for text in sources]
+        return [text for text in texts if text and self._visible(text.split(".", 1)[0], function)]
+
+    def _cell_networks(self, cell: ast.Call, function: Function) -> list[ast.expr]:
+        """The networks a train-step cell's optimizer updates. MindSpore's: the owners of the parameters its
+        optimizer is built from (`nn.Adam(net.trainable_params())`: `net`) where they can be read in `function`,
+        else the network it wraps (`TrainOneStepCell(WithLossCell(net, loss), opt)`: `net`); a cell built around
+        train-step cells: theirs; a project's own: what the optimizers among its arguments update, else the cells
+        among its arguments (a GAN's take both networks), names, not optimizers, not given a plain value."""
+        if self.ctx.call_qualname(cell) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
+            owners = self._optimizer_owners([argument(cell, 1, "optimizer")], function)
+            return owners or ([_innermost_network(cell.args[0])] if cell.args else [])
+        held = self.held_steps(cell)
+        if held:
+            return [network for step in held for network in self._cell_networks(step, function)]
+        arguments = [*cell.args, *(k.value for k in cell.keywords)]
+        owners = self._optimizer_owners([arg for arg in arguments if isinstance(arg, ast.Name)
+                                         and self.ctx.is_optimizer_name(arg.id)], function)
+        if owners:  # `Trainer(net, loss, opt)`, `TrainOneStepCell(..., optimizerd=d_opt, optimizerg=g_opt)`
+            return owners
+        networks = [_innermost_network(arg) for arg in cell.args]
+        return [node for node in networks if isinstance(node, ast.Name)
+                and isinstance(self.assignments.get(node.id, cell), ast.Call) and not self.ctx.is_optimizer_name(node.id)]
+
+    def _optimizer_owners(self, optimizers: list[ast.expr | None], function: Function) -> list[ast.expr]:
+        """The owners of the parameters the given optimizers (names or constructions) are built from, those that
+        can be read in `function` (or through an attribute of its class: `self.net = net`)."""
+        kept = set(self._self_attributes(function).values())
+        owners = []
+        for optimizer in optimizers:
+            value = self.assignments.get(optimizer.id) if isinstance(optimizer, ast.Name) else optimizer
+            owners += self._parameter_owners(value) if isinstance(value, ast.Call) else []
+        return [node for node in owners if is_name_chain(node)
+                and (self._visible(root_name(node), function) or root_name(node) in kept)]
+
+    def _parameter_owners(self, call: ast.Call) -> list[ast.expr]:
+        """`m` for each `m.parameters()`-like call among the arguments of an optimizer constructor, also in the
+        value of a name it is given (`params = list(G.parameters()) + list(E.parameters()); Adam(params)`), and
+        the model a helper returns the parameter groups of (`AdamW(utils.get_params_groups(student))`)."""
+        owners = []
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            if isinstance(arg, ast.Name) and arg.id in self.assignments:
+                arg = self.assignments[arg.id]
+            for node in ast.walk(arg):
+                if not isinstance(node, ast.Call):
+                    continue
+                if isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_METHODS:
+                    owners.append(node.func.value)
+                elif (model := self._grouped_model(node)) is not None:
+                    owners.append(model)
+        return owners
+
+    def _grouped_model(self, call: ast.Call) -> ast.expr | None:
+        """The model whose parameter groups a helper call returns (`get_params_groups(student)`, timm's
+        `param_groups_weight_decay(model, wd)`): its first argument, when the helper (defined in this file or
+        in a project module) reads that argument's parameters; when the helper cannot be read, when it is named
+        for parameters and the argument holds a module where it is called (built by a network class, moved
+        to a device, wrapped for data parallelism, or used as one: `.parameters()`, `.train()`, ...)."""
+        model = call.args[0] if call.args else None
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+        if model is None or name is None or not is_name_chain(model) or isinstance(model, ast.Name) and (
+                model.id in ("self", "cls")):
+            return None
+        if isinstance(call.func, ast.Name) and name in self.functions:
+            helpers = [self.functions[name]]
+        else:
+            local = project.local_imports(project.import_statements(self.ctx.tree.body))
+            helpers = [module.functions[defined] for _, defined, module in project.reached(
+                [call], local, self.functions, project.file_folder(self.ctx.path)) if defined in module.functions]
+        if helpers:
+            return model if any(_reads_parameters(helper) for helper in helpers) else None
+        return model if "param" in name.lower() and self._holds_module(root_name(model), call) else None
+
+    def _holds_module(self, name: str, near: ast.AST) -> bool:
+        """Whether `name` holds a network in the scope of `near`: a usual model name, or built by a network class
+        or factory, moved (`.cuda()`, `.to(device)`), wrapped for data parallelism, or used as one there."""
+        if name in MODEL_NAMES:
+            return True
+        scope = self.parents.get(near)
+        while scope is not None and not isinstance(scope, (*FUNCTION_TYPES, ast.Module)):
+            scope = self.parents.get(scope)
+        for node in walk_scope(scope if scope is not None else self.ctx.tree):
+            if not isinstance(node, ast.Call):
+                if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                        and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                        and (_builds_network(self.ctx.call_qualname(node.value))
+                             or isinstance(node.value.func, ast.Attribute) and node.value.func.attr in MOVES)):
+                    return True
+                continue
+            func = node.func
+            if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name
+                    and func.attr in MODULE_METHODS):
+                return True
+            wrapper = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if wrapper in PARALLEL_WRAPPERS and node.args and root_name(node.args[0]) == name:
+                return True
+        return False
+
+    def _wraps(self, outer: str, inner: str) -> bool:
+        """Whether the cell `outer` was built around `inner` (`loss_G = GeneratorLoss(generator, ...)`): one
+        hook set on `outer` records `inner`'s calls too."""
+        value = self.assignments.get(outer)
+        return outer != inner and isinstance(value, ast.Call) and any(
+            isinstance(node, ast.Name) and node.id == inner for arg in (*value.args, *(k.value for k in value.keywords))
+            for node in ast.walk(arg))
+
+    def _usual_model(self, function: Function) -> str | None:
+        """A model by its usual name (`self.net`, `model`, ...), valid inside `function`."""
+        kept = self._self_attributes(function)
+        texts = [f"self.{name}" for name in MODEL_NAMES if name in kept] + list(MODEL_NAMES)
+        return next((text for text in texts if self._visible(text.split(".", 1)[0], function)), None)
+
+    def _self_attributes(self, function: Function) -> dict[str, str | None]:
+        """In a method: the attributes its class assigns on `self`, each with the name assigned to it
+        (`self.net = net` in `__init__`) or None (`self.net = Net()`); empty elsewhere."""
+        arguments = function.args.args if function is not None else []
+        owner = self.parents.get(function) if function is not None else None
+        if not arguments or arguments[0].arg != "self" or not isinstance(owner, ast.ClassDef):
+            return {}
+        kept: dict[str, str | None] = {}
+        for node in ast.walk(owner):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                            and target.value.id == "self" and kept.get(target.attr) is None):
+                        kept[target.attr] = node.value.id if isinstance(node.value, ast.Name) else None
+        return kept
+
+    def _step_optimizer(self, optimizer: ast.expr | None) -> ast.expr | None:
+        """The optimizer itself when `optimizer` names a `TrainOneStepCell` built around one. A project's cell
+        (a GAN's wrapper around two train-step cells) stays: the MindSpore probe's `monitor` finds every
+        optimizer the cell holds."""
+        value = self.assignments.get(target_name(optimizer) or "") if optimizer is not None else None
+        if isinstance(value, ast.Call) and self.ctx.call_qualname(value) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
+            return argument(value, 1, "optimizer")
+        return optimizer
+
+    def _visible(self, root: str, function: Function) -> bool:
+        """Whether the name `root` can be read in `function` (a parameter, a local or a global)."""
+        if root in ("self", "cls") and function is not None:
+            return any(a.arg == root for a in function.args.args)
+        return root in self.module_names or (function is not None and root in bound_names(function))
+
+
+def _innermost_network(node: ast.expr) -> ast.expr:
+    """`net` of `nn.WithLossCell(net, loss_fn)`: the first argument of wrapping cells, followed inwards."""
+    while isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
+    return node
+
+
+def _common_owner(models: tuple[str, ...]) -> str | None:
+    """The attribute chain every one of `models` is or lies under (`model` for `model` and `model.head`), if it
+    is more than `self`; else None."""
+    chains = [model.split(".") for model in models]
+    common = []
+    for parts in zip(*chains, strict=False):  # up to the shortest chain
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    return ".".join(common) if common and common != ["self"] and common != ["cls"] else None
+
+
+def _reads_parameters(helper: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a helper calls `.parameters()`-like methods on its first parameter (`model.named_parameters()`,
+    `model.module.parameters()`)."""
+    params = [*helper.args.posonlyargs, *helper.args.args]
+    if not params:
+        return False
+    first = params[0].arg
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr in PARAMETER_METHODS and root_name(node.func.value) == first
+               for node in ast.walk(helper))
+
+
+def _builds_network(origin: str | None) -> bool:
+    """Whether a call of `origin` returns a network: a class of a framework's network modules, or a model zoo's
+    factory."""
+    return origin is not None and (origin.startswith(NETWORK_MODULES) or origin.rsplit(".", 1)[-1] in (
+        "DistributedDataParallel", "DataParallel", "create_model"))

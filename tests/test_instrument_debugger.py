@@ -167,6 +167,15 @@ def test_chained_mindspore_model_train_gets_the_callback(code, expected):
     assert not any("no training loop" in note for note in notes)
 
 
+def test_an_optimizer_built_inside_model_is_not_monitored_anew():
+    """`Model(net, optimizer=nn.Adam(...))`: monitoring that expression would build a second optimizer."""
+    code = ("import mindspore as ms\n\nmodel = ms.Model(net, loss_fn=loss, optimizer=ms.nn.Adam(net.trainable_params()))\n"
+            "model.train(2, ds)\n")
+    out, notes = run(code, "debugger", "grad-probe", grad_probe=True)
+    assert "monitor(" not in out
+    assert any("monitor" in note and "yourself" in note for note in notes)
+
+
 class Recorder:
     """Stands in for PrecisionDebugger: counts the calls."""
 

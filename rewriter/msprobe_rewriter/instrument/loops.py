@@ -373,9 +373,9 @@ class _Finder:
             if not isinstance(model, ast.Call):
                 model = self.assignments.get(target_name(model) or "")
             optimizer = None
-            if isinstance(model, ast.Call):
-                found_opt = argument(model, 2, "optimizer")
-                optimizer = source_text(self.ctx.source, found_opt) if found_opt is not None else None
+            found_opt = argument(model, 2, "optimizer") if isinstance(model, ast.Call) else None
+            if isinstance(found_opt, (ast.Name, ast.Attribute)):  # one built inline could not be monitored again
+                optimizer = source_text(self.ctx.source, found_opt)
             callbacks = argument(call, 2, "callbacks")
             listed = isinstance(callbacks, ast.Name) and isinstance(self.assignments.get(callbacks.id),
                                                                     (ast.List, ast.ListComp))

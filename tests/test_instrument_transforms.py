@@ -151,6 +151,14 @@ def test_augment_list_edges_keep_commas():
     assert "c = [v2.CenterCrop(8), v2.ToDtype(float)]" in out
 
 
+def test_augment_leaves_draws_written_by_hand_with_a_note():
+    code = ("import random\n\nfrom torch.utils.data import Dataset\n\n\nclass Flips(Dataset):\n"
+            "    def __getitem__(self, i):\n        return self.data[i][::-1] if random.random() < 0.5 else self.data[i]\n")
+    out, notes = instrument_text("train.py", code, only("random-augment"))
+    assert strip(out) == code
+    assert notes == ["train.py:8: random draw written by hand not rewritten: make it deterministic yourself"]
+
+
 def test_augment_twins_of_a_last_element_are_separated_like_the_list():
     out = fix("import torchvision.transforms as T\n\none = T.Compose([T.RandomResizedCrop(224)])\n"
               "lines = T.Compose([\n    T.ToTensor(),\n    T.RandomResizedCrop(8),\n])\n", "random-augment")

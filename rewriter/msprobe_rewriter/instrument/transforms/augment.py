@@ -55,6 +55,9 @@ class RandomAugment(Transform):
         edits: dict[cst.CSTNode, dict[int, list]] = {}
         for finding, call in sites:
             qualified = unit.names.qualname(call.func)
+            if not finding.fixable:  # a draw written by hand (`random.random() < 0.5` in `__getitem__`)
+                unit.note(finding.line, "random draw written by hand not rewritten: make it deterministic yourself")
+                continue
             if qualified is None or not catalogue.is_random_transform(qualified):
                 unit.note(finding.line, "random augmentation not rewritten (no deterministic twin known)")
                 continue

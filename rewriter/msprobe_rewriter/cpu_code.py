@@ -41,7 +41,6 @@ class CpuCode:
         """Whether we are in code that runs on the CPU whatever the file does: weight initialisation, data
         loading (datasets, collate functions, transforms), or under `with torch.device("cpu")`. Names of
         data code do not count for an `nn.Module` or its methods (timm's `BilinearAttnTransform` is a layer)."""
-        data_classes = self.derived_classes("data", is_data_base)
         models = self.derived_classes("model", is_model_base)
         owner: ast.AST | None = None
         for node in self.ctx.ancestors:
@@ -51,7 +50,7 @@ class CpuCode:
                                                                    or node.name in DATA_METHODS):
                     return True
             elif isinstance(node, ast.ClassDef):
-                if node.name in data_classes or node.name not in models and DATA_NAME.search(node.name):
+                if self._data_class(node):
                     return True
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 if any(self.is_cpu_device(item.context_expr) for item in node.items):
@@ -64,15 +63,13 @@ class CpuCode:
         `__iter__` or `__call__` of a dataset or transform class (derived from torch's data classes or named
         for data; not a sampler), or a function named for transforms, augmentation or collation (not a
         `test_...`); never an `nn.Module`'s."""
-        data_classes = self.derived_classes("data", is_data_base)
         models = self.derived_classes("model", is_model_base)
         samplers = self.derived_classes("sampler", lambda qualified: is_data_base(qualified)
                                         and qualified.endswith("Sampler"))
         owner: ast.AST | None = None
         for node in self.ctx.ancestors:
             if isinstance(node, FUNCTION_TYPES) and not (isinstance(owner, ast.ClassDef) and owner.name in models):
-                data_class = isinstance(owner, ast.ClassDef) and (owner.name in data_classes
-                                                                  or DATA_NAME.search(owner.name) is not None)
+                data_class = isinstance(owner, ast.ClassDef) and self._data_class(owner)
                 if data_class and (owner.name in samplers or "Sampler" in owner.name):
                     return None  # a sampler's order: data-shuffle's concern
                 if (ITEM_NAME.search(node.name) and not node.name.startswith("test")  # a unit test's
@@ -80,6 +77,11 @@ class CpuCode:
                     return node
             owner = node
         return None
+
+    def _data_class(self, cls: ast.ClassDef) -> bool:
+        """A dataset or transform class: derived from torch's data classes, or named for data and no module."""
+        return (cls.name in self.derived_classes("data", is_data_base)
+                or cls.name not in self.derived_classes("model", is_model_base) and DATA_NAME.search(cls.name) is not None)
 
     def derived_classes(self, kind: str, is_base: Callable[[str], bool]) -> frozenset[str]:
         """Names of the file's classes that derive (directly or through each other) from a class `is_base`

@@ -5,7 +5,7 @@ PIP := $(PYTHON) -m pip
 .PHONY: install demo test lint docs
 
 install:
-	$(PIP) install --quiet --disable-pip-version-check -e ".[torch,mindspore,report,dev]"
+	$(PIP) install --quiet --disable-pip-version-check -e ".[torch,mindspore,report,trainers,dev]"
 
 # The demo: a diffusion-style training script that is not reproducible as written.
 DEMO := fixtures/pytorch/diffusion_sampler.py

@@ -1,0 +1,124 @@
+"""Callbacks that run a PrecisionDebugger around every optimizer step of a library's training loop.
+
+`MsprobeTrainerCallback(debugger)` goes in the `callbacks=` of transformers' `Trainer` (and of the trainers
+built on it: `Seq2SeqTrainer`, TRL's), `MsprobeLightningCallback(debugger)` in those of Lightning's `Trainer`;
+msprobe-instrument inserts them, as it inserts MindSpore's `MsprobeStep` for `Model.train`. One debugger
+step is one optimizer step, with every micro-batch of gradient accumulation in it, as in a hand-written loop
+wrapped by msprobe-instrument; evaluation, logging and checkpoints between steps are not captured. With
+`"task": "grad_probe"` the callback also calls `debugger.monitor(model)` when training starts.
+
+Each class subclasses its library's own callback class, so it is built on first use (this module's
+`__getattr__`): importing msprobe_runtime.pytorch never imports transformers or Lightning.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+
+
+class _DebuggedSteps:
+    """The start/stop/step calls both callbacks make."""
+
+    def __init__(self, debugger):
+        super().__init__()
+        self.debugger = debugger
+        self._running = False
+
+    def _train_begins(self, model) -> None:
+        if self.debugger.config.task == "grad_probe":
+            self.debugger.monitor(model)
+
+    def _step_begins(self, model) -> None:
+        if not self._running:
+            self._running = True
+            self.debugger.start(model=model)
+
+    def _step_ends(self) -> None:
+        self._running = False
+        self.debugger.stop()
+        self.debugger.step()
+
+    def _train_ends(self) -> None:
+        """Training stopped within a step (an exception, a limit): write what was captured, count no step."""
+        if self._running:
+            self._running = False
+            self.debugger.stop()
+
+
+@cache
+def _trainer_callback() -> type:
+    from transformers import TrainerCallback
+
+    class MsprobeTrainerCallback(_DebuggedSteps, TrainerCallback):
+        """transformers' TrainerCallback: capture from `on_step_begin` (before the step's first micro-batch)
+        to `on_step_end` (after the optimizer step)."""
+
+        def on_train_begin(self, args, state, control, model=None, **kwargs):
+            self._train_begins(model)
+
+        def on_step_begin(self, args, state, control, model=None, **kwargs):
+            self._step_begins(model)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self._step_ends()
+
+        def on_train_end(self, args, state, control, **kwargs):
+            self._train_ends()
+
+    MsprobeTrainerCallback.__module__, MsprobeTrainerCallback.__qualname__ = __name__, "MsprobeTrainerCallback"
+    return MsprobeTrainerCallback
+
+
+def _lightning_bases() -> tuple[type, ...]:
+    """The Callback classes of the Lightning packages imported (`lightning.pytorch` and `pytorch_lightning`
+    are two packages, each checking for its own class); of one of them when neither is imported yet."""
+    bases = tuple(sys.modules[name].Callback for name in ("lightning.pytorch", "pytorch_lightning")
+                  if name in sys.modules)
+    if bases:
+        return bases
+    try:
+        from lightning.pytorch import Callback
+    except ImportError:
+        from pytorch_lightning import Callback
+    return (Callback,)
+
+
+@cache
+def _lightning_callback(bases: tuple[type, ...]) -> type:
+    class MsprobeLightningCallback(_DebuggedSteps, *bases):
+        """Lightning's Callback: capture from the start of a training batch until the end of the batch in which
+        the optimizer stepped (`on_before_optimizer_step`), so a step holds every accumulated batch."""
+
+        def __init__(self, debugger):
+            super().__init__(debugger)
+            self._stepped = False
+
+        def on_train_start(self, trainer, pl_module):
+            self._train_begins(pl_module)
+
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+            self._step_begins(pl_module)
+
+        def on_before_optimizer_step(self, trainer, pl_module, optimizer):
+            self._stepped = True
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+            if self._stepped:
+                self._stepped = False
+                self._step_ends()
+
+        def on_train_end(self, trainer, pl_module):
+            self._train_ends()
+
+    MsprobeLightningCallback.__module__ = __name__
+    MsprobeLightningCallback.__qualname__ = "MsprobeLightningCallback"  # Lightning's state_key
+    return MsprobeLightningCallback
+
+
+def __getattr__(name: str) -> type:
+    if name == "MsprobeTrainerCallback":
+        return _trainer_callback()
+    if name == "MsprobeLightningCallback":
+        return _lightning_callback(_lightning_bases())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,20 +35,35 @@ SEED_CALLS: dict[str, frozenset[str]] = {
                                       "mindspore.common.generator.manual_seed"}),  # `mint` draws
     "mindspore-dataset": _MS_SET_SEED | _MS_DATASET_SEED,
 }
+HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
+                         "transformers.trainer_seq2seq.Seq2SeqTrainer"})
+LIGHTNING_CLI = frozenset({"lightning.pytorch.cli.LightningCLI", "pytorch_lightning.cli.LightningCLI",
+                           "pytorch_lightning.utilities.cli.LightningCLI"})
+HF_TRAINING_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
+                                   "transformers.Seq2SeqTrainingArguments",
+                                   "transformers.training_args_seq2seq.Seq2SeqTrainingArguments"})
+LIGHTNING_SEED_EVERYTHING = frozenset({
+    "lightning.seed_everything", "pytorch_lightning.seed_everything", "lightning.pytorch.seed_everything",
+    "lightning.fabric.seed_everything", "lightning.fabric.utilities.seed.seed_everything",
+    "lightning.pytorch.utilities.seed.seed_everything", "pytorch_lightning.utilities.seed.seed_everything",
+})
+# `fabric.seed_everything(s)` on a `lightning.Fabric` object
+FABRIC_SEED_EVERYTHING = frozenset({"lightning.Fabric.seed_everything", "lightning.fabric.Fabric.seed_everything"})
 # Helpers from popular libraries that seed every generator at once.
 SEED_ALL_CALLS = frozenset({
-    "lightning.seed_everything", "pytorch_lightning.seed_everything", "lightning.pytorch.seed_everything",
-    "lightning.fabric.seed_everything", "transformers.set_seed", "transformers.enable_full_determinism",
+    "transformers.set_seed", "transformers.enable_full_determinism",
     "accelerate.utils.set_seed", "msprobe_runtime.pytorch.seed_all", "msprobe_runtime.mindspore.seed_all",
     "msprobe.pytorch.seed_all", "msprobe.mindspore.seed_all", "timm.utils.random_seed",
     "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
-    "accelerate.utils.random.set_seed", "lightning.fabric.utilities.seed.seed_everything",
-    "lightning.pytorch.utilities.seed.seed_everything", "pytorch_lightning.utilities.seed.seed_everything",
-    # `fabric.seed_everything(s)` on a `lightning.Fabric` object
-    "lightning.Fabric.seed_everything", "lightning.fabric.Fabric.seed_everything",
-    # Hugging Face trainers seed everything with `args.seed` (default 42) when constructed.
-    "transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
+    "accelerate.utils.random.set_seed", *LIGHTNING_SEED_EVERYTHING, *FABRIC_SEED_EVERYTHING,
+    # Hugging Face trainers seed everything with `args.seed` (default 42) when constructed (transformers 5.23,
+    # `Trainer.__init__`), and LightningCLI calls `seed_everything(seed, workers=True)` before it builds the
+    # model unless given `seed_everything_default=False` (SEEDING_SWITCHES).
+    *HF_TRAINERS, *LIGHTNING_CLI,
 })
+# Seeders that take a switch: qualified name -> (position, keyword) of the argument that stops them seeding
+# when given a literal False.
+SEEDING_SWITCHES = dict.fromkeys(LIGHTNING_CLI, (6, "seed_everything_default"))
 # Module-level functions of Python's `random` and NumPy's legacy global RNG that draw numbers.
 PYTHON_RANDOM_DRAWS = frozenset({
     "random.random", "random.randint", "random.randrange", "random.choice", "random.choices",
@@ -254,6 +269,14 @@ MINDSPORE_WORKER_KEYWORD = "num_parallel_workers"
 DATALOADER_POSITIONS = {"shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5, "worker_init_fn": 10,
                         "generator": 12}
 DISTRIBUTED_SAMPLER_SHUFFLE_POSITION = 3
+# Lightning calls that set PL_SEED_WORKERS, after which Lightning's Trainer and `Fabric.setup_dataloaders` give
+# every loader without a `worker_init_fn` one of their own (lightning 2.6, `_auto_add_worker_init_fn`):
+# name -> (position, keyword) of the switch (off when a literal False), and whether it is on when not given.
+LIGHTNING_WORKER_SEEDING: dict[str, tuple[int, str, bool]] = {
+    **dict.fromkeys(LIGHTNING_SEED_EVERYTHING, (1, "workers", False)),
+    **dict.fromkeys(FABRIC_SEED_EVERYTHING, (1, "workers", True)),
+    **dict.fromkeys(LIGHTNING_CLI, (6, "seed_everything_default", True)),
+}
 # MindSpore dataset classes (by class name) that take no `shuffle`: they keep their input's order.
 MINDSPORE_ORDERED_DATASETS = frozenset({
     "PaddedDataset", "Dataset", "UnionBaseDataset", "VisionBaseDataset",
@@ -698,7 +721,7 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "transformers.enable_full_determinism": None, "transformers.trainer_utils.enable_full_determinism": None,
     "lightning.Trainer": (None, "deterministic"), "lightning.pytorch.Trainer": (None, "deterministic"),
     "pytorch_lightning.Trainer": (None, "deterministic"),
-    "transformers.TrainingArguments": (None, "full_determinism"),
+    **dict.fromkeys(HF_TRAINING_ARGUMENTS, (None, "full_determinism")),
     "msprobe_runtime.mindspore.seed_all": (1, "mode"), "msprobe.mindspore.seed_all": (1, "mode"),
     "mindspore.set_deterministic": (0, "deterministic"),
     "mindspore.set_context": (None, "deterministic"), "mindspore.context.set_context": (None, "deterministic"),
@@ -719,11 +742,13 @@ FALSE_ENV_VALUES = frozenset({"", "0", "false", "off", "no"})
 OS_ENVIRON = "os.environ"
 ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})  # (name, value) arguments
 ENV_UPDATERS = frozenset({"os.environ.update"})  # a dict literal or keywords
-# Classes whose construction means "this script trains" (their fit/train runs the steps).
-TRAINER_CLASSES = frozenset({
-    "lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer", "transformers.Trainer",
-    "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
-})
+# Classes whose construction means "this script trains" (their fit/train runs the steps; LightningCLI's
+# `fit` subcommand, or its `cli.trainer.fit(...)`).
+TRAINER_CLASSES = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"}) \
+    | HF_TRAINERS | LIGHTNING_CLI
+# Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
+# as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).
+SUBCLASSED_CLASSES = SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS
 
 # --- generator objects (unseeded-generator) -------------------------------------------------------
 # Factories of independent generators: qualified name -> (position, keyword) of their seed argument.

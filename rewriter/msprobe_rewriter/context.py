@@ -98,7 +98,7 @@ class FileContext:
                 pending.extend(getattr(stmt, "finalbody", []))
                 for handler in getattr(stmt, "handlers", []):
                     pending.extend(handler.body)
-        self.imports.bind_subclasses(self.tree, catalogue.SUBCLASSED_DATA_CLASSES)
+        self.imports.bind_subclasses(self.tree, catalogue.SUBCLASSED_CLASSES)
 
     def qualname(self, node: ast.AST) -> str | None:
         """Qualified name of a Name/Attribute expression rooted in a known import."""

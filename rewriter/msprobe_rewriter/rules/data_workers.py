@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, seeding
 from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -34,7 +34,10 @@ class DataWorkers(FollowsValues, Rule):
                "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; that call with more than one; and mindyolo's "
                "`create_loader` (a `GeneratorDataset`, 8 workers by default) without `num_parallel_workers=1`. "
                "A file that calls `mindspore.dataset.config.set_debug_mode(True)` (one thread, seeded) gets no "
-               "MindSpore finding.")
+               "MindSpore finding, and one that has Lightning seed the workers (`seed_everything(s, workers=True)`, "
+               "`fabric.seed_everything(s)`, `LightningCLI`: Lightning's Trainer and `fabric.setup_dataloaders` then "
+               "give each loader without one a `worker_init_fn`) no `DataLoader` finding. Hugging Face's Trainer "
+               "builds its loaders itself, with a `worker_init_fn`: `dataloader_num_workers` is not flagged.")
     why = ("Each PyTorch worker seeds torch, `random` and numpy with `base_seed + worker_id`, where the base seed "
            "is drawn from the loader's `generator`, or from the global torch generator when none is given. "
            "Random augmentation in a worker therefore depends on how many numbers the main process drew before "
@@ -69,6 +72,10 @@ class DataWorkers(FollowsValues, Rule):
         "data = data.map(operations=augment, input_columns=\"x\")\n",
         "from mindyolo.data import create_loader\n\nloader = create_loader(data, None, [], [], 8, shuffle=False, "
         "num_parallel_workers=1)\n",
+        # Lightning gives the loaders it runs a `worker_init_fn` of its own after `seed_everything(workers=True)`
+        # (`fabric.seed_everything(s)` and LightningCLI switch it on by default).
+        "import lightning as L\nfrom torch.utils.data import DataLoader\n\nL.seed_everything(42, workers=True)\n"
+        "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
     )
     invalid = (
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, num_workers=4)\n",
@@ -93,6 +100,10 @@ class DataWorkers(FollowsValues, Rule):
                 lines=(6,)),
         Invalid("from torch.utils.data import DataLoader\n\ntest_loader = DataLoader([1, 2], num_workers=4)\n",
                 lines=(3,), severity="info"),
+        # Without `workers=True`, Lightning leaves the workers' seeds to PyTorch.
+        Invalid("import lightning as L\nfrom torch.utils.data import DataLoader\n\nL.seed_everything(42)\n"
+                "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
+                lines=(5,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -103,12 +114,16 @@ class DataWorkers(FollowsValues, Rule):
         self.debug_mode = False  # `mindspore.dataset.config.set_debug_mode(True)`: one worker, seeded
         self.default_worker_maps: list = []
         self.mindspore_reports: list = []  # (site or node, message), reported at the end unless in debug mode
+        self.torch_reports: list[Site] = []  # reported at the end unless Lightning seeds the workers
+        self.lightning_seeds_workers = False
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
         if qualified in catalogue.TORCH_DATALOADERS:
             self._dataloader(node)
+        elif (seeder := qualified or seeding.method_qualname(self.ctx, node)) in catalogue.LIGHTNING_WORKER_SEEDING:
+            self.lightning_seeds_workers |= _seeds_workers(node, seeder)
         elif qualified in catalogue.MINDSPORE_DEBUG_MODE:
             self.debug_mode = self.debug_mode or constant(argument(node, 0, "debug_mode_flag")) is True
         elif qualified in catalogue.MINDSPORE_SET_WORKERS:
@@ -136,11 +151,11 @@ class DataWorkers(FollowsValues, Rule):
         workers = self.data.keyword(node, catalogue.TORCH_WORKER_KEYWORD, positions["num_workers"])
         if not _parallel(workers, more_than=0):
             return
-        for seeding in ("worker_init_fn", "generator"):
-            value = self.data.keyword(node, seeding, positions[seeding])
+        for given in ("worker_init_fn", "generator"):
+            value = self.data.keyword(node, given, positions[given])
             if value is UNKNOWN or (value is not None and constant(value) is not None):
                 return
-        self.report(self.data.site(node), TORCH_MESSAGE)
+        self.torch_reports.append(self.data.site(node))
 
     def _zoo_loader(self, node: ast.Call, qualified: str) -> None:
         """mindyolo's `create_loader`: a `GeneratorDataset` over the Python dataset, 8 workers by default."""
@@ -169,6 +184,9 @@ class DataWorkers(FollowsValues, Rule):
                                        MINDSPORE_MESSAGE.format(what=what)))
 
     def finish(self) -> None:
+        if not self.lightning_seeds_workers:
+            for site in self.torch_reports:
+                self.report(site, TORCH_MESSAGE)
         if self.debug_mode:  # the whole pipeline runs on one thread, seeded
             return
         for site, message in self.mindspore_reports:
@@ -177,6 +195,13 @@ class DataWorkers(FollowsValues, Rule):
             return
         for site in self.default_worker_maps:
             self.report(site, MINDSPORE_MESSAGE.format(what="`.map(...)` without `num_parallel_workers`"))
+
+
+def _seeds_workers(call: ast.Call, qualified: str) -> bool:
+    """Whether a Lightning seeder call switches worker seeding on (`seed_everything(s, workers=True)`)."""
+    position, name, default = catalogue.LIGHTNING_WORKER_SEEDING[qualified]
+    switch = argument(call, position, name)
+    return default if switch is None else constant(switch) is not False
 
 
 def _parallel(workers: ast.expr | None | object, more_than: int = 1) -> bool:

@@ -8,8 +8,9 @@ from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.seed_missing import report_whole_script
 
+# Packages that train with PyTorch (transformers' Trainer included: a script may import nothing else).
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "timm", "accelerate",
-                 "deepspeed")
+                 "deepspeed", "transformers")
 CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
@@ -29,8 +30,9 @@ class NoDeterministicAlgos(Rule):
                "samples from loaded weights (as seed-missing decides) but never calls `torch.use_deterministic_algorithms(True)`, never sets "
                "`torch.backends.cudnn.deterministic = True`, and calls no helper that does (msprobe's "
                "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "
-               "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, or a project helper that does "
-               "one of these). A MindSpore entry script likewise, when it never calls "
+               "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, Hugging Face's "
+               "`TrainingArguments(full_determinism=True)`, or a project helper that does one of these; a script "
+               "that imports only transformers counts as PyTorch). A MindSpore entry script likewise, when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
                "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
                "condition. A script that names no framework but trains through a project module (improved-"
@@ -43,7 +45,9 @@ class NoDeterministicAlgos(Rule):
            "`set_deterministic` documentation says so): on Ascend, kernels and HCCL reductions vary run to run.")
     fix = ("At startup: `torch.use_deterministic_algorithms(True)`, `torch.backends.cudnn.deterministic = True`, "
            "`torch.backends.cudnn.benchmark = False`, and `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment; "
-           "or `seed_all(seed, mode=True)` from msprobe_runtime, which does all of it. MindSpore: "
+           "or `seed_all(seed, mode=True)` from msprobe_runtime, which does all of it. Through a library: "
+           "`TrainingArguments(full_determinism=True)` (`--full_determinism`) for Hugging Face's Trainer, "
+           "`Trainer(deterministic=True)` for Lightning. MindSpore: "
            "`mindspore.set_deterministic(True)` at startup (MindSpore 2.10 deprecates "
            "`set_context(deterministic=\"ON\")`, which still works), or msprobe_runtime.mindspore's `seed_all(seed, "
            "mode=True)`.")

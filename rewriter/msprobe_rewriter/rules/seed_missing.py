@@ -53,7 +53,7 @@ class SeedMissing(Rule):
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`) or "
                "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...), but never "
                "seeds: not directly, "
-               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...), and not through a "
+               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and the script's subclasses of it, `LightningCLI` unless given `seed_everything_default=False`), and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
                "that seeds at its top level. In such a script, seeding only under a "
@@ -224,6 +224,41 @@ def main():
 if __name__ == "__main__":
     main()
 """,
+        # A Trainer subclass of the script's own seeds when constructed, as the Trainer does.
+        """\
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+
+class LoggingTrainer(Trainer):
+    def log(self, logs, start_time=None):
+        super().log({**logs, "stage": "sft"}, start_time)
+
+
+if __name__ == "__main__":
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    LoggingTrainer(model=model, args=TrainingArguments(output_dir="out"), optimizers=(optimizer, None)).train()
+""",
+        # LightningCLI calls `seed_everything(1234, workers=True)` before it builds the model.
+        """\
+from lightning.pytorch import LightningModule
+from lightning.pytorch.cli import LightningCLI
+from torch import nn, optim
+
+
+class LitModel(LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 1)
+
+    def configure_optimizers(self):
+        return optim.AdamW(self.parameters())
+
+
+if __name__ == "__main__":
+    LightningCLI(LitModel, seed_everything_default=1234)
+""",
         # It seeds, but from OS entropy: entropy-seed (MSP108) reports `random.seed()` and `torch.seed()`.
         """\
 import random
@@ -374,6 +409,14 @@ net = nn.Dense(4, 2)
 model = M(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))
 model.train(1, train_dataset)
 """, lines=(6,)),
+        # LightningCLI seeds unless told not to.
+        Invalid("""\
+from lightning.pytorch.cli import LightningCLI
+from lightning.pytorch.demos.boring_classes import BoringDataModule, BoringModel
+
+if __name__ == "__main__":
+    LightningCLI(BoringModel, BoringDataModule, seed_everything_default=False)
+""", lines=(4,)),
         # Sampling script: draws noise but never seeds.
         Invalid("""\
 import torch

@@ -169,3 +169,21 @@ def test_an_optimizer_wrapping_another_is_one_step(tmp_path):
     debugger.close()
     assert sorted(path.name for path in (tmp_path / "dump" / "rank0").glob("*.csv")) == [
         "grad_summary_0.csv", "grad_summary_1.csv"]
+
+
+def test_the_model_train_callback_probes_models_optimizer_also_one_built_inline(tmp_path):
+    """MsprobeStep monitors Model's optimizer when training begins (a monitor() of it before changes nothing)."""
+    from msprobe_runtime.mindspore import MsprobeStep
+
+    seed_all(0)
+    generator = Generator()
+    z = inputs()[1].asnumpy()
+    dataset = ms.dataset.NumpySlicesDataset({"z": z, "x": np.zeros((4, 8), np.float32)}, shuffle=False).batch(2)
+    model = ms.train.Model(generator, loss_fn=nn.MSELoss(),
+                           optimizer=nn.SGD(generator.trainable_params(), learning_rate=0.1))
+    debugger = probe(tmp_path)
+    model.train(2, dataset, callbacks=[MsprobeStep(debugger)], dataset_sink_mode=False)
+    debugger.close()
+    assert sorted(path.name for path in (tmp_path / "dump" / "rank0").glob("*.csv")) == [
+        f"grad_summary_{step}.csv" for step in range(4)]
+    assert list(summary(tmp_path, 0)) == [param.name for param in generator.trainable_params()]

@@ -1,7 +1,8 @@
 """MsprobeStep: the `mindspore.train.Callback` that runs a PrecisionDebugger around every step of Model.train.
 
 msprobe.mindspore's name and behaviour (start at each step's beginning, stop and step at its end), which
-msprobe-instrument inserts as `model.train(..., callbacks=[..., MsprobeStep(debugger)])`. The network
+msprobe-instrument inserts as `model.train(..., callbacks=[..., MsprobeStep(debugger)])`; with
+`"task": "grad_probe"` it also monitors Model's optimizer (a second `monitor` of it changes nothing). The network
 given to `start` (for L0/mix) is the user's network inside Model's training wrappers, so cell names are
 the same as in a hand-written loop that calls `debugger.start(model=net)`.
 """
@@ -35,6 +36,12 @@ class MsprobeStep(Callback):
         super().__init__()
         self.debugger = debugger
         self.model = model  # the network to hook at L0/mix; by default Model's own, unwrapped
+
+    def on_train_begin(self, run_context):
+        """With `"task": "grad_probe"`, probe Model's optimizer (also one built inline in `Model(...)`)."""
+        optimizer = run_context.original_args().optimizer
+        if self.debugger.config.task == "grad_probe" and optimizer is not None:
+            self.debugger.monitor(optimizer)
 
     def on_train_step_begin(self, run_context):
         """Start capturing this step."""

@@ -35,13 +35,17 @@ SEED_CALLS: dict[str, frozenset[str]] = {
                                       "mindspore.common.generator.manual_seed"}),  # `mint` draws
     "mindspore-dataset": _MS_SET_SEED | _MS_DATASET_SEED,
 }
+# TRL's trainers and configs subclass transformers' Trainer and TrainingArguments (trl/trainer/base_trainer.py,
+# base_config.py).
+_TRL = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO")
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
-                         "transformers.trainer_seq2seq.Seq2SeqTrainer"})
+                         "transformers.trainer_seq2seq.Seq2SeqTrainer", *(f"trl.{n}Trainer" for n in _TRL)})
 LIGHTNING_CLI = frozenset({"lightning.pytorch.cli.LightningCLI", "pytorch_lightning.cli.LightningCLI",
                            "pytorch_lightning.utilities.cli.LightningCLI"})
 HF_TRAINING_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
                                    "transformers.Seq2SeqTrainingArguments",
-                                   "transformers.training_args_seq2seq.Seq2SeqTrainingArguments"})
+                                   "transformers.training_args_seq2seq.Seq2SeqTrainingArguments",
+                                   *(f"trl.{n}Config" for n in _TRL)})
 LIGHTNING_SEED_EVERYTHING = frozenset({
     "lightning.seed_everything", "pytorch_lightning.seed_everything", "lightning.pytorch.seed_everything",
     "lightning.fabric.seed_everything", "lightning.fabric.utilities.seed.seed_everything",
@@ -56,14 +60,14 @@ SEED_ALL_CALLS = frozenset({
     "msprobe.pytorch.seed_all", "msprobe.mindspore.seed_all", "timm.utils.random_seed",
     "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
     "accelerate.utils.random.set_seed", *LIGHTNING_SEED_EVERYTHING, *FABRIC_SEED_EVERYTHING,
-    # Hugging Face trainers seed everything with `args.seed` (default 42) when constructed (transformers 5.23,
-    # `Trainer.__init__`), and LightningCLI calls `seed_everything(seed, workers=True)` before it builds the
-    # model unless given `seed_everything_default=False` (SEEDING_SWITCHES).
-    *HF_TRAINERS, *LIGHTNING_CLI,
 })
-# Seeders that take a switch: qualified name -> (position, keyword) of the argument that stops them seeding
-# when given a literal False.
-SEEDING_SWITCHES = dict.fromkeys(LIGHTNING_CLI, (6, "seed_everything_default"))
+# Classes that seed every generator when constructed, taking no seed argument: name -> (position, keyword) of
+# the argument that stops them when a literal False, or None. Hugging Face trainers seed with `args.seed`
+# (default 42; transformers 5.23, `Trainer.__init__`); LightningCLI calls `seed_everything(seed, workers=True)`
+# before it builds the model unless given `seed_everything_default=False`.
+SEEDING_CLASSES: dict[str, tuple[int, str] | None] = {
+    **dict.fromkeys(HF_TRAINERS), **dict.fromkeys(LIGHTNING_CLI, (6, "seed_everything_default")),
+}
 # Module-level functions of Python's `random` and NumPy's legacy global RNG that draw numbers.
 PYTHON_RANDOM_DRAWS = frozenset({
     "random.random", "random.randint", "random.randrange", "random.choice", "random.choices",
@@ -870,11 +874,10 @@ MINDSPORE_LOAD_CHECKPOINT = frozenset({"mindspore.load_checkpoint", "mindspore.t
 MINDSPORE_CHECKPOINT_FILTERS = ("choice_func", "filter_prefix", "specify_prefix")
 
 # --- seeds that change every run (entropy-seed) ----------------------------------------------------
-# Seeding calls -> (position, keyword) of their seed argument. Classes that seed when constructed (the
-# Hugging Face trainers in SEED_ALL_CALLS) take no seed argument and are left out.
+# Seeding calls -> (position, keyword) of their seed argument (SEEDING_CLASSES take none).
 SEED_ARGUMENTS: dict[str, tuple[int, str]] = {
     **dict.fromkeys((name for calls in SEED_CALLS.values() for name in calls), (0, "seed")),
-    **dict.fromkeys((name for name in SEED_ALL_CALLS if not name.rpartition(".")[2][:1].isupper()), (0, "seed")),
+    **dict.fromkeys(SEED_ALL_CALLS, (0, "seed")),
     "random.seed": (0, "a"),
     **GENERATOR_FACTORIES,
 }

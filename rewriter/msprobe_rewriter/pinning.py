@@ -65,9 +65,9 @@ def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, a
         seed = call.args[0] if call.args else keyword(call, "a") or keyword(call, "seed")
         if seed is None or constant(seed) is None:
             families = frozenset()  # `random.seed()`, `np.random.seed(None)`: a fresh seed every run
-    switch = catalogue.SEEDING_SWITCHES.get(qualified)
-    if switch is not None and constant(argument(call, *switch)) is False:
-        families = frozenset()  # `LightningCLI(seed_everything_default=False)`
+    if qualified in catalogue.SEEDING_CLASSES:
+        switch = catalogue.SEEDING_CLASSES[qualified]  # off: `LightningCLI(seed_everything_default=False)`
+        families = FAMILIES if switch is None or constant(argument(call, *switch)) is not False else frozenset()
     if families:
         found.append((Summary(families), None))
     for table, summary in ((catalogue.DETERMINISM_CALLS, DETERMINISTIC), (catalogue.HCCL_DETERMINISM_CALLS, HCCL)):

@@ -8,9 +8,9 @@ from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.seed_missing import report_whole_script
 
-# Packages that train with PyTorch (transformers' Trainer included: a script may import nothing else).
+# Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "timm", "accelerate",
-                 "deepspeed", "transformers")
+                 "deepspeed", "transformers", "trl")
 CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
@@ -32,7 +32,7 @@ class NoDeterministicAlgos(Rule):
                "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "
                "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, Hugging Face's "
                "`TrainingArguments(full_determinism=True)`, or a project helper that does one of these; a script "
-               "that imports only transformers counts as PyTorch). A MindSpore entry script likewise, when it never calls "
+               "that imports only transformers or TRL counts as PyTorch). A MindSpore entry script likewise, when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
                "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
                "condition. A script that names no framework but trains through a project module (improved-"
@@ -189,6 +189,13 @@ if __name__ == "__main__":
     parser.add_argument("--use-deterministic-algorithms", action="store_true")
     main(parser.parse_args())
 """, lines=(7,)),
+        # TRL's trainers are Hugging Face Trainers, and their configs TrainingArguments.
+        Invalid("""\
+from trl import SFTConfig, SFTTrainer
+
+if __name__ == "__main__":
+    SFTTrainer(model="Qwen/Qwen2.5-0.5B", args=SFTConfig(output_dir="out"), train_dataset=dataset).train()
+""", lines=(3,)),
         # `mode=False` (the default) seeds but leaves kernels non-deterministic; deterministic=False too.
         Invalid("""\
 import torch as T

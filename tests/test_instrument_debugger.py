@@ -621,3 +621,130 @@ def test_mindspore_cells_around_train_step_cells_are_steps(tmp_path, monkeypatch
         probed, _ = instrument_text("train.py", code, Options(selected=select(["debugger"], [], True),
                                                               grad_probe=True))
         assert "debugger.monitor(model)" in lines_of(strip(probed))  # every optimizer the cell holds
+
+
+# --- library trainers: Hugging Face and Lightning ------------------------------------------------------
+HF = "from transformers import Trainer, TrainingArguments\n\n"
+PL = "import pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import ModelCheckpoint\n\n"
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    (HF + "trainer = Trainer(model=m, args=TrainingArguments('o'), callbacks=None)\n",
+     "trainer = Trainer(model=m, args=TrainingArguments('o'), callbacks=[MsprobeTrainerCallback(debugger)])"),
+    (HF + "cbs = []\ncbs.append(Early())\ntrainer = Trainer(model=m, callbacks=cbs)\n",
+     "trainer = Trainer(model=m, callbacks=cbs + [MsprobeTrainerCallback(debugger)])"),
+    # a name that may hold None, or a helper's result: `add_callback` after the construction
+    (HF + "cbs = None\nif x:\n    cbs = [Early()]\ntrainer = Trainer(model=m, callbacks=cbs)\n",
+     "trainer.add_callback(MsprobeTrainerCallback(debugger))"),
+    (HF + "trainer = Trainer(model=m, callbacks=get_callbacks())\n", "trainer.add_callback(MsprobeTrainerCallback(debugger))"),
+    ("import transformers\n\ntrainer = transformers.Seq2SeqTrainer(model=m)\n",
+     "trainer = transformers.Seq2SeqTrainer(model=m, callbacks=[MsprobeTrainerCallback(debugger)])"),
+    # Lightning's callbacks= may be one callback
+    (PL + "trainer = pl.Trainer(callbacks=ModelCheckpoint(dirpath='c'))\n",
+     "trainer = pl.Trainer(callbacks=[ModelCheckpoint(dirpath='c'), MsprobeLightningCallback(debugger)])"),
+    (PL + "ckpt = ModelCheckpoint(dirpath='c')\ntrainer = pl.Trainer(callbacks=ckpt)\n",
+     "trainer = pl.Trainer(callbacks=[ckpt, MsprobeLightningCallback(debugger)])"),
+    ("from lightning.pytorch import Trainer\n\ntrainer = Trainer(max_epochs=1, callbacks=[])\n",
+     "trainer = Trainer(max_epochs=1, callbacks=[MsprobeLightningCallback(debugger)])"),
+], ids=["None", "a list by name", "maybe None", "a helper's result", "module alias", "one callback",
+        "one callback by name", "empty list"])
+def test_a_trainer_gets_the_callback(code, expected):
+    out, notes = run(code + "trainer.fit(model)\n" if "pl" in code or "lightning" in code else code + "trainer.train()\n",
+                     "debugger")
+    assert expected in lines_of(out), out
+    assert not notes
+
+
+@pytest.mark.parametrize("code", [
+    PL + "trainer = pl.Trainer(**cfg.trainer)\ntrainer.fit(model)\n",
+    PL + "trainer = pl.Trainer(callbacks=get_callbacks())\ntrainer.fit(model)\n",
+    HF + "def build(**kw):\n    return Trainer(model=m, **kw)\n",
+], ids=["Lightning **kwargs", "Lightning: a helper's result", "returned, not assigned"])
+def test_a_trainer_whose_callbacks_cannot_be_read_is_left_with_a_note(code):
+    out, notes = run(code, "debugger")
+    assert out == code
+    assert any("add MsprobeLightningCallback(debugger) to its callbacks yourself" in note
+               or "add MsprobeTrainerCallback(debugger) to its callbacks yourself" in note for note in notes), notes
+
+
+@pytest.mark.parametrize(("init", "expected"), [
+    ("", "trainer = MyTrainer(model=m, callbacks=[MsprobeTrainerCallback(debugger)])"),
+    ("    def __init__(self, *args, alpha=1.0, **kwargs):\n        super().__init__(*args, **kwargs)\n",
+     "trainer = MyTrainer(model=m, callbacks=[MsprobeTrainerCallback(debugger)])"),
+    ("    def __init__(self, model, alpha=1.0):\n        super().__init__(model=model)\n",
+     "trainer.add_callback(MsprobeTrainerCallback(debugger))"),
+], ids=["no __init__", "**kwargs", "no callbacks parameter"])
+def test_a_trainer_subclass_takes_the_callback_where_its_init_lets_it(init, expected):
+    code = (HF + f"class Base(Trainer):\n    pass\n\n\nclass MyTrainer(Base):\n{init or '    pass'}\n\n\n"
+            "trainer = MyTrainer(model=m)\ntrainer.train()\n")
+    assert expected in lines_of(run(code, "debugger")[0])
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\nfrom transformers import TrainerCallback, TrainingArguments\n\nargs = TrainingArguments('o')\n"
+    "cb = TrainerCallback()\n",
+    "from detectron2.engine import DefaultTrainer\nimport torch\n\ntrainer = DefaultTrainer(cfg)\ntrainer.train()\n",
+    "import torch\nfrom mingpt.trainer import Trainer\n\ntrainer = Trainer(config, model, data)\ntrainer.run()\n",
+    "import torch\nfrom lightning.fabric import Fabric\n\nfabric = Fabric()\n",
+], ids=["arguments and callbacks", "detectron2", "minGPT", "Fabric"])
+def test_only_hugging_face_and_lightning_trainers_are_trainers(code):
+    out, _ = run(code, "debugger")
+    assert out == code
+
+
+def test_trainers_monitor_by_themselves_under_grad_probe():
+    code = HF + "trainer = Trainer(model=m)\ntrainer.train()\n"
+    out, notes = run(code, "debugger", grad_probe=True)
+    assert "monitor(" not in out and not any("grad-probe" in note for note in notes)
+    assert "trainer = Trainer(model=m, callbacks=[MsprobeTrainerCallback(debugger)])" in lines_of(out)
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ("model.train(2, ds, callbacks=None)", "model.train(2, ds, callbacks=[MsprobeStep(debugger)])"),
+    ("model.train(2, ds, callbacks=LossMonitor())", "model.train(2, ds, callbacks=[LossMonitor(), MsprobeStep(debugger)])"),
+], ids=["None", "one callback"])
+def test_model_train_callbacks_none_or_one(call, expected):
+    out, _ = run(f"import mindspore as ms\n\nmodel = ms.Model(net, loss, opt)\n{call}\n", "debugger")
+    assert expected in lines_of(out)
+
+
+def test_model_train_callbacks_that_may_be_none_are_left_with_a_note():
+    code = "import mindspore as ms\n\nmodel = ms.Model(net, loss, opt)\ncbs = None\nif x:\n    cbs = [cb]\nmodel.train(2, ds, cbs)\n"
+    out, notes = run(code, "debugger")
+    assert out == code and any("callbacks= is not a list" in note for note in notes)
+
+
+TRAINER_HELPER = ("from transformers import Trainer\n\n\ndef build_trainer(model, data):\n"
+                  "    return Trainer(model=model, train_dataset=data)\n")
+
+
+def test_an_entry_script_whose_trainer_is_built_in_a_project_helper_names_that_file(tmp_path, monkeypatch):
+    (tmp_path / "helpers.py").write_text(TRAINER_HELPER)
+    entry = ("import torch\nfrom helpers import build_trainer\n\n\nif __name__ == \"__main__\":\n"
+             "    build_trainer(torch.nn.Linear(2, 1), None).train()\n")
+    monkeypatch.chdir(tmp_path)
+    out, notes = instrument_text("main.py", entry, Options(selected=select(["debugger"], [], False)))
+    assert out == entry
+    assert notes == ["main.py: the trainer is built not in this file but in `build_trainer` in helpers.py: instrument that "
+                     "file too (msprobe-instrument --write main.py helpers.py); debugger not added here"]
+
+
+@pytest.mark.parametrize("code, callback", [
+    ("import lightning as L\n\n\ndef run(trainer: L.Trainer, model):\n    trainer.fit(model)\n\n\n"
+     "if __name__ == \"__main__\":\n    run(make(), LitModel())\n", "MsprobeLightningCallback(debugger)"),
+    ("import hydra\nfrom transformers import TrainingArguments\n\n\nif __name__ == \"__main__\":\n"
+     "    trainer = hydra.utils.instantiate(cfg.trainer)\n    trainer.train()\n", "MsprobeTrainerCallback(debugger)"),
+], ids=["a parameter", "built by a function"])
+def test_a_trainer_run_but_not_built_here_is_noted(code, callback):
+    out, notes = run(code, "debugger")
+    assert out == code
+    assert len(notes) == 1 and "runs a trainer this file does not construct" in notes[0] and callback in notes[0], notes
+
+
+def test_a_lightning_cli_is_told_where_the_callback_goes():
+    code = ("from lightning.pytorch.cli import LightningCLI\n\n\nclass MyCLI(LightningCLI):\n    pass\n\n\n"
+            "if __name__ == \"__main__\":\n    MyCLI(LitModel, DataModule)\n")
+    out, notes = run(code, "debugger")
+    assert out == code
+    assert notes == ["/project/train.py:9: `MyCLI(...)` builds and runs the trainer: pass "
+                     "trainer_defaults={\"callbacks\": [MsprobeLightningCallback(debugger)]}; debugger not added"]

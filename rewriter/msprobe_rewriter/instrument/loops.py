@@ -5,7 +5,8 @@ Found, not guessed: a loop is a training loop when it contains a call that appli
 project's own train-step cell, or of a project cell built around train-step cells that calls them),
 directly or through local functions that step outside any loop of their own (`train_step`). A loop
 that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a
-batch loop, the batch loop is. MindSpore's `Model.train(...)` is found too (it takes a callback).
+batch loop, the batch loop is. Training a library runs is found too, where it takes a step callback:
+MindSpore's `Model.train(...)` call, a Hugging Face or Lightning trainer's construction.
 Which models and optimizers each loop trains is found in `models.py`.
 """
 
@@ -22,6 +23,7 @@ from msprobe_rewriter.context import (
     LOOP_TYPES,
     SCOPE_TYPES,
     FileContext,
+    keyword,
     target_name,
 )
 from msprobe_rewriter.instrument.models import TrainedModels
@@ -35,6 +37,8 @@ from msprobe_rewriter.instrument.scopes import (
 )
 
 MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
+HF_TRAINER_ROOTS = ("transformers", "trl")  # every class named `...Trainer` there is a `transformers.Trainer`
+LIGHTNING_ROOTS = ("lightning", "pytorch_lightning")
 
 
 @dataclass
@@ -61,22 +65,27 @@ class TrainingLoop:
 
 
 @dataclass
-class ModelTrain:
-    """A MindSpore `Model(...).train(...)` call."""
+class CallbackTraining:
+    """Training a library runs, which takes the debugger as a step callback in `callbacks=`: a MindSpore
+    `Model(...).train(...)` call, or the construction of a Hugging Face or Lightning trainer."""
 
-    call: ast.Call
+    call: ast.Call  # the call that takes `callbacks=`
     statement: ast.stmt
     function: Function
-    optimizer: str | None
-    callback_list: bool  # `callbacks=` is a name last assigned a list (so `name + [...]` works)
+    library: str  # "mindspore", "transformers" or "lightning"
+    position: int | None  # of `callbacks` among the positional arguments (None: by keyword only)
+    optimizer: str | None  # MindSpore: the Model's optimizer, for `monitor`
+    callbacks: str | None  # `callbacks=` is a name only ever assigned lists ("list": `name + [...]` works) or
+    # one callback, a class's construction or a name assigned one ("one": `[it, ...]`; not Hugging Face's)
+    takes_callbacks: bool = True  # False: a project's trainer subclass whose `__init__` takes no `callbacks`
 
 
 @dataclass
 class Analysis:
-    """Training loops and `Model.train` calls of one file."""
+    """Training loops and library trainings of one file."""
 
     loops: list[TrainingLoop] = field(default_factory=list)
-    model_trains: list[ModelTrain] = field(default_factory=list)
+    callback_trainings: list[CallbackTraining] = field(default_factory=list)
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)  # child -> parent, whole file
 
 
@@ -89,13 +98,14 @@ class _Step:
 
 
 class _Collector:
-    """Traversal handler: step calls, calls of local functions, `Model.train` calls."""
+    """Traversal handler: step calls, calls of local functions, `Model.train` calls, trainer constructions."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.steps: list[_Step] = []
         self.calls: list[tuple[str, ast.stmt | None, Function, bool, ast.Call]] = []
-        self.trains: list[tuple[ast.Call, Function]] = []
+        self.trains: list[tuple[ast.Call, Function, str, bool]] = []  # (call, function, library, takes callbacks)
+        self.trainer_classes = _trainer_subclasses(ctx)
 
     def __call__(self, call: ast.Call) -> None:
         ctx = self.ctx
@@ -105,12 +115,22 @@ class _Collector:
         if ctx.is_optimizer_step(call):  # also a step told whether to update: MAE's `update_grad=(i + 1) % n == 0`
             conditional = conditional or any(_counts(keyword.value) for keyword in call.keywords)
             self.steps.append(_Step(call, loop, function, conditional))
+        elif (trainer := self._trainer(call)) is not None:
+            self.trains.append((call, function, *trainer))
         elif isinstance(call.func, ast.Name):
             self.calls.append((call.func.id, loop, function, conditional, call))
         elif ctx.own_method_called(call) is not None:  # `self.run_step(...)`: a method of the same class
             self.calls.append((call.func.attr, loop, function, conditional, call))
         elif isinstance(call.func, ast.Attribute) and call.func.attr == "train" and self._model_train(call):
-            self.trains.append((call, function))
+            self.trains.append((call, function, "mindspore", True))
+
+    def _trainer(self, call: ast.Call) -> tuple[str, bool] | None:
+        """(library, takes `callbacks=`) when `call` constructs a Hugging Face or Lightning trainer, or a
+        subclass of one defined in this file."""
+        if isinstance(call.func, ast.Name) and call.func.id in self.trainer_classes:
+            return self.trainer_classes[call.func.id]
+        library = trainer_library(self.ctx.imports.resolve_any(call.func))
+        return (library, True) if library is not None else None
 
     def _model_train(self, call: ast.Call) -> bool:
         """`model.train(...)` of a MindSpore `Model`: built from the class (also on the spot: `Model(...).train(...)`),
@@ -121,6 +141,43 @@ class _Collector:
         if built in catalogue.MINDSPORE_MODEL_CLASSES:
             return True
         return ctx.imports.imports_root("mindspore") and any(kw.arg in MODEL_TRAIN_KEYWORDS for kw in call.keywords)
+
+
+def trainer_library(qualified: str | None) -> str | None:
+    """"transformers" for a Hugging Face trainer class (`transformers.Trainer`, `Seq2SeqTrainer`, trl's
+    `SFTTrainer`, ...), "lightning" for Lightning's `Trainer`, else None (`TrainingArguments`, a callback)."""
+    if qualified is None or "." not in qualified:
+        return None
+    root, name = qualified.split(".", 1)[0], qualified.rsplit(".", 1)[1]
+    if root in HF_TRAINER_ROOTS and name.endswith("Trainer"):
+        return "transformers"
+    return "lightning" if root in LIGHTNING_ROOTS and name == "Trainer" else None
+
+
+def _trainer_subclasses(ctx: FileContext) -> dict[str, tuple[str, bool]]:
+    """The classes of this file that subclass a library trainer (`class MyTrainer(Trainer)`, also through another
+    such class), each with its library and whether its constructor takes `callbacks=` (its `__init__`, if it has
+    one, names `callbacks` or takes `**kwargs`)."""
+    classes = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.ClassDef)]
+    found: dict[str, tuple[str, bool]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for cls in classes:
+            for base in cls.bases if cls.name not in found else ():
+                inherited = found.get(base.id) if isinstance(base, ast.Name) else None
+                library = inherited[0] if inherited else trainer_library(ctx.imports.resolve_any(base))
+                if library is not None:
+                    found[cls.name] = (library, (inherited is None or inherited[1]) and _takes_callbacks(cls))
+                    changed = True
+                    break
+    return found
+
+
+def _takes_callbacks(cls: ast.ClassDef) -> bool:
+    init = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"), None)
+    return init is None or init.args.kwarg is not None or any(
+        arg.arg == "callbacks" for arg in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs))
 
 
 def _function(ancestors: list[ast.AST]) -> Function:
@@ -159,38 +216,43 @@ def analyse(ctx: FileContext) -> Analysis:
     collector = _Collector(ctx)
     ctx.traverse({ast.Call: [collector]})
     finder = _Finder(ctx, collector)
-    return Analysis(finder.loops(), finder.model_trains(), finder.parents)
+    return Analysis(finder.loops(), finder.callback_trainings(), finder.parents)
 
 
-def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path]]:
-    """Project-local functions this file calls whose bodies hold a training loop, with their files
-    (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are laid out), and the methods holding one of
-    the classes it calls (`TrainLoop.run_loop` in improved-diffusion's `train_util.py`), one level deep."""
+def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
+    """Project-local functions this file calls whose bodies hold a training loop ("loop") or build a library
+    trainer ("trainer"), with their files (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are laid out),
+    and the methods holding one of the classes it calls (`TrainLoop.run_loop` in improved-diffusion's
+    `train_util.py`), one level deep."""
     local = project.local_imports(project.import_statements(ctx.tree.body))
     if not local.refs and not local.stars:
         return []
     folder = project.file_folder(ctx.path)
     defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES)}
     calls = (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call))
-    found: dict[tuple[str, Path], None] = {}
+    found: dict[tuple[str, Path, str], None] = {}
     for _, name, module in project.reached(calls, local, defined, folder):
-        looping = _looping_functions(module)
-        if name in module.functions and name in looping:
-            found[(name, module.path)] = None
+        training = _training_functions(module)
+        if name in module.functions and name in training:
+            found[(name, module.path, training[name])] = None
         for node in module.tree.body:
             if isinstance(node, ast.ClassDef) and node.name == name:
-                found.update(((f"{name}.{item.name}", module.path), None) for item in node.body
-                             if isinstance(item, FUNCTION_TYPES) and item.name in looping)
+                found.update(((f"{name}.{item.name}", module.path, training[item.name]), None) for item in node.body
+                             if isinstance(item, FUNCTION_TYPES) and item.name in training)
     return list(found)
 
 
-def _looping_functions(module: project.Module) -> set[str]:
-    """Names of the module's functions that hold a training loop (computed once per module)."""
-    if "training_loops" not in module.memo:
+def _training_functions(module: project.Module) -> dict[str, str]:
+    """The module's functions that hold a training loop ("loop") or build a library trainer ("trainer"), by name
+    (computed once per module)."""
+    if "training_functions" not in module.memo:
         source = module.path.read_text(encoding="utf-8", errors="replace")
         analysis = analyse(FileContext(str(module.path), source, module.tree))
-        module.memo["training_loops"] = {loop.function.name for loop in analysis.loops if loop.function is not None}
-    return module.memo["training_loops"]
+        found = {t.function.name: "trainer" for t in analysis.callback_trainings
+                 if t.function is not None and t.library != "mindspore"}
+        found.update((loop.function.name, "loop") for loop in analysis.loops if loop.function is not None)
+        module.memo["training_functions"] = found
+    return module.memo["training_functions"]
 
 
 class _Finder:
@@ -200,6 +262,7 @@ class _Finder:
         self.parents: dict[ast.AST, ast.AST] = {}
         self.functions: dict[str, ast.AST] = {}
         self.assignments: dict[str, ast.expr] = {}  # simple target name -> value of its last assignment
+        self.values: dict[str, list[ast.expr]] = {}  # simple target name -> the values of all its assignments
         self._lines: dict[str, int] = {}
         self._index(ctx.tree)
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
@@ -222,8 +285,11 @@ class _Finder:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                     name = target_name(target)
+                    if name is None:
+                        continue
+                    self.values.setdefault(name, []).append(node.value)
                     current = self.assignments.get(name)
-                    if name is not None and (current is None or node.lineno >= self._lines[name]):
+                    if current is None or node.lineno >= self._lines[name]:
                         self.assignments[name] = node.value
                         self._lines[name] = node.lineno
 
@@ -362,25 +428,38 @@ class _Finder:
         """Whether `body` applies gradients itself."""
         return any(isinstance(n, ast.Call) and self.ctx.is_optimizer_step(n) for s in body for n in ast.walk(s))
 
-    def model_trains(self) -> list[ModelTrain]:
-        """The `Model.train(...)` calls, with the statement they sit in and the optimizer they use."""
+    def callback_trainings(self) -> list[CallbackTraining]:
+        """The `Model.train(...)` calls and trainer constructions, with the statement they sit in, the optimizer
+        a `Model` uses and what `callbacks=` holds."""
         found = []
-        for call, function in self.collector.trains:
+        for call, function, library, takes_callbacks in self.collector.trains:
             statement = call
             while not isinstance(statement, ast.stmt):
                 statement = self.parents[statement]
-            model = call.func.value  # `Model(...).train(...)`, else the name assigned the Model
-            if not isinstance(model, ast.Call):
-                model = self.assignments.get(target_name(model) or "")
+            position = 2 if library == "mindspore" else None  # Model.train(epoch, dataset, callbacks, ...)
             optimizer = None
-            found_opt = argument(model, 2, "optimizer") if isinstance(model, ast.Call) else None
-            if isinstance(found_opt, (ast.Name, ast.Attribute)):  # one built inline could not be monitored again
-                optimizer = source_text(self.ctx.source, found_opt)
-            callbacks = argument(call, 2, "callbacks")
-            listed = isinstance(callbacks, ast.Name) and isinstance(self.assignments.get(callbacks.id),
-                                                                    (ast.List, ast.ListComp))
-            found.append(ModelTrain(call, statement, function, optimizer, listed))
+            if library == "mindspore":
+                model = call.func.value  # `Model(...).train(...)`, else the name assigned the Model
+                if not isinstance(model, ast.Call):
+                    model = self.assignments.get(target_name(model) or "")
+                found_opt = argument(model, 2, "optimizer") if isinstance(model, ast.Call) else None
+                if isinstance(found_opt, (ast.Name, ast.Attribute)):  # one built inline could not be monitored again
+                    optimizer = source_text(self.ctx.source, found_opt)
+            callbacks = keyword(call, "callbacks") if position is None else argument(call, position, "callbacks")
+            found.append(CallbackTraining(call, statement, function, library, position, optimizer,
+                                          self._callbacks_kind(callbacks, library), takes_callbacks))
         return found
+
+    def _callbacks_kind(self, callbacks: ast.expr | None, library: str) -> str | None:
+        """"list" for a name only ever assigned lists, "one" for a single callback (a class's construction, or a
+        name assigned one; Hugging Face takes lists only), else None."""
+        values = self.values.get(callbacks.id, []) if isinstance(callbacks, ast.Name) else []
+        if values and all(isinstance(value, (ast.List, ast.ListComp)) for value in values):
+            return "list"
+        single = self.assignments.get(callbacks.id) if isinstance(callbacks, ast.Name) else callbacks
+        if library != "transformers" and isinstance(single, ast.Call) and constructs_class(single):
+            return "one"
+        return None
 
     def _loop_steps(self, loop: ast.stmt, step: _Step) -> list[_Step]:
         """`step`, then every step in `loop` (inner loops and local stepping functions called in it included)."""
@@ -388,6 +467,12 @@ class _Finder:
                          if other.loop is not None and (other.loop is loop or inside(other.loop, loop)))]
         return steps + [self.steppers[name] for name, inner, _, _, _ in self.collector.calls
                         if name in self.steppers and inner is not None and (inner is loop or inside(inner, loop))]
+
+
+def constructs_class(call: ast.Call) -> bool:
+    """Whether `call` looks like a class's construction (`ModelCheckpoint(...)`, `cb.LossMonitor()`)."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    return name[:1].isupper()
 
 
 def _applies_optimizer(cls: ast.ClassDef, tracker) -> bool:

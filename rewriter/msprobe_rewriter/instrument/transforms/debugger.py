@@ -2,8 +2,9 @@
 
 This transform creates `debugger = PrecisionDebugger(config_path=...)`, puts a marked
 `debugger.start(model=...)` first in each training loop's body (the wrap pass then puts the rest of the
-body into `try:` ... `finally: debugger.stop(); debugger.step()`), and adds the runtime's `MsprobeStep`
-callback to MindSpore `Model.train(...)`. `GradProbe` adds `debugger.monitor(...)` after the creation.
+body into `try:` ... `finally: debugger.stop(); debugger.step()`), and adds the runtime's step callback to
+training a library runs: MindSpore `Model.train(...)`, a Hugging Face or Lightning trainer's construction.
+`GradProbe` adds `debugger.monitor(...)` after the creation.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from msprobe_rewriter.context import LOOP_TYPES
+from msprobe_rewriter.assignments import is_main_guard
+from msprobe_rewriter.context import LOOP_TYPES, target_name
 from msprobe_rewriter.instrument import loops, nodes, scopes, wrap
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 
 DEBUGGERS = frozenset(f"{m}.PrecisionDebugger" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                         "msprobe.pytorch", "msprobe.mindspore"))
-CALLBACK = "MsprobeStep"  # msprobe.mindspore's name for the Model.train callback; the runtime mirrors it
+# The runtime's step callback for each library (MindSpore's is msprobe.mindspore's name; the trainers' callbacks
+# also call `monitor` themselves when the config's task is grad_probe).
+CALLBACKS = {"mindspore": "MsprobeStep", "transformers": "MsprobeTrainerCallback",
+             "lightning": "MsprobeLightningCallback"}
 
 
 @dataclass
@@ -34,6 +39,7 @@ class Placement:
     insert: Callable[[list[cst.BaseStatement]], None]  # puts statements where the creation went
     monitored: str | None  # what `monitor` takes (PyTorch: the model, MindSpore: the optimizer)
     line: int | None
+    by_callbacks: bool = False  # only trainers train here, and their callbacks call `monitor` themselves
 
 
 class Debugger(Transform):
@@ -62,13 +68,24 @@ class Debugger(Transform):
         "(`train_one_epoch(model, ...)`) it is created at module level instead, so it exists once. "
         "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`, with a note when "
         "`dataset_sink_mode` may be on (data sinking runs a sink of steps per callback: one dump would cover "
-        "them all). The config is "
+        "them all). Training a library trainer runs gets the runtime's callback in the trainer's construction, "
+        "the debugger created before it: a Hugging Face trainer (`Trainer`, `Seq2SeqTrainer`, any `...Trainer` "
+        "class of `transformers` or `trl` such as `SFTTrainer`, also a subclass of one defined in the file) "
+        "`MsprobeTrainerCallback(debugger)`, Lightning's `Trainer` (`lightning`, `lightning.pytorch`, "
+        "`pytorch_lightning`) `MsprobeLightningCallback(debugger)`; both start, stop and step the debugger around "
+        "each optimizer step. An absent or `None` `callbacks=` becomes a list, a list is appended to, a name only "
+        "ever assigned lists becomes `name + [...]`, one callback `[it, ...]`; where `callbacks=` cannot be read "
+        "(`**kwargs` that may hold it, a helper's result, a subclass whose `__init__` takes none) a Hugging Face "
+        "trainer assigned to a name gets `trainer.add_callback(...)` after its construction, anything else a note. "
+        "A project class named `Trainer` is no library's: its loop, if it has one, is the training loop. The config is "
         "`config.json` beside the script (`--config PATH`; `--emit-config` writes a default one). When no "
         "loop is found the tool says so and adds nothing; when the step runs only past a bound (`if global_step > "
         "args.learning_starts:`, as off-policy RL does) a note says the first captured steps may hold no "
         "update; when an entry script's loop lives in a function it "
         "imports from another file of the project (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are "
-        "laid out), the note names that file: instrument both.")
+        "laid out), or its trainer is built there, the note names that file: instrument both; a script that "
+        "calls `trainer.train()`/`.fit(...)` on a trainer built elsewhere (a parameter, `build_trainer(cfg)`, "
+        "`hydra.utils.instantiate(cfg.trainer)`) is told to add the callback where it is built.")
     examples = (
         Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "for x in torch.randn(4, 8, 2):\n    loss = model(x).sum()\n    loss.backward()\n"
@@ -164,6 +181,65 @@ class Debugger(Transform):
                 "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "model.train(1, dataset, callbacks=[ms.train.LossMonitor(), MsprobeStep(debugger)])\n"),
+        # A Hugging Face trainer, here a subclass of the project's: the callback goes into `callbacks=`.
+        Example("from transformers import Trainer, TrainingArguments\n\n\nclass MyTrainer(Trainer):\n"
+                "    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):\n"
+                "        return model(**inputs).loss\n\n\ndef main(model, data):\n"
+                "    args = TrainingArguments(\"out\", seed=0)\n"
+                "    trainer = MyTrainer(model=model, args=args, train_dataset=data)\n    trainer.train()\n",
+                "from transformers import Trainer, TrainingArguments\nimport os\n"
+                "from msprobe_runtime.pytorch import MsprobeTrainerCallback, PrecisionDebugger\n\n\n"
+                "class MyTrainer(Trainer):\n    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):\n"
+                "        return model(**inputs).loss\n\n\ndef main(model, data):\n"
+                "    args = TrainingArguments(\"out\", seed=0)\n"
+                "    debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "    trainer = MyTrainer(model=model, args=args, train_dataset=data, "
+                "callbacks=[MsprobeTrainerCallback(debugger)])\n    trainer.train()\n"),
+        # trl's trainers are Hugging Face trainers too; a `callbacks=` list is appended to.
+        Example("from transformers import EarlyStoppingCallback\nfrom trl import SFTTrainer\n\n"
+                "trainer = SFTTrainer(model=\"Qwen/Qwen2-0.5B\", train_dataset=data, "
+                "callbacks=[EarlyStoppingCallback(3)])\ntrainer.train()\n",
+                "from transformers import EarlyStoppingCallback\nfrom trl import SFTTrainer\nimport os\n"
+                "from msprobe_runtime.pytorch import MsprobeTrainerCallback, PrecisionDebugger\n\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "trainer = SFTTrainer(model=\"Qwen/Qwen2-0.5B\", train_dataset=data, "
+                "callbacks=[EarlyStoppingCallback(3), MsprobeTrainerCallback(debugger)])\ntrainer.train()\n"),
+        # `**kwargs` may hold `callbacks=` (Stanford Alpaca's `**data_module`): a Hugging Face trainer is given
+        # the callback with `add_callback` instead.
+        Example("import transformers\n\ntrainer = transformers.Trainer(model=model, args=args, **data_module)\n"
+                "trainer.train()\n",
+                "import transformers\nimport os\n"
+                "from msprobe_runtime.pytorch import MsprobeTrainerCallback, PrecisionDebugger\n\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "trainer = transformers.Trainer(model=model, args=args, **data_module)\n"
+                "trainer.add_callback(MsprobeTrainerCallback(debugger))\ntrainer.train()\n"),
+        # Lightning's Trainer, in a `__main__` block: the debugger is created in the block.
+        Example("import lightning as L\n\nif __name__ == \"__main__\":\n    model = LitModel()\n"
+                "    trainer = L.Trainer(max_epochs=1)\n    trainer.fit(model, loader)\n",
+                "import lightning as L\nimport os\n"
+                "from msprobe_runtime.pytorch import MsprobeLightningCallback, PrecisionDebugger\n\n"
+                "if __name__ == \"__main__\":\n    model = LitModel()\n"
+                "    debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "    trainer = L.Trainer(max_epochs=1, callbacks=[MsprobeLightningCallback(debugger)])\n"
+                "    trainer.fit(model, loader)\n"),
+        # A project's own `Trainer` is no library's: its hand-written loop is the training loop.
+        Example("import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+                "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n    def fit(self, loader):\n"
+                "        for x in loader:\n            self.model(x).sum().backward()\n            self.opt.step()\n\n\n"
+                "Trainer(torch.nn.Linear(2, 1)).fit(torch.randn(4, 8, 2))\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n\n\n"
+                "class Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+                "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n    def fit(self, loader):\n"
+                "        for x in loader:\n            debugger.start(model=self.model)\n            try:\n"
+                "                self.model(x).sum().backward()\n                self.opt.step()\n"
+                "            finally:\n                debugger.stop()\n                debugger.step()\n\n\n"
+                "Trainer(torch.nn.Linear(2, 1)).fit(torch.randn(4, 8, 2))\n"),
+        # A trainer of another library (detectron2's): its loop is not this file's, and nothing is added.
+        Example("from detectron2.engine import DefaultTrainer\n\n\nclass Trainer(DefaultTrainer):\n    pass\n\n\n"
+                "Trainer(cfg).train()\n",
+                "from detectron2.engine import DefaultTrainer\n\n\nclass Trainer(DefaultTrainer):\n    pass\n\n\n"
+                "Trainer(cfg).train()\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -171,13 +247,13 @@ class Debugger(Transform):
             unit.note(None, "already imports a PrecisionDebugger: debugger left as it is")
             return
         analysis = unit.analysis
-        if not analysis.loops and not analysis.model_trains:
+        if not analysis.loops and not analysis.callback_trainings:
             if unit.ctx.is_entry_script():  # library modules without a training loop are the normal case
                 self._no_loop_note(unit)
             return
         name = unit.names.free("debugger")
         starts = [self._start(unit, name, loop) for loop in analysis.loops]
-        trains = [self._callback(unit, name, train) for train in analysis.model_trains]
+        trains = [self._callback(unit, name, train) for train in analysis.callback_trainings]
         if not any(starts) and not any(trains):
             return
         create = nodes.statement(f"{name} = {unit.runtime('PrecisionDebugger')}(config_path={_config(unit)})")
@@ -189,22 +265,27 @@ class Debugger(Transform):
         else:  # the model lives in a helper's parameters: create the debugger once, at module level
             after = unit.after_imports()
             placement = Placement(name, lambda new: unit.edits.insert_after(after, new), None, None)
+        placement.by_callbacks = not analysis.loops and all(t.library != "mindspore"
+                                                            for t in analysis.callback_trainings)
         placement.insert([create])
         unit.shared["debugger"] = placement
 
     @staticmethod
     def _no_loop_note(unit: Unit) -> None:
         helpers = loops.loops_in_helpers(unit.ctx)
-        if not helpers and not unit.imports_framework:
-            return  # a script that names no framework and calls no training code: nothing to say
-        if not helpers:
-            unit.note(None, "no training loop found (no loop around an optimizer step, no Model.train call): "
-                            "debugger not added")
+        if helpers:
+            where = ", ".join(f"`{name}` in {_shown(path)}" for name, path, _ in helpers)
+            files = " ".join(dict.fromkeys(_shown(path) for _, path, _ in helpers))
+            what = "the trainer is built" if all(kind == "trainer" for _, _, kind in helpers) else "the training loop is"
+            unit.note(None, f"{what} not in this file but in {where}: instrument that file too "
+                            f"(msprobe-instrument --write {unit.path} {files}); debugger not added here")
             return
-        where = ", ".join(f"`{name}` in {_shown(path)}" for name, path in helpers)
-        files = " ".join(dict.fromkeys(_shown(path) for _, path in helpers))
-        unit.note(None, f"the training loop is not in this file but in {where}: instrument that file too "
-                        f"(msprobe-instrument --write {unit.path} {files}); debugger not added here")
+        elsewhere = _trainer_elsewhere(unit)
+        if elsewhere is not None:
+            unit.note(*elsewhere)
+        elif unit.imports_framework:  # a script that names no framework and calls no training code: nothing to say
+            unit.note(None, "no training loop found (no loop around an optimizer step, no Model.train call, no "
+                            "Hugging Face or Lightning trainer): debugger not added")
 
     def _start(self, unit: Unit, name: str, loop) -> bool:
         node = unit.statement(loop.node)
@@ -233,60 +314,58 @@ class Debugger(Transform):
         unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent)]
         return True
 
-    def _callback(self, unit: Unit, name: str, train) -> bool:
+    def _callback(self, unit: Unit, name: str, train: loops.CallbackTraining) -> bool:
+        """Add the library's step callback to `callbacks=` of the call that takes it (a Hugging Face trainer whose
+        `callbacks=` cannot take it gets `trainer.add_callback(...)` instead)."""
         node = unit.node_for(train.call, cst.Call)
-        if node is None or nodes.has_star(node):
-            unit.note(train.call.lineno, "Model.train call with *args/**kwargs: add MsprobeStep(debugger) yourself")
+        what = "Model.train call" if train.library == "mindspore" else "trainer"
+        if node is None:
+            unit.note(train.call.lineno, f"{what} not found in the source: add {CALLBACKS[train.library]}({name}) "
+                                         "yourself")
             return False
-        sinking = nodes.argument(node, "dataset_sink_mode", 3)
-        if sinking is not None and not (isinstance(sinking.value, cst.Name) and sinking.value.value == "False"):
-            unit.note(train.call.lineno, "dataset_sink_mode may be on: with data sinking (Ascend, GPU) Model.train "
-                      "runs a sink of steps between two step callbacks, so a dump would cover them all; pass "
-                      "dataset_sink_mode=False while debugging")
-        current = nodes.argument(node, "callbacks", 2)
-        if current is not None and not isinstance(current.value, cst.List) and not train.callback_list:
-            unit.note(train.call.lineno, "callbacks= is not a list: add MsprobeStep(debugger) to it yourself")
-            return False
-        callback = nodes.expression(f"{unit.runtime(CALLBACK)}({name})")
-
-        def add(updated: cst.Call) -> cst.Call:
-            arg = nodes.argument(updated, "callbacks", 2)
-            if arg is None:
-                return nodes.set_argument(updated, "callbacks", cst.List([cst.Element(callback)]))
-            if not isinstance(arg.value, cst.List):  # a name holding a list
-                joined = cst.BinaryOperation(arg.value, cst.Add(), cst.List([cst.Element(callback)]))
-                return updated.with_changes(args=[a.with_changes(value=joined) if a is arg else a
-                                                  for a in updated.args])
-            elements = list(arg.value.elements)
-            if elements:
-                last = elements[-1]
-                comma = last.comma if isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
-                elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                elements.append(cst.Element(callback, comma=comma))
-            else:
-                elements = [cst.Element(callback)]
-            return updated.with_changes(args=[a.with_changes(value=a.value.with_changes(elements=elements))
-                                              if a is arg else a for a in updated.args])
-
-        unit.edits.rewrite(node, add)
-        return True
+        if train.library == "mindspore":
+            sinking = nodes.argument(node, "dataset_sink_mode", 3)
+            if sinking is not None and not (isinstance(sinking.value, cst.Name) and sinking.value.value == "False"):
+                unit.note(train.call.lineno, "dataset_sink_mode may be on: with data sinking (Ascend, GPU) Model.train "
+                          "runs a sink of steps between two step callbacks, so a dump would cover them all; pass "
+                          "dataset_sink_mode=False while debugging")
+        current = nodes.argument(node, "callbacks", train.position)
+        value = current.value if current is not None else None
+        if not train.takes_callbacks:
+            problem = f"the {what}'s `__init__` takes no callbacks="
+        elif current is None and nodes.has_star(node):
+            problem = f"{what} with *args/**kwargs (callbacks= may be among them)"
+        elif current is not None and not _extendable(value, train):
+            problem = "callbacks= is not a list"
+        else:
+            callback = nodes.expression(f"{unit.runtime(CALLBACKS[train.library])}({name})")
+            unit.edits.rewrite(node, lambda updated: _add_callback(updated, train, callback))
+            return True
+        holder = _assigned_to(train)
+        if train.library == "transformers" and holder is not None:
+            unit.edits.insert_after(unit.statement(train.statement), [nodes.statement(
+                f"{holder}.add_callback({unit.runtime(CALLBACKS[train.library])}({name}))")])
+            return True
+        unit.note(train.call.lineno, f"{problem}: add {CALLBACKS[train.library]}({name}) to its callbacks yourself")
+        return False
 
     def _anchor(self, unit: Unit) -> ast.stmt | None:
         """The statement to create the debugger before, in the function that trains (None: module level).
 
         That is the first statement of the function's own body that leads to training, when every model
-        is created before it; else the first statement leading to training in the innermost block that holds
-        every loop (a `__main__` block's), when every model is created before that; else, for a single loop,
-        its outermost loop. Never inside a loop."""
+        is created before it and it is no `__main__` guard; else the first statement leading to training in the
+        innermost block that holds every loop (a `__main__` block's), when every model is created before that;
+        else, for a single loop, its outermost loop. Never inside a loop."""
         analysis = unit.analysis
         anchors = [(loop.outermost, loop.function, loop.models) for loop in analysis.loops if loop.model_is_local]
-        anchors += [(self._outermost(unit, t.statement), t.function, ()) for t in analysis.model_trains]
-        if len(anchors) != len(analysis.loops) + len(analysis.model_trains) or len({id(f) for _, f, _ in anchors}) != 1:
+        anchors += [(self._outermost(unit, t.statement), t.function, ()) for t in analysis.callback_trainings]
+        if (len(anchors) != len(analysis.loops) + len(analysis.callback_trainings)
+                or len({id(f) for _, f, _ in anchors}) != 1):
             return None
         function = anchors[0][1]
         first = min((scopes.top_statement(a, analysis.parents) for a, _, _ in anchors), key=lambda s: s.lineno)
         scope = function or unit.tree
-        if self._models_before(scope, anchors, first):
+        if self._models_before(scope, anchors, first) and not (isinstance(first, ast.If) and is_main_guard(first.test)):
             return first
         inner = scopes.first_in_common_block([a for a, _, _ in anchors], analysis.parents)  # in `if __name__ ...`
         return inner if len(anchors) == 1 or self._models_before(scope, anchors, inner) else None
@@ -309,7 +388,7 @@ class Debugger(Transform):
     def _monitored(unit: Unit) -> str | None:
         analysis = unit.analysis
         if unit.framework == "mindspore":
-            found = [loop.optimizer for loop in analysis.loops] + [t.optimizer for t in analysis.model_trains]
+            found = [loop.optimizer for loop in analysis.loops] + [t.optimizer for t in analysis.callback_trainings]
         else:
             found = [loop.model for loop in analysis.loops]
         return next((f for f in found if f), None)
@@ -324,7 +403,8 @@ class GradProbe(Transform):
         "The gradient probe writes per-step gradient statistics when the config's task is `grad_probe`. "
         "PyTorch monitors the model whose parameters the optimizer updates, MindSpore the optimizer: every "
         "optimizer the training loop steps (a list when there are several, as in a GAN), or the project's cell "
-        "that holds them (`monitor` finds the optimizers inside). "
+        "that holds them (`monitor` finds the optimizers inside). A Hugging Face or Lightning trainer's callback "
+        "monitors the trainer's model itself when the config's task is `grad_probe`: nothing is added for it. "
         "The call goes right after the debugger is created; when that is at module level (the model is "
         "only known inside a helper), the tool says so and leaves it to you.")
     examples = (
@@ -346,11 +426,90 @@ class GradProbe(Transform):
             if "debugger" not in unit.options.selected:
                 unit.note(None, "grad-probe needs the debugger transform: not added")
             return
+        if placement.by_callbacks:
+            return  # the trainers' callbacks monitor their model themselves
         if placement.monitored is None:
             unit.note(placement.line, "grad-probe: the model is not known where the debugger is created; "
                                       f"call `{placement.name}.monitor(model)` yourself")
             return
         placement.insert([nodes.statement(f"{placement.name}.monitor({placement.monitored})")])
+
+
+def _extendable(value: cst.BaseExpression, train: loops.CallbackTraining) -> bool:
+    """Whether `_add_callback` can add to the `callbacks=` value: None, a list, a name holding a list, one callback."""
+    return (isinstance(value, cst.List) or isinstance(value, cst.Name) and value.value == "None"
+            or train.callbacks is not None)
+
+
+def _add_callback(call: cst.Call, train: loops.CallbackTraining, callback: cst.BaseExpression) -> cst.Call:
+    """`call` with `callback` added to its `callbacks=`: a list appended to, a name holding a list extended
+    (`cbs + [callback]`), one callback listed with it, an absent or None one set to `[callback]`."""
+    arg = nodes.argument(call, "callbacks", train.position)
+    value = arg.value if arg is not None else None
+    if value is None or isinstance(value, cst.Name) and value.value == "None":
+        return nodes.set_argument(call, "callbacks", cst.List([cst.Element(callback)]), train.position)
+    if isinstance(value, cst.List):
+        elements = list(value.elements)
+        if elements:
+            last = elements[-1]
+            comma = last.comma if isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
+            elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            elements.append(cst.Element(callback, comma=comma))
+        else:
+            elements = [cst.Element(callback)]
+        new = value.with_changes(elements=elements)
+    elif train.callbacks == "list":
+        new = cst.BinaryOperation(value, cst.Add(), cst.List([cst.Element(callback)]))
+    else:  # one callback
+        new = cst.List([cst.Element(value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                        cst.Element(callback)])
+    return nodes.set_argument(call, "callbacks", new, train.position)
+
+
+def _assigned_to(train: loops.CallbackTraining) -> str | None:
+    """The name (or attribute chain) the trainer's construction is assigned to, if its statement is just that."""
+    statement = train.statement
+    if isinstance(statement, ast.Assign) and statement.value is train.call and len(statement.targets) == 1:
+        target = statement.targets[0]
+    elif isinstance(statement, ast.AnnAssign) and statement.value is train.call:
+        target = statement.target
+    else:
+        return None
+    return ast.unparse(target) if scopes.is_name_chain(target) else None
+
+
+def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
+    """(line, note) for training run by a trainer this file does not construct, in a file importing a trainer
+    library: `LightningCLI(...)` (it builds the trainer), or `trainer.train()`/`.fit(...)` on a parameter or on
+    what a function returns (`build_trainer(cfg)`, `hydra.utils.instantiate(cfg.trainer)`)."""
+    if not any(unit.ctx.imports.imports_root(root) for root in (*loops.HF_TRAINER_ROOTS, *loops.LIGHTNING_ROOTS)):
+        return None
+    built = {target_name(target): node.value for node in ast.walk(unit.tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
+             for target in (node.targets if isinstance(node, ast.Assign) else [node.target])}
+    clis = {"LightningCLI"} | {node.name for node in ast.walk(unit.tree) if isinstance(node, ast.ClassDef) and any(
+        (unit.ctx.imports.resolve_any(base) or "").endswith(".LightningCLI") for base in node.bases)}
+    for node in ast.walk(unit.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if target_name(node.func) in clis:
+            return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` builds and runs the trainer: pass "
+                                 f"trainer_defaults={{\"callbacks\": [{CALLBACKS['lightning']}(debugger)]}}; debugger not added")
+        if (isinstance(node.func, ast.Attribute) and node.func.attr in ("train", "fit")
+                and "trainer" in (target_name(node.func.value) or "").lower()):
+            value = built.get(target_name(node.func.value))
+            if not (isinstance(value, ast.Call) and loops.constructs_class(value)):
+                return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` runs a trainer this file does "
+                                     f"not construct: add {_trainer_callbacks(unit)} to its callbacks where it is "
+                                     "built; debugger not added")
+    return None
+
+
+def _trainer_callbacks(unit: Unit) -> str:
+    """The runtime callback(s) for the trainer libraries the file imports."""
+    found = [f"{CALLBACKS[library]}(debugger)" for library, roots in (("transformers", loops.HF_TRAINER_ROOTS),
+                                                                      ("lightning", loops.LIGHTNING_ROOTS))
+             if any(unit.ctx.imports.imports_root(root) for root in roots)]
+    return " or ".join(found)
 
 
 def _shown(path) -> str:

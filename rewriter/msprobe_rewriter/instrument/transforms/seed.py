@@ -255,7 +255,7 @@ def _self_test(unit: Unit) -> cst.CSTNode | None:
     guard = next((node for node in body if isinstance(node, ast.If) and is_main_guard(node.test)), None)
     if guard is None or not all(node is guard or _declares(node) for node in body):
         return None  # code outside the guard runs on import: it may draw, and the seed must come first
-    if analysis.loops or analysis.model_trains or loops.loops_in_helpers(unit.ctx):
+    if analysis.loops or analysis.callback_trainings or loops.loops_in_helpers(unit.ctx):
         return None
     return unit.statement(guard.body[0])
 

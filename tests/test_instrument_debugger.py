@@ -160,20 +160,35 @@ def test_mindspore_model_train_gets_the_callback(call, expected):
      "ms.Model(net, loss_fn=loss, optimizer=opt).train(2, ds, [cb, MsprobeStep(debugger)])"),
 ], ids=["imported class", "through the module"])
 def test_chained_mindspore_model_train_gets_the_callback(code, expected):
-    """`Model(...).train(...)` on one line is a Model.train call too, its optimizer read from the construction."""
+    """`Model(...).train(...)` on one line is a Model.train call too, its optimizer read from the construction
+    (monitored by msprobe-kit's MsprobeStep itself; with `--target msprobe`, whose MsprobeStep does not, by a line)."""
     out, notes = run(code, "debugger", "grad-probe", grad_probe=True)
-    assert expected in out
-    assert "debugger.monitor(opt)" in out
+    assert expected in out and "monitor(" not in out
     assert not any("no training loop" in note for note in notes)
+    out, _ = run(code, "debugger", "grad-probe", grad_probe=True, target="msprobe")
+    assert expected in out and "debugger.monitor(opt)" in out
 
 
 def test_an_optimizer_built_inside_model_is_not_monitored_anew():
-    """`Model(net, optimizer=nn.Adam(...))`: monitoring that expression would build a second optimizer."""
+    """`Model(net, optimizer=nn.Adam(...))` with `--target msprobe`: monitoring that expression would build a second
+    optimizer (msprobe-kit's MsprobeStep monitors it: nothing to say)."""
     code = ("import mindspore as ms\n\nmodel = ms.Model(net, loss_fn=loss, optimizer=ms.nn.Adam(net.trainable_params()))\n"
             "model.train(2, ds)\n")
     out, notes = run(code, "debugger", "grad-probe", grad_probe=True)
+    assert "monitor(" not in out and not any("monitor" in note for note in notes)
+    out, notes = run(code, "debugger", "grad-probe", grad_probe=True, target="msprobe")
     assert "monitor(" not in out
     assert any("monitor" in note and "yourself" in note for note in notes)
+
+
+def test_msprobe_has_no_callback_for_hugging_face_or_lightning_trainers():
+    code = ("from transformers import Trainer\nimport lightning as L\n\n"
+            "Trainer(model=model, args=args).train()\nL.Trainer(max_epochs=1).fit(model)\n")
+    out, notes = run(code, "debugger", target="msprobe")
+    assert out == code
+    assert [note.split(": ", 1)[1] for note in notes] == [
+        f"MindStudio Probe has no step callback for this {library} trainer: debugger not added (`--target runtime` "
+        "adds msprobe-kit's)" for library in ("transformers", "lightning")]
 
 
 class Recorder:

@@ -25,10 +25,11 @@ from msprobe_rewriter.instrument.unit import Unit
 
 DEBUGGERS = frozenset(f"{m}.PrecisionDebugger" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                         "msprobe.pytorch", "msprobe.mindspore"))
-# The runtime's step callback for each library (MindSpore's is msprobe.mindspore's name; the trainers' callbacks
-# also call `monitor` themselves when the config's task is grad_probe).
+# The runtime's step callback for each library (MindSpore's is msprobe.mindspore's name; msprobe has none for
+# the other two). msprobe-kit's callbacks also call `monitor` themselves when the config's task is grad_probe.
 CALLBACKS = {"mindspore": "MsprobeStep", "transformers": "MsprobeTrainerCallback",
              "lightning": "MsprobeLightningCallback"}
+MSPROBE_CALLBACKS = ("mindspore",)
 
 
 @dataclass
@@ -253,7 +254,8 @@ class Debugger(Transform):
             return
         name = unit.names.free("debugger")
         starts = [self._start(unit, name, loop) for loop in analysis.loops]
-        trains = [self._callback(unit, name, train) for train in analysis.callback_trainings]
+        trains = [self._callback(unit, name, train) for train in analysis.callback_trainings
+                  if self._has_callback(unit, train)]
         if not any(starts) and not any(trains):
             return
         create = nodes.statement(f"{name} = {unit.runtime('PrecisionDebugger')}(config_path={_config(unit)})")
@@ -265,8 +267,7 @@ class Debugger(Transform):
         else:  # the model lives in a helper's parameters: create the debugger once, at module level
             after = unit.after_imports()
             placement = Placement(name, lambda new: unit.edits.insert_after(after, new), None, None)
-        placement.by_callbacks = not analysis.loops and all(t.library != "mindspore"
-                                                            for t in analysis.callback_trainings)
+        placement.by_callbacks = not analysis.loops and unit.options.target == "runtime"
         placement.insert([create])
         unit.shared["debugger"] = placement
 
@@ -313,6 +314,15 @@ class Debugger(Transform):
             body=updated.body.with_changes(body=[start, *updated.body.body])))
         unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent)]
         return True
+
+    @staticmethod
+    def _has_callback(unit: Unit, train: loops.CallbackTraining) -> bool:
+        """Whether the target package has a step callback for the library (msprobe has MindSpore's only)."""
+        if unit.options.target == "runtime" or train.library in MSPROBE_CALLBACKS:
+            return True
+        unit.note(train.call.lineno, f"MindStudio Probe has no step callback for this {train.library} trainer: "
+                                     "debugger not added (`--target runtime` adds msprobe-kit's)")
+        return False
 
     def _callback(self, unit: Unit, name: str, train: loops.CallbackTraining) -> bool:
         """Add the library's step callback to `callbacks=` of the call that takes it (a Hugging Face trainer whose
@@ -387,8 +397,9 @@ class Debugger(Transform):
     @staticmethod
     def _monitored(unit: Unit) -> str | None:
         analysis = unit.analysis
-        if unit.framework == "mindspore":
-            found = [loop.optimizer for loop in analysis.loops] + [t.optimizer for t in analysis.callback_trainings]
+        if unit.framework == "mindspore":  # msprobe-kit's MsprobeStep monitors Model's optimizer itself
+            found = [loop.optimizer for loop in analysis.loops] + [
+                t.optimizer for t in analysis.callback_trainings if unit.options.target == "msprobe"]
         else:
             found = [loop.model for loop in analysis.loops]
         return next((f for f in found if f), None)
@@ -403,8 +414,10 @@ class GradProbe(Transform):
         "The gradient probe writes per-step gradient statistics when the config's task is `grad_probe`. "
         "PyTorch monitors the model whose parameters the optimizer updates, MindSpore the optimizer: every "
         "optimizer the training loop steps (a list when there are several, as in a GAN), or the project's cell "
-        "that holds them (`monitor` finds the optimizers inside). A Hugging Face or Lightning trainer's callback "
-        "monitors the trainer's model itself when the config's task is `grad_probe`: nothing is added for it. "
+        "that holds them (`monitor` finds the optimizers inside). msprobe-kit's step callbacks (Hugging Face, "
+        "Lightning, MindSpore `Model.train`) monitor the model or optimizer themselves when the config's task is "
+        "`grad_probe`: nothing is added for them (with `--target msprobe`, whose `MsprobeStep` does not, "
+        "`monitor` gets Model's optimizer). "
         "The call goes right after the debugger is created; when that is at module level (the model is "
         "only known inside a helper), the tool says so and leaves it to you.")
     examples = (

@@ -68,6 +68,31 @@ SEED_ALL_CALLS = frozenset({
 SEEDING_CLASSES: dict[str, tuple[int, str] | None] = {
     **dict.fromkeys(HF_TRAINERS), **dict.fromkeys(LIGHTNING_CLI, (6, "seed_everything_default")),
 }
+# What draws before a Hugging Face Trainer seeds (seed-missing). transformers heads that a base checkpoint
+# lacks, so `from_pretrained` initialises them randomly (a classifier for `num_labels=`, a QA span head, a CTC
+# head); a causal or masked LM head is loaded (or tied), nothing is drawn.
+HF_NEW_HEADS = tuple(f"For{head}" for head in (
+    "SequenceClassification", "TokenClassification", "ImageClassification", "AudioClassification",
+    "AudioFrameClassification", "VideoClassification", "QuestionAnswering", "MultipleChoice", "CTC",
+    "SemanticSegmentation"))
+HF_FROM_CONFIG = frozenset({"from_config", "_from_config"})  # every weight initialised randomly
+# PEFT's `get_peft_model(model, config)` initialises LoRA's A matrices randomly (`kaiming_uniform_`, normal for
+# "gaussian", random both for False, a random orthogonal basis for "orthogonal"); the other `init_lora_weights`
+# ("pissa", "olora", "loftq", "eva", "corda", ...) derive them from the weights or data, and other adapters (IA3,
+# VeRA, RoAd, BOFT, OSF, ...) mostly start from fixed values: left alone (peft 0.20).
+PEFT_ADAPTERS = frozenset({"peft.get_peft_model", "peft.mapping.get_peft_model", "peft.mapping_func.get_peft_model"})
+PEFT_LORA_CONFIGS = frozenset({"peft.LoraConfig", "peft.AdaLoraConfig", "peft.tuners.lora.LoraConfig"})
+PEFT_RANDOM_LORA_INITS = (True, False, "gaussian", "orthogonal")
+# Data splits and shuffles that draw unless given a seed: name -> (position, keyword) of the arguments that seed
+# them, and of a `shuffle` switch (None: none). Hugging Face `datasets` methods by name (`Dataset.shuffle` draws
+# its seed from NumPy's global generator, `IterableDataset.shuffle` from fresh entropy); scikit-learn's
+# `train_test_split` shuffles with NumPy's global generator.
+SeedArgument = tuple[int | None, str]
+UNSEEDED_SPLITS: dict[str, tuple[tuple[SeedArgument, ...], SeedArgument | None]] = {
+    "shuffle": (((0, "seed"), (1, "generator")), None),
+    "train_test_split": (((4, "seed"), (5, "generator")), (2, "shuffle")),
+    "sklearn.model_selection.train_test_split": (((None, "random_state"),), (None, "shuffle")),
+}
 # Module-level functions of Python's `random` and NumPy's legacy global RNG that draw numbers.
 PYTHON_RANDOM_DRAWS = frozenset({
     "random.random", "random.randint", "random.randrange", "random.choice", "random.choices",

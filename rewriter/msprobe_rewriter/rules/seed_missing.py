@@ -3,14 +3,31 @@
 from __future__ import annotations
 
 import ast
+import re
 
-from msprobe_rewriter import entropy, seeding
+from msprobe_rewriter import catalogue, entropy, seeding
 from msprobe_rewriter.assignments import is_main_guard
-from msprobe_rewriter.context import FileContext
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    FileContext,
+    argument,
+    constant,
+    draws_globally,
+    iter_calls,
+    keyword,
+)
+from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 CONDITIONAL = ("seeding runs only when `{condition}`, which is false with the default arguments: seed "
                "unconditionally (or give the seed option a default value)")
+SEED_FIRST = "call `transformers.set_seed(seed)` (or msprobe's `seed_all(seed)`) before"
+LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{trainer}(...)` seeds (line {line}), so they "
+              f"differ run to run: {SEED_FIRST} it, or build the model in the trainer's `model_init=`")
+LATE_DRAW = ("`{call}(...)` draws{via} before `{trainer}(...)` seeds (line {line}), from an unseeded generator: "
+             f"{SEED_FIRST} it")
+# transformers model classes (`LlamaForCausalLM(config)` initialises every weight), not data collators.
+HF_MODEL_CLASS = re.compile(r"(?!Auto|DataCollator)[A-Z]\w*(Model|For[A-Z]\w*)")
 
 
 def entry_location(ctx: FileContext) -> ast.AST:
@@ -60,16 +77,30 @@ class SeedMissing(Rule):
                "condition that is false with the default arguments (`if args.seed is not None:` with `--seed` "
                "defaulting to None) is reported at that condition. A script whose only seeding draws a fresh seed every run "
                "(`random.seed()`, `torch.seed()`) is left to entropy-seed (MSP108), which points at that call: "
-               "one finding per hazard.")
+               "one finding per hazard. A script whose only seeding is a Hugging Face trainer, which seeds only when "
+               "constructed, is reported at the first call before that construction (in the same function, or at "
+               "module level) that builds the model the trainer trains with new weights (`from_pretrained` of a "
+               "class whose head a base checkpoint lacks: sequence, token, image or audio classification, question "
+               "answering, CTC...; `from_config`; a transformers model class or an `nn.Module` of the file built "
+               "directly; PEFT's `get_peft_model` with a `LoraConfig` of random `init_lora_weights`) or draws "
+               "(`torch.randint`, `random.shuffle`, `np.random.permutation`, `dataset.shuffle()` or "
+               "`train_test_split` without a seed), itself or in a function or class of the file it calls. A causal "
+               "or masked LM's `from_pretrained`, a tokenizer or `load_dataset` draws nothing, and "
+               "`Trainer(model_init=...)` builds the model after seeding.")
     why = ("Without a seed, weight initialisation, data order, augmentation and dropout start from a different "
            "random state in every run, so no two runs (or the GPU and NPU runs you want to compare) compute the "
            "same numbers, and a precision difference cannot be told apart from noise. A seed behind an optional "
-           "`--seed` flag is the same problem in disguise: the default run is unseeded.")
+           "`--seed` flag is the same problem in disguise: the default run is unseeded. So is a Hugging Face "
+           "`Trainer` built after the model: it seeds in its constructor, once the new weights (a classifier head, "
+           "LoRA matrices) and the data order have been drawn from torch's CPU generator, which every process "
+           "seeds from OS entropy.")
     fix = ("Seed every generator once at startup, before building the model and the data pipeline: "
            "`from msprobe_runtime.pytorch import seed_all; seed_all(1234)` (or `random.seed(s)`, "
            "`np.random.seed(s)`, `torch.manual_seed(s)`; MindSpore: `mindspore.set_seed(s)`, which seeds `random`, "
            "NumPy and the data pipeline too, plus `mindspore.manual_seed(s)` for `mint` draws). "
-           "Give `--seed` a default value instead of None.")
+           "Give `--seed` a default value instead of None. With a Hugging Face trainer, call "
+           "`transformers.set_seed(training_args.seed)` before loading the model and the data, as transformers' "
+           "example scripts do, or pass the trainer a `model_init=` function that builds the model.")
     valid = (
         """\
 import random
@@ -210,15 +241,45 @@ def convert(src, dst):
 if __name__ == "__main__":
     convert(sys.argv[1], sys.argv[2])
 """,
-        # Hugging Face's Trainer seeds every generator with `args.seed` (default 42) when constructed.
+        # Hugging Face's Trainer seeds every generator with `args.seed` (default 42) when constructed. Nothing
+        # before it draws: a causal LM's head is in the checkpoint, PiSSA derives LoRA's weights from the model's
+        # (SVD), and the shuffle has its seed.
         """\
-from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+from datasets import load_dataset
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
 
 
 def main():
-    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
-    trainer = Trainer(model=model, args=TrainingArguments(output_dir="out"))
+    tokenizer = AutoTokenizer.from_pretrained("gpt2")
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+    model = get_peft_model(model, LoraConfig(init_lora_weights="pissa"))
+    data = load_dataset("imdb", split="train").shuffle(seed=42)
+    trainer = Trainer(model=model, args=TrainingArguments(output_dir="out"), train_dataset=data,
+                      processing_class=tokenizer)
     trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        # `model_init=`: the Trainer builds the model after seeding; `set_seed` first seeds the classifier head.
+        """\
+from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments, set_seed
+
+
+def build():
+    return AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+
+
+def main():
+    Trainer(model_init=build, args=TrainingArguments(output_dir="out")).train()
+
+
+def finetune(args):
+    set_seed(args.seed)
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+    Trainer(model=model, args=args).train()
 
 
 if __name__ == "__main__":
@@ -417,6 +478,56 @@ from lightning.pytorch.demos.boring_classes import BoringDataModule, BoringModel
 if __name__ == "__main__":
     LightningCLI(BoringModel, BoringDataModule, seed_everything_default=False)
 """, lines=(4,)),
+        # The Trainer seeds when built, after the classifier head has been drawn.
+        Invalid("""\
+from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+
+
+def main():
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+    trainer = Trainer(model=model, args=TrainingArguments(output_dir="out"))
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+""", lines=(5,)),
+        # Data drawn before the Trainer seeds differs run to run (here in a helper of the file).
+        Invalid("""\
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+
+def fake_batches(n):
+    return [{"input_ids": torch.randint(0, 50257, (16,))} for _ in range(n)]
+
+
+if __name__ == "__main__":
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+    data = fake_batches(64)
+    Trainer(model=model, args=TrainingArguments(output_dir="out"), train_dataset=data).train()
+""", lines=(11,)),
+        # alpaca-lora: LoRA's A matrices are drawn when the adapter is added (the shuffle after it draws too;
+        # the first draw is reported).
+        Invalid("""\
+import transformers
+from datasets import load_dataset
+from peft import LoraConfig, get_peft_model
+
+
+def train(base_model="huggyllama/llama-7b"):
+    model = transformers.AutoModelForCausalLM.from_pretrained(base_model)
+    config = LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
+    model = get_peft_model(model, config)
+    train_data = load_dataset("json", data_files="alpaca_data.json")["train"].shuffle()
+    trainer = transformers.Trainer(model=model, train_dataset=train_data,
+                                   args=transformers.TrainingArguments(output_dir="out"))
+    trainer.train()
+
+
+if __name__ == "__main__":
+    train()
+""", lines=(9,)),
         # Sampling script: draws noise but never seeds.
         Invalid("""\
 import torch
@@ -445,6 +556,35 @@ if __name__ == "__main__":
         if not verdict.pinned and any(found.global_seed for found in entropy.analyse(ctx)):
             return  # it seeds, but from entropy (`random.seed()`, `torch.seed()`): entropy-seed reports that
         report_whole_script(self, facts, verdict, CONDITIONAL)
+        if verdict.pinned:
+            self._seeded_late(facts)
+
+    def _seeded_late(self, facts: seeding.FileSeeding) -> None:
+        """When a Hugging Face trainer's construction is the only seeding of the default run, report the first
+        model built with new weights, or draw, before it in the function (or module level) that builds it."""
+        ctx = self.ctx
+        trainers = [effect.node for effect in facts.direct if isinstance(effect.node, ast.Call)
+                    and ctx.call_qualname(effect.node) in catalogue.HF_TRAINERS and facts.skipping_guard(effect) is None]
+        if not trainers or facts.default_run(lambda e: bool(e.summary.families) and e.node not in trainers
+                                             and e.function not in facts.worker_init).pinned:
+            return
+        late = _LateDraws(ctx)
+        for scope in (ctx.tree, *(node for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES))):
+            calls = sorted(iter_calls(scope), key=lambda c: (c.lineno, c.col_offset))
+            trainer = next((call for call in calls if call in trainers), None)
+            if trainer is None:
+                continue
+            end = (trainer.end_lineno, trainer.end_col_offset)
+            model = argument(trainer, 0, "model") if keyword(trainer, "model_init") is None else None
+            for call in calls:
+                found = (call is not trainer and (call.end_lineno, call.end_col_offset) <= end
+                         and late.first(call, late.builds(call, model), follow=True))
+                if found:
+                    kind, via = found
+                    text = LATE_MODEL if kind == "model" else LATE_DRAW
+                    self.report(call, text.format(call=condition_text(call.func), via=via, line=trainer.lineno,
+                                                  trainer=condition_text(trainer.func)))
+                    break
 
 
 def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str,
@@ -457,3 +597,90 @@ def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding
         rule.report(verdict.skipped_by, conditional.format(condition=condition_text(verdict.skipped_by)))
     else:
         rule.report(entry_location(rule.ctx), message)
+
+
+class _LateDraws:
+    """What a call draws before a trainer seeds: a model with new weights, or random numbers."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.models = CpuCode(ctx).derived_classes("weights", lambda q: is_model_base(q) or _hf_model_class(q))
+        self.definitions = {node.name: node for node in ctx.tree.body
+                            if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
+        self.assigned = [(node.targets[0].id, node.value) for node in ast.walk(ctx.tree) if isinstance(node, ast.Assign)
+                         and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)]
+        self.targets = {value: name for name, value in self.assigned}
+
+    def builds(self, call: ast.Call, model: ast.expr | None) -> bool:
+        """Whether `call` may build the model the trainer trains (`model`: its `model=` argument): it is that
+        argument, or assigned to its name (`model = get_peft_model(model, config)`); a reward model loaded
+        beside it has its head."""
+        return call is model or isinstance(model, ast.Name) and self.targets.get(call) == model.id
+
+    def first(self, call: ast.Call, with_model: bool, follow: bool) -> tuple[str, str] | None:
+        """`("model" | "draw", where)` for a call that builds a model with new weights (when `with_model`) or
+        draws; a call of a function or class of the file is followed one level (`where` names the call inside)."""
+        kind = self._kind(call, with_model)
+        if kind is not None:
+            return kind, ""
+        definition = self.definitions.get(getattr(call.func, "id", None)) if follow else None
+        if isinstance(definition, ast.ClassDef):
+            definition = next((item for item in definition.body
+                               if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"), None)
+        for inner in sorted(iter_calls(definition), key=lambda c: (c.lineno, c.col_offset)) if definition else ():
+            found = self.first(inner, with_model, follow=False)
+            if found is not None:
+                return found[0], f" (`{condition_text(inner.func)}`, line {inner.lineno})"
+        return None
+
+    def _kind(self, call: ast.Call, with_model: bool) -> str | None:
+        """Whether a call draws random numbers ("draw") or builds a model with new weights ("model")."""
+        qualified = self.ctx.call_qualname(call)
+        if draws_globally(call, qualified) or _unseeded_split(call, qualified):
+            return "draw"
+        if with_model and (qualified in catalogue.PEFT_ADAPTERS and self._random_lora(call)
+                           or getattr(call.func, "id", None) in self.models or _hf_new_weights(qualified or "")):
+            return "model"
+        return None
+
+    def _random_lora(self, adapter: ast.Call) -> bool:
+        """Whether `get_peft_model`'s config is a LoRA config (inline, or the last one assigned to its name
+        before) with a random `init_lora_weights`."""
+        config = argument(adapter, 1, "peft_config")
+        if isinstance(config, ast.Name):
+            config = next((value for name, value in reversed(self.assigned) if name == config.id
+                           and value.lineno < adapter.lineno), None)
+        if not isinstance(config, ast.Call) or self.ctx.call_qualname(config) not in catalogue.PEFT_LORA_CONFIGS:
+            return False
+        init = keyword(config, "init_lora_weights")
+        return init is None or constant(init) in catalogue.PEFT_RANDOM_LORA_INITS
+
+
+def _hf_model_class(qualified: str) -> bool:
+    return qualified.startswith("transformers.") and HF_MODEL_CLASS.fullmatch(qualified.rpartition(".")[2]) is not None
+
+
+def _hf_new_weights(qualified: str) -> bool:
+    """A transformers model built from a config, or loaded with a head the checkpoint lacks."""
+    owner, _, name = qualified.rpartition(".")
+    if not owner.startswith("transformers"):
+        return False
+    if name == "from_pretrained":
+        return owner.endswith(catalogue.HF_NEW_HEADS)
+    return name in catalogue.HF_FROM_CONFIG or _hf_model_class(qualified)
+
+
+def _unseeded_split(call: ast.Call, qualified: str | None) -> bool:
+    """`dataset.shuffle()`, `dataset.train_test_split(0.1)`, scikit-learn's `train_test_split(x)`: no seed."""
+    method = call.func.attr if qualified is None and isinstance(call.func, ast.Attribute) else None
+    spec = catalogue.UNSEEDED_SPLITS.get(qualified or method or "")
+    if spec is None or any(kw.arg is None for kw in call.keywords):  # `**kwargs` may hold a seed
+        return False
+    seeds, shuffle = spec
+    if any(_given(call, *seed) is not None for seed in seeds):
+        return False
+    return shuffle is None or constant(_given(call, *shuffle)) is not False
+
+
+def _given(call: ast.Call, position: int | None, name: str) -> ast.expr | None:
+    return argument(call, position, name) if position is not None else keyword(call, name)

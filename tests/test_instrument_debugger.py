@@ -701,7 +701,8 @@ def test_a_trainer_subclass_takes_the_callback_where_its_init_lets_it(init, expe
     "from detectron2.engine import DefaultTrainer\nimport torch\n\ntrainer = DefaultTrainer(cfg)\ntrainer.train()\n",
     "import torch\nfrom mingpt.trainer import Trainer\n\ntrainer = Trainer(config, model, data)\ntrainer.run()\n",
     "import torch\nfrom lightning.fabric import Fabric\n\nfabric = Fabric()\n",
-], ids=["arguments and callbacks", "detectron2", "minGPT", "Fabric"])
+    "import torch\nfrom trl import DDPOTrainer\n\nDDPOTrainer(config, reward_fn, prompt_fn, pipeline).train()\n",
+], ids=["arguments and callbacks", "detectron2", "minGPT", "Fabric", "TRL's diffusion trainer takes no callbacks"])
 def test_only_hugging_face_and_lightning_trainers_are_trainers(code):
     out, _ = run(code, "debugger")
     assert out == code

@@ -36,8 +36,9 @@ SEED_CALLS: dict[str, frozenset[str]] = {
     "mindspore-dataset": _MS_SET_SEED | _MS_DATASET_SEED,
 }
 # TRL's trainers and configs subclass transformers' Trainer and TrainingArguments (trl/trainer/base_trainer.py,
-# base_config.py).
-_TRL = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO")
+# base_config.py); its diffusion trainers (DDPO, AlignProp) do not.
+_TRL = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO", "BCO", "CPO", "GKD", "IterativeSFT", "NashMD", "OnlineDPO",
+        "ORPO", "PPO", "PRM", "XPO")
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
                          "transformers.trainer_seq2seq.Seq2SeqTrainer", *(f"trl.{n}Trainer" for n in _TRL)})
 LIGHTNING_CLI = frozenset({"lightning.pytorch.cli.LightningCLI", "pytorch_lightning.cli.LightningCLI",
@@ -773,8 +774,8 @@ ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})  # (name, value)
 ENV_UPDATERS = frozenset({"os.environ.update"})  # a dict literal or keywords
 # Classes whose construction means "this script trains" (their fit/train runs the steps; LightningCLI's
 # `fit` subcommand, or its `cli.trainer.fit(...)`).
-TRAINER_CLASSES = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"}) \
-    | HF_TRAINERS | LIGHTNING_CLI
+LIGHTNING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"})
+TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI
 # Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
 # as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).
 SUBCLASSED_CLASSES = SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS

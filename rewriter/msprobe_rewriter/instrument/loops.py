@@ -37,7 +37,7 @@ from msprobe_rewriter.instrument.scopes import (
 )
 
 MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
-HF_TRAINER_ROOTS = ("transformers", "trl")  # every class named `...Trainer` there is a `transformers.Trainer`
+HF_TRAINER_ROOTS = ("transformers", "trl")  # packages of the trainers that take a step callback (for notes)
 LIGHTNING_ROOTS = ("lightning", "pytorch_lightning")
 
 
@@ -145,13 +145,11 @@ class _Collector:
 
 def trainer_library(qualified: str | None) -> str | None:
     """"transformers" for a Hugging Face trainer class (`transformers.Trainer`, `Seq2SeqTrainer`, trl's
-    `SFTTrainer`, ...), "lightning" for Lightning's `Trainer`, else None (`TrainingArguments`, a callback)."""
-    if qualified is None or "." not in qualified:
-        return None
-    root, name = qualified.split(".", 1)[0], qualified.rsplit(".", 1)[1]
-    if root in HF_TRAINER_ROOTS and name.endswith("Trainer"):
+    `SFTTrainer`, ...: lint's catalogue), "lightning" for Lightning's `Trainer`, else None (`TrainingArguments`,
+    a callback, TRL's diffusion trainers, which take no `callbacks=`)."""
+    if qualified in catalogue.HF_TRAINERS:
         return "transformers"
-    return "lightning" if root in LIGHTNING_ROOTS and name == "Trainer" else None
+    return "lightning" if qualified in catalogue.LIGHTNING_TRAINERS else None
 
 
 def _trainer_subclasses(ctx: FileContext) -> dict[str, tuple[str, bool]]:

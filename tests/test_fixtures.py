@@ -37,6 +37,8 @@ RUNNABLE = {
     "pytorch/ddp_train.py": False,
     "pytorch/mlp_regression.py": False,
     "pytorch/project/train.py": True,
+    "pytorch/hf_text_classifier.py": False,
+    "pytorch/fixed/hf_text_classifier.py": True,
     "pytorch/fixed/gpt_lm.py": True,
     "pytorch/fixed/diffusion_sampler.py": True,
     "pytorch/fixed/ddp_train.py": True,

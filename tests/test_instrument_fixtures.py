@@ -24,7 +24,8 @@ LOSS = re.compile(r"^step (\d+) loss (\S+)$", re.MULTILINE)
 RUNNABLE = [("pytorch/mlp_regression.py", ["--steps", "3"]),
             ("pytorch/diffusion_sampler.py", ["--steps", "3"]),
             ("pytorch/gpt_lm.py", ["--steps", "3", "--eval-iters", "0"]),
-            ("pytorch/ddp_train.py", ["--steps", "3"])]
+            ("pytorch/ddp_train.py", ["--steps", "3"]),
+            ("pytorch/hf_text_classifier.py", ["--steps", "3"])]
 
 
 def losses(script: Path, args: list[str]) -> list[tuple[str, str]]:

@@ -105,7 +105,6 @@ class _Collector:
         self.steps: list[_Step] = []
         self.calls: list[tuple[str, ast.stmt | None, Function, bool, ast.Call]] = []
         self.trains: list[tuple[ast.Call, Function, str, bool]] = []  # (call, function, library, takes callbacks)
-        self.trainer_classes = _trainer_subclasses(ctx)
 
     def __call__(self, call: ast.Call) -> None:
         ctx = self.ctx
@@ -127,10 +126,8 @@ class _Collector:
     def _trainer(self, call: ast.Call) -> tuple[str, bool] | None:
         """(library, takes `callbacks=`) when `call` constructs a Hugging Face or Lightning trainer, or a
         subclass of one defined in this file."""
-        if isinstance(call.func, ast.Name) and call.func.id in self.trainer_classes:
-            return self.trainer_classes[call.func.id]
         library = trainer_library(self.ctx.imports.resolve_any(call.func))
-        return (library, True) if library is not None else None
+        return (library, _takes_callbacks(self.ctx, call)) if library is not None else None
 
     def _model_train(self, call: ast.Call) -> bool:
         """`model.train(...)` of a MindSpore `Model`: built from the class (also on the spot: `Model(...).train(...)`),
@@ -152,30 +149,21 @@ def trainer_library(qualified: str | None) -> str | None:
     return "lightning" if qualified in catalogue.LIGHTNING_TRAINERS else None
 
 
-def _trainer_subclasses(ctx: FileContext) -> dict[str, tuple[str, bool]]:
-    """The classes of this file that subclass a library trainer (`class MyTrainer(Trainer)`, also through another
-    such class), each with its library and whether its constructor takes `callbacks=` (its `__init__`, if it has
-    one, names `callbacks` or takes `**kwargs`)."""
-    classes = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.ClassDef)]
-    found: dict[str, tuple[str, bool]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for cls in classes:
-            for base in cls.bases if cls.name not in found else ():
-                inherited = found.get(base.id) if isinstance(base, ast.Name) else None
-                library = inherited[0] if inherited else trainer_library(ctx.imports.resolve_any(base))
-                if library is not None:
-                    found[cls.name] = (library, (inherited is None or inherited[1]) and _takes_callbacks(cls))
-                    changed = True
-                    break
-    return found
-
-
-def _takes_callbacks(cls: ast.ClassDef) -> bool:
-    init = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"), None)
-    return init is None or init.args.kwarg is not None or any(
-        arg.arg == "callbacks" for arg in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs))
+def _takes_callbacks(ctx: FileContext, call: ast.Call) -> bool:
+    """Whether a trainer construction takes `callbacks=`: a class of this file that stands for a library trainer
+    (FileContext binds such subclasses to it) does when each `__init__` on its way to the library's, if any,
+    names `callbacks` or takes `**kwargs`."""
+    classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+    cls = classes.get(call.func.id) if isinstance(call.func, ast.Name) else None
+    seen = set()
+    while cls is not None and cls.name not in seen:
+        seen.add(cls.name)
+        init = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"), None)
+        if init is not None and init.args.kwarg is None and not any(
+                arg.arg == "callbacks" for arg in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)):
+            return False
+        cls = next((classes[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in classes), None)
+    return True
 
 
 def _function(ancestors: list[ast.AST]) -> Function:

@@ -76,6 +76,17 @@ def test_seed_all_seeds_the_default_generator():
         assert ms.default_generator.initial_seed() == seed
 
 
+def test_seed_all_seeds_mindtorch_when_mindnlp_loaded_it(monkeypatch):
+    """mindnlp's `torch` is mindtorch, whose generator is not MindSpore's. mindnlp does not install against
+    this MindSpore, so a recording stand-in (`fake_mindtorch`) takes its place in sys.modules."""
+    fake_mindtorch = types.ModuleType("mindtorch")
+    fake_mindtorch.seeds = []
+    fake_mindtorch.manual_seed = fake_mindtorch.seeds.append
+    monkeypatch.setitem(sys.modules, "mindtorch", fake_mindtorch)
+    seed_all(11)
+    assert fake_mindtorch.seeds == [11]
+
+
 def test_seed_all_mode_turns_on_determinism(monkeypatch):
     monkeypatch.delenv("HCCL_DETERMINISTIC", raising=False)
     seed_all(1, mode=True)

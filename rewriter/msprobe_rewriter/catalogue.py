@@ -35,6 +35,9 @@ SEED_CALLS: dict[str, frozenset[str]] = {
                                       "mindspore.common.generator.manual_seed"}),  # `mint` draws
     "mindspore-dataset": _MS_SET_SEED | _MS_DATASET_SEED,
 }
+# Packages whose import makes `torch` mindtorch, a torch API that runs on MindSpore (mindnlp imports it, and
+# its patched transformers and TRL then train mindtorch modules): such a script runs MindSpore, not PyTorch.
+TORCH_ON_MINDSPORE = ("mindnlp", "mindtorch")
 # TRL's trainers and configs subclass transformers' Trainer and TrainingArguments (trl/trainer/base_trainer.py,
 # base_config.py); its diffusion trainers (DDPO, AlignProp) do not.
 _TRL = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO", "BCO", "CPO", "GKD", "IterativeSFT", "NashMD", "OnlineDPO",

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from msprobe_rewriter import catalogue
 from msprobe_rewriter.context import FileContext
 from msprobe_rewriter.finding import Finding
 from msprobe_rewriter.instrument import loops
@@ -43,9 +44,12 @@ class Unit:
         for finding in findings:
             self.findings.setdefault(finding.name, []).append(finding)
         imports = self.ctx.imports
-        self.imports_framework = imports.imports_root("torch") or imports.imports_root("mindspore")
+        # mindnlp makes `torch` mindtorch, which runs on MindSpore: MindSpore's runtime seeds it.
+        self.torch_on_mindspore = any(imports.imports_root(root) for root in catalogue.TORCH_ON_MINDSPORE)
+        self.imports_framework = (imports.imports_root("torch") or imports.imports_root("mindspore")
+                                  or self.torch_on_mindspore)
         mindspore_only = imports.imports_root("mindspore") and not imports.imports_root("torch")
-        self.framework = "mindspore" if mindspore_only else "pytorch"
+        self.framework = "mindspore" if mindspore_only or self.torch_on_mindspore else "pytorch"
         self.other_framework = None if self._uses_torch_models() or imports.imports_root("mindspore") else next(
             (OTHER_FRAMEWORKS[root] for root in _imported_roots(imports) if root in OTHER_FRAMEWORKS), None)
         self._runtime_names: dict[str, str] = {}

@@ -3,7 +3,7 @@ kernels."""
 
 from __future__ import annotations
 
-from msprobe_rewriter import seeding
+from msprobe_rewriter import catalogue, seeding
 from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.seed_missing import report_whole_script
@@ -32,7 +32,9 @@ class NoDeterministicAlgos(Rule):
                "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "
                "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, Hugging Face's "
                "`TrainingArguments(full_determinism=True)`, or a project helper that does one of these; a script "
-               "that imports only transformers or TRL counts as PyTorch). A MindSpore entry script likewise, when it never calls "
+               "that imports only transformers or TRL counts as PyTorch). A MindSpore entry script likewise (one that "
+               "imports mindnlp or mindtorch too: their `torch` runs on MindSpore, and their "
+               "`torch.use_deterministic_algorithms(True)` switches MindSpore's on, so it counts), when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
                "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
                "condition. A script that names no framework but trains through a project module (improved-"
@@ -196,6 +198,14 @@ from trl import SFTConfig, SFTTrainer
 if __name__ == "__main__":
     SFTTrainer(model="Qwen/Qwen2.5-0.5B", args=SFTConfig(output_dir="out"), train_dataset=dataset).train()
 """, lines=(3,)),
+        # mindnlp runs transformers' Trainer on MindSpore (its `torch` is mindtorch): MindSpore's switch is missing.
+        Invalid("""\
+import mindnlp
+from transformers import Trainer, TrainingArguments
+
+if __name__ == "__main__":
+    Trainer(model=model, args=TrainingArguments(output_dir="out", seed=42), train_dataset=dataset).train()
+""", lines=(4,)),
         # `mode=False` (the default) seeds but leaves kernels non-deterministic; deterministic=False too.
         Invalid("""\
 import torch as T
@@ -230,7 +240,10 @@ for x in T.randn(10, 2, 4):
 
 
 def _framework(trackers: list[ImportTracker]) -> str | None:
-    """"pytorch" or "mindspore": what the files with these imports use (PyTorch first), or None."""
+    """"pytorch" or "mindspore": what the files with these imports use (PyTorch first, unless mindnlp makes
+    `torch` MindSpore's mindtorch), or None."""
+    if any(tracker.imports_root(root) for tracker in trackers for root in catalogue.TORCH_ON_MINDSPORE):
+        return "mindspore"
     if any(tracker.imports_root(root) for tracker in trackers for root in PYTORCH_ROOTS):
         return "pytorch"
     return "mindspore" if any(tracker.imports_root("mindspore") for tracker in trackers) else None

@@ -78,6 +78,9 @@ class Debugger(Transform):
         "ever assigned lists becomes `name + [...]`, one callback `[it, ...]`; where `callbacks=` cannot be read "
         "(`**kwargs` that may hold it, a helper's result, a subclass whose `__init__` takes none) a Hugging Face "
         "trainer assigned to a name gets `trainer.add_callback(...)` after its construction, anything else a note. "
+        "A file that imports mindnlp (or mindtorch) runs these trainers on MindSpore, `torch` being mindtorch: the "
+        "PyTorch callback cannot capture there, so a note says so and nothing is added (its seeding comes from "
+        "msprobe_runtime.mindspore, which seeds mindtorch too). "
         "A project class named `Trainer` is no library's: its loop, if it has one, is the training loop. The config is "
         "`config.json` beside the script (`--config PATH`; `--emit-config` writes a default one). When no "
         "loop is found the tool says so and adds nothing; when the step runs only past a bound (`if global_step > "
@@ -236,6 +239,12 @@ class Debugger(Transform):
                 "                self.model(x).sum().backward()\n                self.opt.step()\n"
                 "            finally:\n                debugger.stop()\n                debugger.step()\n\n\n"
                 "Trainer(torch.nn.Linear(2, 1)).fit(torch.randn(4, 8, 2))\n"),
+        # mindnlp runs transformers' Trainer on MindSpore (its `torch` is mindtorch): the PyTorch callback would
+        # not work there, and nothing is added (with a note).
+        Example("import mindnlp\nfrom transformers import Trainer\n\ntrainer = Trainer(model=model, args=args)\n"
+                "trainer.train()\n",
+                "import mindnlp\nfrom transformers import Trainer\n\ntrainer = Trainer(model=model, args=args)\n"
+                "trainer.train()\n"),
         # A trainer of another library (detectron2's): its loop is not this file's, and nothing is added.
         Example("from detectron2.engine import DefaultTrainer\n\n\nclass Trainer(DefaultTrainer):\n    pass\n\n\n"
                 "Trainer(cfg).train()\n",
@@ -317,7 +326,13 @@ class Debugger(Transform):
 
     @staticmethod
     def _has_callback(unit: Unit, train: loops.CallbackTraining) -> bool:
-        """Whether the target package has a step callback for the library (msprobe has MindSpore's only)."""
+        """Whether the target package has a step callback for the library (msprobe has MindSpore's only; neither
+        has one for transformers or Lightning running on mindnlp's mindtorch)."""
+        if unit.torch_on_mindspore and train.library != "mindspore":
+            unit.note(train.call.lineno, f"this {train.library} trainer trains mindtorch modules on MindSpore "
+                                         "(the file imports mindnlp): msprobe-kit's callback for it is PyTorch's, "
+                                         "so debugger not added")
+            return False
         if unit.options.target == "runtime" or train.library in MSPROBE_CALLBACKS:
             return True
         unit.note(train.call.lineno, f"MindStudio Probe has no step callback for this {train.library} trainer: "

@@ -3,7 +3,7 @@
 from msprobe_runtime.pytorch.debugger import PrecisionDebugger  # noqa: F401
 from msprobe_runtime.pytorch.seed import seed_all  # noqa: F401
 
-_CALLBACKS = ("MsprobeTrainerCallback", "MsprobeLightningCallback")  # built on first use: pytorch/callbacks.py
+_CALLBACKS = ("MsprobeTrainerCallback", "MsprobeLightningCallback", "MsprobeMMEngineHook")  # built on first use: pytorch/callbacks.py
 
 
 def __getattr__(name: str):

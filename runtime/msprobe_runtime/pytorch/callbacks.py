@@ -1,14 +1,15 @@
 """Callbacks that run a PrecisionDebugger around every optimizer step of a library's training loop.
 
 `MsprobeTrainerCallback(debugger)` goes in the `callbacks=` of transformers' `Trainer` (and of the trainers
-built on it: `Seq2SeqTrainer`, TRL's), `MsprobeLightningCallback(debugger)` in those of Lightning's `Trainer`;
+built on it: `Seq2SeqTrainer`, TRL's), `MsprobeLightningCallback(debugger)` in those of Lightning's `Trainer`,
+`MsprobeMMEngineHook(debugger)` in an mmengine `Runner`'s hooks (`runner.register_hook(...)`);
 msprobe-instrument inserts them, as it inserts MindSpore's `MsprobeStep` for `Model.train`. One debugger
 step is one optimizer step, with every micro-batch of gradient accumulation in it, as in a hand-written loop
 wrapped by msprobe-instrument; evaluation, logging and checkpoints between steps are not captured. With
 `"task": "grad_probe"` the callback also calls `debugger.monitor(model)` when training starts.
 
 Each class subclasses its library's own callback class, so it is built on first use (this module's
-`__getattr__`): importing msprobe_runtime.pytorch never imports transformers or Lightning.
+`__getattr__`): importing msprobe_runtime.pytorch never imports transformers, Lightning or mmengine.
 """
 
 from __future__ import annotations
@@ -116,9 +117,58 @@ def _lightning_callback(bases: tuple[type, ...]) -> type:
     return MsprobeLightningCallback
 
 
+@cache
+def _mmengine_hook() -> type:
+    from mmengine.hooks import Hook
+    from mmengine.model import is_model_wrapper
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    class MsprobeMMEngineHook(_DebuggedSteps, Hook):
+        """mmengine's Hook: capture from `before_train_iter` until the end of the iteration in which an optimizer
+        stepped (an `OptimWrapper` with `accumulative_counts` steps every few iterations), before the other
+        hooks' `after_train_iter` (EMA updates, logging): hence the highest priority."""
+
+        priority = "VERY_HIGH"
+
+        def __init__(self, debugger):
+            super().__init__(debugger)
+            self._stepped = False
+            self._step_hook = None
+
+        def before_train(self, runner):
+            self._step_hook = register_optimizer_step_post_hook(self._optimizer_stepped)
+            self._train_begins(self._model(runner))
+
+        def before_train_iter(self, runner, batch_idx, data_batch=None):
+            self._step_begins(self._model(runner))
+
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            if self._stepped:
+                self._stepped = False
+                self._step_ends()
+
+        def after_train(self, runner):
+            if self._step_hook is not None:
+                self._step_hook.remove()
+            self._train_ends()
+
+        def _optimizer_stepped(self, optimizer, args, kwargs):
+            self._stepped = True
+
+        @staticmethod
+        def _model(runner):
+            """The runner's model, out of its distributed wrapper (as the model is named in a script's own loop)."""
+            return runner.model.module if is_model_wrapper(runner.model) else runner.model
+
+    MsprobeMMEngineHook.__module__, MsprobeMMEngineHook.__qualname__ = __name__, "MsprobeMMEngineHook"
+    return MsprobeMMEngineHook
+
+
 def __getattr__(name: str) -> type:
     if name == "MsprobeTrainerCallback":
         return _trainer_callback()
+    if name == "MsprobeMMEngineHook":
+        return _mmengine_hook()
     if name == "MsprobeLightningCallback":
         return _lightning_callback(_lightning_bases())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,6 +38,17 @@ def _all_ones(value: ast.expr | None) -> bool:
     return constant(value) == 1
 
 
+# Whether a tensor needs no gradient: GRADIENT_FREE (no conditions), None (it may need one), or the loops whose
+# headers bind it, which must turn out to be training loops (known after the traversal) for it to need none.
+Verdict = frozenset[ast.AST] | None
+GRADIENT_FREE: frozenset[ast.AST] = frozenset()
+
+
+def _both(first: Verdict, second: Verdict) -> Verdict:
+    """Gradient-free when both are (an operation on two tensors needs a gradient if either does)."""
+    return None if first is None or second is None else first | second
+
+
 # Short op name -> whether this call takes the non-deterministic path. `off` is 1 for the function form
 # (`torch.index_put(x, ...)`) and 0 for the method form (`x.index_put_(...)`), which lacks `self`.
 Condition = Callable[[ast.Call, int], bool]
@@ -79,8 +90,11 @@ class NondeterministicOp(FollowsValues, Rule):
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
                "initialisation), and those whose forward is deterministic (interpolation, pooling, padding, "
                "`grid_sample`, ...) not where no gradient flows back through them: under `torch.no_grad()` or "
-               "`inference_mode`, or on a tensor read from a checkpoint (`torch.load(...)`, `state_dict()`) or "
-               "detached. PyTorch "
+               "`inference_mode`, or on a tensor read from a checkpoint (`torch.load(...)`, `state_dict()`), "
+               "detached, or a batch that a training loop's header binds (`for i, (imgs, targets) in "
+               "enumerate(loader):` of a loop that runs training steps and makes no tensor require a gradient; "
+               "not the targets of other loops), also after dtype, device and layout methods, these ops and "
+               "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`). PyTorch "
                "only: MindSpore (2.10) documents no operator as non-deterministic by atomic accumulation (its "
                "docstrings only warn that duplicate indices leave the winner of `TensorScatterUpdate`, "
                "`ScatterUpdate`, `tensor_scatter_elements` or `Tensor.index_copy_` undefined), and on Ascend "
@@ -130,6 +144,24 @@ class NondeterministicOp(FollowsValues, Rule):
         "        return F.interpolate(self.items[i][None], scale_factor=2, mode='bilinear')[0]\n\n\n"
         "def collate_fn4(batch):\n    out = torch.zeros(len(batch), 4)\n"
         "    return out.index_add_(0, torch.arange(len(batch)), torch.stack(batch))\n",
+        # yolov5's multi-scale training: the batch a training loop reads needs no gradient, nor what dtype and
+        # device changes and arithmetic with constants or new tensors make of it
+        "import torch\nimport torch.nn.functional as F\nfrom tqdm import tqdm\n\n\n"
+        "def train(model, loader, optimizer, device, sizes):\n"
+        "    mean = torch.tensor([0.485, 0.456, 0.406], device=device).view(1, 3, 1, 1)\n"
+        "    for epoch in range(10):\n        pbar = tqdm(enumerate(loader))\n"
+        "        for i, (imgs, targets) in pbar:\n"
+        "            imgs = imgs.to(device, non_blocking=True).float() / 255\n"
+        "            imgs = F.interpolate(imgs, size=sizes[i % 3], mode='bilinear', align_corners=False)\n"
+        "            small = F.interpolate((imgs - mean) / 0.225, scale_factor=0.5, mode='bilinear')\n"
+        "            loss = model(imgs, small, targets)\n            loss.backward()\n"
+        "            optimizer.step()\n",
+        # the step runs in a function the loop calls
+        "import torch.nn.functional as F\n\n\ndef train_step(model, optimizer, images):\n"
+        "    loss = model(images).mean()\n    loss.backward()\n    optimizer.step()\n\n\n"
+        "def train(model, optimizer, loader):\n    for batch in loader:\n"
+        "        images = F.interpolate(batch['image'].cuda(), scale_factor=2, mode='bicubic')\n"
+        "        train_step(model, optimizer, images)\n",
     )
     invalid = (
         Invalid("import torch\n\n\ndef pool_tokens(x, batch, n):\n    out = torch.zeros(n, x.size(1), device=x.device)\n"
@@ -154,6 +186,20 @@ class NondeterministicOp(FollowsValues, Rule):
                 "    def forward(self, x):\n        return F.adaptive_max_pool2d(x, (7, 1))\n\n\n"
                 "class ViT(nn.Module):\n    def forward(self, x, size):\n"
                 "        return x + F.interpolate(self.pos_embed, size=size, mode='bicubic')\n", lines=(7, 12)),
+        # in a training loop: a loop (or a comprehension) over model outputs, whose target shadows the batch, a
+        # model output, and a batch made to need a gradient (an adversarial attack)
+        Invalid("import torch.nn.functional as F\n\n\ndef train(model, loader, optimizer):\n"
+                "    for images, masks in loader:\n        features = model(images.cuda())\n        loss = 0\n"
+                "        for feat in features:\n"
+                "            up = F.interpolate(feat, size=masks.shape[-2:], mode='bilinear')\n"
+                "            loss = loss + F.mse_loss(up, masks.cuda())\n"
+                "        out = model(images).float() / 2\n"
+                "        loss = loss + F.interpolate(out, scale_factor=2, mode='bilinear').mean()\n"
+                "        loss = loss + sum(F.interpolate(images, size=64, mode='bilinear').sum() for images in features)\n"
+                "        loss.backward()\n        optimizer.step()\n\n\n"
+                "def attack(model, loader, optimizer):\n    for x, y in loader:\n        x.requires_grad_()\n"
+                "        loss = F.cross_entropy(model(F.interpolate(x, scale_factor=2, mode='bilinear')), y)\n"
+                "        loss.backward()\n        optimizer.step()\n", lines=(9, 12, 13, 21)),
     )
 
     def __init__(self, ctx) -> None:
@@ -162,10 +208,38 @@ class NondeterministicOp(FollowsValues, Rule):
         self.values = LocalValues(ctx, self._gradient_free)
         self.cpu_code = CpuCode(ctx)
         self.switch_on = False
-        self.found: list[tuple[Site, str, bool]] = []  # (site, message, fixed by the deterministic switch)
+        # (site, message, fixed by the deterministic switch, gradient-free if these loop conditions hold)
+        self.found: list[tuple[Site, str, bool, Verdict]] = []
+        # each `for` loop or comprehension, in source order, and the names its targets bind
+        self.binders: list[tuple[ast.For | ast.AsyncFor | ast.expr, frozenset[str]]] = []
+        self.grad_enabled_at: list[tuple[int, int]] = []  # where a tensor is made to require a gradient
+
+    def visit_For(self, node: ast.For | ast.AsyncFor | ast.ListComp | ast.SetComp | ast.DictComp
+                  | ast.GeneratorExp) -> None:
+        targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else [g.target for g in node.generators]
+        names = frozenset(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        if names:
+            self.binders.append((node, names))
+
+    visit_AsyncFor = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_For
+
+    def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        super().visit_Assign(node)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if constant(node.value) is not False and any(
+                isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in targets):
+            self.grad_enabled_at.append((node.lineno, node.col_offset))  # `x.requires_grad = True`
+
+    visit_AnnAssign = visit_Assign
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self.torch_file or self.ctx.callee_name(node) not in KNOWN_NAMES:
+        if not self.torch_file:
+            return
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" \
+                and constant(argument(node, 0, "requires_grad")) is not False:
+            self.grad_enabled_at.append((node.lineno, node.col_offset))
+        if self.ctx.callee_name(node) not in KNOWN_NAMES:
             return
         qualified = self.ctx.call_qualname(node)
         if qualified in SWITCH_CALLS:
@@ -181,18 +255,23 @@ class NondeterministicOp(FollowsValues, Rule):
             return
         if short == "median" and qualified is None and not self._indices_read(node):
             return  # `.median(n)` of some object (a history buffer, a DataFrame) or a tensor's values only
-        if short[0].islower() and self._harmless(node, key):
-            return  # a function call, run here (a module built here runs where it is called)
+        gradient_free: Verdict = None
+        if short[0].islower():  # a function call, run here (a module built here runs where it is called)
+            gradient_free = self._harmless(node, key)
+            if gradient_free == GRADIENT_FREE:
+                return
         fixed = key in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH or self._switch_fixes(node, short, offset)
         display = short if qualified is None or short[0].isupper() else qualified.replace("torch.nn.functional.",
                                                                                           "F.")
         message = f"`{display}` is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
-        self.found.append((self.ctx.site(node), message, fixed))
+        self.found.append((self.ctx.site(node), message, fixed, gradient_free))
 
     def finish(self) -> None:
-        for site, message, fixed in self.found:
-            if not (fixed and self.switch_on):
-                self.report(site, message)
+        for site, message, fixed, gradient_free in self.found:
+            if fixed and self.switch_on or gradient_free is not None and all(
+                    self._data_batch(loop) for loop in gradient_free):
+                continue
+            self.report(site, message)
 
     def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
         """The catalogue key of the call and its argument offset; tensor methods are matched by name."""
@@ -224,33 +303,83 @@ class NondeterministicOp(FollowsValues, Rule):
         imports = self.ctx.imports
         return name in imports.bindings or any(name in names for _, _, names in imports.local_modules)
 
-    def _harmless(self, node: ast.Call, key: str) -> bool:
-        """This call gives the same result every time: it runs on the CPU, or its forward is deterministic
-        and no gradient flows back through it (grad mode is off, or its input needs none)."""
+    def _harmless(self, node: ast.Call, key: str) -> Verdict:
+        """Whether this call gives the same result every time: it runs on the CPU, or its forward is
+        deterministic and no gradient flows back through it (grad mode is off, or its input needs none)."""
         if self.cpu_code.here():
-            return True
-        return key in catalogue.NONDETERMINISTIC_BACKWARD_ONLY and (
-            self._without_grad() or self._gradient_free(argument(node, 0, "input")))
+            return GRADIENT_FREE
+        if key not in catalogue.NONDETERMINISTIC_BACKWARD_ONLY:
+            return None
+        return GRADIENT_FREE if self._without_grad() else self._gradient_free(argument(node, 0, "input"))
 
-    def _gradient_free(self, node: ast.expr | None) -> bool:
-        """A tensor that needs no gradient as far as this function shows: read from a loaded checkpoint or a
-        `state_dict()` (deit's `checkpoint['model']['pos_embed']`, sliced and reshaped), or detached."""
+    def _gradient_free(self, node: ast.expr | None) -> Verdict:
+        """Whether a tensor needs no gradient as far as this function shows: read from a loaded checkpoint or
+        a `state_dict()` (deit's `checkpoint['model']['pos_embed']`, sliced and reshaped), detached, a constant
+        or a new tensor (`torch.tensor([...])`), or a batch a training loop reads (`for i, (imgs, targets) in
+        pbar:`); also what layout, dtype and device methods, arithmetic and the ops checked here whose forward
+        is deterministic make of those (`imgs.float() / 255`, `F.interpolate(imgs, ...)`).
+        A loop's batch is gradient-free only if that loop turns out to run training steps: the verdict is
+        GRADIENT_FREE, None (it may need one), or the loops it depends on, judged in `finish`."""
+        if isinstance(node, ast.Constant):
+            return GRADIENT_FREE
         if isinstance(node, ast.Name):
-            facts = self.values.facts(node.id, node)
-            return bool(facts) and all(fact is True for fact in facts)
+            return self._name_gradient_free(node)
         if isinstance(node, ast.Subscript):
             return self._gradient_free(node.value)
+        if isinstance(node, ast.UnaryOp):
+            return self._gradient_free(node.operand)
+        if isinstance(node, ast.BinOp):
+            return _both(self._gradient_free(node.left), self._gradient_free(node.right))
         if isinstance(node, ast.Attribute):
-            return node.attr == "data"
+            return GRADIENT_FREE if node.attr == "data" else None
         if not isinstance(node, ast.Call):
-            return False
-        if self.ctx.call_qualname(node) in catalogue.TORCH_CHECKPOINT_LOADS:
-            return True
+            return None
+        qualified = self.ctx.call_qualname(node)
+        if qualified in catalogue.TORCH_CHECKPOINT_LOADS:
+            return GRADIENT_FREE
+        if qualified in catalogue.NONDETERMINISTIC_BACKWARD_ONLY and qualified.rsplit(".", 1)[1][0].islower():
+            return self._gradient_free(argument(node, 0, "input"))  # `F.interpolate(imgs, ...)` of a batch
+        if qualified in catalogue.TORCH_TENSOR_FACTORIES:  # a new leaf tensor, unless asked to need a gradient
+            requires_grad = keyword(node, "requires_grad")
+            return GRADIENT_FREE if requires_grad is None or constant(requires_grad) is False else None
         func = node.func
         if not isinstance(func, ast.Attribute):
-            return False
-        return func.attr in ("detach", "state_dict") or (func.attr in catalogue.RECEIVER_ONLY_METHODS
-                                                         and self._gradient_free(func.value))
+            return None
+        if func.attr in ("detach", "state_dict"):
+            return GRADIENT_FREE
+        return self._gradient_free(func.value) if func.attr in catalogue.RECEIVER_ONLY_METHODS else None
+
+    def _name_gradient_free(self, node: ast.Name) -> Verdict:
+        """Every earlier assignment to the name (in source order) bound a gradient-free value and, where the
+        name is the target of an enclosing `for` loop, that loop runs training steps (see `_data_batch`)."""
+        loop = self._binding_loop(node)
+        if loop is not None and not isinstance(loop, (ast.For, ast.AsyncFor)):
+            return None  # `[F.interpolate(x, ...) for x in features]`: a comprehension's target
+        verdict: Verdict = GRADIENT_FREE if loop is None else frozenset({loop})
+        facts = self.values.facts(node.id, node)
+        if not facts and loop is None:
+            return None
+        for fact in facts:
+            verdict = _both(verdict, fact if isinstance(fact, frozenset) else None)
+        return verdict
+
+    def _binding_loop(self, node: ast.Name) -> ast.AST | None:
+        """The innermost `for` loop (its body or else clause) or comprehension around `node` whose targets bind
+        `node`'s name."""
+        where = (node.lineno, node.col_offset)
+        found = None
+        for binder, names in self.binders:
+            first = binder.body[0] if isinstance(binder, (ast.For, ast.AsyncFor)) else binder
+            if node.id in names and (first.lineno, first.col_offset) <= where \
+                    <= (binder.end_lineno, binder.end_col_offset):
+                found = binder  # recorded in source order: a later one that holds `node` is inside
+        return found
+
+    def _data_batch(self, loop: ast.AST) -> bool:
+        """What a loop's header binds is a data batch, which needs no gradient: the loop runs training steps
+        (after the traversal) and makes no tensor require a gradient in its body (adversarial examples)."""
+        start, end = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
+        return self.ctx.is_step_loop(loop) and not any(start <= at <= end for at in self.grad_enabled_at)
 
     def _without_grad(self) -> bool:
         """Inside `with torch.no_grad():` or a function decorated with `@torch.no_grad()` / `inference_mode`."""

@@ -778,6 +778,10 @@ ENV_UPDATERS = frozenset({"os.environ.update"})  # a dict literal or keywords
 # Classes whose construction means "this script trains" (their fit/train runs the steps; LightningCLI's
 # `fit` subcommand, or its `cli.trainer.fit(...)`).
 LIGHTNING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"})
+# mmengine's runners (OpenMMLab's training loop: MMDetection, MMSegmentation, ...), built directly or from a
+# config (`Runner.from_cfg(cfg)`); their hooks go in `custom_hooks=` or through `runner.register_hook(...)`.
+MMENGINE_RUNNERS = frozenset({"mmengine.runner.Runner", "mmengine.runner.runner.Runner",
+                              "mmengine.runner.FlexibleRunner", "mmengine.runner._flexible_runner.FlexibleRunner"})
 TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI
 # Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
 # as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).

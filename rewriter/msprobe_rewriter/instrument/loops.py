@@ -39,6 +39,9 @@ from msprobe_rewriter.instrument.scopes import (
 MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
 HF_TRAINER_ROOTS = ("transformers", "trl")  # packages of the trainers that take a step callback (for notes)
 LIGHTNING_ROOTS = ("lightning", "pytorch_lightning")
+MMENGINE_ROOTS = ("mmengine",)
+# The keyword a library's training takes its step callbacks by (else `callbacks`).
+CALLBACK_KEYWORDS = {"mmengine": "custom_hooks"}
 
 
 @dataclass
@@ -67,12 +70,13 @@ class TrainingLoop:
 @dataclass
 class CallbackTraining:
     """Training a library runs, which takes the debugger as a step callback in `callbacks=`: a MindSpore
-    `Model(...).train(...)` call, or the construction of a Hugging Face or Lightning trainer."""
+    `Model(...).train(...)` call, or the construction of a Hugging Face or Lightning trainer or of an mmengine
+    runner (`custom_hooks=`; `Runner.from_cfg(cfg)` takes none)."""
 
     call: ast.Call  # the call that takes `callbacks=`
     statement: ast.stmt
     function: Function
-    library: str  # "mindspore", "transformers" or "lightning"
+    library: str  # "mindspore", "transformers", "lightning" or "mmengine"
     position: int | None  # of `callbacks` among the positional arguments (None: by keyword only)
     optimizer: str | None  # MindSpore: the Model's optimizer, for `monitor`
     callbacks: str | None  # `callbacks=` is a name only ever assigned lists ("list": `name + [...]` works) or
@@ -124,9 +128,13 @@ class _Collector:
             self.trains.append((call, function, "mindspore", True))
 
     def _trainer(self, call: ast.Call) -> tuple[str, bool] | None:
-        """(library, takes `callbacks=`) when `call` constructs a Hugging Face or Lightning trainer, or a
-        subclass of one defined in this file."""
-        library = trainer_library(self.ctx.imports.resolve_any(call.func))
+        """(library, takes `callbacks=`) when `call` constructs a Hugging Face or Lightning trainer, a subclass of
+        one defined in this file, or an mmengine runner (from a config: no `custom_hooks=`)."""
+        qualified = self.ctx.imports.resolve_any(call.func)
+        owner, _, method = (qualified or "").rpartition(".")
+        if method == "from_cfg" and owner in catalogue.MMENGINE_RUNNERS:
+            return "mmengine", False
+        library = trainer_library(qualified)
         return (library, _takes_callbacks(self.ctx, call)) if library is not None else None
 
     def _model_train(self, call: ast.Call) -> bool:
@@ -142,10 +150,12 @@ class _Collector:
 
 def trainer_library(qualified: str | None) -> str | None:
     """"transformers" for a Hugging Face trainer class (`transformers.Trainer`, `Seq2SeqTrainer`, trl's
-    `SFTTrainer`, ...: lint's catalogue), "lightning" for Lightning's `Trainer`, else None (`TrainingArguments`,
-    a callback, TRL's diffusion trainers, which take no `callbacks=`)."""
+    `SFTTrainer`, ...: lint's catalogue), "lightning" for Lightning's `Trainer`, "mmengine" for an mmengine
+    runner, else None (`TrainingArguments`, a callback, TRL's diffusion trainers, which take no `callbacks=`)."""
     if qualified in catalogue.HF_TRAINERS:
         return "transformers"
+    if qualified in catalogue.MMENGINE_RUNNERS:
+        return "mmengine"
     return "lightning" if qualified in catalogue.LIGHTNING_TRAINERS else None
 
 
@@ -431,19 +441,20 @@ class _Finder:
                 found_opt = argument(model, 2, "optimizer") if isinstance(model, ast.Call) else None
                 if isinstance(found_opt, (ast.Name, ast.Attribute)):  # one built inline could not be monitored again
                     optimizer = source_text(self.ctx.source, found_opt)
-            callbacks = keyword(call, "callbacks") if position is None else argument(call, position, "callbacks")
+            name = CALLBACK_KEYWORDS.get(library, "callbacks")
+            callbacks = keyword(call, name) if position is None else argument(call, position, name)
             found.append(CallbackTraining(call, statement, function, library, position, optimizer,
                                           self._callbacks_kind(callbacks, library), takes_callbacks))
         return found
 
     def _callbacks_kind(self, callbacks: ast.expr | None, library: str) -> str | None:
         """"list" for a name only ever assigned lists, "one" for a single callback (a class's construction, or a
-        name assigned one; Hugging Face takes lists only), else None."""
+        name assigned one; Hugging Face and mmengine take lists only), else None."""
         values = self.values.get(callbacks.id, []) if isinstance(callbacks, ast.Name) else []
         if values and all(isinstance(value, (ast.List, ast.ListComp)) for value in values):
             return "list"
         single = self.assignments.get(callbacks.id) if isinstance(callbacks, ast.Name) else callbacks
-        if library != "transformers" and isinstance(single, ast.Call) and constructs_class(single):
+        if library in ("lightning", "mindspore") and isinstance(single, ast.Call) and constructs_class(single):
             return "one"
         return None
 

@@ -28,7 +28,9 @@ DEBUGGERS = frozenset(f"{m}.PrecisionDebugger" for m in ("msprobe_runtime.pytorc
 # The runtime's step callback for each library (MindSpore's is msprobe.mindspore's name; msprobe has none for
 # the other two). msprobe-kit's callbacks also call `monitor` themselves when the config's task is grad_probe.
 CALLBACKS = {"mindspore": "MsprobeStep", "transformers": "MsprobeTrainerCallback",
-             "lightning": "MsprobeLightningCallback"}
+             "lightning": "MsprobeLightningCallback", "mmengine": "MsprobeMMEngineHook"}
+# How a trainer built already takes one more callback, by library.
+ADD_CALLBACK = {"transformers": "add_callback", "mmengine": "register_hook"}
 MSPROBE_CALLBACKS = ("mindspore",)
 
 
@@ -73,11 +75,15 @@ class Debugger(Transform):
         "the debugger created before it: a Hugging Face trainer (`Trainer`, `Seq2SeqTrainer`, any `...Trainer` "
         "class of `transformers` or `trl` such as `SFTTrainer`, also a subclass of one defined in the file) "
         "`MsprobeTrainerCallback(debugger)`, Lightning's `Trainer` (`lightning`, `lightning.pytorch`, "
-        "`pytorch_lightning`) `MsprobeLightningCallback(debugger)`; both start, stop and step the debugger around "
+        "`pytorch_lightning`) `MsprobeLightningCallback(debugger)`, an mmengine `Runner` or `FlexibleRunner` "
+        "(OpenMMLab) `MsprobeMMEngineHook(debugger)` in `custom_hooks=`, or, built by `Runner.from_cfg(cfg)`, "
+        "through `runner.register_hook(...)` after it; they start, stop and step the debugger around "
         "each optimizer step. An absent or `None` `callbacks=` becomes a list, a list is appended to, a name only "
         "ever assigned lists becomes `name + [...]`, one callback `[it, ...]`; where `callbacks=` cannot be read "
         "(`**kwargs` that may hold it, a helper's result, a subclass whose `__init__` takes none) a Hugging Face "
-        "trainer assigned to a name gets `trainer.add_callback(...)` after its construction, anything else a note. "
+        "trainer assigned to a name gets `trainer.add_callback(...)` after its construction (an mmengine runner "
+        "`runner.register_hook(...)`), anything else a note; a `runner.train()` on a runner the file builds "
+        "otherwise (mmengine's `RUNNERS.build(cfg)`) gets a note too. "
         "A file that imports mindnlp (or mindtorch) runs these trainers on MindSpore, `torch` being mindtorch: the "
         "PyTorch callback cannot capture there, so a note says so and nothing is added (its seeding comes from "
         "msprobe_runtime.mindspore, which seeds mindtorch too). "
@@ -239,6 +245,22 @@ class Debugger(Transform):
                 "                self.model(x).sum().backward()\n                self.opt.step()\n"
                 "            finally:\n                debugger.stop()\n                debugger.step()\n\n\n"
                 "Trainer(torch.nn.Linear(2, 1)).fit(torch.randn(4, 8, 2))\n"),
+        # mmengine's Runner (OpenMMLab) takes the hook in `custom_hooks=`; one built from a config takes it through
+        # `register_hook`.
+        Example("from mmengine.runner import Runner\n\nrunner = Runner(model=model, work_dir='work', "
+                "train_dataloader=loader, optim_wrapper=optim, train_cfg=dict(max_iters=10))\nrunner.train()\n",
+                "from mmengine.runner import Runner\nimport os\n"
+                "from msprobe_runtime.pytorch import MsprobeMMEngineHook, PrecisionDebugger\n\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "runner = Runner(model=model, work_dir='work', train_dataloader=loader, optim_wrapper=optim, "
+                "train_cfg=dict(max_iters=10), custom_hooks=[MsprobeMMEngineHook(debugger)])\nrunner.train()\n"),
+        Example("from mmengine.config import Config\nfrom mmengine.runner import Runner\n\n"
+                "runner = Runner.from_cfg(Config.fromfile('configs/retinanet.py'))\nrunner.train()\n",
+                "from mmengine.config import Config\nfrom mmengine.runner import Runner\nimport os\n"
+                "from msprobe_runtime.pytorch import MsprobeMMEngineHook, PrecisionDebugger\n\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "runner = Runner.from_cfg(Config.fromfile('configs/retinanet.py'))\n"
+                "runner.register_hook(MsprobeMMEngineHook(debugger))\nrunner.train()\n"),
         # mindnlp runs transformers' Trainer on MindSpore (its `torch` is mindtorch): the PyTorch callback would
         # not work there, and nothing is added (with a note).
         Example("import mindnlp\nfrom transformers import Trainer\n\ntrainer = Trainer(model=model, args=args)\n"
@@ -343,7 +365,7 @@ class Debugger(Transform):
         """Add the library's step callback to `callbacks=` of the call that takes it (a Hugging Face trainer whose
         `callbacks=` cannot take it gets `trainer.add_callback(...)` instead)."""
         node = unit.node_for(train.call, cst.Call)
-        what = "Model.train call" if train.library == "mindspore" else "trainer"
+        what = {"mindspore": "Model.train call", "mmengine": "runner"}.get(train.library, "trainer")
         if node is None:
             unit.note(train.call.lineno, f"{what} not found in the source: add {CALLBACKS[train.library]}({name}) "
                                          "yourself")
@@ -354,24 +376,25 @@ class Debugger(Transform):
                 unit.note(train.call.lineno, "dataset_sink_mode may be on: with data sinking (Ascend, GPU) Model.train "
                           "runs a sink of steps between two step callbacks, so a dump would cover them all; pass "
                           "dataset_sink_mode=False while debugging")
-        current = nodes.argument(node, "callbacks", train.position)
+        keyword = loops.CALLBACK_KEYWORDS.get(train.library, "callbacks")
+        current = nodes.argument(node, keyword, train.position)
         value = current.value if current is not None else None
         if not train.takes_callbacks:
-            problem = f"the {what}'s `__init__` takes no callbacks="
+            problem = f"the {what}'s construction takes no {keyword}="
         elif current is None and nodes.has_star(node):
-            problem = f"{what} with *args/**kwargs (callbacks= may be among them)"
+            problem = f"{what} with *args/**kwargs ({keyword}= may be among them)"
         elif current is not None and not _extendable(value, train):
-            problem = "callbacks= is not a list"
+            problem = f"{keyword}= is not a list"
         else:
             callback = nodes.expression(f"{unit.runtime(CALLBACKS[train.library])}({name})")
-            unit.edits.rewrite(node, lambda updated: _add_callback(updated, train, callback))
+            unit.edits.rewrite(node, lambda updated: _add_callback(updated, train, keyword, callback))
             return True
         holder = _assigned_to(train)
-        if train.library == "transformers" and holder is not None:
+        if train.library in ADD_CALLBACK and holder is not None:
             unit.edits.insert_after(unit.statement(train.statement), [nodes.statement(
-                f"{holder}.add_callback({unit.runtime(CALLBACKS[train.library])}({name}))")])
+                f"{holder}.{ADD_CALLBACK[train.library]}({unit.runtime(CALLBACKS[train.library])}({name}))")])
             return True
-        unit.note(train.call.lineno, f"{problem}: add {CALLBACKS[train.library]}({name}) to its callbacks yourself")
+        unit.note(train.call.lineno, f"{problem}: add {CALLBACKS[train.library]}({name}) to its {keyword} yourself")
         return False
 
     def _anchor(self, unit: Unit) -> ast.stmt | None:
@@ -469,13 +492,14 @@ def _extendable(value: cst.BaseExpression, train: loops.CallbackTraining) -> boo
             or train.callbacks is not None)
 
 
-def _add_callback(call: cst.Call, train: loops.CallbackTraining, callback: cst.BaseExpression) -> cst.Call:
-    """`call` with `callback` added to its `callbacks=`: a list appended to, a name holding a list extended
-    (`cbs + [callback]`), one callback listed with it, an absent or None one set to `[callback]`."""
-    arg = nodes.argument(call, "callbacks", train.position)
+def _add_callback(call: cst.Call, train: loops.CallbackTraining, keyword: str, callback: cst.BaseExpression) -> cst.Call:
+    """`call` with `callback` added to its `keyword=` (`callbacks=`, mmengine's `custom_hooks=`): a list appended
+    to, a name holding a list extended (`cbs + [callback]`), one callback listed with it, an absent or None one
+    set to `[callback]`."""
+    arg = nodes.argument(call, keyword, train.position)
     value = arg.value if arg is not None else None
     if value is None or isinstance(value, cst.Name) and value.value == "None":
-        return nodes.set_argument(call, "callbacks", cst.List([cst.Element(callback)]), train.position)
+        return nodes.set_argument(call, keyword, cst.List([cst.Element(callback)]), train.position)
     if isinstance(value, cst.List):
         elements = list(value.elements)
         if elements:
@@ -491,7 +515,7 @@ def _add_callback(call: cst.Call, train: loops.CallbackTraining, callback: cst.B
     else:  # one callback
         new = cst.List([cst.Element(value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                         cst.Element(callback)])
-    return nodes.set_argument(call, "callbacks", new, train.position)
+    return nodes.set_argument(call, keyword, new, train.position)
 
 
 def _assigned_to(train: loops.CallbackTraining) -> str | None:
@@ -509,11 +533,14 @@ def _assigned_to(train: loops.CallbackTraining) -> str | None:
 def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
     """(line, note) for training run by a trainer this file does not construct, in a file importing a trainer
     library: `LightningCLI(...)` (it builds the trainer), or `trainer.train()`/`.fit(...)` on a parameter or on
-    what a function returns (`build_trainer(cfg)`, `hydra.utils.instantiate(cfg.trainer)`)."""
-    if not any(unit.ctx.imports.imports_root(root) for root in (*loops.HF_TRAINER_ROOTS, *loops.LIGHTNING_ROOTS)):
+    what a function returns (`build_trainer(cfg)`, `hydra.utils.instantiate(cfg.trainer)`, mmengine's
+    `RUNNERS.build(cfg)` for a `runner`)."""
+    if not any(unit.ctx.imports.imports_root(root)
+               for root in (*loops.HF_TRAINER_ROOTS, *loops.LIGHTNING_ROOTS, *loops.MMENGINE_ROOTS)):
         return None
     built = {target_name(target): node.value for node in ast.walk(unit.tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
              for target in (node.targets if isinstance(node, ast.Assign) else [node.target])}
+    holders = ("trainer", "runner") if unit.ctx.imports.imports_root("mmengine") else ("trainer",)
     clis = {"LightningCLI"} | {node.name for node in ast.walk(unit.tree) if isinstance(node, ast.ClassDef) and any(
         (unit.ctx.imports.resolve_any(base) or "").endswith(".LightningCLI") for base in node.bases)}
     for node in ast.walk(unit.tree):
@@ -523,7 +550,7 @@ def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
             return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` builds and runs the trainer: pass "
                                  f"trainer_defaults={{\"callbacks\": [{CALLBACKS['lightning']}(debugger)]}}; debugger not added")
         if (isinstance(node.func, ast.Attribute) and node.func.attr in ("train", "fit")
-                and "trainer" in (target_name(node.func.value) or "").lower()):
+                and any(word in (target_name(node.func.value) or "").lower() for word in holders)):
             value = built.get(target_name(node.func.value))
             if not (isinstance(value, ast.Call) and loops.constructs_class(value)):
                 return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` runs a trainer this file does "
@@ -535,7 +562,8 @@ def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
 def _trainer_callbacks(unit: Unit) -> str:
     """The runtime callback(s) for the trainer libraries the file imports."""
     found = [f"{CALLBACKS[library]}(debugger)" for library, roots in (("transformers", loops.HF_TRAINER_ROOTS),
-                                                                      ("lightning", loops.LIGHTNING_ROOTS))
+                                                                      ("lightning", loops.LIGHTNING_ROOTS),
+                                                                      ("mmengine", loops.MMENGINE_ROOTS))
              if any(unit.ctx.imports.imports_root(root) for root in roots)]
     return " or ".join(found)
 

@@ -16,6 +16,8 @@ SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Methods that apply gradients: `optimizer.step()`, `scaler.step(optimizer)`, `trainer.optimize(optimizer)`.
 STEP_METHODS = frozenset({"step", "optimize"})
+# Methods that run a library trainer's training loop, by the trainers they run: `trainer.train()`, `trainer.fit(m)`.
+TRAINER_RUNS = {"train": catalogue.HF_TRAINERS, "fit": catalogue.LIGHTNING_TRAINERS}
 
 FRAME_TYPES = frozenset((*LOOP_TYPES, *SCOPE_TYPES))
 # Leaf node types that are not worth a visit unless a rule asks for them, and the fields holding them.
@@ -80,6 +82,7 @@ class FileContext:
         self.loops: dict[int, LoopInfo] = {}
         self.functions: dict[str, FunctionInfo] = {}
         self.module_level_steps = False
+        self.module_level_trainer_run = False  # `trainer.train()` of a Hugging Face or Lightning trainer
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
         self._preload_imports()
@@ -214,6 +217,8 @@ class FileContext:
                 info.called.add(callee_name)
         elif function is None and steps:
             self.module_level_steps = True
+        if function is None and self.is_trainer_run(call):
+            self.module_level_trainer_run = True
         if function is not None:
             finfo = self.functions.setdefault(function, FunctionInfo())
             finfo.steps |= steps
@@ -253,6 +258,19 @@ class FileContext:
             return self.imports.imports_root("mindspore") and self.is_optimizer_name(name) and bool(call.args)
         return (origin in catalogue.GRAD_FUNCTION_FACTORIES or origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS
                 or (origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin)))
+
+    def is_trainer_run(self, call: ast.Call) -> bool:
+        """Whether `call` runs a Hugging Face trainer's (`trainer.train()`, `Trainer(...).train()`) or a Lightning
+        trainer's (`trainer.fit(model)`) training loop; the file's subclasses of them included."""
+        func = call.func
+        trainers = TRAINER_RUNS.get(func.attr) if isinstance(func, ast.Attribute) else None
+        if trainers is None:
+            return False
+        owner = func.value
+        if isinstance(owner, ast.Call):
+            return self.call_qualname(owner) in trainers
+        name = target_name(owner)
+        return name is not None and self.assigned_calls.get(name) in trainers
 
     def is_optimizer_step(self, call: ast.Call) -> bool:
         """Whether `call` applies gradients (not just computes them): `optimizer.step()`, `scaler.step(opt)`,
@@ -353,8 +371,9 @@ class FileContext:
         return info.steps or bool(info.called & self.stepping_functions())
 
     def is_entry_script(self) -> bool:
-        """A `__main__` guard, or a module-level training loop / `Model.train` call (after traversal)."""
-        if self.has_main_guard or self.module_level_steps:
+        """A `__main__` guard, or a module-level training loop / `Model.train` call / library trainer run
+        (`trainer.train()`, `trainer.fit(model)`) (after traversal)."""
+        if self.has_main_guard or self.module_level_steps or self.module_level_trainer_run:
             return True
         return any(info.function is None and self.is_step_loop(info.node) for info in self.loops.values())
 

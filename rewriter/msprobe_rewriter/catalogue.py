@@ -87,6 +87,21 @@ HF_FROM_CONFIG = frozenset({"from_config", "_from_config"})  # every weight init
 PEFT_ADAPTERS = frozenset({"peft.get_peft_model", "peft.mapping.get_peft_model", "peft.mapping_func.get_peft_model"})
 PEFT_LORA_CONFIGS = frozenset({"peft.LoraConfig", "peft.AdaLoraConfig", "peft.tuners.lora.LoraConfig"})
 PEFT_RANDOM_LORA_INITS = (True, False, "gaussian", "orthogonal")
+# TRL trainers that wrap their model with `get_peft_model(model, peft_config)` in `__init__` before
+# `Trainer.__init__` seeds (trl 0.x main, 2026: SFT, DPO, KTO, GRPO, RLOO; ORPO, CPO, BCO, GKD, PRM, OnlineDPO, XPO,
+# NashMD, PPO under trl.experimental): the LoRA matrices are drawn unseeded. RewardTrainer calls `set_seed` first;
+# IterativeSFT takes no `peft_config=`.
+TRL_PEFT_BEFORE_SEED = frozenset(f"trl.{n}Trainer" for n in _TRL if n != "Reward")
+# Layers whose construction draws their weights: from torch's generator, or (MindSpore) NumPy's, as
+# MINDSPORE_INIT_DRAWS; norms, activations and losses start from constants or hold no weights.
+TORCH_WEIGHTED_LAYERS = frozenset("torch.nn." + n for n in (
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "Embedding", "EmbeddingBag", "RNN", "LSTM", "GRU", "MultiheadAttention", "Transformer",
+    "TransformerEncoderLayer", "TransformerDecoderLayer"))
+MINDSPORE_WEIGHTED_LAYERS = frozenset("mindspore.nn." + n for n in (
+    "Dense", "BiDense", "Conv1d", "Conv2d", "Conv3d", "Conv1dTranspose", "Conv2dTranspose", "Conv3dTranspose",
+    "Embedding", "RNN", "LSTM", "GRU", "MultiheadAttention", "Transformer", "TransformerEncoderLayer",
+    "TransformerDecoderLayer"))
 # Data splits and shuffles that draw unless given a seed: name -> (position, keyword) of the arguments that seed
 # them, and of a `shuffle` switch (None: none). Hugging Face `datasets` methods by name (`Dataset.shuffle` draws
 # its seed from NumPy's global generator, `IterableDataset.shuffle` from fresh entropy); scikit-learn's
@@ -782,6 +797,10 @@ LIGHTNING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer"
 # config (`Runner.from_cfg(cfg)`); their hooks go in `custom_hooks=` or through `runner.register_hook(...)`.
 MMENGINE_RUNNERS = frozenset({"mmengine.runner.Runner", "mmengine.runner.runner.Runner",
                               "mmengine.runner.FlexibleRunner", "mmengine.runner._flexible_runner.FlexibleRunner"})
+# `runner.train()` on a runner built by one of them, or from mmengine's registry: a runner also tests and
+# validates (every OpenMMLab `tools/test.py` builds one), so only its `train()` means the script trains.
+MMENGINE_TRAINS = frozenset({*(f"{runner}{build}.train" for runner in MMENGINE_RUNNERS for build in ("", ".from_cfg")),
+                             "mmengine.registry.RUNNERS.build.train"})
 TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI
 # Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
 # as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).

@@ -8,25 +8,32 @@ import re
 from msprobe_rewriter import catalogue, entropy, seeding
 from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.context import (
+    EVAL_NAME,
     FUNCTION_TYPES,
+    LOOP_TYPES,
     FileContext,
     argument,
     constant,
     draws_globally,
     iter_calls,
     keyword,
+    target_name,
 )
 from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.rules.seed_partial import DRAW_FAMILY
 
 CONDITIONAL = ("seeding runs only when `{condition}`, which is false with the default arguments: seed "
                "unconditionally (or give the seed option a default value)")
 SEED_FIRST = "call `transformers.set_seed(seed)` (or msprobe's `seed_all(seed)`) before"
-LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{trainer}(...)` seeds (line {line}), so they "
-              f"differ run to run: {SEED_FIRST} it, or build the model in the trainer's `model_init=`")
-LATE_DRAW = ("`{call}(...)` draws{via} before `{trainer}(...)` seeds (line {line}), from an unseeded generator: "
-             f"{SEED_FIRST} it")
+SEED_EARLIER = "seed before it (move the seeding up, or call msprobe's `seed_all(seed)` first)"
+LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seeds (line {line}), so they differ run "
+              "to run: {fix}")
+LATE_DRAW = "`{call}(...)` draws{via} before `{seeder}` seeds (line {line}), from an unseeded generator: {fix}"
 # transformers model classes (`LlamaForCausalLM(config)` initialises every weight), not data collators.
+# Calls that draw a layer's weights: torch and MindSpore layers, initialisers, torch draws.
+WEIGHT_DRAWS = (catalogue.TORCH_WEIGHTED_LAYERS | catalogue.MINDSPORE_WEIGHTED_LAYERS | catalogue.TORCH_INIT_DRAWS
+                | catalogue.MINDSPORE_INIT_DRAWS | catalogue.TORCH_RANDOM_DRAWS)
 HF_MODEL_CLASS = re.compile(r"(?!Auto|DataCollator)[A-Z]\w*(Model|For[A-Z]\w*)")
 
 
@@ -38,8 +45,8 @@ def entry_location(ctx: FileContext) -> ast.AST:
     for stmt in ctx.tree.body:
         if isinstance(stmt, ast.If) and is_main_guard(stmt.test):
             return header(stmt)
-    for stmt in ctx.tree.body:  # a module-level `model.train(...)` (MindSpore Model)
-        if any(ctx.is_step_call(c) for c in ast.walk(stmt) if isinstance(c, ast.Call)):
+    for stmt in ctx.tree.body:  # a module-level `model.train(...)` (MindSpore Model), `trainer.train()`
+        if any(ctx.is_step_call(c) or ctx.is_trainer_run(c) for c in ast.walk(stmt) if isinstance(c, ast.Call)):
             return stmt
     return ctx.tree.body[0] if ctx.tree.body else ctx.tree
 
@@ -65,8 +72,8 @@ class SeedMissing(Rule):
     message = ("this entry script trains or samples but never seeds its random number generators: call "
                "`seed_all(seed)` (msprobe), or `random.seed`, `np.random.seed` and `torch.manual_seed` / "
                "`mindspore.set_seed`, at startup")
-    summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop or "
-               "`Model.train`) that trains (training steps, an optimizer, a trainer, or a function or class of "
+    summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
+               "`Model.train`, or a trainer's `train()`/`fit()`) that trains (training steps, an optimizer, a trainer, or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`) or "
                "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...), but never "
                "seeds: not directly, "
@@ -77,30 +84,44 @@ class SeedMissing(Rule):
                "condition that is false with the default arguments (`if args.seed is not None:` with `--seed` "
                "defaulting to None) is reported at that condition. A script whose only seeding draws a fresh seed every run "
                "(`random.seed()`, `torch.seed()`) is left to entropy-seed (MSP108), which points at that call: "
-               "one finding per hazard. A script whose only seeding is a Hugging Face trainer, which seeds only when "
-               "constructed, is reported at the first call before that construction (in the same function, or at "
-               "module level) that builds the model the trainer trains with new weights (`from_pretrained` of a "
-               "class whose head a base checkpoint lacks: sequence, token, image or audio classification, question "
-               "answering, CTC...; `from_config`; a transformers model class or an `nn.Module` of the file built "
-               "directly; PEFT's `get_peft_model` with a `LoraConfig` of random `init_lora_weights`) or draws "
-               "(`torch.randint`, `random.shuffle`, `np.random.permutation`, `dataset.shuffle()` or "
-               "`train_test_split` without a seed), itself or in a function or class of the file it calls. A causal "
-               "or masked LM's `from_pretrained`, a tokenizer or `load_dataset` draws nothing, and "
-               "`Trainer(model_init=...)` builds the model after seeding.")
+               "one finding per hazard. A script that seeds too late is reported at the first call that, before the "
+               "default run's first seeding (nothing seeded earlier: not at module level or on import before the "
+               "function runs, not in a function of the file that runs it), in the same straight-line code (no "
+               "loop, branch other than the main guard, or `except` between them) and in the same function or at "
+               "module level, builds a model with new weights from a generator that seeding seeds (an `nn.Module`, "
+               "Lightning module or MindSpore `Cell` of the file whose code builds a weighted layer such as "
+               "`nn.Linear`/`nn.Dense` or draws; such a layer itself; `from_pretrained` of a transformers class "
+               "whose head a base checkpoint lacks: sequence, token, image or audio classification, question "
+               "answering, CTC...; `from_config`; a transformers model class built directly; PEFT's "
+               "`get_peft_model` with a `LoraConfig` of random `init_lora_weights`) or draws (`torch.randint`, "
+               "`random.shuffle`, `np.random.permutation`, `dataset.shuffle()` or `train_test_split` without a "
+               "seed), itself or in a function or class of the file it calls. The seeding may be a seeding call, "
+               "a function of the file that seeds, or a Hugging Face trainer, which seeds only when constructed "
+               "(then only the model it is given counts, and `Trainer(model_init=...)` builds the model after "
+               "seeding). A model given weights afterwards (`model.load_state_dict(...)`, "
+               "`load_checkpoint(model, ...)`, `model = torch.load(...)`) is not reported. A causal or masked LM's "
+               "`from_pretrained`, a tokenizer or `load_dataset` draws nothing. A TRL trainer given a random-init "
+               "LoRA `peft_config=` (SFT, DPO, KTO, GRPO, RLOO, ...; not `RewardTrainer`, which seeds first) is "
+               "itself reported when it is the first seeding: it adds the LoRA matrices before "
+               "`Trainer.__init__` seeds. A module-level `trainer.train()` of a Hugging Face trainer or "
+               "`trainer.fit(...)` of a Lightning one makes a file an entry script, as a main guard does.")
     why = ("Without a seed, weight initialisation, data order, augmentation and dropout start from a different "
            "random state in every run, so no two runs (or the GPU and NPU runs you want to compare) compute the "
            "same numbers, and a precision difference cannot be told apart from noise. A seed behind an optional "
-           "`--seed` flag is the same problem in disguise: the default run is unseeded. So is a Hugging Face "
-           "`Trainer` built after the model: it seeds in its constructor, once the new weights (a classifier head, "
-           "LoRA matrices) and the data order have been drawn from torch's CPU generator, which every process "
-           "seeds from OS entropy.")
+           "`--seed` flag is the same problem in disguise: the default run is unseeded. So is a seed set after the model "
+           "is built or the data shuffled, a Hugging Face `Trainer` built after the model (it seeds in its "
+           "constructor) or a TRL trainer adding LoRA matrices in its constructor before it seeds: the new weights "
+           "(the whole model, a classifier head, LoRA matrices) and the data order have been drawn from a generator "
+           "that every process seeds from OS entropy.")
     fix = ("Seed every generator once at startup, before building the model and the data pipeline: "
            "`from msprobe_runtime.pytorch import seed_all; seed_all(1234)` (or `random.seed(s)`, "
            "`np.random.seed(s)`, `torch.manual_seed(s)`; MindSpore: `mindspore.set_seed(s)`, which seeds `random`, "
            "NumPy and the data pipeline too, plus `mindspore.manual_seed(s)` for `mint` draws). "
-           "Give `--seed` a default value instead of None. With a Hugging Face trainer, call "
+           "Give `--seed` a default value instead of None. Seed before the first model or draw, not after. With a "
+           "Hugging Face trainer, call "
            "`transformers.set_seed(training_args.seed)` before loading the model and the data, as transformers' "
-           "example scripts do, or pass the trainer a `model_init=` function that builds the model.")
+           "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
+           "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
         """\
 import random
@@ -372,9 +393,96 @@ ds.set_seed(1)
 net = nn.Dense(4, 2)
 Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9)).train(1, train_dataset)
 """,
+        # The model built before the seed is given loaded weights; each run seeds, then builds its model.
+        """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+
+def main(args):
+    model = Net()
+    torch.manual_seed(args.seed)
+    model.load_state_dict(torch.load(args.checkpoint))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(10, 8, 4):
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+
+def sweep(seeds):
+    for seed in seeds:
+        torch.manual_seed(seed)
+        model = Net()
+        torch.optim.SGD(model.parameters(), lr=0.1).step()
+
+
+if __name__ == "__main__":
+    main(None)
+""",
+        # A draw in the other branch than the seed, a seed inside a condition, a seed at module level before
+        # `main()` runs: nothing is drawn before the first seeding.
+        """\
+import argparse
+import random
+
+import numpy as np
+import torch
+
+random.seed(0)
+
+
+def main(args):
+    if args.shuffle:
+        order = np.random.permutation(10)
+    else:
+        np.random.seed(args.seed)
+    model = torch.nn.Linear(4, 2)
+    if args.seed is not None:
+        torch.manual_seed(args.seed)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=0)
+    main(parser.parse_args())
+""",
+        # A MindSpore loss cell holds no weights; `mindspore.set_seed` seeds before the network is built.
+        """\
+import mindspore as ms
+from mindspore import nn
+from mindspore.train import Model
+
+
+class SmoothL1(nn.Cell):
+    def construct(self, x, y):
+        return (x - y).abs().mean()
+
+
+loss = SmoothL1()
+ms.set_seed(1)
+net = nn.Dense(4, 2)
+model = Model(net, loss, nn.Momentum(net.trainable_params(), 0.01, 0.9))
+model.train(1, train_dataset)
+""",
+        # RewardTrainer calls `set_seed` before it adds the LoRA matrices.
+        """\
+from peft import LoraConfig
+from trl import RewardConfig, RewardTrainer
+
+trainer = RewardTrainer(model="Qwen/Qwen2-0.5B", args=RewardConfig(output_dir="out"), peft_config=LoraConfig(r=8))
+trainer.train()
+""",
     )
-    invalid = (
-        Invalid("""\
+    invalid = (        Invalid("""\
 import torch
 from torch import nn
 
@@ -545,6 +653,94 @@ if __name__ == "__main__":
     model = torch.load("model.pt", weights_only=False)
     torch.save(sample(model), "sample.pt")
 """, lines=(12,)),
+        # The model's weights are drawn before `torch.manual_seed` seeds.
+        Invalid("""\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+
+def main(args):
+    model = Net()
+    torch.manual_seed(args.seed)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(10, 8, 4):
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main(None)
+""", lines=(12,)),
+        # A split drawn before the file's seeding helper seeds NumPy (torch's draw after it is seeded).
+        Invalid("""\
+import random
+
+import numpy as np
+import torch
+
+
+def set_seed(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def main():
+    order = np.random.permutation(100)
+    set_seed(0)
+    model = torch.nn.Linear(4, 2)
+    torch.optim.SGD(model.parameters(), lr=0.1).step()
+
+
+if __name__ == "__main__":
+    main()
+""", lines=(14,)),
+        # MindSpore: `nn.Dense` draws its weights when built, before `mindspore.set_seed`.
+        Invalid("""\
+import mindspore as ms
+from mindspore import nn
+from mindspore.train import Model
+
+net = nn.Dense(4, 2)
+ms.set_seed(1)
+model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))
+model.train(1, train_dataset)
+""", lines=(5,)),
+        # TRL's SFTTrainer adds the LoRA matrices of `peft_config=` before `Trainer.__init__` seeds; a module-level
+        # `trainer.train()` makes this an entry script.
+        Invalid("""\
+from peft import LoraConfig
+from trl import SFTConfig, SFTTrainer
+
+peft_config = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear")
+trainer = SFTTrainer(model="Qwen/Qwen2-0.5B", args=SFTConfig(output_dir="out"), peft_config=peft_config)
+trainer.train()
+""", lines=(5,)),
+        # A module-level Lightning script without a main guard that never seeds.
+        Invalid("""\
+import lightning as L
+from torch import nn, optim
+
+
+class LitModel(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 1)
+
+    def configure_optimizers(self):
+        return optim.AdamW(self.parameters())
+
+
+trainer = L.Trainer(max_epochs=1)
+trainer.fit(LitModel())
+""", lines=(15,)),
     )
 
     def finish(self) -> None:
@@ -560,31 +756,54 @@ if __name__ == "__main__":
             self._seeded_late(facts)
 
     def _seeded_late(self, facts: seeding.FileSeeding) -> None:
-        """When a Hugging Face trainer's construction is the only seeding of the default run, report the first
-        model built with new weights, or draw, before it in the function (or module level) that builds it."""
-        ctx = self.ctx
-        trainers = [effect.node for effect in facts.direct if isinstance(effect.node, ast.Call)
-                    and ctx.call_qualname(effect.node) in catalogue.HF_TRAINERS and facts.skipping_guard(effect) is None]
-        if not trainers or facts.default_run(lambda e: bool(e.summary.families) and e.node not in trainers
-                                             and e.function not in facts.worker_init).pinned:
+        """Report the first call that builds a model with new weights, or draws, before the default run first
+        seeds: in the straight-line code of the function (or module level) that seeds first, before that seeding,
+        or a TRL trainer that adds random LoRA matrices before it seeds."""
+        late = _LateDraws(self.ctx)
+        if not late.anywhere():
             return
-        late = _LateDraws(ctx)
-        for scope in (ctx.tree, *(node for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES))):
-            calls = sorted(iter_calls(scope), key=lambda c: (c.lineno, c.col_offset))
-            trainer = next((call for call in calls if call in trainers), None)
-            if trainer is None:
+        seeds = [effect for effect in facts.effects if effect.summary.families
+                 and effect.function not in facts.worker_init and facts.skipping_guard(effect) is None]
+        order = _FirstSeeding(late, seeds)
+        for scope in (self.ctx.tree, *(node for node in ast.walk(self.ctx.tree) if isinstance(node, FUNCTION_TYPES))):
+            if isinstance(scope, FUNCTION_TYPES) and EVAL_NAME.search(scope.name):
+                continue  # a test reseeding before it compares two models: the draws before are its inputs
+            points = order.first(scope)
+            if points and (late.straight(points[0][0], scope) or _is_trainer(self.ctx, points[0][0])):
+                self._report_late(late, scope, points)
+
+    def _report_late(self, late: _LateDraws, scope: ast.AST, points: list[tuple[ast.AST, frozenset[str]]]) -> None:
+        """Report in `scope`, whose first seeding point (`points`: all of them, in source order) is the default
+        run's first seeding, the first call before it that draws from a generator a later point seeds."""
+        ctx, first = self.ctx, points[0][0]
+        trainer = _is_trainer(ctx, first)
+        model = argument(first, 0, "model") if trainer and keyword(first, "model_init") is None else None
+        end = (first.end_lineno, first.end_col_offset)
+        for call in sorted(iter_calls(scope), key=_position):
+            if call is first or (call.end_lineno, call.end_col_offset) > end or not late.straight(call, scope):
                 continue
-            end = (trainer.end_lineno, trainer.end_col_offset)
-            model = argument(trainer, 0, "model") if keyword(trainer, "model_init") is None else None
-            for call in calls:
-                found = (call is not trainer and (call.end_lineno, call.end_col_offset) <= end
-                         and late.first(call, late.builds(call, model), follow=True))
-                if found:
-                    kind, via = found
-                    text = LATE_MODEL if kind == "model" else LATE_DRAW
-                    self.report(call, text.format(call=condition_text(call.func), via=via, line=trainer.lineno,
-                                                  trainer=condition_text(trainer.func)))
-                    break
+            found = late.first(call, late.builds(call, model) if trainer else True, follow=True)
+            if found is None or found[0] == "model" and late.loaded(call, scope) or late.unused(call, points):
+                continue
+            kind, family, via = found
+            seeder = next((node for node, families in points if family in families), None)
+            if seeder is not None and (late.straight(seeder, scope) or seeder is first):
+                self._report_one(call, kind, via, seeder, trainer and seeder is first)
+                return
+        adapter = keyword(first, "peft_config") if trainer else None
+        if adapter is not None and ctx.call_qualname(first) in catalogue.TRL_PEFT_BEFORE_SEED \
+                and late.random_lora(adapter, first):
+            self._report_one(first, "model", " (the LoRA matrices of its `peft_config=`)", first, True,
+                             seeder_text="Trainer.__init__")
+
+    def _report_one(self, call: ast.Call, kind: str, via: str, seeder: ast.AST, trainer: bool,
+                    seeder_text: str | None = None) -> None:
+        fix = SEED_FIRST + " it" if trainer else SEED_EARLIER
+        if kind == "model" and trainer and seeder is not call:
+            fix += ", or build the model in the trainer's `model_init=`"
+        text = LATE_MODEL if kind == "model" else LATE_DRAW
+        self.report(call, text.format(call=condition_text(call.func), via=via, line=seeder.lineno,
+                                      seeder=seeder_text or _code(seeder), fix=fix))
 
 
 def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str,
@@ -600,16 +819,23 @@ def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding
 
 
 class _LateDraws:
-    """What a call draws before a trainer seeds: a model with new weights, or random numbers."""
+    """What a call draws before the first seeding: a model with new weights, or random numbers, and from which
+    generator family."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.models = CpuCode(ctx).derived_classes("weights", lambda q: is_model_base(q) or _hf_model_class(q))
+        self.parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
+        self.models = _weighted_classes(ctx)
         self.definitions = {node.name: node for node in ctx.tree.body
                             if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
         self.assigned = [(node.targets[0].id, node.value) for node in ast.walk(ctx.tree) if isinstance(node, ast.Assign)
                          and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)]
         self.targets = {value: name for name, value in self.assigned}
+
+    def anywhere(self) -> bool:
+        """Whether any call of the file may be one (a cheap test before the seeding order is worked out)."""
+        return any(self._kind(call, True) or self.ctx.call_qualname(call) in catalogue.TRL_PEFT_BEFORE_SEED
+                   for call in ast.walk(self.ctx.tree) if isinstance(call, ast.Call))
 
     def builds(self, call: ast.Call, model: ast.expr | None) -> bool:
         """Whether `call` may build the model the trainer trains (`model`: its `model=` argument): it is that
@@ -617,43 +843,236 @@ class _LateDraws:
         beside it has its head."""
         return call is model or isinstance(model, ast.Name) and self.targets.get(call) == model.id
 
-    def first(self, call: ast.Call, with_model: bool, follow: bool) -> tuple[str, str] | None:
-        """`("model" | "draw", where)` for a call that builds a model with new weights (when `with_model`) or
-        draws; a call of a function or class of the file is followed one level (`where` names the call inside)."""
+    def first(self, call: ast.Call, with_model: bool, follow: bool) -> tuple[str, str, str] | None:
+        """`("model" | "draw", family, where)` for a call that builds a model with new weights (when `with_model`)
+        or draws from a generator `family`; a call of a function or class of the file is followed one level
+        (`where` names the call inside; a model it loads weights into is skipped)."""
         kind = self._kind(call, with_model)
         if kind is not None:
-            return kind, ""
+            return (*kind, "")
         definition = self.definitions.get(getattr(call.func, "id", None)) if follow else None
         if isinstance(definition, ast.ClassDef):
             definition = next((item for item in definition.body
                                if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"), None)
-        for inner in sorted(iter_calls(definition), key=lambda c: (c.lineno, c.col_offset)) if definition else ():
+        for inner in sorted(iter_calls(definition), key=_position) if definition else ():
             found = self.first(inner, with_model, follow=False)
-            if found is not None:
-                return found[0], f" (`{condition_text(inner.func)}`, line {inner.lineno})"
+            if found is not None and not (found[0] == "model" and self.loaded(inner, definition)):
+                return found[0], found[1], f" (`{condition_text(inner.func)}`, line {inner.lineno})"
         return None
 
-    def _kind(self, call: ast.Call, with_model: bool) -> str | None:
-        """Whether a call draws random numbers ("draw") or builds a model with new weights ("model")."""
+    def unused(self, call: ast.Call, points: list[tuple[ast.AST, frozenset[str]]]) -> bool:
+        """Whether what `call` draws cannot outlive the seeding: its result is dropped and it is given nothing it
+        could shuffle (`sanity_check()`, `torch.rand(3)`), or it becomes the seed (`seed = random.randint(...)`,
+        entropy-seed's business)."""
+        statement = self.statement(call)
+        if isinstance(statement, ast.Expr) and statement.value is call:
+            return not any(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript))
+                           for a in (*call.args, *(k.value for k in call.keywords)))
+        names = _assigned(statement)
+        return bool(names) and any(names & _mentioned(point) for point, _ in points
+                                   if isinstance(point, ast.Call) and not _is_trainer(self.ctx, point))
+
+    def statement(self, node: ast.AST) -> ast.AST | None:
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self.parents.get(node)
+        return node
+
+    def loaded(self, call: ast.Call, scope: ast.AST) -> bool:
+        """Whether the model `call` builds (`model = call`, `self.net = Wrapper(call)`) is given weights later in
+        `scope`, under any condition: a `...load...` call naming it (`model.load_state_dict(sd)`,
+        `load_checkpoint(model, path)`), or a new value not made from it (`model = torch.load(path)`)."""
+        names = _assigned(self.statement(call))
+        after = (call.end_lineno, call.end_col_offset)
+        for node in ast.walk(scope) if names else ():
+            if not isinstance(node, (ast.Call, ast.Assign)) or _position(node) <= after:
+                continue
+            if isinstance(node, ast.Call):
+                if "load" in (self.ctx.callee_name(node) or "").lower() and names & _mentioned(node):
+                    return True
+            elif names & {target_name(t) for t in node.targets} and not names & _mentioned(node.value):
+                return True
+        return False
+
+    def straight(self, node: ast.AST, scope: ast.AST | None) -> bool:
+        """Whether `node` runs whenever `scope` (None: the function or module around it) runs up to it: in no
+        loop, comprehension, branch (the main guard aside), `except` or `else` block."""
+        child, parent = node, self.parents.get(node)
+        while parent is not scope and not (scope is None and isinstance(parent, (*FUNCTION_TYPES, ast.Module))):
+            if parent is None or isinstance(parent, (*LOOP_TYPES, ast.IfExp, ast.BoolOp, ast.Match, ast.comprehension,
+                                                     ast.ExceptHandler, ast.Lambda, ast.ClassDef, *FUNCTION_TYPES)):
+                return False
+            if isinstance(parent, ast.If) and not (is_main_guard(parent.test) and child in parent.body):
+                return False
+            if isinstance(parent, ast.Try) and child not in parent.body:
+                return False
+            child, parent = parent, self.parents.get(parent)
+        return True
+
+    def _kind(self, call: ast.Call, with_model: bool) -> tuple[str, str] | None:
+        """`("draw", family)` for a call that draws random numbers, `("model", family)` for one that builds a model
+        with new weights (drawn from torch's generator, or NumPy's for MindSpore)."""
         qualified = self.ctx.call_qualname(call)
-        if draws_globally(call, qualified) or _unseeded_split(call, qualified):
-            return "draw"
-        if with_model and (qualified in catalogue.PEFT_ADAPTERS and self._random_lora(call)
-                           or getattr(call.func, "id", None) in self.models or _hf_new_weights(qualified or "")):
-            return "model"
+        if draws_globally(call, qualified):
+            return "draw", DRAW_FAMILY[qualified]
+        if _unseeded_split(call, qualified):
+            return "draw", "numpy"
+        if not with_model:
+            return None
+        name = getattr(call.func, "id", None)
+        if name in self.models:
+            return "model", self.models[name]
+        if qualified in catalogue.PEFT_ADAPTERS and self.random_lora(argument(call, 1, "peft_config"), call) \
+                or _hf_new_weights(qualified or "") or qualified in catalogue.TORCH_WEIGHTED_LAYERS:
+            return "model", "torch"
+        if qualified in catalogue.MINDSPORE_WEIGHTED_LAYERS:
+            return "model", "numpy"
         return None
 
-    def _random_lora(self, adapter: ast.Call) -> bool:
-        """Whether `get_peft_model`'s config is a LoRA config (inline, or the last one assigned to its name
-        before) with a random `init_lora_weights`."""
-        config = argument(adapter, 1, "peft_config")
-        if isinstance(config, ast.Name):
+    def random_lora(self, config: ast.expr | None, user: ast.Call) -> bool:
+        """Whether a PEFT config (inline, or the last one assigned to its name before `user`) is a LoRA config
+        with a random `init_lora_weights`."""
+        if isinstance(config, ast.Name):  # assigned in straight-line code: not `if args.use_peft: config = ...`
             config = next((value for name, value in reversed(self.assigned) if name == config.id
-                           and value.lineno < adapter.lineno), None)
+                           and value.lineno < user.lineno), None)
+            config = config if config is not None and self.straight(config, None) else None
         if not isinstance(config, ast.Call) or self.ctx.call_qualname(config) not in catalogue.PEFT_LORA_CONFIGS:
             return False
         init = keyword(config, "init_lora_weights")
         return init is None or constant(init) in catalogue.PEFT_RANDOM_LORA_INITS
+
+
+class _FirstSeeding:
+    """Where the default run seeds first. A scope (a function, or module level) has seeding points, in source
+    order: the seeding calls and imports in it, and its calls of functions (or classes) of the file that seed."""
+
+    def __init__(self, late: _LateDraws, seeds: list[seeding.Effect]) -> None:
+        self.late, self.module = late, late.ctx.tree
+        self.own: dict[ast.AST, list[tuple[ast.AST, frozenset[str]]]] = {}
+        for effect in seeds:
+            scope = self.scope(effect.node)
+            if scope is not None:
+                self.own.setdefault(scope, []).append((effect.node, effect.summary.families))
+        self.callers = [self.module, *filter(None, map(_init, late.definitions.values()))]
+        self._families: dict[ast.AST, frozenset[str]] = {}
+        self._reach: dict[ast.AST, set[ast.AST]] = {}
+
+    def scope(self, node: ast.AST) -> ast.AST | None:
+        """The function (or module) whose own code `node` is; None in a lambda or a class body."""
+        node = self.late.parents.get(node)
+        while not isinstance(node, (*FUNCTION_TYPES, ast.Module)):
+            if node is None or isinstance(node, (ast.Lambda, ast.ClassDef)):
+                return None
+            node = self.late.parents.get(node)
+        return node
+
+    def callees(self, scope: ast.AST) -> list[tuple[ast.Call, ast.AST]]:
+        """`scope`'s calls of functions (classes: their `__init__`) of the file, with what they run."""
+        found = []
+        for call in iter_calls(scope):
+            target = _init(self.late.definitions.get(getattr(call.func, "id", None)))
+            if target is not None:
+                found.append((call, target))
+        return found
+
+    def families(self, scope: ast.AST) -> frozenset[str]:
+        """The generator families `scope` seeds, itself or through the functions of the file it calls."""
+        if scope not in self._families:
+            self._families[scope] = frozenset()  # a recursive call adds nothing
+            found = frozenset().union(*(families for _, families in self.own.get(scope, ())))
+            for _, target in self.callees(scope):
+                found |= self.families(target)
+            self._families[scope] = found
+        return self._families[scope]
+
+    def reach(self, scope: ast.AST) -> set[ast.AST]:
+        """The functions of the file `scope` runs, directly or not."""
+        if scope not in self._reach:
+            found: set[ast.AST] = set()
+            todo = [scope]
+            while todo:
+                for _, target in self.callees(todo.pop()):
+                    if target not in found:
+                        found.add(target)
+                        todo.append(target)
+            self._reach[scope] = found
+        return self._reach[scope]
+
+    def points(self, scope: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
+        """`scope`'s seeding points in source order, with the families each seeds."""
+        found = list(self.own.get(scope, ()))
+        found += [(call, families) for call, target in self.callees(scope)
+                  if target is not scope and (families := self.families(target))]
+        return sorted(found, key=lambda point: _position(point[0]))
+
+    def first(self, scope: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
+        """`scope`'s seeding points when its first one is the default run's first seeding (none otherwise):
+        nothing seeds at module level, or in a function of the file that runs `scope`, before `scope` runs."""
+        points = self.points(scope)
+        for caller in self.callers if points and scope is not self.module else ():
+            if caller is scope or caller is not self.module and scope not in self.reach(caller):
+                continue
+            entry = next((call for call, target in self.callees(caller)
+                          if target is scope or scope in self.reach(target)), None)
+            if any(entry is None or _position(point) < _position(entry) for point, _ in self.points(caller)):
+                return []
+        return points
+
+def _init(definition: ast.AST | None) -> ast.AST | None:
+    """A function of the file, or the `__init__` of a class of the file."""
+    if isinstance(definition, ast.ClassDef):
+        return next((item for item in definition.body if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"),
+                    None)
+    return definition
+
+
+def _weighted_classes(ctx: FileContext) -> dict[str, str]:
+    """The file's model classes (torch `nn.Module`s, Lightning modules, transformers models, MindSpore `Cell`s)
+    that draw weights when built, by name, with the generator family: their bodies build a weighted layer
+    (`nn.Linear`, `nn.Dense`, ...), call an initialiser or a torch draw, build new transformers weights or
+    another such class of the file, or they derive from one."""
+    cpu = CpuCode(ctx)
+    torch_models = cpu.derived_classes("weights", lambda q: is_model_base(q) or _hf_model_class(q))
+    mindspore_cells = cpu.derived_classes("cells", lambda q: q.startswith("mindspore.nn."))
+    classes = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.ClassDef)
+               and node.name in torch_models | mindspore_cells]
+    found: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for node in classes:
+            if node.name not in found and (any(getattr(base, "id", None) in found for base in node.bases) or any(
+                    _draws_weights(ctx, call, found) for call in ast.walk(node) if isinstance(call, ast.Call))):
+                found[node.name] = "numpy" if node.name in mindspore_cells else "torch"
+                changed = True
+    return found
+
+
+def _draws_weights(ctx: FileContext, call: ast.Call, weighted: dict[str, str]) -> bool:
+    qualified = ctx.call_qualname(call) or ""
+    return (qualified in WEIGHT_DRAWS or _hf_new_weights(qualified) or getattr(call.func, "id", None) in weighted
+            or isinstance(call.func, ast.Attribute) and call.func.attr in catalogue.INPLACE_RANDOM_METHODS)
+
+
+def _assigned(statement: ast.AST | None) -> set[str]:
+    """The names an assignment binds (`model` for `self.model = ...`)."""
+    return {target_name(t) for t in statement.targets} - {None} if isinstance(statement, ast.Assign) else set()
+
+
+def _is_trainer(ctx: FileContext, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ctx.call_qualname(node) in catalogue.HF_TRAINERS
+
+
+def _code(node: ast.AST) -> str:
+    """`torch.manual_seed(...)` for a call, the statement for an import."""
+    return f"{condition_text(node.func)}(...)" if isinstance(node, ast.Call) else condition_text(node)
+
+
+def _mentioned(node: ast.AST) -> set[str]:
+    return {getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(node)} - {None}
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
 
 
 def _hf_model_class(qualified: str) -> bool:

@@ -68,6 +68,8 @@ def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, a
     if qualified in catalogue.SEEDING_CLASSES:
         switch = catalogue.SEEDING_CLASSES[qualified]  # off: `LightningCLI(seed_everything_default=False)`
         families = FAMILIES if switch is None or constant(argument(call, *switch)) is not False else frozenset()
+    if qualified in catalogue.MMENGINE_RUNNERS:
+        found.extend(_runner_randomness(keyword(call, "randomness")))
     if families:
         found.append((Summary(families), None))
     for table, summary in ((catalogue.DETERMINISM_CALLS, DETERMINISTIC), (catalogue.HCCL_DETERMINISM_CALLS, HCCL)):
@@ -102,6 +104,27 @@ def _env_effects(pairs: list[tuple[str, ast.expr]]) -> list[tuple[Summary, None]
             found.append((HCCL, None))
         elif name in catalogue.NCCL_ALGORITHM_ENV and constant(value) not in (None, ""):
             found.append((NCCL, None))
+    return found
+
+
+def _runner_randomness(randomness: ast.expr | None) -> list[tuple[Summary, ast.expr | None]]:
+    """What an mmengine runner's `randomness=dict(seed=s, deterministic=d)` (a literal) pins: a seed that is not
+    None seeds `random`, NumPy and torch (without one the runner draws its seed from NumPy's generator, so it
+    pins nothing itself), `deterministic` sets cuDNN's flag."""
+    if isinstance(randomness, ast.Dict):
+        fields = {constant(key): value for key, value in zip(randomness.keys, randomness.values, strict=True)}
+    elif isinstance(randomness, ast.Call) and getattr(randomness.func, "id", None) == "dict":
+        fields = {kw.arg: kw.value for kw in randomness.keywords}
+    else:
+        return []
+    found = []
+    seed = fields.get("seed")
+    if seed is not None and constant(seed) is not None:
+        found.append((Summary(FAMILIES), None))
+    deterministic = fields.get("deterministic")
+    literal = constant(deterministic) if deterministic is not None else False
+    if literal is NOT_CONSTANT or literal:
+        found.append((DETERMINISTIC, deterministic if literal is NOT_CONSTANT else None))
     return found
 
 

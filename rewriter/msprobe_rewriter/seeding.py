@@ -218,7 +218,8 @@ def _note_call(seeding: FileSeeding, call: ast.Call, qualified: str | None, eval
     if evaluation:
         return
     if qualified is not None:
-        if qualified in catalogue.TRAINER_CLASSES or catalogue.is_optimizer_class(qualified):
+        if (qualified in catalogue.TRAINER_CLASSES or qualified in catalogue.MMENGINE_TRAINS
+                or catalogue.is_optimizer_class(qualified)):
             seeding.trains = True
         elif qualified in SAMPLING_DRAWS:
             seeding.samples = True

@@ -10,7 +10,7 @@ from msprobe_rewriter.rules.seed_missing import report_whole_script
 
 # Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "timm", "accelerate",
-                 "deepspeed", "transformers", "trl")
+                 "deepspeed", "transformers", "trl", "mmengine")
 CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
@@ -31,8 +31,9 @@ class NoDeterministicAlgos(Rule):
                "`torch.backends.cudnn.deterministic = True`, and calls no helper that does (msprobe's "
                "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "
                "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, Hugging Face's "
-               "`TrainingArguments(full_determinism=True)`, or a project helper that does one of these; a script "
-               "that imports only transformers or TRL counts as PyTorch). A MindSpore entry script likewise (one that "
+               "`TrainingArguments(full_determinism=True)`, an mmengine runner's `randomness=dict(..., deterministic=True)`, "
+               "or a project helper that does one of these; a script "
+               "that imports only transformers, TRL or mmengine counts as PyTorch). A MindSpore entry script likewise (one that "
                "imports mindnlp or mindtorch too: their `torch` runs on MindSpore, and their "
                "`torch.use_deterministic_algorithms(True)` switches MindSpore's on, so it counts), when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
@@ -49,11 +50,22 @@ class NoDeterministicAlgos(Rule):
            "`torch.backends.cudnn.benchmark = False`, and `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment; "
            "or `seed_all(seed, mode=True)` from msprobe_runtime, which does all of it. Through a library: "
            "`TrainingArguments(full_determinism=True)` (`--full_determinism`) for Hugging Face's Trainer, "
-           "`Trainer(deterministic=True)` for Lightning. MindSpore: "
+           "`Trainer(deterministic=True)` for Lightning, `randomness=dict(seed=s, deterministic=True)` for an mmengine "
+           "runner (in its config: `--cfg-options randomness.deterministic=True`; it sets cuDNN's flags only, so "
+           "call `torch.use_deterministic_algorithms(True)` too). MindSpore: "
            "`mindspore.set_deterministic(True)` at startup (MindSpore 2.10 deprecates "
            "`set_context(deterministic=\"ON\")`, which still works), or msprobe_runtime.mindspore's `seed_all(seed, "
            "mode=True)`.")
     valid = (
+        # mmengine's runner sets cuDNN's flags itself when its randomness says so.
+        """\
+from mmengine.runner import Runner
+
+if __name__ == "__main__":
+    runner = Runner(model=model, work_dir="work", train_dataloader=loader, optim_wrapper=optim,
+                    train_cfg=dict(max_iters=10), randomness=dict(seed=0, deterministic=True))
+    runner.train()
+""",
         """\
 import torch
 
@@ -198,6 +210,15 @@ from trl import SFTConfig, SFTTrainer
 if __name__ == "__main__":
     SFTTrainer(model="Qwen/Qwen2.5-0.5B", args=SFTConfig(output_dir="out"), train_dataset=dataset).train()
 """, lines=(3,)),
+        # An mmengine runner (OpenMMLab's tools/train.py) built from a config: deterministic only if the config says so.
+        Invalid("""\
+from mmengine.config import Config
+from mmengine.runner import Runner
+
+if __name__ == "__main__":
+    runner = Runner.from_cfg(Config.fromfile("configs/retinanet.py"))
+    runner.train()
+""", lines=(4,)),
         # mindnlp runs transformers' Trainer on MindSpore (its `torch` is mindtorch): MindSpore's switch is missing.
         Invalid("""\
 import mindnlp

@@ -77,7 +77,7 @@ class SeedMissing(Rule):
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`) or "
                "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...), but never "
                "seeds: not directly, "
-               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and the script's subclasses of it, `LightningCLI` unless given `seed_everything_default=False`), and not through a "
+               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and the script's subclasses of it, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
                "that seeds at its top level. In such a script, seeding only under a "
@@ -123,6 +123,24 @@ class SeedMissing(Rule):
            "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
            "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
+        # An mmengine runner seeds with its `randomness` seed; its model given as a config is built after that.
+        """\
+from mmengine.runner import Runner
+
+if __name__ == "__main__":
+    runner = Runner(model=dict(type="ResNet", depth=50), work_dir="work", train_dataloader=loader,
+                    optim_wrapper=optim, train_cfg=dict(max_iters=10), randomness=dict(seed=0))
+    runner.train()
+""",
+        # OpenMMLab's tools/test.py: a runner that only tests does not train.
+        """\
+from mmengine.config import Config
+from mmengine.runner import Runner
+
+if __name__ == "__main__":
+    runner = Runner.from_cfg(Config.fromfile("configs/retinanet.py"))
+    runner.test()
+""",
         """\
 import random
 
@@ -482,7 +500,34 @@ trainer = RewardTrainer(model="Qwen/Qwen2-0.5B", args=RewardConfig(output_dir="o
 trainer.train()
 """,
     )
-    invalid = (        Invalid("""\
+    invalid = (
+        # OpenMMLab's tools/train.py: the runner draws its seed from NumPy unless the config gives one.
+        Invalid("""\
+from mmengine.config import Config
+from mmengine.runner import Runner
+
+if __name__ == "__main__":
+    runner = Runner.from_cfg(Config.fromfile("configs/retinanet.py"))
+    runner.train()
+""", lines=(4,)),
+        # An mmengine runner seeds in its constructor, after the module it is given was built (a config dict is not).
+        Invalid("""\
+import torch
+from mmengine.runner import Runner
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+
+if __name__ == "__main__":
+    runner = Runner(model=Net(), work_dir="work", train_dataloader=loader, optim_wrapper=optim,
+                    train_cfg=dict(max_iters=10), randomness=dict(seed=0))
+    runner.train()
+""", lines=(12,)),
+        Invalid("""\
 import torch
 from torch import nn
 

@@ -145,3 +145,9 @@ def _children(node: ast.AST, kind: type) -> list[ast.AST]:
         elif isinstance(value, ast.AST):
             children.append(value)
     return children
+
+
+def condition_text(node: ast.expr, limit: int = 60) -> str:
+    """Source of a condition, shortened for a one-line message."""
+    text = ast.unparse(node)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from msprobe_rewriter import catalogue, entropy, seeding
 from msprobe_rewriter.assignments import is_main_guard
+from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
     EVAL_NAME,
     FUNCTION_TYPES,
-    LOOP_TYPES,
     FileContext,
     argument,
-    constant,
-    draws_globally,
     iter_calls,
     keyword,
-    target_name,
 )
-from msprobe_rewriter.cpu_code import CpuCode, is_model_base
+from msprobe_rewriter.late_seeding import FirstSeeding, LateDraws, code_text, is_trainer, position
 from msprobe_rewriter.rules.base import Invalid, Rule
-from msprobe_rewriter.rules.seed_partial import DRAW_FAMILY
 
 CONDITIONAL = ("seeding runs only when `{condition}`, which is false with the default arguments: seed "
                "unconditionally (or give the seed option a default value)")
@@ -30,11 +25,6 @@ SEED_EARLIER = "seed before it (move the seeding up, or call msprobe's `seed_all
 LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seeds (line {line}), so they differ run "
               "to run: {fix}")
 LATE_DRAW = "`{call}(...)` draws{via} before `{seeder}` seeds (line {line}), from an unseeded generator: {fix}"
-# transformers model classes (`LlamaForCausalLM(config)` initialises every weight), not data collators.
-# Calls that draw a layer's weights: torch and MindSpore layers, initialisers, torch draws.
-WEIGHT_DRAWS = (catalogue.TORCH_WEIGHTED_LAYERS | catalogue.MINDSPORE_WEIGHTED_LAYERS | catalogue.TORCH_INIT_DRAWS
-                | catalogue.MINDSPORE_INIT_DRAWS | catalogue.TORCH_RANDOM_DRAWS)
-HF_MODEL_CLASS = re.compile(r"(?!Auto|DataCollator)[A-Z]\w*(Model|For[A-Z]\w*)")
 
 
 def entry_location(ctx: FileContext) -> ast.AST:
@@ -56,12 +46,6 @@ def header(stmt: ast.stmt) -> ast.AST:
     last = getattr(stmt, "iter", None) or getattr(stmt, "test", None) or stmt
     return ast.Pass(lineno=stmt.lineno, col_offset=stmt.col_offset, end_lineno=last.end_lineno,
                     end_col_offset=last.end_col_offset)
-
-
-def condition_text(node: ast.expr, limit: int = 60) -> str:
-    """Source of a condition, shortened for a one-line message."""
-    text = ast.unparse(node)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class SeedMissing(Rule):
@@ -804,27 +788,27 @@ trainer.fit(LitModel())
         """Report the first call that builds a model with new weights, or draws, before the default run first
         seeds: in the straight-line code of the function (or module level) that seeds first, before that seeding,
         or a TRL trainer that adds random LoRA matrices before it seeds."""
-        late = _LateDraws(self.ctx)
+        late = LateDraws(self.ctx)
         if not late.anywhere():
             return
         seeds = [effect for effect in facts.effects if effect.summary.families
                  and effect.function not in facts.worker_init and facts.skipping_guard(effect) is None]
-        order = _FirstSeeding(late, seeds)
+        order = FirstSeeding(late, seeds)
         for scope in (self.ctx.tree, *(node for node in ast.walk(self.ctx.tree) if isinstance(node, FUNCTION_TYPES))):
             if isinstance(scope, FUNCTION_TYPES) and EVAL_NAME.search(scope.name):
                 continue  # a test reseeding before it compares two models: the draws before are its inputs
             points = order.first(scope)
-            if points and (late.straight(points[0][0], scope) or _is_trainer(self.ctx, points[0][0])):
+            if points and (late.straight(points[0][0], scope) or is_trainer(self.ctx, points[0][0])):
                 self._report_late(late, scope, points)
 
-    def _report_late(self, late: _LateDraws, scope: ast.AST, points: list[tuple[ast.AST, frozenset[str]]]) -> None:
+    def _report_late(self, late: LateDraws, scope: ast.AST, points: list[tuple[ast.AST, frozenset[str]]]) -> None:
         """Report in `scope`, whose first seeding point (`points`: all of them, in source order) is the default
         run's first seeding, the first call before it that draws from a generator a later point seeds."""
         ctx, first = self.ctx, points[0][0]
-        trainer = _is_trainer(ctx, first)
+        trainer = is_trainer(ctx, first)
         model = argument(first, 0, "model") if trainer and keyword(first, "model_init") is None else None
         end = (first.end_lineno, first.end_col_offset)
-        for call in sorted(iter_calls(scope), key=_position):
+        for call in sorted(iter_calls(scope), key=position):
             if call is first or (call.end_lineno, call.end_col_offset) > end or not late.straight(call, scope):
                 continue
             found = late.first(call, late.builds(call, model) if trainer else True, follow=True)
@@ -848,7 +832,7 @@ trainer.fit(LitModel())
             fix += ", or build the model in the trainer's `model_init=`"
         text = LATE_MODEL if kind == "model" else LATE_DRAW
         self.report(call, text.format(call=condition_text(call.func), via=via, line=seeder.lineno,
-                                      seeder=seeder_text or _code(seeder), fix=fix))
+                                      seeder=seeder_text or code_text(seeder), fix=fix))
 
 
 def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str,
@@ -861,290 +845,3 @@ def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding
         rule.report(verdict.skipped_by, conditional.format(condition=condition_text(verdict.skipped_by)))
     else:
         rule.report(entry_location(rule.ctx), message)
-
-
-class _LateDraws:
-    """What a call draws before the first seeding: a model with new weights, or random numbers, and from which
-    generator family."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self.parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
-        self.models = _weighted_classes(ctx)
-        self.definitions = {node.name: node for node in ctx.tree.body
-                            if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
-        self.assigned = [(node.targets[0].id, node.value) for node in ast.walk(ctx.tree) if isinstance(node, ast.Assign)
-                         and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)]
-        self.targets = {value: name for name, value in self.assigned}
-
-    def anywhere(self) -> bool:
-        """Whether any call of the file may be one (a cheap test before the seeding order is worked out)."""
-        return any(self._kind(call, True) or self.ctx.call_qualname(call) in catalogue.TRL_PEFT_BEFORE_SEED
-                   for call in ast.walk(self.ctx.tree) if isinstance(call, ast.Call))
-
-    def builds(self, call: ast.Call, model: ast.expr | None) -> bool:
-        """Whether `call` may build the model the trainer trains (`model`: its `model=` argument): it is that
-        argument, or assigned to its name (`model = get_peft_model(model, config)`); a reward model loaded
-        beside it has its head."""
-        return call is model or isinstance(model, ast.Name) and self.targets.get(call) == model.id
-
-    def first(self, call: ast.Call, with_model: bool, follow: bool) -> tuple[str, str, str] | None:
-        """`("model" | "draw", family, where)` for a call that builds a model with new weights (when `with_model`)
-        or draws from a generator `family`; a call of a function or class of the file is followed one level
-        (`where` names the call inside; a model it loads weights into is skipped)."""
-        kind = self._kind(call, with_model)
-        if kind is not None:
-            return (*kind, "")
-        definition = self.definitions.get(getattr(call.func, "id", None)) if follow else None
-        if isinstance(definition, ast.ClassDef):
-            definition = next((item for item in definition.body
-                               if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"), None)
-        for inner in sorted(iter_calls(definition), key=_position) if definition else ():
-            found = self.first(inner, with_model, follow=False)
-            if found is not None and not (found[0] == "model" and self.loaded(inner, definition)):
-                return found[0], found[1], f" (`{condition_text(inner.func)}`, line {inner.lineno})"
-        return None
-
-    def unused(self, call: ast.Call, points: list[tuple[ast.AST, frozenset[str]]]) -> bool:
-        """Whether what `call` draws cannot outlive the seeding: its result is dropped and it is given nothing it
-        could shuffle (`sanity_check()`, `torch.rand(3)`), or it becomes the seed (`seed = random.randint(...)`,
-        entropy-seed's business)."""
-        statement = self.statement(call)
-        if isinstance(statement, ast.Expr) and statement.value is call:
-            return not any(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript))
-                           for a in (*call.args, *(k.value for k in call.keywords)))
-        names = _assigned(statement)
-        return bool(names) and any(names & _mentioned(point) for point, _ in points
-                                   if isinstance(point, ast.Call) and not _is_trainer(self.ctx, point))
-
-    def statement(self, node: ast.AST) -> ast.AST | None:
-        while node is not None and not isinstance(node, ast.stmt):
-            node = self.parents.get(node)
-        return node
-
-    def loaded(self, call: ast.Call, scope: ast.AST) -> bool:
-        """Whether the model `call` builds (`model = call`, `self.net = Wrapper(call)`) is given weights later in
-        `scope`, under any condition: a `...load...` call naming it (`model.load_state_dict(sd)`,
-        `load_checkpoint(model, path)`), or a new value not made from it (`model = torch.load(path)`)."""
-        names = _assigned(self.statement(call))
-        after = (call.end_lineno, call.end_col_offset)
-        for node in ast.walk(scope) if names else ():
-            if not isinstance(node, (ast.Call, ast.Assign)) or _position(node) <= after:
-                continue
-            if isinstance(node, ast.Call):
-                if "load" in (self.ctx.callee_name(node) or "").lower() and names & _mentioned(node):
-                    return True
-            elif names & {target_name(t) for t in node.targets} and not names & _mentioned(node.value):
-                return True
-        return False
-
-    def straight(self, node: ast.AST, scope: ast.AST | None) -> bool:
-        """Whether `node` runs whenever `scope` (None: the function or module around it) runs up to it: in no
-        loop, comprehension, branch (the main guard aside), `except` or `else` block."""
-        child, parent = node, self.parents.get(node)
-        while parent is not scope and not (scope is None and isinstance(parent, (*FUNCTION_TYPES, ast.Module))):
-            if parent is None or isinstance(parent, (*LOOP_TYPES, ast.IfExp, ast.BoolOp, ast.Match, ast.comprehension,
-                                                     ast.ExceptHandler, ast.Lambda, ast.ClassDef, *FUNCTION_TYPES)):
-                return False
-            if isinstance(parent, ast.If) and not (is_main_guard(parent.test) and child in parent.body):
-                return False
-            if isinstance(parent, ast.Try) and child not in parent.body:
-                return False
-            child, parent = parent, self.parents.get(parent)
-        return True
-
-    def _kind(self, call: ast.Call, with_model: bool) -> tuple[str, str] | None:
-        """`("draw", family)` for a call that draws random numbers, `("model", family)` for one that builds a model
-        with new weights (drawn from torch's generator, or NumPy's for MindSpore)."""
-        qualified = self.ctx.call_qualname(call)
-        if draws_globally(call, qualified):
-            return "draw", DRAW_FAMILY[qualified]
-        if _unseeded_split(call, qualified):
-            return "draw", "numpy"
-        if not with_model:
-            return None
-        name = getattr(call.func, "id", None)
-        if name in self.models:
-            return "model", self.models[name]
-        if qualified in catalogue.PEFT_ADAPTERS and self.random_lora(argument(call, 1, "peft_config"), call) \
-                or _hf_new_weights(qualified or "") or qualified in catalogue.TORCH_WEIGHTED_LAYERS:
-            return "model", "torch"
-        if qualified in catalogue.MINDSPORE_WEIGHTED_LAYERS:
-            return "model", "numpy"
-        return None
-
-    def random_lora(self, config: ast.expr | None, user: ast.Call) -> bool:
-        """Whether a PEFT config (inline, or the last one assigned to its name before `user`) is a LoRA config
-        with a random `init_lora_weights`."""
-        if isinstance(config, ast.Name):  # assigned in straight-line code: not `if args.use_peft: config = ...`
-            config = next((value for name, value in reversed(self.assigned) if name == config.id
-                           and value.lineno < user.lineno), None)
-            config = config if config is not None and self.straight(config, None) else None
-        if not isinstance(config, ast.Call) or self.ctx.call_qualname(config) not in catalogue.PEFT_LORA_CONFIGS:
-            return False
-        init = keyword(config, "init_lora_weights")
-        return init is None or constant(init) in catalogue.PEFT_RANDOM_LORA_INITS
-
-
-class _FirstSeeding:
-    """Where the default run seeds first. A scope (a function, or module level) has seeding points, in source
-    order: the seeding calls and imports in it, and its calls of functions (or classes) of the file that seed."""
-
-    def __init__(self, late: _LateDraws, seeds: list[seeding.Effect]) -> None:
-        self.late, self.module = late, late.ctx.tree
-        self.own: dict[ast.AST, list[tuple[ast.AST, frozenset[str]]]] = {}
-        for effect in seeds:
-            scope = self.scope(effect.node)
-            if scope is not None:
-                self.own.setdefault(scope, []).append((effect.node, effect.summary.families))
-        self.callers = [self.module, *filter(None, map(_init, late.definitions.values()))]
-        self._families: dict[ast.AST, frozenset[str]] = {}
-        self._reach: dict[ast.AST, set[ast.AST]] = {}
-
-    def scope(self, node: ast.AST) -> ast.AST | None:
-        """The function (or module) whose own code `node` is; None in a lambda or a class body."""
-        node = self.late.parents.get(node)
-        while not isinstance(node, (*FUNCTION_TYPES, ast.Module)):
-            if node is None or isinstance(node, (ast.Lambda, ast.ClassDef)):
-                return None
-            node = self.late.parents.get(node)
-        return node
-
-    def callees(self, scope: ast.AST) -> list[tuple[ast.Call, ast.AST]]:
-        """`scope`'s calls of functions (classes: their `__init__`) of the file, with what they run."""
-        found = []
-        for call in iter_calls(scope):
-            target = _init(self.late.definitions.get(getattr(call.func, "id", None)))
-            if target is not None:
-                found.append((call, target))
-        return found
-
-    def families(self, scope: ast.AST) -> frozenset[str]:
-        """The generator families `scope` seeds, itself or through the functions of the file it calls."""
-        if scope not in self._families:
-            self._families[scope] = frozenset()  # a recursive call adds nothing
-            found = frozenset().union(*(families for _, families in self.own.get(scope, ())))
-            for _, target in self.callees(scope):
-                found |= self.families(target)
-            self._families[scope] = found
-        return self._families[scope]
-
-    def reach(self, scope: ast.AST) -> set[ast.AST]:
-        """The functions of the file `scope` runs, directly or not."""
-        if scope not in self._reach:
-            found: set[ast.AST] = set()
-            todo = [scope]
-            while todo:
-                for _, target in self.callees(todo.pop()):
-                    if target not in found:
-                        found.add(target)
-                        todo.append(target)
-            self._reach[scope] = found
-        return self._reach[scope]
-
-    def points(self, scope: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
-        """`scope`'s seeding points in source order, with the families each seeds."""
-        found = list(self.own.get(scope, ()))
-        found += [(call, families) for call, target in self.callees(scope)
-                  if target is not scope and (families := self.families(target))]
-        return sorted(found, key=lambda point: _position(point[0]))
-
-    def first(self, scope: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
-        """`scope`'s seeding points when its first one is the default run's first seeding (none otherwise):
-        nothing seeds at module level, or in a function of the file that runs `scope`, before `scope` runs."""
-        points = self.points(scope)
-        for caller in self.callers if points and scope is not self.module else ():
-            if caller is scope or caller is not self.module and scope not in self.reach(caller):
-                continue
-            entry = next((call for call, target in self.callees(caller)
-                          if target is scope or scope in self.reach(target)), None)
-            if any(entry is None or _position(point) < _position(entry) for point, _ in self.points(caller)):
-                return []
-        return points
-
-def _init(definition: ast.AST | None) -> ast.AST | None:
-    """A function of the file, or the `__init__` of a class of the file."""
-    if isinstance(definition, ast.ClassDef):
-        return next((item for item in definition.body if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"),
-                    None)
-    return definition
-
-
-def _weighted_classes(ctx: FileContext) -> dict[str, str]:
-    """The file's model classes (torch `nn.Module`s, Lightning modules, transformers models, MindSpore `Cell`s)
-    that draw weights when built, by name, with the generator family: their bodies build a weighted layer
-    (`nn.Linear`, `nn.Dense`, ...), call an initialiser or a torch draw, build new transformers weights or
-    another such class of the file, or they derive from one."""
-    cpu = CpuCode(ctx)
-    torch_models = cpu.derived_classes("weights", lambda q: is_model_base(q) or _hf_model_class(q))
-    mindspore_cells = cpu.derived_classes("cells", lambda q: q.startswith("mindspore.nn."))
-    classes = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.ClassDef)
-               and node.name in torch_models | mindspore_cells]
-    found: dict[str, str] = {}
-    changed = True
-    while changed:
-        changed = False
-        for node in classes:
-            if node.name not in found and (any(getattr(base, "id", None) in found for base in node.bases) or any(
-                    _draws_weights(ctx, call, found) for call in ast.walk(node) if isinstance(call, ast.Call))):
-                found[node.name] = "numpy" if node.name in mindspore_cells else "torch"
-                changed = True
-    return found
-
-
-def _draws_weights(ctx: FileContext, call: ast.Call, weighted: dict[str, str]) -> bool:
-    qualified = ctx.call_qualname(call) or ""
-    return (qualified in WEIGHT_DRAWS or _hf_new_weights(qualified) or getattr(call.func, "id", None) in weighted
-            or isinstance(call.func, ast.Attribute) and call.func.attr in catalogue.INPLACE_RANDOM_METHODS)
-
-
-def _assigned(statement: ast.AST | None) -> set[str]:
-    """The names an assignment binds (`model` for `self.model = ...`)."""
-    return {target_name(t) for t in statement.targets} - {None} if isinstance(statement, ast.Assign) else set()
-
-
-def _is_trainer(ctx: FileContext, node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and ctx.call_qualname(node) in catalogue.HF_TRAINERS
-
-
-def _code(node: ast.AST) -> str:
-    """`torch.manual_seed(...)` for a call, the statement for an import."""
-    return f"{condition_text(node.func)}(...)" if isinstance(node, ast.Call) else condition_text(node)
-
-
-def _mentioned(node: ast.AST) -> set[str]:
-    return {getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(node)} - {None}
-
-
-def _position(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset
-
-
-def _hf_model_class(qualified: str) -> bool:
-    return qualified.startswith("transformers.") and HF_MODEL_CLASS.fullmatch(qualified.rpartition(".")[2]) is not None
-
-
-def _hf_new_weights(qualified: str) -> bool:
-    """A transformers model built from a config, or loaded with a head the checkpoint lacks."""
-    owner, _, name = qualified.rpartition(".")
-    if not owner.startswith("transformers"):
-        return False
-    if name == "from_pretrained":
-        return owner.endswith(catalogue.HF_NEW_HEADS)
-    return name in catalogue.HF_FROM_CONFIG or _hf_model_class(qualified)
-
-
-def _unseeded_split(call: ast.Call, qualified: str | None) -> bool:
-    """`dataset.shuffle()`, `dataset.train_test_split(0.1)`, scikit-learn's `train_test_split(x)`: no seed."""
-    method = call.func.attr if qualified is None and isinstance(call.func, ast.Attribute) else None
-    spec = catalogue.UNSEEDED_SPLITS.get(qualified or method or "")
-    if spec is None or any(kw.arg is None for kw in call.keywords):  # `**kwargs` may hold a seed
-        return False
-    seeds, shuffle = spec
-    if any(_given(call, *seed) is not None for seed in seeds):
-        return False
-    return shuffle is None or constant(_given(call, *shuffle)) is not False
-
-
-def _given(call: ast.Call, position: int | None, name: str) -> ast.expr | None:
-    return argument(call, position, name) if position is not None else keyword(call, name)

@@ -797,10 +797,10 @@ LIGHTNING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer"
 # config (`Runner.from_cfg(cfg)`); their hooks go in `custom_hooks=` or through `runner.register_hook(...)`.
 MMENGINE_RUNNERS = frozenset({"mmengine.runner.Runner", "mmengine.runner.runner.Runner",
                               "mmengine.runner.FlexibleRunner", "mmengine.runner._flexible_runner.FlexibleRunner"})
-# `runner.train()` on a runner built by one of them, or from mmengine's registry: a runner also tests and
-# validates (every OpenMMLab `tools/test.py` builds one), so only its `train()` means the script trains.
-MMENGINE_TRAINS = frozenset({*(f"{runner}{build}.train" for runner in MMENGINE_RUNNERS for build in ("", ".from_cfg")),
-                             "mmengine.registry.RUNNERS.build.train"})
+# What builds an mmengine runner: its class, `from_cfg`, mmengine's registry. A runner also tests and validates
+# (every OpenMMLab `tools/test.py` builds one), so only its `train()` means the script trains.
+MMENGINE_RUNNER_BUILDS = frozenset({*MMENGINE_RUNNERS, *(f"{runner}.from_cfg" for runner in MMENGINE_RUNNERS),
+                                    "mmengine.registry.RUNNERS.build"})
 TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI
 # Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
 # as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).

@@ -16,8 +16,9 @@ SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Methods that apply gradients: `optimizer.step()`, `scaler.step(optimizer)`, `trainer.optimize(optimizer)`.
 STEP_METHODS = frozenset({"step", "optimize"})
-# Methods that run a library trainer's training loop, by the trainers they run: `trainer.train()`, `trainer.fit(m)`.
-TRAINER_RUNS = {"train": catalogue.HF_TRAINERS, "fit": catalogue.LIGHTNING_TRAINERS}
+# Methods that run a library trainer's training loop, by what builds the trainers they run: `trainer.train()`,
+# `trainer.fit(m)`, mmengine's `runner.train()`.
+TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS, "fit": catalogue.LIGHTNING_TRAINERS}
 
 FRAME_TYPES = frozenset((*LOOP_TYPES, *SCOPE_TYPES))
 # Leaf node types that are not worth a visit unless a rule asks for them, and the fields holding them.
@@ -82,7 +83,7 @@ class FileContext:
         self.loops: dict[int, LoopInfo] = {}
         self.functions: dict[str, FunctionInfo] = {}
         self.module_level_steps = False
-        self.module_level_trainer_run = False  # `trainer.train()` of a Hugging Face or Lightning trainer
+        self.module_level_trainer_run = False  # `trainer.train()` of a library trainer (is_trainer_run)
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
         self._preload_imports()
@@ -260,8 +261,9 @@ class FileContext:
                 or (origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin)))
 
     def is_trainer_run(self, call: ast.Call) -> bool:
-        """Whether `call` runs a Hugging Face trainer's (`trainer.train()`, `Trainer(...).train()`) or a Lightning
-        trainer's (`trainer.fit(model)`) training loop; the file's subclasses of them included."""
+        """Whether `call` runs a Hugging Face trainer's (`trainer.train()`, `Trainer(...).train()`), a Lightning
+        trainer's (`trainer.fit(model)`) or an mmengine runner's (`runner.train()`) training loop; the file's
+        subclasses of them included."""
         func = call.func
         trainers = TRAINER_RUNS.get(func.attr) if isinstance(func, ast.Attribute) else None
         if trainers is None:

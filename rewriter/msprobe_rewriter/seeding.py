@@ -161,7 +161,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             found = pinning.assign_effects(node, ctx.qualname)
         elif isinstance(node, ast.Call):
             qualified = ctx.call_qualname(node) or method_qualname(ctx, node)
-            _note_call(seeding, node, qualified, evaluation=_is_eval(function))
+            _note_call(ctx, seeding, node, qualified, evaluation=_is_eval(function))
             if qualified is None:
                 seeding.helper_calls.append((node, guards, function))
                 continue
@@ -209,7 +209,8 @@ def _function_name(node: ast.expr) -> str:
     return getattr(node, "id", None) or getattr(node, "attr", "")
 
 
-def _note_call(seeding: FileSeeding, call: ast.Call, qualified: str | None, evaluation: bool) -> None:
+def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified: str | None,
+               evaluation: bool) -> None:
     """Record what a call says about the script: worker seeding, and (outside evaluation code) whether it
     trains, samples, or loads weights."""
     worker_init = keyword(call, "worker_init_fn")
@@ -217,9 +218,10 @@ def _note_call(seeding: FileSeeding, call: ast.Call, qualified: str | None, eval
         seeding.worker_init.add(_function_name(worker_init))
     if evaluation:
         return
+    if ctx.is_trainer_run(call):  # mmengine's runner trains only here (it is built to test too)
+        seeding.trains = True
     if qualified is not None:
-        if (qualified in catalogue.TRAINER_CLASSES or qualified in catalogue.MMENGINE_TRAINS
-                or catalogue.is_optimizer_class(qualified)):
+        if qualified in catalogue.TRAINER_CLASSES or catalogue.is_optimizer_class(qualified):
             seeding.trains = True
         elif qualified in SAMPLING_DRAWS:
             seeding.samples = True

@@ -494,6 +494,13 @@ if __name__ == "__main__":
     runner = Runner.from_cfg(Config.fromfile("configs/retinanet.py"))
     runner.train()
 """, lines=(4,)),
+        # A runner trained at module level, no `__main__` guard: an entry script all the same.
+        Invalid("""\
+from mmengine.runner import Runner
+
+runner = Runner(model=dict(type="ResNet"), work_dir="work", train_dataloader=loader, optim_wrapper=optim)
+runner.train()
+""", lines=(4,)),
         # An mmengine runner seeds in its constructor, after the module it is given was built (a config dict is not).
         Invalid("""\
 import torch

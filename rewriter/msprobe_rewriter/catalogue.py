@@ -29,7 +29,8 @@ SEED_CALLS: dict[str, frozenset[str]] = {
                         "lightning.pytorch.seed_everything", "transformers.set_seed",
                         "accelerate.utils.set_seed", "transformers.enable_full_determinism",
                         "torch.cuda.manual_seed", "torch.npu.manual_seed", "torch.npu.manual_seed_all",
-                        "torch_npu.npu.manual_seed", "torch_npu.npu.manual_seed_all"}),
+                        "torch_npu.npu.manual_seed", "torch_npu.npu.manual_seed_all",
+                        "diffusers.training_utils.set_seed"}),
     "mindspore": _MS_SET_SEED,  # the random operators (`ops.standard_normal`, `nn.Dropout`, ...)
     "mindspore-generator": frozenset({"mindspore.manual_seed", "mindspore.common.manual_seed",
                                       "mindspore.common.generator.manual_seed"}),  # `mint` draws
@@ -63,7 +64,8 @@ SEED_ALL_CALLS = frozenset({
     "accelerate.utils.set_seed", "msprobe_runtime.pytorch.seed_all", "msprobe_runtime.mindspore.seed_all",
     "msprobe.pytorch.seed_all", "msprobe.mindspore.seed_all", "timm.utils.random_seed",
     "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
-    "accelerate.utils.random.set_seed", *LIGHTNING_SEED_EVERYTHING, *FABRIC_SEED_EVERYTHING,
+    "accelerate.utils.random.set_seed", "diffusers.training_utils.set_seed", *LIGHTNING_SEED_EVERYTHING,
+    *FABRIC_SEED_EVERYTHING,
 })
 # Classes that seed every generator when constructed, taking no seed argument: name -> (position, keyword) of
 # the argument that stops them when a literal False, or None. Hugging Face trainers seed with `args.seed`
@@ -245,6 +247,12 @@ TORCH_DEVICE_DRAWS: dict[str, DrawSignature] = {
     "torch.multinomial": DrawSignature(("input", "num_samples", "replacement"), ("input",), ("generator", "out")),
     "torch.poisson": DrawSignature(("input", "generator"), ("input",), ()),
 }
+# diffusers' noise helper, `randn_tensor(shape, generator=None, device=None, ...)`: it draws on `device`, unless
+# its generator is a CPU one (then it draws on the CPU and moves the result).
+DIFFUSERS_RANDN_TENSOR = frozenset({"diffusers.utils.torch_utils.randn_tensor", "diffusers.utils.randn_tensor"})
+# `vae.encode(x).latent_dist.sample(generator=None)`: diffusers' VAE posterior, drawn through randn_tensor on
+# the VAE's device.
+DIFFUSERS_LATENT_DISTRIBUTION = "latent_dist"
 # Tensor methods that draw on the tensor's own device, besides INPLACE_RANDOM_METHODS.
 TENSOR_DRAW_METHODS = frozenset({"bernoulli", "multinomial"})
 # `torch.nn.init` functions that fill their first argument with random numbers, on its device.
@@ -767,6 +775,8 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "transformers.set_seed": (1, "deterministic"), "transformers.trainer_utils.set_seed": (1, "deterministic"),
     "accelerate.utils.set_seed": (2, "deterministic"), "accelerate.utils.random.set_seed": (2, "deterministic"),
     "transformers.enable_full_determinism": None, "transformers.trainer_utils.enable_full_determinism": None,
+    "diffusers.utils.torch_utils.enable_full_determinism": None,
+    "diffusers.utils.testing_utils.enable_full_determinism": None,
     "lightning.Trainer": (None, "deterministic"), "lightning.pytorch.Trainer": (None, "deterministic"),
     "pytorch_lightning.Trainer": (None, "deterministic"),
     **dict.fromkeys(HF_TRAINING_ARGUMENTS, (None, "full_determinism")),

@@ -19,6 +19,9 @@ DEVICE_NAMES = frozenset({"dev", "gpu", "gpu_id", "rank", "local_rank"})
 DRAW_METHODS = catalogue.INPLACE_RANDOM_METHODS | catalogue.TENSOR_DRAW_METHODS
 MODEL_CODE_NOTE = " (in an `nn.Module` method its input lives on the model's device)"
 ACCELERATOR_FILE_NOTE = " (this file runs on an accelerator, so this tensor may live there)"
+DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and GPU and NPU generators give different numbers for "
+                     "one seed: pass it a CPU generator, `generator=torch.default_generator`, and it draws on the "
+                     "CPU and moves the result")
 
 
 class DeviceRng(FollowsValues, Rule):
@@ -38,20 +41,26 @@ class DeviceRng(FollowsValues, Rule):
                "`device=`, `torch.device(\"cuda\")`, DDP, `init_process_group`, Lightning, accelerate, "
                "DeepSpeed, torch_npu), except in code that runs on the CPU: weight initialisation (`*init*`, "
                "`reset*`, `*normal_`/`*uniform_` helpers), datasets, collate functions, transforms, and "
-               "`with torch.device(\"cpu\")`.")
+               "`with torch.device(\"cpu\")`. In files that import diffusers it also flags diffusers' own draws "
+               "without a generator: `randn_tensor(shape, device=d)` on a device, and "
+               "`vae.encode(x).latent_dist.sample()` (the VAE's device, shown or not, as above).")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
            "the CPU are the same everywhere for one seed. `torch.randn_like(x)` draws where `x` lives: in a "
            "training script that moves its batches to the GPU, the DDPM loss's `noise = torch.randn_like(x0)` "
-           "is a GPU draw although no line says so.")
+           "is a GPU draw although no line says so. Fine-tuning scripts built on diffusers draw twice a step "
+           "where no line names a device: the latents, `vae.encode(x).latent_dist.sample()`, on the VAE's device.")
     fix = ("Draw on the CPU and move the result: `torch.randn(shape).to(device)` instead of "
            "`torch.randn(shape, device=device)`, `torch.randn(x.shape, dtype=x.dtype).to(x.device)` instead of "
            "`torch.randn_like(x)`, `torch.empty(shape).normal_().to(device)` instead of filling on the device. "
            "Draws with no `device=` are on the CPU already. A variable counts as the CPU only when every "
            "assignment to it in the function is a CPU device (`\"cpu\"`, `torch.device(\"cpu\")`). Where a "
            "warning's tensor is in fact on the CPU the rewrite gives the very same numbers, so applying it is "
-           "harmless; or say so with `x = x.cpu()` or `# noqa: device-rng`.")
+           "harmless; or say so with `x = x.cpu()` or `# noqa: device-rng`. diffusers draws on the CPU and moves "
+           "the result when given a CPU generator: `latent_dist.sample(generator=torch.default_generator)`, "
+           "`randn_tensor(shape, generator=torch.default_generator, device=d)` (torch's global CPU generator, "
+           "the numbers of `torch.randn(shape).to(d)`; diffusers logs this at the info level).")
     valid = (
         "import torch\n\n\ndef noise(shape, device):\n    return torch.randn(shape).to(device)\n",
         "import torch\n\nx = torch.rand(4, 4, device=\"cpu\")\nmask = torch.bernoulli(torch.full((4,), 0.5))\n",
@@ -73,6 +82,12 @@ class DeviceRng(FollowsValues, Rule):
         # fairseq's layer factories: a module just built is on the CPU, and so are its parameters
         "import torch.nn as nn\n\n\ndef Linear(n_in, n_out):\n    m = nn.Linear(n_in, n_out)\n"
         "    nn.init.xavier_uniform_(m.weight)\n    return m.cuda()\n",
+        "import torch\nfrom diffusers.utils.torch_utils import randn_tensor\n\n\n"
+        "def latents(vae, pixels, device):\n"
+        "    z = vae.encode(pixels.to(device)).latent_dist.sample(generator=torch.default_generator)\n"
+        "    return z + randn_tensor(z.shape, generator=torch.default_generator, device=device)\n",
+        "import torch  # no diffusers here: another library's `latent_dist`\n\n\n"
+        "def encode(model, x):\n    return model.encode(x.cuda()).latent_dist.sample()\n",
     )
     invalid = (
         Invalid("import torch\n\nnoise = torch.randn(8, 3, device=\"cuda\")\n", lines=(3,)),
@@ -109,6 +124,14 @@ class DeviceRng(FollowsValues, Rule):
                 lines=(6,), severity="warning"),
         Invalid("import torch\nfrom torch import nn\n\n\nclass NoiseTransform(nn.Module):  # a layer, not data code\n"
                 "    def forward(self, x):\n        return x + torch.randn_like(x)\n", lines=(7,), severity="warning"),
+        Invalid("from diffusers.utils.torch_utils import randn_tensor\n\n\n"
+                "def noise(latents, device):\n    return randn_tensor(latents.shape, device=device)\n",
+                lines=(5,), severity="error"),
+        Invalid("import torch\nfrom accelerate import Accelerator\nfrom diffusers import AutoencoderKL\n\n\n"
+                "def train_step(vae, unet, batch):\n"
+                "    latents = vae.encode(batch[\"pixel_values\"]).latent_dist.sample()\n"
+                "    return unet(latents, torch.randint(0, 1000, (latents.shape[0],)))\n",
+                lines=(7,), severity="warning"),
     )
 
     def __init__(self, ctx) -> None:
@@ -133,28 +156,36 @@ class DeviceRng(FollowsValues, Rule):
             self._check_inputs(node, [i for i in inputs if i is not None])
         elif qualified in catalogue.TORCH_INIT_DRAWS:
             self._check_inputs(node, [argument(node, 0, "tensor")])
+        elif qualified in catalogue.DIFFUSERS_RANDN_TENSOR:
+            device = argument(node, 2, "device")
+            if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:
+                self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device"))
         elif qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS:
             self._check_inputs(node, [node.func.value])
+        elif is_latent_sample(node) and _without_generator(node, 0) and self.ctx.imports.imports_root("diffusers"):
+            self._check_inputs(node, [node.func.value],
+                               DIFFUSERS_MESSAGE.format(draw="latent_dist.sample()", where="the VAE's device"))
 
     def finish(self) -> None:
         imports = self.ctx.imports
         if not self._unknown_draws or not imports.imports_root("torch"):
             return  # `x.normal_()` in a file without torch is not known to be torch's
         if self._accelerator_file or any(imports.imports_root(r) for r in catalogue.ACCELERATOR_FRAMEWORK_ROOTS):
-            for site in self._unknown_draws:
-                self.report(site, self.message + ACCELERATOR_FILE_NOTE, "warning")
+            for site, message in self._unknown_draws:
+                self.report(site, message + ACCELERATOR_FILE_NOTE, "warning")
 
-    def _check_inputs(self, node: ast.Call, inputs: list) -> None:
+    def _check_inputs(self, node: ast.Call, inputs: list, message: str | None = None) -> None:
         """Report a draw whose input tensor lives on a device; one whose tensor's device is unknown is a
         warning in model code, or (at the end) in a file that runs on an accelerator, unless on the CPU."""
+        message = message or self.message
         found = [self.placement(i) for i in inputs if not _is_number(i)]
         if any(p in ON_DEVICE for p in found):
-            self.report(node)
+            self.report(node, message)
         elif found and CPU not in found and not any(map(self._last_on_cpu, inputs)) and not self.cpu_code.here():
             if self._in_model_code():
-                self.report(node, self.message + MODEL_CODE_NOTE, "warning")
+                self.report(node, message + MODEL_CODE_NOTE, "warning")
             else:
-                self._unknown_draws.append(self.ctx.site(node))
+                self._unknown_draws.append((self.ctx.site(node), message))
 
     def _last_on_cpu(self, node: ast.expr) -> bool:
         """A name whose latest assignment puts it on the CPU (`x = x.cpu()`), whatever came before."""
@@ -297,6 +328,21 @@ def _is_module_class(qualified: str) -> bool:
     """`torch.nn.Linear` and the other module classes of torch.nn (not its functions)."""
     return (qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".")
             and qualified.rpartition(".")[2][:1].isupper())
+
+
+def is_latent_sample(call: ast.Call) -> bool:
+    """`<...>.latent_dist.sample(...)`: diffusers' VAE posterior drawn on the VAE's device."""
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr == "sample" and isinstance(func.value, ast.Attribute)
+            and func.value.attr == catalogue.DIFFUSERS_LATENT_DISTRIBUTION)
+
+
+def _without_generator(call: ast.Call, position: int) -> bool:
+    """Whether `call` passes no generator (or None) as keyword `generator` or at `position`."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords):
+        return False
+    generator = argument(call, position, "generator")
+    return generator is None or constant(generator) is None
 
 
 def _is_number(node: ast.expr) -> bool:

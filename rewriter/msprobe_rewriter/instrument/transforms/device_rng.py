@@ -7,6 +7,8 @@ shape, dtype and memory layout, the numbers a CPU run draws) and moves to `x.dev
 `torch.empty(..., device=d).normal_()` fills on the CPU and moves; `x.normal_()` on a device tensor
 copies a CPU draw into `x`. The generator is kept; one made on a device in the same file
 (`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
+diffusers' `latent_dist.sample()` and `randn_tensor(shape, device=d)` get torch's global CPU generator,
+`generator=torch.default_generator`: given a CPU generator, diffusers draws on the CPU and moves the result.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from msprobe_rewriter.instrument.unit import Unit
 LIKE = frozenset({"torch.rand_like", "torch.randn_like", "torch.randint_like"})
 INPUT_DRAWS = frozenset({"torch.bernoulli", "torch.multinomial", "torch.poisson"})
 MOVED_AFTER = ("device", "requires_grad")  # keywords that leave the draw for `.to()`/`.requires_grad_()`
+# diffusers' randn_tensor(shape, generator, device, ...): where it takes its generator
+_DIFFUSERS_GENERATOR_POSITION = dict.fromkeys(catalogue.DIFFUSERS_RANDN_TENSOR, 1)
 SCALAR_FILLS = frozenset({"normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
 
 
@@ -54,6 +58,13 @@ class DeviceRng(Transform):
                 "            return torch.randn(n, device=\"cuda\")\n        case _:\n            return torch.zeros(n)\n",
                 "import torch\n\n\ndef noise(kind, n):\n    match kind:\n        case \"gauss\":\n"
                 "            return torch.randn(n).to(\"cuda\")\n        case _:\n            return torch.zeros(n)\n"),
+        Example("import torch\nfrom diffusers.utils.torch_utils import randn_tensor\n\n\n"
+                "def latents(vae, pixels, device):\n    z = vae.encode(pixels.to(device)).latent_dist.sample()\n"
+                "    return z + randn_tensor(z.shape, device=device)\n",
+                "import torch\nfrom diffusers.utils.torch_utils import randn_tensor\n\n\n"
+                "def latents(vae, pixels, device):\n"
+                "    z = vae.encode(pixels.to(device)).latent_dist.sample(generator=torch.default_generator)\n"
+                "    return z + randn_tensor(z.shape, device=device, generator=torch.default_generator)\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -78,6 +89,12 @@ class DeviceRng(Transform):
         qualified = unit.names.qualname(call.func)
         if nodes.argument(call, "out") is not None:
             return None
+        diffusers_generator = _DIFFUSERS_GENERATOR_POSITION.get(qualified) if qualified else _latent_sample(call)
+        if diffusers_generator is not None:
+            torch = unit.module_name("torch")
+            return lambda updated: nodes.set_argument(updated, "generator",
+                                                      nodes.expression(f"{torch}.default_generator"),
+                                                      diffusers_generator)
         if qualified in LIKE:  # first: with a `device=` moved out, `rand_like(x)` would draw on x's device
             source = nodes.argument(call, "input", 0)
             if source is None or not nodes.is_pure(source.value):
@@ -100,6 +117,15 @@ class DeviceRng(Transform):
             if method in catalogue.TENSOR_DRAW_METHODS and nodes.is_pure(receiver):
                 return _method_on_cpu_copy
         return None
+
+
+def _latent_sample(call: cst.Call) -> int | None:
+    """0 (where `sample` takes its generator) for diffusers' `<...>.latent_dist.sample(...)`, else None."""
+    func = call.func
+    if (isinstance(func, cst.Attribute) and func.attr.value == "sample" and isinstance(func.value, cst.Attribute)
+            and func.value.attr.value == catalogue.DIFFUSERS_LATENT_DISTRIBUTION):
+        return 0
+    return None
 
 
 def _device_generators(unit: Unit) -> dict[str, list[ast.Call]]:

@@ -764,3 +764,30 @@ def test_a_lightning_cli_is_told_where_the_callback_goes():
     assert out == code
     assert notes == ["/project/train.py:9: `MyCLI(...)` builds and runs the trainer: pass "
                      "trainer_defaults={\"callbacks\": [MsprobeLightningCallback(debugger)]}; debugger not added"]
+
+
+DEEPSPEED = ("import deepspeed\nimport torch\n\n\ndef train(args, model, loader):\n    for batch in loader:\n"
+             "        {step}\n\n\ndef main(args, net, data):\n"
+             "    {engine}, optimizer, loader, _ = deepspeed.initialize(args=args, model=net, training_data=data)\n"
+             "    train(args, {engine}, loader)\n")
+
+
+@pytest.mark.parametrize("engine, step, started", [
+    # a training function written before main(), where the engine is built (bing_bert)
+    ("model.network", "model.network.backward(model.network(batch))\n        model.network.step()", "model.network"),
+    # a pipeline engine's whole step (DeepSpeedExamples' pipeline_parallelism)
+    ("model", "loss = model.train_batch()", "model"),
+], ids=["engine.step", "engine.train_batch"])
+def test_a_deepspeed_engines_step_is_the_training_step(engine, step, started):
+    out, _ = run(DEEPSPEED.format(engine=engine, step=step), "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("for batch in loader:") + 1] == f"debugger.start(model={started})"
+
+
+def test_a_name_holding_a_deepspeed_engine_steps_where_deepspeed_is_imported():
+    code = ("import deepspeed\n\n\ndef train(model_engine, loader):\n    for x, y in loader:\n"
+            "        model_engine.backward(model_engine(x).sum())\n        model_engine.step()\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("for x, y in loader:") + 1] == "debugger.start(model=model_engine)"
+    out, _ = run(code.replace("import deepspeed", "import torch"), "debugger")  # not known to be an engine
+    assert "debugger" not in out

@@ -295,6 +295,9 @@ ACCELERATOR_USE_CALLS = frozenset({
     "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler", "deepspeed.initialize", "deepspeed.init_distributed",
 })
 # Packages whose import means the code runs where they put it: an accelerator, as a rule.
+# `engine, optimizer, loader, scheduler = deepspeed.initialize(...)`: the engine is the model, and
+# `engine.backward(loss); engine.step()` is the training step (the engine steps the optimizer it holds).
+DEEPSPEED_INITIALIZE = frozenset({"deepspeed.initialize"})
 ACCELERATOR_FRAMEWORK_ROOTS = ("lightning", "pytorch_lightning", "accelerate", "deepspeed", "torch_npu")
 # Base classes of data-loading code (datasets, samplers): it runs on the CPU, in loader workers.
 TORCH_DATA_PACKAGE = "torch.utils.data"

@@ -15,7 +15,7 @@ LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Methods that apply gradients: `optimizer.step()`, `scaler.step(optimizer)`, `trainer.optimize(optimizer)`.
-STEP_METHODS = frozenset({"step", "optimize"})
+STEP_METHODS = frozenset({"step", "optimize", "train_batch"})  # train_batch: a DeepSpeed pipeline engine's whole step
 # Methods that run a library trainer's training loop, by what builds the trainers they run: `trainer.train()`,
 # `trainer.fit(m)`, mmengine's `runner.train()`.
 TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS, "fit": catalogue.LIGHTNING_TRAINERS}
@@ -80,6 +80,7 @@ class FileContext:
         self.ancestors: list[ast.AST] = []
         self._frames: list[ast.AST] = []  # the loops and scopes among `ancestors`, kept by `traverse`
         self.assigned_calls: dict[str, str] = {}  # simple/attr target name -> qualified callee
+        self._deepspeed_engines: set[str | None] | None = None  # names bound to `deepspeed.initialize`'s engine
         self.loops: dict[int, LoopInfo] = {}
         self.functions: dict[str, FunctionInfo] = {}
         self.module_level_steps = False
@@ -280,7 +281,8 @@ class FileContext:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in STEP_METHODS:
             owner = target_name(func.value)
-            if func.attr == "step" and owner is not None and self.is_optimizer_name(owner):
+            if owner is not None and (func.attr == "step" and self.is_optimizer_name(owner)
+                                      or self.is_deepspeed_engine(owner)):
                 return True
             # a helper handed the optimizer steps it: guided-diffusion's `mp_trainer.optimize(self.opt)`
             return any(self.is_optimizer_name(name) for name in map(target_name, call.args) if name)
@@ -294,6 +296,18 @@ class FileContext:
             return self.imports.imports_root("mindspore") and self.is_optimizer_name(name) and bool(call.args)
         return origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS or (
             origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin))
+
+    def is_deepspeed_engine(self, name: str) -> bool:
+        """A DeepSpeed engine: the first result of `deepspeed.initialize(...)`, or a name with "engine" in it in a
+        file that imports deepspeed (`model_engine.step()` steps the engine's optimizer)."""
+        if self._deepspeed_engines is None:  # the whole file's: a training function may come before main()
+            self._deepspeed_engines = {
+                target_name(node.targets[0].elts[0]) for node in ast.walk(self.tree)
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and node.targets[0].elts and isinstance(node.value, ast.Call)
+                and self.call_qualname(node.value) in catalogue.DEEPSPEED_INITIALIZE}
+        return name in self._deepspeed_engines or (
+            "engine" in name.lower() and self.imports.imports_root("deepspeed"))
 
     def is_optimizer_name(self, name: str) -> bool:
         origin = self.assigned_calls.get(name)

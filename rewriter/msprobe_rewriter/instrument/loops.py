@@ -1,7 +1,8 @@
 """Find the training loop: the innermost loop one iteration of which is one optimizer step.
 
 Found, not guessed: a loop is a training loop when it contains a call that applies gradients
-(`optimizer.step()`, `scaler.step(opt)`, MindSpore `optimizer(grads)` or a `TrainOneStepCell` call, or of a
+(`optimizer.step()`, `scaler.step(opt)`, a DeepSpeed engine's `engine.step()`/`engine.train_batch()`,
+MindSpore `optimizer(grads)` or a `TrainOneStepCell` call, or of a
 project's own train-step cell, or of a project cell built around train-step cells that calls them),
 directly or through local functions that step outside any loop of their own (`train_step`). A loop
 that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a

@@ -85,7 +85,8 @@ class TrainedModels:
             if "scaler" in owner.lower() and call.args:
                 return call.args[0]
             handed = next((arg for arg in call.args if self.ctx.is_optimizer_name(target_name(arg) or "")), None)
-            if func.attr == "step" and (handed is None or self.ctx.is_optimizer_name(owner)):
+            if ((func.attr == "step" or self.ctx.is_deepspeed_engine(owner))
+                    and (handed is None or self.ctx.is_optimizer_name(owner))):
                 return func.value
             return handed  # `mp_trainer.optimize(self.opt)`: the optimizer handed to the helper
         if "scaler" in (target_name(func) or "").lower() and len(call.args) > 1:
@@ -96,6 +97,8 @@ class TrainedModels:
         """Source of the models whose parameters the optimizer updates (`itertools.chain(a.parameters(),
         b.parameters())`: both), those valid inside the loop."""
         candidates: list[ast.expr] = []
+        if self.ctx.is_deepspeed_engine(target_name(optimizer) or ""):
+            candidates.append(optimizer)  # the engine steps its own model
         value = self.assignments.get(target_name(optimizer) or "") if optimizer is not None else None
         if isinstance(value, ast.Call):
             origin = self.ctx.call_qualname(value)

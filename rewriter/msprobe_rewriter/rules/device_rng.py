@@ -162,7 +162,7 @@ class DeviceRng(FollowsValues, Rule):
                 self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device"))
         elif qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS:
             self._check_inputs(node, [node.func.value])
-        elif is_latent_sample(node) and _without_generator(node, 0) and self.ctx.imports.imports_root("diffusers"):
+        elif _is_latent_sample(node) and _without_generator(node, 0) and self.ctx.imports.imports_root("diffusers"):
             self._check_inputs(node, [node.func.value],
                                DIFFUSERS_MESSAGE.format(draw="latent_dist.sample()", where="the VAE's device"))
 
@@ -330,7 +330,7 @@ def _is_module_class(qualified: str) -> bool:
             and qualified.rpartition(".")[2][:1].isupper())
 
 
-def is_latent_sample(call: ast.Call) -> bool:
+def _is_latent_sample(call: ast.Call) -> bool:
     """`<...>.latent_dist.sample(...)`: diffusers' VAE posterior drawn on the VAE's device."""
     func = call.func
     return (isinstance(func, ast.Attribute) and func.attr == "sample" and isinstance(func.value, ast.Attribute)

@@ -89,7 +89,8 @@ class DeviceRng(Transform):
         qualified = unit.names.qualname(call.func)
         if nodes.argument(call, "out") is not None:
             return None
-        diffusers_generator = _DIFFUSERS_GENERATOR_POSITION.get(qualified) if qualified else _latent_sample(call)
+        diffusers_generator = (_DIFFUSERS_GENERATOR_POSITION.get(qualified) if qualified
+                               else 0 if _is_latent_sample(call) else None)  # where the call takes its generator
         if diffusers_generator is not None:
             torch = unit.module_name("torch")
             return lambda updated: nodes.set_argument(updated, "generator",
@@ -119,13 +120,11 @@ class DeviceRng(Transform):
         return None
 
 
-def _latent_sample(call: cst.Call) -> int | None:
-    """0 (where `sample` takes its generator) for diffusers' `<...>.latent_dist.sample(...)`, else None."""
+def _is_latent_sample(call: cst.Call) -> bool:
+    """diffusers' `<...>.latent_dist.sample(...)`."""
     func = call.func
-    if (isinstance(func, cst.Attribute) and func.attr.value == "sample" and isinstance(func.value, cst.Attribute)
-            and func.value.attr.value == catalogue.DIFFUSERS_LATENT_DISTRIBUTION):
-        return 0
-    return None
+    return (isinstance(func, cst.Attribute) and func.attr.value == "sample" and isinstance(func.value, cst.Attribute)
+            and func.value.attr.value == catalogue.DIFFUSERS_LATENT_DISTRIBUTION)
 
 
 def _device_generators(unit: Unit) -> dict[str, list[ast.Call]]:

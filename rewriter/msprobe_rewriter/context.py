@@ -300,14 +300,15 @@ class FileContext:
     def is_deepspeed_engine(self, name: str) -> bool:
         """A DeepSpeed engine: the first result of `deepspeed.initialize(...)`, or a name with "engine" in it in a
         file that imports deepspeed (`model_engine.step()` steps the engine's optimizer)."""
+        if not self.imports.imports_root("deepspeed"):
+            return False  # no engine without deepspeed; and no walk of the file for every `scheduler.step()`
         if self._deepspeed_engines is None:  # the whole file's: a training function may come before main()
             self._deepspeed_engines = {
                 target_name(node.targets[0].elts[0]) for node in ast.walk(self.tree)
                 if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Tuple, ast.List))
                 and node.targets[0].elts and isinstance(node.value, ast.Call)
                 and self.call_qualname(node.value) in catalogue.DEEPSPEED_INITIALIZE}
-        return name in self._deepspeed_engines or (
-            "engine" in name.lower() and self.imports.imports_root("deepspeed"))
+        return name in self._deepspeed_engines or "engine" in name.lower()
 
     def is_optimizer_name(self, name: str) -> bool:
         origin = self.assigned_calls.get(name)

@@ -30,7 +30,7 @@ def _describe(tensors: list[torch.Tensor]) -> float:
     buffer = stats_module.StatBuffer()
     for tensor in tensors:
         buffer.slot(tensor)
-    buffer.transfer().columns()
+    buffer.transfer().matrices()
     return time.perf_counter() - started
 
 
@@ -38,20 +38,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
-    if stats_module._hoststats is None:
-        print("the _hoststats extension was not built (no C compiler): nothing to compare")
+    if stats_module._describe is None:
+        print("the _describe extension was not built (no C compiler): nothing to compare")
         return 1
     torch.set_num_threads(1)
     tensors = [torch.randn(shape) for shape, count in SHAPES.items() for _ in range(count)]
-    compiled = stats_module._hoststats
+    compiled = stats_module._describe
     times: dict[str, list[float]] = {"one pass when recorded (C)": [], "batched torch reductions": []}
     for _ in range(args.rounds):
         for label, reducer in zip(times, (compiled, None), strict=True):
             for tensor in tensors:
                 tensor.mul_(1.0)  # touch every tensor: its data comes from memory, as in a training step
-            stats_module._hoststats = reducer
+            stats_module._describe = reducer
             times[label].append(_describe(tensors))
-    stats_module._hoststats = compiled
+    stats_module._describe = compiled
     elements = sum(tensor.numel() for tensor in tensors)
     print(f"{len(tensors)} tensors, {elements} elements (float32), {args.rounds} rounds, medians:")
     medians = {label: statistics.median(values) for label, values in times.items()}

@@ -360,21 +360,31 @@ def test_statistics_batch_is_computed_in_few_kernels(reducer):
     tensors = [torch.randn(8, 8) for _ in range(50)]
     slots = [buffer.slot(t) for t in tensors]
     assert buffer.slot(tensors[0]) == slots[0]  # same state, same slot
-    high, low, _, norm, _ = buffer.transfer().columns()
+    rows = _rows(buffer.transfer())
     for tensor, slot in zip(tensors, slots, strict=True):
-        assert high[slot] == float(tensor.max()) and low[slot] == float(tensor.min())
-        assert norm[slot] == pytest.approx(float(tensor.norm()), rel=1e-6)
+        high, low, _, norm = rows[slot]
+        assert high == float(tensor.max()) and low == float(tensor.min())
+        assert norm == pytest.approx(float(tensor.norm()), rel=1e-6)
 
 
 _NOT_BUILT = "the _describe and _hoststats extensions were not built (no C compiler)"
 
 
-def _described_at_once(cases: list) -> tuple[list, list]:
-    """The statistics columns of `cases`, each described at once by the compiled reducer, and their slots."""
+def _rows(host: stats_module.HostStatistics) -> dict[int, list]:
+    """Per slot, its (max, min, sum, norm) as HostStatistics.rows gives them (floats, or exact integers)."""
+    rows = {}
+    for (slots, packed), dtype in zip(host.rows()[:2], (np.float64, np.int64), strict=True):
+        values = np.frombuffer(packed, dtype=dtype).reshape(-1, 4).tolist()
+        rows.update(zip(slots, values, strict=True))
+    return rows
+
+
+def _described_at_once(cases: list) -> tuple[dict, list]:
+    """The statistics rows of `cases`, each described at once by the compiled reducer, and their slots."""
     buffer = stats_module.StatBuffer()
     slots = [buffer.slot(case) for case in cases]
     assert sorted(buffer.host_slots[0] + buffer.host_slots[1]) == slots
-    return buffer.transfer().columns(), slots
+    return _rows(buffer.transfer()), slots
 
 
 @pytest.mark.skipif(stats_module._describe is None, reason=_NOT_BUILT)
@@ -389,12 +399,11 @@ def test_host_reducer_matches_torch(dtype, size):
             case = cases[0].clone()
             case[position] = special
             cases.append(case)
-    (high, low, total, norm, _), slots = _described_at_once(cases)
+    rows, slots = _described_at_once(cases)
     for case, slot in zip(cases, slots, strict=True):
         exact = case.double()
         expected = [exact.max(), exact.min(), exact.sum(), exact.norm()]
-        got = [high[slot], low[slot], total[slot], norm[slot]]
-        for value, reference in zip(got, (float(item) for item in expected), strict=True):
+        for value, reference in zip(rows[slot], (float(item) for item in expected), strict=True):
             assert value == pytest.approx(reference, rel=1e-5, nan_ok=True)
 
 
@@ -407,8 +416,26 @@ def test_host_reducer_integer_range_is_exact(dtype, size):
     case = torch.randint(max(low, -1000), min(high, 1000) + 1, (size,)).to(dtype)
     case[size // 2] = high
     case[0] = low if size > 1 else high
-    (highs, lows, total, norm, _), (slot,) = _described_at_once([case])
-    assert [highs[slot], lows[slot], total[slot], norm[slot]] == [int(case.max()), int(case.min()), None, None]
+    rows, (slot,) = _described_at_once([case])
+    assert rows[slot] == [int(case.max()), int(case.min()), 0, 0]
+
+
+def test_rows_join_tensors_described_at_once_and_later():
+    """HostStatistics.rows: tensors described when recorded and tensors reduced at the end of the step
+    (here strided views and float16) come out together, floats as floats and integers exactly; in the hash
+    summary mode every slot has its hash."""
+    buffer = stats_module.StatBuffer()
+    base, integers = torch.arange(12.0).reshape(3, 4), torch.tensor([[2**62 + 1, 5], [-7, 0]])
+    slots = [buffer.slot(tensor) for tensor in (base, base[:, ::2], torch.ones(3, dtype=torch.float16), integers,
+                                                integers[:, ::2], torch.tensor([True, False])[::2])]
+    rows = _rows(buffer.transfer())
+    assert [rows[slot] for slot in slots] == [[11.0, 0.0, 66.0, pytest.approx(22.4944, rel=1e-5)],
+                                              [10.0, 0.0, 30.0, pytest.approx(14.8324, rel=1e-5)],
+                                              [1.0, 1.0, 3.0, pytest.approx(1.7321, rel=1e-4)],
+                                              [2**62 + 1, -7, 0, 0], [2**62 + 1, -7, 0, 0], [1, 1, 0, 0]]
+    hashed = stats_module.StatBuffer("hash")
+    slots = [hashed.slot(tensor) for tensor in (base, integers)]
+    assert sorted(hashed.transfer().rows()[2]) == slots
 
 
 def test_host_reducer_takes_dense_host_tensors_only():
@@ -430,13 +457,13 @@ def test_host_reducer_takes_dense_host_tensors_only():
     built = stats_module._describe is not None
     assert [len(slots) for slots in buffer.host_slots] == ([3, 1] if built else [0, 0])
     assert stats_module.StatBuffer("md5").describe is None
-    high, low, total, _, _ = buffer.transfer().columns()
-    assert (high[offset], low[offset]) == (7.0, 4.0)
-    assert (high[transposed], low[transposed], total[transposed]) == (11.0, 0.0, 66.0)
-    assert (high[channels_last], low[channels_last]) == (float(images.max()), float(images.min()))
-    assert total[channels_last] == pytest.approx(float(images.double().sum()), rel=1e-5, abs=1e-5)
-    assert (high[integers], low[integers], total[integers]) == (2**62 + 1, -7, None)
-    assert (high[negated], low[negated], total[negated]) == (0.0, -3.0, -6.0)
+    rows = _rows(buffer.transfer())
+    assert rows[offset][:2] == [7.0, 4.0]
+    assert rows[transposed][:3] == [11.0, 0.0, 66.0]
+    assert rows[channels_last][:2] == [float(images.max()), float(images.min())]
+    assert rows[channels_last][2] == pytest.approx(float(images.double().sum()), rel=1e-5, abs=1e-5)
+    assert rows[integers][:2] == [2**62 + 1, -7]
+    assert rows[negated][:3] == [0.0, -3.0, -6.0]
 
 
 def test_torch_func_transforms_are_recorded_without_statistics(tmp_path, reducer):

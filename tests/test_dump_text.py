@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 from capture_support import make_model, train_step, write_config
 from extension_support import extension_or_fallback
-from msprobe_runtime.core import dump_writer, stats
+from msprobe_runtime.core import dump_writer, jsontext, stats
 from msprobe_runtime.core.jsontext import json_float
 from msprobe_runtime.pytorch import PrecisionDebugger
 
@@ -86,29 +87,74 @@ def test_a_token_beyond_the_entries_is_an_error(text):
         dump_writer._lines_object({"a": (f"{TOKEN}7",)}, False, ENTRIES)
 
 
-SLOTS = {  # kind, numel, 0-d, max, min, sum, norm
-    "float": (stats.KIND_FLOAT, 4, False, 2.5, -1.0, 3.0, 3.2),
-    "float nan": (stats.KIND_FLOAT, 4, False, math.nan, math.inf, -math.inf, math.nan),
-    "float 0-d": (stats.KIND_FLOAT, 1, True, 0.1, 0.1, 0.1, 0.1),
-    "int": (stats.KIND_INT, 3, False, 2**62, -5, 7, None),
-    "int 0-d": (stats.KIND_INT, 1, True, -3, -3, -3, None),
-    "bool": (stats.KIND_BOOL, 6, False, 1, 0, 3, None),
-    "none": (stats.KIND_NONE, 0, False, None, None, None, None),
-    "empty": (stats.KIND_FLOAT, 0, False, None, None, None, None),
+SLOTS = {  # kind, numel, 0-d, (max, min, sum, norm) as floats, (max, min) as integers
+    "float": (stats.KIND_FLOAT, 4, False, (2.5, -1.0, 3.0, 3.2), (0, 0)),
+    "float nan": (stats.KIND_FLOAT, 4, False, (math.nan, math.inf, -math.inf, math.nan), (0, 0)),
+    "float 0-d": (stats.KIND_FLOAT, 1, True, (0.1, 0.1, 0.1, 0.1), (0, 0)),
+    "float tiny": (stats.KIND_FLOAT, 3, False, (-0.0, 5e-324, 1e-5, 1.0000000000000002), (0, 0)),
+    "float huge": (stats.KIND_FLOAT, 7, False, (1.7976931348623157e308, -3.4028234663852886e38, 1e16, 1e300), (0, 0)),
+    "int": (stats.KIND_INT, 3, False, (math.nan,) * 4, (2**62, -5)),
+    "int extremes": (stats.KIND_INT, 2, False, (math.nan,) * 4, (2**63 - 1, -(2**63))),
+    "int 0-d": (stats.KIND_INT, 1, True, (math.nan,) * 4, (-3, -3)),
+    "int 0-d large": (stats.KIND_INT, 1, True, (math.nan,) * 4, (-(2**60) - 1, -(2**60) - 1)),
+    "bool": (stats.KIND_BOOL, 6, False, (math.nan,) * 4, (1, 0)),
+    "none": (stats.KIND_NONE, 0, False, (math.nan,) * 4, (0, 0)),
+    "empty": (stats.KIND_FLOAT, 0, False, (math.nan,) * 4, (0, 0)),
 }
 
 
-def test_statistics_of_every_kind(text, monkeypatch):
-    columns = [list(column) for column in zip(*SLOTS.values(), strict=True)]
+def _slot_columns() -> list:
+    """statistics_texts' arguments for SLOTS: the lists, then the float and integer slots and their rows."""
+    kinds, numels, scalars, floats, ints = (list(column) for column in zip(*SLOTS.values(), strict=True))
+    exact = [slot for slot, kind in enumerate(kinds) if kind in (stats.KIND_INT, stats.KIND_BOOL)]
+    inexact = [slot for slot in range(len(kinds)) if slot not in exact][::-1]  # in any order
+    return [kinds, numels, scalars, (inexact, np.array([floats[slot] for slot in inexact], dtype=np.float64).tobytes()),
+            (exact, np.array([(*ints[slot], 0, 0) for slot in exact], dtype=np.int64).tobytes())]
+
+
+@pytest.mark.parametrize("encoder", ["orjson", "json"])
+def test_statistics_of_every_kind(text, monkeypatch, encoder):
+    """Both ways, with either float encoder, the same texts; values as statistics_values makes them."""
+    if encoder == "json":
+        monkeypatch.setattr(jsontext, "orjson", None)
+    elif jsontext.orjson is None:
+        pytest.skip("orjson is not installed")
+    columns = _slot_columns()
     written = stats.statistics_texts(*columns)
     assert written == _python(monkeypatch, stats.statistics_texts, *columns)
     parsed = {name: json.loads(b"{" + line + b"}") for name, line in zip(SLOTS, written, strict=True)}
     assert parsed["float"] == {"Max": 2.5, "Min": -1.0, "Mean": 0.75, "Norm": 3.2}
     assert repr(parsed["float nan"]) == repr({"Max": math.nan, "Min": math.inf, "Mean": -math.inf, "Norm": math.nan})
+    assert parsed["float tiny"] == {"Max": -0.0, "Min": 5e-324, "Mean": 1e-5 / 3, "Norm": 1.0000000000000002}
+    assert repr(parsed["float tiny"]["Max"]) == "-0.0"
+    assert parsed["float huge"] == {"Max": 1.7976931348623157e308, "Min": -3.4028234663852886e38,
+                                    "Mean": 1e16 / 7, "Norm": 1e300}
     assert parsed["int"] == {"Max": 2**62, "Min": -5, "Mean": None, "Norm": None}
+    assert parsed["int extremes"] == {"Max": 2**63 - 1, "Min": -(2**63), "Mean": None, "Norm": None}
     assert parsed["int 0-d"] == {"Max": -3, "Min": -3, "Mean": -3.0, "Norm": 3.0}
+    assert parsed["int 0-d large"] == {"Max": -(2**60) - 1, "Min": -(2**60) - 1, "Mean": float(-(2**60) - 1),
+                                       "Norm": float(2**60 + 1)}
     assert parsed["bool"] == {"Max": True, "Min": False, "Mean": None, "Norm": None}
     assert parsed["none"] == parsed["empty"] == dict.fromkeys(("Max", "Min", "Mean", "Norm"))
+
+
+def test_statistics_of_no_slot(text):
+    assert stats.statistics_texts([], [], [], ([], b""), ([], b"")) == []
+
+
+@pytest.mark.skipif(stats._dumptext is None, reason="the _dumptext extension was not built (no C compiler)")
+def test_statistics_texts_refuse_what_does_not_fit():
+    """The compiled statistics_texts checks its arguments and its float encoder's answer."""
+    kinds, numels, scalars, (slots, floats), ints = _slot_columns()
+    with pytest.raises(ValueError, match="four values per slot"):
+        stats._dumptext.statistics_texts(kinds, numels, scalars, (slots, floats[:-8]), ints, jsontext.float_array_text)
+    with pytest.raises(IndexError, match="out of range"):
+        stats._dumptext.statistics_texts(kinds, numels, scalars, ([len(kinds)] + slots[1:], floats), ints,
+                                         jsontext.float_array_text)
+    with pytest.raises(ValueError, match="one number per value"):
+        stats._dumptext.statistics_texts(kinds, numels, scalars, (slots, floats), ints, lambda raw: b"[1,2]")
+    with pytest.raises(TypeError, match="must return bytes"):
+        stats._dumptext.statistics_texts(kinds, numels, scalars, (slots, floats), ints, lambda raw: "[]")
 
 
 def test_entries_join_their_slots_texts(text, monkeypatch):

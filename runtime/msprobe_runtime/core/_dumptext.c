@@ -1,10 +1,13 @@
-/* The JSON text of a step's dump files: each file's text, the statistics values of every slot and the
+/* The JSON text of a step's dump files: each file's text, the statistics text of every slot and the
  * texts of every tensor entry, one call each (core.dump_writer and core.stats keep the same functions in
  * Python, the reference, used where this is not built or refuses a value).
  *
  * The writer thread makes these texts while training goes on, and any Python code it runs holds the GIL:
  * hundreds of small Python calls per step (one encoder call per record, a format per tensor entry) took
- * most of the writer's CPU time. Here they take one call each.
+ * most of the writer's CPU time. Here they take one call each. The statistics texts are made straight from
+ * the packed rows the capture hands over (no Python number per value); their floats are spelled by one
+ * call of an encoder (orjson where installed: shortest round-trip texts, as Python's repr but for the
+ * exponent's form).
  *
  * Values as Python's json writes them, compact as orjson writes them: None, bool, int, float (NaN and
  * infinities as NaN, Infinity, -Infinity), str (UTF-8), list and tuple (arrays), dict with str keys.
@@ -294,43 +297,22 @@ done:
     return result;
 }
 
-/* Max, Min, Mean, Norm of one slot into values[4] (new references; NULL for null), as
- * core.stats.statistics_values makes them; a kind is told by its first letter (core.stats' KIND_FLOAT
- * "float", KIND_INT "int", KIND_BOOL "bool", KIND_NONE "none") */
-static int slot_statistics(PyObject **values, PyObject *kind, PyObject *numel, int scalar, PyObject *high,
-                           PyObject *low, PyObject *total, PyObject *norm) {
+/* how a slot's statistics are written, from its kind's first letter (core.stats' KIND_FLOAT "float",
+ * KIND_INT "int", KIND_BOOL "bool", KIND_NONE "none") and its element count */
+enum { NULLS, BOOLS, INTEGERS, INTEGER_SCALAR, FLOATS };
+
+static int slot_code(PyObject *kind, PyObject *numel, PyObject *scalar) {
     Py_UCS4 code = PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) ? PyUnicode_READ_CHAR(kind, 0) : 'n';
-    int empty = PyObject_Not(numel);
-    if (empty < 0)
+    int empty = PyObject_Not(numel), is_scalar = PyObject_IsTrue(scalar);
+    if (empty < 0 || is_scalar < 0)
         return -1;
-    if (code == 'n' || empty)  /* KIND_NONE, or no elements */
-        return 0;
-    if (code == 'b') {  /* KIND_BOOL: Max = any, Min = all */
-        int any = PyObject_IsTrue(high), all = PyObject_IsTrue(low);
-        if (any < 0 || all < 0)
-            return -1;
-        values[0] = PyBool_FromLong(any);
-        values[1] = PyBool_FromLong(all);
-        return 0;
-    }
-    if (code == 'i') {  /* KIND_INT: Mean and Norm only for a 0-d tensor, its value */
-        values[0] = PyNumber_Long(high);
-        values[1] = values[0] ? PyNumber_Long(low) : NULL;
-        if (values[1] == NULL)
-            return -1;
-        if (!scalar)
-            return 0;
-        PyObject *magnitude = PyNumber_Absolute(high);
-        values[2] = PyNumber_Float(high);
-        values[3] = magnitude ? PyNumber_Float(magnitude) : NULL;
-        Py_XDECREF(magnitude);
-        return values[2] && values[3] ? 0 : -1;
-    }
-    values[0] = Py_NewRef(high);  /* KIND_FLOAT */
-    values[1] = Py_NewRef(low);
-    values[2] = PyNumber_TrueDivide(total, numel);
-    values[3] = Py_NewRef(norm);
-    return values[2] ? 0 : -1;
+    if (code == 'n' || empty)
+        return NULLS;
+    if (code == 'b')
+        return BOOLS;
+    if (code == 'i')
+        return is_scalar ? INTEGER_SCALAR : INTEGERS;
+    return FLOATS;
 }
 
 static int same_length(PyObject *const *lists, int count, Py_ssize_t size) {
@@ -342,32 +324,167 @@ static int same_length(PyObject *const *lists, int count, Py_ssize_t size) {
     return 1;
 }
 
-PyDoc_STRVAR(statistics_values_doc,
-             "statistics_values(kinds, numels, scalars, high, low, total, norm)\n\n"
-             "Per slot (one item of each list), its Max, Min, Mean and Norm, four values a slot in one flat\n"
-             "list (core.stats.statistics_values).");
+/* the texts of a JSON array of numbers, `[a,b,...]` or `[a, b, ...]`: starts[i] and ends[i] of each */
+static int split_numbers(const char *text, Py_ssize_t size, Py_ssize_t count, Py_ssize_t *starts, Py_ssize_t *ends) {
+    Py_ssize_t at = 1, found = 0;
+    if (size < 2 || text[0] != '[' || text[size - 1] != ']')
+        goto bad;
+    while (found < count && at < size - 1) {
+        while (text[at] == ' ')
+            at++;
+        starts[found] = at;
+        while (at < size - 1 && text[at] != ',')
+            at++;
+        ends[found++] = at++;
+    }
+    if (found == count && at >= size - 1)
+        return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "format_floats did not give one number per value");
+    return -1;
+}
 
-static PyObject *statistics_values(PyObject *self, PyObject *args) {
-    PyObject *lists[7];
-    if (!PyArg_ParseTuple(args, "OOOOOOO", &lists[0], &lists[1], &lists[2], &lists[3], &lists[4], &lists[5],
-                          &lists[6]))
+/* one value of a float slot: NaN and infinities as Python's json writes them, else the formatter's text */
+static int append_float_text(Buffer *b, double value, const char *text, Py_ssize_t size) {
+    if (isnan(value) || isinf(value))
+        return append_float(b, value);
+    return append(b, text, size);
+}
+
+static int append_long(Buffer *b, long long value) {
+    char text[24];
+    return append(b, text, snprintf(text, sizeof text, "%lld", value));
+}
+
+PyDoc_STRVAR(statistics_texts_doc,
+             "statistics_texts(kinds, numels, scalars, floats, ints, format_floats)\n\n"
+             "Per slot (one item of each list), its statistics as entry text, as core.stats.statistics_texts\n"
+             "makes it. `floats` is (slots, values): the slots of float tensors and, as float64 bytes, four values\n"
+             "each (max, min, sum, norm); `ints` the same for integer and bool tensors, as int64 (max, min, and two\n"
+             "unread). The floats are written by `format_floats`, called once with every slot's Max, Min, Mean and\n"
+             "Norm as float64 bytes, which returns them as a JSON array.");
+
+/* rows[slot] = the slot's four values, for each slot of `pair` (slots, values as bytes) */
+static int scatter_rows(PyObject *pair, void *rows, Py_ssize_t size) {
+    PyObject *slots, *values;
+    if (!PyArg_ParseTuple(pair, "OS", &slots, &values))
+        return -1;
+    Py_ssize_t count = PyList_Check(slots) ? PyList_GET_SIZE(slots) : -1;
+    if (count < 0 || PyBytes_GET_SIZE(values) != count * 32) {
+        PyErr_SetString(PyExc_ValueError, "floats and ints must be a list of slots and four values per slot");
+        return -1;
+    }
+    const char *source = PyBytes_AS_STRING(values);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(slots, k));
+        if (slot < 0 || slot >= size) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_IndexError, "a slot out of range");
+            return -1;
+        }
+        memcpy((char *)rows + 32 * slot, source + 32 * k, 32);
+    }
+    return 0;
+}
+
+static PyObject *statistics_texts(PyObject *self, PyObject *args) {
+    PyObject *lists[3], *pairs[2], *format_floats, *result = NULL, *numbers = NULL, *text = NULL;
+    Py_ssize_t *starts = NULL, *ends = NULL;
+    char *codes = NULL;
+    long long *int_rows = NULL;
+    Buffer b = {NULL, 0, 0};
+    if (!PyArg_ParseTuple(args, "OOOO!O!O", &lists[0], &lists[1], &lists[2], &PyTuple_Type, &pairs[0], &PyTuple_Type,
+                          &pairs[1], &format_floats))
         return NULL;
     Py_ssize_t size = PyList_Check(lists[0]) ? PyList_GET_SIZE(lists[0]) : 0;
-    if (!same_length(lists, 7, size))
-        return NULL;
-    PyObject *flat = PyList_New(4 * size);
-    for (Py_ssize_t i = 0; flat != NULL && i < size; i++) {
-        PyObject *values[4] = {NULL, NULL, NULL, NULL};
-        int scalar = PyObject_IsTrue(PyList_GET_ITEM(lists[2], i));
-        int failed = scalar < 0 || slot_statistics(values, PyList_GET_ITEM(lists[0], i), PyList_GET_ITEM(lists[1], i),
-                                                   scalar, PyList_GET_ITEM(lists[3], i), PyList_GET_ITEM(lists[4], i),
-                                                   PyList_GET_ITEM(lists[5], i), PyList_GET_ITEM(lists[6], i));
-        for (int v = 0; v < 4; v++)
-            PyList_SET_ITEM(flat, 4 * i + v, values[v] ? values[v] : Py_NewRef(Py_None));
-        if (failed)
-            Py_CLEAR(flat);
+    if (!same_length(lists, 3, size))
+        goto done;
+    numbers = PyBytes_FromStringAndSize(NULL, size * 4 * (Py_ssize_t)sizeof(double));
+    int_rows = PyMem_Calloc((size_t)size + 1, 4 * sizeof(long long));
+    codes = PyMem_Malloc((size_t)size + 1);
+    starts = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(4 * size + 1));
+    ends = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(4 * size + 1));
+    if (numbers == NULL || int_rows == NULL || codes == NULL || starts == NULL || ends == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
     }
-    return flat;
+    double *values = (double *)PyBytes_AS_STRING(numbers);
+    for (Py_ssize_t i = 0; i < 4 * size; i++)
+        values[i] = NAN;
+    if (scatter_rows(pairs[0], values, size) < 0 || scatter_rows(pairs[1], int_rows, size) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < size; i++) {  /* each slot's Max, Min, Mean, Norm where they are floats */
+        int code = slot_code(PyList_GET_ITEM(lists[0], i), PyList_GET_ITEM(lists[1], i), PyList_GET_ITEM(lists[2], i));
+        if (code < 0)
+            goto done;
+        codes[i] = (char)code;
+        double *row = values + 4 * i;
+        if (code == FLOATS) {
+            Py_ssize_t numel = PyLong_AsSsize_t(PyList_GET_ITEM(lists[1], i));
+            if (numel == -1 && PyErr_Occurred())
+                goto done;
+            row[2] /= (double)numel;
+        } else if (code == INTEGER_SCALAR) {  /* a 0-d integer: its value, and its magnitude */
+            row[2] = (double)int_rows[4 * i];
+            row[3] = fabs(row[2]);
+        }
+    }
+    text = PyObject_CallOneArg(format_floats, numbers);
+    if (text == NULL)
+        goto done;
+    if (!PyBytes_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "format_floats must return bytes");
+        goto done;
+    }
+    const char *json = PyBytes_AS_STRING(text);
+    if (split_numbers(json, PyBytes_GET_SIZE(text), 4 * size, starts, ends) < 0)
+        goto done;
+    result = PyList_New(size);
+    for (Py_ssize_t i = 0; result != NULL && i < size; i++) {
+        static const char *keys[4] = {"\"Max\": ", ", \"Min\": ", ", \"Mean\": ", ", \"Norm\": "};
+        const double *row = values + 4 * i;
+        const long long *int_row = int_rows + 4 * i;
+        int failed = 0;
+        b.size = 0;
+        for (int v = 0; v < 4 && !failed; v++) {
+            failed = append(&b, keys[v], (Py_ssize_t)strlen(keys[v]));
+            if (failed)
+                break;
+            Py_ssize_t at = 4 * i + v;
+            switch (codes[i]) {
+            case BOOLS:  /* Max = any, Min = all */
+                failed = v < 2 ? (int_row[v] ? APPEND_LITERAL(&b, "true") : APPEND_LITERAL(&b, "false"))
+                               : APPEND_LITERAL(&b, "null");
+                break;
+            case INTEGERS:
+            case INTEGER_SCALAR:  /* Mean and Norm only for a 0-d tensor */
+                failed = v < 2 ? append_long(&b, int_row[v])
+                         : codes[i] == INTEGER_SCALAR ? append(&b, json + starts[at], ends[at] - starts[at])
+                                                      : APPEND_LITERAL(&b, "null");
+                break;
+            case FLOATS:
+                failed = append_float_text(&b, row[v], json + starts[at], ends[at] - starts[at]);
+                break;
+            default:
+                failed = APPEND_LITERAL(&b, "null");
+            }
+        }
+        PyObject *item = failed ? NULL : PyBytes_FromStringAndSize(b.data, b.size);
+        if (item == NULL)
+            Py_CLEAR(result);
+        else
+            PyList_SET_ITEM(result, i, item);
+    }
+done:
+    Py_XDECREF(numbers);
+    PyMem_Free(int_rows);
+    Py_XDECREF(text);
+    PyMem_Free(codes);
+    PyMem_Free(starts);
+    PyMem_Free(ends);
+    PyMem_Free(b.data);
+    return result;
 }
 
 PyDoc_STRVAR(entry_texts_doc,
@@ -417,7 +534,7 @@ static PyObject *entry_texts(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"lines_object", (PyCFunction)(void (*)(void))lines_object, METH_VARARGS | METH_KEYWORDS, lines_object_doc},
-    {"statistics_values", statistics_values, METH_VARARGS, statistics_values_doc},
+    {"statistics_texts", statistics_texts, METH_VARARGS, statistics_texts_doc},
     {"entry_texts", entry_texts, METH_VARARGS, entry_texts_doc},
     {NULL, NULL, 0, NULL},
 };

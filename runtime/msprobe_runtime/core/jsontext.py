@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from math import isfinite
 
+import numpy as np
+
 try:  # optional: ~10x faster than the standard encoder
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment
@@ -57,8 +59,19 @@ def number_texts(values: list) -> list[bytes]:
     """Each of `values` (None, bool, int or float) as JSON text, in one encoder call."""
     if not values:
         return []
+    if orjson is None:
+        return _encode(values)[1:-1].encode().split(b", ")
+    texts = orjson.dumps(values)[1:-1].split(b",")
+    if texts.count(b"null") == values.count(None):  # no NaN or infinity became null
+        return texts
+    return [_encode(value).encode() if text == b"null" and value is not None else text
+            for value, text in zip(values, texts, strict=True)]
+
+
+def float_array_text(raw: bytes) -> bytes:
+    """float64 values (`raw`, native byte order) as one JSON array, in one encoder call; NaN and infinities
+    come out as orjson or Python's json writes them (`null` or `NaN`): callers write those themselves."""
+    values = np.frombuffer(raw, dtype=np.float64)
     if orjson is not None:
-        texts = orjson.dumps(values)[1:-1].split(b",")
-        if texts.count(b"null") == values.count(None):  # no NaN or infinity became null
-            return texts
-    return _encode(values)[1:-1].encode().split(b", ")
+        return orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)
+    return _encode(values.tolist()).encode()

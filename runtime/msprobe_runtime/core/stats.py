@@ -16,8 +16,9 @@ NaN and infinities are written as msprobe (Python's json) writes them: ``NaN``, 
 from __future__ import annotations
 
 import json
+from array import array
 
-from msprobe_runtime.core.jsontext import json_value, number_texts
+from msprobe_runtime.core.jsontext import float_array_text, json_value, number_texts
 
 try:  # compiled when the package was built with a C compiler (_dumptext.c)
     from msprobe_runtime.core import _dumptext
@@ -64,16 +65,21 @@ _ENTRY_TAIL = f'%s%s, "{REQUIRES_GRAD}": %s%s}}'.encode()
 _BOOLS = (b"false", b"true")
 
 
-def statistics_texts(kinds: list[str], numels: list[int], scalars: list[bool], high: list, low: list, total: list,
-                     norm: list) -> list[bytes]:
-    """Per slot (an item of each list, as for statistics_values), its statistics as entry text,
-    `"Max": 1.0, "Min": ..., "Norm": ...`; the values in one C call where core._dumptext is built, their
-    texts in one encoder call."""
+def statistics_texts(kinds: list[str], numels: list[int], scalars: list[bool], floats: tuple[list[int], bytes],
+                     ints: tuple[list[int], bytes]) -> list[bytes]:
+    """Per slot (an item of each list), its statistics as entry text, `"Max": 1.0, "Min": ..., "Norm": ...`,
+    as statistics_values makes them. `floats` holds the slots of float tensors and their (max, min, sum,
+    norm), four float64 a slot as bytes; `ints` those of integer and bool tensors, four int64 a slot (max,
+    min and two unread). In one C call where core._dumptext is built (the floats written by one encoder call)."""
     if _dumptext is not None:
-        values = _dumptext.statistics_values(kinds, numels, scalars, high, low, total, norm)
-    else:
-        values = [value for row in zip(kinds, numels, scalars, high, low, total, norm, strict=True)
-                  for value in statistics_values(*row)]
+        return _dumptext.statistics_texts(kinds, numels, scalars, floats, ints, float_array_text)
+    rows = [(None,) * 4] * len(kinds)
+    for (slots, packed), code in ((floats, "d"), (ints, "q")):
+        values = array(code, packed)
+        for number, slot in enumerate(slots):
+            rows[slot] = values[4 * number:4 * number + 4]
+    values = [value for row in zip(kinds, numels, scalars, rows, strict=True)
+              for value in statistics_values(*row[:3], *row[3])]
     numbers = number_texts(values)
     return [_STATISTICS % quad for quad in zip(numbers[::4], numbers[1::4], numbers[2::4], numbers[3::4], strict=True)]
 

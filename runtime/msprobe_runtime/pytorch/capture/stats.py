@@ -19,7 +19,7 @@ call) clones the pending tensors that share `t`'s storage, so a record keeps the
 `slot(t, copy=True)` does the same at once for tensors that C++ code may change later (parameter gradients).
 A pending tensor whose version counter moved without warning is reported as stale (null statistics)
 instead of being described with later values. `transfer()` makes the one device-to-host copy; turning
-its result into Python numbers (`HostStatistics.columns`) can then happen on another thread.
+its result into rows of numbers (`HostStatistics.rows`) can then happen on another thread.
 
 Bookkeeping is kept in flat parallel lists (no container per tensor), so a step's records hardly add
 to the garbage collector's work.
@@ -44,7 +44,7 @@ from msprobe_runtime.core.stats import KIND_BOOL, KIND_FLOAT, KIND_INT, KIND_NON
 
 DEFAULT_BUDGET_BYTES = 256 * 2**20  # pending tensors and snapshots held before a batch is computed
 _CHUNK_ELEMENTS = 2**24  # at most this many elements stacked at once
-FIELDS = 5  # per slot: max, min, sum, norm, hash
+_HASH_FIELD = 4  # a block's fields: max, min, sum, norm, hash
 
 _KINDS = {torch.bool: KIND_BOOL}
 _KINDS.update({dtype: KIND_INT for dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)})
@@ -323,28 +323,36 @@ class StatBuffer:
 
 
 class HostStatistics:
-    """A step's statistics on the host, still packed; `columns()` unpacks them (on any thread)."""
+    """A step's statistics on the host, still packed; `rows()` unpacks them (on any thread)."""
 
     def __init__(self, slots: int, places: list, host: dict, described: tuple[list, list],
                  values: tuple[bytes, bytes]):
         self._slots, self._places, self._host = slots, places, host
         self._described, self._values = described, values  # StatBuffer's host_slots and host_values
 
-    def columns(self) -> list[list]:
-        """Per field (max, min, sum, norm, hash) a list with one Python number (or None) per slot."""
-        columns = [[None] * self._slots for _ in range(FIELDS)]
+    def rows(self) -> tuple[tuple[list[int], bytes], tuple[list[int], bytes], dict[int, int]]:
+        """The slots of float tensors and their (max, min, sum, norm), four float64 a slot as bytes; the
+        slots of integer and bool tensors and their (max, min, 0, 0) as int64 (exact); the hash of each slot
+        that has one (core.stats.statistics_texts reads the first two)."""
+        (float_slots, int_slots), (float_values, int_values) = self._described, self._values
+        if not self._places:
+            return (float_slots, float_values), (int_slots, int_values), {}
+        lazy = (np.zeros((self._slots, 4)), np.zeros((self._slots, 4), dtype=np.int64))  # float, integer
+        found = (set(), set())
+        digests = {}
         for key, position, field, slots in self._places:
-            column = columns[field]
-            for slot, value in zip(slots, self._host[key][position].tolist(), strict=True):
-                column[slot] = value
-        for described, values, dtype, fields in zip(self._described, self._values, (np.float64, np.int64), (4, 2),
-                                                    strict=True):
-            rows = np.frombuffer(values, dtype=dtype).reshape(-1, 4)
-            for field in range(fields):
-                column = columns[field]
-                for slot, value in zip(described, rows[:, field].tolist(), strict=True):
-                    column[slot] = value
-        return columns
+            values = self._host[key][position]
+            if field == _HASH_FIELD:
+                digests.update(zip(slots, values.tolist(), strict=True))
+                continue
+            which = 0 if values.dtype == np.float64 else 1
+            lazy[which][slots, field] = values
+            found[which].update(slots)
+        pairs = []
+        for described, packed, rows, slots in zip(self._described, self._values, lazy, found, strict=True):
+            slots = sorted(slots)
+            pairs.append((described + slots, packed + rows[slots].tobytes()))
+        return pairs[0], pairs[1], digests
 
 
 _NUMPY_OK = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,

@@ -43,7 +43,10 @@ class DeviceRng(FollowsValues, Rule):
                "`reset*`, `*normal_`/`*uniform_` helpers), datasets, collate functions, transforms, and "
                "`with torch.device(\"cpu\")`. In files that import diffusers it also flags diffusers' own draws "
                "without a generator: `randn_tensor(shape, device=d)` on a device, and "
-               "`vae.encode(x).latent_dist.sample()` (the VAE's device, shown or not, as above).")
+               "`vae.encode(x).latent_dist.sample()` (the VAE's device, shown or not, as above, and in data code "
+               "too), also of a posterior kept in a name (`posterior = vae.encode(x).latent_dist`, or a name "
+               "ending in `latent_dist`) or in a list it is appended to (`latents_cache[step].sample()`, "
+               "DreamBooth's `--cache_latents`).")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
@@ -88,6 +91,9 @@ class DeviceRng(FollowsValues, Rule):
         "    return z + randn_tensor(z.shape, generator=torch.default_generator, device=device)\n",
         "import torch  # no diffusers here: another library's `latent_dist`\n\n\n"
         "def encode(model, x):\n    return model.encode(x.cuda()).latent_dist.sample()\n",
+        "import torch\nfrom diffusers import AutoencoderKL\n\n\n"
+        "def train(vae, loader, dist):\n    cache = [vae.encode(x).latent_dist for x in loader]\n"
+        "    return [d.sample(generator=torch.default_generator) for d in cache] + [dist.sample()]  # not a posterior\n",
     )
     invalid = (
         Invalid("import torch\n\nnoise = torch.randn(8, 3, device=\"cuda\")\n", lines=(3,)),
@@ -132,6 +138,20 @@ class DeviceRng(FollowsValues, Rule):
                 "    latents = vae.encode(batch[\"pixel_values\"]).latent_dist.sample()\n"
                 "    return unet(latents, torch.randint(0, 1000, (latents.shape[0],)))\n",
                 lines=(7,), severity="warning"),
+        # diffusers' DreamBooth scripts with --cache_latents: posteriors kept, drawn from at each step
+        Invalid("import torch\nfrom diffusers import AutoencoderKL\n\n\n"
+                "def train(vae, unet, loader, device):\n    latents_cache = []\n    for batch in loader:\n"
+                "        latents_cache.append(vae.encode(batch.to(device)).latent_dist)\n"
+                "    for step in range(len(latents_cache)):\n        z = latents_cache[step].sample()\n"
+                "        posterior = vae.encode(torch.zeros(1, 3, 8, 8, device=device)).latent_dist\n"
+                "        unet(z + posterior.sample()).backward()\n",
+                lines=(10, 12), severity="warning"),
+        Invalid("import torch\nfrom diffusers import AutoencoderKL\n\n\n"
+                "def collate_fn(examples):  # posteriors the main process encoded on the GPU\n"
+                "    for example in examples:\n        latent_dist, image_latent_dist = example[\"latents\"]\n"
+                "        yield latent_dist.sample(), image_latent_dist.sample()\n\n\n"
+                "def encode(vae, videos):\n    return vae.encode(videos.cuda()).latent_dist\n",
+                lines=(8,), severity="warning"),
     )
 
     def __init__(self, ctx) -> None:
@@ -140,6 +160,7 @@ class DeviceRng(FollowsValues, Rule):
         self.cpu_code = CpuCode(ctx, self._is_cpu_device)
         self._accelerator_file = False
         self._unknown_draws: list = []  # Sites of draws on tensors whose device the file does not show
+        self._latent_names: tuple[set[str], set[str]] | None = None  # see _posterior_names
 
     def visit_Call(self, node: ast.Call) -> None:
         qualified = self.ctx.call_qualname(node)
@@ -162,9 +183,12 @@ class DeviceRng(FollowsValues, Rule):
                 self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device"))
         elif qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS:
             self._check_inputs(node, [node.func.value])
-        elif _is_latent_sample(node) and _without_generator(node, 0) and self.ctx.imports.imports_root("diffusers"):
+        elif self._is_latent_sample(node) and _without_generator(node, 0):
+            # a posterior holds the VAE's outputs, on its device even in data code (latents cached by the
+            # main process and drawn from in a collate function)
             self._check_inputs(node, [node.func.value],
-                               DIFFUSERS_MESSAGE.format(draw="latent_dist.sample()", where="the VAE's device"))
+                               DIFFUSERS_MESSAGE.format(draw="latent_dist.sample()", where="the VAE's device"),
+                               in_data_code=True)
 
     def finish(self) -> None:
         imports = self.ctx.imports
@@ -174,18 +198,51 @@ class DeviceRng(FollowsValues, Rule):
             for site, message in self._unknown_draws:
                 self.report(site, message + ACCELERATOR_FILE_NOTE, "warning")
 
-    def _check_inputs(self, node: ast.Call, inputs: list, message: str | None = None) -> None:
+    def _check_inputs(self, node: ast.Call, inputs: list, message: str | None = None,
+                      in_data_code: bool = False) -> None:
         """Report a draw whose input tensor lives on a device; one whose tensor's device is unknown is a
-        warning in model code, or (at the end) in a file that runs on an accelerator, unless on the CPU."""
+        warning in model code, or (at the end) in a file that runs on an accelerator, unless on the CPU
+        (in data code, unless `in_data_code`)."""
         message = message or self.message
         found = [self.placement(i) for i in inputs if not _is_number(i)]
         if any(p in ON_DEVICE for p in found):
             self.report(node, message)
-        elif found and CPU not in found and not any(map(self._last_on_cpu, inputs)) and not self.cpu_code.here():
+        elif (found and CPU not in found and not any(map(self._last_on_cpu, inputs))
+              and (in_data_code or not self.cpu_code.here())):
             if self._in_model_code():
                 self.report(node, message + MODEL_CODE_NOTE, "warning")
             else:
                 self._unknown_draws.append((self.ctx.site(node), message))
+
+    def _is_latent_sample(self, call: ast.Call) -> bool:
+        """`<posterior>.sample(...)` in a file that imports diffusers: `vae.encode(x).latent_dist.sample()`, or
+        a posterior kept in a name (`posterior = vae.encode(x).latent_dist`) or in a list it was appended
+        to (`latents_cache[step].sample()`): drawn on the VAE's device."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "sample") or not self.ctx.imports.imports_root(
+                "diffusers"):
+            return False
+        receiver = func.value
+        if _is_posterior(receiver):
+            return True
+        names, lists = self._posterior_names()
+        if isinstance(receiver, ast.Name):
+            return receiver.id in names
+        return isinstance(receiver, ast.Subscript) and isinstance(receiver.value, ast.Name) \
+            and receiver.value.id in lists
+
+    def _posterior_names(self) -> tuple[set[str], set[str]]:
+        """Names the file assigns a posterior to, and names of lists it appends posteriors to (read once)."""
+        if self._latent_names is None:
+            names, lists = set(), set()
+            for node in ast.walk(self.ctx.tree):
+                if isinstance(node, ast.Assign) and _is_posterior(node.value):
+                    names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+                elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                      and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and _is_posterior(node.args[0])):
+                    lists.add(node.func.value.id)
+            self._latent_names = names, lists
+        return self._latent_names
 
     def _last_on_cpu(self, node: ast.expr) -> bool:
         """A name whose latest assignment puts it on the CPU (`x = x.cpu()`), whatever came before."""
@@ -330,11 +387,11 @@ def _is_module_class(qualified: str) -> bool:
             and qualified.rpartition(".")[2][:1].isupper())
 
 
-def _is_latent_sample(call: ast.Call) -> bool:
-    """`<...>.latent_dist.sample(...)`: diffusers' VAE posterior drawn on the VAE's device."""
-    func = call.func
-    return (isinstance(func, ast.Attribute) and func.attr == "sample" and isinstance(func.value, ast.Attribute)
-            and func.value.attr == catalogue.DIFFUSERS_LATENT_DISTRIBUTION)
+def _is_posterior(node: ast.expr) -> bool:
+    """`<...>.latent_dist`, or a name spelled like it (`latent_dist`, `image_latent_dist`)."""
+    latent = catalogue.DIFFUSERS_LATENT_DISTRIBUTION
+    return (isinstance(node, ast.Attribute) and node.attr == latent) or (isinstance(node, ast.Name)
+                                                                        and node.id.endswith(latent))
 
 
 def _without_generator(call: ast.Call, position: int) -> bool:

@@ -7,8 +7,9 @@ shape, dtype and memory layout, the numbers a CPU run draws) and moves to `x.dev
 `torch.empty(..., device=d).normal_()` fills on the CPU and moves; `x.normal_()` on a device tensor
 copies a CPU draw into `x`. The generator is kept; one made on a device in the same file
 (`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
-diffusers' `latent_dist.sample()` and `randn_tensor(shape, device=d)` get torch's global CPU generator,
-`generator=torch.default_generator`: given a CPU generator, diffusers draws on the CPU and moves the result.
+diffusers' `latent_dist.sample()` (also of a posterior kept in a name or a list) and
+`randn_tensor(shape, device=d)` get torch's global CPU generator, `generator=torch.default_generator`: given a
+CPU generator, diffusers draws on the CPU and moves the result.
 """
 
 from __future__ import annotations
@@ -65,6 +66,18 @@ class DeviceRng(Transform):
                 "def latents(vae, pixels, device):\n"
                 "    z = vae.encode(pixels.to(device)).latent_dist.sample(generator=torch.default_generator)\n"
                 "    return z + randn_tensor(z.shape, device=device, generator=torch.default_generator)\n"),
+        Example("import torch\nfrom diffusers import AutoencoderKL\n\n\n"
+                "def train(vae, unet, loader, device):\n"
+                "    latents_cache = []\n    for batch in loader:\n"
+                "        latents_cache.append(vae.encode(batch.to(device)).latent_dist)\n"
+                "    for step in range(len(latents_cache)):\n"
+                "        unet(latents_cache[step].sample()).backward()\n",
+                "import torch\nfrom diffusers import AutoencoderKL\n\n\n"
+                "def train(vae, unet, loader, device):\n"
+                "    latents_cache = []\n    for batch in loader:\n"
+                "        latents_cache.append(vae.encode(batch.to(device)).latent_dist)\n"
+                "    for step in range(len(latents_cache)):\n"
+                "        unet(latents_cache[step].sample(generator=torch.default_generator)).backward()\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -121,10 +134,10 @@ class DeviceRng(Transform):
 
 
 def _is_latent_sample(call: cst.Call) -> bool:
-    """diffusers' `<...>.latent_dist.sample(...)`."""
+    """diffusers' `<posterior>.sample(...)`: a `.sample()` call that device-rng reports is one (the VAE's
+    `latent_dist`, kept or not)."""
     func = call.func
-    return (isinstance(func, cst.Attribute) and func.attr.value == "sample" and isinstance(func.value, cst.Attribute)
-            and func.value.attr.value == catalogue.DIFFUSERS_LATENT_DISTRIBUTION)
+    return isinstance(func, cst.Attribute) and func.attr.value == "sample"
 
 
 def _device_generators(unit: Unit) -> dict[str, list[ast.Call]]:

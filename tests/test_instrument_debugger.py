@@ -791,3 +791,17 @@ def test_a_name_holding_a_deepspeed_engine_steps_where_deepspeed_is_imported():
     assert lines[lines.index("for x, y in loader:") + 1] == "debugger.start(model=model_engine)"
     out, _ = run(code.replace("import deepspeed", "import torch"), "debugger")  # not known to be an engine
     assert "debugger" not in out
+
+
+def test_a_strategy_handed_the_optimizer_steps_it():
+    """OpenRLHF's trainers: `self.strategy.optimizer_step(self.optimizer, self.model, self.scheduler)` applies the
+    gradients (DeepSpeed's engine step behind it); the loop is wrapped and starts with the model the class keeps."""
+    code = ("import torch\n\n\nclass SFTTrainer:\n    def __init__(self, model, strategy, optimizer, scheduler):\n"
+            "        self.model = model\n        self.strategy = strategy\n"
+            "        self.optimizer = optimizer\n        self.scheduler = scheduler\n\n"
+            "    def fit(self, loader):\n        for inputs in loader:\n"
+            "            loss = self.model(inputs).mean()\n            self.strategy.backward(loss, self.model, self.optimizer)\n"
+            "            self.strategy.optimizer_step(self.optimizer, self.model, self.scheduler)\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("for inputs in loader:") + 1] == "debugger.start(model=self.model)"
+    assert "debugger.step()" in lines

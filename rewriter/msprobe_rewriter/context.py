@@ -14,8 +14,10 @@ from msprobe_rewriter.imports import ImportTracker
 LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
-# Methods that apply gradients: `optimizer.step()`, `scaler.step(optimizer)`, `trainer.optimize(optimizer)`.
-STEP_METHODS = frozenset({"step", "optimize", "train_batch"})  # train_batch: a DeepSpeed pipeline engine's whole step
+# Methods that apply gradients: `optimizer.step()`, `scaler.step(optimizer)`, `trainer.optimize(optimizer)`,
+# `strategy.optimizer_step(optimizer, model, scheduler)` (OpenRLHF's) and a DeepSpeed pipeline engine's whole step,
+# `engine.train_batch()`.
+STEP_METHODS = frozenset({"step", "optimize", "optimizer_step", "train_batch"})
 # Methods that run a library trainer's training loop, by what builds the trainers they run: `trainer.train()`,
 # `trainer.fit(m)`, mmengine's `runner.train()`.
 TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS, "fit": catalogue.LIGHTNING_TRAINERS}

@@ -303,7 +303,11 @@ ACCELERATOR_FRAMEWORK_ROOTS = ("lightning", "pytorch_lightning", "accelerate", "
 TORCH_DATA_PACKAGE = "torch.utils.data"
 
 # --- data pipeline --------------------------------------------------------------------------------
-TORCH_DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+TORCH_DATALOADERS = frozenset({  # torchdata's StatefulDataLoader takes DataLoader's arguments, in its order
+    "torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader",
+    "torchdata.stateful_dataloader.StatefulDataLoader",
+    "torchdata.stateful_dataloader.stateful_dataloader.StatefulDataLoader",
+})
 TORCH_RANDOM_SAMPLERS = frozenset({
     "torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler",
     "torch.utils.data.SubsetRandomSampler", "torch.utils.data.sampler.SubsetRandomSampler",

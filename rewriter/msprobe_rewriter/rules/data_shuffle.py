@@ -95,6 +95,9 @@ class DataShuffle(FollowsValues, Rule):
                 lines=(3,)),
         Invalid("from torch.utils.data import DataLoader as DL\n\n\ndef make(ds, is_train):\n"
                 "    return DL(ds, batch_size=4, shuffle=is_train)\n", lines=(5,)),
+        Invalid("from torchdata.stateful_dataloader import StatefulDataLoader\n\n\n"
+                "def make(ds, args):  # a drop-in DataLoader that checkpoints mid-epoch\n"
+                "    return StatefulDataLoader(ds, args.batch_size, True, num_workers=0)\n", lines=(5,)),
         Invalid("from torch.utils.data import RandomSampler, DataLoader\nfrom torch.utils.data.distributed import "
                 "DistributedSampler\n\n\ndef build(ds, distributed):\n    if distributed:\n"
                 "        sampler = DistributedSampler(ds)\n    else:\n        sampler = RandomSampler(ds)\n"

@@ -80,6 +80,9 @@ class DataWorkers(FollowsValues, Rule):
     invalid = (
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, num_workers=4)\n",
                 lines=(3,)),
+        Invalid("from torchdata.stateful_dataloader import StatefulDataLoader\n\n\n"
+                "def make(ds, args):  # OpenRLHF's, resumable mid-epoch\n"
+                "    return StatefulDataLoader(ds, args.batch_size, True, num_workers=args.workers)\n", lines=(5,)),
         Invalid("from torch.utils.data import DataLoader as DL\n\n\ndef make(ds, args):\n"
                 "    return DL(ds, batch_size=args.batch_size, num_workers=args.workers, pin_memory=True)\n",
                 lines=(5,)),

@@ -52,7 +52,6 @@ _getframe = sys._getframe
 Tensor = torch.Tensor
 _WORK = torch.distributed.Work if torch.distributed.is_available() else ()
 _heads: dict[tuple, tuple[bytes, bool]] = {}  # (dtype, shape) -> (entry head text, 0-d), shared by steps
-_step_heads: list = [None, None]  # the last step's layouts, and _heads_of's answer for them
 
 
 _TOKENS: list[str] = []  # entry number -> its token, made once per process
@@ -62,15 +61,6 @@ def _token(number: int) -> str:
     """The token of entry `number` (and of every entry before it, made in blocks)."""
     _TOKENS.extend(f"{ENTRY_TOKEN}{index}" for index in range(len(_TOKENS), max(number + 1, 2 * len(_TOKENS), 1024)))
     return _TOKENS[number]
-
-
-def _heads_of(layouts: list[tuple]) -> tuple[list[bytes], list[bool]]:
-    """Per slot of a step, the entry head text of its (dtype, shape) and whether it is 0-d; steps alike in
-    their slots (the usual case) share one answer."""
-    if _step_heads[0] != layouts:
-        heads = [_head(key) for key in layouts]
-        _step_heads[:] = [list(layouts), ([head[0] for head in heads], [head[1] for head in heads])]
-    return _step_heads[1]
 
 
 def _head(key: tuple) -> tuple[bytes, bool]:
@@ -320,9 +310,10 @@ class CaptureSession(StepRecords):
     def _entry_texts(self, host: HostStatistics) -> list[bytes]:
         """Every entry's JSON text, statistics (and md5, hash, data file) included; on the writer thread."""
         floats, ints, digests = host.rows()
-        heads, scalars = _heads_of(self.stats.layouts)
-        texts = statistics_texts(self.stats.kinds, self.stats.numels, scalars, floats, ints)
-        return entry_texts(self._entry_slots, heads, texts, self._entry_grads, self._extras(digests))
+        heads = [_head(key) for key in self.stats.layouts]  # per slot: (entry head text, 0-d)
+        texts = statistics_texts(self.stats.kinds, self.stats.numels, [head[1] for head in heads], floats, ints)
+        return entry_texts(self._entry_slots, [head[0] for head in heads], texts, self._entry_grads,
+                           self._extras(digests))
 
     def _extras(self, digests: dict[int, int]) -> list[bytes] | None:
         """Per entry, its data file (tensor mode) and md5 or hash text; None when there are none."""

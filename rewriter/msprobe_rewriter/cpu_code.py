@@ -14,6 +14,9 @@ from msprobe_rewriter.context import FUNCTION_TYPES, FileContext, argument, cons
 # `trunc_normal_`), data loading (datasets, collate functions, transforms).
 INIT_NAME = re.compile(r"(^|_)(re_?)?(init|initiali[sz]e|reset)(_|$)|(normal|uniform)_$", re.IGNORECASE)
 DATA_NAME = re.compile(r"collat|transform(?!er)|augment|dataset", re.IGNORECASE)
+# Transform classes named as torchvision names its own (`RandomResize`, `RandomHorizontalFlip`), as the
+# torchvision reference scripts and many projects write theirs.
+TRANSFORM_CLASS = re.compile(r"Random[A-Z]")
 DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
 # Code run for every sample or batch: a data class's item methods and a transform's call, functions named so.
 ITEM_METHODS = DATA_METHODS | {"__call__"}
@@ -79,9 +82,11 @@ class CpuCode:
         return None
 
     def _data_class(self, cls: ast.ClassDef) -> bool:
-        """A dataset or transform class: derived from torch's data classes, or named for data and no module."""
+        """A dataset or transform class: derived from torch's data classes, or named for data (or `Random...`, as
+        torchvision's transforms) and no module."""
         return (cls.name in self.derived_classes("data", is_data_base)
-                or cls.name not in self.derived_classes("model", is_model_base) and DATA_NAME.search(cls.name) is not None)
+                or cls.name not in self.derived_classes("model", is_model_base)
+                and (DATA_NAME.search(cls.name) is not None or TRANSFORM_CLASS.match(cls.name) is not None))
 
     def derived_classes(self, kind: str, is_base: Callable[[str], bool]) -> frozenset[str]:
         """Names of the file's classes that derive (directly or through each other) from a class `is_base`

@@ -35,7 +35,8 @@ class RandomAugment(FollowsValues, Rule):
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged. "
                "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
                "NumPy's global generator or torch's (without `generator=`) in code that runs for every sample "
-               "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, a function named for "
+               "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, also of a class named as "
+               "torchvision names its transforms, `RandomResize`, a function named for "
                "transforms, augmentation or collation), as in yolov5's mosaic and guided-diffusion's flips; "
                "msprobe-instrument leaves those to you.")
     why = ("Random augmentation draws from the data pipeline's generators, so every epoch (and every worker, "
@@ -84,6 +85,13 @@ class RandomAugment(FollowsValues, Rule):
                 "        return arr, random.randint(0, 9)\n\n\nclass SpecAugment:\n    def __call__(self, x):\n"
                 "        t = np.random.randint(0, 10)\n        return x[t:]\n\n\ndef collate_fn(batch):\n"
                 "    return torch.stack(batch)[torch.randperm(len(batch))]\n", lines=(11, 18, 23)),
+        # torchvision's reference scripts (segmentation, detection) write their transforms as torchvision names its own
+        Invalid("import random\n\nimport torchvision.transforms.functional as F\n\n\nclass RandomResize:\n"
+                "    def __call__(self, image, target):\n        size = random.randint(self.min_size, self.max_size)\n"
+                "        return F.resize(image, size), F.resize(target, size)\n\n\nclass RandomHorizontalFlip:\n"
+                "    def __call__(self, image, target):\n        if random.random() < self.flip_prob:\n"
+                "            image, target = F.hflip(image), F.hflip(target)\n        return image, target\n",
+                lines=(8, 14)),
         Invalid("import torchvision.transforms as T\nfrom torchvision.transforms import v2\n\n"
                 "blur = T.GaussianBlur(kernel_size=23)  # sigma drawn from (0.1, 2.0) on every call\n"
                 "noisy = v2.Compose([v2.GaussianNoise(), v2.JPEG((50, 100))])\n", lines=(4, 5)),

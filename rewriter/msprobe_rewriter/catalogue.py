@@ -308,11 +308,15 @@ TORCH_DATALOADERS = frozenset({  # torchdata's StatefulDataLoader takes DataLoad
     "torchdata.stateful_dataloader.StatefulDataLoader",
     "torchdata.stateful_dataloader.stateful_dataloader.StatefulDataLoader",
 })
-TORCH_RANDOM_SAMPLERS = frozenset({
+TORCH_RANDOM_SAMPLERS = frozenset({  # each draws from torch's global generator unless given `generator=`
     "torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler",
     "torch.utils.data.SubsetRandomSampler", "torch.utils.data.sampler.SubsetRandomSampler",
     "torch.utils.data.WeightedRandomSampler", "torch.utils.data.sampler.WeightedRandomSampler",
+    "torchvision.datasets.samplers.RandomClipSampler", "torchvision.datasets.samplers.clip_sampler.RandomClipSampler",
+    "transformers.trainer_pt_utils.LengthGroupedSampler",
 })
+# The deterministic sampler to use instead of a random one, where it is not SequentialSampler.
+ORDERED_SAMPLER_INSTEAD = {"RandomClipSampler": "UniformClipSampler"}
 TORCH_DISTRIBUTED_SAMPLERS = frozenset({
     "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
 })

@@ -33,7 +33,8 @@ class DataShuffle(FollowsValues, Rule):
     fixable = True
     message = "the data order is random: pass `shuffle=False` (and use a sequential sampler) while debugging"
     summary = ("Flags `DataLoader(shuffle=True)` (or a `shuffle=` expression), `RandomSampler`, "
-               "`SubsetRandomSampler`, `WeightedRandomSampler`, `DistributedSampler` without `shuffle=False`, "
+               "`SubsetRandomSampler`, `WeightedRandomSampler` (torchvision's `RandomClipSampler`, transformers' "
+               "`LengthGroupedSampler`), `DistributedSampler` without `shuffle=False`, "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
                "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator keeps "
                "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
@@ -52,7 +53,7 @@ class DataShuffle(FollowsValues, Rule):
            "shuffle unless told otherwise: a missing `shuffle=` means random order. A `shuffle=` given by an "
            "expression (`shuffle=is_train`) is flagged: on the training path it is true.")
     fix = ("While debugging pass `shuffle=False` to `DataLoader`, `DistributedSampler` and MindSpore datasets, "
-           "replace `RandomSampler` with `SequentialSampler`, and drop `dataset.shuffle(...)`. To resume at step "
+           "replace `RandomSampler` with `SequentialSampler` (torchvision's `RandomClipSampler` with `UniformClipSampler`), and drop `dataset.shuffle(...)`. To resume at step "
            "k in MindSpore use `dataset.skip(k)`.")
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader as DL\n\n"
@@ -102,6 +103,10 @@ class DataShuffle(FollowsValues, Rule):
                 "DistributedSampler\n\n\ndef build(ds, distributed):\n    if distributed:\n"
                 "        sampler = DistributedSampler(ds)\n    else:\n        sampler = RandomSampler(ds)\n"
                 "    return DataLoader(ds, sampler=sampler)\n", lines=(7, 9)),
+        # torchvision's video references: clips drawn at random from each video
+        Invalid("from torchvision.datasets.samplers import RandomClipSampler\n\n\n"
+                "def train_sampler(dataset, args):\n"
+                "    return RandomClipSampler(dataset.video_clips, args.clips_per_video)\n", lines=(5,)),
         Invalid("import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"imagenet/train\")\n"
                 "data = data.shuffle(buffer_size=1000)\n", lines=(3, 4)),
         Invalid("import mindspore as ms\nfrom mindspore.dataset import vision\n\n\ndef create(path, batch):\n"
@@ -195,6 +200,8 @@ class DataShuffle(FollowsValues, Rule):
         message = self._order_message(node, qualified, qualified.rpartition(".")[2])
         if message is None:
             return
+        if _random_sampler(qualified) and qualified not in catalogue.SAMPLER_TWINS:
+            fixable = False  # no deterministic twin msprobe-instrument could swap in
         if qualified in catalogue.TIMM_SEEDED_SHUFFLE_LOADERS:
             self.report(self.data.site(node), message + TIMM_SEEDED_NOTE, "info", fixable)
             return
@@ -265,8 +272,9 @@ class DataShuffle(FollowsValues, Rule):
         if qualified in catalogue.TORCH_DATALOADERS:
             shuffle = self.data.keyword(node, "shuffle", catalogue.DATALOADER_POSITIONS["shuffle"])
             return LOADER_MESSAGE if self._shuffles(shuffle, False) else None
-        if qualified in catalogue.TORCH_RANDOM_SAMPLERS or qualified in catalogue.MINDSPORE_RANDOM_SAMPLERS:
-            return f"`{short}` draws a random order: use `SequentialSampler` while debugging"
+        if _random_sampler(qualified):
+            instead = catalogue.ORDERED_SAMPLER_INSTEAD.get(short, "SequentialSampler")
+            return f"`{short}` draws a random order: use `{instead}` while debugging"
         if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
             shuffle = self.data.keyword(node, "shuffle", catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION)
             return DISTRIBUTED_MESSAGE if shuffle is None or self._shuffles(shuffle, False) else None
@@ -390,3 +398,7 @@ def _iterable_sources(tree: ast.Module) -> frozenset[str]:
             if "__getitem__" not in methods and ("__iter__" in methods or "__next__" in methods):
                 names.add(node.name)
     return frozenset(names)
+
+
+def _random_sampler(qualified: str) -> bool:
+    return qualified in catalogue.TORCH_RANDOM_SAMPLERS or qualified in catalogue.MINDSPORE_RANDOM_SAMPLERS

@@ -37,6 +37,15 @@ def test_default_prints_a_diff_and_changes_nothing(project):
     assert b"1 file would be instrumented, 1 unchanged" in result.stderr
 
 
+def test_diff_headers_apply_with_patch(project):
+    """Headed as git heads a diff (`a/`, `b/`; an absolute path without its leading `/`), so that `patch -p1`
+    applies it: from the folder given, or from `/` for an absolute path."""
+    relative = cli(os.path.join(".", "sub", "..", "train.py"), cwd=project).stdout
+    assert relative.startswith(b"--- a/train.py\n+++ b/train.py\n")
+    shown = str(project / "train.py").lstrip("/")
+    assert cli(str(project / "train.py"), cwd=project).stdout.startswith(f"--- a/{shown}\n+++ b/{shown}\n".encode())
+
+
 def test_write_check_undo_cycle_keeps_the_file_mode(project):
     path = project / "train.py"
     os.chmod(path, 0o750)

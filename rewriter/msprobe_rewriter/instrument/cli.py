@@ -160,8 +160,10 @@ def _emit_config(options: Options, script: str, quiet: bool) -> list[str]:
 
 
 def _diff(display: str, result: Result) -> str:
+    """The change as a unified diff, headed as git heads one (an absolute path loses its leading `/`)."""
+    shown = display.lstrip("/")
     lines = difflib.unified_diff(result.before.splitlines(keepends=True), result.after.splitlines(keepends=True),
-                                 fromfile=f"a/{display}", tofile=f"b/{display}")
+                                 fromfile=f"a/{shown}", tofile=f"b/{shown}")
     text = "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
                    for line in lines)
     return text

@@ -20,6 +20,7 @@ TRANSFORM_CLASS = re.compile(r"Random[A-Z]")
 DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
 # Code run for every sample or batch: a data class's item methods and a transform's call, functions named so.
 ITEM_METHODS = DATA_METHODS | {"__call__"}
+MODULE_CALLS = frozenset({"forward", "__call__"})
 ITEM_NAME = re.compile(r"collat|transform(?!er)|augment", re.IGNORECASE)
 
 
@@ -65,12 +66,16 @@ class CpuCode:
         """The outermost function around here that runs for every sample or batch, if any: `__getitem__`,
         `__iter__` or `__call__` of a dataset or transform class (derived from torch's data classes or named
         for data; not a sampler), or a function named for transforms, augmentation or collation (not a
-        `test_...`); never an `nn.Module`'s."""
+        `test_...`); no other `nn.Module`'s than one named as torchvision names its transforms (the `forward` of
+        torchvision's reference `RandomMixup`, a module applied in the collate function)."""
         models = self.derived_classes("model", is_model_base)
         samplers = self.derived_classes("sampler", lambda qualified: is_data_base(qualified)
                                         and qualified.endswith("Sampler"))
         owner: ast.AST | None = None
         for node in self.ctx.ancestors:
+            if (isinstance(node, FUNCTION_TYPES) and isinstance(owner, ast.ClassDef) and owner.name in models
+                    and TRANSFORM_CLASS.match(owner.name) and node.name in MODULE_CALLS):
+                return node
             if isinstance(node, FUNCTION_TYPES) and not (isinstance(owner, ast.ClassDef) and owner.name in models):
                 data_class = isinstance(owner, ast.ClassDef) and self._data_class(owner)
                 if data_class and (owner.name in samplers or "Sampler" in owner.name):

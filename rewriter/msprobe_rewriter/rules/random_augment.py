@@ -36,7 +36,8 @@ class RandomAugment(FollowsValues, Rule):
                "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
                "NumPy's global generator or torch's (without `generator=`) in code that runs for every sample "
                "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, also of a class named as "
-               "torchvision names its transforms, `RandomResize`, a function named for "
+               "torchvision names its transforms, `RandomResize`, and the `forward` of such a module, `RandomMixup`; a "
+               "function named for "
                "transforms, augmentation or collation), as in yolov5's mosaic and guided-diffusion's flips; "
                "msprobe-instrument leaves those to you.")
     why = ("Random augmentation draws from the data pipeline's generators, so every epoch (and every worker, "
@@ -92,6 +93,10 @@ class RandomAugment(FollowsValues, Rule):
                 "    def __call__(self, image, target):\n        if random.random() < self.flip_prob:\n"
                 "            image, target = F.hflip(image), F.hflip(target)\n        return image, target\n",
                 lines=(8, 14)),
+        # torchvision's classification reference mixes batches with modules, called in its collate function
+        Invalid("import torch\n\n\nclass RandomMixup(torch.nn.Module):\n"
+                "    def forward(self, batch, target):\n        if torch.rand(1).item() >= self.p:\n"
+                "            return batch, target\n        return batch.roll(1, 0), target\n", lines=(6,)),
         Invalid("import torchvision.transforms as T\nfrom torchvision.transforms import v2\n\n"
                 "blur = T.GaussianBlur(kernel_size=23)  # sigma drawn from (0.1, 2.0) on every call\n"
                 "noisy = v2.Compose([v2.GaussianNoise(), v2.JPEG((50, 100))])\n", lines=(4, 5)),

@@ -107,6 +107,50 @@ def test_helpers_are_followed_two_files_deep_only(project):
     assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
 
 
+STRATEGY = """
+import random
+import numpy as np
+import torch
+
+
+class Base:
+    def seed_everything(self):
+        random.seed(self.seed)
+        np.random.seed(self.seed)
+        torch.manual_seed(self.seed)
+
+
+class Strategy(Base):
+    def __init__(self, seed, seed_now=False):
+        self.seed = seed
+        if seed_now:
+            self.seed_everything()
+
+    def setup_distributed(self):
+        self.seed_everything()
+
+    def log(self):
+        pass
+"""
+FACTORY = "from .strategy import Strategy\n\n\ndef get_strategy(args):\n    from pkg.strategy import Strategy as S\n" \
+          "    strategy = S(args.seed)\n    return strategy\n"
+
+
+@pytest.mark.parametrize(("imports", "body", "expected"), [
+    # OpenRLHF: `strategy = get_strategy(args); strategy.setup_distributed()`, seeding in a method
+    ("from pkg import get_strategy", "strategy = get_strategy(args)\n    strategy.setup_distributed()", []),
+    ("from pkg.strategy import Strategy", "strategy = Strategy(0)\n    strategy.setup_distributed()", []),
+    # torchtune's recipes seed in `__init__`
+    ("from pkg.strategy import Strategy", "recipe = Strategy(0, seed_now=True)", []),
+    ("from pkg.strategy import Strategy", "recipe = Strategy(0)", [("seed-missing", 12)]),
+    ("from pkg.strategy import Strategy", "strategy = Strategy(0)\n    strategy.log()", [("seed-missing", 12)]),
+])
+def test_seeding_in_a_project_class(project, imports, body, expected):
+    write(project, {"pkg/__init__.py": "from .factory import get_strategy\n", "pkg/factory.py": FACTORY,
+                    "pkg/strategy.py": STRATEGY, "train.py": script(imports, body)})
+    assert lint(project / "train.py", "seed-missing") == expected
+
+
 def test_modules_above_the_project_root_are_not_searched(tmp_path):
     write(tmp_path, {"helpers.py": SEEDS_ALL.replace("def set_seed", "def prepare"),
                      "proj/pyproject.toml": "", "proj/train.py": script("from helpers import prepare", "prepare(0)")})

@@ -165,22 +165,52 @@ def summarise(effects: list[tuple[Summary, ast.expr | None]], lookup: conditions
 
 
 # --- following project-local helpers -----------------------------------------------------------
+Defined = tuple["project.Module", "ast.FunctionDef | ast.AsyncFunctionDef", "ast.ClassDef | None"]
+MAX_HOPS = 6  # re-exports (packages re-export from subpackages), returned classes and base classes
+
+
 def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined, depth: int,
                    lookup: conditions.Lookup) -> Summary | None:
-    """What a call into a project-local module pins; None when the call is not one."""
+    """What a call into a project-local module pins (a class called runs its `__init__`); None when the
+    call is not one."""
     targets = project.call_targets(call, local, defined)
     if not targets:
         return None
     for ref, name in targets:
-        path = project.find_module(folder, ref.module, ref.level)
-        module = project.load(path) if path is not None else None
+        module = _module(folder, ref)
         found = _resolve_function(module, name) if module is not None else None
         if isinstance(found, str):
             return summarise(call_effects(call, found), conditions.no_lookup)
         if found is not None and depth <= MAX_DEPTH:
-            env = _bind_arguments(found[1], call, lookup)
-            return _function_summary(found[0], found[1], depth, env, frozenset())
+            return _called(found, call, depth, lookup)
     return seeder_by_name(call)
+
+
+def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.LocalImports, defined, depth: int,
+                   lookup: conditions.Lookup) -> Summary | None:
+    """What `call`, a method call on the object a project-local `creator` call made, pins: OpenRLHF's
+    `strategy = get_strategy(args)` then `strategy.setup_distributed()`, which seeds. The object's class is
+    the one `creator` calls, or the one the helper it calls returns. None when that is not known."""
+    if not isinstance(call.func, ast.Attribute):
+        return None
+    for ref, name in project.call_targets(creator, local, defined):
+        module = _module(folder, ref)
+        made = _made_class(module, name) if module is not None else None
+        method = _method(made[0], made[1], call.func.attr) if made is not None else None
+        if method is not None and depth <= MAX_DEPTH:
+            return _called(method, call, depth, lookup)
+    return None
+
+
+def _module(folder, ref: project.Ref) -> project.Module | None:
+    path = project.find_module(folder, ref.module, ref.level)
+    return project.load(path) if path is not None else None
+
+
+def _called(found: Defined, call: ast.Call, depth: int, lookup: conditions.Lookup) -> Summary:
+    module, function, owner = found
+    env = _bind_arguments(function, call, lookup, bound=owner is not None)
+    return _function_summary(module, function, depth, env, frozenset(), owner)
 
 
 def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
@@ -208,41 +238,92 @@ def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
     return total
 
 
-def _resolve_function(module: project.Module, name: str, hops: int = 0):
-    """`(module, def)` defining `name` in `module` (following re-exports), a library name, or None."""
+def _resolve_function(module: project.Module, name: str, hops: int = 0) -> Defined | str | None:
+    """`(module, def, None)` defining `name` in `module` (following re-exports), `(module, __init__, class)`
+    for a class, a library name, or None."""
     function = module.functions.get(name)
     if function is not None:
-        return module, function
+        return module, function, None
+    if name in module.classes:
+        return _method(module, module.classes[name], "__init__")
     library = module.imports.resolve(ast.Name(id=name))
     if library is not None:
         return library
+    target = _exported(module, name, hops)
+    return _resolve_function(target[0], target[1], hops + 1) if target is not None else None
+
+
+def _exported(module: project.Module, name: str, hops: int) -> tuple[project.Module, str] | None:
+    """The module (and the name there) that a project-local import of `module` binds `name` from."""
     ref = module.local.refs.get(name)
     candidates = [(ref, ref.attr)] if ref is not None and ref.attr else [(star, name) for star in module.local.stars]
-    for source, attr in candidates if hops < 3 else ():
-        path = project.find_module(module.path.parent, source.module, source.level)
-        target = project.load(path) if path is not None else None
-        found = _resolve_function(target, attr, hops + 1) if target is not None else None
-        if found is not None:
-            return found
+    for source, attr in candidates if hops < MAX_HOPS else ():
+        target = _module(module.path.parent, source)
+        if target is not None and (attr in target.functions or attr in target.classes or attr in target.local.refs
+                                   or target.local.stars):
+            return target, attr
+    return None
+
+
+def _made_class(module: project.Module, name: str, hops: int = 0) -> tuple[project.Module, ast.ClassDef] | None:
+    """The project class that calling `name` in `module` makes: the class itself, or the class a function
+    returns (`return Strategy(...)`, or a name assigned such a call)."""
+    if name in module.classes:
+        return module, module.classes[name]
+    function = module.functions.get(name)
+    if function is None:
+        target = _exported(module, name, hops)
+        return _made_class(target[0], target[1], hops + 1) if target is not None else None
+    if hops >= MAX_HOPS:
+        return None
+    made = {}  # name -> the call assigned to it
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            made[node.targets[0].id] = node.value
+    for node in ast.walk(function):
+        value = node.value if isinstance(node, ast.Return) else None
+        value = made.get(value.id) if isinstance(value, ast.Name) else value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            found = _made_class(module, value.func.id, hops + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _method(module: project.Module, cls: ast.ClassDef, name: str, hops: int = 0) -> Defined | None:
+    """`(module, def, class)` of the method `name` of a project class, inherited from a project base class
+    if need be."""
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
+            return module, item, cls
+    for base in cls.bases if hops < MAX_HOPS else ():
+        found = _made_class(module, base.id, MAX_HOPS) if isinstance(base, ast.Name) else None
+        if found is None and isinstance(base, ast.Name) and base.id not in module.classes:
+            target = _exported(module, base.id, hops)
+            found = _made_class(target[0], target[1], MAX_HOPS) if target is not None else None
+        method = _method(found[0], found[1], name, hops + 1) if found is not None else None
+        if method is not None:
+            return method
     return None
 
 
 def _bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
-                    lookup: conditions.Lookup) -> tuple[tuple[str, object], ...]:
-    """Parameter values of `function` for this call: given constants, else defaults, else unknown."""
+                    lookup: conditions.Lookup, bound: bool = False) -> tuple[tuple[str, object], ...]:
+    """Parameter values of `function` for this call: given constants, else defaults, else unknown (for a
+    `bound` method, the first parameter is the object: unknown)."""
     params = function.args.posonlyargs + function.args.args
     defaults = [None] * (len(params) - len(function.args.defaults)) + list(function.args.defaults)
     pairs = list(zip(params, defaults, strict=True))
     pairs += list(zip(function.args.kwonlyargs, function.args.kw_defaults, strict=True))
     opaque = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
     given = {kw.arg: kw.value for kw in call.keywords if kw.arg}
-    for param, arg in zip(params, call.args, strict=False):
+    for param, arg in zip(params[1:] if bound else params, call.args, strict=False):
         if isinstance(arg, ast.Starred):
             break
         given[param.arg] = arg
     env = []
-    for param, default in pairs:
-        if param.arg in given:
+    for index, (param, default) in enumerate(pairs):
+        if param.arg in given and not (bound and index == 0):
             env.append((param.arg, conditions.value(given[param.arg], lookup)))
         elif default is not None and not opaque:
             env.append((param.arg, constant(default)))
@@ -251,9 +332,10 @@ def _bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.
     return tuple(env)
 
 
-def _function_summary(module: project.Module, function, depth: int, env: tuple, seen: frozenset) -> Summary:
-    """What calling `function` of a helper module pins, given its parameter values `env`."""
-    key = (function.name, depth, env)
+def _function_summary(module: project.Module, function, depth: int, env: tuple, seen: frozenset,
+                      owner: ast.ClassDef | None = None) -> Summary:
+    """What calling `function` of a helper module (a method of `owner`) pins, given its parameter values `env`."""
+    key = (id(function), depth, env)
     if key in module.memo:
         return module.memo[key]
     values = dict(env)
@@ -261,33 +343,42 @@ def _function_summary(module: project.Module, function, depth: int, env: tuple, 
     def lookup(node: ast.expr) -> object:
         return values.get(node.id, conditions.UNKNOWN) if isinstance(node, ast.Name) else conditions.UNKNOWN
 
-    seen = seen | {(str(module.path), function.name)}
+    seen = seen | {(str(module.path), function.lineno)}
     total = NOTHING
     for node, guards, _ in conditions.walk(function.body, WALKED):
         if not any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards):
-            total |= _statement_summary(module, node, depth, lookup, seen)
+            total |= _statement_summary(module, node, depth, lookup, seen, owner)
     module.memo[key] = total
     return total
 
 
-def _statement_summary(module: project.Module, node: ast.AST, depth: int, lookup, seen: frozenset) -> Summary:
-    """What one assignment or call of a helper module pins (calls into its own or other helpers followed)."""
+def _statement_summary(module: project.Module, node: ast.AST, depth: int, lookup, seen: frozenset,
+                       owner: ast.ClassDef | None = None) -> Summary:
+    """What one assignment or call of a helper module pins (calls into its own or other helpers, and
+    `self.method()` calls of a method of `owner`, followed)."""
     if isinstance(node, ast.Assign):
         return summarise(assign_effects(node, module.imports.resolve), lookup)
     if isinstance(node, ast.Call):
-        return _helper_call(module, node, depth, lookup, seen)
+        return _helper_call(module, node, depth, lookup, seen, owner)
     return NOTHING
 
 
-def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, seen: frozenset) -> Summary:
+def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, seen: frozenset,
+                 owner: ast.ClassDef | None) -> Summary:
     direct = call_effects(call, module.imports.resolve(call.func))
     if direct:
         return summarise(direct, lookup)
     func = call.func
+    own = None
     if isinstance(func, ast.Name) and func.id in module.functions:
-        if (str(module.path), func.id) in seen:
+        own = (module, module.functions[func.id], None)
+    elif owner is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+            and func.value.id == "self":
+        own = _method(module, owner, func.attr)
+    if own is not None:
+        if (str(own[0].path), own[1].lineno) in seen:
             return NOTHING
-        callee = module.functions[func.id]
-        return _function_summary(module, callee, depth, _bind_arguments(callee, call, lookup), seen)
+        env = _bind_arguments(own[1], call, lookup, bound=own[2] is not None)
+        return _function_summary(own[0], own[1], depth, env, seen, own[2])
     followed = helper_summary(call, module.path.parent, module.local, module.functions, depth + 1, lookup)
     return followed if followed is not None else seeder_by_name(call)

@@ -62,6 +62,7 @@ class Module:
     imports: ImportTracker
     local: LocalImports
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+    classes: dict[str, ast.ClassDef]
     memo: dict = field(default_factory=dict)  # per-module results of whoever analyses it
 
 
@@ -179,7 +180,8 @@ def _load(path: str, mtime_ns: int, size: int) -> Module | None:
     for node in imports:
         tracker.add_import(node)
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    return Module(Path(path), tree, tracker, local_imports(imports), functions)
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    return Module(Path(path), tree, tracker, local_imports(imports), functions, classes)
 
 
 def import_statements(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:

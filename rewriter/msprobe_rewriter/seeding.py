@@ -138,10 +138,15 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     local = project.local_imports(node for node, _, _ in nodes)
     folder = project.file_folder(ctx.path)
 
+    creators: dict[int, ast.Call] = {}  # id of a method call -> the call that made its object
+
     def follow(call: ast.AST) -> Summary:
         if isinstance(call, (ast.Import, ast.ImportFrom)):
             return pinning.import_summary(call, folder)
-        found = pinning.helper_summary(call, folder, local, defined, 1, seeding.lookup)
+        creator = creators.get(id(call))
+        found = pinning.method_summary(creator, call, folder, local, defined, 1, seeding.lookup) if creator else None
+        if found is None:
+            found = pinning.helper_summary(call, folder, local, defined, 1, seeding.lookup)
         if found is not None:
             return found
         return NOTHING if _is_local_def(call, defined) or not _is_imported(ctx, call) else pinning.seeder_by_name(call)
@@ -153,16 +158,22 @@ def _analyse(ctx: FileContext) -> FileSeeding:
 
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
+    made: dict[tuple[str | None, str], ast.Call] = {}  # (function, name) -> the call last assigned to the name
     for node, guards, function in nodes:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             seeding.helper_calls.append((node, guards, function))
             continue
         if isinstance(node, ast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
+                made[function, node.targets[0].id] = node.value
             found = pinning.assign_effects(node, ctx.qualname)
         elif isinstance(node, ast.Call):
             qualified = ctx.call_qualname(node) or method_qualname(ctx, node)
             _note_call(ctx, seeding, node, qualified, evaluation=_is_eval(function))
             if qualified is None:
+                owner = node.func.value if isinstance(node.func, ast.Attribute) else None
+                if isinstance(owner, ast.Name) and (function, owner.id) in made:
+                    creators[id(node)] = made[function, owner.id]
                 seeding.helper_calls.append((node, guards, function))
                 continue
             found = pinning.call_effects(node, qualified)

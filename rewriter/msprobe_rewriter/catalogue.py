@@ -58,6 +58,8 @@ LIGHTNING_SEED_EVERYTHING = frozenset({
 })
 # `fabric.seed_everything(s)` on a `lightning.Fabric` object
 FABRIC_SEED_EVERYTHING = frozenset({"lightning.Fabric.seed_everything", "lightning.fabric.Fabric.seed_everything"})
+# Seeders that return the seed they used (and draw one when given None).
+SEED_RETURNING = LIGHTNING_SEED_EVERYTHING | FABRIC_SEED_EVERYTHING
 # Helpers from popular libraries that seed every generator at once.
 SEED_ALL_CALLS = frozenset({
     "transformers.set_seed", "transformers.enable_full_determinism",

@@ -6,7 +6,7 @@ import ast
 
 import libcst as cst
 
-from msprobe_rewriter import entropy, pinning, seeding
+from msprobe_rewriter import catalogue, entropy, pinning, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, constant
 from msprobe_rewriter.instrument import loops, nodes
@@ -31,6 +31,9 @@ class Seed(Transform):
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
         "right after the statement that binds its names (after `args = parse_args()`, at the top of the "
         "function for a parameter), so it runs before the model is built or distributed communication starts. "
+        "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`, "
+        "torchtune's `self.seed = training.set_seed(seed=cfg.seed)`; given None they draw one), is followed by "
+        "`seed_all` with that variable. "
         "Seeding under the `__main__` guard counts as unconditional. "
         "The user's own seeding calls stay (they set the same value again). Otherwise `seed_all(seed=1234)` "
         "(`--seed N`) goes right after the imports. A seed that changes from run to run (entropy-seed) is "
@@ -81,6 +84,16 @@ class Seed(Transform):
                 "import torch\nfrom msprobe_runtime.pytorch import seed_all\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\n"
                 "if __name__ == \"__main__\":\n    seed_all(seed=1234, mode=False, rm_dropout=True)\n"
                 "    print(Net()(torch.randn(2, 4)))\n"),
+        # Lightning's seeder draws a seed when given None and returns the one it used: seed_all takes that.
+        Example("import argparse\n\nimport lightning as L\nimport torch\n\n\ndef main():\n"
+                "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int)\n"
+                "    args = parser.parse_args()\n    seed = L.seed_everything(args.seed)\n"
+                "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n",
+                "import argparse\n\nimport lightning as L\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n\n"
+                "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int)\n"
+                "    args = parser.parse_args()\n    seed = L.seed_everything(args.seed)\n"
+                "    seed_all(seed=seed, mode=False, rm_dropout=True)\n"
+                "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
         Example("import random\n\nimport torch\n\nif __name__ == \"__main__\":\n    seed = 3\n"
                 "    random.seed(seed)\n    torch.manual_seed(seed)\n",
                 "import random\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
@@ -171,6 +184,9 @@ class Seed(Transform):
                 continue
             if _inside_loop_or_handler(call, unit.analysis.parents):
                 continue
+            returned = _returned_seed(call, unit)
+            if returned is not None:
+                return returned
             value = _seed_argument(call, unit)
             if value is None:
                 continue
@@ -203,6 +219,26 @@ def _seed_assignment(finding: entropy.EntropySeed, parents: dict[ast.AST, ast.AS
         return None
     name = key(target)
     return node if name is not None and "seed" in name.rpartition(".")[2].lower() else None
+
+
+def _returned_seed(call: ast.Call, unit: Unit) -> tuple[str, tuple[str, ast.stmt]] | None:
+    """The seed a seeder returns, when the script keeps it (`self.seed = training.set_seed(seed=cfg.seed)`,
+    `seed = seed_everything(args.seed)`), and the statement that keeps it: seed_all goes right after it, with
+    that value. Such seeders (torchtune's, Lightning's) draw a seed when given None, which seed_all rejects:
+    the argument may be None, the result is the seed in use. A library seeder that returns anything else
+    (`torch.manual_seed` returns a generator) does not count; a project's helper counts when the name it is
+    kept in reads as a seed."""
+    statement = unit.analysis.parents.get(call)
+    if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0]
+    qualified = unit.ctx.call_qualname(call) or seeding.method_qualname(unit.ctx, call)
+    if qualified is not None and qualified not in catalogue.SEED_RETURNING:
+        return None
+    if not isinstance(target, (ast.Name, ast.Attribute)) or not _reads_as_seed(target):
+        return None
+    text = ast.get_source_segment(unit.text, target)
+    return (text, ("after", statement)) if text is not None and "\n" not in text else None
 
 
 def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:

@@ -315,12 +315,13 @@ TORCH_RANDOM_SAMPLERS = frozenset({  # each draws from torch's global generator 
     "torch.utils.data.SubsetRandomSampler", "torch.utils.data.sampler.SubsetRandomSampler",
     "torch.utils.data.WeightedRandomSampler", "torch.utils.data.sampler.WeightedRandomSampler",
     "torchvision.datasets.samplers.RandomClipSampler", "torchvision.datasets.samplers.clip_sampler.RandomClipSampler",
-    "transformers.trainer_pt_utils.LengthGroupedSampler",
+    "transformers.trainer_pt_utils.LengthGroupedSampler", "torchdata.stateful_dataloader.sampler.RandomSampler",
 })
 # The deterministic sampler to use instead of a random one, where it is not SequentialSampler.
 ORDERED_SAMPLER_INSTEAD = {"RandomClipSampler": "UniformClipSampler"}
-TORCH_DISTRIBUTED_SAMPLERS = frozenset({
+TORCH_DISTRIBUTED_SAMPLERS = frozenset({  # torchdata's stateful one takes DistributedSampler's arguments
     "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
+    "torchdata.stateful_dataloader.sampler.StatefulDistributedSampler",
 })
 # Classes whose subclasses in a file are taken for them (they keep the arguments and the data order).
 SUBCLASSED_DATA_CLASSES = TORCH_DATALOADERS | TORCH_DISTRIBUTED_SAMPLERS
@@ -328,6 +329,7 @@ SUBCLASSED_DATA_CLASSES = TORCH_DATALOADERS | TORCH_DISTRIBUTED_SAMPLERS
 SAMPLER_TWINS = {
     "torch.utils.data.RandomSampler": "torch.utils.data.SequentialSampler",
     "torch.utils.data.sampler.RandomSampler": "torch.utils.data.SequentialSampler",
+    "torchdata.stateful_dataloader.sampler.RandomSampler": "torch.utils.data.SequentialSampler",
     **{f"mindspore.dataset.{m}RandomSampler": "mindspore.dataset.SequentialSampler"
        for m in ("", "samplers.", "engine.samplers.")},
 }

@@ -14,7 +14,7 @@ from msprobe_rewriter.values import UNKNOWN, FollowsValues
 # More positional arguments than this and a MindSpore dataset may get `shuffle` by position.
 MAX_UNAMBIGUOUS_POSITIONALS = 3
 LOADER_MESSAGE = "`DataLoader(shuffle=...)` draws a random order each epoch: pass `shuffle=False` while debugging"
-DISTRIBUTED_MESSAGE = ("`DistributedSampler` shuffles unless told otherwise (seeded by `seed` + epoch, so the order "
+DISTRIBUTED_MESSAGE = ("`{name}` shuffles unless told otherwise (seeded by `seed` + epoch, so the order "
                        "depends on the world size): pass `shuffle=False` while debugging")
 TIMM_MESSAGE = "timm's `{name}(is_training=...)` shuffles: pass `is_training=False` while debugging"
 TIMM_SEEDED_NOTE = (" (with a generator of its own, seeded with `seed=` + the epoch: the order repeats on every "
@@ -34,7 +34,7 @@ class DataShuffle(FollowsValues, Rule):
     message = "the data order is random: pass `shuffle=False` (and use a sequential sampler) while debugging"
     summary = ("Flags `DataLoader(shuffle=True)` (or a `shuffle=` expression), `RandomSampler`, "
                "`SubsetRandomSampler`, `WeightedRandomSampler` (torchvision's `RandomClipSampler`, transformers' "
-               "`LengthGroupedSampler`), `DistributedSampler` without `shuffle=False`, "
+               "`LengthGroupedSampler`, torchdata's stateful samplers), `DistributedSampler` without `shuffle=False`, "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
                "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator keeps "
                "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
@@ -103,6 +103,11 @@ class DataShuffle(FollowsValues, Rule):
                 "DistributedSampler\n\n\ndef build(ds, distributed):\n    if distributed:\n"
                 "        sampler = DistributedSampler(ds)\n    else:\n        sampler = RandomSampler(ds)\n"
                 "    return DataLoader(ds, sampler=sampler)\n", lines=(7, 9)),
+        # torchtune's recipes: torchdata's checkpointable samplers
+        Invalid("from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler\n\n\n"
+                "def sampler(ds, shuffle):\n"
+                "    return StatefulDistributedSampler(ds, num_replicas=1, rank=0, shuffle=shuffle, seed=0)\n",
+                lines=(5,)),
         # torchvision's video references: clips drawn at random from each video
         Invalid("from torchvision.datasets.samplers import RandomClipSampler\n\n\n"
                 "def train_sampler(dataset, args):\n"
@@ -277,7 +282,7 @@ class DataShuffle(FollowsValues, Rule):
             return f"`{short}` draws a random order: use `{instead}` while debugging"
         if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
             shuffle = self.data.keyword(node, "shuffle", catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION)
-            return DISTRIBUTED_MESSAGE if shuffle is None or self._shuffles(shuffle, False) else None
+            return DISTRIBUTED_MESSAGE.format(name=short) if shuffle is None or self._shuffles(shuffle, False) else None
         if qualified in catalogue.MINDSPORE_SHUFFLE_SAMPLERS:
             position, default = catalogue.MINDSPORE_SHUFFLE_SAMPLERS[qualified]
             shuffle = self.data.keyword(node, "shuffle", position)

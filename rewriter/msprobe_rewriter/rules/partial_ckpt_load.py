@@ -14,6 +14,11 @@ NON_STRICT = ("`{call}(..., strict=False)` loads the checkpoint partially: param
               "random initialisation; load complete checkpoints (strict=True) while comparing runs")
 POPPED = ("keys removed from `{name}` before it is loaded non-strictly: those parameters keep their random "
           "initialisation; load one complete checkpoint while comparing runs")
+CHECKED_NOTE = (" (the keys it returns are checked here, so the partial load is deliberate: the parameters it "
+                "leaves still start from their random initialisation)")
+# Calls that only show a value: passing the missing keys to them is no check.
+REPORTING_CALLS = frozenset({"print", "info", "warning", "warn", "debug", "log", "error", "write", "echo", "format",
+                             "pprint", "str", "repr", "len"})
 MS_UNCHECKED = ("`{call}` skips the parameters it cannot find in the checkpoint and only logs a warning naming "
                 "them (`strict_load=True` does not change that): take the `param_not_load` list "
                 "`load_param_into_net` returns and check that it is empty")
@@ -29,7 +34,8 @@ class PartialCkptLoad(Rule):
     message = ("the checkpoint is loaded partially, so some parameters keep their random initialisation: load it "
                "completely (strict) while comparing runs")
     summary = ("Flags `load_state_dict(..., strict=False)` (and other loaders called with `strict=False`, such as "
-               "Lightning's `load_from_checkpoint`); keys popped or deleted from a dict that the same function "
+               "Lightning's `load_from_checkpoint`; as information when the keys it returns are checked: read in "
+               "an `assert` or `if`, or passed on to a function that does more than print them); keys popped or deleted from a dict that the same function "
                "then loads non-strictly; MindSpore `load_param_into_net` whose result (the parameters it did not "
                "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
                "`choice_func=`/`filter_prefix=`/`specify_prefix=`, or with `net=` (it loads into the network "
@@ -111,6 +117,15 @@ def load_pretrained(model, path):
     msg = model.load_state_dict(checkpoint_model, strict=False)
     return msg
 """, lines=(9, 10, 11)),
+        # torchtune's LoRA recipes: the keys missing are checked to be only the new adapter weights
+        Invalid("""\
+import torch
+
+
+def setup(model, state_dict):
+    base_missing, base_unexpected = model.load_state_dict(state_dict, strict=False)
+    validate_missing_and_unexpected_for_lora(base_missing=base_missing, base_unexpected=base_unexpected)
+""", lines=(5,), severity="info"),
         Invalid("""\
 from lightning import LightningModule
 
@@ -183,7 +198,10 @@ def restore(net, path):
         if strict is None and name == "load_state_dict" and len(node.args) > 1:
             strict = node.args[1]
         if strict is not None and constant(strict) is False:
-            self.report(node, NON_STRICT.format(call=name))
+            if self._result_checked():
+                self.report(node, NON_STRICT.format(call=name) + CHECKED_NOTE, "info")
+            else:
+                self.report(node, NON_STRICT.format(call=name))
         if name == "load_state_dict" and strict is not None and constant(strict) is not True:
             self._report_removed(argument(node, 0, "state_dict"))
 
@@ -191,6 +209,28 @@ def restore(net, path):
         if self._result_dropped():  # the list of parameters it skipped is never looked at
             self.report(node, MS_UNCHECKED.format(call="load_param_into_net"))
         self._report_removed(argument(node, 1, "parameter_dict"))
+
+    def _result_checked(self) -> bool:
+        """Whether the keys the call being visited returns are checked: the names it is assigned to are read
+        in an `assert`, an `if` or `while` test, or passed to a call that does not only print or log them
+        (torchtune's `validate_missing_and_unexpected_for_lora(base_missing=...)`)."""
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+            return False
+        target = parent.targets[0]
+        names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and n.id != "_"}
+        scope = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), self.ctx.tree)
+        for node in ast.walk(scope):
+            if isinstance(node, (ast.Assert, ast.If, ast.While)):
+                tested = node.test
+            elif isinstance(node, ast.Call) and _callee(node) not in REPORTING_CALLS:
+                tested = ast.Tuple(elts=[*node.args, *(kw.value for kw in node.keywords)])
+            else:
+                continue
+            if getattr(node, "lineno", 0) >= parent.end_lineno and any(
+                    isinstance(n, ast.Name) and n.id in names for n in ast.walk(tested)):
+                return True
+        return False
 
     def _result_dropped(self) -> bool:
         """Whether the call being visited has its result (or the first item of it) thrown away: a bare
@@ -240,3 +280,8 @@ def restore(net, path):
             func = func.value
         bound = self.ctx.imports.bindings.get(func.id) if isinstance(func, ast.Name) else None
         return bound is not None and bound.split(".", 1)[0] in PARSER_MODULES
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")

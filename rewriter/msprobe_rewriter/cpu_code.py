@@ -39,7 +39,7 @@ class CpuCode:
     def __init__(self, ctx: FileContext, is_cpu_device: Callable[[ast.expr], bool] | None = None) -> None:
         self.ctx = ctx
         self.is_cpu_device = is_cpu_device or self._literal_cpu_device
-        self._classes: dict[str, frozenset[str]] = {}
+        self._classes: dict[str, frozenset[str]] = {}  # per kind of class (or of method): names
 
     def here(self) -> bool:
         """Whether we are in code that runs on the CPU whatever the file does: weight initialisation, data
@@ -81,17 +81,55 @@ class CpuCode:
                 if data_class and (owner.name in samplers or "Sampler" in owner.name):
                     return None  # a sampler's order: data-shuffle's concern
                 if (ITEM_NAME.search(node.name) and not node.name.startswith("test")  # a unit test's
-                        or data_class and node.name in ITEM_METHODS):
+                        or data_class and node.name in self._item_methods()):
                     return node
             owner = node
         return None
 
     def _data_class(self, cls: ast.ClassDef) -> bool:
         """A dataset or transform class: derived from torch's data classes, or named for data (or `Random...`, as
-        torchvision's transforms) and no module."""
+        torchvision's transforms) or derived from such a class of the file (ultralytics' `Mosaic`, from its
+        `BaseMixTransform`), and no module."""
         return (cls.name in self.derived_classes("data", is_data_base)
                 or cls.name not in self.derived_classes("model", is_model_base)
-                and (DATA_NAME.search(cls.name) is not None or TRANSFORM_CLASS.match(cls.name) is not None))
+                and cls.name in self._data_named_classes())
+
+    def _data_named_classes(self) -> frozenset[str]:
+        """The file's classes named for data or as torchvision's transforms, and the classes derived from them."""
+        if "data-named" not in self._classes:
+            classes = [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)]
+            found = {cls.name for cls in classes if DATA_NAME.search(cls.name) or TRANSFORM_CLASS.match(cls.name)}
+            grown = True
+            while grown:
+                before = len(found)
+                found |= {cls.name for cls in classes
+                          if any(isinstance(base, ast.Name) and base.id in found for base in cls.bases)}
+                grown = len(found) > before
+            self._classes["data-named"] = frozenset(found)
+        return self._classes["data-named"]
+
+    def _item_methods(self) -> frozenset[str]:
+        """Names of the data classes' methods that run for every sample: the item methods, and the methods of
+        the file's data classes those call as `self.name(...)`, and so on (ultralytics' `BaseTransform.__call__`
+        calls `get_params` and `apply_image`, which its subclasses override to draw)."""
+        if "item methods" not in self._classes:
+            methods: dict[str, list[ast.AST]] = {}
+            for cls in ast.walk(self.ctx.tree):
+                if isinstance(cls, ast.ClassDef) and self._data_class(cls):
+                    for item in cls.body:
+                        if isinstance(item, FUNCTION_TYPES):
+                            methods.setdefault(item.name, []).append(item)
+            reached = set(ITEM_METHODS)
+            todo = [function for name in ITEM_METHODS for function in methods.get(name, ())]
+            while todo:
+                for node in ast.walk(todo.pop()):
+                    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                            and node.func.attr in methods and node.func.attr not in reached):
+                        reached.add(node.func.attr)
+                        todo.extend(methods[node.func.attr])
+            self._classes["item methods"] = frozenset(reached)
+        return self._classes["item methods"]
 
     def derived_classes(self, kind: str, is_base: Callable[[str], bool]) -> frozenset[str]:
         """Names of the file's classes that derive (directly or through each other) from a class `is_base`

@@ -35,7 +35,9 @@ class RandomAugment(FollowsValues, Rule):
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged. "
                "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
                "NumPy's global generator or torch's (without `generator=`) in code that runs for every sample "
-               "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, also of a class named as "
+               "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, and the methods of the file's "
+               "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
+               "a transform class is one named for transforms, or derived from one of the file's, or named as "
                "torchvision names its transforms, `RandomResize`, and the `forward` of such a module, `RandomMixup`; a "
                "function named for "
                "transforms, augmentation or collation), as in yolov5's mosaic and guided-diffusion's flips; "
@@ -93,6 +95,11 @@ class RandomAugment(FollowsValues, Rule):
                 "    def __call__(self, image, target):\n        if random.random() < self.flip_prob:\n"
                 "            image, target = F.hflip(image), F.hflip(target)\n        return image, target\n",
                 lines=(8, 14)),
+        # ultralytics' transforms: the base class's __call__ calls methods its subclasses override to draw
+        Invalid("import random\n\n\nclass BaseTransform:\n    def __call__(self, labels):\n"
+                "        return self.apply(labels, self.get_params(labels))\n\n    def get_params(self, labels):\n"
+                "        return {}\n\n\nclass Flip(BaseTransform):\n    def get_params(self, labels):\n"
+                "        return {\"flip\": random.random() < 0.5}\n", lines=(14,)),
         # torchvision's classification reference mixes batches with modules, called in its collate function
         Invalid("import torch\n\n\nclass RandomMixup(torch.nn.Module):\n"
                 "    def forward(self, batch, target):\n        if torch.rand(1).item() >= self.p:\n"

@@ -40,7 +40,8 @@ class HostSyncInLoop(Rule):
     message = "host-device sync inside the training loop; " + REMEDY
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or f-string formatting a tensor, "
-               "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`) are the usual "
+               "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, unless it steps the "
+               "optimizer: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are `.cpu()` on a model, or numbers that are already Python "
                "values.")
     why = ("Reading a device value on the host waits for every queued kernel. That changes how work is scheduled "
@@ -83,6 +84,11 @@ class HostSyncInLoop(Rule):
                 "    for data, label in dataset.create_tuple_iterator():\n"
                 "        loss, grads = grad_fn(data, label)\n        optimizer(grads)\n"
                 "        print(loss.asnumpy())\n", lines=(9,)),
+        # torchtune: the gradient accumulation guard runs at every optimizer step
+        Invalid("import torch\n\n\ndef train(model, loader, optimizer, accum):\n"
+                "    for idx, x in enumerate(loader):\n        loss = model(x).sum() / accum\n        loss.backward()\n"
+                "        if (idx + 1) % accum == 0:\n            optimizer.step()\n"
+                "            print(loss.detach().item())\n", lines=(10,)),
         # DETR: the logged loss is a `sum()` of a dict of device tensors
         Invalid("import torch\n\n\ndef train(model, loader, optimizer, weights):\n    for x, y in loader:\n"
                 "        parts = model(x, y)\n        scaled = {k: v * weights[k] for k, v in parts.items()}\n"
@@ -278,12 +284,19 @@ class HostSyncInLoop(Rule):
             child = ancestors[index + 1] if index + 1 < len(ancestors) else node
             if isinstance(ancestor, FUNCTION_TYPES + (ast.Lambda, ast.ClassDef)):
                 break
-            if isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body) and _is_periodic(ancestor.test):
+            if (isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body) and _is_periodic(ancestor.test)
+                    and not self._steps_optimizer(ancestor)):
                 return []
             if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
                 if not (isinstance(ancestor, (ast.For, ast.AsyncFor)) and child in (ancestor.iter, ancestor.target)):
                     loops.append(ancestor)
         return loops
+
+    def _steps_optimizer(self, guard: ast.If) -> bool:
+        """Whether a `% N` guard steps the optimizer: gradient accumulation (`if (i + 1) % accum == 0:`), whose
+        body runs at every training step, not every N-th."""
+        return any(isinstance(node, ast.Call) and self.ctx.is_optimizer_step(node)
+                   for statement in guard.body for node in ast.walk(statement))
 
     def finish(self) -> None:
         per_step = self._per_step_functions()

@@ -219,11 +219,11 @@ def restore(net, path):
             return False
         target = parent.targets[0]
         names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and n.id != "_"}
-        scope = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), self.ctx.tree)
+        scope = self._function_or_module()
         for node in ast.walk(scope):
             if isinstance(node, (ast.Assert, ast.If, ast.While)):
                 tested = node.test
-            elif isinstance(node, ast.Call) and _callee(node) not in REPORTING_CALLS:
+            elif isinstance(node, ast.Call) and self.ctx.callee_name(node) not in REPORTING_CALLS:
                 tested = ast.Tuple(elts=[*node.args, *(kw.value for kw in node.keywords)])
             else:
                 continue
@@ -247,9 +247,13 @@ def restore(net, path):
             return False
         if target.id == "_":
             return True
-        scope = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), self.ctx.tree)
+        scope = self._function_or_module()
         return not any(isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)
                        and n.lineno >= parent.end_lineno for n in ast.walk(scope))
+
+    def _function_or_module(self) -> ast.AST:
+        """The function around the call being visited, else the module."""
+        return next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), self.ctx.tree)
 
     def _check_load_checkpoint(self, node: ast.Call) -> None:
         for arg in catalogue.MINDSPORE_CHECKPOINT_FILTERS:
@@ -280,8 +284,3 @@ def restore(net, path):
             func = func.value
         bound = self.ctx.imports.bindings.get(func.id) if isinstance(func, ast.Name) else None
         return bound is not None and bound.split(".", 1)[0] in PARSER_MODULES
-
-
-def _callee(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")

@@ -62,6 +62,22 @@ def test_rerun_with_other_options_starts_from_the_original():
     assert undo_source_text(again) == SCRIPT
 
 
+@pytest.mark.parametrize("tail", [
+    "\n            # t.update(len(x))  deeper than the loop body\n",
+    "          # between the two indents\n\n",
+    "\n                # deeper still\n    # at the loop's own level\n",
+])
+@pytest.mark.parametrize("after", ["    print(epoch)\n", ""])
+def test_comments_trailing_the_loop_body_round_trip(tail, after):
+    text = ("import torch\nmodel = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for epoch in range(2):\n    for x in torch.randn(8, 2, 4):\n        model(x).sum().backward()\n"
+            "        opt.step()\n" + tail + after)
+    out = instrumented(text)
+    assert "finally:" in out
+    assert instrumented(out) == out
+    assert undo_source_text(out) == text
+
+
 def test_user_edits_to_unmarked_lines_survive_undo():
     out = instrumented()
     edited = out.replace("opt.zero_grad()", "opt.zero_grad(set_to_none=True)  # edited by hand")

@@ -147,7 +147,25 @@ def unwrap(text: str) -> str:
     edits = Edits()
     for node in wrappers:
         statement = structure.statement(node)
-        if statement.body.footer or statement.finalbody.body.footer:
+        if statement.body.footer:
             raise markers.MarkerError(node.lineno, "comments were added inside the tool's try/finally: move them")
         edits.rewrite(statement, _statements_back)
+        if statement.finalbody.body.footer:
+            _keep_trailing_lines(statement, structure.parent[statement], module.default_indent, edits)
     return rebuild(module, edits, structure.path).code
+
+
+def _keep_trailing_lines(statement: cst.Try, block: cst.IndentedBlock, default_indent: str, edits: Edits) -> None:
+    """Give the comment lines that follow `finally:`'s body back to the loop body, at the same columns.
+
+    They were the loop body's own trailing lines, indented deeper than it: libcst gives such lines to the
+    innermost block they are indented for, which after wrapping is the `finally:` body.
+    """
+    deeper = statement.finalbody.body.indent if statement.finalbody.body.indent is not None else default_indent
+    lines = [line.with_changes(whitespace=cst.SimpleWhitespace(deeper + line.whitespace.value)) if line.indent
+             else line for line in statement.finalbody.body.footer]
+    following = list(block.body)[list(block.body).index(statement) + 1:]
+    if following:
+        edits.rewrite(following[0], lambda node: node.with_changes(leading_lines=[*lines, *node.leading_lines]))
+    else:
+        edits.rewrite(block, lambda node: node.with_changes(footer=[*lines, *node.footer]))

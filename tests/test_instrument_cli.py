@@ -77,6 +77,17 @@ def test_unparsable_and_missing_files_exit_2_with_one_line_each(project):
     assert "PrecisionDebugger" in (project / "train.py").read_text()  # the good file is still done
 
 
+def test_indentation_libcst_rejects_names_its_line(project):
+    """Python accepts `  \t  ` under a 4-space block (tab stops of 8); libcst's tokenizer does not."""
+    text = SCRIPT.replace("    model(x).sum().backward()\n", "    with torch.enable_grad():\n  \t  model(x).sum().backward()\n")
+    (project / "tabs.py").write_text(text)
+    result = cli("tabs.py", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines()[0] == (
+        "tabs.py: cannot parse: line 7 mixes tabs and spaces in its indentation, which Python accepts but libcst "
+        "(the rewriting library) does not: indent it with spaces only")
+
+
 def test_undo_refuses_an_edited_marked_line(project):
     cli("--write", "train.py", cwd=project)
     path = project / "train.py"

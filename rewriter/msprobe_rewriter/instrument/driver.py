@@ -90,7 +90,7 @@ def instrument_text(path: str, text: str, options: Options, source: Source | Non
             return original, unit.notes
         result = _render(unit)
     except cst.ParserSyntaxError as exc:
-        raise InstrumentError(f"cannot parse: {str(exc).splitlines()[0]}") from None
+        raise InstrumentError(f"cannot parse: {_libcst_failure(exc, original)}") from None
     except MismatchError as exc:
         raise InstrumentError(f"internal error: libcst and ast disagree ({exc}); file left unchanged") from None
     try:
@@ -99,6 +99,19 @@ def instrument_text(path: str, text: str, options: Options, source: Source | Non
         raise InstrumentError(f"internal error: the rewritten code does not parse ({exc.msg}, line {exc.lineno}); "
                               "file left unchanged") from None
     return result, unit.notes
+
+
+def _libcst_failure(exc: cst.ParserSyntaxError, text: str) -> str:
+    """Why libcst rejects a file that Python parses: its tokenizer refuses some indentation that mixes tabs
+    and spaces (the column Python computes with tab stops of 8), which a re-indent fixes."""
+    try:
+        for token in tokenize.generate_tokens(iter(text.splitlines(keepends=True)).__next__):
+            if token.type == tokenize.INDENT and "\t" in token.string and " " in token.string:
+                return (f"line {token.start[0]} mixes tabs and spaces in its indentation, which Python accepts but "
+                        "libcst (the rewriting library) does not: indent it with spaces only")
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return f"libcst, the rewriting library, rejects what Python accepts ({exc.message}): please report it"
 
 
 def _render(unit: Unit) -> str:
@@ -125,7 +138,7 @@ def undo_source_text(text: str) -> str:
     except (tokenize.TokenError, SyntaxError) as exc:
         raise InstrumentError(f"cannot undo: the file does not tokenize ({exc})") from None
     except cst.ParserSyntaxError as exc:
-        raise InstrumentError(f"cannot undo: cannot parse ({str(exc).splitlines()[0]})") from None
+        raise InstrumentError(f"cannot undo: cannot parse: {_libcst_failure(exc, text)}") from None
 
 
 def run(path: str, data: bytes, options: Options | None, undoing: bool = False) -> Result:

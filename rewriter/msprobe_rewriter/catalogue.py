@@ -993,3 +993,8 @@ INITIAL_SEED_READERS: dict[str, str] = {
 ENTROPY_UNTIL_SEEDED_DRAWS: dict[str, str] = {
     **dict.fromkeys(PYTHON_RANDOM_DRAWS, "random"), **dict.fromkeys(NUMPY_RANDOM_DRAWS, "numpy"),
 }
+
+# Start a function in fresh processes (the `spawn` start method), which re-import the entry script as
+# `__mp_main__` (its `__main__` block does not run) and share no generator state with the parent.
+SPAWNING = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn",
+                      "torch.multiprocessing.start_processes", "torch.multiprocessing.spawn.start_processes"})

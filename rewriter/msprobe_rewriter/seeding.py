@@ -12,13 +12,15 @@ costs more than the rest of the analysis.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, project
-from msprobe_rewriter.context import EVAL_NAME, FUNCTION_TYPES, FileContext, keyword, target_name
+from msprobe_rewriter.assignments import is_main_guard
+from msprobe_rewriter.context import EVAL_NAME, FUNCTION_TYPES, FileContext, argument, keyword, target_name
 from msprobe_rewriter.pinning import NOTHING, Summary
 
 # What makes a script's randomness matter: it trains, or it samples (draws from torch's generator) from
@@ -61,6 +63,9 @@ class FileSeeding:
     samples: bool = False  # draws from torch's generator
     loads_weights: bool = False
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
+    # function of the file -> the places that call it by name (their guards, the calling function)
+    local_calls: dict[str, list[tuple[tuple[Guard, ...], str | None]]] = field(default_factory=dict)
+    spawned: list[tuple[ast.Call, str]] = field(default_factory=list)  # (mp.spawn call, the file's function it starts)
     _lookup: conditions.Lookup | None = None
     _effects: list[Effect] | None = None
     _training_modules: list[project.Module] | None = None
@@ -97,11 +102,43 @@ class FileSeeding:
         return self._training_modules
 
     def skipping_guard(self, effect: Effect) -> ast.expr | None:
-        """The condition that keeps `effect` from running with the default arguments, if any."""
-        for test, wanted in effect.guards:
+        """The condition that keeps `effect` from running with the default arguments, if any: one around it,
+        or, in a function of the file, one around every call of that function."""
+        return self._false_guard(effect.guards) or self._skipped_function(effect.function, frozenset())
+
+    def _false_guard(self, guards: tuple[Guard, ...]) -> ast.expr | None:
+        for test, wanted in guards:
             if conditions.truth(test, self.lookup) is (not wanted):
                 return test
         return None
+
+    def _skipped_function(self, function: str | None, seen: frozenset[str]) -> ast.expr | None:
+        """The condition that keeps every call of the file's function `function` from running by default; None
+        when one runs, or when the function is also used otherwise (passed as a callback, called as a method)."""
+        calls = self.local_calls.get(function, ()) if function not in seen else ()
+        skipped_by = None
+        for guards, caller in calls:
+            guard = self._false_guard(guards) or self._skipped_function(caller, seen | {function})
+            if guard is None:
+                return None
+            skipped_by = skipped_by or guard
+        return skipped_by
+
+    def runs_in_workers(self, effect: Effect) -> bool:
+        """Whether `effect` also runs in the processes the file spawns: at module level outside the `__main__`
+        block (they re-import the file), or in a function they run (the one spawned and the functions of the file
+        it calls); a function whose callers are not known counts."""
+        if effect.function is None:
+            return not any(is_main_guard(test) for test, _ in effect.guards)
+        return self._runs_in_workers(effect.function, frozenset())
+
+    def _runs_in_workers(self, function: str | None, seen: frozenset[str]) -> bool:
+        if function is None or function in seen:
+            return False
+        if function not in self.local_calls or any(function == target for _, target in self.spawned):
+            return True
+        return any(caller is None and not any(is_main_guard(test) for test, _ in guards)
+                   or self._runs_in_workers(caller, seen | {function}) for guards, caller in self.local_calls[function])
 
     def families(self) -> frozenset[str]:
         """Every generator family seeded anywhere in the file (under any condition)."""
@@ -158,6 +195,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
 
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
+    seeding.local_calls = _local_calls(nodes, defined, ctx.source)
     made: dict[tuple[str | None, str], ast.Call] = {}  # (function, name) -> the call last assigned to the name
     for node, guards, function in nodes:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -183,6 +221,19 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             extra = ((guard, True),) if guard is not None else ()
             seeding.direct.append(Effect(node, summary, guards + extra, function))
     return seeding
+
+
+def _local_calls(nodes: list[Located], defined: set[str], source: str) -> dict[str, list[tuple[tuple[Guard, ...],
+                                                                                              str | None]]]:
+    """Where each function of the file is called by name. A function whose name occurs otherwise too (passed as
+    `worker_init_fn=`, called as `self.name()`, defined twice, even named in a comment) is left out: where it
+    runs is not known."""
+    calls: dict[str, list[tuple[tuple[Guard, ...], str | None]]] = {}
+    for node, guards, function in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defined:
+            calls.setdefault(node.func.id, []).append((guards, function))
+    return {name: found for name, found in calls.items()
+            if len(re.findall(rf"\b{re.escape(name)}\b", source)) == 1 + len(found)}
 
 
 def method_qualname(ctx: FileContext, call: ast.Call) -> str | None:
@@ -229,6 +280,9 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
         seeding.worker_init.add(_function_name(worker_init))
     if evaluation:
         return
+    target = argument(call, 0, "fn") if qualified in catalogue.SPAWNING else None
+    if isinstance(target, ast.Name):
+        seeding.spawned.append((call, target.id))
     if ctx.is_trainer_run(call):  # mmengine's runner trains only here (it is built to test too)
         seeding.trains = True
     if qualified is not None:

@@ -6,13 +6,16 @@ from __future__ import annotations
 from msprobe_rewriter import catalogue, seeding
 from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.rules.base import Invalid, Rule
-from msprobe_rewriter.rules.seed_missing import report_whole_script
+from msprobe_rewriter.rules.seed_missing import report_parent_only, report_whole_script
 
 # Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "timm", "accelerate",
                  "deepspeed", "transformers", "trl", "mmengine")
 CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
+PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import this file without running its "
+               "`__main__` block: deterministic algorithms are switched on (line {line}) in this parent process only, "
+               "and the workers compute with the default kernels: switch them on at the start of `{target}`")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
                      "`mindspore.set_deterministic(True)` (it also sets HCCL_DETERMINISTIC), or "
                      "`seed_all(seed, mode=True)`")
@@ -40,7 +43,11 @@ class NoDeterministicAlgos(Rule):
                "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
                "condition. A script that names no framework but trains through a project module (improved-"
                "diffusion's `image_train.py` and its `TrainLoop`) is checked for the framework that module "
-               "imports; a training module that seeds or switches deterministic kernels on itself is trusted.")
+               "imports; a training module that seeds or switches deterministic kernels on itself is trusted. A "
+               "script that switches them on only in the parent process that `torch.multiprocessing.spawn` (or "
+               "`start_processes`) starts a function of the file from is reported at that call: the new processes "
+               "re-import the file without its `__main__` block, so only switches at module level or in the code "
+               "the spawned function runs reach them.")
     why = ("Seeding pins the random numbers, not the arithmetic: many CUDA kernels (atomics in scatter/index_add "
            "backward, cuBLAS split-K reductions, cuDNN algorithm choice) sum in a different order on every run, "
            "so two seeded runs still drift apart after a few steps and a GPU-vs-NPU comparison sees noise where "
@@ -147,6 +154,24 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # The spawned workers start with cuDNN's and PyTorch's default (non-deterministic) settings.
+        Invalid("""\
+import torch
+import torch.multiprocessing as mp
+
+
+def main_worker(rank):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    torch.use_deterministic_algorithms(True)
+    mp.spawn(main_worker, nprocs=2)
+""", lines=(15,)),
         # MindSpore: seeded, trained with Model.train, never deterministic (model zoo scripts).
         Invalid("""\
 import mindspore as ms
@@ -258,6 +283,7 @@ for x in T.randn(10, 2, 4):
             return
         message = MINDSPORE_MESSAGE if framework == "mindspore" else None
         report_whole_script(self, facts, facts.default_run(lambda e: e.summary.deterministic), CONDITIONAL, message)
+        report_parent_only(self, facts, lambda e: e.summary.deterministic, PARENT_ONLY)
 
 
 def _framework(trackers: list[ImportTracker]) -> str | None:

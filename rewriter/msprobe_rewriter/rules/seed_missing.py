@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from msprobe_rewriter import catalogue, entropy, seeding
 from msprobe_rewriter.assignments import is_main_guard
@@ -20,6 +21,9 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 
 CONDITIONAL = ("seeding runs only when `{condition}`, which is false with the default arguments: seed "
                "unconditionally (or give the seed option a default value)")
+PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import this file without running its `__main__` "
+               "block: the seeding at line {line} runs in this parent process only, so the workers draw from "
+               "unseeded generators: seed at the start of `{target}`")
 SEED_FIRST = "call `transformers.set_seed(seed)` (or msprobe's `seed_all(seed)`) before"
 SEED_EARLIER = "seed before it (move the seeding up, or call msprobe's `seed_all(seed)` first)"
 LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seeds (line {line}), so they differ run "
@@ -88,7 +92,12 @@ class SeedMissing(Rule):
                "LoRA `peft_config=` (SFT, DPO, KTO, GRPO, RLOO, ...; not `RewardTrainer`, which seeds first) is "
                "itself reported when it is the first seeding: it adds the LoRA matrices before "
                "`Trainer.__init__` seeds. A module-level `trainer.train()` of a Hugging Face trainer or "
-               "`trainer.fit(...)` of a Lightning one makes a file an entry script, as a main guard does.")
+               "`trainer.fit(...)` of a Lightning one makes a file an entry script, as a main guard does. A script that "
+               "seeds only in the parent process that `torch.multiprocessing.spawn` (or `start_processes`) starts a "
+               "function of the file from is reported at that call: the new processes re-import the file without its "
+               "`__main__` block and draw from fresh generators, so only seeding at module level or in the code the "
+               "spawned function runs reaches them (the pattern of PyTorch's ImageNet example, MoCo and many "
+               "ModelZoo scripts).")
     why = ("Without a seed, weight initialisation, data order, augmentation and dropout start from a different "
            "random state in every run, so no two runs (or the GPU and NPU runs you want to compare) compute the "
            "same numbers, and a precision difference cannot be told apart from noise. A seed behind an optional "
@@ -96,7 +105,8 @@ class SeedMissing(Rule):
            "is built or the data shuffled, a Hugging Face `Trainer` built after the model (it seeds in its "
            "constructor) or a TRL trainer adding LoRA matrices in its constructor before it seeds: the new weights "
            "(the whole model, a classifier head, LoRA matrices) and the data order have been drawn from a generator "
-           "that every process seeds from OS entropy.")
+           "that every process seeds from OS entropy. Processes started by `mp.spawn` are fresh interpreters: the "
+           "parent's seed does not reach them.")
     fix = ("Seed every generator once at startup, before building the model and the data pipeline: "
            "`from msprobe_runtime.pytorch import seed_all; seed_all(1234)` (or `random.seed(s)`, "
            "`np.random.seed(s)`, `torch.manual_seed(s)`; MindSpore: `mindspore.set_seed(s)`, which seeds `random`, "
@@ -107,6 +117,23 @@ class SeedMissing(Rule):
            "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
            "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
+        # Each spawned worker seeds itself.
+        """\
+import torch
+import torch.multiprocessing as mp
+
+
+def main_worker(rank, seed):
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    mp.spawn(main_worker, nprocs=2, args=(0,))
+""",
         # An mmengine runner seeds with its `randomness` seed; its model given as a config is built after that.
         """\
 from mmengine.runner import Runner
@@ -485,6 +512,23 @@ trainer.train()
 """,
     )
     invalid = (
+        # The spawned workers re-import the file; the seeding under the main guard never runs in them.
+        Invalid("""\
+import torch
+import torch.multiprocessing as mp
+
+
+def main_worker(rank, world_size):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    mp.spawn(main_worker, nprocs=2, args=(2,))
+""", lines=(14,)),
         # OpenMMLab's tools/train.py: the runner draws its seed from NumPy unless the config gives one.
         Invalid("""\
 from mmengine.config import Config
@@ -582,6 +626,33 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, help="random seed (optional)")
     main(parser.parse_args())
 """, lines=(9,)),
+        # The file's seeding function runs only when --seed is given (Tacotron2's train.py in Ascend's ModelZoo).
+        Invalid("""\
+import argparse
+
+import torch
+
+
+def seed_everything(seed):
+    torch.manual_seed(seed)
+    torch.backends.cudnn.deterministic = True
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, help="set a seed of all randoms")
+    args = parser.parse_args()
+    if args.seed is not None:
+        seed_everything(args.seed)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+""", lines=(15,)),
         # `if args.seed:` is false for the default 0.
         Invalid("""\
 import argparse
@@ -788,6 +859,8 @@ trainer.fit(LitModel())
         if not verdict.pinned and any(found.global_seed for found in entropy.analyse(ctx)):
             return  # it seeds, but from entropy (`random.seed()`, `torch.seed()`): entropy-seed reports that
         report_whole_script(self, facts, verdict, CONDITIONAL)
+        report_parent_only(self, facts, lambda e: bool(e.summary.families) and e.function not in facts.worker_init,
+                           PARENT_ONLY)
         if verdict.pinned:
             self._seeded_late(facts)
 
@@ -852,3 +925,15 @@ def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding
         rule.report(verdict.skipped_by, conditional.format(condition=condition_text(verdict.skipped_by)))
     else:
         rule.report(entry_location(rule.ctx), message)
+
+
+def report_parent_only(rule: Rule, facts: seeding.FileSeeding, wanted: Callable[[seeding.Effect], bool],
+                       message: str) -> None:
+    """Report the first `mp.spawn` of a file whose pinning code (the effects `wanted` accepts) all runs in the
+    parent process only, where the spawned processes never run it."""
+    if not facts.spawned or not facts.random_work:
+        return
+    pinning = [effect for effect in facts.effects if wanted(effect)]
+    if pinning and not any(facts.runs_in_workers(effect) for effect in pinning):
+        call, target = facts.spawned[0]
+        rule.report(call, message.format(spawn=condition_text(call.func), target=target, line=pinning[0].node.lineno))

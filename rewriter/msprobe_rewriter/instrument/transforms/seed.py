@@ -34,7 +34,10 @@ class Seed(Transform):
         "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`, "
         "torchtune's `self.seed = training.set_seed(seed=cfg.seed)`; given None they draw one), is followed by "
         "`seed_all` with that variable. "
-        "Seeding under the `__main__` guard counts as unconditional. "
+        "Seeding under the `__main__` guard counts as unconditional; seeding in a function of the script that runs "
+        "only under a condition false with the default arguments (`if args.seed is not None: set_seed(args.seed)`) "
+        "does not, nor does seeding that the processes `mp.spawn` starts never run (they re-import the script "
+        "without its `__main__` block): then `seed_all` goes after the imports, which those processes run too. "
         "The user's own seeding calls stay (they set the same value again). Otherwise `seed_all(seed=1234)` "
         "(`--seed N`) goes right after the imports. A seed that changes from run to run (entropy-seed) is "
         "fixed where it varies: a seed variable assigned a draw (`opt.manualSeed = random.randint(1, 10000)` "
@@ -94,6 +97,30 @@ class Seed(Transform):
                 "    args = parser.parse_args()\n    seed = L.seed_everything(args.seed)\n"
                 "    seed_all(seed=seed, mode=False, rm_dropout=True)\n"
                 "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        # The script's seeding function runs only when --seed is given: seed_all goes after the imports.
+        Example("import argparse\n\nimport torch\n\n\ndef seed_everything(seed):\n    torch.manual_seed(seed)\n\n\n"
+                "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int)\n"
+                "    args = parser.parse_args()\n    if args.seed is not None:\n        seed_everything(args.seed)\n"
+                "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    for x in torch.randn(4, 8, 2):\n        model(x).sum().backward()\n        opt.step()\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n",
+                "import argparse\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234, "
+                "mode=False, rm_dropout=True)\n\n\ndef seed_everything(seed):\n    torch.manual_seed(seed)\n\n\n"
+                "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int)\n"
+                "    args = parser.parse_args()\n    if args.seed is not None:\n        seed_everything(args.seed)\n"
+                "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    for x in torch.randn(4, 8, 2):\n        model(x).sum().backward()\n        opt.step()\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n"),
+        # The processes mp.spawn starts run the module level, not the `__main__` block that seeds.
+        Example("import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank):\n"
+                "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
+                "if __name__ == \"__main__\":\n    seed = 3\n    torch.manual_seed(seed)\n"
+                "    mp.spawn(worker, nprocs=2)\n",
+                "import torch\nimport torch.multiprocessing as mp\nfrom msprobe_runtime.pytorch import seed_all\n"
+                "seed_all(seed=1234, mode=False, rm_dropout=True)\n\n\ndef worker(rank):\n"
+                "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
+                "if __name__ == \"__main__\":\n    seed = 3\n    torch.manual_seed(seed)\n"
+                "    mp.spawn(worker, nprocs=2)\n"),
         Example("import random\n\nimport torch\n\nif __name__ == \"__main__\":\n    seed = 3\n"
                 "    random.seed(seed)\n    torch.manual_seed(seed)\n",
                 "import random\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
@@ -127,7 +154,8 @@ class Seed(Transform):
         call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
                 f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
         statement = nodes.statement(call)
-        self_test = _self_test(unit) if binding is None else None
+        spawns = seeding.analyse(unit.ctx).spawned  # its processes do not run the `__main__` block
+        self_test = _self_test(unit) if binding is None and not spawns else None
         if self_test is not None:  # a model file's self-test: importing the module must not seed anything
             unit.edits.insert_before(self_test, [statement])
             return
@@ -177,10 +205,13 @@ class Seed(Transform):
     def _user_seed(self, unit: Unit, varying: set[int]) -> tuple[str | None, tuple[str, ast.stmt] | None]:
         """The user's seed expression and where `seed_all` must go for it to be defined (None: after imports);
         seeding calls in `varying` (seeds from entropy, fixed by `_fix_seed`) do not count."""
-        for effect in seeding.analyse(unit.ctx).effects:
+        facts = seeding.analyse(unit.ctx)
+        for effect in facts.effects:
             call = effect.node
             if (not isinstance(call, ast.Call) or not effect.summary.families or id(call) in varying
-                    or not all(is_main_guard(test) for test, _ in effect.guards)):
+                    or not all(is_main_guard(test) for test, _ in effect.guards)
+                    or facts.skipping_guard(effect) is not None  # in a helper called only `if args.seed:`
+                    or facts.spawned and not facts.runs_in_workers(effect)):  # mp.spawn's processes never run it
                 continue
             if _inside_loop_or_handler(call, unit.analysis.parents):
                 continue

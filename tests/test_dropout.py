@@ -342,3 +342,48 @@ def test_removal_sees_through_capture_wrappers_in_either_order(tmp_path, capture
     assert F.scaled_dot_product_attention is ORIGINALS["sdpa"] and globals()["bound_sdpa"] is ORIGINALS["sdpa"]
     x = sample(1000)
     assert not torch.equal(torch.dropout(x, 0.5, True), x)
+
+
+class RecordingNpuOp:
+    """Stands in for one of torch_npu's dropout builtins: records the arguments it is called with."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple, dict]] = []
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append((args, kwargs))
+        return args[0]
+
+
+def recording_torch_npu_stand_in() -> types.ModuleType:
+    """A stand-in for torch_npu (which cannot run without Ascend hardware): its dropout entry points record
+    their calls. `nn.DropoutWithByteMask` and torch_npu.contrib's function look `dropout_with_byte_mask` up on
+    the module at call time, as the first call below does."""
+    module = types.ModuleType("torch_npu")
+    for name in ("dropout_with_byte_mask", "_npu_dropout", "npu_dropout_with_add_softmax", "npu_fusion_attention"):
+        setattr(module, name, RecordingNpuOp())
+    return module
+
+
+def test_torch_npu_dropouts_pass_no_dropout(monkeypatch):
+    stand_in = recording_torch_npu_stand_in()
+    monkeypatch.setitem(sys.modules, "torch_npu", stand_in)
+    x = sample(4)
+    user = types.ModuleType("user_model")  # `from torch_npu import npu_fusion_attention` in model code
+    user.npu_fusion_attention = stand_in.npu_fusion_attention
+    monkeypatch.setitem(sys.modules, "user_model", user)
+    ops = {name: getattr(stand_in, name) for name in vars(stand_in) if not name.startswith("__")}
+    with no_dropout():
+        sys.modules["torch_npu"].dropout_with_byte_mask(x, 0.1, True)
+        stand_in._npu_dropout(x, p=0.3)
+        stand_in.npu_dropout_with_add_softmax(x, x, 0.125, 0.1, -1)
+        user.npu_fusion_attention(x, x, x, 8, "BNSD", keep_prob=0.9)
+        stand_in.npu_fusion_attention(x, x, x, 8, "BNSD", None, None, None, 1.0, 0.9)
+    assert ops["dropout_with_byte_mask"].calls[0][0][1:] == (0.0, True)
+    assert ops["_npu_dropout"].calls[0][1] == {"p": 0.0}
+    assert ops["npu_dropout_with_add_softmax"].calls[0][0][3] == 0.0
+    assert [call[1].get("keep_prob", call[0][9] if len(call[0]) > 9 else None)
+            for call in ops["npu_fusion_attention"].calls] == [1.0, 1.0]
+    assert all(getattr(stand_in, name) is op for name, op in ops.items()), "restored on the way out"
+    stand_in.npu_fusion_attention(x, x, x, 8, "BNSD", keep_prob=0.9)
+    assert ops["npu_fusion_attention"].calls[-1][1] == {"keep_prob": 0.9}

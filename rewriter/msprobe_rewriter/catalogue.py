@@ -544,15 +544,27 @@ def is_random_transform(qualified: str) -> bool:
 
 
 # --- dropout --------------------------------------------------------------------------------------
+# torch_npu adds `DropoutWithByteMask` to torch.nn (and has it in torch_npu.contrib), with the functional form.
 TORCH_DROPOUT_MODULES = frozenset(
-    "torch.nn." + n for n in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-                              "FeatureAlphaDropout")
+    ["torch.nn." + n for n in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                               "FeatureAlphaDropout", "DropoutWithByteMask")]
+    + ["torch_npu.contrib.module.DropoutWithByteMask", "torch_npu.contrib.module.dropout.DropoutWithByteMask"]
 )
 TORCH_DROPOUT_FUNCTIONS = frozenset(
     ["torch.nn.functional." + n for n in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
                                           "feature_alpha_dropout")]
     + ["torch.dropout", "torch.alpha_dropout", "torch.feature_dropout", "torch.feature_alpha_dropout"]
+    + ["torch_npu.contrib.function.dropout_with_byte_mask", "torch_npu.contrib.function.npu_functional."
+       "dropout_with_byte_mask", "torch_npu.dropout_with_byte_mask"]
 )
+# torch_npu's fused kernels that drop at random: name -> (position, keyword) of the drop probability, always
+# applied (`npu_dropout_with_add_softmax(self, x1, alpha, prob, dim)`, `_npu_dropout(self, p)`, the old
+# `torch.npu_dropoutV2(self, seed, p)`), and of the keep probability of `npu_fusion_attention` (default 1: none).
+NPU_DROP_PROBABILITY: dict[str, tuple[int, str]] = {
+    "torch_npu.npu_dropout_with_add_softmax": (3, "prob"), "torch_npu._npu_dropout": (1, "p"),
+    "torch.npu_dropoutV2": (2, "p"),
+}
+NPU_KEEP_PROBABILITY: dict[str, tuple[int, str]] = {"torch_npu.npu_fusion_attention": (9, "keep_prob")}
 # Modules whose constructor takes `dropout=` (and the default when it is not given).
 TORCH_DROPOUT_KEYWORD_MODULES: dict[str, float] = {
     "torch.nn.MultiheadAttention": 0.0, "torch.nn.LSTM": 0.0, "torch.nn.GRU": 0.0, "torch.nn.RNN": 0.0,

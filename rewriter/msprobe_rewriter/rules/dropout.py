@@ -11,7 +11,8 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 # Last components of every dropout API: calls named otherwise are skipped without resolving them.
 DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.TORCH_DROPOUT_MODULES, catalogue.TORCH_DROPOUT_FUNCTIONS, catalogue.TORCH_DROPOUT_KEYWORD_MODULES,
-    catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT) for q in table)
+    catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT, catalogue.NPU_DROP_PROBABILITY,
+    catalogue.NPU_KEEP_PROBABILITY) for q in table)
 # ... and of every stochastic-depth (DropPath) API.
 STOCHASTIC_DEPTH_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.STOCHASTIC_DEPTH_MODULES, catalogue.STOCHASTIC_DEPTH_FUNCTIONS) for q in table) | {
@@ -20,6 +21,8 @@ DROP_PATH_MESSAGE = ("{what} turns on stochastic depth: every training step drop
                      "which msprobe's `seed_all(rm_dropout=True)` leaves on (msprobe-kit's turns it off); {fix} while "
                      "debugging")
 
+KEEP_PROB_MESSAGE = ("`keep_prob` below 1 drops attention weights at random, with a new mask every step; pass "
+                     "keep_prob=1.0 while debugging")
 
 def _is_zero(value: object) -> bool:
     return value is not NOT_CONSTANT and not isinstance(value, bool) and value == 0
@@ -38,7 +41,10 @@ class Dropout(Rule):
                "stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
                "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
                "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
-               "unless the rate is a literal 0 or a per-block value / parameter handed down inside model code.")
+               "unless the rate is a literal 0 or a per-block value / parameter handed down inside model code. On "
+               "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
+               "`npu_dropout_with_add_softmax`, `_npu_dropout`, the old `torch.npu_dropoutV2`, and "
+               "`npu_fusion_attention` with a `keep_prob` other than 1.")
     why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "
            "masks differ between devices (GPU vs NPU) and between frameworks, so two runs that should match "
            "diverge from the first step, and a precision comparison cannot tell dropout noise from a real bug. "
@@ -48,7 +54,8 @@ class Dropout(Rule):
            "PrecisionDebugger patches `torch.nn.functional.dropout*` and `nn.Dropout*` to p=0 for the same reason. "
            "It does not patch stochastic depth (`DropPath` draws with `bernoulli_`/`torch.rand`): pass "
            "`drop_path_rate=0.` to the model (or construct `DropPath(0.)`) while debugging. msprobe-kit's "
-           "`seed_all(rm_dropout=True)`, which `msprobe-instrument` adds, also makes stochastic depth the "
+           "`seed_all(rm_dropout=True)`, which `msprobe-instrument` adds, also removes torch_npu's dropouts (not the old "
+           "fork's `torch.npu_dropoutV2`; it passes `npu_fusion_attention` keep_prob=1.0), and makes stochastic depth the "
            "identity, by name: `DropPath`, `StochasticDepth` and `DropBlock2d` modules and cells (timm's, "
            "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions.")
     valid = (
@@ -63,6 +70,8 @@ class Dropout(Rule):
         "import mindspore.nn as nn\nfrom mindspore import ops\n\nkeep = nn.Dropout(keep_prob=1.0)\n"
         "drop = nn.Dropout(p=0.0)\nop = ops.Dropout(1.0)\n",
         "import keras\n\nlayer = keras.layers.Dropout(0.5)  # not torch / MindSpore\n",
+        "import torch_npu\n\n\ndef attend(q, k, v, scale):\n"
+        "    return torch_npu.npu_fusion_attention(q, k, v, 8, \"BNSD\", scale=scale)[0]  # keep_prob=1.0\n",
         "import torch\n\n\nclass Dropout:\n    pass\n\n\nd = Dropout()  # a local class\n",
         "import timm\nfrom timm.layers import DropPath, drop_path\n\n"
         "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.)\n"
@@ -89,6 +98,13 @@ class Dropout(Rule):
                 "    return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)\n", lines=(6,)),
         Invalid("from torch.nn import AlphaDropout as AD, FeatureAlphaDropout\n\nlayers = [AD(0.1), "
                 "FeatureAlphaDropout(0.05)]\n", lines=(3,)),
+        # Ascend: torch_npu's byte-mask dropout (which it adds to torch.nn) and fused kernels.
+        Invalid("import torch.nn as nn\nimport torch_npu\n\n\nclass Attention(nn.Module):\n"
+                "    def __init__(self, p=0.1):\n        super().__init__()\n        self.drop = nn.DropoutWithByteMask(p)\n"
+                "        self.p = p\n\n    def forward(self, scores, mask, q, k, v):\n"
+                "        _, _, probs = torch_npu.npu_dropout_with_add_softmax(scores, mask, 0.125, self.p, -1)\n"
+                "        out = torch_npu.npu_fusion_attention(q, k, v, 8, \"BNSD\", keep_prob=0.9)[0]\n"
+                "        return self.drop(probs) + out\n", lines=(8, 12, 13)),
         Invalid("import mindspore.nn as nn\nfrom mindspore import ops, mint\n\n\nclass Net(nn.Cell):\n"
                 "    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(keep_prob=0.9)\n"
                 "        self.drop2 = nn.Dropout(p=0.1)\n        self.drop3 = mint.nn.Dropout(0.1)\n\n"
@@ -128,6 +144,13 @@ class Dropout(Rule):
             self._check_probability(node, argument(node, 4, "dropout_p"), default_fires=False)
         elif qualified in catalogue.MINDSPORE_DROPOUT:
             self._check_mindspore(node, qualified)
+        elif qualified in catalogue.NPU_DROP_PROBABILITY:
+            self._check_probability(node, argument(node, *catalogue.NPU_DROP_PROBABILITY[qualified]),
+                                    default_fires=True)
+        elif qualified in catalogue.NPU_KEEP_PROBABILITY:
+            keep = argument(node, *catalogue.NPU_KEEP_PROBABILITY[qualified])
+            if keep is not None and constant(keep) != 1:
+                self.report(node, KEEP_PROB_MESSAGE)
 
     def _check_drop_path_rate(self, node: ast.Call) -> None:
         """`drop_path_rate=` on any call (a model factory), `drop_path=` on a call into timm (a block)."""

@@ -19,6 +19,10 @@ sets it: PrecisionDebugger's API wrappers, installed by its first `start()`) are
 order of `start()` and `seed_all(rm_dropout=True)` does not matter and the capture still records the
 call (with probability 0).
 
+On Ascend, torch_npu's dropouts are covered the same way once torch_npu is imported (seed_all imports it):
+`dropout_with_byte_mask` (behind `nn.DropoutWithByteMask` and torch_npu.contrib's function),
+`_npu_dropout`, `npu_dropout_with_add_softmax` (probability 0) and `npu_fusion_attention` (keep_prob 1).
+
 Stochastic depth, which drops whole residual branches at random, is removed too, by name (see
 core.stochastic_depth): the `forward` of `DropPath`, `StochasticDepth` and `DropBlock2d` modules (timm's,
 torchvision's, and model code's own copies, including classes defined after the call) returns its input,
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import types
 
 import torch
@@ -64,6 +69,13 @@ _TARGETS = (
     *((_VARIABLE_FUNCTIONS, name, _rnn_dropout_position, "dropout") for name in _RNN_KERNELS),
     (torch._C._nn, "scaled_dot_product_attention", 4, "dropout_p"),
 )
+# torch_npu's dropouts, looked up when torch_npu is imported (on Ascend): name -> (position, keyword, value
+# without dropout). `dropout_with_byte_mask` is what `nn.DropoutWithByteMask` and the contrib function call at
+# call time; `npu_fusion_attention` takes the probability to keep.
+_NPU_TARGETS = {
+    "dropout_with_byte_mask": (1, "p", 0.0), "_npu_dropout": (1, "p", 0.0),
+    "npu_dropout_with_add_softmax": (3, "prob", 0.0), "npu_fusion_attention": (9, "keep_prob", 1.0),
+}
 
 
 _WRAPPER_DEPTH = 8  # wrappers of wrappers followed through __wrapped__
@@ -71,7 +83,8 @@ _WRAPPER_DEPTH = 8  # wrappers of wrappers followed through __wrapped__
 
 class _State:
     active = False
-    targets: dict[int, tuple[object, object, str]] = {}  # id(builtin) -> (builtin, position, keyword)
+    targets: dict[int, tuple[object, object, str, float]] = {}  # id(builtin) -> (builtin, position, keyword, value)
+    npu_covered = None  # the torch_npu module whose dropouts are among the targets
     wrappers: dict[int, tuple[object, object]] = {}  # id(function) -> (function, its dropout-free wrapper)
     ours: set[int] = set()  # ids of the dropout-free wrappers
     rebound: list[tuple[dict, str, object, object]] = []  # (namespace, name, previous value, wrapper)
@@ -79,28 +92,36 @@ class _State:
     unwatch = None  # stops covering stochastic depth classes defined from now on
 
 
-def _without_dropout(original, position, keyword: str):
-    """A wrapper of `original` that sets its dropout probability to 0 while removal is active."""
+def _without_dropout(original, position, keyword: str, value: float = 0.0):
+    """A wrapper of `original` that passes `value` (probability 0) as its dropout argument while removal is
+    active."""
 
     @functools.wraps(original)
     def dropout_free(*args, **kwargs):
         if _State.active:
             if keyword in kwargs:
-                kwargs[keyword] = 0.0
+                kwargs[keyword] = value
             else:
                 index = position(args) if callable(position) else position
                 if len(args) > index:
-                    args = (*args[:index], 0.0, *args[index + 1 :])
+                    args = (*args[:index], value, *args[index + 1 :])
         return original(*args, **kwargs)
 
     return dropout_free
 
 
-def _targets() -> dict[int, tuple[object, object, str]]:
+def _targets() -> dict[int, tuple[object, object, str, float]]:
     if not _State.targets:
         for owner, name, position, keyword in _TARGETS:
             original = getattr(owner, name)
-            _State.targets[id(original)] = (original, position, keyword)
+            _State.targets[id(original)] = (original, position, keyword, 0.0)
+    npu = sys.modules.get("torch_npu")
+    if isinstance(npu, types.ModuleType) and npu is not _State.npu_covered:
+        for name, (position, keyword, value) in _NPU_TARGETS.items():
+            original = getattr(npu, name, None)
+            if original is not None:
+                _State.targets[id(original)] = (original, position, keyword, value)
+        _State.npu_covered = npu
     return _State.targets
 
 
@@ -114,7 +135,8 @@ def _dropout_free(function):
     for _ in range(_WRAPPER_DEPTH):
         target = targets.get(id(inner))
         if target is not None and target[0] is inner:
-            return _wrapped(function, functools.partial(_without_dropout, position=target[1], keyword=target[2]))
+            return _wrapped(function, functools.partial(_without_dropout, position=target[1], keyword=target[2],
+                                                        value=target[3]))
         if type(inner) is not types.FunctionType or id(inner) in _State.ours:
             return None  # only plain functions are looked into: their getattr has no side effects
         inner = getattr(inner, "__wrapped__", None)

@@ -35,21 +35,23 @@ SEEDER_FAMILIES: dict[str, frozenset[str]] = {
 
 @dataclass(frozen=True)
 class Summary:
-    """What some code pins: generator families seeded, deterministic kernels, HCCL determinism, NCCL's
-    algorithm."""
+    """What some code pins: generator families seeded, deterministic kernels (the framework's switch, or only
+    cuDNN's flag, which CUDA alone reads), HCCL determinism, NCCL's algorithm."""
 
     families: frozenset[str] = frozenset()
     deterministic: bool = False
     hccl: bool = False
     nccl: bool = False
+    cudnn: bool = False
 
     def __or__(self, other: Summary) -> Summary:
         return Summary(self.families | other.families, self.deterministic or other.deterministic,
-                       self.hccl or other.hccl, self.nccl or other.nccl)
+                       self.hccl or other.hccl, self.nccl or other.nccl, self.cudnn or other.cudnn)
 
 
 NOTHING = Summary()
 DETERMINISTIC = Summary(deterministic=True)
+CUDNN = Summary(cudnn=True)
 HCCL = Summary(hccl=True)
 NCCL = Summary(nccl=True)
 
@@ -90,9 +92,9 @@ def assign_effects(node: ast.Assign, resolve: Resolve) -> list[tuple[Summary, as
                 and resolve(target.value) in catalogue.CUDNN_MODULES):
             literal = constant(node.value)
             if literal is NOT_CONSTANT:
-                found.append((DETERMINISTIC, node.value))
+                found.append((CUDNN, node.value))
             elif literal:
-                found.append((DETERMINISTIC, None))
+                found.append((CUDNN, None))
     found.extend(_env_effects(environment.env_assignments(node, resolve)))
     return found
 
@@ -124,7 +126,7 @@ def _runner_randomness(randomness: ast.expr | None) -> list[tuple[Summary, ast.e
     deterministic = fields.get("deterministic")
     literal = constant(deterministic) if deterministic is not None else False
     if literal is NOT_CONSTANT or literal:
-        found.append((DETERMINISTIC, deterministic if literal is NOT_CONSTANT else None))
+        found.append((CUDNN, deterministic if literal is NOT_CONSTANT else None))
     return found
 
 

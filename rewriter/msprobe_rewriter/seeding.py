@@ -67,6 +67,8 @@ class FileSeeding:
     local_calls: dict[str, list[tuple[tuple[Guard, ...], str | None]]] = field(default_factory=dict)
     spawned: list[tuple[ast.Call, str]] = field(default_factory=list)  # (mp.spawn call, the file's function it starts)
     _lookup: conditions.Lookup | None = None
+    _skipped: dict[str, ast.expr | None] = field(default_factory=dict)  # function -> what skips all its calls
+    _in_workers: dict[str, bool] = field(default_factory=dict)  # function -> whether spawned processes run it
     _effects: list[Effect] | None = None
     _training_modules: list[project.Module] | None = None
 
@@ -104,7 +106,7 @@ class FileSeeding:
     def skipping_guard(self, effect: Effect) -> ast.expr | None:
         """The condition that keeps `effect` from running with the default arguments, if any: one around it,
         or, in a function of the file, one around every call of that function."""
-        return self._false_guard(effect.guards) or self._skipped_function(effect.function, frozenset())
+        return self._false_guard(effect.guards) or self._skipped_function(effect.function)
 
     def _false_guard(self, guards: tuple[Guard, ...]) -> ast.expr | None:
         for test, wanted in guards:
@@ -112,16 +114,21 @@ class FileSeeding:
                 return test
         return None
 
-    def _skipped_function(self, function: str | None, seen: frozenset[str]) -> ast.expr | None:
+    def _skipped_function(self, function: str | None) -> ast.expr | None:
         """The condition that keeps every call of the file's function `function` from running by default; None
-        when one runs, or when the function is also used otherwise (passed as a callback, called as a method)."""
-        calls = self.local_calls.get(function, ()) if function not in seen else ()
+        when one runs, or when the function is also used otherwise (passed as a callback, called as a method).
+        Computed once per function; calls in a cycle count as running."""
+        if function is None or function in self._skipped:
+            return self._skipped.get(function)
+        self._skipped[function] = None
         skipped_by = None
-        for guards, caller in calls:
-            guard = self._false_guard(guards) or self._skipped_function(caller, seen | {function})
+        for guards, caller in self.local_calls.get(function, ()):
+            guard = self._false_guard(guards) or self._skipped_function(caller)
             if guard is None:
-                return None
+                skipped_by = None
+                break
             skipped_by = skipped_by or guard
+        self._skipped[function] = skipped_by
         return skipped_by
 
     def runs_in_workers(self, effect: Effect) -> bool:
@@ -130,15 +137,18 @@ class FileSeeding:
         it calls); a function whose callers are not known counts."""
         if effect.function is None:
             return not any(is_main_guard(test) for test, _ in effect.guards)
-        return self._runs_in_workers(effect.function, frozenset())
+        return self._runs_in_workers(effect.function)
 
-    def _runs_in_workers(self, function: str | None, seen: frozenset[str]) -> bool:
-        if function is None or function in seen:
+    def _runs_in_workers(self, function: str | None) -> bool:
+        if function is None:
             return False
-        if function not in self.local_calls or any(function == target for _, target in self.spawned):
-            return True
-        return any(caller is None and not any(is_main_guard(test) for test, _ in guards)
-                   or self._runs_in_workers(caller, seen | {function}) for guards, caller in self.local_calls[function])
+        if function not in self._in_workers:
+            self._in_workers[function] = False  # calls in a cycle add nothing
+            self._in_workers[function] = (
+                function not in self.local_calls or any(function == target for _, target in self.spawned)
+                or any(caller is None and not any(is_main_guard(test) for test, _ in guards)
+                       or self._runs_in_workers(caller) for guards, caller in self.local_calls[function]))
+        return self._in_workers[function]
 
     def families(self) -> frozenset[str]:
         """Every generator family seeded anywhere in the file (under any condition)."""
@@ -324,7 +334,7 @@ def _pins(node: ast.AST, ctx: FileContext) -> bool:
         effects = pinning.call_effects(node, ctx.call_qualname(node)) + [(pinning.seeder_by_name(node), None)]
     else:
         return False
-    return any(summary.families or summary.deterministic for summary, _ in effects)
+    return any(summary.families or summary.deterministic or summary.cudnn for summary, _ in effects)
 
 
 def _trains(ctx: FileContext) -> bool:

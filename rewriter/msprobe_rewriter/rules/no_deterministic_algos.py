@@ -16,6 +16,9 @@ CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`
 PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import this file without running its "
                "`__main__` block: deterministic algorithms are switched on (line {line}) in this parent process only, "
                "and the workers compute with the default kernels: switch them on at the start of `{target}`")
+ASCEND_CUDNN_MESSAGE = ("this entry script runs on Ascend (it imports torch_npu), where `cudnn.deterministic` does "
+                        "nothing: call `torch.use_deterministic_algorithms(True)`, which torch_npu honours, or "
+                        "`seed_all(seed, mode=True)`")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
                      "`mindspore.set_deterministic(True)` (it also sets HCCL_DETERMINISTIC), or "
                      "`seed_all(seed, mode=True)`")
@@ -47,7 +50,9 @@ class NoDeterministicAlgos(Rule):
                "script that switches them on only in the parent process that `torch.multiprocessing.spawn` (or "
                "`start_processes`) starts a function of the file from is reported at that call: the new processes "
                "re-import the file without its `__main__` block, so only switches at module level or in the code "
-               "the spawned function runs reach them.")
+               "the spawned function runs reach them. In a script that imports torch_npu (Ascend), "
+               "`cudnn.deterministic = True` (or an mmengine runner's `deterministic=True`, which sets only that flag) "
+               "does not count: CANN's kernels never read cuDNN's flags.")
     why = ("Seeding pins the random numbers, not the arithmetic: many CUDA kernels (atomics in scatter/index_add "
            "backward, cuBLAS split-K reductions, cuDNN algorithm choice) sum in a different order on every run, "
            "so two seeded runs still drift apart after a few steps and a GPU-vs-NPU comparison sees noise where "
@@ -154,6 +159,21 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # Ascend: cuDNN's flag is all this script sets, and CANN's kernels do not read it.
+        Invalid("""\
+import torch
+import torch.backends.cudnn as cudnn
+import torch_npu
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    cudnn.deterministic = True
+    model = torch.nn.Linear(4, 1).npu()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(3, 2, 4):
+        model(x.npu()).sum().backward()
+        optimizer.step()
+""", lines=(10,)),
         # The spawned workers start with cuDNN's and PyTorch's default (non-deterministic) settings.
         Invalid("""\
 import torch
@@ -281,9 +301,16 @@ for x in T.randn(10, 2, 4):
         framework = _framework(trackers)
         if framework is None:
             return
+        ascend = any(tracker.imports_root("torch_npu") for tracker in trackers)
+
+        def switches_on(effect: seeding.Effect) -> bool:  # cuDNN's flag does nothing on Ascend
+            return effect.summary.deterministic or effect.summary.cudnn and not ascend
+
         message = MINDSPORE_MESSAGE if framework == "mindspore" else None
-        report_whole_script(self, facts, facts.default_run(lambda e: e.summary.deterministic), CONDITIONAL, message)
-        report_parent_only(self, facts, lambda e: e.summary.deterministic, PARENT_ONLY)
+        if ascend and any(effect.summary.cudnn for effect in facts.effects):
+            message = ASCEND_CUDNN_MESSAGE
+        report_whole_script(self, facts, facts.default_run(switches_on), CONDITIONAL, message)
+        report_parent_only(self, facts, switches_on, PARENT_ONLY)
 
 
 def _framework(trackers: list[ImportTracker]) -> str | None:

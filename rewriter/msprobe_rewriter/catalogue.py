@@ -943,6 +943,16 @@ TF32_CALLS: dict[str, frozenset[object]] = {
 # MindSpore's `set_context(ascend_config={...})` keys that allow HF32.
 MINDSPORE_SET_CONTEXT = frozenset({"mindspore.set_context", "mindspore.context.set_context"})
 MINDSPORE_HF32_KEYS = frozenset({"matmul_allow_hf32", "conv_allow_hf32"})
+# CANN's operator precision options, set through torch_npu's `set_option({...})` or MindSpore's
+# `ascend_config={...}`: option -> the values that lower float32 precision.
+NPU_SET_OPTION = frozenset({"torch.npu.set_option", "torch_npu.npu.set_option"})
+MINDSPORE_PRECISION_MODE = frozenset({"mindspore.device_context.ascend.op_precision.precision_mode"})
+CANN_REDUCED_PRECISION: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("ACL_PRECISION_MODE", "precision_mode"), frozenset({
+        "force_fp16", "allow_fp32_to_fp16", "allow_mix_precision", "allow_mix_precision_fp16",
+        "allow_mix_precision_bf16", "allow_fp32_to_bf16", "force_lowerprecision"})),
+    "ACL_OP_SELECT_IMPL_MODE": frozenset({"high_performance"}),
+}
 
 # --- kernel autotuning in torch.compile (compile-autotune) -----------------------------------------
 TORCH_COMPILE = frozenset({"torch.compile"})

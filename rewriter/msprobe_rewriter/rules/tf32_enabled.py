@@ -9,7 +9,13 @@ from msprobe_rewriter.context import NOT_CONSTANT, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 SWITCH_ATTRS = frozenset(attr for _, attr in catalogue.TF32_SWITCHES)
-CALL_NAMES = frozenset(name.rpartition(".")[2] for name in (*catalogue.TF32_CALLS, *catalogue.MINDSPORE_SET_CONTEXT))
+CALL_NAMES = frozenset(name.rpartition(".")[2] for name in (*catalogue.TF32_CALLS, *catalogue.MINDSPORE_SET_CONTEXT,
+                                                             *catalogue.NPU_SET_OPTION,
+                                                             *catalogue.MINDSPORE_PRECISION_MODE))
+CANN_MESSAGE = "{options} lower{s} float32 precision on Ascend ({how}): set {fixes} while comparing runs"
+# option -> (what it does, the value that keeps float32)
+CANN_EFFECT = {"ACL_OP_SELECT_IMPL_MODE": ("approximate high-performance kernels", "high_precision")}
+CANN_LOWER = ("float32 operators run in float16/bfloat16", "must_keep_origin_dtype")
 
 
 def same_literal(value: object, wanted: object) -> bool:
@@ -28,15 +34,23 @@ class Tf32Enabled(Rule):
                "`fp32_precision = \"tf32\"` (PyTorch >= 2.9), `torch.set_float32_matmul_precision(\"high\" | "
                "\"medium\")`, Ascend's HF32 switches (`torch.npu.matmul.allow_hf32 = True`, "
                "`torch.npu.conv.allow_hf32 = True`, MindSpore `op_precision.matmul_allow_hf32(True)`, "
-               "`set_context(ascend_config={\"matmul_allow_hf32\": True})`).")
+               "`set_context(ascend_config={\"matmul_allow_hf32\": True})`), and CANN options that lower float32 "
+               "precision, through torch_npu's `torch.npu.set_option({...})`, MindSpore's `ascend_config` or "
+               "`op_precision.precision_mode(...)`: "
+               "`ACL_PRECISION_MODE`/`precision_mode` `allow_fp32_to_fp16`, `force_fp16`, `allow_mix_precision*`, "
+               "`allow_fp32_to_bf16`, `force_lowerprecision`, and `ACL_OP_SELECT_IMPL_MODE: high_performance`.")
     why = ("TF32 (NVIDIA Ampere and later) and HF32 (Ascend) round float32 inputs of matmuls and convolutions "
            "to a 10-bit mantissa. The results then depend on the GPU generation and differ from CPU, from older "
            "GPUs and from the NPU by ~1e-3 relative, enough to hide or fake a precision bug in a comparison. "
            "Note that cuDNN convolutions (`torch.backends.cudnn.allow_tf32`) and Ascend convolutions "
-           "(`torch.npu.conv.allow_hf32`) already default to the reduced precision.")
+           "(`torch.npu.conv.allow_hf32`) already default to the reduced precision. CANN's precision modes go further: "
+           "`allow_fp32_to_fp16` runs float32 operators that have no float32 kernel in float16, and the "
+           "`high_performance` implementation mode picks approximate kernels.")
     fix = ("While comparing runs set `torch.backends.cuda.matmul.allow_tf32 = False`, "
            "`torch.backends.cudnn.allow_tf32 = False` and `torch.set_float32_matmul_precision(\"highest\")` "
-           "(Ascend: `torch.npu.matmul.allow_hf32 = False`, `torch.npu.conv.allow_hf32 = False`).")
+           "(Ascend: `torch.npu.matmul.allow_hf32 = False`, `torch.npu.conv.allow_hf32 = False`, and "
+           "`torch.npu.set_option({\"ACL_PRECISION_MODE\": \"must_keep_origin_dtype\", \"ACL_OP_SELECT_IMPL_MODE\": "
+           "\"high_precision\"})`; MindSpore: `ascend_config={\"precision_mode\": \"must_keep_origin_dtype\"}`).")
     valid = (
         """\
 import torch
@@ -70,6 +84,12 @@ def configure(args):
 import mindspore as ms
 
 ms.set_context(ascend_config={"matmul_allow_hf32": False, "precision_mode": "must_keep_origin_dtype"})
+""",
+        """\
+import torch
+import torch_npu
+
+torch.npu.set_option({"ACL_PRECISION_MODE": "must_keep_origin_dtype", "ACL_OP_SELECT_IMPL_MODE": "high_precision"})
 """,
     )
     invalid = (
@@ -110,6 +130,16 @@ from mindspore.device_context.ascend import op_precision
 op_precision.matmul_allow_hf32(True)
 ms.set_context(device_target="Ascend", ascend_config={"conv_allow_hf32": True})
 """, lines=(4, 5)),
+        Invalid("""\
+import mindspore as ms
+import torch
+import torch_npu
+
+torch.npu.set_option({"ACL_PRECISION_MODE": "allow_fp32_to_fp16"})
+torch_npu.npu.set_option({"ACL_OP_SELECT_IMPL_MODE": "high_performance", "ACL_OPTYPELIST_FOR_IMPLMODE": "LayerNorm"})
+ms.set_context(ascend_config={"precision_mode": "allow_mix_precision"})
+ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
+""", lines=(5, 6, 7, 8)),
     )
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -136,3 +166,24 @@ ms.set_context(device_target="Ascend", ascend_config={"conv_allow_hf32": True})
                     constant(k) in catalogue.MINDSPORE_HF32_KEYS and constant(v) is True
                     for k, v in zip(config.keys, config.values, strict=True) if k is not None):
                 self.report(node)
+            elif isinstance(config, ast.Dict):
+                self._check_cann_options(node, zip(config.keys, config.values, strict=True))
+        elif qualified in catalogue.NPU_SET_OPTION:
+            options = node.args[0] if node.args else None
+            if isinstance(options, ast.Dict):
+                self._check_cann_options(node, zip(options.keys, options.values, strict=True))
+        elif qualified in catalogue.MINDSPORE_PRECISION_MODE:
+            mode = node.args[0] if node.args else keyword(node, "mode")
+            if mode is not None:
+                self._check_cann_options(node, [(ast.Constant("precision_mode"), mode)])
+
+    def _check_cann_options(self, node: ast.Call, options) -> None:
+        """CANN options (key and value expressions) that lower float32 precision: every such one is named."""
+        lowered = [(option, chosen) for option, chosen in ((constant(k), constant(v)) for k, v in options)
+                   if option in catalogue.CANN_REDUCED_PRECISION and chosen in catalogue.CANN_REDUCED_PRECISION[option]]
+        if lowered:
+            effects = [CANN_EFFECT.get(option, CANN_LOWER) for option, _ in lowered]
+            self.report(node, CANN_MESSAGE.format(
+                options=", ".join(f"`{option}: {chosen}`" for option, chosen in lowered),
+                s="" if len(lowered) > 1 else "s", how="; ".join(how for how, _ in effects),
+                fixes=" and ".join(f"`{option}: {fix}`" for (option, _), (_, fix) in zip(lowered, effects, strict=True))))

@@ -47,7 +47,9 @@ class Noncontiguous(Rule):
                "into a PyTorch `.view()` that merges dimensions (anywhere), or into `matmul`/`mm`/`bmm`/`@`/"
                "`F.linear` or a `return` inside custom backward code (`torch.autograd.Function.backward`, "
                "MindSpore `bprop`, functions named `*backward*`, and local helpers a backward calls), without "
-               "`.contiguous()`. Through a local variable the finding is a warning.")
+               "`.contiguous()`. Through a local variable the finding is a warning. A view after a literal `permute(...)` "
+               "that keeps neighbouring dimensions in order (`permute(0, 2, 3, 1)` keeps 2, 3) may merge those without "
+               "a copy, so it is reported only when it merges more dimensions than such pairs account for.")
     why = ("A transpose only swaps strides. A matmul on a transposed operand runs a different kernel (or a "
            "transposed-operand path of the same kernel) with a different summation order, so the same math gives "
            "slightly different bits depending on layout. In the GLM4 case the weight gradient of a column-parallel "
@@ -74,6 +76,8 @@ class Noncontiguous(Rule):
         "from PIL import Image\nimport torch\n\n\ndef flip(img):\n"
         "    return img.transpose(Image.FLIP_LEFT_RIGHT)\n",
         "import torch\n\n\ndef to_bytes(x):\n    return x.t().view(torch.int16)  # a dtype view\n",
+        # (1, C, W, H) -> (1, W, H, C): W and H stay neighbours in order, so merging them needs no copy.
+        "import torch\n\n\ndef tokens(p, dim):\n    return p.permute(0, 2, 3, 1).view(1, -1, dim)\n",
         "import mindspore as ms\nfrom mindspore import ops\n\n\ndef merge(x, b, n):\n"
         "    return ops.transpose(x, (0, 2, 1)).view(b, n)  # MindSpore's view reshapes any layout\n",
     )
@@ -186,8 +190,9 @@ class Noncontiguous(Rule):
             via = self._transposed(operand, local)
             if via is False:
                 continue
-            if kind == VIEW and not _view_merges(node, _min_rank(local[via] if via else operand, self.ctx)):
-                continue  # a view that only splits dimensions is valid on any strides
+            transpose = local[via] if via else operand
+            if kind == VIEW and not _view_merges(node, _min_rank(transpose, self.ctx), _kept_runs(transpose, self.ctx)):
+                continue  # a view that only splits dimensions, or may merge only dimensions still in order, is valid
             yield kind, operand, via
 
     def _call_sink(self, node: ast.Call) -> tuple[str, list[ast.expr]]:
@@ -269,18 +274,35 @@ def _min_rank(transpose: ast.AST, ctx) -> int:
                default=2)
 
 
-def _view_merges(view: ast.Call, rank: int) -> bool:
-    """Whether `.view(...)` provably merges dimensions (a product, or fewer dimensions than the input has)."""
+def _kept_runs(transpose: ast.AST, ctx) -> int:
+    """How many neighbouring dimensions of a literal `permute(...)` stay neighbours in their original order
+    (`permute(0, 2, 3, 1)` keeps 2, 3): a view may merge each such pair without copying. 0 for anything else."""
+    if not isinstance(transpose, ast.Call) or not isinstance(transpose.func, ast.Attribute) \
+            or transpose.func.attr != "permute":
+        return 0
+    args = transpose.args[1:] if ctx.call_qualname(transpose) else transpose.args
+    dims = [constant(d) for d in (args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List))
+                                  else args)]
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        return 0
+    return sum(1 for a, b in zip(dims, dims[1:], strict=False) if b == a + 1)
+
+
+def _view_merges(view: ast.Call, rank: int, kept: int) -> bool:
+    """Whether `.view(...)` provably merges dimensions that are out of order: a product (when no neighbouring
+    pair is still in order), or fewer dimensions than the input has by more than the `kept` pairs in order
+    could account for."""
     shape = view.args
     if len(shape) == 1 and isinstance(shape[0], (ast.Tuple, ast.List)):
         shape = shape[0].elts
-    if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for arg in shape for n in ast.walk(arg)):
+    if not kept and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for arg in shape
+                        for n in ast.walk(arg)):
         return True
     if any(isinstance(arg, ast.Starred) for arg in shape):
         return False
     if len(shape) == 1 and not isinstance(constant(shape[0]), int):
         return False  # `view(new_shape)`: a shape object of unknown length
-    return len(shape) < rank
+    return len(shape) < rank - kept
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

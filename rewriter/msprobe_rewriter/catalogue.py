@@ -194,10 +194,13 @@ MINDSPORE_INIT_DRAWS = frozenset(
 CUDNN_MODULES = frozenset({"torch.backends.cudnn"})
 HCCL_DETERMINISTIC_ENV = frozenset({"HCCL_DETERMINISTIC"})
 NCCL_ALGORITHM_ENV = frozenset({"NCCL_ALGO"})  # a fixed algorithm fixes NCCL's summation order
+# OpenMMLab's launcher helper: `init_dist(launcher, backend="nccl", **kwargs)` calls init_process_group.
+MMCV_INIT_DIST = ("mmcv.runner.init_dist", "mmcv.runner.dist_utils.init_dist", "mmengine.dist.init_dist",
+                  "mmengine.dist.utils.init_dist")
 DISTRIBUTED_INIT_CALLS = frozenset({
     "torch.distributed.init_process_group", "deepspeed.init_distributed",
     "mindspore.communication.init", "mindspore.communication.management.init",
-    "accelerate.Accelerator", "lightning.Fabric", "lightning.fabric.Fabric",
+    "accelerate.Accelerator", "lightning.Fabric", "lightning.fabric.Fabric", *MMCV_INIT_DIST,
 })
 # Constructors in DISTRIBUTED_INIT_CALLS that start no collectives when given one device:
 # name -> the keyword with the device count (`Fabric(devices=1)`).
@@ -210,6 +213,7 @@ DISTRIBUTED_BACKEND_ARGUMENT = {
     "torch.distributed.init_process_group": (0, "backend"), "deepspeed.init_distributed": (0, "dist_backend"),
     "mindspore.communication.init": (0, "backend_name"),
     "mindspore.communication.management.init": (0, "backend_name"),
+    **dict.fromkeys(MMCV_INIT_DIST, (1, "backend")),
 }
 CPU_BACKENDS = frozenset({"gloo"})
 NCCL_BACKENDS = frozenset({"nccl"})

@@ -23,7 +23,7 @@ class DistNoDeterministicComm(Rule):
                     "where the backend is HCCL, set `HCCL_DETERMINISTIC=true`")
     summary = ("Flags `torch.distributed.init_process_group`, `deepspeed.init_distributed`, "
                "`mindspore.communication.init` (and Accelerate's `Accelerator` / Lightning's `Fabric`, which "
-               "initialise the process group themselves) in a file that never sets `HCCL_DETERMINISTIC` (set "
+               "initialise the process group themselves, as does OpenMMLab's `init_dist` from mmcv or mmengine) in a file that never sets `HCCL_DETERMINISTIC` (set "
                "after the call in the same function it is too late: it is read when communication starts) "
                "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
@@ -119,6 +119,14 @@ dist.init_process_group(backend="nccl")
 """,
     )
     invalid = (
+        # mmcv's launcher helper initialises the process group (ModelZoo's mmdetection-based scripts).
+        Invalid("""\
+import torch_npu
+from mmcv.runner import init_dist
+
+if __name__ == "__main__":
+    init_dist("pytorch", backend="hccl")
+""", lines=(5,)),
         # Set after the communication is initialised: too late.
         Invalid("""\
 import mindspore as ms

@@ -177,21 +177,23 @@ if __name__ == "__main__":
         # The spawned workers start with cuDNN's and PyTorch's default (non-deterministic) settings.
         Invalid("""\
 import torch
-import torch.multiprocessing as mp
+import torch.backends.cudnn as cudnn
+from torch.multiprocessing import spawn
 
 
-def main_worker(rank):
-    model = torch.nn.Linear(4, 1)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model(torch.randn(2, 4)).sum().backward()
-    optimizer.step()
+def train(rank, args):
+    torch.manual_seed(args.seed)
+    net = torch.nn.Conv2d(3, 8, 3).cuda(rank)
+    sgd = torch.optim.SGD(net.parameters(), lr=args.lr)
+    for images in torch.randn(args.steps, 2, 3, 8, 8):
+        net(images.cuda(rank)).mean().backward()
+        sgd.step()
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
-    torch.use_deterministic_algorithms(True)
-    mp.spawn(main_worker, nprocs=2)
-""", lines=(15,)),
+    cudnn.deterministic = True
+    spawn(train, args=(parse_args(),), nprocs=torch.cuda.device_count())
+""", lines=(17,)),
         # MindSpore: seeded, trained with Model.train, never deterministic (model zoo scripts).
         Invalid("""\
 import mindspore as ms

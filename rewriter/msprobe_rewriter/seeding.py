@@ -30,6 +30,7 @@ WEIGHT_LOADERS = frozenset({"torch.load"}) | catalogue.MINDSPORE_LOAD_CHECKPOINT
 WEIGHT_LOADING_METHODS = frozenset({"load_state_dict", "from_pretrained", "load_from_checkpoint"})
 Guard = conditions.Guard
 Located = tuple[ast.AST, tuple[Guard, ...], "str | None"]  # a node, the `if` tests around it, its function
+CallSite = tuple[tuple[Guard, ...], "str | None"]  # the `if` tests around a call, the function it is in
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class FileSeeding:
     loads_weights: bool = False
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
     # function of the file -> the places that call it by name (their guards, the calling function)
-    local_calls: dict[str, list[tuple[tuple[Guard, ...], str | None]]] = field(default_factory=dict)
+    local_calls: dict[str, list[CallSite]] = field(default_factory=dict)
     spawned: list[tuple[ast.Call, str]] = field(default_factory=list)  # (mp.spawn call, the file's function it starts)
     _lookup: conditions.Lookup | None = None
     _skipped: dict[str, ast.expr | None] = field(default_factory=dict)  # function -> what skips all its calls
@@ -233,12 +234,11 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     return seeding
 
 
-def _local_calls(nodes: list[Located], defined: set[str], source: str) -> dict[str, list[tuple[tuple[Guard, ...],
-                                                                                              str | None]]]:
+def _local_calls(nodes: list[Located], defined: set[str], source: str) -> dict[str, list[CallSite]]:
     """Where each function of the file is called by name. A function whose name occurs otherwise too (passed as
     `worker_init_fn=`, called as `self.name()`, defined twice, even named in a comment) is left out: where it
     runs is not known."""
-    calls: dict[str, list[tuple[tuple[Guard, ...], str | None]]] = {}
+    calls: dict[str, list[CallSite]] = {}
     for node, guards, function in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defined:
             calls.setdefault(node.func.id, []).append((guards, function))

@@ -167,19 +167,19 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
                     for k, v in zip(config.keys, config.values, strict=True) if k is not None):
                 self.report(node)
             elif isinstance(config, ast.Dict):
-                self._check_cann_options(node, zip(config.keys, config.values, strict=True))
+                self._check_cann_options(node, _options(config))
         elif qualified in catalogue.NPU_SET_OPTION:
             options = node.args[0] if node.args else None
             if isinstance(options, ast.Dict):
-                self._check_cann_options(node, zip(options.keys, options.values, strict=True))
+                self._check_cann_options(node, _options(options))
         elif qualified in catalogue.MINDSPORE_PRECISION_MODE:
             mode = node.args[0] if node.args else keyword(node, "mode")
             if mode is not None:
-                self._check_cann_options(node, [(ast.Constant("precision_mode"), mode)])
+                self._check_cann_options(node, [("precision_mode", mode)])
 
-    def _check_cann_options(self, node: ast.Call, options) -> None:
-        """CANN options (key and value expressions) that lower float32 precision: every such one is named."""
-        lowered = [(option, chosen) for option, chosen in ((constant(k), constant(v)) for k, v in options)
+    def _check_cann_options(self, node: ast.Call, options: list[tuple[object, ast.expr]]) -> None:
+        """CANN options (name, value expression) that lower float32 precision: every such one is named."""
+        lowered = [(option, chosen) for option, chosen in ((option, constant(value)) for option, value in options)
                    if option in catalogue.CANN_REDUCED_PRECISION and chosen in catalogue.CANN_REDUCED_PRECISION[option]]
         if lowered:
             effects = [CANN_EFFECT.get(option, CANN_LOWER) for option, _ in lowered]
@@ -187,3 +187,8 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
                 options=", ".join(f"`{option}: {chosen}`" for option, chosen in lowered),
                 s="" if len(lowered) > 1 else "s", how="; ".join(how for how, _ in effects),
                 fixes=" and ".join(f"`{option}: {fix}`" for (option, _), (_, fix) in zip(lowered, effects, strict=True))))
+
+
+def _options(config: ast.Dict) -> list[tuple[object, ast.expr]]:
+    """A literal options dict as (option name, value expression) pairs; `**other` entries are left out."""
+    return [(constant(key), value) for key, value in zip(config.keys, config.values, strict=True) if key is not None]

@@ -92,7 +92,7 @@ class _State:
     unwatch = None  # stops covering stochastic depth classes defined from now on
 
 
-def _without_dropout(original, position, keyword: str, value: float = 0.0):
+def _without_dropout(original, position, keyword: str, value: float):
     """A wrapper of `original` that passes `value` (probability 0) as its dropout argument while removal is
     active."""
 

@@ -141,6 +141,19 @@ def test_mindspore_workers():
     assert "set_num_parallel_workers(1)" in out and "num_parallel_workers=1)" in out
 
 
+def test_loaders_imported_from_the_project_are_fixed_as_their_base(tmp_path):
+    """A DataLoader subclass of another project file gets `shuffle=False` and a seeded generator; a project
+    class that is no loader keeps its arguments (never MindSpore's `num_parallel_workers`)."""
+    (tmp_path / "loaders.py").write_text("import torch\n\n\nclass FastLoader(torch.utils.data.DataLoader):\n"
+                                         "    pass\n\n\nclass Prefetcher:\n    pass\n")
+    code = ("import torch\nfrom loaders import FastLoader, Prefetcher\n\n"
+            "a = FastLoader(ds, shuffle=True, num_workers=4)\nb = Prefetcher(ds, shuffle=True, num_workers=4)\n")
+    path = str(tmp_path / "train.py")
+    out = strip(instrument_text(path, code, only("data-shuffle", "data-workers"))[0])
+    assert "a = FastLoader(ds, shuffle=False, num_workers=4, generator=torch.Generator()" in out
+    assert "b = Prefetcher(ds, shuffle=True, num_workers=4)\n" in out
+
+
 # --- augmentation -------------------------------------------------------------------------------------
 def test_augment_list_edges_keep_commas():
     out = fix("from torchvision.transforms import v2\n\n"

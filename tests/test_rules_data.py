@@ -323,6 +323,43 @@ def test_data_shuffle_follows_project_samplers(tmp_path):
     assert "`torch.randperm` in its `__iter__`" in result.findings[0].message
 
 
+LOADERS_MODULE = """\
+from torch.utils import data
+
+
+class MultiEpochsDataLoader(data.DataLoader):
+    pass
+
+
+class InfiniteDataLoader(MultiEpochsDataLoader):
+    pass
+
+
+class Prefetcher:  # not a loader: the bases are what counts, not the name
+    pass
+"""
+
+
+@pytest.mark.parametrize("importing", [
+    "from utils.loaders import InfiniteDataLoader as Loader",
+    "from utils import InfiniteDataLoader as Loader",  # re-exported by the package
+])
+def test_loader_classes_imported_from_the_project_take_their_base(tmp_path, importing):
+    """timm's and yolov5's loaders derive from DataLoader in a file of their own (through a package's
+    `__init__`, and through a class of that file); their shuffle and workers are the DataLoader's."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("from .loaders import InfiniteDataLoader, Prefetcher\n")
+    (tmp_path / "utils" / "loaders.py").write_text(LOADERS_MODULE)
+    path = tmp_path / "train.py"
+    path.write_text(f"import torch\n{importing}\nfrom utils import Prefetcher\n\n"
+                    "loader = Loader(ds, batch_size=8, shuffle=True, num_workers=4)\n"
+                    "other = Prefetcher(ds, shuffle=True, num_workers=4)\n")
+    rules = [RULES_BY_NAME["data-shuffle"], RULES_BY_NAME["data-workers"]]
+    result = lint_source(str(path), path.read_bytes(), rules)
+    assert [(f.name, f.line) for f in result.findings] == [("data-shuffle", 5), ("data-workers", 5)]
+
+
 def test_dataset_shuffle_method_needs_a_mindspore_dataset():
     code = """\
         import random

@@ -151,6 +151,34 @@ def test_seeding_in_a_project_class(project, imports, body, expected):
     assert lint(project / "train.py", "seed-missing") == expected
 
 
+@pytest.mark.parametrize(("seeding", "arguments", "expected"), [
+    ("pass", "", [("seed-missing", 8), ("no-deterministic-algos", 12)]),
+    ("set_seed(7)", "seed=7, full_determinism=True", []),
+])
+def test_a_trainer_subclass_in_another_file_seeds_and_trains_as_its_base(project, seeding, arguments, expected):
+    """ChatGLM's ptuning: `Seq2SeqTrainer(PrefixTrainer)` in one file, `PrefixTrainer(Trainer)` in another. Built, it
+    seeds (so a model made before it is made unseeded) and runs Hugging Face's training loop."""
+    write(project, {"trainer.py": "from transformers import Trainer\n\n\nclass PrefixTrainer(Trainer):\n    pass\n",
+                    "trainer_seq2seq.py": "from trainer import PrefixTrainer\n\n\nclass Seq2SeqTrainer(PrefixTrainer):\n"
+                                          "    pass\n",
+                    "main.py": f"""\
+                        from trainer_seq2seq import Seq2SeqTrainer
+                        from transformers import AutoModelForSequenceClassification, TrainingArguments, set_seed
+
+
+                        def main():
+                            args = TrainingArguments(output_dir="out", {arguments})
+                            {seeding}
+                            model = AutoModelForSequenceClassification.from_pretrained("bert-base", num_labels=2)
+                            Seq2SeqTrainer(model=model, args=args).train()
+
+
+                        if __name__ == "__main__":
+                            main()
+                        """})
+    assert lint(project / "main.py", "seed-missing", "no-deterministic-algos") == expected
+
+
 def test_modules_above_the_project_root_are_not_searched(tmp_path):
     write(tmp_path, {"helpers.py": SEEDS_ALL.replace("def set_seed", "def prepare"),
                      "proj/pyproject.toml": "", "proj/train.py": script("from helpers import prepare", "prepare(0)")})

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.imports import ImportTracker
 
 LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
@@ -94,17 +94,24 @@ class FileContext:
     # --- names -------------------------------------------------------------------------------
     def _preload_imports(self) -> None:
         """Module-level imports (also inside top-level if/try blocks) are known before any visit."""
-        pending = list(self.tree.body)
+        pending, statements = list(self.tree.body), []
         while pending:
             stmt = pending.pop(0)
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                self.imports.add_import(stmt)
+                statements.append(stmt)
             elif isinstance(stmt, (ast.If, ast.Try)):
                 pending.extend(stmt.body)
                 pending.extend(stmt.orelse)
                 pending.extend(getattr(stmt, "finalbody", []))
                 for handler in getattr(stmt, "handlers", []):
                     pending.extend(handler.body)
+        local = project.local_imports(statements)
+        if local.refs:
+            project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
+            self.imports.project_classes = project.imported_subclasses(local, project.file_folder(self.path),
+                                                                       catalogue.SUBCLASSED_CLASSES)
+        for stmt in statements:
+            self.imports.add_import(stmt)
         self.imports.bind_subclasses(self.tree, catalogue.SUBCLASSED_CLASSES)
 
     def qualname(self, node: ast.AST) -> str | None:

@@ -19,6 +19,9 @@ class ImportTracker:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
         self.local_modules: list[tuple[str, int, tuple[str, ...]]] = []  # (module, level, names)
+        # (module, level, class name) -> the library class that class of a project module derives from; an
+        # import of it binds that (see project.imported_subclasses)
+        self.project_classes: dict[tuple[str, int, str], str] = {}
         # Memos for the hot queries, valid while `_version` (bumped on every binding change) is unchanged.
         self._version = 0
         self._resolved: dict[int, tuple[ast.AST, int, str | None]] = {}
@@ -40,12 +43,12 @@ class ImportTracker:
         module = node.module or ""
         if node.level or module.split(".", 1)[0] not in KNOWN_ROOTS:
             self.local_modules.append((module, node.level, tuple(a.name for a in node.names)))
-            if node.level:
-                return
         for alias in node.names:
-            if alias.name == "*":
-                continue
-            self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
+            derived = self.project_classes.get((module, node.level, alias.name))
+            if derived is not None:
+                self.bindings[alias.asname or alias.name] = derived
+            elif alias.name != "*" and not node.level:
+                self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
 
     def bind_subclasses(self, tree: ast.Module, bases: frozenset[str]) -> None:
         """Let the module's classes that derive from one of `bases` stand for it: yolov5's `class

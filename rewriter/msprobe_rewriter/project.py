@@ -28,6 +28,7 @@ PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 # Modules that are never the project's own: the frameworks the catalogue knows, and the standard library.
 NOT_LOCAL = KNOWN_ROOTS | sys.stdlib_module_names
 MAX_PARENTS = 3
+MAX_CLASS_FILES = 3  # a project class's bases are followed through at most this many files
 MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 
@@ -120,6 +121,49 @@ def reached(calls: Iterable[ast.Call], local: LocalImports, defined: Container[s
             module = load(path) if path is not None else None
             if module is not None:
                 yield call, name, module
+
+
+def imported_subclasses(local: LocalImports, folder: Path, bases: Container[str]) -> dict[tuple[str, int, str], str]:
+    """The classes that `from` imports of project modules name and that derive from one of the library
+    classes `bases` (qualified names), through the classes and imports of their own files, at most
+    MAX_CLASS_FILES files deep: (module, level, class name) -> the library class (yolov5's `from
+    utils.dataloaders import InfiniteDataLoader`, a `torch.utils.data.DataLoader`). Only CapWords names are
+    looked up: classes are named so."""
+    found = {}
+    for ref in local.refs.values():
+        if ref.attr and ref.attr[:1].isupper():
+            base = _imported_class_base(folder, ref, bases, MAX_CLASS_FILES)
+            if base is not None:
+                found[(ref.module, ref.level, ref.attr)] = base
+    return found
+
+
+def _imported_class_base(folder: Path, ref: Ref, bases: Container[str], files_left: int) -> str | None:
+    path = find_module(folder, ref.module, ref.level)
+    module = load(path) if path is not None else None
+    return None if module is None else _class_base(module, ref.attr, bases, files_left - 1, set())
+
+
+def _class_base(module: Module, name: str, bases: Container[str], files_left: int, seen: set[str]) -> str | None:
+    """The library class of `bases` that class `name` of `module` derives from, or None."""
+    if name in seen:
+        return None
+    seen.add(name)
+    node = module.classes.get(name)
+    if node is None:  # imported there: its own file's class, or a package's re-export
+        ref = module.local.refs.get(name)
+        if ref is None or ref.attr is None or not files_left:
+            return None
+        return _imported_class_base(module.path.parent, ref, bases, files_left)
+    for base in node.bases:
+        qualified = module.imports.resolve(base)
+        if qualified in bases:
+            return qualified
+        if isinstance(base, ast.Name):
+            found = _class_base(module, base.id, bases, files_left, seen)
+            if found is not None:
+                return found
+    return None
 
 
 def search_roots(folder: Path) -> list[Path]:

@@ -29,8 +29,11 @@ def dotted(node: cst.BaseExpression) -> str | None:
 class Names:
     """Qualified names of libcst expressions, and which simple names the file already binds."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, project_classes: dict[tuple[str, int, str], str] | None = None) -> None:
+        """`project_classes`: the library classes that classes imported from project modules derive from
+        (ImportTracker.project_classes)."""
         self.tracker = ImportTracker()
+        self.tracker.project_classes = project_classes or {}
         self.bound: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):

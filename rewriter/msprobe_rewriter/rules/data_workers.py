@@ -26,8 +26,8 @@ class DataWorkers(FollowsValues, Rule):
     frameworks = ("pytorch", "mindspore")
     message = ("parallel data workers draw random numbers from per-worker seeds: seed them (PyTorch: "
                "`generator=` and `worker_init_fn=`) or use one worker for debugging runs")
-    summary = ("Flags a PyTorch `DataLoader` with `num_workers` > 0 (or an expression) and neither `generator=` nor "
-               "`worker_init_fn=`; MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
+    summary = ("Flags a PyTorch `DataLoader` (or a subclass of it, from this file or a project module it imports) "
+               "with `num_workers` > 0 (or an expression) and neither `generator=` nor `worker_init_fn=`; MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
                "`num_parallel_workers` > 1 (or an expression) (other source datasets, `ImageFolderDataset`, "
                "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
                "workers by default) unless its operations are all known deterministic transforms or the file "

@@ -18,6 +18,7 @@ from msprobe_rewriter.instrument.unit import Unit
 
 POSITIONS = catalogue.DATALOADER_POSITIONS
 ONE = cst.Integer("1")
+MINDSPORE_PREFIXES = ("mindspore.", "mindyolo.")  # the MindSpore loaders data-workers reports
 
 
 class DataWorkers(Transform):
@@ -45,25 +46,28 @@ class DataWorkers(Transform):
     def apply(self, unit: Unit) -> None:
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
             rewrite = self._plan(unit, call)
-            if rewrite is None:
-                unit.note(finding.line, "data workers left as they are (arguments passed through `**kwargs`)")
-            else:
+            if isinstance(rewrite, str):
+                unit.note(finding.line, f"data workers left as they are ({rewrite})")
+            elif rewrite is not None:
                 unit.edits.rewrite(call, rewrite)
 
     def _plan(self, unit: Unit, call: cst.Call):
+        """The call's rewrite, None when it needs none, or why it is left alone."""
         qualified = unit.names.qualname(call.func)
         if qualified in catalogue.TORCH_DATALOADERS:
             if unit.options.data_strict:
                 return _no_workers
             if nodes.argument(call, "generator", POSITIONS["generator"]) is not None:
-                return None
+                return None  # seeded already: nothing to do
             torch = unit.module_name("torch")
             generator = nodes.expression(f"{torch}.Generator().manual_seed({torch}.initial_seed())")
             return lambda c: nodes.set_argument(c, "generator", generator)
         if qualified in catalogue.MINDSPORE_SET_WORKERS:
             return lambda c: nodes.set_argument(c, "num", ONE, 0)
+        if qualified is not None and not qualified.startswith(MINDSPORE_PREFIXES):
+            return f"`{qualified}` is no loader this tool knows"  # a dataset's `.map(...)` resolves to nothing
         if nodes.has_star(call) and nodes.argument(call, catalogue.MINDSPORE_WORKER_KEYWORD) is None:
-            return None
+            return "arguments passed through `**kwargs`"
         return lambda c: nodes.set_argument(c, catalogue.MINDSPORE_WORKER_KEYWORD, ONE)
 
 

@@ -17,6 +17,12 @@ DATA_NAME = re.compile(r"collat|transform(?!er)|augment|dataset", re.IGNORECASE)
 # Transform classes named as torchvision names its own (`RandomResize`, `RandomHorizontalFlip`), as the
 # torchvision reference scripts and many projects write theirs.
 TRANSFORM_CLASS = re.compile(r"Random[A-Z]")
+# The first parameter of a transform's `__call__` (after self) names what it transforms: one sample
+# (DINO's `GaussianBlur.__call__(self, img)`) or, in OpenMMLab's pipelines, its `results` dict.
+SAMPLE_PARAMETER = re.compile(r"(img|im|image|pic|sample|clip|video|frame|audio|wav|waveform|spec|results)s?",
+                              re.IGNORECASE)
+# Library transforms that take a list of transforms to apply: the file's classes instantiated in one are transforms.
+PIPELINE_CLASSES = frozenset({"Compose", "RandomApply", "RandomChoice", "RandomOrder"})
 DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
 # Code run for every sample or batch: a data class's item methods and a transform's call, functions named so.
 ITEM_METHODS = DATA_METHODS | {"__call__"}
@@ -95,10 +101,14 @@ class CpuCode:
                 and cls.name in self._data_named_classes())
 
     def _data_named_classes(self) -> frozenset[str]:
-        """The file's classes named for data or as torchvision's transforms, and the classes derived from them."""
+        """The file's classes named for data or as torchvision's transforms, plain classes whose `__call__` takes a
+        sample (`img`, ...), those that the file lists in a library transform pipeline (`transforms.Compose([Flip(), ...])`),
+        and the classes derived from them."""
         if "data-named" not in self._classes:
             classes = [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)]
-            found = {cls.name for cls in classes if DATA_NAME.search(cls.name) or TRANSFORM_CLASS.match(cls.name)}
+            piped = self._pipeline_items()
+            found = {cls.name for cls in classes if DATA_NAME.search(cls.name) or TRANSFORM_CLASS.match(cls.name)
+                     or cls.name in piped or _takes_a_sample(cls)}
             grown = True
             while grown:
                 before = len(found)
@@ -107,6 +117,18 @@ class CpuCode:
                 grown = len(found) > before
             self._classes["data-named"] = frozenset(found)
         return self._classes["data-named"]
+
+    def _pipeline_items(self) -> set[str]:
+        """Names of the classes instantiated in the lists given to torchvision's or MindSpore's pipeline
+        transforms (`Compose`, `RandomApply`, ...)."""
+        found = set()
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, ast.Call) and self.ctx.callee_name(node) in PIPELINE_CLASSES:
+                module = (self.ctx.call_qualname(node) or "").rpartition(".")[0]
+                if module in catalogue.TORCHVISION_TRANSFORM_MODULES or module in catalogue.MINDSPORE_TRANSFORM_MODULES:
+                    found.update(item.func.id for arg in node.args if isinstance(arg, (ast.List, ast.Tuple))
+                                 for item in arg.elts if isinstance(item, ast.Call) and isinstance(item.func, ast.Name))
+        return found
 
     def _item_methods(self) -> frozenset[str]:
         """Names of the data classes' methods that run for every sample: the item methods, and the methods of
@@ -153,3 +175,15 @@ class CpuCode:
             return False
         kind = constant(argument(node, 0, "type"))
         return isinstance(kind, str) and kind.split(":", 1)[0].strip().lower() in catalogue.CPU_DEVICE_STRINGS
+
+
+def _takes_a_sample(cls: ast.ClassDef) -> bool:
+    """Whether the class, a plain one (no base but `object`: a diffusers pipeline's `__call__(self, image, ...)`
+    runs inference), has a `__call__` that takes a sample as its first argument (after self)."""
+    if any(not (isinstance(base, ast.Name) and base.id == "object") for base in cls.bases):
+        return False
+    for item in cls.body:
+        if isinstance(item, FUNCTION_TYPES) and item.name == "__call__":
+            params = [*item.args.posonlyargs, *item.args.args][1:2]
+            return bool(params) and SAMPLE_PARAMETER.fullmatch(params[0].arg) is not None
+    return False

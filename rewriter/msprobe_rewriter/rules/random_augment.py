@@ -38,8 +38,10 @@ class RandomAugment(FollowsValues, Rule):
                "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, and the methods of the file's "
                "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
                "a transform class is one named for transforms, or derived from one of the file's, or named as "
-               "torchvision names its transforms, `RandomResize`, and the `forward` of such a module, `RandomMixup`; a "
-               "function named for "
+               "torchvision names its transforms, `RandomResize`, and the `forward` of such a module, `RandomMixup`, "
+               "or a plain class (no base but `object`) whose `__call__` takes a sample (`img`, `image`, `sample`, "
+               "`results`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
+               "`Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`; a function named for "
                "transforms, augmentation or collation), as in yolov5's mosaic and guided-diffusion's flips; "
                "msprobe-instrument leaves those to you.")
     why = ("Random augmentation draws from the data pipeline's generators, so every epoch (and every worker, "
@@ -79,6 +81,11 @@ class RandomAugment(FollowsValues, Rule):
         "        return self.files[i], self.rng.random() < 0.5\n\n\nclass Noise(torch.nn.Module):\n"
         "    def __call__(self, x):\n        return x + torch.randn_like(x)\n\n\n"
         "def build_dataset(files):\n    random.shuffle(files)\n    return Pairs(files)\n",
+        # a callable that samples tokens from logits, a diffusers pipeline run on an image: the model's business
+        "import torch\nfrom diffusers import DiffusionPipeline\n\n\nclass TopK:\n    def __call__(self, logits):\n"
+        "        return torch.multinomial(logits.topk(self.k).values.softmax(-1), 1)\n\n\n"
+        "class Img2Img(DiffusionPipeline):\n    def __call__(self, image, prompt, strength=0.8):\n"
+        "        return self.denoise(image + strength * torch.randn_like(image), prompt)\n",
     )
     invalid = (
         # guided-diffusion's ImageDataset flips by hand; a transform class and a collate function draw too
@@ -100,6 +107,14 @@ class RandomAugment(FollowsValues, Rule):
                 "        return self.apply(labels, self.get_params(labels))\n\n    def get_params(self, labels):\n"
                 "        return {}\n\n\nclass Flip(BaseTransform):\n    def get_params(self, labels):\n"
                 "        return {\"flip\": random.random() < 0.5}\n", lines=(14,)),
+        # DINO's utils: transforms named for what they do; their __call__ takes the image. A class listed in
+        # a Compose is a transform whatever its names.
+        Invalid("import random\n\nimport numpy as np\nfrom PIL import ImageFilter\nfrom torchvision import transforms\n\n\n"
+                "class GaussianBlur(object):\n    def __call__(self, img):\n        if random.random() > self.prob:\n"
+                "            return img\n        return img.filter(ImageFilter.GaussianBlur(random.uniform(0.1, 2.0)))\n\n\n"
+                "class Shift:\n    def __call__(self, x):\n        return np.roll(x, np.random.randint(-4, 5))\n\n\n"
+                "pipeline = transforms.Compose([Shift(), GaussianBlur(), transforms.ToTensor()])\n",
+                lines=(10, 17)),
         # torchvision's classification reference mixes batches with modules, called in its collate function
         Invalid("import torch\n\n\nclass RandomMixup(torch.nn.Module):\n"
                 "    def forward(self, batch, target):\n        if torch.rand(1).item() >= self.p:\n"

@@ -164,6 +164,13 @@ def test_augment_list_edges_keep_commas():
     assert "c = [v2.CenterCrop(8), v2.ToDtype(float)]" in out
 
 
+@pytest.mark.parametrize("last", ["", "    T.ToTensor(),\n"])
+def test_augment_twins_keep_an_end_of_line_comment_once(last):
+    code = f"import torchvision.transforms as T\n\ntf = T.Compose([\n    T.RandomResizedCrop(224),  # scale (0.08, 1)\n{last}])\n"
+    out = fix(code, "random-augment")
+    assert out.count("# scale (0.08, 1)") == 1 and "T.CenterCrop(224)" in out
+
+
 def test_augment_leaves_draws_written_by_hand_with_a_note():
     code = ("import random\n\nfrom torch.utils.data import Dataset\n\n\nclass Flips(Dataset):\n"
             "    def __getitem__(self, i):\n        return self.data[i][::-1] if random.random() < 0.5 else self.data[i]\n")

@@ -131,9 +131,11 @@ def _splice(container: cst.List | cst.Tuple, changes: dict[int, list]) -> cst.CS
         twins = [build(element.value) for build in changes[index]]
         separator = element.comma if isinstance(element.comma, cst.Comma) and index < len(old) - 1 else cst.Comma(
             whitespace_after=_opening_whitespace(container))
-        for position, twin in enumerate(twins):
-            last = position == len(twins) - 1
-            new.append(element.with_changes(value=twin, comma=element.comma if last else separator))
+        commas = [separator] * (len(twins) - 1) + [element.comma] if twins else []
+        if len(twins) > 1:  # the element's end-of-line comment goes to the first twin's line only
+            comment = _line_comment(element.comma)
+            commas = [_with_line_comment(commas[0], comment)] + [_with_line_comment(c, None) for c in commas[1:]]
+        new.extend(element.with_changes(value=twin, comma=comma) for twin, comma in zip(twins, commas, strict=True))
     if not new:  # `[]`, not the lines the elements stood on
         if isinstance(container, cst.List):
             return container.with_changes(elements=[], lbracket=cst.LeftSquareBracket(), rbracket=cst.RightSquareBracket())
@@ -143,6 +145,22 @@ def _splice(container: cst.List | cst.Tuple, changes: dict[int, list]) -> cst.CS
     if isinstance(container, cst.Tuple) and len(new) == 1 and not isinstance(new[0].comma, cst.Comma):
         new[0] = new[0].with_changes(comma=cst.Comma())  # keep a one-element tuple a tuple
     return container.with_changes(elements=new)
+
+
+def _line_comment(comma) -> cst.Comment | None:
+    """The comment ending the line after `comma`, if any."""
+    after = getattr(comma, "whitespace_after", None)
+    return after.first_line.comment if isinstance(after, cst.ParenthesizedWhitespace) else None
+
+
+def _with_line_comment(comma, comment: cst.Comment | None):
+    """`comma` with `comment` (or none) ending its line, where the comma ends a line."""
+    after = getattr(comma, "whitespace_after", None)
+    if not isinstance(after, cst.ParenthesizedWhitespace) or after.first_line.comment == comment:
+        return comma
+    first_line = after.first_line.with_changes(comment=comment, whitespace=after.first_line.whitespace
+                                               if comment is not None else cst.SimpleWhitespace(""))
+    return comma.with_changes(whitespace_after=after.with_changes(first_line=first_line))
 
 
 def _opening_whitespace(container: cst.List | cst.Tuple) -> cst.BaseParenthesizableWhitespace:

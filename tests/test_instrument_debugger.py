@@ -309,6 +309,10 @@ def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_p
     assert out == ENTRY
     assert notes == ["main.py: the training loop is not in this file but in `train_one_epoch` in engine.py: "
                      "instrument that file too (msprobe-instrument --write main.py engine.py); debugger not added here"]
+    both = Options(selected=select(["debugger"], [], False), given=frozenset({str(tmp_path / "engine.py")}))
+    assert instrument_text("main.py", ENTRY, both)[1] == [
+        "main.py: the training loop is not in this file but in `train_one_epoch` in engine.py: this run instruments it; "
+        "debugger not added here"]
 
 
 TRAIN_LOOP_CLASS = ("import torch\n\n\nclass TrainLoop:\n    def __init__(self, model, data):\n        self.model = model\n"

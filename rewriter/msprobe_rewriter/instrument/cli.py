@@ -12,6 +12,7 @@ import difflib
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -89,6 +90,7 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
             _fail("`-` (standard input) cannot be combined with other paths")
         sys.exit(_stdin(options, undo, check))
     targets, missing = Discovery(Path.cwd()).collect(paths)
+    options = replace(options, given=frozenset(os.path.abspath(target.path) for target in targets))
     failures = [f"{m.path}: {m.message}" for m in missing]
     changed = 0
     for target_file in targets:

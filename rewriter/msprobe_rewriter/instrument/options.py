@@ -24,6 +24,7 @@ class Options:
     target: str = "runtime"
     data_strict: bool = False
     selected: frozenset[str] = field(default_factory=frozenset)  # transform names; empty: the defaults
+    given: frozenset[str] = field(default_factory=frozenset)  # absolute paths of the files this run instruments
 
     def module(self, framework: str) -> str:
         """The package the instrumented code imports `seed_all` and `PrecisionDebugger` from."""

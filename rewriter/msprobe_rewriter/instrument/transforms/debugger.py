@@ -309,10 +309,12 @@ class Debugger(Transform):
         helpers = loops.loops_in_helpers(unit.ctx)
         if helpers:
             where = ", ".join(f"`{name}` in {_shown(path)}" for name, path, _ in helpers)
-            files = " ".join(dict.fromkeys(_shown(path) for _, path, _ in helpers))
+            missing = [path for path in dict.fromkeys(_shown(path) for _, path, _ in helpers)
+                       if os.path.abspath(path) not in unit.options.given]
             what = "the trainer is built" if all(kind == "trainer" for _, _, kind in helpers) else "the training loop is"
-            unit.note(None, f"{what} not in this file but in {where}: instrument that file too "
-                            f"(msprobe-instrument --write {unit.path} {files}); debugger not added here")
+            advice = (f"instrument that file too (msprobe-instrument --write {unit.path} {' '.join(missing)})" if missing
+                      else "this run instruments it")
+            unit.note(None, f"{what} not in this file but in {where}: {advice}; debugger not added here")
             return
         elsewhere = _trainer_elsewhere(unit)
         if elsewhere is not None:

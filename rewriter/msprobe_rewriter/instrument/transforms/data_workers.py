@@ -64,8 +64,9 @@ class DataWorkers(Transform):
             return lambda c: nodes.set_argument(c, "generator", generator)
         if qualified in catalogue.MINDSPORE_SET_WORKERS:
             return lambda c: nodes.set_argument(c, "num", ONE, 0)
+        # MindSpore's own calls from here on: a dataset's `.map(...)`/`.batch(...)` resolves to no name at all
         if qualified is not None and not qualified.startswith(MINDSPORE_PREFIXES):
-            return f"`{qualified}` is no loader this tool knows"  # a dataset's `.map(...)` resolves to nothing
+            return f"`{qualified}` is no loader this tool knows"
         if nodes.has_star(call) and nodes.argument(call, catalogue.MINDSPORE_WORKER_KEYWORD) is None:
             return "arguments passed through `**kwargs`"
         return lambda c: nodes.set_argument(c, catalogue.MINDSPORE_WORKER_KEYWORD, ONE)

@@ -58,6 +58,14 @@ def test_conditional_step_is_noted():
     assert any("under a condition" in note for note in notes)
 
 
+def test_a_string_formatted_with_percent_is_no_condition():
+    """fairseq's `with record_function("train_step-%d" % i):` formats a label; it counts nothing."""
+    _, notes = run(HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n"
+                          "for i, x in enumerate(loader):\n    with torch.autograd.profiler.record_function(\"step-%d\" % i):\n"
+                          "        model(x).sum().backward()\n        opt.step()\n", "debugger")
+    assert not any("under a condition" in note for note in notes)
+
+
 @pytest.mark.parametrize("step", [
     "    with accelerator.accumulate(model):\n        model(x).sum().backward()\n        opt.step()\n",
     "    loss_scaler(model(x).sum(), opt, update_grad=(i + 1) % accum_iter == 0)\n",
@@ -365,6 +373,57 @@ def test_an_entry_script_training_through_a_project_class_is_seeded_and_told(tmp
                      "instrument that file too (msprobe-instrument --write main.py train_util.py); debugger not added here"]
     plain = "import sys\n\n\ndef main():\n    print(sys.argv)\n\n\nif __name__ == \"__main__\":\n    main()\n"
     assert instrument_text("tool.py", plain, Options()) == (plain, [])  # not a training script: nothing, no note
+
+
+STEPPING_TRAINER = ("import torch\n\n\nclass Trainer:\n    def __init__(self, cfg, model):\n        self.model = model\n"
+                    "        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n\n"
+                    "    def train_step(self, sample):\n        self.optimizer.zero_grad()\n        self.backward(sample)\n"
+                    "        self.optimizer.step()\n\n    def backward(self, sample):\n"
+                    "        self.model(sample).sum().backward()\n\n    def valid_step(self, sample):\n"
+                    "        return self.model(sample)\n")
+TRAINER_ENTRY = ("import torch\nfrom trainer import Trainer\n\n\ndef main(cfg):\n    model = torch.nn.Linear(4, 1)\n"
+                 "    trainer = Trainer(cfg, model)\n    for epoch in range(2):\n        for sample in torch.randn(8, 2, 4):\n"
+                 "            trainer.{method}(sample)\n\n\nif __name__ == \"__main__\":\n    main(None)\n")
+
+
+def test_a_loop_stepping_through_a_method_of_a_project_object_is_wrapped(tmp_path, monkeypatch):
+    """fairseq's `trainer.train_step(samples)`, a CycleGAN's `model.optimize_parameters()`: the method of a
+    project class applies the gradients once per call; the model the object was built with is started."""
+    (tmp_path / "trainer.py").write_text(STEPPING_TRAINER)
+    monkeypatch.chdir(tmp_path)
+    options = Options(selected=select(["debugger"], [], False))
+    out, notes = instrument_text("train.py", TRAINER_ENTRY.format(method="train_step"), options)
+    lines = lines_of(strip(out))
+    assert lines[lines.index("for sample in torch.randn(8, 2, 4):") + 1] == "debugger.start(model=model)"
+    assert not any("no training loop" in note for note in notes)
+    out, notes = instrument_text("train.py", TRAINER_ENTRY.format(method="valid_step"), options)
+    assert "debugger.start" not in out and any("no training loop" in note for note in notes)
+    passed = ("import torch\nfrom trainer import Trainer\n\n\ndef train(trainer, data):\n    for sample in data:\n"
+              "        trainer.train_step(sample)\n\n\ndef main(cfg, data):\n"
+              "    train(Trainer(cfg, torch.nn.Linear(4, 1)), data)\n    trainer = Trainer(cfg, torch.nn.Linear(4, 1))\n"
+              "    train(trainer, data)\n\n\nif __name__ == \"__main__\":\n    main(None, [])\n")
+    lines = lines_of(strip(instrument_text("train.py", passed, options)[0]))
+    assert lines[lines.index("for sample in data:") + 1] == "debugger.start(model=trainer.model)"  # what the class trains
+
+
+def test_a_loop_stepping_through_a_method_of_a_class_of_the_file_is_wrapped():
+    code = (STEPPING_TRAINER + "\n\ndef main(cfg, data):\n    net = torch.nn.Linear(4, 1)\n    trainer = Trainer(cfg, net)\n"
+            "    for sample in data:\n        trainer.train_step(sample)\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("for sample in data:") + 1] == "debugger.start(model=net)"
+
+
+def test_project_modules_that_import_each_other_are_analysed_once(tmp_path, monkeypatch):
+    """Each module's stepping methods are found once: trainer.py asks about train.py's `Helper`, whose module
+    asks about trainer.py's `Trainer` in turn."""
+    trainer = STEPPING_TRAINER.replace("import torch\n", "import torch\nfrom train import Helper\n", 1).replace(
+        "        self.optimizer.step()\n", "        self.optimizer.step()\n        helper = Helper()\n        helper.log()\n")
+    (tmp_path / "trainer.py").write_text(trainer)
+    code = TRAINER_ENTRY.format(method="train_step") + "\n\nclass Helper:\n    def log(self):\n        pass\n"
+    (tmp_path / "train.py").write_text(code)
+    monkeypatch.chdir(tmp_path)
+    out, _ = instrument_text("train.py", code, Options(selected=select(["debugger"], [], False)))
+    assert "debugger.start(model=model)" in lines_of(strip(out))
 
 
 SETUP_HELPERS = ("import torch\n\n\ndef setup(args):\n    torch.manual_seed(args.seed)\n\n\n"

@@ -4,7 +4,9 @@ Found, not guessed: a loop is a training loop when it contains a call that appli
 (`optimizer.step()`, `scaler.step(opt)`, a DeepSpeed engine's `engine.step()`/`engine.train_batch()`,
 MindSpore `optimizer(grads)` or a `TrainOneStepCell` call, or of a
 project's own train-step cell, or of a project cell built around train-step cells that calls them),
-directly or through local functions that step outside any loop of their own (`train_step`). A loop
+directly or through local functions that step outside any loop of their own (`train_step`), or through
+such a method of an object of a class of the project's (fairseq's `trainer.train_step(sample)`, a
+CycleGAN's `model.optimize_parameters()`). A loop
 that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a
 batch loop, the batch loop is. Training a library runs is found too, where it takes a step callback:
 MindSpore's `Model.train(...)` call, a Hugging Face or Lightning trainer's construction.
@@ -14,7 +16,7 @@ Which models and optimizers each loop trains is found in `models.py`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +29,7 @@ from msprobe_rewriter.context import (
     keyword,
     target_name,
 )
-from msprobe_rewriter.instrument.models import TrainedModels
+from msprobe_rewriter.instrument.models import TrainedModels, network_attributes
 from msprobe_rewriter.instrument.scopes import (
     Function,
     argument,
@@ -92,6 +94,7 @@ class Analysis:
     loops: list[TrainingLoop] = field(default_factory=list)
     callback_trainings: list[CallbackTraining] = field(default_factory=list)
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)  # child -> parent, whole file
+    steppers: frozenset[str] = frozenset()  # functions and methods that apply gradients once per call
 
 
 @dataclass
@@ -109,6 +112,7 @@ class _Collector:
         self.ctx = ctx
         self.steps: list[_Step] = []
         self.calls: list[tuple[str, ast.stmt | None, Function, bool, ast.Call]] = []
+        self.method_calls: list[_Step] = []  # `obj.method(...)`, `self.obj.method(...)`: maybe a project object's step
         self.trains: list[tuple[ast.Call, Function, str, bool]] = []  # (call, function, library, takes callbacks)
 
     def __call__(self, call: ast.Call) -> None:
@@ -127,6 +131,8 @@ class _Collector:
             self.calls.append((call.func.attr, loop, function, conditional, call))
         elif isinstance(call.func, ast.Attribute) and call.func.attr == "train" and self._model_train(call):
             self.trains.append((call, function, "mindspore", True))
+        elif isinstance(call.func, ast.Attribute) and target_name(call.func.value) is not None:
+            self.method_calls.append(_Step(call, loop, function, conditional))
 
     def _trainer(self, call: ast.Call) -> tuple[str, bool] | None:
         """(library, takes `callbacks=`) when `call` constructs a Hugging Face or Lightning trainer, a subclass of
@@ -199,8 +205,11 @@ def _conditional(ancestors: list[ast.AST], loop: ast.AST | None) -> bool:
 
 
 def _counts(test: ast.expr) -> bool:
+    """Whether `test` counts iterations: a remainder (not `"step-%d" % i`, a string's formatting), or a name
+    that mentions accumulation."""
     for node in ast.walk(test):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and not (
+                isinstance(node.left, ast.Constant) and isinstance(node.left.value, (str, bytes))):
             return True
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
         if "accum" in name.lower():
@@ -213,7 +222,17 @@ def analyse(ctx: FileContext) -> Analysis:
     collector = _Collector(ctx)
     ctx.traverse({ast.Call: [collector]})
     finder = _Finder(ctx, collector)
-    return Analysis(finder.loops(), finder.callback_trainings(), finder.parents)
+    return Analysis(finder.loops(), finder.callback_trainings(), finder.parents, frozenset(finder.steppers))
+
+
+def _module_analysis(module: project.Module) -> Analysis:
+    """`analyse` of a project module (computed once per module; empty while it is computed, so modules that
+    import each other end)."""
+    if "analysis" not in module.memo:
+        module.memo["analysis"] = Analysis()
+        source = module.path.read_text(encoding="utf-8", errors="replace")
+        module.memo["analysis"] = analyse(FileContext(str(module.path), source, module.tree))
+    return module.memo["analysis"]
 
 
 def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
@@ -243,8 +262,7 @@ def _training_functions(module: project.Module) -> dict[str, str]:
     """The module's functions that hold a training loop ("loop") or build a library trainer ("trainer"), by name
     (computed once per module)."""
     if "training_functions" not in module.memo:
-        source = module.path.read_text(encoding="utf-8", errors="replace")
-        analysis = analyse(FileContext(str(module.path), source, module.tree))
+        analysis = _module_analysis(module)
         found = {t.function.name: "trainer" for t in analysis.callback_trainings
                  if t.function is not None and t.library != "mindspore"}
         found.update((loop.function.name, "loop") for loop in analysis.loops if loop.function is not None)
@@ -263,11 +281,17 @@ class _Finder:
         self._lines: dict[str, int] = {}
         self._index(ctx.tree)
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
+        self.steppers: dict[str, _Step] = {}  # found below, once the project's train-step cells are steps
         cell_steps = self._cell_steps()
         collector.steps += cell_steps
         self.steppers = self._steppers()
+        method_steps = self._method_steps()
+        if method_steps:
+            collector.steps += [step for step, _ in method_steps]
+            self.steppers = self._steppers()
         self.trained = TrainedModels(ctx, self.assignments, self.parents, self.functions,
-                                     [step.call for step in cell_steps], self._held_steps)
+                                     [step.call for step in cell_steps], self._held_steps,
+                                     {step.call: attributes for step, attributes in method_steps})
 
     def _index(self, tree: ast.Module) -> None:
         """One walk: parent links, functions by name, last assignment of each name (`x`, `self.x` -> x)."""
@@ -306,6 +330,24 @@ class _Finder:
                 found.append(_Step(call, loop, function, conditional))
         return found
 
+    def _method_steps(self) -> list[tuple[_Step, tuple[str, ...]]]:
+        """Calls of a method that applies gradients once per call (`self.steppers` of its file) on a name assigned
+        an instance of a class defined in this file or imported from a project module (one of the classes it
+        may be assigned: fairseq's `Trainer` or `MegatronTrainer`): fairseq's `trainer.train_step(sample)`, a
+        CycleGAN's `model.optimize_parameters()`; each with the attributes of the object that hold the networks
+        its class trains."""
+        found = []
+        for step in self.collector.method_calls:
+            method = step.call.func.attr
+            constructions = [value for value in self.values.get(target_name(step.call.func.value), ())
+                             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name)]
+            classes = [cls for construction in constructions for cls, _, steppers in self._built_classes(construction)
+                       if method in steppers and any(isinstance(item, FUNCTION_TYPES) and item.name == method
+                                                     for item in cls.body)]
+            if classes:
+                found.append((step, network_attributes(classes[0])))
+        return found
+
     def _cell_kind(self, construction: ast.Call) -> str | None:
         """"step" when `construction` builds a train-step cell (MindSpore's, or a project class that steps an
         optimizer), "wrapper" when it builds a project cell around train-step cells it is given
@@ -341,13 +383,17 @@ class _Finder:
     def _cell_classes(self, construction: ast.Call) -> list[tuple[ast.ClassDef, object]]:
         """The class `construction` instantiates (defined in this file or in a project module), with the import
         tracker of its module; empty when it is neither."""
+        return [(cls, tracker) for cls, tracker, _ in self._built_classes(construction)]
+
+    def _built_classes(self, construction: ast.Call) -> list[tuple[ast.ClassDef, object, Container[str]]]:
+        """`_cell_classes`, each with the functions of its file that apply gradients once per call."""
         name = construction.func.id
-        places = [(self.ctx.tree, self.ctx.imports, name)]
+        places = [(self.ctx.tree, self.ctx.imports, name, self.steppers)]
         if not any(isinstance(node, ast.ClassDef) and node.name == name for node in self.ctx.tree.body):
             local = project.local_imports(project.import_statements(self.ctx.tree.body))
-            places = [(module.tree, module.imports, defined) for _, defined, module in
+            places = [(module.tree, module.imports, defined, _ModuleSteppers(module)) for _, defined, module in
                       project.reached([construction], local, self.functions, project.file_folder(self.ctx.path))]
-        return [(node, tracker) for tree, tracker, class_name in places for node in tree.body
+        return [(node, tracker, steppers) for tree, tracker, class_name, steppers in places for node in tree.body
                 if isinstance(node, ast.ClassDef) and node.name == class_name]
 
     def _steppers(self) -> dict[str, _Step]:
@@ -465,6 +511,16 @@ class _Finder:
                          if other.loop is not None and (other.loop is loop or inside(other.loop, loop)))]
         return steps + [self.steppers[name] for name, inner, _, _, _ in self.collector.calls
                         if name in self.steppers and inner is not None and (inner is loop or inside(inner, loop))]
+
+
+class _ModuleSteppers:
+    """The stepping functions of a project module, analysed only when asked (a MindSpore cell's class needs none)."""
+
+    def __init__(self, module: project.Module):
+        self.module = module
+
+    def __contains__(self, name: object) -> bool:
+        return name in _module_analysis(self.module).steppers
 
 
 def constructs_class(call: ast.Call) -> bool:

@@ -42,15 +42,21 @@ class TrainedModels:
 
     def __init__(self, ctx: FileContext, assignments: dict[str, ast.expr], parents: dict[ast.AST, ast.AST],
                  functions: dict[str, ast.AST], cell_steps: list[ast.Call],
-                 held_steps: Callable[[ast.Call], list[ast.Call]]) -> None:
+                 held_steps: Callable[[ast.Call], list[ast.Call]],
+                 object_steps: dict[ast.Call, tuple[str, ...]]) -> None:
         """`assignments`: each simple target name's last assigned value (`x`, `self.x` -> x); `parents`: child ->
         parent; `functions`: by name; `cell_steps`: the calls of the project's own train-step cells;
-        `held_steps`: the train-step cells among a cell construction's arguments."""
+        `held_steps`: the train-step cells among a cell construction's arguments; `object_steps`: the calls of
+        stepping methods of the project's objects (`trainer.train_step(sample)`), each with the object's
+        attributes that hold the networks its class trains (`network_attributes`)."""
         self.ctx = ctx
         self.assignments = assignments
         self.parents = parents
         self.functions = functions
         self.cell_callees = {id(call.func) for call in cell_steps}
+        self.object_steps = {id(call) for call in object_steps}
+        self.network_attributes = {id(call.func.value): attributes for call, attributes in object_steps.items()}
+        self.stepping_objects = {source_text(ctx.source, call.func.value) for call in object_steps}
         self.held_steps = held_steps
         self.module_names = bound_names(ctx.tree)
 
@@ -63,7 +69,7 @@ class TrainedModels:
         models = tuple(model for model in models if not any(self._wraps(other, model) for other in models))
         if len(models) > 1:
             owner = _common_owner(models)  # `model.backbone` and `model.head`: `model`, one hook set for both
-            return (owner,) if owner else models
+            return (owner,) if owner and owner not in self.stepping_objects else models  # `trainer` is no model
         if models:
             return models
         fallback = self._usual_model(function)
@@ -78,8 +84,10 @@ class TrainedModels:
         return (f"[{', '.join(names)}]" if len(names) > 1 else names[0]) if names else None
 
     def _optimizer(self, call: ast.Call) -> ast.expr | None:
-        """The optimizer expression a step call applies."""
+        """The optimizer expression a step call applies (a project object whose method steps: the object)."""
         func = call.func
+        if id(call) in self.object_steps:
+            return func.value
         if isinstance(func, ast.Attribute) and func.attr in STEP_METHODS:
             owner = target_name(func.value) or ""
             if "scaler" in owner.lower() and call.args:
@@ -104,6 +112,8 @@ class TrainedModels:
             origin = self.ctx.call_qualname(value)
             if origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS or id(optimizer) in self.cell_callees:
                 candidates.extend(self._cell_networks(value, function))
+            elif id(optimizer) in self.network_attributes:
+                candidates.extend(self._object_networks(value, function))
             else:
                 candidates.extend(self._parameter_owners(value))
                 if (origin is None and isinstance(value.func, ast.Attribute)
@@ -113,6 +123,10 @@ class TrainedModels:
         by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
         sources = (source_text(self.ctx.source, c) for c in candidates if is_name_chain(c))
         texts = [by_name.get(text, text) for text in sources]
+        if id(optimizer) in self.network_attributes and is_name_chain(optimizer) and not any(
+                self._visible(text.split(".", 1)[0], function) for text in texts if text):
+            owner = source_text(self.ctx.source, optimizer)  # `trainer.model`: the networks the object keeps
+            texts = [f"{owner}.{attribute}" for attribute in self.network_attributes[id(optimizer)]]
         return [text for text in texts if text and self._visible(text.split(".", 1)[0], function)]
 
     def _cell_networks(self, cell: ast.Call, function: Function) -> list[ast.expr]:
@@ -127,14 +141,29 @@ class TrainedModels:
         held = self.held_steps(cell)
         if held:
             return [network for step in held for network in self._cell_networks(step, function)]
-        arguments = [*cell.args, *(k.value for k in cell.keywords)]
-        owners = self._optimizer_owners([arg for arg in arguments if isinstance(arg, ast.Name)
-                                         and self.ctx.is_optimizer_name(arg.id)], function)
+        owners = self._given_optimizers_owners(cell, function)
         if owners:  # `Trainer(net, loss, opt)`, `TrainOneStepCell(..., optimizerd=d_opt, optimizerg=g_opt)`
             return owners
         networks = [_innermost_network(arg) for arg in cell.args]
         return [node for node in networks if isinstance(node, ast.Name)
                 and isinstance(self.assignments.get(node.id, cell), ast.Call) and not self.ctx.is_optimizer_name(node.id)]
+
+    def _object_networks(self, construction: ast.Call, function: Function) -> list[ast.expr]:
+        """The networks a project object whose method steps was built with: what the optimizers among its
+        arguments update, else its arguments that hold a network (fairseq's `Trainer(cfg, task, model,
+        criterion)`: `model`)."""
+        owners = self._given_optimizers_owners(construction, function)
+        if owners:
+            return owners
+        return [arg for arg in [*construction.args, *(k.value for k in construction.keywords)]
+                if isinstance(arg, ast.Name) and not self.ctx.is_optimizer_name(arg.id)
+                and self._holds_module(arg.id, construction)]
+
+    def _given_optimizers_owners(self, construction: ast.Call, function: Function) -> list[ast.expr]:
+        """`_optimizer_owners` of the names among a construction's arguments that name optimizers."""
+        arguments = [*construction.args, *(k.value for k in construction.keywords)]
+        return self._optimizer_owners([arg for arg in arguments if isinstance(arg, ast.Name)
+                                       and self.ctx.is_optimizer_name(arg.id)], function)
 
     def _optimizer_owners(self, optimizers: list[ast.expr | None], function: Function) -> list[ast.expr]:
         """The owners of the parameters the given optimizers (names or constructions) are built from, those that
@@ -292,3 +321,23 @@ def _builds_network(origin: str | None) -> bool:
     factory."""
     return origin is not None and (origin.startswith(NETWORK_MODULES) or origin.rsplit(".", 1)[-1] in (
         "DistributedDataParallel", "DataParallel", "create_model"))
+
+
+def network_attributes(cls: ast.ClassDef) -> tuple[str, ...]:
+    """The attributes of `self` whose parameters the class reads, the networks its optimizers update:
+    `self.netG_A.parameters()`, or `model.parameters()` of a name it keeps as `self.model = model`."""
+    kept: dict[str, str] = {}  # name -> the attribute of `self` assigned it
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    kept.setdefault(node.value.id, target.attr)
+    found = []
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_METHODS:
+            owner = node.func.value
+            if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self":
+                found.append(owner.attr)
+            elif isinstance(owner, ast.Name) and owner.id in kept:
+                found.append(kept[owner.id])
+    return tuple(dict.fromkeys(found))

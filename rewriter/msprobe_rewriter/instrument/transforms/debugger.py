@@ -59,13 +59,17 @@ class Debugger(Transform):
         "as MindSpore GANs have, or of a cell of the project's own that is given train-step cells and calls them "
         "in its `construct`, as `ColorModel(TrainOneStepWithLossScaleCell(...))` or `AnimeGAN(step_d, step_g)` are), "
         "directly or "
-        "through a local `train_step` function; with gradient accumulation it is the loop around the "
+        "through a local `train_step` function, or through a method that steps once per call of an object of a "
+        "class of the file or of a project module (fairseq's `trainer.train_step(samples)`, a CycleGAN's "
+        "`model.optimize_parameters()`); with gradient accumulation it is the loop around the "
         "micro-steps, with epoch and batch loops the batch loop. The model passed to `start` is the one whose "
         "parameters the optimizer updates (MindSpore: those the train-step cell's optimizer is built from; "
         "`AdamW(get_params_groups(student))`: the model given to a helper that reads its parameters, or, when "
         "the helper cannot be read, to one named for parameters when the name holds a network there: built by "
         "a network class, moved with `.cuda()`/`.to(...)`, wrapped in `DistributedDataParallel`, or given "
-        "`.parameters()`, `.train()` and the like); when the loop steps the optimizers of several models (a GAN's "
+        "`.parameters()`, `.train()` and the like; for such an object, the networks among the arguments it was "
+        "built with, else the attributes whose parameters its class reads, `start(model=trainer.model)`); "
+        "when the loop steps the optimizers of several models (a GAN's "
         "generator and discriminator, an actor and its critics) it gets all of them as a list, "
         "`start(model=[G, D])`, and records are named by their index, `Module.0.`..., as msprobe names model "
         "chunks. The debugger is created right before the outermost loop of the "
@@ -167,6 +171,21 @@ class Debugger(Transform):
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "for x in torch.randn(4, 8, 2):\n    debugger.start(model=student)\n    try:\n"
                 "        student(x).sum().backward()\n        opt.step()\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # The step is a method of a trainer object (fairseq's `trainer.train_step(samples)`): the model is the
+        # network its class updates, read through the object.
+        Example("import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+                "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n"
+                "    def train_step(self, x):\n        self.model(x).sum().backward()\n        self.opt.step()\n\n\n"
+                "trainer = Trainer(torch.nn.Linear(2, 1))\nfor x in torch.randn(4, 8, 2):\n    trainer.train_step(x)\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n\n"
+                "class Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+                "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n"
+                "    def train_step(self, x):\n        self.model(x).sum().backward()\n        self.opt.step()\n\n\n"
+                "trainer = Trainer(torch.nn.Linear(2, 1))\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for x in torch.randn(4, 8, 2):\n    debugger.start(model=trainer.model)\n    try:\n"
+                "        trainer.train_step(x)\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
         # MindSpore: a cell of the project's own that calls the train-step cell it is given (Colorization's
         # `ColorModel`): calling it is the step, and the model is the network the optimizer updates.

@@ -123,11 +123,12 @@ class TrainedModels:
         by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
         sources = (source_text(self.ctx.source, c) for c in candidates if is_name_chain(c))
         texts = [by_name.get(text, text) for text in sources]
-        if id(optimizer) in self.network_attributes and is_name_chain(optimizer) and not any(
-                self._visible(text.split(".", 1)[0], function) for text in texts if text):
+        visible = [text for text in texts if text and self._visible(text.split(".", 1)[0], function)]
+        if not visible and id(optimizer) in self.network_attributes and is_name_chain(optimizer):
             owner = source_text(self.ctx.source, optimizer)  # `trainer.model`: the networks the object keeps
-            texts = [f"{owner}.{attribute}" for attribute in self.network_attributes[id(optimizer)]]
-        return [text for text in texts if text and self._visible(text.split(".", 1)[0], function)]
+            if self._visible(owner.split(".", 1)[0], function):
+                visible = [f"{owner}.{attribute}" for attribute in self.network_attributes[id(optimizer)]]
+        return visible
 
     def _cell_networks(self, cell: ast.Call, function: Function) -> list[ast.expr]:
         """The networks a train-step cell's optimizer updates. MindSpore's: the owners of the parameters its

@@ -54,7 +54,6 @@ class TrainedModels:
         self.parents = parents
         self.functions = functions
         self.cell_callees = {id(call.func) for call in cell_steps}
-        self.object_steps = {id(call) for call in object_steps}
         self.network_attributes = {id(call.func.value): attributes for call, attributes in object_steps.items()}
         self.stepping_objects = {source_text(ctx.source, call.func.value) for call in object_steps}
         self.held_steps = held_steps
@@ -86,7 +85,7 @@ class TrainedModels:
     def _optimizer(self, call: ast.Call) -> ast.expr | None:
         """The optimizer expression a step call applies (a project object whose method steps: the object)."""
         func = call.func
-        if id(call) in self.object_steps:
+        if isinstance(func, ast.Attribute) and id(func.value) in self.network_attributes:
             return func.value
         if isinstance(func, ast.Attribute) and func.attr in STEP_METHODS:
             owner = target_name(func.value) or ""

@@ -28,6 +28,8 @@ DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"}
 ITEM_METHODS = DATA_METHODS | {"__call__"}
 MODULE_CALLS = frozenset({"forward", "__call__"})
 ITEM_NAME = re.compile(r"collat|transform(?!er)|augment", re.IGNORECASE)
+# Functions that draw a picture (a random colour per box), not augment one: `vis_boxes(image)`, `plot_one_box`.
+PICTURE_NAME = re.compile(r"(^|_)(vis|visuali[sz]e|draw|plot|show|render|display)(_|$)", re.IGNORECASE)
 
 
 def is_model_base(qualified: str) -> bool:
@@ -46,6 +48,7 @@ class CpuCode:
         self.ctx = ctx
         self.is_cpu_device = is_cpu_device or self._literal_cpu_device
         self._classes: dict[str, frozenset[str]] = {}  # per kind of class (or of method): names
+        self._per_sample: dict[int, bool] = {}  # id(function) -> whether it processes one sample a call
 
     def here(self) -> bool:
         """Whether we are in code that runs on the CPU whatever the file does: weight initialisation, data
@@ -90,6 +93,22 @@ class CpuCode:
                         or data_class and node.name in self._item_methods()):
                     return node
             owner = node
+        return None
+
+    def sample_function(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The outermost function around here, outside any class, that processes one sample a call: its first
+        parameter names a sample (WeNet's `spec_aug(sample)`, yolov5's `random_perspective(im, ...)`), or it
+        yields for each sample of its first parameter (`for sample in data: ... yield sample`, a streaming
+        pipeline's stage); not one that draws a picture (`vis_boxes(image)`) and not a `test_...`."""
+        for node in self.ctx.ancestors:
+            if isinstance(node, ast.ClassDef):
+                return None  # a method: the data and transform classes' business (item_function)
+            if isinstance(node, FUNCTION_TYPES):
+                known = self._per_sample.get(id(node))
+                if known is None:
+                    known = self._per_sample[id(node)] = _per_sample(node)
+                if known:
+                    return node
         return None
 
     def _data_class(self, cls: ast.ClassDef) -> bool:
@@ -175,6 +194,28 @@ class CpuCode:
             return False
         kind = constant(argument(node, 0, "type"))
         return isinstance(kind, str) and kind.split(":", 1)[0].strip().lower() in catalogue.CPU_DEVICE_STRINGS
+
+
+def _per_sample(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`CpuCode.sample_function`'s test of one function."""
+    params = [*function.args.posonlyargs, *function.args.args]
+    if not params or PICTURE_NAME.search(function.name) or function.name.startswith("test"):
+        return False
+    first = params[0].arg
+    if SAMPLE_PARAMETER.fullmatch(first):
+        return True
+    loops = [node for node in _own_nodes(function) if isinstance(node, (ast.For, ast.AsyncFor))
+             and isinstance(node.iter, ast.Name) and node.iter.id == first
+             and isinstance(node.target, ast.Name) and SAMPLE_PARAMETER.fullmatch(node.target.id)]
+    return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for loop in loops for node in _own_nodes(loop))
+
+
+def _own_nodes(node: ast.AST):
+    """The nodes under `node` outside the functions, lambdas and classes defined in it."""
+    for child in ast.iter_child_nodes(node):
+        yield child
+        if not isinstance(child, (*FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
+            yield from _own_nodes(child)
 
 
 def _takes_a_sample(cls: ast.ClassDef) -> bool:

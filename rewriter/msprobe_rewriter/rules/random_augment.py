@@ -42,7 +42,11 @@ class RandomAugment(FollowsValues, Rule):
                "or a plain class (no base but `object`) whose `__call__` takes a sample (`img`, `image`, `sample`, "
                "`results`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
                "`Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`; a function named for "
-               "transforms, augmentation or collation), as in yolov5's mosaic and guided-diffusion's flips; "
+               "transforms, augmentation or collation), as in yolov5's mosaic and guided-diffusion's flips, and "
+               "a draw from Python's or NumPy's generator in a function outside classes whose first parameter is a "
+               "sample (WeNet's `spec_aug(sample)`, yolov5's `random_perspective(im, ...)`; not one that draws a "
+               "picture, `vis_boxes(image)`) or that yields for each sample of its first parameter (a streaming "
+               "pipeline's `for sample in data: ... yield sample`); "
                "msprobe-instrument leaves those to you.")
     why = ("Random augmentation draws from the data pipeline's generators, so every epoch (and every worker, "
            "device or framework) sees differently cropped, flipped and coloured images. Two runs that should match "
@@ -86,6 +90,10 @@ class RandomAugment(FollowsValues, Rule):
         "        return torch.multinomial(logits.topk(self.k).values.softmax(-1), 1)\n\n\n"
         "class Img2Img(DiffusionPipeline):\n    def __call__(self, image, prompt, strength=0.8):\n"
         "        return self.denoise(image + strength * torch.randn_like(image), prompt)\n",
+        # a picture's colours; noise on diffusers' latent `sample` (torch's draws in a sample's function: model code)
+        "import random\n\nimport torch\n\n\ndef vis_boxes(image, boxes):\n"
+        "    colors = [random.randint(0, 255) for _ in boxes]\n    return draw(image, boxes, colors)\n\n\n"
+        "def add_noise(sample, sigma):\n    return sample + sigma * torch.randn_like(sample)\n",
     )
     invalid = (
         # guided-diffusion's ImageDataset flips by hand; a transform class and a collate function draw too
@@ -95,6 +103,14 @@ class RandomAugment(FollowsValues, Rule):
                 "        return arr, random.randint(0, 9)\n\n\nclass SpecAugment:\n    def __call__(self, x):\n"
                 "        t = np.random.randint(0, 10)\n        return x[t:]\n\n\ndef collate_fn(batch):\n"
                 "    return torch.stack(batch)[torch.randperm(len(batch))]\n", lines=(11, 18, 23)),
+        # WeNet's data pipeline: functions of one sample, and generator stages over a stream of samples
+        Invalid("import random\n\nimport numpy as np\n\n\ndef spec_aug(sample, num_t_mask=2, max_t=50):\n"
+                "    y = sample[\"feat\"].clone()\n    for _ in range(num_t_mask):\n"
+                "        start = random.randint(0, y.size(0) - 1)\n        y[start:start + max_t] = 0\n"
+                "    sample[\"feat\"] = y\n    return sample\n\n\ndef shuffle(data, size=10000):\n    buf = []\n"
+                "    for sample in data:\n        buf.append(sample)\n        if len(buf) >= size:\n"
+                "            np.random.shuffle(buf)\n            yield from buf\n            buf = []\n",
+                lines=(9, 20)),
         # torchvision's reference scripts (segmentation, detection) write their transforms as torchvision names its own
         Invalid("import random\n\nimport torchvision.transforms.functional as F\n\n\nclass RandomResize:\n"
                 "    def __call__(self, image, target):\n        size = random.randint(self.min_size, self.max_size)\n"
@@ -194,6 +210,10 @@ class RandomAugment(FollowsValues, Rule):
     def _drawn_by_hand(self, node: ast.Call, qualified: str) -> None:
         """A global draw in code run for every sample: augmentation or sampling written by hand (once a function)."""
         function = self.cpu_code.item_function()
+        if function is None and qualified not in catalogue.TORCH_RANDOM_DRAWS:
+            # a sample function's draw from Python's or NumPy's generator (with torch's, a function of a
+            # `sample` or `image` is as often model code: diffusers names its latents `sample`)
+            function = self.cpu_code.sample_function()
         if function is not None and id(function) not in self._hand_drawn:
             self._hand_drawn.add(id(function))
             self.report(node, HAND_MESSAGE.format(function=function.name, draw=qualified), fixable=False)

@@ -335,6 +335,50 @@ def test_a_script_training_through_a_project_module_needs_seeding(project, name,
         ("seed-missing", 12), ("no-deterministic-algos", 12)]
 
 
+STEP_HELPERS = """
+import torch
+
+
+def init_loader(data, seed=777):
+    generator = torch.Generator()
+    generator.manual_seed(seed)  # the loader's own generator: pins nothing global
+    return torch.utils.data.DataLoader(data, shuffle=True, generator=generator)
+
+
+def batch_backward(model, batch):
+    model(batch).sum().backward()
+"""
+EXECUTOR = """
+import torch
+from utils.train_utils import batch_backward
+
+
+class Executor:
+    def train(self, model, optimizer, loader):
+        for batch in loader:
+            batch_backward(model, batch)
+            optimizer.step()
+"""
+
+
+def test_a_script_training_through_two_project_modules_needs_seeding(project):
+    """WeNet's train.py: `Executor.train` (utils/executor.py) steps through `batch_backward` (utils/train_utils.py)."""
+    write(project, {"utils/__init__.py": "", "utils/train_utils.py": STEP_HELPERS,
+                    "utils/executor.py": EXECUTOR.replace("            optimizer.step()\n", ""),
+                    "train.py": DELEGATING_SCRIPT.replace("from trainer import {name}", "from utils.executor import {name}")
+                    .format(name="Executor", call="Executor().train(model, opt, data)")})
+    assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == [
+        ("seed-missing", 12), ("no-deterministic-algos", 12)]
+
+
+def test_project_modules_importing_each_other_end(project):
+    write(project, {"a.py": "from b import step\n\n\ndef train(model, data):\n    for x in data:\n        step(model, x)\n",
+                    "b.py": "from a import train\n\n\ndef step(model, x):\n    train(model, [x])\n",
+                    "train.py": DELEGATING_SCRIPT.replace("from trainer", "from a").format(name="train",
+                                                                                      call="train(model, data)")})
+    assert lint(project / "train.py", "seed-missing") == []
+
+
 def test_a_script_training_through_a_mindspore_module_gets_the_mindspore_message(project):
     trainer = ("from mindspore import nn\nfrom mindspore.train import Model\n\n\ndef fit(net, data):\n"
                "    model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))\n"

@@ -378,16 +378,21 @@ class FileContext:
     def stepping_functions(self) -> set[str]:
         """Local function names that perform a training step, directly or through local calls."""
         if self._stepping_functions is None:
-            stepping = {name for name, info in self.functions.items() if info.steps}
-            changed = True
-            while changed:
-                changed = False
-                for name, info in self.functions.items():
-                    if name not in stepping and info.called & stepping:
-                        stepping.add(name)
-                        changed = True
-            self._stepping_functions = stepping
+            self._stepping_functions = self.functions_calling({name for name, info in self.functions.items()
+                                                               if info.steps})
         return self._stepping_functions
+
+    def functions_calling(self, names: set[str]) -> set[str]:
+        """`names` and the local functions that call one of them by name, directly or through each other."""
+        found = set(names)
+        changed = True
+        while changed:
+            changed = False
+            for name, info in self.functions.items():
+                if name not in found and info.called & found:
+                    found.add(name)
+                    changed = True
+        return found
 
     def is_step_loop(self, loop: ast.AST) -> bool:
         """Whether one iteration of `loop` runs a training step at its own level (after traversal)."""

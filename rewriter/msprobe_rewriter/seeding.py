@@ -28,6 +28,7 @@ from msprobe_rewriter.pinning import NOTHING, Summary
 SAMPLING_DRAWS = catalogue.TORCH_RANDOM_DRAWS
 WEIGHT_LOADERS = frozenset({"torch.load"}) | catalogue.MINDSPORE_LOAD_CHECKPOINT | catalogue.MINDSPORE_LOAD_PARAM
 WEIGHT_LOADING_METHODS = frozenset({"load_state_dict", "from_pretrained", "load_from_checkpoint"})
+MAX_TRAINING_FILES = 3  # training steps are followed through at most this many project files
 Guard = conditions.Guard
 Located = tuple[ast.AST, tuple[Guard, ...], "str | None"]  # a node, the `if` tests around it, its function
 CallSite = tuple[tuple[Guard, ...], "str | None"]  # the `if` tests around a call, the function it is in
@@ -306,22 +307,43 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
         seeding.loads_weights = True
 
 
-def _training_names(module: project.Module) -> frozenset[str]:
+def _training_names(module: project.Module, files_left: int = MAX_TRAINING_FILES) -> frozenset[str]:
     """The functions and classes of a project-local module that run training steps (improved-diffusion's
-    `TrainLoop`, a `train_one_epoch`); none when the module pins anything itself (seeds, switches deterministic
-    kernels on) or calls a helper named like a seeder, since what it pins is not followed from there (computed
-    once per module)."""
-    found = module.memo.get("training_names")
+    `TrainLoop`, a `train_one_epoch`), themselves or through the training functions they import from other
+    project modules (WeNet's `Executor.train` calls `batch_backward` of `train_utils`), followed `files_left`
+    files deep; none when the module pins anything itself (seeds, switches deterministic kernels on) or
+    calls a helper named like a seeder, since what it pins is not followed from there (computed once per
+    module and depth)."""
+    key = ("training_names", files_left)
+    found = module.memo.get(key)
     if found is None:
+        module.memo[key] = frozenset()  # modules importing each other find nothing more through the cycle
         source = module.path.read_text(encoding="utf-8", errors="replace")
         ctx = FileContext(str(module.path), source, module.tree)
         ctx.traverse({})
-        stepping = {name for name in ctx.stepping_functions() if not _is_eval(name)}
+        stepping = ctx.stepping_functions()
+        imported = _imported_training(module, files_left - 1) if files_left > 1 else set()
+        if imported:
+            stepping = ctx.functions_calling(stepping | imported)
+        stepping = {name for name in stepping if not _is_eval(name)}
         names = stepping & module.functions.keys()
         names |= {node.name for node in module.tree.body if isinstance(node, ast.ClassDef)
                   and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping for item in node.body)}
         pins = any(_pins(node, ctx) for node in ast.walk(module.tree))
-        found = module.memo["training_names"] = frozenset() if pins else frozenset(names)
+        found = module.memo[key] = frozenset() if pins else frozenset(names)
+    return found
+
+
+def _imported_training(module: project.Module, files_left: int) -> set[str]:
+    """The names `module` imports (`from x import name`) that are training functions or classes of their
+    project module."""
+    folder = module.path.parent
+    found = set()
+    for name, ref in module.local.refs.items():
+        path = project.find_module(folder, ref.module, ref.level) if ref.attr else None
+        target = project.load(path) if path is not None else None
+        if target is not None and ref.attr in _training_names(target, files_left):
+            found.add(name)
     return found
 
 
@@ -331,7 +353,9 @@ def _pins(node: ast.AST, ctx: FileContext) -> bool:
     if isinstance(node, ast.Assign):
         effects = pinning.assign_effects(node, ctx.qualname)
     elif isinstance(node, ast.Call):
-        effects = pinning.call_effects(node, ctx.call_qualname(node)) + [(pinning.seeder_by_name(node), None)]
+        effects = pinning.call_effects(node, ctx.call_qualname(node) or method_qualname(ctx, node))
+        if _is_imported(ctx, node):  # by its name, unless a method of some object (a `torch.Generator` of its own)
+            effects.append((pinning.seeder_by_name(node), None))
     else:
         return False
     return any(summary.families or summary.deterministic or summary.cudnn for summary, _ in effects)

@@ -62,7 +62,9 @@ class SeedMissing(Rule):
                "`mindspore.set_seed`, at startup")
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
                "`Model.train`, or a trainer's `train()`/`fit()`) that trains (training steps, an optimizer, a trainer, or a function or class of "
-               "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`) or "
+               "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
+               "through the training functions it imports from further files, as WeNet's `Executor`; three files "
+               "deep) or "
                "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...), but never "
                "seeds: not directly, "
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), and not through a "

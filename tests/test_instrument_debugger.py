@@ -868,3 +868,36 @@ def test_a_strategy_handed_the_optimizer_steps_it():
     lines = lines_of(run(code, "debugger")[0])
     assert lines[lines.index("for inputs in loader:") + 1] == "debugger.start(model=self.model)"
     assert "debugger.step()" in lines
+
+
+STEP_HELPERS = ("import torch\n\n\ndef batch_backward(model, batch):\n    model(batch).sum().backward()\n\n\n"
+                "def update_parameter_and_lr(model, optimizer, info):\n"
+                "    if (info[\"batch_idx\"] + 1) % info[\"accum_grad\"] == 0:\n        optimizer.step()\n"
+                "        optimizer.zero_grad()\n\n\ndef log_per_step(info):\n    print(info)\n")
+EXECUTOR = ("import torch\nfrom train_utils import batch_backward, log_per_step, update_parameter_and_lr\n\n\n"
+            "class Executor:\n"
+            "    def train(self, model, optimizer, loader, info):\n        for batch_idx, batch in enumerate(loader):\n"
+            "            info[\"batch_idx\"] = batch_idx\n            batch_backward(model, batch)\n"
+            "            {call}\n            log_per_step(info)\n")
+
+
+def test_a_loop_stepping_through_a_function_of_a_project_module_is_wrapped(tmp_path, monkeypatch):
+    """WeNet's Executor.train: `update_parameter_and_lr(model, optimizer, ...)` of train_utils.py applies the
+    gradients (every `accum_grad` batches); the entry script that calls `executor.train(...)` is told where."""
+    (tmp_path / "train_utils.py").write_text(STEP_HELPERS)
+    monkeypatch.chdir(tmp_path)
+    options = Options(selected=select(["debugger"], [], False))
+    out, notes = instrument_text("executor.py", EXECUTOR.format(call="update_parameter_and_lr(model, optimizer, info)"),
+                                 options)
+    lines = lines_of(strip(out))
+    assert lines[lines.index("for batch_idx, batch in enumerate(loader):") + 1] == "debugger.start(model=model)"
+    assert any("the optimizer steps under a condition here" in note for note in notes)
+    out, notes = instrument_text("executor.py", EXECUTOR.format(call="log_per_step(info)"), options)
+    assert "debugger.start" not in out  # only backward() through the helper: no step, no training loop
+    (tmp_path / "executor.py").write_text(EXECUTOR.format(call="update_parameter_and_lr(model, optimizer, info)"))
+    entry = ("import torch\nfrom executor import Executor\n\n\ndef main():\n    executor = Executor()\n"
+             "    for epoch in range(2):\n        executor.train(model, optimizer, loader, {})\n\n\n"
+             "if __name__ == \"__main__\":\n    main()\n")
+    assert instrument_text("train.py", entry, options)[1] == [
+        "train.py: the training loop is not in this file but in `Executor.train` in executor.py: instrument that file "
+        "too (msprobe-instrument --write train.py executor.py); debugger not added here"]

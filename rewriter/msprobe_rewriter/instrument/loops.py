@@ -5,8 +5,9 @@ Found, not guessed: a loop is a training loop when it contains a call that appli
 MindSpore `optimizer(grads)` or a `TrainOneStepCell` call, or of a
 project's own train-step cell, or of a project cell built around train-step cells that calls them),
 directly or through local functions that step outside any loop of their own (`train_step`), or through
-such a method of an object of a class of the project's (fairseq's `trainer.train_step(sample)`, a
-CycleGAN's `model.optimize_parameters()`). A loop
+such a function of a project module (WeNet's `update_parameter_and_lr(model, optimizer, ...)`) or such a
+method of an object of a class of the project's (fairseq's `trainer.train_step(sample)`, a CycleGAN's
+`model.optimize_parameters()`). A loop
 that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a
 batch loop, the batch loop is. Training a library runs is found too, where it takes a step callback:
 MindSpore's `Model.train(...)` call, a Hugging Face or Lightning trainer's construction.
@@ -94,7 +95,9 @@ class Analysis:
     loops: list[TrainingLoop] = field(default_factory=list)
     callback_trainings: list[CallbackTraining] = field(default_factory=list)
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)  # child -> parent, whole file
-    steppers: frozenset[str] = frozenset()  # functions and methods that apply gradients once per call
+    # functions and methods that apply gradients once per call, each with whether it does only under a
+    # condition that counts calls (gradient accumulation)
+    steppers: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -222,7 +225,8 @@ def analyse(ctx: FileContext) -> Analysis:
     collector = _Collector(ctx)
     ctx.traverse({ast.Call: [collector]})
     finder = _Finder(ctx, collector)
-    return Analysis(finder.loops(), finder.callback_trainings(), finder.parents, frozenset(finder.steppers))
+    return Analysis(finder.loops(), finder.callback_trainings(), finder.parents,
+                    {name: step.conditional for name, step in finder.steppers.items()})
 
 
 def _module_analysis(module: project.Module) -> Analysis:
@@ -283,7 +287,7 @@ class _Finder:
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
         self.steppers: dict[str, _Step] = {}  # found below, once the project's train-step cells are steps
         cell_steps = self._cell_steps()
-        collector.steps += cell_steps
+        collector.steps += cell_steps + self._helper_steps()
         self.steppers = self._steppers()
         method_steps = self._method_steps()
         if method_steps:
@@ -328,6 +332,24 @@ class _Finder:
                 continue
             if self._cell_kind(value) is not None:
                 found.append(_Step(call, loop, function, conditional))
+        return found
+
+    def _helper_steps(self) -> list[_Step]:
+        """Calls of a function imported from a project module where it applies gradients once per call (WeNet's
+        executor calls `update_parameter_and_lr(model, optimizer, ...)` of its `train_utils`)."""
+        local = project.local_imports(project.import_statements(self.ctx.tree.body))
+        if not local.refs and not local.stars:
+            return []
+        folder = project.file_folder(self.ctx.path)
+        found = []
+        for name, loop, function, conditional, call in self.collector.calls:
+            if name in self.functions:
+                continue
+            for _, target, module in project.reached([call], local, self.functions, folder):
+                steppers = _module_analysis(module).steppers
+                if target in module.functions and target in steppers:
+                    found.append(_Step(call, loop, function, conditional or steppers[target]))
+                    break
         return found
 
     def _method_steps(self) -> list[tuple[_Step, tuple[str, ...]]]:

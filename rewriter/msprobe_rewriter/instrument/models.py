@@ -98,6 +98,8 @@ class TrainedModels:
             return handed  # `mp_trainer.optimize(self.opt)`: the optimizer handed to the helper
         if "scaler" in (target_name(func) or "").lower() and len(call.args) > 1:
             return call.args[1]  # timm's NativeScaler: `loss_scaler(loss, optimizer, ...)`
+        if id(func) not in self.cell_callees:  # a project helper that steps: the optimizer handed to it, if any
+            return next((arg for arg in call.args if self.ctx.is_optimizer_name(target_name(arg) or "")), func)
         return func
 
     def _updated_models(self, optimizer: ast.expr | None, function: Function) -> list[str]:

@@ -901,3 +901,14 @@ def test_a_loop_stepping_through_a_function_of_a_project_module_is_wrapped(tmp_p
     assert instrument_text("train.py", entry, options)[1] == [
         "train.py: the training loop is not in this file but in `Executor.train` in executor.py: instrument that file "
         "too (msprobe-instrument --write train.py executor.py); debugger not added here"]
+
+
+def test_a_speechbrain_recipe_is_told_where_its_loop_is_and_keeps_its_yaml_seed():
+    """`Brain.fit` runs SpeechBrain's loop, which calls the brain's batch hooks; `load_hyperpyyaml(fin)` seeds
+    through the YAML but `fin` is no seed."""
+    code = ("import speechbrain as sb\nfrom hyperpyyaml import load_hyperpyyaml\n\n\nclass ASR(sb.Brain):\n    pass\n\n\n"
+            "if __name__ == \"__main__\":\n    with open(\"hparams.yaml\") as fin:\n        hparams = load_hyperpyyaml(fin)\n"
+            "    asr = ASR(modules=hparams[\"modules\"])\n    asr.fit(range(2), hparams[\"train\"])\n")
+    out, notes = instrument_text("train.py", code, Options())
+    assert "seed_all(seed=1234, mode=False, rm_dropout=True)" in lines_of(strip(out))
+    assert any(note.startswith("train.py:13: `asr.fit(...)` runs SpeechBrain's training loop") for note in notes)

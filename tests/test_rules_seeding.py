@@ -626,3 +626,33 @@ def test_imports_nested_in_blocks_of_a_helper_are_seen(project):
     write(project, {"rng.py": helper, "train.py": script("import numpy as np\nfrom rng import set_seed",
                                                          "set_seed(0)\n    np.random.rand(2)")})
     assert lint(project / "train.py", "seed-missing", "seed-partial") == []
+
+
+SPEECHBRAIN_RECIPE = """
+import sys
+
+import speechbrain as sb
+from hyperpyyaml import load_hyperpyyaml
+
+
+class ASR(sb.Brain):
+    pass
+
+
+if __name__ == "__main__":
+    hparams_file, run_opts, overrides = sb.parse_arguments(sys.argv[1:])
+    with open(hparams_file) as fin:
+        hparams = {load}
+    ASR(modules=hparams["modules"], opt_class=hparams["opt_class"]).fit(range(2), hparams["train"])
+"""
+
+
+@pytest.mark.parametrize(("load", "expected"), [("load_hyperpyyaml(fin, overrides)", [("no-deterministic-algos", 12)]),
+                                                ("dict(fin)", [("seed-missing", 12), ("no-deterministic-algos", 12)])],
+                         ids=["hparams YAML", "no YAML"])
+def test_a_speechbrain_recipe_trains_with_brain_fit_and_seeds_in_its_hparams(tmp_path, load, expected):
+    """SpeechBrain recipes seed in their YAML (`!apply:speechbrain.utils.seed_everything`), which
+    `load_hyperpyyaml` runs; `Brain.fit` trains, on PyTorch, with deterministic kernels off."""
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(SPEECHBRAIN_RECIPE.format(load=load)))
+    assert lint(path, "seed-missing", "no-deterministic-algos") == expected

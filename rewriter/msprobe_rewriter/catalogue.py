@@ -58,6 +58,8 @@ LIGHTNING_SEED_EVERYTHING = frozenset({
 })
 # `fabric.seed_everything(s)` on a `lightning.Fabric` object
 FABRIC_SEED_EVERYTHING = frozenset({"lightning.Fabric.seed_everything", "lightning.fabric.Fabric.seed_everything"})
+# SpeechBrain's `seed_everything(seed, verbose, deterministic=False)`: random, NumPy, torch and CUDA.
+SPEECHBRAIN_SEED_EVERYTHING = frozenset({"speechbrain.utils.seed_everything", "speechbrain.utils.seed.seed_everything"})
 # Seeders that return the seed they used (and draw one when given None).
 SEED_RETURNING = LIGHTNING_SEED_EVERYTHING | FABRIC_SEED_EVERYTHING
 # Helpers from popular libraries that seed every generator at once.
@@ -67,8 +69,12 @@ SEED_ALL_CALLS = frozenset({
     "msprobe.pytorch.seed_all", "msprobe.mindspore.seed_all", "timm.utils.random_seed",
     "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
     "accelerate.utils.random.set_seed", "diffusers.training_utils.set_seed", *LIGHTNING_SEED_EVERYTHING,
-    *FABRIC_SEED_EVERYTHING,
+    *FABRIC_SEED_EVERYTHING, *SPEECHBRAIN_SEED_EVERYTHING,
 })
+# Loaders of a configuration that seeds when loaded, taking no seed argument: SpeechBrain recipes seed in their
+# hparams YAML (`__set_seed: !apply:speechbrain.utils.seed_everything [!ref <seed>]`), which loading it runs.
+# The file is named on the command line, so it is trusted to.
+SEEDING_LOADERS = frozenset({"hyperpyyaml.load_hyperpyyaml", "hyperpyyaml.core.load_hyperpyyaml"})
 # Classes that seed every generator when constructed, taking no seed argument: name -> (position, keyword) of
 # the argument that stops them when a literal False, or None. Hugging Face trainers seed with `args.seed`
 # (default 42; transformers 5.23, `Trainer.__init__`); LightningCLI calls `seed_everything(seed, workers=True)`
@@ -810,6 +816,7 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "diffusers.utils.testing_utils.enable_full_determinism": None,
     "lightning.Trainer": (None, "deterministic"), "lightning.pytorch.Trainer": (None, "deterministic"),
     "pytorch_lightning.Trainer": (None, "deterministic"),
+    **dict.fromkeys(SPEECHBRAIN_SEED_EVERYTHING, (2, "deterministic")),
     **dict.fromkeys(HF_TRAINING_ARGUMENTS, (None, "full_determinism")),
     "msprobe_runtime.mindspore.seed_all": (1, "mode"), "msprobe.mindspore.seed_all": (1, "mode"),
     "mindspore.set_deterministic": (0, "deterministic"),
@@ -842,7 +849,9 @@ MMENGINE_RUNNERS = frozenset({"mmengine.runner.Runner", "mmengine.runner.runner.
 # (every OpenMMLab `tools/test.py` builds one), so only its `train()` means the script trains.
 MMENGINE_RUNNER_BUILDS = frozenset({*MMENGINE_RUNNERS, *(f"{runner}.from_cfg" for runner in MMENGINE_RUNNERS),
                                     "mmengine.registry.RUNNERS.build"})
-TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI
+# SpeechBrain's `Brain`: a recipe subclasses it (`class ASR(sb.Brain)`) and runs `asr_brain.fit(...)`.
+SPEECHBRAIN_BRAINS = frozenset({"speechbrain.Brain", "speechbrain.core.Brain"})
+TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAIN_BRAINS
 # Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
 # as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).
 SUBCLASSED_CLASSES = SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS

@@ -20,7 +20,8 @@ FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 STEP_METHODS = frozenset({"step", "optimize", "optimizer_step", "train_batch"})
 # Methods that run a library trainer's training loop, by what builds the trainers they run: `trainer.train()`,
 # `trainer.fit(m)`, mmengine's `runner.train()`.
-TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS, "fit": catalogue.LIGHTNING_TRAINERS}
+TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS,
+                "fit": catalogue.LIGHTNING_TRAINERS | catalogue.SPEECHBRAIN_BRAINS}
 
 FRAME_TYPES = frozenset((*LOOP_TYPES, *SCOPE_TYPES))
 # Leaf node types that are not worth a visit unless a rule asks for them, and the fields holding them.
@@ -272,8 +273,8 @@ class FileContext:
 
     def is_trainer_run(self, call: ast.Call) -> bool:
         """Whether `call` runs a Hugging Face trainer's (`trainer.train()`, `Trainer(...).train()`), a Lightning
-        trainer's (`trainer.fit(model)`) or an mmengine runner's (`runner.train()`) training loop; the file's
-        subclasses of them included."""
+        trainer's (`trainer.fit(model)`), a SpeechBrain brain's (`asr_brain.fit(...)`) or an mmengine runner's
+        (`runner.train()`) training loop; the file's subclasses of them included."""
         func = call.func
         trainers = TRAINER_RUNS.get(func.attr) if isinstance(func, ast.Attribute) else None
         if trainers is None:

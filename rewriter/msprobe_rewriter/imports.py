@@ -9,7 +9,8 @@ import ast
 KNOWN_ROOTS = frozenset(
     {"torch", "torchvision", "torch_npu", "mindspore", "numpy", "random", "os", "deepspeed", "transformers",
      "accelerate", "lightning", "pytorch_lightning", "timm", "torchaudio", "torchtext", "msprobe",
-     "msprobe_runtime", "trl", "peft", "sklearn", "mmengine", "mmcv", "diffusers", "torchdata"}
+     "msprobe_runtime", "trl", "peft", "sklearn", "mmengine", "mmcv", "diffusers", "torchdata", "speechbrain",
+     "hyperpyyaml"}
 )
 
 

@@ -30,6 +30,7 @@ SEEDER_FAMILIES: dict[str, frozenset[str]] = {
     **{seeder: frozenset(f for f, calls in catalogue.SEED_CALLS.items() if seeder in calls)
        for calls in catalogue.SEED_CALLS.values() for seeder in calls},
     **dict.fromkeys(catalogue.SEED_ALL_CALLS, FAMILIES),
+    **dict.fromkeys(catalogue.SEEDING_LOADERS, FAMILIES),
 }
 
 

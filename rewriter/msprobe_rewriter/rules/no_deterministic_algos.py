@@ -10,7 +10,7 @@ from msprobe_rewriter.rules.seed_missing import report_parent_only, report_whole
 
 # Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "timm", "accelerate",
-                 "deepspeed", "transformers", "trl", "mmengine")
+                 "deepspeed", "transformers", "trl", "mmengine", "speechbrain")
 CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
 PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import this file without running its "
@@ -38,8 +38,9 @@ class NoDeterministicAlgos(Rule):
                "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "
                "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, Hugging Face's "
                "`TrainingArguments(full_determinism=True)`, an mmengine runner's `randomness=dict(..., deterministic=True)`, "
+               "SpeechBrain's `seed_everything(..., deterministic=True)`, "
                "or a project helper that does one of these; a script "
-               "that imports only transformers, TRL or mmengine counts as PyTorch). A MindSpore entry script likewise (one that "
+               "that imports only transformers, TRL, mmengine or SpeechBrain counts as PyTorch). A MindSpore entry script likewise (one that "
                "imports mindnlp or mindtorch too: their `torch` runs on MindSpore, and their "
                "`torch.use_deterministic_algorithms(True)` switches MindSpore's on, so it counts), when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
@@ -117,6 +118,14 @@ if __name__ == "__main__":
     seed_everything(1234, mode=True)
     model = torch.nn.Linear(4, 2)
     optimizer = torch.optim.AdamW(model.parameters())
+""",
+        """\
+import speechbrain as sb
+from speechbrain.utils import seed_everything
+
+if __name__ == "__main__":
+    seed_everything(1986, deterministic=True)
+    sb.Brain(modules={"model": model}, opt_class=opt_class).fit(range(2), train_data)
 """,
         """\
 import lightning as L
@@ -250,6 +259,27 @@ if __name__ == "__main__":
     parser.add_argument("--use-deterministic-algorithms", action="store_true")
     main(parser.parse_args())
 """, lines=(7,)),
+        # A SpeechBrain recipe: seeded by its hparams YAML (`!apply:speechbrain.utils.seed_everything`), which
+        # leaves deterministic kernels off; `Brain.fit` trains.
+        Invalid("""\
+import sys
+
+import speechbrain as sb
+from hyperpyyaml import load_hyperpyyaml
+
+
+class ASR(sb.Brain):
+    def compute_objectives(self, predictions, batch, stage):
+        return self.hparams.ctc_loss(predictions, batch.phn_encoded)
+
+
+if __name__ == "__main__":
+    hparams_file, run_opts, overrides = sb.parse_arguments(sys.argv[1:])
+    with open(hparams_file) as fin:
+        hparams = load_hyperpyyaml(fin, overrides)
+    asr = ASR(modules=hparams["modules"], opt_class=hparams["opt_class"], hparams=hparams, run_opts=run_opts)
+    asr.fit(hparams["epoch_counter"], train_data, valid_data)
+""", lines=(12,)),
         # TRL's trainers are Hugging Face Trainers, and their configs TrainingArguments.
         Invalid("""\
 from trl import SFTConfig, SFTTrainer

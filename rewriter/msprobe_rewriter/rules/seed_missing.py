@@ -67,7 +67,7 @@ class SeedMissing(Rule):
                "deep) or "
                "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...), but never "
                "seeds: not directly, "
-               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), and not through a "
+               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
                "that seeds at its top level. In such a script, seeding only under a "

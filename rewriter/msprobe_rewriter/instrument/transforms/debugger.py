@@ -103,7 +103,9 @@ class Debugger(Transform):
         "imports from another file of the project (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are "
         "laid out), or its trainer is built there, the note names that file: instrument both; a script that "
         "calls `trainer.train()`/`.fit(...)` on a trainer built elsewhere (a parameter, `build_trainer(cfg)`, "
-        "`hydra.utils.instantiate(cfg.trainer)`) is told to add the callback where it is built.")
+        "`hydra.utils.instantiate(cfg.trainer)`) is told to add the callback where it is built; a SpeechBrain "
+        "recipe's `brain.fit(...)` (the library's loop, which takes no callbacks) is told to start the debugger in "
+        "its Brain's `on_fit_batch_start` and stop and step it in `on_fit_batch_end`.")
     examples = (
         Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "for x in torch.randn(4, 8, 2):\n    loss = model(x).sum()\n    loss.backward()\n"
@@ -337,7 +339,7 @@ class Debugger(Transform):
                       else "this run instruments it")
             unit.note(None, f"{what} not in this file but in {where}: {advice}; debugger not added here")
             return
-        elsewhere = _trainer_elsewhere(unit)
+        elsewhere = _trainer_elsewhere(unit) or _brain_fit(unit)
         if elsewhere is not None:
             unit.note(*elsewhere)
         elif unit.imports_framework:  # a script that names no framework and calls no training code: nothing to say
@@ -581,6 +583,19 @@ def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
                 return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` runs a trainer this file does "
                                      f"not construct: add {_trainer_callbacks(unit)} to its callbacks where it is "
                                      "built; debugger not added")
+    return None
+
+
+def _brain_fit(unit: Unit) -> tuple[int, str] | None:
+    """(line, note) for `brain.fit(...)` of a SpeechBrain `Brain` (the file's subclass): the training loop is
+    the library's (`Brain.fit_batch`), which takes no callbacks but calls the brain's own batch hooks."""
+    for node in ast.walk(unit.tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit"
+                and unit.ctx.is_trainer_run(node) and unit.ctx.imports.imports_root("speechbrain")):
+            return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` runs SpeechBrain's training loop "
+                                 "(`Brain.fit_batch`): in your Brain, call `debugger.start(model=self.modules)` in "
+                                 "`on_fit_batch_start` and `debugger.stop()` and `debugger.step()` in "
+                                 "`on_fit_batch_end`; debugger not added")
     return None
 
 

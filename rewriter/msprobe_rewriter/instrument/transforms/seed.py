@@ -280,8 +280,8 @@ def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:
     value = next((kw.value for kw in call.keywords if kw.arg == "seed"), None)
     if value is None and call.args and not isinstance(call.args[0], ast.Starred):
         qualified = unit.ctx.call_qualname(call)
-        if qualified in pinning.SEEDER_FAMILIES:
-            value = None if qualified.endswith("Trainer") else call.args[0]
+        if qualified in pinning.SEEDER_FAMILIES:  # a seeding API; a configuration's loader takes no seed
+            value = call.args[0] if qualified in catalogue.SEED_ARGUMENTS else None
         elif pinning.seeder_by_name(call).families and _reads_as_seed(call.args[0]):
             value = call.args[0]
     if value is None or any(isinstance(node, ast.Call) and _called_name(node) == "initial_seed"

@@ -318,19 +318,29 @@ def _training_names(module: project.Module, files_left: int = MAX_TRAINING_FILES
     found = module.memo.get(key)
     if found is None:
         module.memo[key] = frozenset()  # modules importing each other find nothing more through the cycle
+        ctx, pins = _training_context(module)
+        names: set[str] = set()
+        if not pins:
+            stepping = ctx.stepping_functions()
+            imported = _imported_training(module, files_left - 1) if files_left > 1 else set()
+            if imported:
+                stepping = ctx.functions_calling(stepping | imported)
+            stepping = {name for name in stepping if not _is_eval(name)}
+            names = stepping & module.functions.keys()
+            names |= {node.name for node in module.tree.body if isinstance(node, ast.ClassDef)
+                      and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping for item in node.body)}
+        found = module.memo[key] = frozenset(names)
+    return found
+
+
+def _training_context(module: project.Module) -> tuple[FileContext, bool]:
+    """A project module's traversed context, and whether it pins anything (computed once per module)."""
+    found = module.memo.get("training_context")
+    if found is None:
         source = module.path.read_text(encoding="utf-8", errors="replace")
         ctx = FileContext(str(module.path), source, module.tree)
         ctx.traverse({})
-        stepping = ctx.stepping_functions()
-        imported = _imported_training(module, files_left - 1) if files_left > 1 else set()
-        if imported:
-            stepping = ctx.functions_calling(stepping | imported)
-        stepping = {name for name in stepping if not _is_eval(name)}
-        names = stepping & module.functions.keys()
-        names |= {node.name for node in module.tree.body if isinstance(node, ast.ClassDef)
-                  and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping for item in node.body)}
-        pins = any(_pins(node, ctx) for node in ast.walk(module.tree))
-        found = module.memo[key] = frozenset() if pins else frozenset(names)
+        found = module.memo["training_context"] = (ctx, any(_pins(node, ctx) for node in ast.walk(module.tree)))
     return found
 
 

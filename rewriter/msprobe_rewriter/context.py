@@ -431,6 +431,16 @@ def keyword(call: ast.Call, name: str) -> ast.expr | None:
     return None
 
 
+def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes under `node`, not inside the functions defined in it (nor those functions themselves)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if not isinstance(child, FUNCTION_TYPES):
+            yield child
+            stack.extend(ast.iter_child_nodes(child))
+
+
 def draws_globally(call: ast.Call, qualified: str | None) -> bool:
     """Whether `call` (named `qualified`) draws from a process-global generator: Python's `random`, NumPy's
     legacy functions, torch's without a `generator=` of its own."""

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import FUNCTION_TYPES, FileContext, argument, constant
+from msprobe_rewriter.context import FUNCTION_TYPES, FileContext, argument, constant, own_nodes
 
 # Weight initialisation (before the model is moved; also fill helpers named like `torch.nn.init`'s, such as
 # `trunc_normal_`), data loading (datasets, collate functions, transforms).
@@ -204,18 +204,10 @@ def _per_sample(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     first = params[0].arg
     if SAMPLE_PARAMETER.fullmatch(first):
         return True
-    loops = [node for node in _own_nodes(function) if isinstance(node, (ast.For, ast.AsyncFor))
+    loops = [node for node in own_nodes(function) if isinstance(node, (ast.For, ast.AsyncFor))
              and isinstance(node.iter, ast.Name) and node.iter.id == first
              and isinstance(node.target, ast.Name) and SAMPLE_PARAMETER.fullmatch(node.target.id)]
-    return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for loop in loops for node in _own_nodes(loop))
-
-
-def _own_nodes(node: ast.AST):
-    """The nodes under `node` outside the functions, lambdas and classes defined in it."""
-    for child in ast.iter_child_nodes(node):
-        yield child
-        if not isinstance(child, (*FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
-            yield from _own_nodes(child)
+    return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for loop in loops for node in own_nodes(loop))
 
 
 def _takes_a_sample(cls: ast.ClassDef) -> bool:

@@ -284,6 +284,8 @@ class _Finder:
         self.values: dict[str, list[ast.expr]] = {}  # simple target name -> the values of all its assignments
         self._lines: dict[str, int] = {}
         self._index(ctx.tree)
+        self.local = project.local_imports(project.import_statements(ctx.tree.body))  # the project's modules it imports
+        self.folder = project.file_folder(ctx.path)
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
         self.steppers: dict[str, _Step] = {}  # found below, once the project's train-step cells are steps
         cell_steps = self._cell_steps()
@@ -337,15 +339,13 @@ class _Finder:
     def _helper_steps(self) -> list[_Step]:
         """Calls of a function imported from a project module where it applies gradients once per call (WeNet's
         executor calls `update_parameter_and_lr(model, optimizer, ...)` of its `train_utils`)."""
-        local = project.local_imports(project.import_statements(self.ctx.tree.body))
-        if not local.refs and not local.stars:
+        if not self.local.refs and not self.local.stars:
             return []
-        folder = project.file_folder(self.ctx.path)
         found = []
         for name, loop, function, conditional, call in self.collector.calls:
             if name in self.functions:
                 continue
-            for _, target, module in project.reached([call], local, self.functions, folder):
+            for _, target, module in project.reached([call], self.local, self.functions, self.folder):
                 steppers = _module_analysis(module).steppers
                 if target in module.functions and target in steppers:
                     found.append(_Step(call, loop, function, conditional or steppers[target]))
@@ -412,9 +412,8 @@ class _Finder:
         name = construction.func.id
         places = [(self.ctx.tree, self.ctx.imports, name, self.steppers)]
         if not any(isinstance(node, ast.ClassDef) and node.name == name for node in self.ctx.tree.body):
-            local = project.local_imports(project.import_statements(self.ctx.tree.body))
             places = [(module.tree, module.imports, defined, _ModuleSteppers(module)) for _, defined, module in
-                      project.reached([construction], local, self.functions, project.file_folder(self.ctx.path))]
+                      project.reached([construction], self.local, self.functions, self.folder)]
         return [(node, tracker, steppers) for tree, tracker, class_name, steppers in places for node in tree.body
                 if isinstance(node, ast.ClassDef) and node.name == class_name]
 

@@ -7,7 +7,7 @@ import ast
 import re
 
 from msprobe_rewriter import catalogue, pinning, seeding
-from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword
+from msprobe_rewriter.context import Site, argument, constant, keyword, own_nodes
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 # Generator family of each global draw, and how to seed it.
@@ -309,7 +309,7 @@ def make_weight(shape):
         # NumPy each epoch); seeding the generators its other code draws from is the importing script's job.
         # Only the draws that follow it in the same function are held to it.
         for function, draws in self.in_def.items():
-            own = _own_nodes(function)
+            own = {id(node) for node in own_nodes(function)}
             local = [effect for effect in effects if effect.summary.families and id(effect.node) in own]
             if not local:
                 continue
@@ -347,19 +347,6 @@ def _runs_on_import(effect: seeding.Effect) -> bool:
 
 def _position(node: ast.AST) -> tuple[int, int]:
     return node.lineno, node.col_offset
-
-
-def _own_nodes(function: ast.AST) -> set[int]:
-    """Ids of the nodes inside `function`, not inside the functions nested in it."""
-    found: set[int] = set()
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, FUNCTION_TYPES):
-            continue
-        found.add(id(node))
-        stack.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _draws_globally(call: ast.Call, qualified: str) -> bool:

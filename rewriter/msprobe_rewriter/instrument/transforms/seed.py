@@ -29,8 +29,8 @@ class Seed(Transform):
         "first thing in that block, so that importing it seeds nothing and keeps dropout. When the script "
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
-        "right after the statement that binds its names (after `args = parse_args()`, at the top of the "
-        "function for a parameter), so it runs before the model is built or distributed communication starts. "
+        "right after the statement that binds its names or fills their object (after `args = parse_args()`, after "
+        "icefall's `params.update(vars(args))`, at the top of the function for a parameter), so it runs before the model is built or distributed communication starts. "
         "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`, "
         "torchtune's `self.seed = training.set_seed(seed=cfg.seed)`; given None they draw one), is followed by "
         "`seed_all` with that variable. "
@@ -81,6 +81,16 @@ class Seed(Transform):
                 "seed_all(seed=opt.manualSeed, mode=False, rm_dropout=True)\n"
                 "print(\"Random Seed: \", opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\n"
                 "for epoch in range(2):\n    torch.nn.Linear(2, 2)(torch.randn(1, 2)).sum().backward()\n"),
+        # The seed's object is filled by a call after it is made (icefall's `params.update(vars(args))`): after that.
+        Example("import argparse\n\nimport torch\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+                "    parser.add_argument(\"--seed\", type=int, default=42)\n    params = argparse.Namespace(lr=0.1)\n"
+                "    params.__dict__.update(vars(parser.parse_args()))\n    torch.manual_seed(params.seed)\n"
+                "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n",
+                "import argparse\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n\ndef main():\n"
+                "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int, default=42)\n"
+                "    params = argparse.Namespace(lr=0.1)\n    params.__dict__.update(vars(parser.parse_args()))\n"
+                "    seed_all(seed=params.seed, mode=False, rm_dropout=True)\n    torch.manual_seed(params.seed)\n"
+                "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
         # A model file whose `__main__` block only tries the model: seeded there, so importing it seeds nothing.
         Example("import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\nif __name__ == \"__main__\":\n"
                 "    print(Net()(torch.randn(2, 4)))\n",
@@ -390,9 +400,10 @@ def _block_of(statement: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.s
 
 
 def _binds(statement: ast.stmt, inside: bool = False) -> set[str]:
-    """Names a statement binds or assigns into (`x = ...`, `x.seed = ...`, imports); with `inside`, also in
-    the blocks of an `if`/`with`/`try`/loop it heads (`if args.seed is None: args.seed = ...`), not in
-    nested functions."""
+    """Names a statement binds or assigns into (`x = ...`, `x.seed = ...`, imports), or may fill through a
+    call made for its effect (`params.update(vars(args))`, `cfg.merge_from_file(path)`, `setattr(x, ...)`);
+    with `inside`, also in the blocks of an `if`/`with`/`try`/loop it heads (`if args.seed is None:
+    args.seed = ...`), not in nested functions."""
     found: set[str] = set()
     todo: list[ast.AST] = [statement]
     while todo:
@@ -402,6 +413,23 @@ def _binds(statement: ast.stmt, inside: bool = False) -> set[str]:
             found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             found |= {(a.asname or a.name).split(".", 1)[0] for a in node.names}
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            found |= _filled(node.value)
         elif inside and not isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
             todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
     return found
+
+
+def _filled(call: ast.Call) -> set[str]:
+    """The name whose object a call made as a statement may change: the receiver of a method
+    (`params.update(...)`, `args.__dict__.update(...)`, `vars(args).update(...)`) or `setattr`'s target."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        target = call.args[0] if func.id == "setattr" and call.args else None
+    else:
+        target = func
+        while isinstance(target, ast.Attribute):
+            target = target.value
+        if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "vars" and target.args:
+            target = target.args[0]
+    return {target.id} if isinstance(target, ast.Name) else set()

@@ -219,7 +219,7 @@ class FileContext:
         the enclosing loop/function."""
         func = call.func
         callee_name = func.id if isinstance(func, ast.Name) else self.own_method_called(call)
-        steps = self.is_step_call(call)
+        steps = self.is_step_call(call) and not self.in_autograd_function()
         loop = self.current_loop()
         function = self.current_function()
         if loop is not None:
@@ -340,6 +340,32 @@ class FileContext:
             if isinstance(node, FUNCTION_TYPES):
                 return node
         return None
+
+    def is_custom_backward(self, function: ast.AST, owner: ast.AST | None) -> bool:
+        """Whether `function`, defined directly in `owner`, is the `backward` of a torch.autograd.Function
+        subclass or a MindSpore Cell's custom `bprop`."""
+        if not isinstance(owner, ast.ClassDef):
+            return False
+        if function.name == "bprop":
+            return self.imports.imports_root("mindspore")
+        return function.name == "backward" and self._autograd_method(function, owner)
+
+    def in_autograd_function(self) -> bool:
+        """Whether the innermost enclosing def is the `forward` or `backward` of a torch.autograd.Function
+        subclass: gradients taken there (icefall's activations and whitening penalty) belong to an operator."""
+        frames = self._frames
+        for index in range(len(frames) - 1, -1, -1):
+            if isinstance(frames[index], FUNCTION_TYPES):
+                owner = frames[index - 1] if index else None
+                return isinstance(owner, ast.ClassDef) and self._autograd_method(frames[index], owner)
+        return False
+
+    def _autograd_method(self, function: ast.AST, owner: ast.ClassDef) -> bool:
+        if any(self.qualname(base) in catalogue.AUTOGRAD_FUNCTION_BASES for base in owner.bases):
+            return True
+        args = function.args.posonlyargs + function.args.args  # unresolved base: `@staticmethod def backward(ctx, ...)`
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        return static and bool(args) and args[0].arg == "ctx"
 
     def current_loop(self) -> ast.AST | None:
         """Innermost enclosing loop within the current function (loops do not cross a def)."""

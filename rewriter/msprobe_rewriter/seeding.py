@@ -24,8 +24,11 @@ from msprobe_rewriter.context import EVAL_NAME, FUNCTION_TYPES, FileContext, arg
 from msprobe_rewriter.pinning import NOTHING, Summary
 
 # What makes a script's randomness matter: it trains, or it samples (draws from torch's generator) from
-# weights it loads. Draws alone (dummy inputs of a smoke test, fake data of a demo) do not.
+# weights it loads. Draws alone (dummy inputs of a smoke test, fake data of a demo) do not, nor do draws in a
+# function that exports a model (example inputs to trace it with: icefall's export-onnx.py).
 SAMPLING_DRAWS = catalogue.TORCH_RANDOM_DRAWS
+MODEL_EXPORTS = frozenset({"torch.onnx.export", "torch.onnx.dynamo_export", "torch.jit.trace", "torch.jit.trace_module",
+                           "torch.export.export", "torch.export.export_for_training"})
 WEIGHT_LOADERS = frozenset({"torch.load"}) | catalogue.MINDSPORE_LOAD_CHECKPOINT | catalogue.MINDSPORE_LOAD_PARAM
 WEIGHT_LOADING_METHODS = frozenset({"load_state_dict", "from_pretrained", "load_from_checkpoint"})
 MAX_TRAINING_FILES = 3  # training steps are followed through at most this many project files
@@ -62,7 +65,8 @@ class FileSeeding:
     trains_elsewhere: Callable[[], list[project.Module]]  # the project-local modules it trains through (read lazily)
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
     helper_calls: list[Located] = field(default_factory=list)  # calls and imports `follow` may resolve
-    samples: bool = False  # draws from torch's generator
+    drawing: set[str | None] = field(default_factory=set)  # the functions drawing from torch's generator (None: module level)
+    exporting: set[str | None] = field(default_factory=set)  # the functions exporting a model
     loads_weights: bool = False
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
     # function of the file -> the places that call it by name (their guards, the calling function)
@@ -96,6 +100,11 @@ class FileSeeding:
         """Whether the file's randomness matters: it trains (itself, or through project code it calls), or
         samples from weights it loads."""
         return self.trains or (self.samples and self.loads_weights) or bool(self.training_modules())
+
+    @property
+    def samples(self) -> bool:
+        """Whether the file draws from torch's generator other than for a model export's example inputs."""
+        return bool(self.drawing - self.exporting)
 
     def training_modules(self) -> list[project.Module]:
         """The project-local modules whose training code the file calls (improved-diffusion's `train_util`
@@ -219,7 +228,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             found = pinning.assign_effects(node, ctx.qualname)
         elif isinstance(node, ast.Call):
             qualified = ctx.call_qualname(node) or method_qualname(ctx, node)
-            _note_call(ctx, seeding, node, qualified, evaluation=_is_eval(function))
+            _note_call(ctx, seeding, node, qualified, function)
             if qualified is None:
                 owner = node.func.value if isinstance(node.func, ast.Attribute) else None
                 if isinstance(owner, ast.Name) and (function, owner.id) in made:
@@ -283,13 +292,13 @@ def _function_name(node: ast.expr) -> str:
 
 
 def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified: str | None,
-               evaluation: bool) -> None:
-    """Record what a call says about the script: worker seeding, and (outside evaluation code) whether it
-    trains, samples, or loads weights."""
+               function: str | None) -> None:
+    """Record what a call (in `function`) says about the script: worker seeding, and (outside evaluation
+    code) whether it trains, draws, exports a model, or loads weights."""
     worker_init = keyword(call, "worker_init_fn")
     if worker_init is not None:
         seeding.worker_init.add(_function_name(worker_init))
-    if evaluation:
+    if _is_eval(function):
         return
     target = argument(call, 0, "fn") if qualified in catalogue.SPAWNING else None
     if isinstance(target, ast.Name):
@@ -300,7 +309,9 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
         if qualified in catalogue.TRAINER_CLASSES or catalogue.is_optimizer_class(qualified):
             seeding.trains = True
         elif qualified in SAMPLING_DRAWS:
-            seeding.samples = True
+            seeding.drawing.add(function)
+        elif qualified in MODEL_EXPORTS:
+            seeding.exporting.add(function)
         elif qualified in WEIGHT_LOADERS:
             seeding.loads_weights = True
     if isinstance(call.func, ast.Attribute) and call.func.attr in WEIGHT_LOADING_METHODS:

@@ -124,7 +124,7 @@ class Noncontiguous(Rule):
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if not self.active:
             return
-        if self._is_custom_backward(node):
+        if self.ctx.is_custom_backward(node, self.ctx.ancestors[-1] if self.ctx.ancestors else None):
             self.backward_ids.add(id(node))
             self.backward_callees.update(call.func.id for call in _calls(node) if isinstance(call.func, ast.Name))
         if not LAYOUT_HINT.search("\n".join(self.ctx.lines[node.lineno - 1:node.end_lineno])):
@@ -138,21 +138,6 @@ class Noncontiguous(Rule):
         for function, name, site, via in self.matmuls:
             if id(function) in self.backward_ids or name in self.backward_callees or "backward" in name:
                 self._report(site, MATMUL, via)
-
-    def _is_custom_backward(self, node: ast.AST) -> bool:
-        """`backward` of a torch.autograd.Function subclass, or a MindSpore Cell's custom `bprop`."""
-        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
-        if not isinstance(parent, ast.ClassDef):
-            return False
-        if node.name == "bprop":
-            return self.ctx.imports.imports_root("mindspore")
-        if node.name != "backward":
-            return False
-        if any(self.ctx.qualname(base) in catalogue.AUTOGRAD_FUNCTION_BASES for base in parent.bases):
-            return True
-        args = node.args.posonlyargs + node.args.args  # unresolved base: `@staticmethod def backward(ctx, ...)`
-        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
-        return static and bool(args) and args[0].arg == "ctx"
 
     # --- one scope, statement by statement ---------------------------------------------------
     def _scan(self, scope: ast.AST, body: list[ast.stmt], on_eval: bool) -> None:

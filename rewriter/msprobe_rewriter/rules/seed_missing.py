@@ -61,11 +61,11 @@ class SeedMissing(Rule):
                "`seed_all(seed)` (msprobe), or `random.seed`, `np.random.seed` and `torch.manual_seed` / "
                "`mindspore.set_seed`, at startup")
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
-               "`Model.train`, or a trainer's `train()`/`fit()`) that trains (training steps, an optimizer, a trainer, or a function or class of "
+               "`Model.train`, or a trainer's `train()`/`fit()`) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep) or "
-               "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...), but never "
+               "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), but never "
                "seeds: not directly, "
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
@@ -511,6 +511,44 @@ from trl import RewardConfig, RewardTrainer
 
 trainer = RewardTrainer(model="Qwen/Qwen2-0.5B", args=RewardConfig(output_dir="out"), peft_config=LoraConfig(r=8))
 trainer.train()
+""",
+        # Draws in a function that exports the model are example inputs to trace it with, not samples.
+        """\
+import torch
+
+
+def export(checkpoint):
+    model = torch.nn.Linear(80, 4)
+    model.load_state_dict(torch.load(checkpoint))
+    x = torch.rand(1, 80)
+    torch.onnx.export(model, (x,), "model.onnx")
+
+
+if __name__ == "__main__":
+    export("model.pt")
+""",
+        # Gradients taken inside a torch.autograd.Function (icefall's whitening penalty) are no training step.
+        """\
+import torch
+
+
+class Whiten(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        with torch.enable_grad():
+            x = x.detach().requires_grad_()
+            (x ** 2).mean().backward()
+        return grad + x.grad
+
+
+if __name__ == "__main__":
+    print(Whiten.apply(torch.ones(3, requires_grad=True)))
 """,
     )
     invalid = (

@@ -90,6 +90,7 @@ class FileContext:
         self.module_level_trainer_run = False  # `trainer.train()` of a library trainer (is_trainer_run)
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
+        self._def_names: set[str] | None = None  # every function name defined in the file (`names_scaler`)
         self._preload_imports()
 
     # --- names -------------------------------------------------------------------------------
@@ -264,7 +265,7 @@ class FileContext:
             return False
         origin = self.assigned_calls.get(name)
         if origin is None:
-            if "scaler" in name.lower():  # MAE/timm style: `loss_scaler(loss, optimizer, ...)`
+            if self.names_scaler(name):  # MAE/timm style: `loss_scaler(loss, optimizer, ...)`
                 return any(self.is_optimizer_name(n) for n in map(target_name, call.args) if n)
             # MindSpore applies gradients by calling the optimizer: `optimizer(grads)`
             return self.imports.imports_root("mindspore") and self.is_optimizer_name(name) and bool(call.args)
@@ -301,11 +302,21 @@ class FileContext:
             return False
         origin = self.assigned_calls.get(name)
         if origin is None:
-            if "scaler" in name.lower():  # timm's NativeScaler: `loss_scaler(loss, optimizer)` steps the optimizer
+            if self.names_scaler(name):  # MAE/timm style: `loss_scaler(loss, optimizer, ...)`
                 return any(self.is_optimizer_name(n) for n in map(target_name, call.args) if n)
             return self.imports.imports_root("mindspore") and self.is_optimizer_name(name) and bool(call.args)
         return origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS or (
             origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin))
+
+    def names_scaler(self, name: str) -> bool:
+        """Whether a called name is a loss scaler handed in, which steps the optimizer it is given (MAE's and timm's
+        NativeScaler: `loss_scaler(loss, optimizer, ...)`): not a function of this file (open_clip's
+        `_make_train_step_no_accum_no_scaler(task, optimizer, ...)` only builds a step)."""
+        if "scaler" not in name.lower():
+            return False
+        if self._def_names is None:
+            self._def_names = {node.name for node in ast.walk(self.tree) if isinstance(node, FUNCTION_TYPES)}
+        return name not in self._def_names
 
     def is_deepspeed_engine(self, name: str) -> bool:
         """A DeepSpeed engine: the first result of `deepspeed.initialize(...)`, or a name with "engine" in it in a

@@ -38,6 +38,7 @@ from msprobe_rewriter.instrument.scopes import (
     inside,
     parameters_of,
     source_text,
+    taken_from_parameters,
 )
 
 MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
@@ -470,7 +471,8 @@ class _Finder:
                              and assigned_before(loop, root, loop.end_lineno + 1)), None)
         if built_inside is not None:  # `start(model=net)` first in the body would run before `net = ...`
             models, roots = (), []
-        local = bool(roots) and all(assigned_before(scope, root, outermost.lineno) for root in roots)
+        local = bool(roots) and all(assigned_before(scope, root, outermost.lineno)
+                                    and not taken_from_parameters(function, root) for root in roots)
         threshold = self._threshold(step.call, loop)
         return TrainingLoop(loop, function, models, self.trained.optimizers(steps),
                             conditional or step.conditional, outermost, local, inner_steps, built_inside,

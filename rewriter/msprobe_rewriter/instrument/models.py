@@ -250,9 +250,18 @@ class TrainedModels:
             for node in ast.walk(arg))
 
     def _usual_model(self, function: Function) -> str | None:
-        """A model by its usual name (`self.net`, `model`, ...), valid inside `function`."""
+        """A model by its usual name (`self.net`, `model`, ...), valid inside `function`; else what `function`
+        switches to training mode first (open_clip's `task.train()`: a module's `train()` takes at most a flag)."""
         kept = self._self_attributes(function)
         texts = [f"self.{name}" for name in MODEL_NAMES if name in kept] + list(MODEL_NAMES)
+        usual = next((text for text in texts if self._visible(text.split(".", 1)[0], function)), None)
+        if usual is not None or function is None:
+            return usual
+        switched = sorted((node.func.value for node in walk_scope(function) if isinstance(node, ast.Call)
+                           and isinstance(node.func, ast.Attribute) and node.func.attr == "train" and len(node.args) <= 1
+                           and not node.keywords and is_name_chain(node.func.value)),
+                          key=lambda node: (node.lineno, node.col_offset))  # the first in the source
+        texts = (source_text(self.ctx.source, node) for node in switched)
         return next((text for text in texts if self._visible(text.split(".", 1)[0], function)), None)
 
     def _self_attributes(self, function: Function) -> dict[str, str | None]:

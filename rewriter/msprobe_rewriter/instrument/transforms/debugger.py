@@ -70,13 +70,16 @@ class Debugger(Transform):
         "the helper cannot be read, to one named for parameters when the name holds a network there: built by "
         "a network class, moved with `.cuda()`/`.to(...)`, wrapped in `DistributedDataParallel`, or given "
         "`.parameters()`, `.train()` and the like; for such an object, the networks among the arguments it was "
-        "built with, else the attributes whose parameters its class reads, `start(model=trainer.model)`); "
+        "built with, else the attributes whose parameters its class reads, `start(model=trainer.model)`; when no "
+        "optimizer leads to one, a model by its usual name, `model`, `net`, ..., else what the function first switches to "
+        "training mode, open_clip's `task.train()`); "
         "when the loop steps the optimizers of several models (a GAN's "
         "generator and discriminator, an actor and its critics) it gets all of them as a list, "
         "`start(model=[G, D])`, and records are named by their index, `Module.0.`..., as msprobe names model "
         "chunks. The debugger is created right before the outermost loop of the "
         "function that builds the model; when the loop lives in a helper that receives the model "
-        "(`train_one_epoch(model, ...)`) it is created at module level instead, so it exists once. "
+        "(`train_one_epoch(model, ...)`, or `task = state.task` from its parameters) it is created at module level "
+        "instead, so it exists once. "
         "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`, with a note when "
         "`dataset_sink_mode` may be on (data sinking runs a sink of steps per callback: one dump would cover "
         "them all). Training a library trainer runs gets the runtime's callback in the trainer's construction, "
@@ -191,6 +194,31 @@ class Debugger(Transform):
                 "for x in torch.randn(4, 8, 2):\n    debugger.start(model=trainer.model)\n    try:\n"
                 "        trainer.train_step(x)\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # A local function named for a scaler that only builds the step (open_clip's
+        # `_make_train_step_no_accum_no_scaler(task, optimizer, ...)`) is no loss scaler: the batch loop is the step.
+        Example("import torch\n\n\ndef make_step_no_scaler(model, optimizer):\n    def step(x):\n"
+                "        model(x).sum().backward()\n        optimizer.step()\n\n    return step\n\n\n"
+                "def train(model, optimizer, loader, epochs):\n    for epoch in range(epochs):\n"
+                "        step = make_step_no_scaler(model, optimizer)\n        for x in loader:\n            step(x)\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n\n\n"
+                "def make_step_no_scaler(model, optimizer):\n    def step(x):\n        model(x).sum().backward()\n"
+                "        optimizer.step()\n\n    return step\n\n\ndef train(model, optimizer, loader, epochs):\n"
+                "    for epoch in range(epochs):\n        step = make_step_no_scaler(model, optimizer)\n"
+                "        for x in loader:\n            debugger.start(model=model)\n            try:\n"
+                "                step(x)\n            finally:\n                debugger.stop()\n"
+                "                debugger.step()\n"),
+        # The model read off a parameter (open_clip's `task = state.task`), found by its `train()`: the helper runs
+        # once per epoch, so the debugger is created once, at module level.
+        Example("import torch\n\n\ndef train_one_epoch(state, loader):\n    task, optimizer = state.task, state.optimizer\n"
+                "    task.train()\n    for batch in loader:\n        optimizer.zero_grad()\n        task(batch).backward()\n"
+                "        optimizer.step()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n\n\n"
+                "def train_one_epoch(state, loader):\n    task, optimizer = state.task, state.optimizer\n    task.train()\n"
+                "    for batch in loader:\n        debugger.start(model=task)\n        try:\n            optimizer.zero_grad()\n"
+                "            task(batch).backward()\n            optimizer.step()\n        finally:\n"
+                "            debugger.stop()\n            debugger.step()\n"),
         # MindSpore: a cell of the project's own that calls the train-step cell it is given (Colorization's
         # `ColorModel`): calling it is the step, and the model is the network the optimizer updates.
         Example("import mindspore as ms\nfrom mindspore import nn\n\n\nclass Wrap(nn.Cell):\n"

@@ -45,6 +45,13 @@ _TRL = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO", "BCO", "CPO", "GKD", "Ite
         "ORPO", "PPO", "PRM", "XPO")
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
                          "transformers.trainer_seq2seq.Seq2SeqTrainer", *(f"trl.{n}Trainer" for n in _TRL)})
+# Lightning's Trainer, under every name its packages export it by (`from pytorch_lightning.trainer import Trainer`:
+# latent and stable diffusion), and what builds one: the class, or Lightning 1.x's
+# `Trainer.from_argparse_args(args, **kwargs)` (the keywords override the parsed arguments).
+LIGHTNING_TRAINERS = frozenset(f"{package}.Trainer" for package in (
+    "lightning", "lightning.pytorch", "lightning.pytorch.trainer", "lightning.pytorch.trainer.trainer",
+    "pytorch_lightning", "pytorch_lightning.trainer", "pytorch_lightning.trainer.trainer"))
+LIGHTNING_TRAINER_BUILDS = LIGHTNING_TRAINERS | {f"{trainer}.from_argparse_args" for trainer in LIGHTNING_TRAINERS}
 LIGHTNING_CLI = frozenset({"lightning.pytorch.cli.LightningCLI", "pytorch_lightning.cli.LightningCLI",
                            "pytorch_lightning.utilities.cli.LightningCLI"})
 HF_TRAINING_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
@@ -814,8 +821,7 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "transformers.enable_full_determinism": None, "transformers.trainer_utils.enable_full_determinism": None,
     "diffusers.utils.torch_utils.enable_full_determinism": None,
     "diffusers.utils.testing_utils.enable_full_determinism": None,
-    "lightning.Trainer": (None, "deterministic"), "lightning.pytorch.Trainer": (None, "deterministic"),
-    "pytorch_lightning.Trainer": (None, "deterministic"),
+    **dict.fromkeys(LIGHTNING_TRAINER_BUILDS, (None, "deterministic")),
     **dict.fromkeys(SPEECHBRAIN_SEED_EVERYTHING, (2, "deterministic")),
     **dict.fromkeys(HF_TRAINING_ARGUMENTS, (None, "full_determinism")),
     "msprobe_runtime.mindspore.seed_all": (1, "mode"), "msprobe.mindspore.seed_all": (1, "mode"),
@@ -840,7 +846,6 @@ ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})  # (name, value)
 ENV_UPDATERS = frozenset({"os.environ.update"})  # a dict literal or keywords
 # Classes whose construction means "this script trains" (their fit/train runs the steps; LightningCLI's
 # `fit` subcommand, or its `cli.trainer.fit(...)`).
-LIGHTNING_TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"})
 # mmengine's runners (OpenMMLab's training loop: MMDetection, MMSegmentation, ...), built directly or from a
 # config (`Runner.from_cfg(cfg)`); their hooks go in `custom_hooks=` or through `runner.register_hook(...)`.
 MMENGINE_RUNNERS = frozenset({"mmengine.runner.Runner", "mmengine.runner.runner.Runner",

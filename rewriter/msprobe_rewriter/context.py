@@ -21,7 +21,7 @@ STEP_METHODS = frozenset({"step", "optimize", "optimizer_step", "train_batch"})
 # Methods that run a library trainer's training loop, by what builds the trainers they run: `trainer.train()`,
 # `trainer.fit(m)`, mmengine's `runner.train()`.
 TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS,
-                "fit": catalogue.LIGHTNING_TRAINERS | catalogue.SPEECHBRAIN_BRAINS}
+                "fit": catalogue.LIGHTNING_TRAINER_BUILDS | catalogue.SPEECHBRAIN_BRAINS}
 
 FRAME_TYPES = frozenset((*LOOP_TYPES, *SCOPE_TYPES))
 # Leaf node types that are not worth a visit unless a rule asks for them, and the fields holding them.

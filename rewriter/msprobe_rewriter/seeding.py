@@ -306,7 +306,8 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
     if ctx.is_trainer_run(call):  # mmengine's runner trains only here (it is built to test too)
         seeding.trains = True
     if qualified is not None:
-        if qualified in catalogue.TRAINER_CLASSES or catalogue.is_optimizer_class(qualified):
+        if (qualified in catalogue.TRAINER_CLASSES or qualified in catalogue.LIGHTNING_TRAINER_BUILDS
+                or catalogue.is_optimizer_class(qualified)):
             seeding.trains = True
         elif qualified in SAMPLING_DRAWS:
             seeding.drawing.add(function)

@@ -167,7 +167,7 @@ def trainer_library(qualified: str | None) -> str | None:
         return "transformers"
     if qualified in catalogue.MMENGINE_RUNNERS:
         return "mmengine"
-    return "lightning" if qualified in catalogue.LIGHTNING_TRAINERS else None
+    return "lightning" if qualified in catalogue.LIGHTNING_TRAINER_BUILDS else None
 
 
 def _takes_callbacks(ctx: FileContext, call: ast.Call) -> bool:

@@ -193,7 +193,22 @@ class TrainedModels:
                     owners.append(node.func.value)
                 elif (model := self._grouped_model(node)) is not None:
                     owners.append(model)
-        return owners
+        return [item for owner in owners for item in self._iterated(owner)]
+
+    def _iterated(self, node: ast.expr) -> list[ast.expr]:
+        """The items a name takes when a `for` over a literal sequence around `node` binds it (StyleGAN2-ADA builds
+        its optimizers in `for name, module, opt_kwargs, reg_interval in [('G', G, ...), ('D', D, ...)]`:
+        `module` stands for `G` and `D`), else `node` itself."""
+        if not isinstance(node, ast.Name):
+            return [node]
+        scope = self.parents.get(node)
+        while scope is not None and not isinstance(scope, (*FUNCTION_TYPES, ast.ClassDef, ast.Module)):
+            if isinstance(scope, ast.For) and isinstance(scope.iter, (ast.List, ast.Tuple)):
+                items = _loop_items(scope.target, node.id, scope.iter.elts)
+                if items is not None:
+                    return items
+            scope = self.parents.get(scope)
+        return [node]
 
     def _grouped_model(self, call: ast.Call) -> ast.expr | None:
         """The model whose parameter groups a helper call returns (`get_params_groups(student)`, timm's
@@ -294,6 +309,21 @@ class TrainedModels:
         if root in ("self", "cls") and function is not None:
             return any(a.arg == root for a in function.args.args)
         return root in self.module_names or (function is not None and root in bound_names(function))
+
+
+def _loop_items(target: ast.expr, name: str, elements: list[ast.expr]) -> list[ast.expr] | None:
+    """What `name` is bound to in turn by `for target in [elements]`: the elements (`for net in (G, D)`), or their
+    items at `name`'s place in an unpacking target (`for label, net in [("G", G), ("D", D)]`); None when the
+    target does not bind `name` or an element does not unpack to it."""
+    if isinstance(target, ast.Name):
+        return list(elements) if target.id == name else None
+    if not isinstance(target, (ast.Tuple, ast.List)) or any(isinstance(item, ast.Starred) for item in target.elts):
+        return None
+    places = [index for index, item in enumerate(target.elts) if isinstance(item, ast.Name) and item.id == name]
+    if not places or any(not isinstance(element, (ast.Tuple, ast.List)) or len(element.elts) != len(target.elts)
+                         for element in elements):
+        return None
+    return [element.elts[places[0]] for element in elements]
 
 
 def _innermost_network(node: ast.expr) -> ast.expr:

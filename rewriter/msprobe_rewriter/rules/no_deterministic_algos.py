@@ -137,6 +137,14 @@ if __name__ == "__main__":
     trainer = L.Trainer(deterministic=True, max_epochs=1)
     trainer.fit(L.LightningModule())
 """,
+        # Lightning 1.x builds its trainer from parsed arguments; the keywords override them.
+        """\
+from pytorch_lightning.trainer import Trainer
+
+if __name__ == "__main__":
+    trainer = Trainer.from_argparse_args(opt, deterministic=True)
+    trainer.fit(model, data)
+""",
         """\
 import mindspore as ms
 from mindspore import nn
@@ -280,6 +288,17 @@ if __name__ == "__main__":
     asr = ASR(modules=hparams["modules"], opt_class=hparams["opt_class"], hparams=hparams, run_opts=run_opts)
     asr.fit(hparams["epoch_counter"], train_data, valid_data)
 """, lines=(12,)),
+        # Latent and stable diffusion's main.py: Lightning's Trainer imported from its `trainer` package, built
+        # from parsed arguments (`--deterministic` is off unless given).
+        Invalid("""\
+from pytorch_lightning import seed_everything
+from pytorch_lightning.trainer import Trainer
+
+if __name__ == "__main__":
+    seed_everything(opt.seed)
+    trainer = Trainer.from_argparse_args(trainer_opt, **trainer_kwargs)
+    trainer.fit(model, data)
+""", lines=(4,)),
         # TRL's trainers are Hugging Face Trainers, and their configs TrainingArguments.
         Invalid("""\
 from trl import SFTConfig, SFTTrainer

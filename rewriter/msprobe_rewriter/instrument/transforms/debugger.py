@@ -32,6 +32,7 @@ CALLBACKS = {"mindspore": "MsprobeStep", "transformers": "MsprobeTrainerCallback
 # How a trainer built already takes one more callback, by library.
 ADD_CALLBACK = {"transformers": "add_callback", "mmengine": "register_hook"}
 MSPROBE_CALLBACKS = ("mindspore",)
+AFTER_CREATION = "after-debugger-creation"  # unit.shared: (statement, code) to insert before it once the debugger exists
 
 
 @dataclass
@@ -76,7 +77,8 @@ class Debugger(Transform):
         "when the loop steps the optimizers of several models (a GAN's "
         "generator and discriminator, an actor and its critics) it gets all of them as a list, "
         "`start(model=[G, D])`, and records are named by their index, `Module.0.`..., as msprobe names model "
-        "chunks. The debugger is created right before the outermost loop of the "
+        "chunks (also when one optimizer construction serves several models in a loop over a literal list, "
+        "StyleGAN2-ADA's `for name, module, ... in [('G', G, ...), ('D', D, ...)]`: `module` stands for each). The debugger is created right before the outermost loop of the "
         "function that builds the model; when the loop lives in a helper that receives the model "
         "(`train_one_epoch(model, ...)`, or `task = state.task` from its parameters) it is created at module level "
         "instead, so it exists once. "
@@ -86,11 +88,14 @@ class Debugger(Transform):
         "the debugger created before it: a Hugging Face trainer (`Trainer`, `Seq2SeqTrainer`, any `...Trainer` "
         "class of `transformers` or `trl` such as `SFTTrainer`, also a subclass of one defined in the file) "
         "`MsprobeTrainerCallback(debugger)`, Lightning's `Trainer` (`lightning`, `lightning.pytorch`, "
-        "`pytorch_lightning`) `MsprobeLightningCallback(debugger)`, an mmengine `Runner` or `FlexibleRunner` "
+        "`pytorch_lightning`; also built by Lightning 1.x's `Trainer.from_argparse_args(args, **kwargs)`) "
+        "`MsprobeLightningCallback(debugger)`, an mmengine `Runner` or `FlexibleRunner` "
         "(OpenMMLab) `MsprobeMMEngineHook(debugger)` in `custom_hooks=`, or, built by `Runner.from_cfg(cfg)`, "
         "through `runner.register_hook(...)` after it; they start, stop and step the debugger around "
         "each optimizer step. An absent or `None` `callbacks=` becomes a list, a list is appended to, a name only "
-        "ever assigned lists becomes `name + [...]`, one callback `[it, ...]`; where `callbacks=` cannot be read "
+        "ever assigned lists becomes `name + [...]`, one callback `[it, ...]`, a `**mapping` whose `\"callbacks\"` "
+        "entry was last given a list (`trainer_kwargs[\"callbacks\"] = [...]`, as latent diffusion's main.py builds "
+        "its trainer) gets `mapping[\"callbacks\"].append(...)` before the construction; where `callbacks=` cannot be read "
         "(`**kwargs` that may hold it, a helper's result, a subclass whose `__init__` takes none) a Hugging Face "
         "trainer assigned to a name gets `trainer.add_callback(...)` after its construction (an mmengine runner "
         "`runner.register_hook(...)`), anything else a note; a `runner.train()` on a runner the file builds "
@@ -285,6 +290,32 @@ class Debugger(Transform):
                 "    debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "    trainer = L.Trainer(max_epochs=1, callbacks=[MsprobeLightningCallback(debugger)])\n"
                 "    trainer.fit(model, loader)\n"),
+        # One optimizer construction in a loop over the models (StyleGAN2-ADA's training phases): the loop variable
+        # stands for each model the list holds.
+        Example("import torch\n\nG, D = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)\nphases = []\n"
+                "for name, module in [(\"G\", G), (\"D\", D)]:\n    opt = torch.optim.Adam(module.parameters())\n"
+                "    phases.append(opt)\nfor x in torch.randn(4, 8, 2):\n    for opt in phases:\n"
+                "        D(G(x)).sum().backward()\n        opt.step()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n"
+                "G, D = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)\nphases = []\n"
+                "for name, module in [(\"G\", G), (\"D\", D)]:\n    opt = torch.optim.Adam(module.parameters())\n"
+                "    phases.append(opt)\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for x in torch.randn(4, 8, 2):\n    for opt in phases:\n        debugger.start(model=[G, D])\n"
+                "        try:\n            D(G(x)).sum().backward()\n            opt.step()\n        finally:\n"
+                "            debugger.stop()\n            debugger.step()\n"),
+        # Lightning 1.x builds a trainer from parsed arguments, its keywords in a mapping that holds a list of
+        # callbacks (latent diffusion's main.py): the callback joins that list.
+        Example("from pytorch_lightning.trainer import Trainer\n\n\ndef main(opt, model, data):\n"
+                "    trainer_kwargs = dict()\n    trainer_kwargs[\"callbacks\"] = [cb(c) for c in opt.callbacks]\n"
+                "    trainer = Trainer.from_argparse_args(opt, **trainer_kwargs)\n    trainer.fit(model, data)\n",
+                "from pytorch_lightning.trainer import Trainer\nimport os\n"
+                "from msprobe_runtime.pytorch import MsprobeLightningCallback, PrecisionDebugger\n\n\n"
+                "def main(opt, model, data):\n    trainer_kwargs = dict()\n"
+                "    trainer_kwargs[\"callbacks\"] = [cb(c) for c in opt.callbacks]\n"
+                "    debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "    trainer_kwargs[\"callbacks\"].append(MsprobeLightningCallback(debugger))\n"
+                "    trainer = Trainer.from_argparse_args(opt, **trainer_kwargs)\n    trainer.fit(model, data)\n"),
         # A project's own `Trainer` is no library's: its hand-written loop is the training loop.
         Example("import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n"
                 "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n    def fit(self, loader):\n"
@@ -353,6 +384,8 @@ class Debugger(Transform):
             placement = Placement(name, lambda new: unit.edits.insert_after(after, new), None, None)
         placement.by_callbacks = not analysis.loops and unit.options.target == "runtime"
         placement.insert([create])
+        for statement, code in unit.shared.pop(AFTER_CREATION, []):  # after the creation, when both go before one statement
+            unit.edits.insert_before(statement, [nodes.statement(code)])
         unit.shared["debugger"] = placement
 
     @staticmethod
@@ -437,6 +470,12 @@ class Debugger(Transform):
         if not train.takes_callbacks:
             problem = f"the {what}'s construction takes no {keyword}="
         elif current is None and nodes.has_star(node):
+            holder = _callbacks_mapping(train, keyword, unit.tree)
+            if holder is not None:  # `Trainer.from_argparse_args(opt, **trainer_kwargs)`, its callbacks a list
+                callback = f"{unit.runtime(CALLBACKS[train.library])}({name})"
+                unit.shared.setdefault(AFTER_CREATION, []).append(
+                    (unit.statement(train.statement), f'{holder}["{keyword}"].append({callback})'))
+                return True
             problem = f"{what} with *args/**kwargs ({keyword}= may be among them)"
         elif current is not None and not _extendable(value, train):
             problem = f"{keyword}= is not a list"
@@ -571,6 +610,41 @@ def _add_callback(call: cst.Call, train: loops.CallbackTraining, keyword: str, c
         new = cst.List([cst.Element(value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                         cst.Element(callback)])
     return nodes.set_argument(call, keyword, new, train.position)
+
+
+def _callbacks_mapping(train: loops.CallbackTraining, keyword: str, tree: ast.Module) -> str | None:
+    """The name of the one `**mapping` a trainer's construction takes when, in the construction's scope, the
+    last assignment before it to the mapping or to its `keyword` entry gives that entry a list (latent
+    diffusion's `trainer_kwargs["callbacks"] = [...]`, `kwargs = dict(callbacks=[...])`)."""
+    mappings = [k.value for k in train.call.keywords if k.arg is None]
+    if len(mappings) != 1 or not isinstance(mappings[0], ast.Name):
+        return None
+    name = mappings[0].id
+    last, listed = (-1, -1), False
+    for node in scopes.walk_scope(train.function or tree):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or node.lineno >= train.call.lineno:
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and target.id == name:
+            entry = _entry(value, keyword)
+        elif (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name
+              and isinstance(target.slice, ast.Constant) and target.slice.value == keyword):
+            entry = value
+        else:
+            continue
+        if (node.lineno, node.col_offset) > last:
+            last, listed = (node.lineno, node.col_offset), isinstance(entry, (ast.List, ast.ListComp))
+    return name if listed else None
+
+
+def _entry(mapping: ast.expr, key: str) -> ast.expr | None:
+    """The value a dict display or `dict(...)` call gives `key`."""
+    if isinstance(mapping, ast.Dict):
+        return next((v for k, v in zip(mapping.keys, mapping.values, strict=True)
+                     if isinstance(k, ast.Constant) and k.value == key), None)
+    if isinstance(mapping, ast.Call) and isinstance(mapping.func, ast.Name) and mapping.func.id == "dict":
+        return next((k.value for k in mapping.keywords if k.arg == key), None)
+    return None
 
 
 def _assigned_to(train: loops.CallbackTraining) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, default_device
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, keyword
 from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -19,6 +19,16 @@ DEVICE_NAMES = frozenset({"dev", "gpu", "gpu_id", "rank", "local_rank"})
 DRAW_METHODS = catalogue.INPLACE_RANDOM_METHODS | catalogue.TENSOR_DRAW_METHODS
 MODEL_CODE_NOTE = " (in an `nn.Module` method its input lives on the model's device)"
 ACCELERATOR_FILE_NOTE = " (this file runs on an accelerator, so this tensor may live there)"
+SAME_SEED = "GPU and NPU generators give different numbers for one seed"
+DEFAULT_MESSAGE = ("`{call}` makes an accelerator the default device: modules built and tensors drawn without "
+                   f"`device=` after it take their numbers from its generator, and {SAME_SEED}: keep the CPU "
+                   "default while comparing runs (build and draw on the CPU, then move)")
+BLOCK_MESSAGE = ("modules built and tensors drawn without `device=` in this `with {call}:` block take their "
+                 f"numbers (initial weights too) from the device's generator, and {SAME_SEED}: build on the CPU "
+                 "and move (`Net().to(device)`), or on `torch.device(\"meta\")` and load the weights")
+INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on a device: its generator draws "
+                f"them, and {SAME_SEED}: materialise and initialise on the CPU, then move (or load a seed "
+                "checkpoint)")
 DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and GPU and NPU generators give different numbers for "
                      "one seed: pass it a CPU generator, `generator=torch.default_generator`, and it draws on the "
                      "CPU and moves the result")
@@ -46,14 +56,25 @@ class DeviceRng(FollowsValues, Rule):
                "`vae.encode(x).latent_dist.sample()` (the VAE's device, shown or not, as above, and in data code "
                "too), also of a posterior kept in a name (`posterior = vae.encode(x).latent_dist`, or a name "
                "ending in `latent_dist`) or in a list it is appended to (`latents_cache[step].sample()`, "
-               "DreamBooth's `--cache_latents`).")
+               "DreamBooth's `--cache_latents`). It also flags an accelerator made the default device, where "
+               "modules are built and tensors drawn without `device=`: `torch.set_default_device(\"cuda\")`, "
+               "`torch.set_default_tensor_type(torch.cuda.FloatTensor)`, a `with torch.device(d):` block (`d` not "
+               "the CPU or meta) or a Lightning Fabric's `with fabric.init_module():` block (unless `empty_init=True`) "
+               "that builds a module or draws (unless every weight of the models it builds is loaded afterwards, "
+               "`load_checkpoint(fabric, model, path)` or `model.load_state_dict(sd)`, not `strict=False`), and "
+               "`init_weights()`, `reset_parameters()` or `apply(fn)` on a model "
+               "that `to_empty(device=d)` materialised on a device (torchtitan's initialisation); msprobe-instrument "
+               "leaves these to you.")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
            "the CPU are the same everywhere for one seed. `torch.randn_like(x)` draws where `x` lives: in a "
            "training script that moves its batches to the GPU, the DDPM loss's `noise = torch.randn_like(x0)` "
            "is a GPU draw although no line says so. Fine-tuning scripts built on diffusers draw twice a step "
-           "where no line names a device: the latents, `vae.encode(x).latent_dist.sample()`, on the VAE's device.")
+           "where no line names a device: the latents, `vae.encode(x).latent_dist.sample()`, on the VAE's device. "
+           "Initial weights are draws too: a model built under `with torch.device(\"cuda\")` (or with CUDA as the "
+           "default device), or built on the meta device and initialised after `to_empty(device=\"cuda\")`, "
+           "starts from different weights on the GPU and on the NPU, so the runs differ before the first step.")
     fix = ("Draw on the CPU and move the result: `torch.randn(shape).to(device)` instead of "
            "`torch.randn(shape, device=device)`, `torch.randn(x.shape, dtype=x.dtype).to(x.device)` instead of "
            "`torch.randn_like(x)`, `torch.empty(shape).normal_().to(device)` instead of filling on the device. "
@@ -63,9 +84,23 @@ class DeviceRng(FollowsValues, Rule):
            "harmless; or say so with `x = x.cpu()` or `# noqa: device-rng`. diffusers draws on the CPU and moves "
            "the result when given a CPU generator: `latent_dist.sample(generator=torch.default_generator)`, "
            "`randn_tensor(shape, generator=torch.default_generator, device=d)` (torch's global CPU generator, "
-           "the numbers of `torch.randn(shape).to(d)`; diffusers logs this at the info level).")
+           "the numbers of `torch.randn(shape).to(d)`; diffusers logs this at the info level). Build models on the "
+           "CPU and move them (`Net().to(device)`), or on `torch.device(\"meta\")` and load weights saved once "
+           "(torchtitan's seed checkpoint); initialise after `to_empty(device=\"cpu\")`, then move; keep the "
+           "CPU as the default device while comparing runs.")
     valid = (
         "import torch\n\n\ndef noise(shape, device):\n    return torch.randn(shape).to(device)\n",
+        # The meta device draws nothing; weights initialised on the CPU, or a block that only computes, are fine.
+        "import torch\nfrom model import GPT\n\n\ndef build(config, device):\n    with torch.device(\"meta\"):\n"
+        "        model = GPT(config)\n    model.to_empty(device=\"cpu\")\n    model.init_weights()\n"
+        "    with torch.device(device):\n        positions = torch.arange(16) * 2\n    return model.to(device)\n",
+        "import lightning as L\nfrom model import GPT\n\nfabric = L.Fabric()\nwith fabric.init_module(empty_init=True):\n"
+        "    model = GPT(config)\nmodel.load_state_dict(torch.load(\"init.pt\"))\ntorch.set_default_device(\"cpu\")\n",
+        # Fine-tuning: every weight is loaded over the ones drawn on the device.
+        "import lightning as L\nimport torch\nfrom model import GPT\n\n\ndef main(fabric, config, path):\n"
+        "    with fabric.init_module(empty_init=fabric.world_size > 1):\n        model = GPT(config)\n"
+        "    load_checkpoint(fabric, model, path)\n    with fabric.init_module(empty_init=False), torch.device(\"meta\"):\n"
+        "        shell = GPT(config)  # the innermost context wins: nothing is drawn\n",
         "import torch\n\nx = torch.rand(4, 4, device=\"cpu\")\nmask = torch.bernoulli(torch.full((4,), 0.5))\n",
         "import torch as T\n\n\ndef make(n):\n    device = T.device(\"cpu\")\n"
         "    return T.randperm(n, device=device)\n",
@@ -97,6 +132,16 @@ class DeviceRng(FollowsValues, Rule):
     )
     invalid = (
         Invalid("import torch\n\nnoise = torch.randn(8, 3, device=\"cuda\")\n", lines=(3,)),
+        # An accelerator as the default device: the model's initial weights are drawn there.
+        Invalid("import torch\n\ntorch.set_default_device(\"cuda\")\nmodel = torch.nn.Linear(4, 4)\n", lines=(3,)),
+        Invalid("import torch\nfrom model import GPT\n\n\ndef build(config, device):\n    with torch.device(device):\n"
+                "        return GPT(config)\n", lines=(6,)),
+        Invalid("import lightning as L\nfrom model import GPT\n\nfabric = L.Fabric(accelerator=\"cuda\")\n"
+                "with fabric.init_module():\n    model = GPT(config)\n", lines=(5,)),
+        # torchtitan: built on the meta device, materialised on the GPU, initialised there.
+        Invalid("from typing import cast\n\nimport torch\n\n\ndef materialise(model, device_type):\n"
+                "    model.to_empty(device=device_type)\n    with torch.no_grad():\n"
+                "        cast(BaseModel, model).init_weights()\n", lines=(9,)),
         Invalid("import torch as T\n\n\ndef step(x, device):\n"
                 "    t = T.randint(0, 1000, (x.shape[0],), device=device)\n"
                 "    return t\n", lines=(5,)),
@@ -162,10 +207,21 @@ class DeviceRng(FollowsValues, Rule):
         self._unknown_draws: list = []  # Sites of draws on tensors whose device the file does not show
         self._latent_names: tuple[set[str], set[str]] | None = None  # see _posterior_names
 
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if default_device.device_block(self.ctx, node, item.context_expr, self.ctx.ancestors, self.device_of):
+                self.report(item.context_expr, BLOCK_MESSAGE.format(call=_short(item.context_expr)), fixable=False)
+
+    visit_AsyncWith = visit_With
+
     def visit_Call(self, node: ast.Call) -> None:
         qualified = self.ctx.call_qualname(node)
         if not self._accelerator_file:
             self._accelerator_file = self._shows_accelerator(node, qualified)
+        if default_device.sets_default(self.ctx, node, qualified, self.device_of):
+            self.report(node, DEFAULT_MESSAGE.format(call=_short(node)), fixable=False)
+        elif default_device.initialised_on_device(node, self.ctx.ancestors, self.device_of, self.ctx):
+            self.report(node, INIT_MESSAGE.format(call=_short(node)), fixable=False)
         if qualified in catalogue.TORCH_DEVICE_DRAWS:
             signature = catalogue.TORCH_DEVICE_DRAWS[qualified]
             device = keyword(node, "device")
@@ -364,6 +420,12 @@ class DeviceRng(FollowsValues, Rule):
             return found
         name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
         return DEVICE if "device" in name.lower() or name in DEVICE_NAMES else None
+
+
+def _short(call: ast.expr) -> str:
+    """A call's source, its arguments elided when long."""
+    text = ast.unparse(call)
+    return text if len(text) <= 60 else ast.unparse(call.func) + "(...)" if isinstance(call, ast.Call) else text[:60]
 
 
 def _device_string(text: str) -> str:

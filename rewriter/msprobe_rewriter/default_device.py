@@ -1,0 +1,166 @@
+"""Draws no line places on a device, made there because an accelerator is the default device or holds the model.
+
+`torch.set_default_device("cuda")` (or `set_default_tensor_type(torch.cuda.FloatTensor)`) makes every module
+built and every tensor drawn without `device=` afterwards live on the accelerator; `with torch.device(d):`
+and Lightning Fabric's `with fabric.init_module():` do the same inside their block; `model.to_empty(device=d)`
+materialises a model built on the meta device there, so its `init_weights()` (torchtitan) draws there. Each
+means that initial weights or noise come from the accelerator's generator. `device_of(expr)` classifies a
+device expression as device-rng does: "cpu" (also the meta device) or not.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import SCOPE_TYPES, FileContext, argument, constant, keyword
+
+CPU = "cpu"
+DeviceOf = Callable[[ast.expr], str]
+SETTERS = frozenset({"torch.set_default_device"})
+TENSOR_TYPE_SETTERS = frozenset({"torch.set_default_tensor_type"})
+DEVICE_CONTEXTS = frozenset({"torch.device"})
+FABRICS = frozenset({"lightning.Fabric", "lightning.fabric.Fabric"})
+# Methods that (re)initialise a module's weights in place.
+INIT_METHODS = frozenset({"init_weights", "_init_weights", "initialize_weights", "init_parameters",
+                          "reset_parameters", "apply"})
+TYPING_CAST = frozenset({"typing.cast"})
+# Builders that read weights rather than draw them (a checkpoint is loaded over whatever was drawn).
+LOADERS = frozenset({"from_pretrained", "load_state_dict", "load"})
+MODEL_WORDS = ("model", "net")
+
+
+def sets_default(ctx: FileContext, call: ast.Call, qualified: str | None, device_of: DeviceOf) -> bool:
+    """`torch.set_default_device(d)` with `d` not the CPU, or `torch.set_default_tensor_type` of a CUDA (or NPU)
+    tensor type."""
+    if qualified in SETTERS:
+        device = argument(call, 0, "device")
+        return device is not None and device_of(device) != CPU
+    if qualified in TENSOR_TYPE_SETTERS:
+        kind = argument(call, 0, "t")
+        text = constant(kind) if kind is not None else None
+        named = text if isinstance(text, str) else ctx.qualname(kind) if kind is not None else None
+        return named in catalogue.TORCH_CUDA_TENSOR_TYPES or isinstance(named, str) and named.startswith("torch.npu.")
+    return False
+
+
+def device_block(ctx: FileContext, block: ast.With | ast.AsyncWith, item: ast.expr, ancestors: list[ast.AST],
+                 device_of: DeviceOf) -> bool:
+    """Whether `with item:` makes a device that is not the CPU the default one (`torch.device(d)`, a Fabric's
+    `init_module()` that initialises weights) and its block builds a module or draws in it; a block whose models
+    get every weight loaded afterwards (`load_checkpoint(fabric, model, path)`, as fine-tuning does) does not
+    count."""
+    if not isinstance(item, ast.Call):
+        return False
+    if ctx.call_qualname(item) in DEVICE_CONTEXTS:
+        device = argument(item, 0, "type")
+        if device is None or device_of(device) == CPU:
+            return False
+    elif not _fabric_init(ctx, item):
+        return False
+    later = [other.context_expr for other in block.items[[i.context_expr for i in block.items].index(item) + 1:]]
+    if any(isinstance(other, ast.Call) and ctx.call_qualname(other) in DEVICE_CONTEXTS
+           and device_of(argument(other, 0, "type") or other) == CPU for other in later):
+        return False  # `with fabric.init_module(), torch.device("meta"):` builds on the meta device
+    if not any(_builds_or_draws(ctx, node) for statement in block.body for node in _walk(statement)):
+        return False
+    built = {target.id for statement in block.body for node in _walk(statement) if isinstance(node, ast.Assign)
+             for target in node.targets if isinstance(target, ast.Name)}
+    scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), ctx.tree)
+    return not any(isinstance(node, ast.Call) and node.lineno > block.end_lineno and _loads_into(node, built)
+                   for node in _walk(scope, top=True))
+
+
+def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: DeviceOf,
+                          ctx: FileContext) -> bool:
+    """Whether `call` initialises weights (`m.init_weights()`, `cast(Base, m).init_weights()`, `m.apply(fn)`) of a
+    model that the same function materialised on a device that is not the CPU before it (`m.to_empty(device=d)`)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in INIT_METHODS:
+        return False
+    model = _uncast(ctx, func.value)
+    if not isinstance(model, (ast.Name, ast.Attribute)):
+        return False
+    text = ast.unparse(model)
+    scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), ctx.tree)
+    for node in _walk(scope, top=True):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to_empty"
+                and (node.lineno, node.col_offset) < (call.lineno, call.col_offset)
+                and ast.unparse(node.func.value) == text):
+            device = keyword(node, "device")
+            if device is not None and device_of(device) != CPU:
+                return True
+    return False
+
+
+def _loads_into(call: ast.Call, built: set[str]) -> bool:
+    """Whether `call` loads every weight of one of the `built` models: `model.load_state_dict(sd)` or a loader
+    given the model (`load_checkpoint(fabric, model, path)`, `load_checkpoint(fabric, state["model"], path)`), not
+    with `strict=False`."""
+    if constant(keyword(call, "strict")) is False:
+        return False
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "load_state_dict":
+        return isinstance(func.value, ast.Name) and func.value.id in built
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    given = [*call.args, *(k.value for k in call.keywords)]
+    return "load" in name.lower() and any(_names_built(arg, built) for arg in given)
+
+
+def _names_built(node: ast.expr, built: set[str]) -> bool:
+    """`model`, or `state["model"]` (litgpt hands its loader the model kept in its training state)."""
+    if isinstance(node, ast.Name):
+        return node.id in built
+    return isinstance(node, ast.Subscript) and constant(node.slice) in built
+
+
+def _fabric_init(ctx: FileContext, call: ast.Call) -> bool:
+    """A Lightning Fabric's `init_module()` that initialises weights (not `empty_init=True`): a name assigned a
+    `Fabric(...)`, or called `fabric` in a file that imports lightning."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "init_module" and isinstance(func.value, ast.Name)):
+        return False
+    owner = func.value.id
+    if not (ctx.assigned_calls.get(owner) in FABRICS
+            or owner == "fabric" and any(ctx.imports.imports_root(root) for root in ("lightning", "lightning_fabric"))):
+        return False
+    return constant(keyword(call, "empty_init")) is not True
+
+
+def _builds_or_draws(ctx: FileContext, node: ast.AST) -> bool:
+    """A call that draws without `device=` or builds a module: a class of torch.nn, a class of the project
+    (`GPT(config)`, `Transformer.from_name(name)`), or a model factory (`build_model(cfg)`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    qualified = ctx.call_qualname(node)
+    if qualified in catalogue.TORCH_DEVICE_DRAWS or qualified in catalogue.TORCH_INIT_DRAWS:
+        return keyword(node, "device") is None
+    func = node.func
+    if qualified is not None and qualified.startswith("torch."):
+        return qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".") and qualified.rpartition(".")[2][:1].isupper()
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name in LOADERS:
+        return False
+    if isinstance(func, ast.Attribute) and name.startswith("from_"):  # `Transformer.from_name(...)`
+        receiver = func.value
+        return isinstance(receiver, ast.Name) and receiver.id[:1].isupper()
+    return name[:1].isupper() or any(word in name.lower() for word in MODEL_WORDS)
+
+
+def _uncast(ctx: FileContext, node: ast.expr) -> ast.expr:
+    """`m` of `typing.cast(T, m)`; else the node."""
+    if isinstance(node, ast.Call) and ctx.imports.resolve_any(node.func) in TYPING_CAST and len(node.args) == 2:
+        return node.args[1]
+    return node
+
+
+def _walk(node: ast.AST, top: bool = False):
+    """`node` and what it holds, not entering nested functions, classes or lambdas (except `node` itself when
+    `top`)."""
+    todo = list(ast.iter_child_nodes(node)) if top else [node]
+    while todo:
+        current = todo.pop()
+        yield current
+        if not isinstance(current, SCOPE_TYPES):
+            todo.extend(ast.iter_child_nodes(current))

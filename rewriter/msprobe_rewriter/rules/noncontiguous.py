@@ -49,7 +49,10 @@ class Noncontiguous(Rule):
                "MindSpore `bprop`, functions named `*backward*`, and local helpers a backward calls), without "
                "`.contiguous()`. Through a local variable the finding is a warning. A view after a literal `permute(...)` "
                "that keeps neighbouring dimensions in order (`permute(0, 2, 3, 1)` keeps 2, 3) may merge those without "
-               "a copy, so it is reported only when it merges more dimensions than such pairs account for.")
+               "a copy, so it is reported only when it merges more dimensions than such pairs account for; a view with more "
+               "dimensions than the transposed tensor is taken to split one; a transpose that swaps back the dimensions "
+               "its variable was assigned swapped (`w = w.transpose(0, 2)` ... `w.transpose(0, 2)`) restores the layout "
+               "and is not one.")
     why = ("A transpose only swaps strides. A matmul on a transposed operand runs a different kernel (or a "
            "transposed-operand path of the same kernel) with a different summation order, so the same math gives "
            "slightly different bits depending on layout. In the GLM4 case the weight gradient of a column-parallel "
@@ -78,6 +81,11 @@ class Noncontiguous(Rule):
         "import torch\n\n\ndef to_bytes(x):\n    return x.t().view(torch.int16)  # a dtype view\n",
         # (1, C, W, H) -> (1, W, H, C): W and H stay neighbours in order, so merging them needs no copy.
         "import torch\n\n\ndef tokens(p, dim):\n    return p.permute(0, 2, 3, 1).view(1, -1, dim)\n",
+        # fairseq's TPU path: the same swap twice is the original layout (an elementwise op in between keeps it).
+        "import torch\n\n\ndef mask(w, pad, bsz, heads, t, s):\n    w = w.transpose(0, 2)\n"
+        "    w = w.masked_fill(pad, float(\"-inf\"))\n    w = w.transpose(0, 2)\n    return w.view(bsz * heads, t, s)\n",
+        # More dimensions than the transposed tensor has: the view splits one (DINOv2's ViT adapter).
+        "import torch\n\n\ndef to_map(c, bs, dim, h, w):\n    return c.transpose(1, 2).view(bs, dim, h * 2, w * 2)\n",
         "import mindspore as ms\nfrom mindspore import ops\n\n\ndef merge(x, b, n):\n"
         "    return ops.transpose(x, (0, 2, 1)).view(b, n)  # MindSpore's view reshapes any layout\n",
     )
@@ -144,11 +152,12 @@ class Noncontiguous(Rule):
         """Find transposes reaching a sink, tracking locals assigned a transpose in source order."""
         name = getattr(scope, "name", "")
         local: dict[str, ast.AST] = {}
+        ever: dict[str, set] = {}  # name -> the swaps it was assigned: the same swap again restores the layout
         for stmt in _statements(body):
             if not local and not LAYOUT_HINT.search("\n".join(self.ctx.lines[stmt.lineno - 1:stmt.end_lineno])):
                 continue  # no transpose in this statement, and no variable holding one
             for node in _expressions(stmt):
-                for sink, where, via in self._sinks(node, local):
+                for sink, where, via in self._sinks(node, local, ever):
                     site = Site(where, on_eval)
                     if sink == MATMUL:
                         self.matmuls.append((scope, name, site, via))
@@ -160,10 +169,20 @@ class Noncontiguous(Rule):
                     via = self._transposed(value, local)
                     if via is not False:
                         self._report(Site(value, on_eval), RETURN, via)
-            _update_locals(stmt, local, self._is_transpose)
+            _update_locals(stmt, local, lambda value: self._is_transpose(value) and not self._restores(value, ever))
+            for held, transpose in local.items():
+                ever.setdefault(held, set()).add(_swap(transpose, self.ctx))
 
-    def _sinks(self, node: ast.AST, local: dict[str, ast.AST]) -> Iterator[tuple[str, ast.AST, str | None]]:
-        """(sink, operand, variable name or None) for each transposed operand `node` consumes."""
+    def _restores(self, transpose: ast.AST, ever: dict[str, set]) -> bool:
+        """Whether `transpose` swaps back what its name was assigned (fairseq's `w = w.transpose(0, 2)`, then,
+        after an elementwise op that keeps the layout, `w.transpose(0, 2)` again): the original layout."""
+        swap = _swap(transpose, self.ctx)
+        return swap is not None and swap in ever.get(_transposed_name(transpose, self.ctx), ())
+
+    def _sinks(self, node: ast.AST, local: dict[str, ast.AST],
+               ever: dict[str, set]) -> Iterator[tuple[str, ast.AST, str | None]]:
+        """(sink, operand, variable name or None) for each transposed operand `node` consumes (not one that
+        swaps a layout back)."""
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             operands: list[ast.expr] = [node.left, node.right]
             kind = MATMUL
@@ -173,7 +192,7 @@ class Noncontiguous(Rule):
             return
         for operand in operands:
             via = self._transposed(operand, local)
-            if via is False:
+            if via is False or via is None and self._restores(operand, ever):
                 continue
             transpose = local[via] if via else operand
             if kind == VIEW and not _view_merges(node, _min_rank(transpose, self.ctx), _kept_runs(transpose, self.ctx)):
@@ -244,6 +263,34 @@ class Noncontiguous(Rule):
         self.report(site, message, "warning" if via else "error")
 
 
+def _transposed_name(transpose: ast.AST, ctx) -> str | None:
+    """The name a transpose is taken of: `x` of `x.transpose(0, 1)`, `x.T`, `torch.transpose(x, 0, 1)`."""
+    if isinstance(transpose, ast.Attribute):
+        base = transpose.value
+    elif isinstance(transpose, ast.Call) and ctx.call_qualname(transpose) is not None:
+        base = transpose.args[0] if transpose.args else None
+    elif isinstance(transpose, ast.Call) and isinstance(transpose.func, ast.Attribute):
+        base = transpose.func.value
+    else:
+        return None
+    return base.id if isinstance(base, ast.Name) else None
+
+
+def _swap(transpose: ast.AST, ctx) -> tuple | None:
+    """What a transpose swaps, comparable between two of them: ("t",) for `.t()`/`.T`, the two literal
+    dimensions of `transpose`/`swapaxes`; None for a permutation or dimensions that are not literals."""
+    if isinstance(transpose, ast.Attribute):
+        return (transpose.attr,) if transpose.attr in ("T", "mT") else None
+    qualified = ctx.call_qualname(transpose)
+    name = qualified.rsplit(".", 1)[1] if qualified else getattr(transpose.func, "attr", "")
+    if name == "t":
+        return ("T",)
+    dims = [constant(a) for a in (transpose.args[1:] if qualified else transpose.args)]
+    if name in ("transpose", "swapaxes", "swapdims") and len(dims) == 2 and all(type(d) is int for d in dims):
+        return ("swap", *sorted(dims))
+    return None
+
+
 def _min_rank(transpose: ast.AST, ctx) -> int:
     """The fewest dimensions the transposed tensor can have (exact for `permute(...)`)."""
     if not isinstance(transpose, ast.Call):
@@ -280,9 +327,9 @@ def _view_merges(view: ast.Call, rank: int, kept: int) -> bool:
     shape = view.args
     if len(shape) == 1 and isinstance(shape[0], (ast.Tuple, ast.List)):
         shape = shape[0].elts
-    if not kept and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for arg in shape
-                        for n in ast.walk(arg)):
-        return True
+    if not kept and len(shape) <= rank and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
+                                               for arg in shape for n in ast.walk(arg)):
+        return True  # (more dimensions than the input has: `view(B, C, 2 * H, 2 * W)` splits one)
     if any(isinstance(arg, ast.Starred) for arg in shape):
         return False
     if len(shape) == 1 and not isinstance(constant(shape[0]), int):

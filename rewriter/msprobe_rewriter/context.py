@@ -23,6 +23,17 @@ STEP_METHODS = frozenset({"step", "optimize", "optimizer_step", "train_batch"})
 TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS,
                 "fit": catalogue.LIGHTNING_TRAINER_BUILDS | catalogue.SPEECHBRAIN_BRAINS}
 
+
+def walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of one scope, not entering nested functions, classes or lambdas."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, SCOPE_TYPES):
+            todo.extend(ast.iter_child_nodes(node))
+
+
 FRAME_TYPES = frozenset((*LOOP_TYPES, *SCOPE_TYPES))
 # Leaf node types that are not worth a visit unless a rule asks for them, and the fields holding them.
 SINGLETON_TYPES = frozenset(cls for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)

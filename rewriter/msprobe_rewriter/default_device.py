@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import SCOPE_TYPES, FileContext, argument, constant, keyword
+from msprobe_rewriter.context import SCOPE_TYPES, FileContext, argument, constant, keyword, walk_scope
 
 CPU = "cpu"
 DeviceOf = Callable[[ast.expr], str]
@@ -63,13 +63,13 @@ def device_block(ctx: FileContext, block: ast.With | ast.AsyncWith, item: ast.ex
     if any(isinstance(other, ast.Call) and ctx.call_qualname(other) in DEVICE_CONTEXTS
            and device_of(argument(other, 0, "type") or other) == CPU for other in later):
         return False  # `with fabric.init_module(), torch.device("meta"):` builds on the meta device
-    if not any(_builds_or_draws(ctx, node) for statement in block.body for node in _walk(statement)):
+    if not any(_builds_or_draws(ctx, node) for node in walk_scope(block)):
         return False
-    built = {target.id for statement in block.body for node in _walk(statement) if isinstance(node, ast.Assign)
+    built = {target.id for node in walk_scope(block) if isinstance(node, ast.Assign)
              for target in node.targets if isinstance(target, ast.Name)}
     scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), ctx.tree)
     return not any(isinstance(node, ast.Call) and node.lineno > block.end_lineno and _loads_into(node, built)
-                   for node in _walk(scope, top=True))
+                   for node in walk_scope(scope))
 
 
 def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: DeviceOf,
@@ -84,7 +84,7 @@ def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: D
         return False
     text = ast.unparse(model)
     scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), ctx.tree)
-    for node in _walk(scope, top=True):
+    for node in walk_scope(scope):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to_empty"
                 and (node.lineno, node.col_offset) < (call.lineno, call.col_offset)
                 and ast.unparse(node.func.value) == text):
@@ -153,14 +153,3 @@ def _uncast(ctx: FileContext, node: ast.expr) -> ast.expr:
     if isinstance(node, ast.Call) and ctx.imports.resolve_any(node.func) in TYPING_CAST and len(node.args) == 2:
         return node.args[1]
     return node
-
-
-def _walk(node: ast.AST, top: bool = False):
-    """`node` and what it holds, not entering nested functions, classes or lambdas (except `node` itself when
-    `top`)."""
-    todo = list(ast.iter_child_nodes(node)) if top else [node]
-    while todo:
-        current = todo.pop()
-        yield current
-        if not isinstance(current, SCOPE_TYPES):
-            todo.extend(ast.iter_child_nodes(current))

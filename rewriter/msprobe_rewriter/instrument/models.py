@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 
 from msprobe_rewriter import catalogue, project
-from msprobe_rewriter.context import FUNCTION_TYPES, STEP_METHODS, FileContext, target_name
+from msprobe_rewriter.context import FUNCTION_TYPES, STEP_METHODS, FileContext, target_name, walk_scope
 from msprobe_rewriter.instrument.scopes import (
     Function,
     argument,
@@ -21,7 +21,6 @@ from msprobe_rewriter.instrument.scopes import (
     is_name_chain,
     root_name,
     source_text,
-    walk_scope,
 )
 
 PARAMETER_METHODS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter.context import FUNCTION_TYPES, SCOPE_TYPES
+from msprobe_rewriter.context import FUNCTION_TYPES, walk_scope
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef | None
 
@@ -56,16 +56,6 @@ def _one_block(statements: list[ast.stmt], owner: ast.stmt) -> bool:
     blocks += [handler.body for handler in getattr(owner, "handlers", ())]
     blocks += [case.body for case in getattr(owner, "cases", ())]
     return any(all(any(item is statement for item in block) for statement in statements) for block in blocks)
-
-
-def walk_scope(scope: ast.AST):
-    """Nodes of one scope, not entering nested functions or classes."""
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, SCOPE_TYPES):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def parameters_of(function: Function) -> set[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from msprobe_rewriter.assignments import is_main_guard
-from msprobe_rewriter.context import LOOP_TYPES, target_name
+from msprobe_rewriter.context import LOOP_TYPES, target_name, walk_scope
 from msprobe_rewriter.instrument import loops, nodes, scopes, wrap
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
@@ -621,7 +621,7 @@ def _callbacks_mapping(train: loops.CallbackTraining, keyword: str, tree: ast.Mo
         return None
     name = mappings[0].id
     last, listed = (-1, -1), False
-    for node in scopes.walk_scope(train.function or tree):
+    for node in walk_scope(train.function or tree):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1 or node.lineno >= train.call.lineno:
             continue
         target, value = node.targets[0], node.value

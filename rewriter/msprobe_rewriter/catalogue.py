@@ -275,6 +275,11 @@ DIFFUSERS_LATENT_DISTRIBUTION = "latent_dist"
 # Tensor methods that draw on the tensor's own device, besides INPLACE_RANDOM_METHODS.
 TENSOR_DRAW_METHODS = frozenset({"bernoulli", "multinomial"})
 # `torch.nn.init` functions that fill their first argument with random numbers, on its device.
+# torch.nn modules whose construction draws their initial weights (`reset_parameters`), where `device=` puts them.
+TORCH_RANDOM_INIT_MODULES = frozenset("torch.nn." + n for n in (
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Embedding", "EmbeddingBag", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
+    "Transformer", "TransformerEncoderLayer", "TransformerDecoderLayer"))
 TORCH_INIT_DRAWS = frozenset(
     "torch.nn.init." + n for n in ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
                                    "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")

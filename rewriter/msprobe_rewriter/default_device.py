@@ -14,7 +14,15 @@ import ast
 from collections.abc import Callable
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import SCOPE_TYPES, FileContext, argument, constant, keyword, walk_scope
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    SCOPE_TYPES,
+    FileContext,
+    argument,
+    constant,
+    keyword,
+    walk_scope,
+)
 
 CPU = "cpu"
 DeviceOf = Callable[[ast.expr], str]
@@ -26,6 +34,7 @@ FABRICS = frozenset({"lightning.Fabric", "lightning.fabric.Fabric"})
 INIT_METHODS = frozenset({"init_weights", "_init_weights", "initialize_weights", "init_parameters",
                           "reset_parameters", "apply"})
 TYPING_CAST = frozenset({"typing.cast"})
+OVERWRITES = frozenset({"copy_", "zero_", "fill_"})  # in-place writes that replace a weight's values
 # Builders that read weights rather than draw them (a checkpoint is loaded over whatever was drawn).
 LOADERS = frozenset({"from_pretrained", "load_state_dict", "load"})
 MODEL_WORDS = ("model", "net")
@@ -92,6 +101,49 @@ def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: D
             if device is not None and device_of(device) != CPU:
                 return True
     return False
+
+
+def weights_replaced(module: ast.Call, ancestors: list[ast.AST]) -> bool:
+    """Whether the module built by `module` (assigned to a name or attribute) has its weight overwritten later in
+    the same scope (`layer.weight.copy_(w)`, `.zero_()`, `.weight.data = w`, `layer.load_state_dict(sd)`): the
+    weights it drew do not survive (diffusers' fused projections, Flux control's widened input layer)."""
+    statement = next((node for node in reversed(ancestors) if isinstance(node, (ast.Assign, ast.AnnAssign))), None)
+    target = statement.targets[0] if isinstance(statement, ast.Assign) else getattr(statement, "target", None)
+    if target is None or getattr(statement, "value", None) is not module:
+        return False
+    held = ast.unparse(target)
+    scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), ancestors[0])
+    for node in walk_scope(scope):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.lineno > module.lineno:
+            owner = node.func.value
+            if isinstance(owner, ast.Attribute) and owner.attr == "data":  # `m.weight.data.copy_(w)`
+                owner = owner.value
+            if node.func.attr in OVERWRITES and isinstance(owner, ast.Attribute) and owner.attr == "weight" \
+                    and ast.unparse(owner.value) == held:
+                return True
+            if node.func.attr == "load_state_dict" and ast.unparse(owner) == held:
+                return True
+        if isinstance(node, ast.Assign) and node.lineno > module.lineno and any(
+                ast.unparse(t) in (f"{held}.weight", f"{held}.weight.data") for t in node.targets):
+            return True
+    return False
+
+
+def cpu_by_default(device: ast.expr, ancestors: list[ast.AST]) -> bool:
+    """Whether `device` is a parameter of the enclosing function that defaults to None or "cpu" (timm's
+    `device=None`, the minGPT DDP example's `device="cpu"` factory arguments): the CPU unless a caller passes a
+    device."""
+    function = next((node for node in reversed(ancestors) if isinstance(node, FUNCTION_TYPES)), None)
+    if not isinstance(device, ast.Name) or function is None:
+        return False
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults, strict=True))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)
+    default = defaults.get(device.id)
+    assigned = any(isinstance(node, ast.Name) and node.id == device.id and isinstance(node.ctx, ast.Store)
+                   for node in walk_scope(function))
+    return isinstance(default, ast.Constant) and default.value in (None, CPU) and not assigned
 
 
 def _loads_into(call: ast.Call, built: set[str]) -> bool:

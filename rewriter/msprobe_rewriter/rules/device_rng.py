@@ -26,6 +26,8 @@ DEFAULT_MESSAGE = ("`{call}` makes an accelerator the default device: modules bu
 BLOCK_MESSAGE = ("modules built and tensors drawn without `device=` in this `with {call}:` block take their "
                  f"numbers (initial weights too) from the device's generator, and {SAME_SEED}: build on the CPU "
                  "and move (`Net().to(device)`), or on `torch.device(\"meta\")` and load the weights")
+MODULE_MESSAGE = ("`{module}(..., device=...)` draws its initial weights on that device, and " + SAME_SEED
+                  + ": build it on the CPU and move it (`{module}(...).to(device)`)")
 INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on a device: its generator draws "
                 f"them, and {SAME_SEED}: materialise and initialise on the CPU, then move (or load a seed "
                 "checkpoint)")
@@ -56,7 +58,9 @@ class DeviceRng(FollowsValues, Rule):
                "`vae.encode(x).latent_dist.sample()` (the VAE's device, shown or not, as above, and in data code "
                "too), also of a posterior kept in a name (`posterior = vae.encode(x).latent_dist`, or a name "
                "ending in `latent_dist`) or in a list it is appended to (`latents_cache[step].sample()`, "
-               "DreamBooth's `--cache_latents`). It also flags an accelerator made the default device, where "
+               "DreamBooth's `--cache_latents`). A torch.nn module built with `device=` a device (`nn.Linear(d, d, "
+               "device=\"cuda\")`, also `Conv*`, `Embedding`, RNNs, `MultiheadAttention`, `Transformer*` layers: those "
+               "whose construction draws weights) is flagged too. It also flags an accelerator made the default device, where "
                "modules are built and tensors drawn without `device=`: `torch.set_default_device(\"cuda\")`, "
                "`torch.set_default_tensor_type(torch.cuda.FloatTensor)`, a `with torch.device(d):` block (`d` not "
                "the CPU or meta) or a Lightning Fabric's `with fabric.init_module():` block (unless `empty_init=True`) "
@@ -90,6 +94,11 @@ class DeviceRng(FollowsValues, Rule):
            "CPU as the default device while comparing runs.")
     valid = (
         "import torch\n\n\ndef noise(shape, device):\n    return torch.randn(shape).to(device)\n",
+        # Weights overwritten right after the construction: what it drew does not survive.
+        "import torch\nimport torch.nn as nn\n\n\ndef widen(old, extra):\n"
+        "    new = nn.Linear(old.in_features + extra, old.out_features, device=old.weight.device)\n"
+        "    with torch.no_grad():\n        new.weight.zero_()\n        new.weight[:, :old.in_features].copy_(old.weight)\n"
+        "    return new\n",
         # The meta device draws nothing; weights initialised on the CPU, or a block that only computes, are fine.
         "import torch\nfrom model import GPT\n\n\ndef build(config, device):\n    with torch.device(\"meta\"):\n"
         "        model = GPT(config)\n    model.to_empty(device=\"cpu\")\n    model.init_weights()\n"
@@ -132,6 +141,12 @@ class DeviceRng(FollowsValues, Rule):
     )
     invalid = (
         Invalid("import torch\n\nnoise = torch.randn(8, 3, device=\"cuda\")\n", lines=(3,)),
+        # A module built on the device draws its initial weights there.
+        Invalid("import torch.nn as nn\n\nproj = nn.Linear(64, 64, device=\"cuda\")\nnorm = nn.LayerNorm(64, device=\"cuda\")\n",
+                lines=(3,)),
+        # A factory argument that is None (or "cpu") by default: a warning, for callers that pass a device.
+        Invalid("import torch.nn as nn\n\n\ndef create_head(dim, classes, device=None):\n"
+                "    return nn.Linear(dim, classes, device=device)\n", lines=(5,), severity="warning"),
         # An accelerator as the default device: the model's initial weights are drawn there.
         Invalid("import torch\n\ntorch.set_default_device(\"cuda\")\nmodel = torch.nn.Linear(4, 4)\n", lines=(3,)),
         Invalid("import torch\nfrom model import GPT\n\n\ndef build(config, device):\n    with torch.device(device):\n"
@@ -233,6 +248,14 @@ class DeviceRng(FollowsValues, Rule):
             self._check_inputs(node, [i for i in inputs if i is not None])
         elif qualified in catalogue.TORCH_INIT_DRAWS:
             self._check_inputs(node, [argument(node, 0, "tensor")])
+        elif qualified in catalogue.TORCH_RANDOM_INIT_MODULES:
+            device = keyword(node, "device")
+            ancestors = self.ctx.ancestors
+            if (device is not None and self.device_of(device) != CPU
+                    and not default_device.weights_replaced(node, ancestors)):
+                passed = default_device.cpu_by_default(device, ancestors)  # a factory argument, the CPU by default
+                self.report(node, MODULE_MESSAGE.format(module=qualified.rpartition(".")[2])
+                            + (" (when a device is passed)" if passed else ""), "warning" if passed else None)
         elif qualified in catalogue.DIFFUSERS_RANDN_TENSOR:
             device = argument(node, 2, "device")
             if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:

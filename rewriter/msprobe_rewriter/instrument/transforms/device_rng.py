@@ -4,7 +4,8 @@
 `torch.randn(*shape, dtype=t, generator=g).to(d).requires_grad_(r)`: the same numbers as a CPU draw, the
 same dtype, device and `requires_grad` everywhere. `*_like(x)` draws on the CPU (`device="cpu"`: x's
 shape, dtype and memory layout, the numbers a CPU run draws) and moves to `x.device` (or to its `device=`); `bernoulli`/`multinomial`/`poisson` of a device tensor draw from `x.cpu()`;
-`torch.empty(..., device=d).normal_()` fills on the CPU and moves; `x.normal_()` on a device tensor
+`torch.empty(..., device=d).normal_()` fills on the CPU and moves; a torch.nn module built with `device=d` is built on the
+CPU and moved (`nn.Linear(n, n).to(d)`: the weights a CPU run draws); `x.normal_()` on a device tensor
 copies a CPU draw into `x`. The generator is kept; one made on a device in the same file
 (`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
 Modules and draws that an accelerator gets as the default device (`torch.set_default_device`, `with
@@ -55,6 +56,8 @@ class DeviceRng(Transform):
                 "x.normal_(0.0, 0.02)\n",
                 "import torch\n\nmask = torch.empty(4, 4).uniform_().to(\"cuda\")\nx = torch.zeros(4).cuda()\n"
                 "x.copy_(torch.empty(x.shape, dtype=x.dtype).normal_(0.0, 0.02))\n"),
+        Example("import torch.nn as nn\n\n\ndef head(dim, device):\n    return nn.Linear(dim, 10, device=device, bias=False)\n",
+                "import torch.nn as nn\n\n\ndef head(dim, device):\n    return nn.Linear(dim, 10, bias=False).to(device)\n"),
         Example("import torch\n\ng = torch.Generator(device=\"cuda\").manual_seed(0)\n"
                 "noise = torch.randn(4, device=\"cuda\", generator=g)\n",
                 "import torch\n\ng = torch.Generator().manual_seed(0)\nnoise = torch.randn(4, generator=g).to(\"cuda\")\n"),
@@ -122,7 +125,8 @@ class DeviceRng(Transform):
             if source is None or not nodes.is_pure(source.value):
                 return None
             return _like_on_cpu
-        if qualified in catalogue.TORCH_DEVICE_DRAWS and nodes.argument(call, "device") is not None:
+        if ((qualified in catalogue.TORCH_DEVICE_DRAWS or qualified in catalogue.TORCH_RANDOM_INIT_MODULES)
+                and nodes.argument(call, "device") is not None):
             return _move_after
         if qualified in INPUT_DRAWS:
             source = nodes.argument(call, "input", 0)

@@ -662,6 +662,11 @@ OPTIMIZER_CLASS_NAMES = frozenset({
 })
 
 
+def is_torch_module_class(qualified: str) -> bool:
+    """`torch.nn.Linear` and the other module classes of torch.nn (not its functions)."""
+    return qualified.startswith(TORCH_MODULE_PACKAGE + ".") and qualified.rpartition(".")[2][:1].isupper()
+
+
 def is_optimizer_class(qualified: str) -> bool:
     """Whether `qualified` names an optimizer class of a known framework."""
     module, _, name = qualified.rpartition(".")

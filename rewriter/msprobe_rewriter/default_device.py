@@ -76,7 +76,7 @@ def device_block(ctx: FileContext, block: ast.With | ast.AsyncWith, item: ast.ex
         return False
     built = {target.id for node in walk_scope(block) if isinstance(node, ast.Assign)
              for target in node.targets if isinstance(target, ast.Name)}
-    scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), ctx.tree)
+    scope = _innermost(ancestors, SCOPE_TYPES) or ctx.tree
     return not any(isinstance(node, ast.Call) and node.lineno > block.end_lineno and _loads_into(node, built)
                    for node in walk_scope(scope))
 
@@ -92,7 +92,7 @@ def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: D
     if not isinstance(model, (ast.Name, ast.Attribute)):
         return False
     text = ast.unparse(model)
-    scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), ctx.tree)
+    scope = _innermost(ancestors, SCOPE_TYPES) or ctx.tree
     for node in walk_scope(scope):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to_empty"
                 and (node.lineno, node.col_offset) < (call.lineno, call.col_offset)
@@ -107,12 +107,12 @@ def weights_replaced(module: ast.Call, ancestors: list[ast.AST]) -> bool:
     """Whether the module built by `module` (assigned to a name or attribute) has its weight overwritten later in
     the same scope (`layer.weight.copy_(w)`, `.zero_()`, `.weight.data = w`, `layer.load_state_dict(sd)`): the
     weights it drew do not survive (diffusers' fused projections, Flux control's widened input layer)."""
-    statement = next((node for node in reversed(ancestors) if isinstance(node, (ast.Assign, ast.AnnAssign))), None)
+    statement = _innermost(ancestors, (ast.Assign, ast.AnnAssign))
     target = statement.targets[0] if isinstance(statement, ast.Assign) else getattr(statement, "target", None)
     if target is None or getattr(statement, "value", None) is not module:
         return False
     held = ast.unparse(target)
-    scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), ancestors[0])
+    scope = _innermost(ancestors, SCOPE_TYPES) or ancestors[0]
     for node in walk_scope(scope):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.lineno > module.lineno:
             owner = node.func.value
@@ -133,7 +133,7 @@ def cpu_by_default(device: ast.expr, ancestors: list[ast.AST]) -> bool:
     """Whether `device` is a parameter of the enclosing function that defaults to None or "cpu" (timm's
     `device=None`, the minGPT DDP example's `device="cpu"` factory arguments): the CPU unless a caller passes a
     device."""
-    function = next((node for node in reversed(ancestors) if isinstance(node, FUNCTION_TYPES)), None)
+    function = _innermost(ancestors, FUNCTION_TYPES)
     if not isinstance(device, ast.Name) or function is None:
         return False
     args = function.args
@@ -190,7 +190,7 @@ def _builds_or_draws(ctx: FileContext, node: ast.AST) -> bool:
         return keyword(node, "device") is None
     func = node.func
     if qualified is not None and qualified.startswith("torch."):
-        return qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".") and qualified.rpartition(".")[2][:1].isupper()
+        return catalogue.is_torch_module_class(qualified)
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     if name in LOADERS:
         return False
@@ -198,6 +198,11 @@ def _builds_or_draws(ctx: FileContext, node: ast.AST) -> bool:
         receiver = func.value
         return isinstance(receiver, ast.Name) and receiver.id[:1].isupper()
     return name[:1].isupper() or any(word in name.lower() for word in MODEL_WORDS)
+
+
+def _innermost(ancestors: list[ast.AST], kinds: type | tuple[type, ...]) -> ast.AST | None:
+    """The innermost of `ancestors` of one of `kinds`."""
+    return next((node for node in reversed(ancestors) if isinstance(node, kinds)), None)
 
 
 def _uncast(ctx: FileContext, node: ast.expr) -> ast.expr:

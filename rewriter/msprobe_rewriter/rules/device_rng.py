@@ -31,8 +31,7 @@ MODULE_MESSAGE = ("`{module}(..., device=...)` draws its initial weights on that
 INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on a device: its generator draws "
                 f"them, and {SAME_SEED}: materialise and initialise on the CPU, then move (or load a seed "
                 "checkpoint)")
-DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and GPU and NPU generators give different numbers for "
-                     "one seed: pass it a CPU generator, `generator=torch.default_generator`, and it draws on the "
+DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and " + SAME_SEED + ": pass it a CPU generator, `generator=torch.default_generator`, and it draws on the "
                      "CPU and moves the result")
 
 
@@ -42,8 +41,7 @@ class DeviceRng(FollowsValues, Rule):
     severity = "error"
     frameworks = ("pytorch",)
     fixable = True
-    message = ("draw on the CPU and move the result (`torch.randn(shape).to(device)`): GPU and NPU generators "
-               "give different numbers for one seed")
+    message = f"draw on the CPU and move the result (`torch.randn(shape).to(device)`): {SAME_SEED}"
     summary = ("Flags torch draws (`randn`, `rand`, `randint`, `randperm`, `normal`, `bernoulli`, `multinomial`, "
                "`poisson`, `*_like`, in-place `normal_()`/`uniform_()`/..., `nn.init.*_`) that run on an "
                "accelerator: `device=` a non-CPU device or a device not provably the CPU, or an input tensor "
@@ -221,6 +219,7 @@ class DeviceRng(FollowsValues, Rule):
         self._accelerator_file = False
         self._unknown_draws: list = []  # Sites of draws on tensors whose device the file does not show
         self._latent_names: tuple[set[str], set[str]] | None = None  # see _posterior_names
+        self._materialises = "to_empty" in ctx.source  # `init_weights()` after `to_empty(device=d)` is possible
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -235,7 +234,8 @@ class DeviceRng(FollowsValues, Rule):
             self._accelerator_file = self._shows_accelerator(node, qualified)
         if default_device.sets_default(self.ctx, node, qualified, self.device_of):
             self.report(node, DEFAULT_MESSAGE.format(call=_short(node)), fixable=False)
-        elif default_device.initialised_on_device(node, self.ctx.ancestors, self.device_of, self.ctx):
+        elif self._materialises and default_device.initialised_on_device(node, self.ctx.ancestors, self.device_of,
+                                                                         self.ctx):
             self.report(node, INIT_MESSAGE.format(call=_short(node)), fixable=False)
         if qualified in catalogue.TORCH_DEVICE_DRAWS:
             signature = catalogue.TORCH_DEVICE_DRAWS[qualified]
@@ -408,7 +408,7 @@ class DeviceRng(FollowsValues, Rule):
                 return ACCELERATOR
             if device is not None:
                 return self.device_of(device)
-            if qualified in catalogue.TORCH_TENSOR_FACTORIES or _is_module_class(qualified):
+            if qualified in catalogue.TORCH_TENSOR_FACTORIES or catalogue.is_torch_module_class(qualified):
                 return CPU  # a module is built on the CPU, unless given `device=`
             signature = catalogue.TORCH_DEVICE_DRAWS.get(qualified)
             if signature is not None and signature.inputs or qualified.endswith("_like"):
@@ -464,12 +464,6 @@ def _combine(first: str | None, second: str | None, both: bool) -> str | None:
     if first in ON_DEVICE or second in ON_DEVICE:
         return DEVICE if both or ACCELERATOR not in (first, second) else ACCELERATOR
     return None
-
-
-def _is_module_class(qualified: str) -> bool:
-    """`torch.nn.Linear` and the other module classes of torch.nn (not its functions)."""
-    return (qualified.startswith(catalogue.TORCH_MODULE_PACKAGE + ".")
-            and qualified.rpartition(".")[2][:1].isupper())
 
 
 def _is_posterior(node: ast.expr) -> bool:

@@ -2,7 +2,8 @@
 
 `DataLoader(shuffle=True)` -> `shuffle=False`; `RandomSampler(ds)` -> `SequentialSampler(ds)` (MindSpore:
 `RandomSampler()` -> `SequentialSampler()`); `DistributedSampler(...)` (or a subclass the file defines) and
-MindSpore's samplers get `shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`;
+MindSpore's samplers get `shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`,
+and so do the model zoos' loader factories (mindcv's `create_dataset`, mindyolo's `create_loader`);
 `dataset.shuffle(n)` is dropped from the pipeline.
 """
 
@@ -49,6 +50,12 @@ class DataShuffle(Transform):
                 "from torch.utils.data import DataLoader\n\n\ndef build(ds, cuda):\n    kwargs = {\"batch_size\": 8}\n"
                 "    if cuda:\n        kwargs.update({\"shuffle\": True, \"pin_memory\": True})\n"
                 "    return DataLoader(ds, **{**kwargs, \"shuffle\": False})\n"),
+        Example("from mindcv.data import create_dataset\nfrom mindyolo.data import create_loader\n\n"
+                "images = create_dataset(name=\"imagenet\", root=\"data/\", split=\"train\")\n"
+                "boxes = create_loader(coco, collate, names, columns, 16, shuffle=True)\n",
+                "from mindcv.data import create_dataset\nfrom mindyolo.data import create_loader\n\n"
+                "images = create_dataset(name=\"imagenet\", root=\"data/\", split=\"train\", shuffle=False)\n"
+                "boxes = create_loader(coco, collate, names, columns, 16, shuffle=False)\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -70,6 +77,9 @@ class DataShuffle(Transform):
             return lambda c: nodes.set_argument(c, "shuffle", FALSE, position)
         if qualified in catalogue.SAMPLER_TWINS:
             return self._twin(unit, call, qualified)
+        if qualified in catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS:
+            position = catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS[qualified][0]
+            return lambda c: nodes.set_argument(c, "shuffle", FALSE, position)
         if qualified is not None and catalogue.is_mindspore_dataset_class(qualified):
             return lambda c: nodes.set_argument(c, "shuffle", FALSE)
         if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "shuffle":

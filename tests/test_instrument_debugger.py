@@ -375,6 +375,18 @@ def test_an_entry_script_training_through_a_project_class_is_seeded_and_told(tmp
     assert instrument_text("tool.py", plain, Options()) == (plain, [])  # not a training script: nothing, no note
 
 
+def test_an_entry_script_training_through_a_factory_built_class_is_told(tmp_path, monkeypatch):
+    """mindyolo's train.py: `trainer = create_trainer(...)` returns a Trainer whose train() holds the loop."""
+    factory = TRAIN_LOOP_CLASS + "\n\ndef create_loop(model, data):\n    return TrainLoop(model, data)\n"
+    (tmp_path / "train_util.py").write_text(factory)
+    monkeypatch.chdir(tmp_path)
+    entry = CLASS_ENTRY.replace("import TrainLoop", "import create_loop").replace(
+        "TrainLoop(make_model(), make_data()).run_loop()", "loop = create_loop(make_model(), make_data())\n    loop.run_loop()")
+    assert instrument_text("main.py", entry, Options())[1] == [
+        "main.py: the training loop is not in this file but in `TrainLoop.run_loop` in train_util.py: "
+        "instrument that file too (msprobe-instrument --write main.py train_util.py); debugger not added here"]
+
+
 STEPPING_TRAINER = ("import torch\n\n\nclass Trainer:\n    def __init__(self, cfg, model):\n        self.model = model\n"
                     "        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n\n"
                     "    def train_step(self, sample):\n        self.optimizer.zero_grad()\n        self.backward(sample)\n"

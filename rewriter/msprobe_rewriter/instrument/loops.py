@@ -244,7 +244,8 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     """Project-local functions this file calls whose bodies hold a training loop ("loop") or build a library
     trainer ("trainer"), with their files (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are laid out),
     and the methods holding one of the classes it calls (`TrainLoop.run_loop` in improved-diffusion's
-    `train_util.py`), one level deep."""
+    `train_util.py`) or that a function it calls returns (mindyolo's `create_trainer` returns a `Trainer`), one
+    level deep."""
     local = project.local_imports(project.import_statements(ctx.tree.body))
     if not local.refs and not local.stars:
         return []
@@ -256,11 +257,23 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
         training = _training_functions(module)
         if name in module.functions and name in training:
             found[(name, module.path, training[name])] = None
-        for node in module.tree.body:
-            if isinstance(node, ast.ClassDef) and node.name == name:
-                found.update(((f"{name}.{item.name}", module.path, training[item.name]), None) for item in node.body
-                             if isinstance(item, FUNCTION_TYPES) and item.name in training)
+        for node in _classes_built(module, name):
+            found.update(((f"{node.name}.{item.name}", module.path, training[item.name]), None) for item in node.body
+                         if isinstance(item, FUNCTION_TYPES) and item.name in training)
     return list(found)
+
+
+def _classes_built(module: project.Module, name: str) -> list[ast.ClassDef]:
+    """The module's classes a call of its `name` builds: the class itself, or those its function of that name
+    returns (`return Trainer(...)`)."""
+    if name in module.classes:
+        return [module.classes[name]]
+    function = module.functions.get(name)
+    if function is None:
+        return []
+    returned = (node.value.func.id for node in ast.walk(function) if isinstance(node, ast.Return)
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name))
+    return [module.classes[cls] for cls in dict.fromkeys(returned) if cls in module.classes]
 
 
 def _training_functions(module: project.Module) -> dict[str, str]:

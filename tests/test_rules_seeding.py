@@ -308,6 +308,10 @@ def train_one_epoch(model, optimizer, loader):
     for x in loader:
         model(x).sum().backward()
         optimizer.step()
+
+
+def create_loop(model, data):
+    return TrainLoop(model, data)
 """
 DELEGATING_SCRIPT = """
 import argparse
@@ -326,9 +330,11 @@ if __name__ == "__main__":
 
 
 @pytest.mark.parametrize(("name", "call"), [("TrainLoop", "TrainLoop(model, data).run_loop()"),
-                                            ("train_one_epoch", "train_one_epoch(model, opt, data)")])
+                                            ("train_one_epoch", "train_one_epoch(model, opt, data)"),
+                                            ("create_loop", "create_loop(model, data).run_loop()")])
 def test_a_script_training_through_a_project_module_needs_seeding(project, name, call):
-    """improved-diffusion's image_train.py: the script itself mentions no framework; TrainLoop trains."""
+    """improved-diffusion's image_train.py: the script itself mentions no framework; TrainLoop trains (also
+    when built by a factory, as mindyolo's create_trainer builds its Trainer)."""
     write(project, {"trainer.py": TRAINER_MODULE,
                     "train.py": DELEGATING_SCRIPT.format(name=name, call=call)})
     assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == [

@@ -66,6 +66,18 @@ class Module:
     classes: dict[str, ast.ClassDef]
     memo: dict = field(default_factory=dict)  # per-module results of whoever analyses it
 
+    def classes_built(self, name: str) -> list[ast.ClassDef]:
+        """The module's classes a call of its `name` builds: the class itself, or those its function of that name
+        returns (mindyolo's `create_trainer` ends in `return Trainer(...)`)."""
+        if name in self.classes:
+            return [self.classes[name]]
+        function = self.functions.get(name)
+        if function is None:
+            return []
+        returned = (node.value.func.id for node in ast.walk(function) if isinstance(node, ast.Return)
+                    and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name))
+        return [self.classes[cls] for cls in dict.fromkeys(returned) if cls in self.classes]
+
 
 def local_imports(nodes: Iterable[ast.AST]) -> LocalImports:
     """Bindings made by the import statements among `nodes` of modules outside the known frameworks."""

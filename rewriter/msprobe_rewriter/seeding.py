@@ -321,7 +321,7 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
 
 def _training_names(module: project.Module, files_left: int = MAX_TRAINING_FILES) -> frozenset[str]:
     """The functions and classes of a project-local module that run training steps (improved-diffusion's
-    `TrainLoop`, a `train_one_epoch`), themselves or through the training functions they import from other
+    `TrainLoop`, a `train_one_epoch`, a factory returning such a class), themselves or through the training functions they import from other
     project modules (WeNet's `Executor.train` calls `batch_backward` of `train_utils`), followed `files_left`
     files deep; none when the module pins anything itself (seeds, switches deterministic kernels on) or
     calls a helper named like a seeder, since what it pins is not followed from there (computed once per
@@ -341,6 +341,7 @@ def _training_names(module: project.Module, files_left: int = MAX_TRAINING_FILES
             names = stepping & module.functions.keys()
             names |= {node.name for node in module.tree.body if isinstance(node, ast.ClassDef)
                       and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping for item in node.body)}
+            names |= {name for name in module.functions if any(node.name in names for node in module.classes_built(name))}
         found = module.memo[key] = frozenset(names)
     return found
 

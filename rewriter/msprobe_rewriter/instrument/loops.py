@@ -257,23 +257,11 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
         training = _training_functions(module)
         if name in module.functions and name in training:
             found[(name, module.path, training[name])] = None
-        for node in _classes_built(module, name):
+        for node in module.classes_built(name):
             found.update(((f"{node.name}.{item.name}", module.path, training[item.name]), None) for item in node.body
                          if isinstance(item, FUNCTION_TYPES) and item.name in training)
     return list(found)
 
-
-def _classes_built(module: project.Module, name: str) -> list[ast.ClassDef]:
-    """The module's classes a call of its `name` builds: the class itself, or those its function of that name
-    returns (`return Trainer(...)`)."""
-    if name in module.classes:
-        return [module.classes[name]]
-    function = module.functions.get(name)
-    if function is None:
-        return []
-    returned = (node.value.func.id for node in ast.walk(function) if isinstance(node, ast.Return)
-                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name))
-    return [module.classes[cls] for cls in dict.fromkeys(returned) if cls in module.classes]
 
 
 def _training_functions(module: project.Module) -> dict[str, str]:

@@ -924,3 +924,33 @@ def test_a_speechbrain_recipe_is_told_where_its_loop_is_and_keeps_its_yaml_seed(
     out, notes = instrument_text("train.py", code, Options())
     assert "seed_all(seed=1234, mode=False, rm_dropout=True)" in lines_of(strip(out))
     assert any(note.startswith("train.py:13: `asr.fit(...)` runs SpeechBrain's training loop") for note in notes)
+
+
+HAND_SGD_TUTORIAL = ("import torch\n\nx = torch.linspace(-1, 1, 20)\na = torch.randn((), requires_grad=True)\n"
+                     "for t in range(100):\n    loss = (a * x - x).pow(2).sum()\n    loss.backward()\n"
+                     "    with torch.no_grad():\n        a -= 1e-3 * a.grad\n        a.grad = None\n")
+
+
+def test_gradients_applied_by_hand_make_the_training_loop():
+    """PyTorch's tutorial (`w -= lr * w.grad` under no_grad): no model to start with, and no optimizer for the
+    gradient probe to count steps at."""
+    out, notes = run(HAND_SGD_TUTORIAL, "debugger", "grad-probe")
+    lines = lines_of(out)
+    assert lines[lines.index("for t in range(100):") + 1] == "debugger.start()"
+    assert "debugger.monitor" not in out
+    assert any("the gradients are applied by hand" in note for note in notes)
+    assert any("model not found" in note for note in notes)
+
+
+@pytest.mark.parametrize("code", [
+    # a custom optimizer's loop over its parameters: no gradient is computed there
+    "import torch\n\n\nclass SGD(torch.optim.Optimizer):\n    def step(self, closure=None):\n"
+    "        for group in self.param_groups:\n            for p in group['params']:\n"
+    "                p.data.add_(p.grad, alpha=-group['lr'])\n",
+    # a gradient norm summed after backward, and an adversarial input climbing its gradient
+    "import torch\n\n\ndef probe(model, x):\n    for _ in range(3):\n        model(x).sum().backward()\n"
+    "        norm = 0.0\n        for p in model.parameters():\n            norm += p.grad.norm()\n"
+    "        x = x + 0.1 * x.grad.sign()\n",
+], ids=["custom optimizer", "statistics and ascent"])
+def test_what_reads_gradients_without_descending_is_no_step(code):
+    assert run(code, "debugger")[0] == code

@@ -7,7 +7,8 @@ project's own train-step cell, or of a project cell built around train-step cell
 directly or through local functions that step outside any loop of their own (`train_step`), or through
 such a function of a project module (WeNet's `update_parameter_and_lr(model, optimizer, ...)`) or such a
 method of an object of a class of the project's (fairseq's `trainer.train_step(sample)`, a CycleGAN's
-`model.optimize_parameters()`). A loop
+`model.optimize_parameters()`), or, without an optimizer, an update written by hand after a `backward()`
+in the same loop (`param.data.add_(-lr * param.grad)`, `w -= lr * w.grad`). A loop
 that only calls `backward()` (gradient accumulation's micro-steps) is not one; of an epoch loop and a
 batch loop, the batch loop is. Training a library runs is found too, where it takes a step callback:
 MindSpore's `Model.train(...)` call, a Hugging Face or Lightning trainer's construction.
@@ -29,8 +30,9 @@ from msprobe_rewriter.context import (
     FileContext,
     keyword,
     target_name,
+    walk_scope,
 )
-from msprobe_rewriter.instrument.models import TrainedModels, network_attributes
+from msprobe_rewriter.instrument.models import TrainedModels, network_attributes, updated_by_hand
 from msprobe_rewriter.instrument.scopes import (
     Function,
     argument,
@@ -63,6 +65,7 @@ class TrainingLoop:
     inner_steps: bool = False  # a loop inside `node` steps an optimizer too (a GAN's critic, SAC's actor)
     built_inside: str | None = None  # a model `node` builds (then `models` is empty: not there yet)
     threshold: str | None = None  # the step runs only past a threshold (`global_step > args.learning_starts`)
+    by_hand: bool = False  # every step applies gradients by hand (`w -= lr * w.grad`): no optimizer steps
 
     @property
     def model(self) -> str | None:
@@ -103,7 +106,7 @@ class Analysis:
 
 @dataclass
 class _Step:
-    call: ast.Call
+    call: ast.AST  # a call that applies gradients, or an update written by hand (`w -= lr * w.grad`)
     loop: ast.stmt | None
     function: Function
     conditional: bool
@@ -185,6 +188,12 @@ def _takes_callbacks(ctx: FileContext, call: ast.Call) -> bool:
             return False
         cls = next((classes[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in classes), None)
     return True
+
+
+def _calls_backward(scope: ast.AST) -> bool:
+    """Whether `scope` (a loop or a function) calls `backward()` itself (nested functions aside)."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+               for node in walk_scope(scope))
 
 
 def _function(ancestors: list[ast.AST]) -> Function:
@@ -285,7 +294,9 @@ class _Finder:
         self.assignments: dict[str, ast.expr] = {}  # simple target name -> value of its last assignment
         self.values: dict[str, list[ast.expr]] = {}  # simple target name -> the values of all its assignments
         self._lines: dict[str, int] = {}
+        self._hand_updates: list[ast.AST] = []  # statements and calls that apply a gradient by hand
         self._index(ctx.tree)
+        collector.steps += self._hand_steps()
         self.local = project.local_imports(project.import_statements(ctx.tree.body))  # the project's modules it imports
         self.folder = project.file_folder(ctx.path)
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
@@ -309,6 +320,8 @@ class _Finder:
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
                 todo.append(child)
+            if isinstance(node, (ast.AugAssign, ast.Assign, ast.Call)) and updated_by_hand(node) is not None:
+                self._hand_updates.append(node)
             if isinstance(node, FUNCTION_TYPES):
                 self.functions[node.name] = node
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -419,6 +432,30 @@ class _Finder:
         return [(node, tracker, steppers) for tree, tracker, class_name, steppers in places for node in tree.body
                 if isinstance(node, ast.ClassDef) and node.name == class_name]
 
+    def _hand_steps(self) -> list[_Step]:
+        """Gradients applied by hand (`updated_by_hand`), as steps of the innermost loop around them that also
+        calls `backward()` (pytorch/examples' regression: `for param in fc.parameters(): param.data.add_(-0.1 *
+        param.grad)` after `output.backward()`), or of their function when it calls `backward()` outside any
+        such loop. A custom optimizer's loop over its parameters computes no gradient: no step."""
+        steps = []
+        for update in self._hand_updates:
+            ancestors = []
+            node = self.parents.get(update)
+            while node is not None:
+                ancestors.append(node)
+                node = self.parents.get(node)
+            ancestors.reverse()
+            function = _function(ancestors)
+            for node in reversed(ancestors):
+                if isinstance(node, LOOP_TYPES) and _calls_backward(node):
+                    steps.append(_Step(update, node, function, _conditional(ancestors, node)))
+                    break
+                if isinstance(node, SCOPE_TYPES):
+                    if node is function and _calls_backward(node):
+                        steps.append(_Step(update, None, function, False))
+                    break
+        return steps
+
     def _steppers(self) -> dict[str, _Step]:
         """Local functions that apply gradients once per call (not inside a loop of their own)."""
         found = {step.function.name: step for step in self.collector.steps
@@ -477,7 +514,8 @@ class _Finder:
         threshold = self._threshold(step.call, loop)
         return TrainingLoop(loop, function, models, self.trained.optimizers(steps),
                             conditional or step.conditional, outermost, local, inner_steps, built_inside,
-                            source_text(self.ctx.source, threshold) if threshold is not None else None)
+                            source_text(self.ctx.source, threshold) if threshold is not None else None,
+                            all(updated_by_hand(step) is not None for step in steps))
 
     def _threshold(self, call: ast.Call, loop: ast.stmt) -> ast.expr | None:
         """The test of an `if` between `loop` and the step `call` that compares against a bound (`if global_step >

@@ -34,6 +34,35 @@ MOVES = frozenset({"cuda", "to"})  # `net = Net().to(device)`
 PARALLEL_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
                                "convert_sync_batchnorm"})
 NETWORK_MODULES = ("torch.nn.", "mindspore.nn.", "torchvision.models.", "timm.models.")
+HAND_UPDATES = frozenset({"add_", "sub_", "copy_"})  # in-place updates that apply a gradient written out by hand
+
+
+def updated_by_hand(node: ast.AST) -> ast.expr | None:
+    """The tensor `node` updates from its gradient without an optimizer (plain SGD written out: `w -= lr * w.grad`,
+    `p.data.add_(-lr * p.grad)`, `p.sub_(lr * p.grad)`, `p.data = p.data - lr * p.grad`, `p.copy_(p - lr * p.grad)`),
+    else None. Only a descent counts (a `-`): `x = x + eps * x.grad.sign()` is an adversarial input, and
+    `norm += p.grad.norm()` a statistic."""
+    if isinstance(node, ast.AugAssign):
+        target, value = node.target, node.value
+        descends = isinstance(node.op, ast.Sub)
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, value = node.targets[0], node.value
+        descends = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HAND_UPDATES:
+        target, value = node.func.value, node
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        descends = node.func.attr != "add_" or any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub)
+                                                   for arg in arguments for n in ast.walk(arg))
+        value = ast.Tuple(elts=arguments, ctx=ast.Load())
+    else:
+        return None
+    if not descends or _reads_gradient(target) or not _reads_gradient(value):
+        return None
+    return target if isinstance(target, (ast.Name, ast.Attribute)) else None
+
+
+def _reads_gradient(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
 
 
 class TrainedModels:
@@ -58,12 +87,13 @@ class TrainedModels:
         self.held_steps = held_steps
         self.module_names = bound_names(ctx.tree)
 
-    def models(self, steps: list[ast.Call], function: Function) -> tuple[str, ...]:
-        """The models whose parameters the optimizers applied by `steps` update, the first step's first, as source
-        valid inside `function`; when none is found through an optimizer, a model by its usual name (`model`,
-        `net`, ...) if there is one."""
-        models = tuple(dict.fromkeys(model for step in steps
-                                     for model in self._updated_models(self._optimizer(step), function)))
+    def models(self, steps: list[ast.AST], function: Function) -> tuple[str, ...]:
+        """The models whose parameters the optimizers applied by `steps` update (or a step updates by hand: see
+        `updated_by_hand`), the first step's first, as source valid inside `function`; when none is found, a
+        model by its usual name (`model`, `net`, ...) if there is one."""
+        models = tuple(dict.fromkeys(model for step in steps for model in (
+            self._updated_models(self._optimizer(step), function) if isinstance(step, ast.Call)
+            and updated_by_hand(step) is None else self._hand_updated_models(step, function))))
         models = tuple(model for model in models if not any(self._wraps(other, model) for other in models))
         if len(models) > 1:
             owner = _common_owner(models)  # `model.backbone` and `model.head`: `model`, one hook set for both
@@ -73,10 +103,11 @@ class TrainedModels:
         fallback = self._usual_model(function)
         return (fallback,) if fallback is not None else ()
 
-    def optimizers(self, steps: list[ast.Call]) -> str | None:
+    def optimizers(self, steps: list[ast.AST]) -> str | None:
         """What the optimizers applied by `steps` are called, the first step's first: one, or a list of several (a
         MindSpore GAN's two train-step cells: the probe's `monitor` takes both)."""
-        found = (self._step_optimizer(self._optimizer(step)) for step in steps)
+        found = (self._step_optimizer(self._optimizer(step)) for step in steps
+                 if isinstance(step, ast.Call) and updated_by_hand(step) is None)
         texts = (source_text(self.ctx.source, node) for node in found if node is not None)
         names = list(dict.fromkeys(text for text in texts if text))
         return (f"[{', '.join(names)}]" if len(names) > 1 else names[0]) if names else None
@@ -129,6 +160,23 @@ class TrainedModels:
             if self._visible(owner.split(".", 1)[0], function):
                 visible = [f"{owner}.{attribute}" for attribute in self.network_attributes[id(optimizer)]]
         return visible
+
+    def _hand_updated_models(self, update: ast.AST, function: Function) -> list[str]:
+        """`fc` for an update by hand of `param` in `for param in fc.parameters():` (also `named_parameters`), where
+        `fc` can be read inside `function`."""
+        target = updated_by_hand(update)
+        root = root_name(target) if target is not None else None
+        node = self.parents.get(update)
+        while root is not None and node is not None and not isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            if isinstance(node, ast.For) and root in {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}:
+                call = node.iter
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr in PARAMETER_METHODS and is_name_chain(call.func.value)):
+                    owner = source_text(self.ctx.source, call.func.value)
+                    return [owner] if self._visible(owner.split(".", 1)[0], function) else []
+                return []
+            node = self.parents.get(node)
+        return []
 
     def _cell_networks(self, cell: ast.Call, function: Function) -> list[ast.expr]:
         """The networks a train-step cell's optimizer updates. MindSpore's: the owners of the parameters its

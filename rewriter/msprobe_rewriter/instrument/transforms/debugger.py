@@ -64,7 +64,9 @@ class Debugger(Transform):
         "`update_parameter_and_lr(model, optimizer, ...)`, whose optimizer is the one handed to it), or through "
         "a method that steps once per call of an object of a "
         "class of the file or of a project module (fairseq's `trainer.train_step(samples)`, a CycleGAN's "
-        "`model.optimize_parameters()`); with gradient accumulation it is the loop around the "
+        "`model.optimize_parameters()`), or, with no optimizer at all, an update written by hand after a "
+        "`backward()` in the same loop (`param.data.add_(-lr * param.grad)`, `w -= lr * w.grad`; the model is the "
+        "module a `for param in fc.parameters():` around it runs over); with gradient accumulation it is the loop around the "
         "micro-steps, with epoch and batch loops the batch loop. The model passed to `start` is the one whose "
         "parameters the optimizer updates (MindSpore: those the train-step cell's optimizer is built from; "
         "`AdamW(get_params_groups(student))`: the model given to a helper that reads its parameters, or, when "
@@ -123,6 +125,17 @@ class Debugger(Transform):
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "for x in torch.randn(4, 8, 2):\n    debugger.start(model=model)\n    try:\n"
                 "        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # Plain SGD written out (pytorch/examples' regression): the update after backward() is the step, and the
+        # model is the module whose parameters it runs over.
+        Example("import torch\n\nfc = torch.nn.Linear(4, 1)\nfor x in torch.randn(4, 8, 4):\n    fc.zero_grad()\n"
+                "    fc(x).sum().backward()\n    for param in fc.parameters():\n        param.data.add_(-0.1 * param.grad)\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n"
+                "fc = torch.nn.Linear(4, 1)\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for x in torch.randn(4, 8, 4):\n    debugger.start(model=fc)\n    try:\n        fc.zero_grad()\n"
+                "        fc(x).sum().backward()\n        for param in fc.parameters():\n"
+                "            param.data.add_(-0.1 * param.grad)\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
         # The optimizer wrapped by Lightning's Fabric: the model is still the one it updates, not `fabric`.
         Example("import torch\nfrom lightning import Fabric\n\nfabric = Fabric()\n"
@@ -573,6 +586,10 @@ class GradProbe(Transform):
             return
         if placement.by_callbacks:
             return  # the trainers' callbacks monitor their model themselves
+        if unit.analysis.loops and all(loop.by_hand for loop in unit.analysis.loops):
+            unit.note(placement.line, "grad-probe: the gradients are applied by hand, and the probe counts steps "
+                                      "at optimizer.step(): monitor not added")
+            return
         if placement.monitored is None:
             unit.note(placement.line, "grad-probe: the model is not known where the debugger is created; "
                                       f"call `{placement.name}.monitor(model)` yourself")

@@ -309,6 +309,18 @@ def test_a_native_scaler_call_is_the_step_of_a_helper_loop():
                        "\"config.json\"))") < lines.index("def train_one_epoch(model, data_loader, optimizer, loss_scaler):")
 
 
+def test_a_helper_handed_to_a_process_and_calling_the_loop_names_the_loop(tmp_path, monkeypatch):
+    """pytorch/examples' Hogwild: `mp.Process(target=train, ...)`, and `train` calls `train_one_epoch`."""
+    (tmp_path / "engine.py").write_text(ENGINE + "\n\ndef train(model, loader, optimizer):\n"
+                                        "    for epoch in range(3):\n        train_one_epoch(model, loader, optimizer, None)\n")
+    entry = ("import torch.multiprocessing as mp\n\nfrom engine import train\n\n\nif __name__ == \"__main__\":\n"
+             "    p = mp.Process(target=train, args=(model, loader, optimizer))\n    p.start()\n")
+    monkeypatch.chdir(tmp_path)
+    assert instrument_text("main.py", entry, Options(selected=select(["debugger"], [], False)))[1] == [
+        "main.py: the training loop is not in this file but in `train_one_epoch` in engine.py: instrument that file "
+        "too (msprobe-instrument --write main.py engine.py); debugger not added here"]
+
+
 def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_path, monkeypatch):
     (tmp_path / "engine.py").write_text(ENGINE)
     (tmp_path / "main.py").write_text(ENTRY)

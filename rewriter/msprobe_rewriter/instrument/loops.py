@@ -254,23 +254,43 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     trainer ("trainer"), with their files (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are laid out),
     and the methods holding one of the classes it calls (`TrainLoop.run_loop` in improved-diffusion's
     `train_util.py`) or that a function it calls returns (mindyolo's `create_trainer` returns a `Trainer`), one
-    level deep."""
+    level deep; a function handed to a call counts as called (`mp.Process(target=train, ...)`, as pytorch/examples'
+    Hogwild trains), and one that calls a training function of its module stands for it."""
     local = project.local_imports(project.import_statements(ctx.tree.body))
     if not local.refs and not local.stars:
         return []
     folder = project.file_folder(ctx.path)
     defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES)}
-    calls = (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call))
+    calls = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)]
+    handed = [ast.Call(func=arg, args=[], keywords=[]) for call in calls  # `mp.Process(target=train, ...)`,
+              for arg in (*call.args, *(k.value for k in call.keywords)) if isinstance(arg, ast.Name)]  # `spawn(train)`
     found: dict[tuple[str, Path, str], None] = {}
-    for _, name, module in project.reached(calls, local, defined, folder):
+    for _, name, module in project.reached([*calls, *handed], local, defined, folder):
         training = _training_functions(module)
-        if name in module.functions and name in training:
-            found[(name, module.path, training[name])] = None
+        trainer = _training_callee(module, name, training)
+        if trainer is not None:
+            found[(trainer, module.path, training[trainer])] = None
         for node in module.classes_built(name):
             found.update(((f"{node.name}.{item.name}", module.path, training[item.name]), None) for item in node.body
                          if isinstance(item, FUNCTION_TYPES) and item.name in training)
     return list(found)
 
+
+
+def _training_callee(module: project.Module, name: str, training: Container[str]) -> str | None:
+    """`name` when the module's function of that name is one of `training`, else the first of them it calls,
+    through the module's other functions (Hogwild's `train` calls `train_epoch`, which holds the loop)."""
+    todo, seen = [name], set()
+    while todo:
+        current = todo.pop(0)
+        if current in seen or current not in module.functions:
+            continue
+        if current in training:
+            return current
+        seen.add(current)
+        todo += [node.func.id for node in walk_scope(module.functions[current])
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
+    return None
 
 
 def _training_functions(module: project.Module) -> dict[str, str]:

@@ -321,6 +321,18 @@ def test_a_helper_handed_to_a_process_and_calling_the_loop_names_the_loop(tmp_pa
         "too (msprobe-instrument --write main.py engine.py); debugger not added here"]
 
 
+def test_a_helper_a_package_re_exports_is_followed_to_its_module(tmp_path, monkeypatch):
+    """pytorch/examples' FSDP T5 script: `from utils import train`, which utils/__init__.py imports from .train_utils."""
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("from .engine import train_one_epoch\n")
+    (tmp_path / "utils" / "engine.py").write_text(ENGINE)
+    monkeypatch.chdir(tmp_path)
+    entry = ENTRY.replace("from engine import", "from utils import")
+    assert instrument_text("main.py", entry, Options(selected=select(["debugger"], [], False)))[1] == [
+        "main.py: the training loop is not in this file but in `train_one_epoch` in utils/engine.py: instrument that "
+        "file too (msprobe-instrument --write main.py utils/engine.py); debugger not added here"]
+
+
 def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_path, monkeypatch):
     (tmp_path / "engine.py").write_text(ENGINE)
     (tmp_path / "main.py").write_text(ENTRY)

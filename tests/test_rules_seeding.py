@@ -341,6 +341,14 @@ def test_a_script_training_through_a_project_module_needs_seeding(project, name,
         ("seed-missing", 12), ("no-deterministic-algos", 12)]
 
 
+def test_a_training_function_a_package_re_exports_is_followed(project):
+    """pytorch/examples' FSDP T5 script imports `train` from utils/__init__.py, which imports it from .train_utils."""
+    write(project, {"utils/train_utils.py": TRAINER_MODULE, "utils/__init__.py": "from .train_utils import train_one_epoch\n",
+                    "train.py": DELEGATING_SCRIPT.format(name="train_one_epoch", call="train_one_epoch(model, opt, data)")
+                    .replace("from trainer import", "from utils import")})
+    assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
 STEP_HELPERS = """
 import torch
 

@@ -29,6 +29,7 @@ PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 NOT_LOCAL = KNOWN_ROOTS | sys.stdlib_module_names
 MAX_PARENTS = 3
 MAX_CLASS_FILES = 3  # a project class's bases are followed through at most this many files
+MAX_REEXPORTS = 3  # a name a module imports from another is followed through at most this many files
 MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 
@@ -126,11 +127,19 @@ def call_targets(call: ast.Call, local: LocalImports, defined: Container[str]) -
 
 def reached(calls: Iterable[ast.Call], local: LocalImports, defined: Container[str],
             folder: Path) -> Iterator[tuple[ast.Call, str, Module]]:
-    """(call, name, module) for each project-local module a call may reach, with the name it calls there."""
+    """(call, name, module) for each project-local module a call may reach, with the name it calls there: where
+    the module only imports that name from another of the project's (a package's `__init__.py` re-exporting
+    `from .train_utils import train`, as pytorch/examples' FSDP utils do), the module that defines it."""
     for call in calls:
         for ref, name in call_targets(call, local, defined):
             path = find_module(folder, ref.module, ref.level)
             module = load(path) if path is not None else None
+            for _ in range(MAX_REEXPORTS):
+                imported = module.local.refs.get(name) if module is not None else None
+                if imported is None or not imported.attr or name in module.functions or name in module.classes:
+                    break
+                path = find_module(module.path.parent, imported.module, imported.level)
+                module, name = (load(path) if path is not None else None), imported.attr
             if module is not None:
                 yield call, name, module
 

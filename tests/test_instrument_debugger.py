@@ -978,3 +978,20 @@ def test_gradients_applied_by_hand_make_the_training_loop():
 ], ids=["custom optimizer", "statistics and ascent"])
 def test_what_reads_gradients_without_descending_is_no_step(code):
     assert run(code, "debugger")[0] == code
+
+
+@pytest.mark.parametrize(("code", "line", "start"), [
+    ("import torch\n\nmodel = torch.compile(torch.nn.Linear(2, 1))\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+     "for x in torch.randn(4, 8, 2):\n    model(x).sum().backward()\n    opt.step()\n", 3, "`torch.compile`"),
+    ("import mindspore as ms\nfrom mindspore import nn\n\nms.set_context(mode=ms.GRAPH_MODE)\nnet = nn.Dense(2, 1)\n"
+     "opt = nn.SGD(net.trainable_params())\ngrad_fn = ms.value_and_grad(lambda x: net(x).sum(), None, opt.parameters)\n\n\n"
+     "@ms.jit\ndef train_step(x):\n    loss, grads = grad_fn(x)\n    opt(grads)\n    return loss\n\n\n"
+     "for x in data:\n    train_step(x)\n", 4, "GRAPH_MODE"),
+], ids=["torch.compile", "GRAPH_MODE and jit"])
+def test_code_compiled_out_of_capture_is_noted(code, line, start):
+    """nanoGPT compiles its model; MindSpore's quick start compiles its train step with `@mindspore.jit`."""
+    out, notes = run(code, "debugger")
+    assert "debugger.start(" in out
+    assert any(note.startswith(f"/project/train.py:{line}: {start}") for note in notes)
+    if "ms.jit" in code:
+        assert any(note.startswith("/project/train.py:10: `mindspore.jit`") for note in notes)

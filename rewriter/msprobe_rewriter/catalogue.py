@@ -984,6 +984,9 @@ CANN_REDUCED_PRECISION: dict[str, frozenset[str]] = {
 
 # --- kernel autotuning in torch.compile (compile-autotune) -----------------------------------------
 TORCH_COMPILE = frozenset({"torch.compile"})
+# MindSpore's compilers of a function or cell (graph code, which capture cannot see into), and its graph mode.
+MINDSPORE_JIT = frozenset({"mindspore.jit", "mindspore.ms_function", "mindspore.common.api.jit"})
+MINDSPORE_GRAPH_MODES = frozenset({"mindspore.GRAPH_MODE", "mindspore.context.GRAPH_MODE"})
 AUTOTUNE_COMPILE_MODES = frozenset({"max-autotune", "max-autotune-no-cudagraphs"})
 # Inductor options (in `options=`, `torch._inductor.config`, `config.patch(...)`) that pick kernels by timing.
 AUTOTUNE_OPTIONS = frozenset({"max_autotune", "max_autotune_gemm", "max_autotune_pointwise",

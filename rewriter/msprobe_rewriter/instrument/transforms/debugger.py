@@ -20,6 +20,7 @@ import libcst as cst
 from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.context import LOOP_TYPES, target_name, walk_scope
 from msprobe_rewriter.instrument import loops, nodes, scopes, wrap
+from msprobe_rewriter.instrument.compiled import compiled_notes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 
@@ -115,7 +116,10 @@ class Debugger(Transform):
         "calls `trainer.train()`/`.fit(...)` on a trainer built elsewhere (a parameter, `build_trainer(cfg)`, "
         "`hydra.utils.instantiate(cfg.trainer)`) is told to add the callback where it is built; a SpeechBrain "
         "recipe's `brain.fit(...)` (the library's loop, which takes no callbacks) is told to start the debugger in "
-        "its Brain's `on_fit_batch_start` and stop and step it in `on_fit_batch_end`.")
+        "its Brain's `on_fit_batch_start` and stop and step it in `on_fit_batch_end`. Where the debugger is added, code "
+        "compiled out of capture's sight gets a note to turn it off while debugging: `torch.compile` (its regions "
+        "are skipped), `mindspore.jit` (calls inside are not recorded) and `set_context(mode=mindspore.GRAPH_MODE)` "
+        "(nothing is captured in graph mode).")
     examples = (
         Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "for x in torch.randn(4, 8, 2):\n    loss = model(x).sum()\n    loss.backward()\n"
@@ -397,6 +401,8 @@ class Debugger(Transform):
             placement = Placement(name, lambda new: unit.edits.insert_after(after, new), None, None)
         placement.by_callbacks = not analysis.loops and unit.options.target == "runtime"
         placement.insert([create])
+        for line, note in compiled_notes(unit.ctx):
+            unit.note(line, note)
         for statement, code in unit.shared.pop(AFTER_CREATION, []):  # after the creation, when both go before one statement
             unit.edits.insert_before(statement, [nodes.statement(code)])
         unit.shared["debugger"] = placement

@@ -238,3 +238,16 @@ def test_a_torch_script_that_also_imports_jax_is_instrumented():
     code = JAX_SCRIPT.replace("import optax\n", "import optax\nimport torch\n")
     out, _ = instrument_text("/p/train.py", code, Options())
     assert "seed_all(" in out
+
+
+def test_an_entry_script_that_trains_through_a_torch_helper_is_no_tensorflow_script(tmp_path, monkeypatch):
+    """score_sde's main.py takes tf.io.gfile from TensorFlow; its training is run_lib.train, a PyTorch loop."""
+    (tmp_path / "run_lib.py").write_text("import torch\n\n\ndef train(model, data):\n    opt = torch.optim.Adam(model.parameters())\n"
+                                         "    for x in data:\n        model(x).sum().backward()\n        opt.step()\n")
+    code = ("import run_lib\nimport tensorflow as tf\n\n\ndef main():\n    tf.io.gfile.makedirs('work')\n"
+            "    run_lib.train(model, data)\n\n\nif __name__ == \"__main__\":\n    main()\n")
+    monkeypatch.chdir(tmp_path)
+    out, notes = instrument_text("main.py", code, Options())
+    assert "seed_all(" in out
+    assert notes == ["main.py: the training loop is not in this file but in `train` in run_lib.py: instrument that file "
+                     "too (msprobe-instrument --write main.py run_lib.py); debugger not added here"]

@@ -52,6 +52,8 @@ class Unit:
         self.framework = "mindspore" if mindspore_only or self.torch_on_mindspore else "pytorch"
         self.other_framework = None if self._uses_torch_models() or imports.imports_root("mindspore") else next(
             (OTHER_FRAMEWORKS[root] for root in _imported_roots(imports) if root in OTHER_FRAMEWORKS), None)
+        if self.other_framework and loops.loops_in_helpers(self.ctx):  # TensorFlow for its file utilities only
+            self.other_framework = None  # (score_sde's main.py: tf.io.gfile; run_lib.train is PyTorch's loop)
         self._runtime_names: dict[str, str] = {}
         self.shared: dict[str, object] = {}  # what one transform leaves for a later one
         self.wraps: dict[cst.CSTNode, list] = {}  # loop -> rewrites for the try/finally wrap

@@ -589,17 +589,21 @@ MS_GAN_TRAIN = ("import mindspore as ms\nfrom mindspore import nn\nfrom cells im
                 "    for real, noise in data:\n        netD_train(real, noise)\n        netG_train(noise)\n")
 
 
-def test_mindspore_train_step_cells_of_the_project_are_steps(tmp_path, monkeypatch):
+@pytest.mark.parametrize("imported", ["from", "module"])
+def test_mindspore_train_step_cells_of_the_project_are_steps(tmp_path, monkeypatch, imported):
     """A MindSpore GAN's own train-step cells (mindspore models' WGAN, CGAN, CycleGAN): one whose `construct`
-    applies its optimizer, one subclassing `nn.TrainOneStepCell`; the networks built outside go to start()."""
+    applies its optimizer, one subclassing `nn.TrainOneStepCell`; the networks built outside go to start(). Also
+    built as attributes of the imported module (CDAN's `new_trainer.CustomTrainOneStepCell_G(...)`)."""
     (tmp_path / "cells.py").write_text(MS_GAN_CELLS)
     monkeypatch.chdir(tmp_path)
-    out, notes = instrument_text("train.py", MS_GAN_TRAIN, Options(selected=select(["debugger"], [], False)))
+    code = MS_GAN_TRAIN if imported == "from" else MS_GAN_TRAIN.replace(
+        "from cells import DisTrainOneStepCell, GenTrainOneStepCell", "import cells").replace(
+        "= GenTrainOneStepCell(", "= cells.GenTrainOneStepCell(").replace("= DisTrainOneStepCell(", "= cells.DisTrainOneStepCell(")
+    out, notes = instrument_text("train.py", code, Options(selected=select(["debugger"], [], False)))
     lines = lines_of(strip(out))
     assert lines[lines.index("for real, noise in data:") + 1] == "debugger.start(model=[netD, netG])"
     assert not any("no training loop" in note for note in notes)
-    out, _ = instrument_text("train.py", MS_GAN_TRAIN, Options(selected=select(["debugger"], [], True),
-                                                               grad_probe=True))
+    out, _ = instrument_text("train.py", code, Options(selected=select(["debugger"], [], True), grad_probe=True))
     assert "debugger.monitor([netD_train, netG_train])" in lines_of(strip(out))  # both cells' optimizers
 
 

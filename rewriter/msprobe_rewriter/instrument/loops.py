@@ -43,6 +43,7 @@ from msprobe_rewriter.instrument.scopes import (
     taken_from_parameters,
 )
 
+CLASS_REFS = (ast.Name, ast.Attribute)  # how a construction names its class: `Cell(...)`, `module.Cell(...)`
 MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
 HF_TRAINER_ROOTS = ("transformers", "trl")  # packages of the trainers that take a step callback (for notes)
 LIGHTNING_ROOTS = ("lightning", "pytorch_lightning")
@@ -365,7 +366,7 @@ class _Finder:
         found = []
         for name, loop, function, conditional, call in self.collector.calls:
             value = self.assignments.get(name)
-            if name in self.functions or not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            if name in self.functions or not isinstance(value, ast.Call) or not isinstance(value.func, CLASS_REFS):
                 continue
             if self._cell_kind(value) is not None:
                 found.append(_Step(call, loop, function, conditional))
@@ -419,7 +420,7 @@ class _Finder:
     def _find_cell_kind(self, construction: ast.Call) -> str | None:
         if self.ctx.call_qualname(construction) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
             return "step"
-        if not isinstance(construction.func, ast.Name):
+        if not isinstance(construction.func, CLASS_REFS):
             return None
         classes = self._cell_classes(construction)
         if any(_applies_optimizer(cls, tracker) for cls, tracker in classes):
@@ -444,9 +445,11 @@ class _Finder:
 
     def _built_classes(self, construction: ast.Call) -> list[tuple[ast.ClassDef, object, Container[str]]]:
         """`_cell_classes`, each with the functions of its file that apply gradients once per call."""
-        name = construction.func.id
+        func = construction.func  # `Cell(...)`, or `module.Cell(...)` of a project module (`import new_trainer`)
+        name = func.id if isinstance(func, ast.Name) else func.attr
         places = [(self.ctx.tree, self.ctx.imports, name, self.steppers)]
-        if not any(isinstance(node, ast.ClassDef) and node.name == name for node in self.ctx.tree.body):
+        if not isinstance(func, ast.Name) or not any(isinstance(node, ast.ClassDef) and node.name == name
+                                                     for node in self.ctx.tree.body):
             places = [(module.tree, module.imports, defined, _ModuleSteppers(module)) for _, defined, module in
                       project.reached([construction], self.local, self.functions, self.folder)]
         return [(node, tracker, steppers) for tree, tracker, class_name, steppers in places for node in tree.body

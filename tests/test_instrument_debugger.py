@@ -607,6 +607,24 @@ def test_mindspore_train_step_cells_of_the_project_are_steps(tmp_path, monkeypat
     assert "debugger.monitor([netD_train, netG_train])" in lines_of(strip(out))  # both cells' optimizers
 
 
+@pytest.mark.parametrize("call", ["train_net(0, step_cell, data)", "train_net(0, data=data, cell=step_cell)",
+                                  "self.train_net(0, step_cell, data)"])
+def test_a_train_step_cell_handed_to_the_function_that_loops_is_its_step(call):
+    """mindspore-lab/models' ECAPA-TDNN: `train_net(rank, model_constructed, ...)` loops over `model(data, labels)`,
+    `model` being the TrainOneStepWithLossScaleCell its caller built."""
+    method = call.startswith("self.")
+    header = "class Runner:\n    def train_net(self, rank, cell, data):\n" if method else "def train_net(rank, cell, data):\n"
+    body = "    for x, y in data:\n        cell(x, y)\n"
+    if method:  # called by another method of its class
+        body = "".join("    " + line + "\n" for line in body.splitlines()) + f"\n    def run(self):\n        {call}\n"
+    code = ("import mindspore as ms\nfrom mindspore import nn\n\n\n" + header + body + "\n\n"
+            "net = nn.WithLossCell(nn.Dense(2, 1), nn.MSELoss())\n"
+            "step_cell = nn.TrainOneStepCell(net, nn.SGD(net.trainable_params()))\n"
+            + ("Runner().run()" if method else call) + "\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("for x, y in data:") + 1].startswith("debugger.start(")
+
+
 def test_models_whose_parameters_go_through_a_variable_are_started():
     """cluster_gan, cleanrl ppo_rnd, the captioning tutorial: the parameter list is built first, then given."""
     code = ("import itertools\n\nimport torch\n\nG = torch.nn.Linear(2, 2)\nE = torch.nn.Linear(2, 2)\n"

@@ -365,12 +365,31 @@ class _Finder:
             return []
         found = []
         for name, loop, function, conditional, call in self.collector.calls:
-            value = self.assignments.get(name)
-            if name in self.functions or not isinstance(value, ast.Call) or not isinstance(value.func, CLASS_REFS):
+            if name in self.functions:
                 continue
-            if self._cell_kind(value) is not None:
+            values = self._handed_values(function, name) or [self.assignments.get(name)]
+            if any(isinstance(value, ast.Call) and isinstance(value.func, CLASS_REFS) and self._cell_kind(value)
+                   is not None for value in values):
                 found.append(_Step(call, loop, function, conditional))
         return found
+
+    def _handed_values(self, function: Function, name: str) -> list[ast.expr | None]:
+        """What the file's calls of `function` hand to its parameter `name` (a name's last assigned value, or the
+        expression itself); empty when `name` is no parameter of it (mindspore-lab/models' ECAPA-TDNN:
+        `train_net(rank, model_constructed, ...)` runs `model(data, labels)`, a `TrainOneStepWithLossScaleCell`)."""
+        if function is None or name == "self" or name not in parameters_of(function):
+            return []
+        args = function.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        handed = []
+        for callee, _, _, _, call in self.collector.calls:
+            if callee != function.name:
+                continue
+            bound = isinstance(call.func, ast.Attribute) and positional[:1] == ["self"]  # `self.train_net(...)`
+            value = (argument(call, positional.index(name) - bound, name) if name in positional
+                     else keyword(call, name))
+            handed.append(self.assignments.get(value.id) if isinstance(value, ast.Name) else value)
+        return handed
 
     def _helper_steps(self) -> list[_Step]:
         """Calls of a function imported from a project module where it applies gradients once per call (WeNet's

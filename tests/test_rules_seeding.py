@@ -349,6 +349,14 @@ def test_a_training_function_a_package_re_exports_is_followed(project):
     assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
 
 
+def test_an_evaluation_script_that_only_builds_a_training_class_needs_no_seeding(project):
+    """mindspore-lab/models' Wide&Deep eval.py builds its TrainStepWrap only for `Model(train_net).eval(...)`."""
+    evaluate = DELEGATING_SCRIPT.format(name="TrainLoop", call="loop = TrainLoop(model, data)")
+    write(project, {"trainer.py": TRAINER_MODULE, "eval.py": evaluate, "train.py": evaluate})
+    assert lint(project / "eval.py", "seed-missing") == []
+    assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]  # a training script builds it to train
+
+
 STEP_HELPERS = """
 import torch
 

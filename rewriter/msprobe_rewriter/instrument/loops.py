@@ -277,7 +277,6 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     return list(found)
 
 
-
 def _training_callee(module: project.Module, name: str, training: Container[str]) -> str | None:
     """`name` when the module's function of that name is one of `training`, else the first of them it calls,
     through the module's other functions (Hogwild's `train` calls `train_epoch`, which holds the loop)."""

@@ -92,8 +92,8 @@ class TrainedModels:
         `updated_by_hand`), the first step's first, as source valid inside `function`; when none is found, a
         model by its usual name (`model`, `net`, ...) if there is one."""
         models = tuple(dict.fromkeys(model for step in steps for model in (
-            self._updated_models(self._optimizer(step), function) if isinstance(step, ast.Call)
-            and updated_by_hand(step) is None else self._hand_updated_models(step, function))))
+            self._updated_models(self._optimizer(step), function) if updated_by_hand(step) is None
+            else self._hand_updated_models(step, function))))
         models = tuple(model for model in models if not any(self._wraps(other, model) for other in models))
         if len(models) > 1:
             owner = _common_owner(models)  # `model.backbone` and `model.head`: `model`, one hook set for both
@@ -106,8 +106,7 @@ class TrainedModels:
     def optimizers(self, steps: list[ast.AST]) -> str | None:
         """What the optimizers applied by `steps` are called, the first step's first: one, or a list of several (a
         MindSpore GAN's two train-step cells: the probe's `monitor` takes both)."""
-        found = (self._step_optimizer(self._optimizer(step)) for step in steps
-                 if isinstance(step, ast.Call) and updated_by_hand(step) is None)
+        found = (self._step_optimizer(self._optimizer(step)) for step in steps if updated_by_hand(step) is None)
         texts = (source_text(self.ctx.source, node) for node in found if node is not None)
         names = list(dict.fromkeys(text for text in texts if text))
         return (f"[{', '.join(names)}]" if len(names) > 1 else names[0]) if names else None

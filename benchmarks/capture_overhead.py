@@ -47,7 +47,8 @@ CONFIGS = {  # name: (tool, task, level)
 _BASELINE = "baseline "  # msprobe-kit's configurations run from the --baseline checkout
 
 
-def _model():
+def _model(d: int = 64):
+    """The runtime issue's model (`d` wide unless told otherwise) and its training step."""
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -65,7 +66,7 @@ def _model():
             return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
     class Net(nn.Module):
-        def __init__(self, vocab=100, d=64):
+        def __init__(self, vocab=100):
             super().__init__()
             self.emb = nn.Embedding(vocab, d)
             self.blocks = nn.ModuleList([Block(d), Block(d)])

@@ -239,6 +239,20 @@ def test_seed_goes_after_the_imports_with_the_default_seed():
     assert lines.index("seed_all(seed=1234, mode=False, rm_dropout=True)") < lines.index("x = torch.randn(3)")
 
 
+def test_setup_goes_above_a_main_block_that_imports_and_trains():
+    """An `if __name__ == "__main__":` block that imports argparse and then calls main() is no import block:
+    seed_all and the debugger go after the imports above it. Put after it (pytorch/examples' DDP tutorial
+    scripts), they ran once main() had trained, and the loop's debugger.start() raised NameError."""
+    code = (HEAD + "def main():\n    model = Net()\n    opt = torch.optim.SGD(model.parameters(), lr=1)\n"
+            "    for x in data:\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    import argparse\n    args = argparse.ArgumentParser().parse_args()\n"
+            "    main()\n")
+    lines = lines_of(run(code, "seed", "debugger")[0])
+    main_block = lines.index('if __name__ == "__main__":')
+    assert lines.index("seed_all(seed=1234, mode=False, rm_dropout=True)") < main_block
+    assert next(index for index, line in enumerate(lines) if line.startswith("debugger = PrecisionDebugger(")) < main_block
+
+
 def test_literal_seed_is_kept():
     out, _ = run(HEAD + "def main():\n    torch.manual_seed(42)\n" + MAIN, "seed", remove_dropout=False)
     assert "seed_all(seed=42, mode=False, rm_dropout=False)" in out

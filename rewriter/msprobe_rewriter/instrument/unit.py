@@ -121,7 +121,7 @@ class Unit:
         runs anything but harmless setup (None: the top of the module)."""
         last = None
         for statement in self.tree.body:
-            if _is_import_block(statement):
+            if _is_import_block(statement, self._runs_code):
                 last = statement
             elif self._runs_code(statement):
                 break
@@ -144,8 +144,9 @@ class Unit:
         return False
 
 
-def _is_import_block(statement: ast.stmt) -> bool:
-    """An import, or an `if`/`try` made only of imports (and fallbacks such as `X = None`)."""
+def _is_import_block(statement: ast.stmt, runs_code: Callable[[ast.stmt], bool]) -> bool:
+    """An import, or an `if`/`try` made only of imports and of fallbacks that run nothing (`X = None`): not an
+    `if __name__ == "__main__":` block that imports argparse and then trains."""
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return True
     if isinstance(statement, (ast.If, ast.Try)):
@@ -153,8 +154,8 @@ def _is_import_block(statement: ast.stmt) -> bool:
         for handler in getattr(statement, "handlers", []):
             inner += handler.body
         has_import = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in inner)
-        return has_import and all(isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign, ast.Expr))
-                                  for s in inner)
+        return has_import and all(isinstance(s, (ast.Import, ast.ImportFrom)) or
+                                  (isinstance(s, (ast.Pass, ast.Assign, ast.Expr)) and not runs_code(s)) for s in inner)
     return False
 
 

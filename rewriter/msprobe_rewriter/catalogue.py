@@ -731,7 +731,7 @@ AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.
 # whole-script switch (no-deterministic-algos) is the check there, not a list of operators.
 DETERMINISTIC_SWITCH_FIX = ("call `torch.use_deterministic_algorithms(True)` (with "
                             "`CUBLAS_WORKSPACE_CONFIG=:4096:8`) so it uses its deterministic kernel")
-_INTERPOLATE_FIX = "its backward has no deterministic CUDA kernel in linear modes: use mode='nearest' while debugging"
+_INTERPOLATE_FIX = "its backward has no deterministic CUDA kernel in linear and bicubic modes: use mode='nearest' while debugging"
 _ADAPTIVE_FIX = ("its backward has no deterministic CUDA kernel: pool with kernel_size = stride = input size // "
                  "output size when they divide (global pooling, output size 1, is already deterministic)")
 _REFLECT_FIX = "its backward has no deterministic CUDA kernel: use zero or circular padding while debugging"

@@ -117,6 +117,15 @@ os.environ["NCCL_ALGO"] = "Ring"
 os.environ["NCCL_PROTO"] = "Simple"
 dist.init_process_group(backend="nccl")
 """,
+        # torch reads backend names in any case, and per device in a mapping: NCCL for CUDA, pinned.
+        """\
+import os
+
+import torch.distributed as dist
+
+os.environ["NCCL_ALGO"] = "Ring"
+dist.init_process_group(backend="cpu:gloo,cuda:NCCL")
+""",
     )
     invalid = (
         # mmcv's launcher helper initialises the process group (ModelZoo's mmdetection-based scripts).
@@ -185,16 +194,15 @@ else:
             return  # cheap filter; plain names may be aliases (`init_process_group as ipg`)
         qualified = self.ctx.call_qualname(node)
         if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
-            backend = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
-            on_nccl = backend is not None and constant(argument(node, *backend)) in catalogue.NCCL_BACKENDS
+            on_nccl = bool(_backends(node, qualified) & catalogue.NCCL_BACKENDS)
             self.sites.append((self.ctx.site(node), on_nccl, self.ctx.current_function()))
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
         """`Fabric(devices=1)` (or `devices=[0]`) runs one process; the gloo backend,
         `Fabric(accelerator="cpu")` and `Accelerator(cpu=True)` run on the CPU: nothing to pin."""
-        backend = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
-        if backend is not None and constant(argument(node, *backend)) in catalogue.CPU_BACKENDS:
+        backends = _backends(node, qualified)
+        if backends and backends <= catalogue.CPU_BACKENDS:
             return True
         cpu = catalogue.DISTRIBUTED_CPU_KEYWORD.get(qualified)
         if cpu is not None and constant(keyword(node, cpu[0])) == cpu[1]:
@@ -217,6 +225,16 @@ else:
                 self.report(site)
             elif not any(summary.nccl for summary in before):
                 self.report(site, self.nccl_message)
+
+
+def _backends(node: ast.Call, qualified: str) -> frozenset[str]:
+    """The backends an init call names, as torch reads them: in any case (`"NCCL"`), and per device in a
+    mapping (`"cpu:gloo,cuda:nccl"`); empty when none is named as a constant."""
+    position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
+    value = constant(argument(node, *position)) if position is not None else None
+    if not isinstance(value, str):
+        return frozenset()
+    return frozenset(part.rpartition(":")[2].strip() for part in value.lower().split(","))
 
 
 def _before(effect: seeding.Effect, node: ast.AST, function: str | None) -> bool:

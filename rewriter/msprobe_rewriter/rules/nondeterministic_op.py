@@ -84,7 +84,7 @@ class NondeterministicOp(FollowsValues, Rule):
     summary = ("Flags calls of operators that `torch.use_deterministic_algorithms` documents as non-deterministic "
                "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
                "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
-               "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear modes, adaptive and 3-D pooling, reflection and "
+               "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear and bicubic modes, adaptive and 3-D pooling, reflection and "
                "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`), naming the deterministic way out. "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on; none is "
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "

@@ -62,6 +62,44 @@ def test_write_check_undo_cycle_keeps_the_file_mode(project):
     assert cli("--check", "--undo", ".", cwd=project).returncode == 0
 
 
+def test_writing_a_script_and_its_helper_together_is_stable(tmp_path):
+    """A script that trains through another entry script's main() (Megatron-LM's hybrid text-generation
+    server imports run_text_generation_server): both get seed_all, and a second run changes nothing. The
+    helper is read as written, without the seed_all this run added (before, the second run saw that
+    seed_all run at import and took the script's own away again)."""
+    helper = ("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n"
+              "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 2, 2):\n"
+              "        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n\n\n"
+              "if __name__ == \"__main__\":\n    main()\n")
+    script = "import os\nimport sys\n\nfrom helper import main\n\nif __name__ == \"__main__\":\n    main()\n"
+    (tmp_path / "helper.py").write_text(helper)
+    (tmp_path / "script.py").write_text(script)
+    assert cli("--write", "script.py", "helper.py", cwd=tmp_path).returncode == 0
+    assert "seed_all(" in (tmp_path / "script.py").read_text() and "seed_all(" in (tmp_path / "helper.py").read_text()
+    assert cli("--check", "script.py", "helper.py", cwd=tmp_path).returncode == 0
+    assert cli("--undo", "--write", "script.py", "helper.py", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "script.py").read_text() == script and (tmp_path / "helper.py").read_text() == helper
+
+
+def test_write_analyses_every_file_before_writing_any(tmp_path, monkeypatch):
+    """Each file is analysed beside the others as they were: a file written mid-run would be parsed anew
+    for the files after it, beside modules parsed before the write (Megatron-LM's test_cuda_graphs.py, run
+    after megatron/training/training.py, got a second debugger around a loop of whole training runs)."""
+    from click.testing import CliRunner
+    from msprobe_rewriter.instrument import cli as instrument_cli
+
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(SCRIPT)
+    events = []
+    analyse, write = instrument_cli.run, instrument_cli._write
+    monkeypatch.setattr(instrument_cli, "run", lambda path, *args, **kw: events.append("analyse") or analyse(path, *args, **kw))
+    monkeypatch.setattr(instrument_cli, "_write", lambda *args: events.append("write") or write(*args))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(instrument_cli.main, ["--write", "-q", "a.py", "b.py"])
+    assert result.exit_code == 0, result.output
+    assert events == ["analyse", "analyse", "write", "write"]
+
+
 def test_check_reports_pending_changes(project):
     assert cli("--check", "train.py", cwd=project).returncode == 1
     assert (project / "train.py").read_text() == SCRIPT

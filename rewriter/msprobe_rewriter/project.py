@@ -6,7 +6,8 @@ and in its parent folders (up to the project root: a folder holding pyproject.to
 or the top folder of an installed package; at most three levels up). Standard-library and framework
 modules are never project-local. Parsed modules are cached per process; missing or unparsable files
 simply resolve to nothing. Module lookups are cached only while one file is analysed (the caller
-clears them): files may appear between runs of a long-lived process.
+clears them): files may appear between runs of a long-lived process. msprobe-instrument reads the files
+as their authors wrote them (`read_as_written`), without its own edits.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import ast
 import os
 import sys
 import warnings
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -60,6 +62,7 @@ class Module:
     """One parsed project-local module."""
 
     path: Path
+    source: str  # the text parsed (as written, for msprobe-instrument: see read_as_written)
     tree: ast.Module
     imports: ImportTracker
     local: LocalImports
@@ -219,22 +222,39 @@ def find_module(folder: Path, module: str, level: int) -> Path | None:
     return None
 
 
+_restore: Callable[[bytes], bytes] | None = None  # see read_as_written
+
+
+@contextmanager
+def read_as_written(restore: Callable[[bytes], bytes]) -> Iterator[None]:
+    """Inside, `load` parses each file's bytes through `restore`: msprobe-instrument's undo of its own edits, so
+    that what it decides for a file does not depend on which of the file's helpers it instrumented already."""
+    global _restore
+    previous, _restore = _restore, restore
+    try:
+        yield
+    finally:
+        _restore = previous
+
+
 def load(path: Path) -> Module | None:
     """The parsed module at `path` (cached per process while the file is unchanged), or None."""
     try:
         stat = path.stat()
     except OSError:
         return None
-    return _load(str(path), stat.st_mtime_ns, stat.st_size)
+    return _load(str(path), stat.st_mtime_ns, stat.st_size, _restore)
 
 
 @lru_cache(maxsize=512)
-def _load(path: str, mtime_ns: int, size: int) -> Module | None:
+def _load(path: str, mtime_ns: int, size: int, restore: Callable[[bytes], bytes] | None) -> Module | None:
     if size > MAX_BYTES:
         return None
     try:
         with open(path, "rb") as handle:
             data = handle.read()
+        if restore is not None:
+            data = restore(data)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(data, filename=path)
@@ -246,7 +266,8 @@ def _load(path: str, mtime_ns: int, size: int) -> Module | None:
         tracker.add_import(node)
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    return Module(Path(path), tree, tracker, local_imports(imports), functions, classes)
+    return Module(Path(path), data.decode("utf-8", errors="replace"), tree, tracker, local_imports(imports), functions,
+                  classes)
 
 
 def import_statements(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:

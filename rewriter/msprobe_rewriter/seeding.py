@@ -352,8 +352,7 @@ def _training_context(module: project.Module) -> tuple[FileContext, bool]:
     """A project module's traversed context, and whether it pins anything (computed once per module)."""
     found = module.memo.get("training_context")
     if found is None:
-        source = module.path.read_text(encoding="utf-8", errors="replace")
-        ctx = FileContext(str(module.path), source, module.tree)
+        ctx = FileContext(str(module.path), module.source, module.tree)
         ctx.traverse({})
         found = module.memo["training_context"] = (ctx, any(_pins(node, ctx) for node in ast.walk(module.tree)))
     return found

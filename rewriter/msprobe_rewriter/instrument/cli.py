@@ -93,6 +93,7 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
     options = replace(options, given=frozenset(os.path.abspath(target.path) for target in targets))
     failures = [f"{m.path}: {m.message}" for m in missing]
     changed = 0
+    pending = []  # written once every file is analysed, so that each is analysed beside the others as they were
     for target_file in targets:
         try:
             data_bytes = Path(target_file.path).read_bytes()
@@ -109,7 +110,7 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
         if result.changed:
             changed += 1
             if write:
-                failures.extend(_write(target_file.path, target_file.display, result))
+                pending.append((target_file, result))
             elif not check:
                 click.echo(_diff(target_file.display, result), nl=False)
         if not undo and "PrecisionDebugger(" in (result.after or ""):
@@ -118,6 +119,8 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
             elif not quiet and not os.path.exists(options.config_for(target_file.path)[1]):
                 click.echo(f"note: {target_file.display}: no debugger config at {options.config_for(target_file.path)[1]}"
                            " (pass --emit-config with --write, or --config PATH)", err=True)
+    for target_file, result in pending:
+        failures.extend(_write(target_file.path, target_file.display, result))
     for failure in failures:
         click.echo(failure, err=True)
     if not quiet:

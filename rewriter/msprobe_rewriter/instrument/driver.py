@@ -1,8 +1,9 @@
 """Instrument or undo one file: bytes in, bytes out, never a partial result and never a traceback
 (set MSPROBE_INSTRUMENT_DEBUG=1 to see one for an internal error).
 
-`instrument_text` starts from the file's original (an instrumented file is undone first), so running
-the tool twice gives the same text, and changing options re-instruments cleanly. After planning and
+`instrument_text` starts from the file's original (an instrumented file is undone first), and reads the
+project modules it follows as originals too, so running the tool twice gives the same text, whichever
+files it instrumented before, and changing options re-instruments cleanly. After planning and
 applying every selected transform in one pass, the changed lines are marked and the training loops
 wrapped; the result must parse, or the file is reported and left alone.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from msprobe_rewriter import project
 from msprobe_rewriter.instrument import edits, markers, marking, undo, wrap
 from msprobe_rewriter.instrument.options import Options
 from msprobe_rewriter.instrument.structure import MismatchError
@@ -62,11 +64,27 @@ def _original(text: str) -> str:
         raise InstrumentError(f"cannot undo the previous instrumentation: {exc}") from None
 
 
+def _as_written(data: bytes) -> bytes:
+    """A project module's bytes without this tool's edits (as they are where those cannot be undone)."""
+    if markers.TAG.encode() not in data:
+        return data
+    try:
+        source = decode(data)
+        return source.encode(undo.undo_text(source.text))
+    except (markers.MarkerError, SyntaxError, UnicodeError, LookupError, tokenize.TokenError, cst.ParserSyntaxError):
+        return data
+
+
 def instrument_text(path: str, text: str, options: Options, source: Source | None = None) -> tuple[str, list[str]]:
     """The instrumented text of `text` and notes about what was left alone."""
     original = _original(text) if markers.TAG in text else text
     if not PREFILTER.search(original):
         return original, []
+    with project.read_as_written(_as_written):
+        return _instrument(path, original, options, source)
+
+
+def _instrument(path: str, original: str, options: Options, source: Source | None) -> tuple[str, list[str]]:
     selected = options.selected or select((), (), options.grad_probe)
     try:
         with warnings.catch_warnings():

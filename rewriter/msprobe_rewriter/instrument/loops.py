@@ -245,8 +245,7 @@ def _module_analysis(module: project.Module) -> Analysis:
     import each other end)."""
     if "analysis" not in module.memo:
         module.memo["analysis"] = Analysis()
-        source = module.path.read_text(encoding="utf-8", errors="replace")
-        module.memo["analysis"] = analyse(FileContext(str(module.path), source, module.tree))
+        module.memo["analysis"] = analyse(FileContext(str(module.path), module.source, module.tree))
     return module.memo["analysis"]
 
 

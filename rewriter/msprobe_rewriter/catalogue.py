@@ -821,6 +821,11 @@ NONDETERMINISTIC_FIXED_BY_SWITCH = frozenset(
 # dist-no-deterministic-comm) --------------------------------------------------------------------
 # Seeders that draw a fresh seed from the OS when called without one (or with None).
 SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT = frozenset({"random.seed", "numpy.random.seed"})
+# Library setups that seed every generator from a config field and draw a fresh seed from the OS while the field
+# is negative, as it is by default: qualified name -> the fields read, in order. detectron2's `default_setup(cfg,
+# args)` reads `cfg.SEED` (a LazyConfig's `cfg.train.seed`), -1 unless set, and then calls `seed_all_rng(None)`.
+CONFIG_SEEDED_SETUPS: dict[str, tuple[str, ...]] = dict.fromkeys(
+    ("detectron2.engine.default_setup", "detectron2.engine.defaults.default_setup"), ("SEED", "train.seed"))
 # Calls that switch deterministic kernels on: qualified name -> (position, keyword) of the argument that
 # must be truthy (position None: keyword only), or None when the call always does.
 DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {

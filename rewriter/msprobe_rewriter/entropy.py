@@ -22,11 +22,13 @@ from msprobe_rewriter.context import EVAL_NAME, NOT_CONSTANT, FileContext, argum
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SEEDING_METHODS = frozenset({"manual_seed", "manual_seed_all", "seed"})  # `g.manual_seed(s)`, `rng.seed(s)`
+CONFIG_SETUP_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.CONFIG_SEEDED_SETUPS)
 CALLEE_NAMES = (frozenset(name.rpartition(".")[2] for name in (*catalogue.SEED_ARGUMENTS, *catalogue.ENTROPY_RESEEDERS))
-                | SEEDING_METHODS)
-# A call that may seed (`manual_seed(`, `set_seed(`, `default_rng(`, ...): the cheap pre-filter of `analyse`.
-_FACTORY_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES}))
-MAY_SEED = re.compile(rf"(?:seed\w*|{_FACTORY_NAMES})\s*\(")  # `manual_seed(` matches at `seed(`
+                | SEEDING_METHODS | CONFIG_SETUP_NAMES)
+# A call that may seed (`manual_seed(`, `set_seed(`, `default_rng(`, `default_setup(`, ...): the cheap pre-filter of
+# `analyse`.
+_CALL_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES} | CONFIG_SETUP_NAMES))
+MAY_SEED = re.compile(rf"(?:seed\w*|{_CALL_NAMES})\s*\(")  # `manual_seed(` matches at `seed(`
 FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator"}
 NUMBER_FUNCTIONS = frozenset({"int", "float", "len", "round", "abs", "ord", "sum", "min", "max"})
 NUMBER_TYPES = frozenset({"int", "float", "bool", "complex"})  # parameters annotated so hold numbers
@@ -57,6 +59,7 @@ class EntropySeed:
     also: tuple[ast.Call, ...] = ()  # later seeding calls given the same seed (named in the message)
     salted_hash: bool = False  # the seed is `hash(...)` of a string or object: meant to vary with its argument
     origin: ast.AST | None = None  # where the varying value comes from (the call itself when it takes no seed)
+    config_seeded: bool = False  # a library setup seeding from a config field (catalogue.CONFIG_SEEDED_SETUPS)
 
 
 _CACHE: weakref.WeakKeyDictionary[FileContext, list[EntropySeed]] = weakref.WeakKeyDictionary()
@@ -261,12 +264,15 @@ class _Tracer(AssignmentTracer):
             if also:
                 lines = sorted({other.lineno for other in also})
                 message += f" (the same seed is passed on line {', '.join(map(str, lines))})"
+            config_seeded = self.ctx.imports.resolve_any(call.node.func) in catalogue.CONFIG_SEEDED_SETUPS
             results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed, tuple(also),
-                                       salted_hash, origin))
+                                       salted_hash, origin, config_seeded))
         return sorted(results, key=lambda f: start(f.node))
 
     def _problem(self, node: ast.Call, qualified: str | None, scopes) -> tuple[Origin, str] | None:
         """The origin of the seed of a seeding call and the message, if the seed changes every run."""
+        if qualified in catalogue.CONFIG_SEEDED_SETUPS:
+            return self._config_seed_problem(node, catalogue.CONFIG_SEEDED_SETUPS[qualified])
         if qualified in catalogue.SEED_ARGUMENTS:
             seed = argument(node, *catalogue.SEED_ARGUMENTS[qualified])
         elif qualified in catalogue.ENTROPY_RESEEDERS:
@@ -295,8 +301,36 @@ class _Tracer(AssignmentTracer):
                                       f"`{name}` seeds from OS entropy: {FIX}; give the seed option a default")
         return origin, f"the seed comes from {origin.description}: {FIX}"
 
+    def _config_seed_problem(self, node: ast.Call, fields: tuple[str, ...]) -> tuple[Origin, str] | None:
+        """A setup seeding from a config field whose default means OS entropy: a problem unless the file sets the
+        field (`cfg.SEED = 42`, `cfg.merge_from_list(["SEED", 42])`, `"train.seed=42"` overrides). A config file
+        or the command line may set it too, which the file does not show: the message says so."""
+        if _sets_config_field(self.ctx.tree, fields):
+            return None
+        name = ast.unparse(node.func)
+        shown = " or ".join(fields)
+        return Origin(node, ""), (f"`{name}` seeds every generator from the config's {shown}, -1 unless a config file or "
+                                  f"the command line sets it, and then from the OS: every run seeds differently; set "
+                                  f"`cfg.{fields[0]} = 1234` (`cfg.{fields[-1]}`) before the call and before the config is "
+                                  "frozen, or set it in the config file")
+
     def _on_eval_path(self, call: CallSite) -> bool:
         return self.ctx.eval_file or any(isinstance(s, FUNCTIONS) and EVAL_NAME.search(s.name) for s in call.scopes)
+
+
+def _sets_config_field(tree: ast.Module, fields: tuple[str, ...]) -> bool:
+    """Whether the file assigns one of the dotted config `fields` (`cfg.SEED = ...`, `cfg.train.seed = ...`), or names
+    it in an override (`"SEED"` in a merge list, `"train.seed=..."`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(target, ast.Attribute) and any(ast.unparse(target).endswith("." + field) for field in fields)
+                   for target in targets):
+                return True
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if any(node.value == field or node.value.startswith(field + "=") for field in fields):
+                return True
+    return False
 
 
 def _returned_values(function: ast.AST) -> list[ast.expr]:

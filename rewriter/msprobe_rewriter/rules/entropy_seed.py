@@ -22,7 +22,10 @@ class EntropySeed(Rule):
                "clock (`time.time()`, `datetime.now()`), an entropy source (`os.urandom`, `secrets`, `uuid4()`, "
                "`os.getpid()`, `random.SystemRandom()`), `torch.seed()`, `torch.initial_seed()` after "
                "`torch.seed()`, a `random` / `np.random` draw made before those generators are seeded, or the "
-               "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`). The seed "
+               "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`), and a library setup "
+               "that seeds from its config's seed field, which means OS entropy while the field keeps its negative "
+               "default and the file never sets it (detectron2's `default_setup` with `cfg.SEED`, a LazyConfig's "
+               "`cfg.train.seed`). The seed "
                "is followed through plain assignments, attribute assignments (`opt.manualSeed = ...`) and the "
                "returns of functions defined in the file (when every `return` of one draws entropy), "
                "including ones under a condition that holds with the default arguments. A bare `torch.seed()` is "
@@ -46,6 +49,20 @@ class EntropySeed(Rule):
            "seed per name, hash the name stably: `zlib.crc32(name.encode())` (msprobe-instrument leaves such "
            "seeds to you, with a note: a fixed seed would give every name the same one).")
     valid = (
+        # detectron2: the config's seed is set before default_setup reads it.
+        """\
+from detectron2.config import get_cfg
+from detectron2.engine import default_setup
+
+
+def setup(args):
+    cfg = get_cfg()
+    cfg.merge_from_file(args.config_file)
+    cfg.SEED = 42
+    cfg.freeze()
+    default_setup(cfg, args)
+    return cfg
+""",
         """\
 import argparse
 import random
@@ -151,6 +168,20 @@ def set_seed(seed, rank=0):
 """,
     )
     invalid = (
+        # detectron2's tools/train_net.py: cfg.SEED stays -1, so default_setup seeds from the OS in every run.
+        Invalid("""\
+from detectron2.config import get_cfg
+from detectron2.engine import default_argument_parser, default_setup
+
+
+def setup(args):
+    cfg = get_cfg()
+    cfg.merge_from_file(args.config_file)
+    cfg.merge_from_list(args.opts)
+    cfg.freeze()
+    default_setup(cfg, args)
+    return cfg
+""", lines=(10,)),
         Invalid("""\
 import time
 

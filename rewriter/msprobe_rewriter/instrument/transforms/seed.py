@@ -43,7 +43,9 @@ class Seed(Transform):
         "fixed where it varies: a seed variable assigned a draw (`opt.manualSeed = random.randint(1, 10000)` "
         "when no seed was given) is assigned the fixed seed instead, so a seed given on the command line still "
         "wins and the seed the script logs is the one it uses; a seeding call that varies by itself "
-        "(`random.seed()`, `torch.manual_seed(int(time.time()))`) gets the fixed seed as its argument. "
+        "(`random.seed()`, `torch.manual_seed(int(time.time()))`) gets the fixed seed as its argument; a library "
+        "setup that seeds from its config's seed field, drawing from the OS while it keeps its negative default "
+        "(detectron2's `default_setup` with `cfg.SEED` -1), is followed by `seed_all`, with a note. "
         "`--deterministic` sets `mode=True` (deterministic kernels, "
         "HCCL determinism); `--keep-dropout` sets `rm_dropout=False`.")
     examples = (
@@ -65,6 +67,9 @@ class Seed(Transform):
                 "    args = parser.parse_args()\n    seed_all(seed=args.seed, mode=False, rm_dropout=True)\n"
                 "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(args.seed)\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n"),
+        # detectron2: default_setup seeds from the OS while the config's SEED is -1 (its default).
+        Example('from detectron2.config import get_cfg\nfrom detectron2.engine import default_argument_parser, default_setup, launch\n\n\ndef setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n    cfg.freeze()\n    default_setup(cfg, args)\n    return cfg\n\n\nif __name__ == "__main__":\n    launch(setup, 1, args=(default_argument_parser().parse_args(),))\n',
+                'from detectron2.config import get_cfg\nfrom detectron2.engine import default_argument_parser, default_setup, launch\nfrom msprobe_runtime.pytorch import seed_all\n\n\ndef setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n    cfg.freeze()\n    default_setup(cfg, args)\n    seed_all(seed=1234, mode=False, rm_dropout=True)\n    return cfg\n\n\nif __name__ == "__main__":\n    launch(setup, 1, args=(default_argument_parser().parse_args(),))\n'),
         Example("import mindspore as ms\n\nms.set_seed(7)\nnet = ms.nn.Dense(2, 2)\n"
                 "if __name__ == \"__main__\":\n    print(net)\n",
                 "import mindspore as ms\nfrom msprobe_runtime.mindspore import seed_all\nseed_all(seed=7, mode=True, "
@@ -141,16 +146,19 @@ class Seed(Transform):
     def apply(self, unit: Unit) -> None:
         if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
             return
-        if not unit.imports_framework and not seeding.analyse(unit.ctx).random_work:
+        findings = entropy.analyse(unit.ctx)
+        setup = next((finding.node for finding in findings if finding.config_seeded), None)
+        if not unit.imports_framework and not seeding.analyse(unit.ctx).random_work and setup is None:
             return  # names no framework and trains through no project code: not a training script
         options = unit.options
-        findings = entropy.analyse(unit.ctx)
         for finding in findings:
             if finding.salted_hash:  # a seed per name or item, meant to differ: only its hash must be stable
                 unit.note(finding.node.lineno, "this seed hashes a string or object, which Python salts afresh in "
                           "every process: use a stable hash such as `zlib.crc32(str(value).encode())`")
         varying = set()  # seeding calls whose seed still varies (salted hashes), or is fixed right in the call
         for finding in findings:
+            if finding.config_seeded:  # a library setup seeding from its config: seed_all goes after it (below)
+                continue
             calls = [call for call in (finding.node, *finding.also) if isinstance(call, ast.Call)]
             drawn = None if finding.salted_hash else _seed_assignment(finding, unit.analysis.parents)
             if drawn is not None:  # `opt.manualSeed = random.randint(1, 10000)`: fix the draw, keep a given seed
@@ -164,6 +172,11 @@ class Seed(Transform):
         call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
                 f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
         statement = nodes.statement(call)
+        if setup is not None:  # detectron2's default_setup: reseeded from the OS unless the config sets its seed
+            unit.note(setup.lineno, "this setup seeds from the OS while the config's seed is negative (its default): "
+                                    "seed_all goes right after it; set the seed in the config to keep your own")
+            unit.edits.insert_after(unit.statement(_statement_of(setup, unit.analysis.parents)), [statement])
+            return
         spawns = seeding.analyse(unit.ctx).spawned  # its processes do not run the `__main__` block
         self_test = _self_test(unit) if binding is None and not spawns else None
         if self_test is not None:  # a model file's self-test: importing the module must not seed anything
@@ -312,6 +325,13 @@ def _reads_as_seed(node: ast.expr) -> bool:
 def _called_name(call: ast.Call) -> str:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _statement_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.stmt:
+    """The statement holding `node`."""
+    while not isinstance(node, ast.stmt):
+        node = parents[node]
+    return node
 
 
 def _inside_loop_or_handler(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:

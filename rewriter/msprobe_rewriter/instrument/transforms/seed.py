@@ -68,8 +68,14 @@ class Seed(Transform):
                 "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(args.seed)\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n"),
         # detectron2: default_setup seeds from the OS while the config's SEED is -1 (its default).
-        Example('from detectron2.config import get_cfg\nfrom detectron2.engine import default_argument_parser, default_setup, launch\n\n\ndef setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n    cfg.freeze()\n    default_setup(cfg, args)\n    return cfg\n\n\nif __name__ == "__main__":\n    launch(setup, 1, args=(default_argument_parser().parse_args(),))\n',
-                'from detectron2.config import get_cfg\nfrom detectron2.engine import default_argument_parser, default_setup, launch\nfrom msprobe_runtime.pytorch import seed_all\n\n\ndef setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n    cfg.freeze()\n    default_setup(cfg, args)\n    seed_all(seed=1234, mode=False, rm_dropout=True)\n    return cfg\n\n\nif __name__ == "__main__":\n    launch(setup, 1, args=(default_argument_parser().parse_args(),))\n'),
+        Example("from detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n\n\n"
+                "def setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n    cfg.freeze()\n"
+                "    default_setup(cfg, args)\n    return cfg\n\n\nif __name__ == \"__main__\":\n    setup(parse())\n",
+                "from detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n"
+                "from msprobe_runtime.pytorch import seed_all\n\n\n"
+                "def setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n    cfg.freeze()\n"
+                "    default_setup(cfg, args)\n    seed_all(seed=1234, mode=False, rm_dropout=True)\n    return cfg\n\n\n"
+                "if __name__ == \"__main__\":\n    setup(parse())\n"),
         Example("import mindspore as ms\n\nms.set_seed(7)\nnet = ms.nn.Dense(2, 2)\n"
                 "if __name__ == \"__main__\":\n    print(net)\n",
                 "import mindspore as ms\nfrom msprobe_runtime.mindspore import seed_all\nseed_all(seed=7, mode=True, "
@@ -169,6 +175,8 @@ class Seed(Transform):
                 for call in calls:
                     self._fix_seed(unit, call, str(options.seed))
         seed, binding = self._user_seed(unit, varying)
+        if setup is not None and binding is not None:  # the user's seed expression may not be defined after the setup
+            seed = None
         call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
                 f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
         statement = nodes.statement(call)

@@ -253,6 +253,17 @@ def test_setup_goes_above_a_main_block_that_imports_and_trains():
     assert next(index for index, line in enumerate(lines) if line.startswith("debugger = PrecisionDebugger(")) < main_block
 
 
+def test_seed_all_after_detectron2_setup_takes_no_seed_expression_of_elsewhere():
+    """detectron2's default_setup reseeds from the OS while cfg.SEED is -1: seed_all goes right after it, with the
+    fixed seed, since the user's seed expression (`args.seed`, bound in main) may not be defined in setup()."""
+    code = ("import torch\nfrom detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n\n\n"
+            "def setup(opts):\n    cfg = get_cfg()\n    default_setup(cfg, opts)\n    return cfg\n\n\n"
+            "def main(args):\n    torch.manual_seed(args.seed)\n    setup(args)\n\n\n"
+            "if __name__ == \"__main__\":\n    main(parse())\n")
+    lines = lines_of(run(code, "seed")[0])
+    assert lines[lines.index("default_setup(cfg, opts)") + 1] == "seed_all(seed=1234, mode=False, rm_dropout=True)"
+
+
 def test_literal_seed_is_kept():
     out, _ = run(HEAD + "def main():\n    torch.manual_seed(42)\n" + MAIN, "seed", remove_dropout=False)
     assert "seed_all(seed=42, mode=False, rm_dropout=False)" in out

@@ -34,6 +34,11 @@ class Binding:
     definition: ast.AST | None = None  # the `def` or `class` statement that binds the name
     annotation: ast.expr | None = None  # a parameter's annotation
 
+    @property
+    def is_parameter(self) -> bool:
+        """Whether it binds a parameter of its innermost scope (at the scope's start)."""
+        return self.end == (0, 0)
+
 
 @dataclass(frozen=True)
 class CallSite:
@@ -146,17 +151,34 @@ class AssignmentTracer:
         return verdict
 
     def known(self, node: ast.expr, scopes) -> object:
-        """The default-run value of a name or attribute in a test: its assignments, else argparse's default."""
+        """The default-run value of a name or attribute in a test: its assignments (a parameter: what every
+        call passes, when they agree), else argparse's default."""
         binding = self.latest(node, scopes)
         if binding is None:
             return self.defaults(node) if isinstance(node, ast.Attribute) else conditions.UNKNOWN
-        if binding is False or binding.value is None or self._depth > MAX_DEPTH:
+        if binding is False:
+            return conditions.UNKNOWN
+        if binding.value is None:
+            passed = self.passed(node.id, binding) if binding.is_parameter and isinstance(node, ast.Name) else None
+            values = [self.known_value(expression, where) for expression, where in passed or ()]
+            return values[0] if values and all(v is not conditions.UNKNOWN and v == values[0] for v in values) \
+                else conditions.UNKNOWN
+        return self.known_value(binding.value, scopes)
+
+    def known_value(self, expression: ast.expr, scopes) -> object:
+        """The default-run value of `expression` read in `scopes`, else `UNKNOWN`."""
+        if self._depth > MAX_DEPTH:
             return conditions.UNKNOWN
         self._depth += 1
         try:
-            return conditions.value(binding.value, lambda inner: self.known(inner, scopes))
+            return conditions.value(expression, lambda inner: self.known(inner, scopes))
         finally:
             self._depth -= 1
+
+    def passed(self, name: str, binding: Binding) -> list[tuple[ast.expr, tuple]] | None:
+        """What the calls of a parameter's function pass for it (or its default), each with the scopes to read
+        it in; None when not known. Here callers are not followed: subclasses that know them say."""
+        return None
 
     def latest(self, node: ast.expr, scopes) -> Binding | None | bool:
         """The assignment `node` reads in the default run; None if never assigned, False if unknown."""

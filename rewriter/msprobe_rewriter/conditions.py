@@ -56,6 +56,59 @@ def truth(node: ast.expr, lookup: Lookup) -> bool | None:
     return None if result is UNKNOWN else bool(result)
 
 
+def call_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, call: ast.Call,
+                   bound: bool = False) -> dict[str, tuple[ast.expr, bool] | None]:
+    """What each parameter of `function` holds in this call: (the expression passed, True), else (its
+    default, False), else None (not known: not given, behind `*args`/`**kwargs`, or, for a `bound` method,
+    the object)."""
+    args = function.args
+    params = args.posonlyargs + args.args
+    pairs = list(zip(params, [None] * (len(params) - len(args.defaults)) + list(args.defaults), strict=True))
+    pairs += list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
+    opaque = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
+    given = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+    for param, arg in zip(params[1:] if bound else params, call.args, strict=False):
+        if isinstance(arg, ast.Starred):
+            break
+        given[param.arg] = arg
+    found: dict[str, tuple[ast.expr, bool] | None] = {}
+    for index, (param, default) in enumerate(pairs):
+        if bound and index == 0:
+            found[param.arg] = None
+        elif param.arg in given:
+            found[param.arg] = (given[param.arg], True)
+        else:
+            found[param.arg] = None if opaque or default is None else (default, False)
+    return found
+
+
+def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, lookup: Lookup,
+                   bound: bool = False) -> tuple[tuple[str, object], ...]:
+    """Parameter values of `function` throughout its body for this call (`call_arguments`: given expressions
+    evaluated with `lookup`, defaults as constants); `UNKNOWN` for the rest, and for a parameter the function
+    assigns to (its value is no longer the caller's everywhere)."""
+    assigned = {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    env = []
+    for name, argument in call_arguments(function, call, bound).items():
+        if argument is None or name in assigned:
+            env.append((name, UNKNOWN))
+        else:
+            expression, given = argument
+            env.append((name, value(expression, lookup if given else no_lookup)))
+    return tuple(env)
+
+
+def parameter_lookup(values: dict[str, object], outer: Lookup) -> Lookup:
+    """A lookup answering a function's parameters (names) from `values` and anything else from `outer`."""
+
+    def lookup(node: ast.expr) -> object:
+        if isinstance(node, ast.Name):
+            return values.get(node.id, UNKNOWN)
+        return outer(node)
+
+    return lookup
+
+
 def argparse_defaults(nodes: Iterable[ast.AST]) -> dict[str, object]:
     """`dest -> default` for every `add_argument("--x", ...)` among `nodes` (`UNKNOWN` when not literal)."""
     defaults: dict[str, object] = {}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, seeding
-from msprobe_rewriter.assignments import MAX_DEPTH, AssignmentTracer, CallSite, key, start
+from msprobe_rewriter.assignments import MAX_DEPTH, AssignmentTracer, Binding, CallSite, key, start
 from msprobe_rewriter.context import EVAL_NAME, NOT_CONSTANT, FileContext, argument, constant
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -86,6 +86,7 @@ class _Tracer(AssignmentTracer):
     def __init__(self, ctx: FileContext) -> None:
         self.calls: list[CallSite] = []
         self.reseeds: list[CallSite] = []
+        self._function_scopes: dict[str | None, tuple | None] | None = None
         super().__init__(ctx, MAY_SEED)
 
     def note_call(self, call: CallSite) -> None:
@@ -94,6 +95,36 @@ class _Tracer(AssignmentTracer):
             self.calls.append(call)
             if self.ctx.imports.resolve_any(call.node.func) in catalogue.ENTROPY_RESEEDERS:
                 self.reseeds.append(call)
+
+    def passed(self, name: str, binding: Binding) -> list[tuple[ast.expr, tuple]] | None:
+        """What the calls of a function of the file pass for its parameter `name` (the calls that run with the
+        default arguments; see `seeding.FileSeeding.live_calls`), read in the caller's scopes; a default is
+        read where the function is defined."""
+        function = binding.scopes[-1]
+        facts = seeding.analyse(self.ctx)
+        if not isinstance(function, FUNCTIONS) or facts.definitions.get(function.name) is not function:
+            return None
+        found = []
+        for _, caller, call in facts.live_calls(function.name):
+            argument = conditions.call_arguments(function, call).get(name)
+            scopes = self._scopes_of(caller) if argument is not None and argument[1] else binding.scopes[:-1]
+            if argument is None or scopes is None:
+                return None
+            found.append((argument[0], scopes))
+        return found or None
+
+    def _scopes_of(self, function: str | None) -> tuple | None:
+        """The scopes inside the file's function `function` (module level for None); None when the name is
+        defined more than once."""
+        if self._function_scopes is None:
+            self._function_scopes = {None: (self.ctx.tree,)}
+            for bindings in self.bindings.values():
+                for binding in bindings:
+                    if isinstance(binding.definition, FUNCTIONS):
+                        name = binding.definition.name
+                        scopes = (*binding.scopes, binding.definition)
+                        self._function_scopes[name] = None if name in self._function_scopes else scopes
+        return self._function_scopes.get(function)
 
     # --- tracing seeds -----------------------------------------------------------------------
     def _origin(self, node: ast.expr, scopes) -> Origin | None:
@@ -113,6 +144,8 @@ class _Tracer(AssignmentTracer):
             binding = self.latest(node, scopes)
             if binding is None and isinstance(node, ast.Attribute):
                 return NONE if self.defaults(node) is None and not self._parameter_rooted(node, scopes) else None
+            if binding and binding.value is None and isinstance(node, ast.Name) and binding.is_parameter:
+                return self._passed_origin(node.id, binding)
             if not binding or binding.value is None:
                 return None
             return self._origin(binding.value, binding.scopes)
@@ -136,6 +169,13 @@ class _Tracer(AssignmentTracer):
                 if found is not None and found is not NONE:
                     return found
         return None
+
+    def _passed_origin(self, name: str, binding: Binding) -> Origin | None:
+        """A parameter's entropy: that of what every call of its function passes (`NONE` when each passes None)."""
+        origins = [self._origin(expression, scopes) for expression, scopes in self.passed(name, binding) or ()]
+        if not origins or None in origins or (NONE in origins and any(origin is not NONE for origin in origins)):
+            return None
+        return origins[0]
 
     def _parameter_rooted(self, node: ast.Attribute, scopes) -> bool:
         """`args.seed` where `args` is a parameter: its value is the caller's (who may have checked it)."""
@@ -240,9 +280,10 @@ class _Tracer(AssignmentTracer):
     def findings(self) -> list[EntropySeed]:
         """One finding per entropy origin, at the first seeding call it reaches."""
         found: dict[int, tuple[CallSite, str, bool, list[ast.Call], bool, ast.AST]] = {}
+        facts = seeding.analyse(self.ctx)
         for call in self.calls:
             node = call.node
-            if self.runs(call.guards, call.scopes) is False or _implements_reseeder(call.scopes):
+            if self.runs(call.guards, call.scopes) is False or facts.skips(node) or _implements_reseeder(call.scopes):
                 continue
             qualified = self.ctx.imports.resolve_any(node.func) or seeding.method_qualname(self.ctx, node)
             problem = self._problem(node, qualified, call.scopes)
@@ -297,6 +338,12 @@ class _Tracer(AssignmentTracer):
                 return None  # None is an error there (torch, MindSpore) or unseeded-generator's finding
             if constant(seed) is not NOT_CONSTANT:
                 return Origin(node, ""), f"`{name}(None)` seeds from OS entropy: {FIX}"
+            binding = self.latest(seed, scopes) if isinstance(seed, ast.Name) else None
+            if binding and binding.is_parameter:
+                function = binding.scopes[-1].name
+                lines = ", ".join(str(site[2].lineno) for site in seeding.analyse(self.ctx).live_calls(function))
+                return Origin(node, ""), (f"the seed `{seed.id}` is None in every call of `{function}` (line {lines}), "
+                                          f"so `{name}` seeds from OS entropy: {FIX}; pass a seed")
             return Origin(node, ""), (f"the seed `{ast.unparse(seed)}` is None with the default arguments, so "
                                       f"`{name}` seeds from OS entropy: {FIX}; give the seed option a default")
         return origin, f"the seed comes from {origin.description}: {FIX}"

@@ -212,7 +212,7 @@ def _module(folder, ref: project.Ref) -> project.Module | None:
 
 def _called(found: Defined, call: ast.Call, depth: int, lookup: conditions.Lookup) -> Summary:
     module, function, owner = found
-    env = _bind_arguments(function, call, lookup, bound=owner is not None)
+    env = conditions.bind_arguments(function, call, lookup, bound=owner is not None)
     return _function_summary(module, function, depth, env, frozenset(), owner)
 
 
@@ -310,42 +310,13 @@ def _method(module: project.Module, cls: ast.ClassDef, name: str, hops: int = 0)
     return None
 
 
-def _bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
-                    lookup: conditions.Lookup, bound: bool = False) -> tuple[tuple[str, object], ...]:
-    """Parameter values of `function` for this call: given constants, else defaults, else unknown (for a
-    `bound` method, the first parameter is the object: unknown)."""
-    params = function.args.posonlyargs + function.args.args
-    defaults = [None] * (len(params) - len(function.args.defaults)) + list(function.args.defaults)
-    pairs = list(zip(params, defaults, strict=True))
-    pairs += list(zip(function.args.kwonlyargs, function.args.kw_defaults, strict=True))
-    opaque = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
-    given = {kw.arg: kw.value for kw in call.keywords if kw.arg}
-    for param, arg in zip(params[1:] if bound else params, call.args, strict=False):
-        if isinstance(arg, ast.Starred):
-            break
-        given[param.arg] = arg
-    env = []
-    for index, (param, default) in enumerate(pairs):
-        if param.arg in given and not (bound and index == 0):
-            env.append((param.arg, conditions.value(given[param.arg], lookup)))
-        elif default is not None and not opaque:
-            env.append((param.arg, constant(default)))
-        else:
-            env.append((param.arg, conditions.UNKNOWN))
-    return tuple(env)
-
-
 def _function_summary(module: project.Module, function, depth: int, env: tuple, seen: frozenset,
                       owner: ast.ClassDef | None = None) -> Summary:
     """What calling `function` of a helper module (a method of `owner`) pins, given its parameter values `env`."""
     key = (id(function), depth, env)
     if key in module.memo:
         return module.memo[key]
-    values = dict(env)
-
-    def lookup(node: ast.expr) -> object:
-        return values.get(node.id, conditions.UNKNOWN) if isinstance(node, ast.Name) else conditions.UNKNOWN
-
+    lookup = conditions.parameter_lookup(dict(env), conditions.no_lookup)
     seen = seen | {(str(module.path), function.lineno)}
     total = NOTHING
     for node, guards, _ in conditions.walk(function.body, WALKED):
@@ -381,7 +352,7 @@ def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, see
     if own is not None:
         if (str(own[0].path), own[1].lineno) in seen:
             return NOTHING
-        env = _bind_arguments(own[1], call, lookup, bound=own[2] is not None)
+        env = conditions.bind_arguments(own[1], call, lookup, bound=own[2] is not None)
         return _function_summary(own[0], own[1], depth, env, seen, own[2])
     followed = helper_summary(call, module.path.parent, module.local, module.functions, depth + 1, lookup)
     return followed if followed is not None else seeder_by_name(call)

@@ -34,7 +34,7 @@ WEIGHT_LOADING_METHODS = frozenset({"load_state_dict", "from_pretrained", "load_
 MAX_TRAINING_FILES = 3  # training steps are followed through at most this many project files
 Guard = conditions.Guard
 Located = tuple[ast.AST, tuple[Guard, ...], "str | None"]  # a node, the `if` tests around it, its function
-CallSite = tuple[tuple[Guard, ...], "str | None"]  # the `if` tests around a call, the function it is in
+CallSite = tuple[tuple[Guard, ...], "str | None", ast.Call]  # the `if` tests around a call, the function it is in
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,9 @@ class FileSeeding:
     exporting: set[str | None] = field(default_factory=set)  # the functions exporting a model
     loads_weights: bool = False
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
-    # function of the file -> the places that call it by name (their guards, the calling function)
+    # function of the file -> the places that call it by name (their guards, the calling function, the call)
     local_calls: dict[str, list[CallSite]] = field(default_factory=dict)
+    definitions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)  # of local_calls' functions
     spawned: list[tuple[ast.Call, str]] = field(default_factory=list)  # (mp.spawn call, the file's function it starts)
     _lookup: conditions.Lookup | None = None
     _skipped: dict[str, ast.expr | None] = field(default_factory=dict)  # function -> what skips all its calls
@@ -117,13 +118,41 @@ class FileSeeding:
     def skipping_guard(self, effect: Effect) -> ast.expr | None:
         """The condition that keeps `effect` from running with the default arguments, if any: one around it,
         or, in a function of the file, one around every call of that function."""
-        return self._false_guard(effect.guards) or self._skipped_function(effect.function)
+        return (self._false_guard(effect.guards) or self._skipped_function(effect.function)
+                or self._skipped_by_arguments(effect))
 
-    def _false_guard(self, guards: tuple[Guard, ...]) -> ast.expr | None:
+    def skips(self, node: ast.AST) -> bool:
+        """Whether the default run never runs `node`, a statement of the file that pins something."""
+        effects = [effect for effect in self.direct if effect.node is node]
+        return bool(effects) and all(self.skipping_guard(effect) is not None for effect in effects)
+
+    def _false_guard(self, guards: tuple[Guard, ...], lookup: conditions.Lookup | None = None) -> ast.expr | None:
         for test, wanted in guards:
-            if conditions.truth(test, self.lookup) is (not wanted):
+            if conditions.truth(test, lookup or self.lookup) is (not wanted):
                 return test
         return None
+
+    def live_calls(self, function: str) -> list[CallSite]:
+        """The calls of the file's function `function` that run with the default arguments (none when its
+        callers are not known: see `local_calls`)."""
+        return [site for site in self.local_calls.get(function, ())
+                if not (self._false_guard(site[0]) or self._skipped_function(site[1]))]
+
+    def _skipped_by_arguments(self, effect: Effect) -> ast.expr | None:
+        """A condition around `effect`, in a function of the file, that is false in every call of the function
+        with what that call passes: `if seed is not None:` in `def set_seed(seed=None)`, called only as
+        `set_seed(args.seed)` where `--seed` has no default."""
+        definition = self.definitions.get(effect.function)
+        if definition is None or not effect.guards:
+            return None
+        skipped_by = None
+        for _, _, call in self.live_calls(effect.function):
+            values = dict(conditions.bind_arguments(definition, call, self.lookup))
+            guard = self._false_guard(effect.guards, conditions.parameter_lookup(values, self.lookup))
+            if guard is None:
+                return None
+            skipped_by = skipped_by or guard
+        return skipped_by
 
     def _skipped_function(self, function: str | None) -> ast.expr | None:
         """The condition that keeps every call of the file's function `function` from running by default; None
@@ -133,7 +162,7 @@ class FileSeeding:
             return self._skipped.get(function)
         self._skipped[function] = None
         skipped_by = None
-        for guards, caller in self.local_calls.get(function, ()):
+        for guards, caller, _ in self.local_calls.get(function, ()):
             guard = self._false_guard(guards) or self._skipped_function(caller)
             if guard is None:
                 skipped_by = None
@@ -158,7 +187,7 @@ class FileSeeding:
             self._in_workers[function] = (
                 function not in self.local_calls or any(function == target for _, target in self.spawned)
                 or any(caller is None and not any(is_main_guard(test) for test, _ in guards)
-                       or self._runs_in_workers(caller) for guards, caller in self.local_calls[function]))
+                       or self._runs_in_workers(caller) for guards, caller, _ in self.local_calls[function]))
         return self._in_workers[function]
 
     def families(self) -> frozenset[str]:
@@ -219,6 +248,8 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
     seeding.local_calls = _local_calls(nodes, defined, ctx.source)
+    seeding.definitions = {node.name: node for node, _, _ in nodes
+                           if isinstance(node, FUNCTION_TYPES) and node.name in seeding.local_calls}
     made: dict[tuple[str | None, str], ast.Call] = {}  # (function, name) -> the call last assigned to the name
     for node, guards, function in nodes:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -253,7 +284,7 @@ def _local_calls(nodes: list[Located], defined: set[str], source: str) -> dict[s
     calls: dict[str, list[CallSite]] = {}
     for node, guards, function in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defined:
-            calls.setdefault(node.func.id, []).append((guards, function))
+            calls.setdefault(node.func.id, []).append((guards, function, node))
     return {name: found for name, found in calls.items()
             if len(re.findall(rf"\b{re.escape(name)}\b", source)) == 1 + len(found)}
 

@@ -27,7 +27,10 @@ class EntropySeed(Rule):
                "default and the file never sets it (detectron2's `default_setup` with `cfg.SEED`, a LazyConfig's "
                "`cfg.train.seed`). The seed "
                "is followed through plain assignments, attribute assignments (`opt.manualSeed = ...`) and the "
-               "returns of functions defined in the file (when every `return` of one draws entropy), "
+               "returns of functions defined in the file (when every `return` of one draws entropy), the "
+               "parameters of functions defined in the file (what every call of one passes, or its default: "
+               "detectron2's `seed_all_rng(seed=None)`, which draws a seed from the clock and the process id when "
+               "called without one), "
                "including ones under a condition that holds with the default arguments. A bare `torch.seed()` is "
                "reported too.")
     why = ("A seed drawn from the clock or the OS is a different seed in every run: the script calls the seeding "
@@ -166,8 +169,62 @@ def set_seed(seed, rank=0):
     random.seed(seed + rank)
     torch.manual_seed(seed + rank)
 """,
+        # The seeding runs only when a seed is passed, and none is: seed-missing reports the condition instead
+        # (DeepSpeedExamples' vit_finetuning/main_cifar.py).
+        """\
+import argparse
+import random
+
+import numpy as np
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int)
+args = parser.parse_args()
+
+
+def set_seed(seed=None):
+    if seed is not None:
+        random.seed(args.seed)
+        np.random.seed(args.seed)
+
+
+set_seed(args.seed)
+""",
     )
     invalid = (
+        # detectron2's seed_all_rng, called without a seed: it seeds from the clock and the process id.
+        Invalid("""\
+import os
+import random
+from datetime import datetime
+
+import numpy as np
+
+
+def seed_all_rng(seed=None):
+    if seed is None:
+        seed = os.getpid() + int(datetime.now().strftime("%S%f"))
+    np.random.seed(seed)
+    random.seed(seed)
+
+
+seed_all_rng()
+""", lines=(11,)),
+        # Every call leaves the parameter None, which seeds from OS entropy.
+        Invalid("""\
+import random
+
+
+def set_seed(seed=None, rank=0):
+    random.seed(seed)
+
+
+def main():
+    set_seed(rank=0)
+
+
+main()
+""", lines=(5,)),
         # detectron2's tools/train_net.py: cfg.SEED stays -1, so default_setup seeds from the OS in every run.
         Invalid("""\
 from detectron2.config import get_cfg

@@ -72,7 +72,8 @@ class SeedMissing(Rule):
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
                "that seeds at its top level. In such a script, seeding only under a "
                "condition that is false with the default arguments (`if args.seed is not None:` with `--seed` "
-               "defaulting to None) is reported at that condition. A script whose only seeding draws a fresh seed every run "
+               "defaulting to None; `if seed is not None:` in a function of the file every call of which passes such a "
+               "value, or leaves a None default) is reported at that condition. A script whose only seeding draws a fresh seed every run "
                "(`random.seed()`, `torch.seed()`) is left to entropy-seed (MSP108), which points at that call: "
                "one finding per hazard. A script that seeds too late is reported at the first call that, before the "
                "default run's first seeding (nothing seeded earlier: not at module level or on import before the "
@@ -666,6 +667,35 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, help="random seed (optional)")
     main(parser.parse_args())
 """, lines=(9,)),
+        # The seeding helper checks its parameter, and its one call passes `--seed`, None by default
+        # (DeepSpeedExamples' vit_finetuning/main_cifar.py).
+        Invalid("""\
+import argparse
+import random
+
+import torch
+
+
+def set_seed(seed=None):
+    if seed is not None:
+        random.seed(seed)
+        torch.manual_seed(seed)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int)
+    args = parser.parse_args()
+    set_seed(args.seed)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+""", lines=(8,)),
         # The file's seeding function runs only when --seed is given (Tacotron2's train.py in Ascend's ModelZoo).
         Invalid("""\
 import argparse

@@ -21,16 +21,25 @@ from typing import NamedTuple
 _MS_SET_SEED = frozenset({"mindspore.set_seed", "mindspore.common.set_seed", "mindspore.common.seed.set_seed"})
 _MS_DATASET_SEED = frozenset({"mindspore.dataset.config.set_seed", "mindspore.dataset.core.config.set_seed",
                               "mindspore.dataset.set_seed"})  # the same function, re-exported
+_TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed", "lightning.seed_everything",
+                          "pytorch_lightning.seed_everything", "lightning.pytorch.seed_everything", "transformers.set_seed",
+                          "accelerate.utils.set_seed", "transformers.enable_full_determinism",
+                          "diffusers.training_utils.set_seed"})
+_ACCELERATOR_SEEDS = frozenset({
+    *(f"{module}.{name}" for module in ("torch.cuda", "torch.cuda.random", "torch.npu", "torch_npu.npu", "torch.xpu")
+      for name in ("manual_seed", "manual_seed_all")),
+    "torch.mps.manual_seed",
+    # Megatron's: the CUDA generator and its tensor-parallel RNG tracker, not the CPU generator
+    "megatron.core.tensor_parallel.model_parallel_cuda_manual_seed",
+    "megatron.core.tensor_parallel.random.model_parallel_cuda_manual_seed",
+})
 SEED_CALLS: dict[str, frozenset[str]] = {
     "random": frozenset({"random.seed"}) | _MS_SET_SEED | _MS_DATASET_SEED,
     "numpy": frozenset({"numpy.random.seed"}) | _MS_SET_SEED | _MS_DATASET_SEED,
-    "torch": frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed_all",
-                        "lightning.seed_everything", "pytorch_lightning.seed_everything",
-                        "lightning.pytorch.seed_everything", "transformers.set_seed",
-                        "accelerate.utils.set_seed", "transformers.enable_full_determinism",
-                        "torch.cuda.manual_seed", "torch.npu.manual_seed", "torch.npu.manual_seed_all",
-                        "torch_npu.npu.manual_seed", "torch_npu.npu.manual_seed_all",
-                        "diffusers.training_utils.set_seed"}),
+    "torch": _TORCH_SEEDS,
+    # The accelerators' generators (CUDA, NPU, XPU, MPS): `torch.manual_seed` seeds them with the CPU one, the
+    # device seeders seed them alone.
+    "torch-accelerator": _TORCH_SEEDS | _ACCELERATOR_SEEDS,
     "mindspore": _MS_SET_SEED,  # the random operators (`ops.standard_normal`, `nn.Dropout`, ...)
     "mindspore-generator": frozenset({"mindspore.manual_seed", "mindspore.common.manual_seed",
                                       "mindspore.common.generator.manual_seed"}),  # `mint` draws
@@ -1032,7 +1041,8 @@ ENTROPY_SOURCES: dict[str, str] = {
 }
 # Calls that reseed a default generator from OS entropy (and return the seed): name -> generator family.
 ENTROPY_RESEEDERS: dict[str, str] = {
-    **dict.fromkeys(("torch.seed", "torch.random.seed", "torch.cuda.seed", "torch.cuda.seed_all"), "torch"),
+    **dict.fromkeys(("torch.seed", "torch.random.seed"), "torch"),
+    **dict.fromkeys(("torch.cuda.seed", "torch.cuda.seed_all"), "torch-accelerator"),
     **dict.fromkeys(("mindspore.seed", "mindspore.common.seed", "mindspore.common.generator.seed"),
                     "mindspore-generator"),
 }
@@ -1042,7 +1052,8 @@ RESEEDER_FUNCTION_NAMES = frozenset(name.rpartition(".")[2] for name in ENTROPY_
 # Calls that read back the seed of a default generator: name -> generator family. Deterministic unless a
 # reseeder above ran first (torch's default generator starts from a fixed seed).
 INITIAL_SEED_READERS: dict[str, str] = {
-    **dict.fromkeys(("torch.initial_seed", "torch.random.initial_seed", "torch.cuda.initial_seed"), "torch"),
+    **dict.fromkeys(("torch.initial_seed", "torch.random.initial_seed"), "torch"),
+    "torch.cuda.initial_seed": "torch-accelerator",
     **dict.fromkeys(("mindspore.initial_seed", "mindspore.common.initial_seed",
                      "mindspore.common.generator.initial_seed"), "mindspore-generator"),
 }

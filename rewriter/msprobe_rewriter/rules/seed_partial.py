@@ -22,12 +22,16 @@ SAYS_SEED = re.compile("seed", re.IGNORECASE)
 # Last name components of the draws and of the seeders: a cheap filter before resolving a callee.
 WATCHED_NAMES = frozenset(name.rpartition(".")[2] for name in (*DRAW_FAMILY, *pinning.SEEDER_FAMILIES))
 SEED_HINT = {"random": "`random.seed(seed)`", "numpy": "`np.random.seed(seed)`", "torch": "`torch.manual_seed(seed)`",
+             "torch-accelerator": "`torch.manual_seed(seed)`",
              "mindspore": "`mindspore.set_seed(seed)`", "mindspore-generator": "`mindspore.manual_seed(seed)`"}
 FAMILY_LABEL = {"random": "Python's `random`", "numpy": "NumPy's global generator",
-                "torch": "torch's global generator", "mindspore": "MindSpore's operator RNG",
+                "torch": "torch's global generator", "torch-accelerator": "torch's accelerator generators",
+                "mindspore": "MindSpore's operator RNG",
                 "mindspore-generator": "MindSpore's default generator", "mindspore-dataset": "MindSpore's data pipeline"}
 # (unseeded family, a family seeded next to it) -> why the seeder of the second does not cover the first.
 NOT_COVERED = {
+    ("torch", "torch-accelerator"): "`torch.cuda.manual_seed_all` and the other device seeders seed only the "
+                                    "accelerators' generators, not the CPU one",
     ("mindspore", "mindspore-dataset"): "`mindspore.dataset.config.set_seed` does not seed operators",
     ("mindspore-generator", "mindspore"): "`mindspore.set_seed` does not seed it",
 }
@@ -46,7 +50,10 @@ class SeedPartial(Rule):
                "seeder, or through a project helper), flags the first draw from each family it leaves unseeded: "
                "Python's "
                "`random`, NumPy's global generator (also behind `mindspore.common.initializer`), torch's global "
-               "generator (`torch.rand*`, `torch.nn.init`), MindSpore's operator RNG (`ops.standard_normal`, "
+               "generator (`torch.rand*`, `torch.nn.init`; `torch.cuda.manual_seed_all` and the other device seeders, "
+               "Megatron's `model_parallel_cuda_manual_seed` among them, seed only the accelerators' generators, not "
+               "this CPU one, which `torch.manual_seed` seeds with them; a draw given a `device=` other than the CPU, "
+               "or an input tensor, `torch.rand_like(x)`, may use an accelerator's), MindSpore's operator RNG (`ops.standard_normal`, "
                "`ops.uniform`, `ops.randn`, `ops.dropout`, `nn.Dropout`, `nn.RReLU`, fractional max pooling, "
                "`mindspore.numpy.rand*`, ...; seeded by `mindspore.set_seed`, not by "
                "`mindspore.dataset.config.set_seed`) and MindSpore's default generator (`mint.randn`, "
@@ -69,6 +76,14 @@ class SeedPartial(Rule):
            "lot with one `seed_all(seed)` call, which seeds them all. Better still, draw from an explicit seeded "
            "generator (`np.random.default_rng(seed)`).")
     valid = (
+        # Megatron's tests: a CUDA draw after seeding the CUDA generators.
+        """\
+import torch
+from megatron.core.tensor_parallel import model_parallel_cuda_manual_seed
+
+model_parallel_cuda_manual_seed(123)
+hidden_states = torch.randn((256, 2, 64), dtype=torch.bfloat16, device="cuda")
+""",
         """\
 import random
 
@@ -172,6 +187,16 @@ np.random.shuffle([1, 2, 3])
 """,
     )
     invalid = (
+        # Only the CUDA generators are seeded: the CPU generator's draws ignore the seed.
+        Invalid("""\
+import random
+
+import torch
+
+random.seed(0)
+torch.cuda.manual_seed_all(0)
+noise = torch.randn(4)
+""", lines=(7,)),
         Invalid("""\
 import random
 
@@ -284,11 +309,28 @@ def make_weight(shape):
         family = DRAW_FAMILY.get(qualified)
         if family is None or not _draws_globally(node, qualified):
             return
+        if family == "torch" and self._may_draw_on_accelerator(node, qualified):
+            family = "torch-accelerator"
         site = self.ctx.site(node)
         self.first.setdefault(family, (site, qualified))
         function = self.ctx.current_def()
         if function is not None:
             self.in_def.setdefault(function, []).append((family, site, qualified))
+
+    def _may_draw_on_accelerator(self, call: ast.Call, qualified: str) -> bool:
+        """Whether a torch draw may use an accelerator's generator: it is given a `device=` other than the CPU, or
+        an input tensor (`torch.rand_like(x)`), whose device is not known."""
+        signature = catalogue.TORCH_DEVICE_DRAWS.get(qualified)
+        if signature is None:
+            return False
+        device = keyword(call, "device")
+        if device is not None:
+            text = constant(device)
+            if isinstance(device, ast.Call) and self.ctx.call_qualname(device) in catalogue.TORCH_DEVICE_CONSTRUCTORS:
+                text = constant(argument(device, 0, "type"))
+            return not (isinstance(text, str) and text.split(":", 1)[0].strip().lower() in catalogue.CPU_DEVICE_STRINGS)
+        inputs = (argument(call, signature.positional.index(name), name) for name in signature.inputs)
+        return any(given is not None and not isinstance(constant(given), (int, float)) for given in inputs)
 
     def finish(self) -> None:
         # A file that never says "seed" seeds nothing we could see (a project helper with another name at
@@ -325,12 +367,15 @@ def make_weight(shape):
         if not seeded:
             return
         for family, (site, qualified) in draws.items():
+            if family == "torch-accelerator" and "torch" in draws and "torch" not in seeded:
+                continue  # one finding: `torch.manual_seed` seeds both
             if family not in seeded:
                 self.report(site, self._message(family, qualified, seeded, scope))
 
     @staticmethod
     def _message(family: str, qualified: str, seeded: frozenset[str], scope: str) -> str:
-        others = ", ".join(FAMILY_LABEL[f] for f in sorted(seeded))
+        shown = seeded - {"torch-accelerator"} if "torch" in seeded else seeded  # `torch.manual_seed` seeds both
+        others = ", ".join(FAMILY_LABEL[f] for f in sorted(shown))
         notes = [note for (missing, present), note in NOT_COVERED.items() if missing == family and present in seeded]
         note = f" ({notes[0]})" if notes else ""
         return (f"`{qualified}` draws from {FAMILY_LABEL[family]}, which {scope} never seeds{note} although it "

@@ -273,6 +273,27 @@ def test_helper_arguments_decide_its_branches(project, call, expected):
     assert lint(project / "train.py", "no-deterministic-algos", "seed-missing") == expected
 
 
+def test_a_parameter_the_helper_reassigns_is_not_the_callers_value(project):
+    """`set_seed()` passes None, but the helper replaces it before the condition it seeds under."""
+    helper = ("import torch\n\n\ndef set_seed(seed=None):\n    if seed is None:\n        seed = 42\n"
+              "    if seed is not None:\n        torch.manual_seed(seed)\n")
+    write(project, {"utils.py": helper, "train.py": script("from utils import set_seed", "set_seed()")})
+    assert lint(project / "train.py", "seed-missing") == []
+
+
+def test_weights_initialised_on_the_device_by_an_imported_helper(project):
+    """DeepSpeedExamples' GAN: `weights_init` of the project's model module, applied after `.to(device)`."""
+    write(project, {
+        "gan_model.py": "import torch.nn as nn\n\n\ndef weights_init(m):\n"
+                        "    if m.__class__.__name__.find('Conv') != -1:\n        nn.init.normal_(m.weight.data, 0.0, 0.02)\n\n\n"
+                        "def freeze(m):\n    m.requires_grad_(False)\n",
+        "train.py": "import torch\nfrom gan_model import freeze, weights_init\n\n\ndef build(net, cuda):\n"
+                    "    device = torch.device('cuda:0' if cuda else 'cpu')\n    net = net.to(device)\n"
+                    "    net.apply(freeze)\n    net.apply(weights_init)\n    return net\n",
+    })
+    assert lint(project / "train.py", "device-rng") == [("device-rng", 9)]
+
+
 def test_hccl_set_in_a_helper(project):
     write(project, {
         "env.py": "import os\n\n\ndef setup_env():\n    os.environ['HCCL_DETERMINISTIC'] = 'true'\n",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue, default_device
+from msprobe_rewriter import catalogue, default_device, project
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, keyword
 from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -31,6 +31,9 @@ MODULE_MESSAGE = ("`{module}(..., device=...)` draws its initial weights on that
 INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on a device: its generator draws "
                 f"them, and {SAME_SEED}: materialise and initialise on the CPU, then move (or load a seed "
                 "checkpoint)")
+APPLY_MESSAGE = ("`{call}` initialises the weights of a model already on a device: `{fn}` draws them with that "
+                 f"device's generator, and {SAME_SEED}: initialise before moving the model "
+                 "(`model.apply({fn})` first, then `.to(device)`)")
 DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and " + SAME_SEED + ": pass it a CPU generator, `generator=torch.default_generator`, and it draws on the "
                      "CPU and moves the result")
 
@@ -65,8 +68,10 @@ class DeviceRng(FollowsValues, Rule):
                "that builds a module or draws (unless every weight of the models it builds is loaded afterwards, "
                "`load_checkpoint(fabric, model, path)` or `model.load_state_dict(sd)`, not `strict=False`), and "
                "`init_weights()`, `reset_parameters()` or `apply(fn)` on a model "
-               "that `to_empty(device=d)` materialised on a device (torchtitan's initialisation); msprobe-instrument "
-               "leaves these to you.")
+               "that `to_empty(device=d)` materialised on a device (torchtitan's initialisation), and `model.apply(fn)` on "
+               "a model moved to a device, where `fn` is a function of the file that draws (DCGAN's "
+               "`netG = Generator().to(device)` then `netG.apply(weights_init)`); msprobe-instrument leaves these to "
+               "you.")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
@@ -92,6 +97,10 @@ class DeviceRng(FollowsValues, Rule):
            "CPU as the default device while comparing runs.")
     valid = (
         "import torch\n\n\ndef noise(shape, device):\n    return torch.randn(shape).to(device)\n",
+        # Initialised on the CPU, then moved.
+        "import torch\nimport torch.nn as nn\n\n\ndef weights_init(m):\n    if isinstance(m, nn.Conv2d):\n"
+        "        m.weight.data.normal_(0.0, 0.02)\n\n\ndef build(device):\n"
+        "    net = nn.Sequential(nn.Conv2d(3, 8, 3))\n    net.apply(weights_init)\n    return net.to(device)\n",
         # Weights overwritten right after the construction: what it drew does not survive.
         "import torch\nimport torch.nn as nn\n\n\ndef widen(old, extra):\n"
         "    new = nn.Linear(old.in_features + extra, old.out_features, device=old.weight.device)\n"
@@ -139,6 +148,11 @@ class DeviceRng(FollowsValues, Rule):
     )
     invalid = (
         Invalid("import torch\n\nnoise = torch.randn(8, 3, device=\"cuda\")\n", lines=(3,)),
+        # pytorch/examples' DCGAN: the initialisation runs after the move, on the device's generator.
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef weights_init(m):\n"
+                "    if isinstance(m, nn.Conv2d):\n        nn.init.normal_(m.weight, 0.0, 0.02)\n\n\n"
+                "device = torch.device(\"cuda:0\" if torch.cuda.is_available() else \"cpu\")\n"
+                "netG = nn.Sequential(nn.Conv2d(3, 8, 3)).to(device)\nnetG.apply(weights_init)\n", lines=(12,)),
         # A module built on the device draws its initial weights there.
         Invalid("import torch.nn as nn\n\nproj = nn.Linear(64, 64, device=\"cuda\")\nnorm = nn.LayerNorm(64, device=\"cuda\")\n",
                 lines=(3,)),
@@ -220,6 +234,7 @@ class DeviceRng(FollowsValues, Rule):
         self._unknown_draws: list = []  # Sites of draws on tensors whose device the file does not show
         self._latent_names: tuple[set[str], set[str]] | None = None  # see _posterior_names
         self._materialises = "to_empty" in ctx.source  # `init_weights()` after `to_empty(device=d)` is possible
+        self._drawing_functions: dict[str, bool] = {}  # function name -> whether it draws (see _applies_drawing_init)
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -237,6 +252,8 @@ class DeviceRng(FollowsValues, Rule):
         elif self._materialises and default_device.initialised_on_device(node, self.ctx.ancestors, self.device_of,
                                                                          self.ctx):
             self.report(node, INIT_MESSAGE.format(call=_short(node)), fixable=False)
+        elif self._applies_drawing_init(node):
+            self.report(node, APPLY_MESSAGE.format(call=_short(node), fn=node.args[0].id), fixable=False)
         if qualified in catalogue.TORCH_DEVICE_DRAWS:
             signature = catalogue.TORCH_DEVICE_DRAWS[qualified]
             device = keyword(node, "device")
@@ -292,6 +309,34 @@ class DeviceRng(FollowsValues, Rule):
                 self.report(node, message + MODEL_CODE_NOTE, "warning")
             else:
                 self._unknown_draws.append((self.ctx.site(node), message))
+
+    def _applies_drawing_init(self, call: ast.Call) -> bool:
+        """`model.apply(fn)` on a model that lives on a device, where `fn`, a function of the file or of a project
+        module it imports, draws (`nn.init.normal_(m.weight, 0.0, 0.02)`, `m.weight.data.normal_()`): DCGAN's
+        `netG = Generator().to(device)` then `netG.apply(weights_init)`."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "apply" and len(call.args) == 1
+                and isinstance(call.args[0], ast.Name) and not call.keywords):
+            return False
+        name = call.args[0].id
+        if name not in self._drawing_functions:
+            self._drawing_functions[name] = self._function_draws(name)
+        return self._drawing_functions[name] and self.placement(func.value) in ON_DEVICE
+
+    def _function_draws(self, name: str) -> bool:
+        """Whether the function `name`, defined in the file or imported from a project module, draws."""
+        own = next((node for node in ast.walk(self.ctx.tree) if isinstance(node, FUNCTION_TYPES) and node.name == name),
+                   None)
+        if own is not None:
+            return _draws(own, self.ctx.imports.resolve)
+        project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
+        local = project.local_imports(project.import_statements(self.ctx.tree.body))
+        reference = ast.Call(func=ast.Name(name, ast.Load()), args=[], keywords=[])
+        for _, found, module in project.reached([reference], local, (), project.file_folder(self.ctx.path)):
+            function = module.functions.get(found)
+            if function is not None:
+                return _draws(function, module.imports.resolve)
+        return False
 
     def _is_latent_sample(self, call: ast.Call) -> bool:
         """`<posterior>.sample(...)` in a file that imports diffusers: `vae.encode(x).latent_dist.sample()`, or
@@ -443,6 +488,14 @@ class DeviceRng(FollowsValues, Rule):
             return found
         name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
         return DEVICE if "device" in name.lower() or name in DEVICE_NAMES else None
+
+
+def _draws(function: ast.AST, resolve) -> bool:
+    """Whether a function draws (`resolve` names its callees): a `torch.nn.init` draw, or an in-place random method
+    (`w.data.normal_()`)."""
+    return any(isinstance(node, ast.Call) and (resolve(node.func) in catalogue.TORCH_INIT_DRAWS
+                                               or getattr(node.func, "attr", None) in DRAW_METHODS)
+               for node in ast.walk(function))
 
 
 def _short(call: ast.expr) -> str:

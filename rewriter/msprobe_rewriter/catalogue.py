@@ -364,6 +364,10 @@ SAMPLER_TWINS = {
     **{f"mindspore.dataset.{m}RandomSampler": "mindspore.dataset.SequentialSampler"
        for m in ("", "samplers.", "engine.samplers.")},
 }
+# `deepspeed.initialize(..., training_data=dataset)` (its position) returns a loader DeepSpeed builds: a
+# `DistributedSampler` (or, in one process, a `RandomSampler`) that shuffles, and 2 workers per device, with no
+# `worker_init_fn` (deepspeed/runtime/dataloader.py).
+DEEPSPEED_TRAINING_DATA = {"deepspeed.initialize": 4}
 MINDSPORE_DATASET_MODULE = "mindspore.dataset"
 TORCH_WORKER_KEYWORD = "num_workers"
 MINDSPORE_WORKER_KEYWORD = "num_parallel_workers"

@@ -16,6 +16,9 @@ MAX_UNAMBIGUOUS_POSITIONALS = 3
 LOADER_MESSAGE = "`DataLoader(shuffle=...)` draws a random order each epoch: pass `shuffle=False` while debugging"
 DISTRIBUTED_MESSAGE = ("`{name}` shuffles unless told otherwise (seeded by `seed` + epoch, so the order "
                        "depends on the world size): pass `shuffle=False` while debugging")
+DEEPSPEED_MESSAGE = ("`deepspeed.initialize(training_data=...)` builds a loader that shuffles (a `DistributedSampler`, "
+                     "or a `RandomSampler` in one process): while debugging build a `DataLoader(..., shuffle=False)` "
+                     "yourself and leave `training_data` out")
 TIMM_MESSAGE = "timm's `{name}(is_training=...)` shuffles: pass `is_training=False` while debugging"
 TIMM_SEEDED_NOTE = (" (with a generator of its own, seeded with `seed=` + the epoch: the order repeats on every "
                     "device; it still differs from another framework's)")
@@ -39,7 +42,8 @@ class DataShuffle(FollowsValues, Rule):
                "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator keeps "
                "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
                "`create_loader`/`create_naflex_loader(is_training=True)`, mindcv's `create_dataset` and mindyolo's "
-               "`create_loader` (both shuffle unless given `shuffle=False`). A class the file derives from `DataLoader` "
+               "`create_loader` (both shuffle unless given `shuffle=False`); `deepspeed.initialize(training_data=...)`, whose "
+               "loader shuffles through a `DistributedSampler` (a `RandomSampler` in one process). A class the file derives from `DataLoader` "
                "or `DistributedSampler` (yolov5's `InfiniteDataLoader`), or imports from a project module that "
                "derives it (through at most three files), counts as its base, and so does a name "
                "every assignment binds to that class (`loader = DataLoader if w else InfiniteDataLoader`). A "
@@ -93,6 +97,16 @@ class DataShuffle(FollowsValues, Rule):
         "coco = mindyolo.data.create_loader(coco_ds, None, [], [], 8, shuffle=False, num_parallel_workers=1)\n",
     )
     invalid = (
+        # DeepSpeedExamples' CIFAR-10 script: DeepSpeed builds the loader.
+        Invalid("""\
+import deepspeed
+
+
+def train(args, net, trainset):
+    engine, optimizer, loader, _ = deepspeed.initialize(args=args, model=net, model_parameters=net.parameters(),
+                                                        training_data=trainset)
+    return engine, loader
+""", lines=(5,)),
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, shuffle=True)\n",
                 lines=(3,)),
         Invalid("from torch.utils.data import DataLoader as DL\n\n\ndef make(ds, is_train):\n"
@@ -206,7 +220,8 @@ class DataShuffle(FollowsValues, Rule):
         message = self._order_message(node, qualified, qualified.rpartition(".")[2])
         if message is None:
             return
-        if _random_sampler(qualified) and qualified not in catalogue.SAMPLER_TWINS:
+        if (_random_sampler(qualified) and qualified not in catalogue.SAMPLER_TWINS
+                or qualified in catalogue.DEEPSPEED_TRAINING_DATA):
             fixable = False  # no deterministic twin msprobe-instrument could swap in
         if qualified in catalogue.TIMM_SEEDED_SHUFFLE_LOADERS:
             self.report(self.data.site(node), message + TIMM_SEEDED_NOTE, "info", fixable)
@@ -292,6 +307,9 @@ class DataShuffle(FollowsValues, Rule):
         if qualified in catalogue.TIMM_TRAINING_LOADERS:
             training = self.data.keyword(node, "is_training", catalogue.TIMM_TRAINING_LOADERS[qualified])
             return TIMM_MESSAGE.format(name=short) if self._shuffles(training, False) else None
+        if qualified in catalogue.DEEPSPEED_TRAINING_DATA:
+            data = self.data.keyword(node, "training_data", catalogue.DEEPSPEED_TRAINING_DATA[qualified])
+            return DEEPSPEED_MESSAGE if data not in (None, UNKNOWN) and constant(data) is not None else None
         if catalogue.shuffles_by_default(qualified):
             return self._dataset_message(node, short)
         return None

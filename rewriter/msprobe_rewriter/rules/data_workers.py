@@ -15,6 +15,9 @@ MINDSPORE_MAP_KEYWORDS = frozenset({"operations", "input_columns", "output_colum
 TORCH_MESSAGE = ("`DataLoader` workers draw from seeds PyTorch derives per worker: for debugging runs pass a seeded "
                  "`generator=torch.Generator().manual_seed(seed)` and a `worker_init_fn` that seeds numpy/random, "
                  "and keep `num_workers` equal across the runs you compare")
+DEEPSPEED_MESSAGE = ("`deepspeed.initialize(training_data=...)` builds a loader with 2 workers per device and no "
+                     "`worker_init_fn`, seeded per worker by PyTorch: for debugging runs build the `DataLoader` yourself "
+                     "(`num_workers=0`, or a seeded `generator=` and a `worker_init_fn`) and leave `training_data` out")
 MINDSPORE_MESSAGE = ("{what} runs on several parallel workers, which can reseed or reorder random work: use "
                      "`num_parallel_workers=1` for debugging runs")
 
@@ -37,7 +40,9 @@ class DataWorkers(FollowsValues, Rule):
                "MindSpore finding, and one that has Lightning seed the workers (`seed_everything(s, workers=True)`, "
                "`fabric.seed_everything(s)`, `LightningCLI`: Lightning's Trainer and `fabric.setup_dataloaders` then "
                "give each loader without one a `worker_init_fn`) no `DataLoader` finding. Hugging Face's Trainer "
-               "builds its loaders itself, with a `worker_init_fn`: `dataloader_num_workers` is not flagged.")
+               "builds its loaders itself, with a `worker_init_fn`: `dataloader_num_workers` is not flagged. "
+               "`deepspeed.initialize(training_data=...)` is: DeepSpeed's loader runs 2 workers per device without a "
+               "`worker_init_fn`.")
     why = ("Each PyTorch worker seeds torch, `random` and numpy with `base_seed + worker_id`, where the base seed "
            "is drawn from the loader's `generator`, or from the global torch generator when none is given. "
            "Random augmentation in a worker therefore depends on how many numbers the main process drew before "
@@ -78,6 +83,16 @@ class DataWorkers(FollowsValues, Rule):
         "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
     )
     invalid = (
+        # DeepSpeedExamples' CIFAR-10 script: DeepSpeed builds the loader.
+        Invalid("""\
+import deepspeed
+
+
+def train(args, net, trainset):
+    engine, optimizer, loader, _ = deepspeed.initialize(args=args, model=net, model_parameters=net.parameters(),
+                                                        training_data=trainset)
+    return engine, loader
+""", lines=(5,)),
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, num_workers=4)\n",
                 lines=(3,)),
         Invalid("from torchdata.stateful_dataloader import StatefulDataLoader\n\n\n"
@@ -117,7 +132,7 @@ class DataWorkers(FollowsValues, Rule):
         self.debug_mode = False  # `mindspore.dataset.config.set_debug_mode(True)`: one worker, seeded
         self.default_worker_maps: list = []
         self.mindspore_reports: list = []  # (site or node, message), reported at the end unless in debug mode
-        self.torch_reports: list[Site] = []  # reported at the end unless Lightning seeds the workers
+        self.torch_reports: list[tuple[Site, str]] = []  # reported at the end unless Lightning seeds the workers
         self.lightning_seeds_workers = False
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -125,6 +140,10 @@ class DataWorkers(FollowsValues, Rule):
         qualified = self.ctx.call_qualname(node)
         if qualified in catalogue.TORCH_DATALOADERS:
             self._dataloader(node)
+        elif qualified in catalogue.DEEPSPEED_TRAINING_DATA:
+            data = self.data.keyword(node, "training_data", catalogue.DEEPSPEED_TRAINING_DATA[qualified])
+            if data not in (None, UNKNOWN) and constant(data) is not None:
+                self.torch_reports.append((self.data.site(node), DEEPSPEED_MESSAGE))
         elif (seeder := qualified or seeding.method_qualname(self.ctx, node)) in catalogue.LIGHTNING_WORKER_SEEDING:
             self.lightning_seeds_workers |= _seeds_workers(node, seeder)
         elif qualified in catalogue.MINDSPORE_DEBUG_MODE:
@@ -158,7 +177,7 @@ class DataWorkers(FollowsValues, Rule):
             value = self.data.keyword(node, given, positions[given])
             if value is UNKNOWN or (value is not None and constant(value) is not None):
                 return
-        self.torch_reports.append(self.data.site(node))
+        self.torch_reports.append((self.data.site(node), TORCH_MESSAGE))
 
     def _zoo_loader(self, node: ast.Call, qualified: str) -> None:
         """mindyolo's `create_loader`: a `GeneratorDataset` over the Python dataset, 8 workers by default."""
@@ -188,8 +207,8 @@ class DataWorkers(FollowsValues, Rule):
 
     def finish(self) -> None:
         if not self.lightning_seeds_workers:
-            for site in self.torch_reports:
-                self.report(site, TORCH_MESSAGE)
+            for site, message in self.torch_reports:
+                self.report(site, message)
         if self.debug_mode:  # the whole pipeline runs on one thread, seeded
             return
         for site, message in self.mindspore_reports:

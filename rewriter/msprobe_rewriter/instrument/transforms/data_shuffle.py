@@ -61,7 +61,10 @@ class DataShuffle(Transform):
     def apply(self, unit: Unit) -> None:
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
             rewrite = self._plan(unit, call)
-            if rewrite is None:
+            if rewrite is None and unit.names.qualname(call.func) in catalogue.DEEPSPEED_TRAINING_DATA:
+                unit.note(finding.line, "shuffling not turned off here: DeepSpeed builds that loader; build a "
+                                        "`DataLoader(..., shuffle=False)` yourself and leave `training_data` out")
+            elif rewrite is None:
                 unit.note(finding.line, "shuffling not turned off here: no deterministic replacement known")
             else:
                 unit.edits.rewrite(call, rewrite)

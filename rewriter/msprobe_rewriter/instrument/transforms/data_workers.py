@@ -62,6 +62,8 @@ class DataWorkers(Transform):
             torch = unit.module_name("torch")
             generator = nodes.expression(f"{torch}.Generator().manual_seed({torch}.initial_seed())")
             return lambda c: nodes.set_argument(c, "generator", generator)
+        if qualified in catalogue.DEEPSPEED_TRAINING_DATA:
+            return "DeepSpeed builds that loader: build a `DataLoader` yourself and leave `training_data` out"
         if qualified in catalogue.MINDSPORE_SET_WORKERS:
             return lambda c: nodes.set_argument(c, "num", ONE, 0)
         # MindSpore's own calls from here on: a dataset's `.map(...)`/`.batch(...)` resolves to no name at all

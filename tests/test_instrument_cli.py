@@ -100,6 +100,22 @@ def test_write_analyses_every_file_before_writing_any(tmp_path, monkeypatch):
     assert events == ["analyse", "analyse", "write", "write"]
 
 
+def test_test_files_in_a_folder_are_left_unless_named_or_included(project):
+    """A test suite's files met in a folder walk are not instrumented: `test_*.py`, `*_test.py`, `conftest.py`, and
+    files under `tests/` (or `*_tests/`) below the folder named; naming one, or `--include-tests`, does."""
+    for name in ("test_train.py", "train_test.py", "conftest.py", "tests/helpers.py", "unit_tests/run.py"):
+        (project / name).parent.mkdir(exist_ok=True)
+        (project / name).write_text(SCRIPT)
+    walked = cli(".", cwd=project)
+    assert walked.stdout.count(b"+++ b/") == 1 and b"+++ b/train.py" in walked.stdout
+    assert b"5 test files skipped (name them, or pass --include-tests)" in walked.stderr
+    assert cli("test_train.py", cwd=project).stdout.count(b"+++ b/") == 1
+    assert cli("tests", cwd=project).stdout.count(b"+++ b/") == 1  # the folder named is no test folder below it
+    assert cli("--include-tests", ".", cwd=project).stdout.count(b"+++ b/") == 6
+    assert cli("--write", ".", cwd=project).returncode == 0
+    assert (project / "test_train.py").read_text() == SCRIPT
+
+
 def test_check_reports_pending_changes(project):
     assert cli("--check", "train.py", cwd=project).returncode == 1
     assert (project / "train.py").read_text() == SCRIPT

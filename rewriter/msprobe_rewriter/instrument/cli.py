@@ -22,7 +22,7 @@ from msprobe_rewriter.instrument.driver import Result, run
 from msprobe_rewriter.instrument.options import Options
 from msprobe_rewriter.instrument.textio import write_atomically
 from msprobe_rewriter.instrument.transforms import SelectionError, select
-from msprobe_rewriter.lint.discovery import Discovery
+from msprobe_rewriter.lint.discovery import Discovery, relative_to
 
 EXIT_CLEAN, EXIT_CHANGES, EXIT_FAILURE = 0, 1, 2
 STDIN = "-"
@@ -71,10 +71,12 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--ignore", "ignored", multiple=True, metavar="NAMES", help="Transforms to skip (same forms).")
 @click.option("--data", type=click.Choice(["default", "strict"]), default="default", show_default=True,
               help="strict: PyTorch loaders run without worker processes (num_workers=0).")
+@click.option("--include-tests", is_flag=True,
+              help="Also instrument test files found in folders (test_*.py, *_test.py, conftest.py, tests/).")
 @click.option("-q", "--quiet", is_flag=True, help="Print no notes and no summary.")
 @click.version_option(msprobe_rewriter.__version__, "--version", prog_name="msprobe-instrument")
 def main(paths, write, check, undo, seed, deterministic, remove_dropout, config, emit_config, grad_probe, target,
-         chosen, ignored, data, quiet) -> None:
+         chosen, ignored, data, include_tests, quiet) -> None:
     """Make PyTorch/MindSpore training scripts reproducible and add the precision debugger (reversibly)."""
     if write and check:
         _fail("--write and --check exclude each other")
@@ -90,6 +92,12 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
             _fail("`-` (standard input) cannot be combined with other paths")
         sys.exit(_stdin(options, undo, check))
     targets, missing = Discovery(Path.cwd()).collect(paths)
+    skipped = 0
+    if not (undo or include_tests):  # test files met in the folders named (not those named themselves) are left
+        folders = [os.path.abspath(path) for path in paths if os.path.isdir(path)]
+        kept = [target for target in targets if not any(
+            relative is not None and is_test_file(relative) for relative in (relative_to(f, target.path) for f in folders))]
+        skipped, targets = len(targets) - len(kept), kept
     options = replace(options, given=frozenset(os.path.abspath(target.path) for target in targets))
     failures = [f"{m.path}: {m.message}" for m in missing]
     changed = 0
@@ -124,7 +132,7 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
     for failure in failures:
         click.echo(failure, err=True)
     if not quiet:
-        _summary(len(targets), changed, len(failures), write, undo)
+        _summary(len(targets), changed, len(failures), write, undo, skipped)
     if failures:
         sys.exit(EXIT_FAILURE)
     sys.exit(EXIT_CHANGES if changed and not write else EXIT_CLEAN)
@@ -174,15 +182,26 @@ def _diff(display: str, result: Result) -> str:
     return text
 
 
-def _summary(total: int, changed: int, failed: int, write: bool, undo: bool) -> None:
-    if total == 0 and failed == 0:
+def _summary(total: int, changed: int, failed: int, write: bool, undo: bool, skipped: int) -> None:
+    if total == 0 and failed == 0 and skipped == 0:
         return
     verb = ("restored" if write else "would be restored") if undo else ("instrumented" if write else
                                                                           "would be instrumented")
     parts = [f"{changed} file{'s' if changed != 1 else ''} {verb}", f"{total - changed - failed} unchanged"]
     if failed:
         parts.append(f"{failed} failed")
+    if skipped:
+        parts.append(f"{skipped} test file{'s' if skipped != 1 else ''} skipped (name them, or pass --include-tests)")
     click.echo(", ".join(parts) + ".", err=True)
+
+
+def is_test_file(path: str) -> bool:
+    """A test suite's file by its name or folder: `test_*.py`, `*_test.py`, `conftest.py`, or under a `test`,
+    `tests` or `*_tests` folder."""
+    *folders, name = Path(path).parts
+    stem = name[:-3] if name.endswith(".py") else name
+    return (stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+            or any(folder in ("test", "tests") or folder.endswith("_tests") for folder in folders))
 
 
 def _fail(message: str) -> None:

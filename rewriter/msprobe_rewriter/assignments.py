@@ -100,10 +100,14 @@ class AssignmentTracer:
                     self._note_calls(expression, guards, scopes)
             if isinstance(node, ast.If):
                 inner = () if is_main_guard(node.test) else ((node.test, True),)
-                stack += [(c, guards + ((node.test, False),), scopes) for c in reversed(node.orelse)]
-                stack += [(c, guards + inner, scopes) for c in reversed(node.body)]
+                stack += [(c, g, scopes) for c, g in reversed(conditions.block(node.orelse, guards + ((node.test, False),)))]
+                stack += [(c, g, scopes) for c, g in reversed(conditions.block(node.body, guards + inner))]
                 continue
-            stack += [(child, guards, scopes) for child in reversed(bodies)]
+            for _, value in reversed(list(ast.iter_fields(node))):  # statements after an early exit are guarded
+                if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                    stack += [(c, g, scopes) for c, g in reversed(conditions.block(value, guards))]
+                elif isinstance(value, list) and value and isinstance(value[0], (ast.excepthandler, ast.match_case)):
+                    stack += [(c, guards, scopes) for c in reversed(value)]
 
     def _note_calls(self, expression: ast.AST, guards, scopes) -> None:
         for node in ast.walk(expression):

@@ -50,6 +50,25 @@ def value(node: ast.expr, lookup: Lookup) -> object:
     return UNKNOWN
 
 
+NEGATED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn,
+           ast.NotIn: ast.In, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt}
+
+
+def holding(guard: Guard) -> ast.expr:
+    """The condition a guard needs, as written where it must be true (`seed is not None` for the code after
+    `if seed is None: return`), at the test's place in the source."""
+    test, wanted = guard
+    if wanted:
+        return test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in NEGATED:
+        negated = ast.Compare(test.left, [NEGATED[type(test.ops[0])]()], test.comparators)
+    else:
+        negated = ast.UnaryOp(ast.Not(), test)
+    return ast.copy_location(negated, test)
+
+
 def truth(node: ast.expr, lookup: Lookup) -> bool | None:
     """Whether `node` is truthy under the known defaults; None when unknown."""
     result = value(node, lookup)
@@ -144,6 +163,19 @@ def _argument(call: ast.Call) -> tuple[str | None, object]:
     return dest, ACTION_DEFAULTS.get(constant(keyword(call, "action")), None)
 
 
+def overlays_options(call: ast.Call) -> bool:
+    """`args.__dict__.update(...)`, `vars(args).update(...)` or `setattr(args, name, ...)` with a computed name: a
+    call that may overwrite any parsed option."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id == "setattr" and len(call.args) == 3 and not isinstance(call.args[1], ast.Constant)
+    if not (isinstance(func, ast.Attribute) and func.attr == "update"):
+        return False
+    owner = func.value
+    return (isinstance(owner, ast.Attribute) and owner.attr == "__dict__"
+            or isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "vars")
+
+
 def argparse_lookup(defaults: dict[str, object]) -> Lookup:
     """A lookup answering `args.<dest>` (any object, any depth) from argparse defaults."""
 
@@ -161,7 +193,8 @@ def no_lookup(node: ast.expr) -> object:
 
 
 def walk(roots: list[ast.AST], kinds: tuple[type, ...]) -> Iterator[tuple[ast.AST, tuple[Guard, ...], str | None]]:
-    """Every node of `kinds` under `roots` in source order, with the `if` tests around it and its function."""
+    """Every node of `kinds` under `roots` in source order, with the `if` tests around it (see `block`) and its
+    function."""
     stack: list[tuple[ast.AST, tuple[Guard, ...], str | None]] = [(r, (), None) for r in reversed(roots)]
     push = stack.append
     while stack:
@@ -170,33 +203,66 @@ def walk(roots: list[ast.AST], kinds: tuple[type, ...]) -> Iterator[tuple[ast.AS
         if isinstance(node, kinds):
             yield node, guards, function
         if kind is ast.If:
-            for child in reversed(node.orelse):
-                push((child, guards + ((node.test, False),), function))
-            for child in reversed(node.body):
-                push((child, guards + ((node.test, True),), function))
+            for child, inner in reversed(block(node.orelse, guards + ((node.test, False),))):
+                push((child, inner, function))
+            for child, inner in reversed(block(node.body, guards + ((node.test, True),))):
+                push((child, inner, function))
             push((node.test, guards, function))
             continue
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             function = node.name
-        for child in reversed(_children(node, kind)):
-            push((child, guards, function))
+        for child, inner in reversed(_children(node, kind, guards)):
+            push((child, inner, function))
+
+
+def block(statements: list[ast.AST], guards: tuple[Guard, ...]) -> list[tuple[ast.AST, tuple[Guard, ...]]]:
+    """The statements of a block, each with the tests it runs under: after `if test:` whose branch always leaves
+    the block (`return`, `raise`, `continue`, `break`, `sys.exit(...)`), the rest runs only when `test` is false
+    (after an `else:` that leaves, only when it is true)."""
+    found = []
+    for statement in statements:
+        found.append((statement, guards))
+        if type(statement) is ast.If:
+            if _leaves(statement.body) and not _leaves(statement.orelse):
+                guards = guards + ((statement.test, False),)
+            elif _leaves(statement.orelse) and not _leaves(statement.body):
+                guards = guards + ((statement.test, True),)
+    return found
+
+
+EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _leaves(statements: list[ast.stmt]) -> bool:
+    """Whether a branch always ends by leaving its block."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    return (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+            and ast.unparse(last.value.func) in EXIT_CALLS)
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _children(node: ast.AST, kind: type) -> list[ast.AST]:
-    """`ast.iter_child_nodes`, twice as fast: field names cached per type, `ctx` markers skipped."""
+def _children(node: ast.AST, kind: type, guards: tuple[Guard, ...]) -> list[tuple[ast.AST, tuple[Guard, ...]]]:
+    """`ast.iter_child_nodes` with the tests each child runs under (a body's statements: see `block`), twice as
+    fast: field names cached per type, `ctx` markers skipped."""
     fields = _FIELDS.get(kind)
     if fields is None:
         fields = _FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
-    children: list[ast.AST] = []
+    children: list[tuple[ast.AST, tuple[Guard, ...]]] = []
     for name in fields:
         value = getattr(node, name, None)
         if type(value) is list:
-            children.extend(item for item in value if isinstance(item, ast.AST))
+            if value and isinstance(value[0], ast.stmt):
+                children += block(value, guards)
+            else:
+                children.extend((item, guards) for item in value if isinstance(item, ast.AST))
         elif isinstance(value, ast.AST):
-            children.append(value)
+            children.append((value, guards))
     return children
 
 

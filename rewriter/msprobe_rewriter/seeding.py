@@ -72,6 +72,7 @@ class FileSeeding:
     # function of the file -> the places that call it by name (their guards, the calling function, the call)
     local_calls: dict[str, list[CallSite]] = field(default_factory=dict)
     definitions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)  # of local_calls' functions
+    assigned_attributes: frozenset[str] = frozenset()  # attribute names the file assigns to (`args.seed = ...`)
     spawned: list[tuple[ast.Call, str]] = field(default_factory=list)  # (mp.spawn call, the file's function it starts)
     _lookup: conditions.Lookup | None = None
     _skipped: dict[str, ast.expr | None] = field(default_factory=dict)  # function -> what skips all its calls
@@ -80,9 +81,16 @@ class FileSeeding:
     _training_modules: list[project.Module] | None = None
 
     def lookup(self, node: ast.expr) -> object:
-        """Default value of `args.<dest>` from the file's argparse definitions."""
+        """Default value of `args.<dest>` from the file's argparse definitions; unknown for an option the file
+        assigns to (`if args.seed is None: args.seed = 42`), and for every option when it overlays them all
+        (`vars(args).update(config)`)."""
         if self._lookup is None:
-            self._lookup = conditions.argparse_lookup(conditions.argparse_defaults(self.calls))
+            defaults = conditions.argparse_defaults(self.calls)
+            for dest in self.assigned_attributes & defaults.keys():
+                defaults[dest] = conditions.UNKNOWN
+            if any(conditions.overlays_options(call) for call in self.calls):
+                defaults = {}  # `vars(args).update(config)`: any option may be overwritten
+            self._lookup = conditions.argparse_lookup(defaults)
         return self._lookup(node)
 
     @property
@@ -129,7 +137,7 @@ class FileSeeding:
     def _false_guard(self, guards: tuple[Guard, ...], lookup: conditions.Lookup | None = None) -> ast.expr | None:
         for test, wanted in guards:
             if conditions.truth(test, lookup or self.lookup) is (not wanted):
-                return test
+                return conditions.holding((test, wanted))
         return None
 
     def live_calls(self, function: str) -> list[CallSite]:
@@ -248,6 +256,8 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
     seeding.local_calls = _local_calls(nodes, defined, ctx.source)
+    seeding.assigned_attributes = frozenset(target.attr for node, _, _ in nodes if isinstance(node, ast.Assign)
+                                            for target in node.targets if isinstance(target, ast.Attribute))
     seeding.definitions = {node.name: node for node, _, _ in nodes
                            if isinstance(node, FUNCTION_TYPES) and node.name in seeding.local_calls}
     made: dict[tuple[str | None, str], ast.Call] = {}  # (function, name) -> the call last assigned to the name

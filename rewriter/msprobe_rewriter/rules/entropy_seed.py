@@ -52,6 +52,19 @@ class EntropySeed(Rule):
            "seed per name, hash the name stably: `zlib.crc32(name.encode())` (msprobe-instrument leaves such "
            "seeds to you, with a note: a fixed seed would give every name the same one).")
     valid = (
+        # Without a seed the helper returns before seeding: nothing draws from OS entropy (seed-missing reports it).
+        """\
+import random
+
+
+def set_seed(seed=None):
+    if seed is None:
+        return
+    random.seed(seed)
+
+
+set_seed()
+""",
         # detectron2: the config's seed is set before default_setup reads it.
         """\
 from detectron2.config import get_cfg

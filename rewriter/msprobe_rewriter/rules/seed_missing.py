@@ -120,6 +120,30 @@ class SeedMissing(Rule):
            "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
            "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
+        # The option is given a value before the seeding helper checks it.
+        """\
+import argparse
+
+import torch
+
+
+def set_seed(seed=None):
+    if seed is not None:
+        torch.manual_seed(seed)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int)
+    args = parser.parse_args()
+    if args.seed is None:
+        args.seed = 42
+    set_seed(args.seed)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+""",
         # Each spawned worker seeds itself.
         """\
 import torch
@@ -696,6 +720,28 @@ def main():
 if __name__ == "__main__":
     main()
 """, lines=(8,)),
+        # The helper returns early without a seed: the rest of it runs only when `seed is not None`.
+        Invalid("""\
+import argparse
+
+import torch
+
+
+def set_seed(seed):
+    if seed is None:
+        return
+    torch.manual_seed(seed)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int)
+    set_seed(parser.parse_args().seed)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+""", lines=(7,)),
         # The file's seeding function runs only when --seed is given (Tacotron2's train.py in Ascend's ModelZoo).
         Invalid("""\
 import argparse

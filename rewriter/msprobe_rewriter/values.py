@@ -14,11 +14,14 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from msprobe_rewriter import catalogue
 from msprobe_rewriter.context import FileContext, constant
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 # List methods that change a list in place: what we knew about it no longer holds.
 MUTATORS = frozenset({"append", "extend", "insert"})
+# Module methods that move a module's weights in place (and return it): `model.cuda()` as a statement.
+IN_PLACE_MOVES = catalogue.ACCELERATOR_METHODS | {"to", "cpu"}
 
 
 @dataclass(frozen=True)
@@ -95,12 +98,19 @@ class Bindings:
             self._bind(node, node.target, None)
 
     def call(self, node: ast.Call) -> None:
-        """Record `name.update({...})` on a known dict; `name.append/extend/insert` make a name unknown."""
+        """Record `name.update({...})` on a known dict; `name.append/extend/insert` make a name unknown;
+        `model.cuda()` or `model.to(device)` as a statement moves a module in place: the name holds that call."""
         func = node.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) \
-                or func.attr not in MUTATORS and func.attr != "update" or not self._first_time(node):
+                or func.attr not in MUTATORS and func.attr not in IN_PLACE_MOVES and func.attr != "update" \
+                or not self._first_time(node):
             return
         end = self._statement_end(node)
+        if func.attr in IN_PLACE_MOVES:
+            parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+            if isinstance(parent, ast.Expr) and parent.value is node:
+                self._record(end, func.value.id, node)
+            return
         if func.attr in MUTATORS:
             self._record(end, func.value.id, None)
             return

@@ -69,8 +69,9 @@ class DeviceRng(FollowsValues, Rule):
                "`load_checkpoint(fabric, model, path)` or `model.load_state_dict(sd)`, not `strict=False`), and "
                "`init_weights()`, `reset_parameters()` or `apply(fn)` on a model "
                "that `to_empty(device=d)` materialised on a device (torchtitan's initialisation), and `model.apply(fn)` on "
-               "a model moved to a device, where `fn` is a function of the file that draws (DCGAN's "
-               "`netG = Generator().to(device)` then `netG.apply(weights_init)`); msprobe-instrument leaves these to "
+               "a model moved to a device (also in place: `model.cuda()` as a statement), where `fn` is a function of the "
+               "file, or of a project module it imports, that draws (DCGAN's `netG = Generator().to(device)` then "
+               "`netG.apply(weights_init)`); msprobe-instrument leaves these to "
                "you.")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
@@ -153,6 +154,11 @@ class DeviceRng(FollowsValues, Rule):
                 "    if isinstance(m, nn.Conv2d):\n        nn.init.normal_(m.weight, 0.0, 0.02)\n\n\n"
                 "device = torch.device(\"cuda:0\" if torch.cuda.is_available() else \"cpu\")\n"
                 "netG = nn.Sequential(nn.Conv2d(3, 8, 3)).to(device)\nnetG.apply(weights_init)\n", lines=(12,)),
+        # PyTorch-GAN: a module moved in place (`generator.cuda()` as a statement) is on the device too.
+        Invalid("import torch\nfrom models import Generator, weights_init_normal\n\n"
+                "cuda = torch.cuda.is_available()\ngenerator = Generator()\nif cuda:\n    generator.cuda()\n"
+                "generator.apply(weights_init)\n\n\ndef weights_init(m):\n    m.weight.data.normal_(0.0, 0.02)\n",
+                lines=(8,)),
         # A module built on the device draws its initial weights there.
         Invalid("import torch.nn as nn\n\nproj = nn.Linear(64, 64, device=\"cuda\")\nnorm = nn.LayerNorm(64, device=\"cuda\")\n",
                 lines=(3,)),
@@ -244,6 +250,7 @@ class DeviceRng(FollowsValues, Rule):
     visit_AsyncWith = visit_With
 
     def visit_Call(self, node: ast.Call) -> None:
+        self.values.call(node)
         qualified = self.ctx.call_qualname(node)
         if not self._accelerator_file:
             self._accelerator_file = self._shows_accelerator(node, qualified)

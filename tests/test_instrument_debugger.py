@@ -309,6 +309,24 @@ def test_a_model_files_self_test_is_seeded_under_its_guard():
     assert lines[lines.index('if __name__ == "__main__":') + 1] == "    seed_all(seed=1234, mode=False, rm_dropout=True)"
 
 
+def test_a_self_test_beside_standard_library_values_is_seeded_under_its_guard():
+    """Module-level values the standard library makes (a logger, a namedtuple) draw nothing: importing the module
+    must still seed nothing."""
+    code = ("import logging\nfrom collections import namedtuple\n\nimport torch\n\n"
+            "logger = logging.getLogger(__name__)\nPair = namedtuple('Pair', ['a', 'b'])\n\n\n"
+            "def test():\n    print(torch.nn.Linear(2, 2)(torch.ones(2)))\n" + MAIN.replace("main()", "test()"))
+    lines = run(code, "seed")[0].splitlines()
+    assert lines[lines.index('if __name__ == "__main__":') + 1] == "    seed_all(seed=1234, mode=False, rm_dropout=True)"
+
+
+def test_a_script_doing_nothing_random_is_not_seeded():
+    """A checkpoint converter or a download script: no training, sampling, draws, weights, dropout or seeding."""
+    converter = HEAD + ("def convert(src, dst):\n    state = torch.load(src, map_location='cpu')\n"
+                        "    torch.save({k.replace('module.', ''): v for k, v in state.items()}, dst)\n"
+                        + MAIN.replace("main()", "convert('a.pt', 'b.pt')"))
+    assert run(converter, "seed")[0] == converter
+
+
 def test_library_module_and_already_seeded_script_are_left_alone():
     library = HEAD + "def build():\n    return torch.nn.Linear(2, 2)\n"
     assert run(library, "seed")[0] == library

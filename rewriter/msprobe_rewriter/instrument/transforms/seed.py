@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import ast
+import sys
 
 import libcst as cst
 
 from msprobe_rewriter import catalogue, entropy, pinning, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
-from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, constant
+from msprobe_rewriter.context import FUNCTION_TYPES, constant
 from msprobe_rewriter.instrument import loops, nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
+from msprobe_rewriter.late_seeding import LateDraws
+from msprobe_rewriter.rules.dropout import DROPOUT_NAMES
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
+STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) - {"random"}  # modules whose calls draw from no seeded generator
 SEED_ALL = frozenset(f"{m}.seed_all" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                "msprobe.pytorch", "msprobe.mindspore"))
 
@@ -24,9 +28,12 @@ class Seed(Transform):
              "entropy-seed")
     summary = "Adds `seed_all(seed=..., mode=..., rm_dropout=...)` to the entry script, before anything random runs."
     details = (
-        "Only entry scripts are seeded (a `__main__` guard or a module-level training loop); a file that trains "
-        "nowhere and only tries its model under its `__main__` guard (a model file's self-test) is seeded "
-        "first thing in that block, so that importing it seeds nothing and keeps dropout. When the script "
+        "Only entry scripts are seeded (a `__main__` guard or a module-level training loop), and only those that "
+        "train, sample, draw, build weights or dropout, or seed something (not a download script or a checkpoint "
+        "converter); a file that trains nowhere and only tries its model under its `__main__` guard (a model "
+        "file's self-test), with nothing outside the guard but imports, definitions and values the standard "
+        "library makes (`logger = logging.getLogger(__name__)`), is seeded first thing in that block, so that "
+        "importing it seeds nothing and keeps dropout. When the script "
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
         "right after the statement that binds its names or fills their object (after `args = parse_args()`, after "
@@ -153,9 +160,10 @@ class Seed(Transform):
         if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
             return
         findings = entropy.analyse(unit.ctx)
+        facts = seeding.analyse(unit.ctx)
+        if not (findings or facts.random_work or facts.samples or facts.families() or _draws(unit)):
+            return  # trains, samples, draws and seeds nothing: a download script, a checkpoint converter
         setup = next((finding.node for finding in findings if finding.config_seeded), None)
-        if not unit.imports_framework and not seeding.analyse(unit.ctx).random_work and setup is None:
-            return  # names no framework and trains through no project code: not a training script
         options = unit.options
         for finding in findings:
             if finding.salted_hash:  # a seed per name or item, meant to differ: only its hash must be stable
@@ -185,7 +193,7 @@ class Seed(Transform):
                                     "seed_all goes right after it; set the seed in the config to keep your own")
             unit.edits.insert_after(unit.statement(_statement_of(setup, unit.analysis.parents)), [statement])
             return
-        spawns = seeding.analyse(unit.ctx).spawned  # its processes do not run the `__main__` block
+        spawns = facts.spawned  # its processes do not run the `__main__` block
         self_test = _self_test(unit) if binding is None and not spawns else None
         if self_test is not None:  # a model file's self-test: importing the module must not seed anything
             unit.edits.insert_before(self_test, [statement])
@@ -351,6 +359,13 @@ def _inside_loop_or_handler(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> b
     return False
 
 
+def _draws(unit: Unit) -> bool:
+    """Whether the file draws random numbers, builds weights (a layer, a model class of its own) or dropout."""
+    ctx = unit.ctx
+    return (any(isinstance(node, ast.Call) and ctx.callee_name(node) in DROPOUT_NAMES for node in ast.walk(ctx.tree))
+            or LateDraws(ctx).anywhere())
+
+
 def _self_test(unit: Unit) -> cst.CSTNode | None:
     """The first statement under the `__main__` guard of a file that trains nowhere (no training loop,
     `Model.train` or project helper holding one: a model file's self-test, `if __name__ == "__main__": test()`),
@@ -358,19 +373,21 @@ def _self_test(unit: Unit) -> cst.CSTNode | None:
     its dropout; None for any other file."""
     analysis, body = unit.analysis, unit.tree.body
     guard = next((node for node in body if isinstance(node, ast.If) and is_main_guard(node.test)), None)
-    if guard is None or not all(node is guard or _declares(node) for node in body):
+    if guard is None or not all(node is guard or _declares(node, unit.ctx.imports.resolve_any) for node in body):
         return None  # code outside the guard runs on import: it may draw, and the seed must come first
     if analysis.loops or analysis.callback_trainings or loops.loops_in_helpers(unit.ctx):
         return None
     return unit.statement(guard.body[0])
 
 
-def _declares(node: ast.stmt) -> bool:
-    """An import, a definition, a docstring or a constant: module-level code that draws nothing."""
+def _declares(node: ast.stmt, resolve) -> bool:
+    """An import, a definition, a docstring, or a value made by the standard library (not `random`): module-level
+    code that draws nothing (`EPS = 1e-5`, `logger = logging.getLogger(__name__)`, `Pred = namedtuple(...)`)."""
     if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, *FUNCTION_TYPES)):
         return True
     value = getattr(node, "value", None) if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
-    return value is not None and constant(value) is not NOT_CONSTANT
+    return value is not None and all((resolve(call.func) or "").split(".", 1)[0] in STANDARD_LIBRARY
+                                     for call in ast.walk(value) if isinstance(call, ast.Call))
 
 
 def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],

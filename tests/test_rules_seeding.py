@@ -294,6 +294,16 @@ def test_weights_initialised_on_the_device_by_an_imported_helper(project):
     assert lint(project / "train.py", "device-rng") == [("device-rng", 9)]
 
 
+def test_a_package_wins_over_a_module_of_the_same_name(project):
+    """`from train import set_seed` in `train.py` beside a `train/` package imports the package (SimpleNMT), whose
+    helper seeds only when given a seed: the script, whose `--seed` defaults to None, seeds nothing."""
+    helper = ("import torch\n\n\ndef set_seed(seed=None):\n    if seed is not None:\n        torch.manual_seed(seed)\n")
+    body = ("import argparse\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--seed', type=int)\n"
+            "    set_seed(parser.parse_args().seed)")
+    write(project, {"train/__init__.py": helper, "train.py": script("from train import set_seed", body)})
+    assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
 def test_hccl_set_in_a_helper(project):
     write(project, {
         "env.py": "import os\n\n\ndef setup_env():\n    os.environ['HCCL_DETERMINISTIC'] = 'true'\n",

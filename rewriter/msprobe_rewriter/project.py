@@ -216,7 +216,8 @@ def find_module(folder: Path, module: str, level: int) -> Path | None:
     relative = Path(*module.split(".")) if module else Path()
     for base in bases:
         candidate = base / relative
-        for path in (candidate.with_suffix(".py") if module else None, candidate / "__init__.py"):
+        # a package before a module of the same name, as Python's path finder looks (`train/` beside `train.py`)
+        for path in (candidate / "__init__.py", candidate.with_suffix(".py") if module else None):
             if path is not None and path.is_file():
                 return path
     return None

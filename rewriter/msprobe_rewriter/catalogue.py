@@ -78,6 +78,12 @@ FABRIC_SEED_EVERYTHING = frozenset({"lightning.Fabric.seed_everything", "lightni
 SPEECHBRAIN_SEED_EVERYTHING = frozenset({"speechbrain.utils.seed_everything", "speechbrain.utils.seed.seed_everything"})
 # Seeders that return the seed they used (and draw one when given None).
 SEED_RETURNING = LIGHTNING_SEED_EVERYTHING | FABRIC_SEED_EVERYTHING
+# `seed_all(..., rm_dropout=True)`: its position, and whether it also removes stochastic depth (msprobe-kit's
+# runtime does, by name; msprobe's own leaves `DropPath` drawing).
+RM_DROPOUT_SEEDERS: dict[str, tuple[int, bool]] = {
+    "msprobe_runtime.pytorch.seed_all": (2, True), "msprobe_runtime.mindspore.seed_all": (2, True),
+    "msprobe.pytorch.seed_all": (2, False), "msprobe.mindspore.seed_all": (2, False),
+}
 # Helpers from popular libraries that seed every generator at once.
 SEED_ALL_CALLS = frozenset({
     "transformers.set_seed", "transformers.enable_full_determinism",

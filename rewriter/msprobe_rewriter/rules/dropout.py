@@ -44,7 +44,9 @@ class Dropout(Rule):
                "unless the rate is a literal 0 or a per-block value / parameter handed down inside model code. On "
                "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
                "`npu_dropout_with_add_softmax`, `_npu_dropout`, the old `torch.npu_dropoutV2`, and "
-               "`npu_fusion_attention` with a `keep_prob` other than 1.")
+               "`npu_fusion_attention` with a `keep_prob` other than 1. A file that calls msprobe-kit's "
+               "`seed_all(..., rm_dropout=True)` (msprobe-instrument adds it) runs with all of it off and gets no "
+               "finding; one that calls msprobe's own gets the stochastic-depth findings only.")
     why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "
            "masks differ between devices (GPU vs NPU) and between frameworks, so two runs that should match "
            "diverge from the first step, and a precision comparison cannot tell dropout noise from a real bug. "
@@ -59,6 +61,9 @@ class Dropout(Rule):
            "identity, by name: `DropPath`, `StochasticDepth` and `DropBlock2d` modules and cells (timm's, "
            "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions.")
     valid = (
+        # Instrumented: msprobe-kit's seed_all(rm_dropout=True) switches every dropout off at run time.
+        "import torch.nn as nn\nfrom msprobe_runtime.pytorch import seed_all\n\nseed_all(seed=1234, mode=False, "
+        "rm_dropout=True)\nhead = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.1))\n",
         "import torch.nn as nn\n\nlayer = nn.Dropout(p=0.0)\nattn = nn.MultiheadAttention(512, 8)\n"
         "rnn = nn.LSTM(128, 256, dropout=0.3)  # one layer: dropout never runs\n",
         "import torch.nn.functional as F\n\n\ndef head(x, p):\n    x = F.dropout(x, p, training=False)\n"
@@ -84,6 +89,10 @@ class Dropout(Rule):
         "        self.extra = nn.ModuleList([Block(8, 2, drop_path=dpr[i]) for i in range(depth)])\n",
     )
     invalid = (
+        # msprobe's own seed_all(rm_dropout=True) leaves stochastic depth on.
+        Invalid("import timm\nimport torch\nfrom msprobe.pytorch import seed_all\n\nseed_all(1234, False, True)\n"
+                "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.1)\nhead = torch.nn.Dropout(0.1)\n",
+                lines=(6,)),
         Invalid("import torch.nn as nn\n\n\nclass Head(nn.Module):\n    def __init__(self, dim, p=0.1):\n"
                 "        super().__init__()\n        self.drop = nn.Dropout(p)\n        self.drop2 = nn.Dropout2d()\n",
                 lines=(7, 8)),
@@ -122,10 +131,18 @@ class Dropout(Rule):
                 "        self.drop_path = DropPath(drop_path) if drop_path > 0. else nn.Identity()\n", lines=(14,)),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.removed: bool | None = None  # seed_all(rm_dropout=True) runs: True when it removes stochastic depth too
+        self.stochastic_depth: list = []  # the reports of stochastic depth
+
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
             self._check_drop_path_rate(node)
         name = self.ctx.callee_name(node)
+        if name == "seed_all":
+            self._note_seed_all(node)
+            return
         if name in STOCHASTIC_DEPTH_NAMES:
             self._check_stochastic_depth(node, name)
             return
@@ -152,6 +169,22 @@ class Dropout(Rule):
             if keep is not None and constant(keep) != 1:
                 self.report(node, KEEP_PROB_MESSAGE)
 
+    def _note_seed_all(self, node: ast.Call) -> None:
+        found = catalogue.RM_DROPOUT_SEEDERS.get(self.ctx.call_qualname(node) or "")
+        if found is not None and constant(argument(node, found[0], "rm_dropout")) is True:
+            self.removed = bool(self.removed) or found[1]
+
+    def finish(self) -> None:
+        """A file that calls `seed_all(..., rm_dropout=True)` runs with its dropout off: nothing to report, but
+        the stochastic depth msprobe's own `seed_all` leaves on."""
+        if self.removed is not None:
+            kept = [] if self.removed else self.stochastic_depth
+            self.reports = [report for report in self.reports if any(report is k for k in kept)]
+
+    def _report_stochastic_depth(self, node: ast.Call, what: str, fix: str) -> None:
+        self.report(node, DROP_PATH_MESSAGE.format(what=what, fix=fix), fixable=False)
+        self.stochastic_depth.append(self.reports[-1])
+
     def _check_drop_path_rate(self, node: ast.Call) -> None:
         """`drop_path_rate=` on any call (a model factory), `drop_path=` on a call into timm (a block)."""
         for kw in node.keywords:
@@ -159,8 +192,7 @@ class Dropout(Rule):
                     kw.arg == catalogue.STOCHASTIC_DEPTH_BLOCK_KEYWORD
                     and (self.ctx.call_qualname(node) or "").startswith("timm.")):
                 if not self._decided_elsewhere(kw.value):
-                    self.report(node, DROP_PATH_MESSAGE.format(what=f"`{kw.arg}=`", fix=f"pass `{kw.arg}=0.`"),
-                                fixable=False)
+                    self._report_stochastic_depth(node, f"`{kw.arg}=`", f"pass `{kw.arg}=0.`")
                 return
 
     def _decided_elsewhere(self, value: ast.expr) -> bool:
@@ -203,8 +235,8 @@ class Dropout(Rule):
         else:
             return
         if value is not None and not _is_off(constant(value)):  # absent: the layers default to 0
-            self.report(node, DROP_PATH_MESSAGE.format(what=f"`{name}`", fix="give it a rate of 0 (or pass "
-                                                       "`drop_path_rate=0.` to the model)"), fixable=False)
+            self._report_stochastic_depth(node, f"`{name}`", "give it a rate of 0 (or pass `drop_path_rate=0.` to the "
+                                                               "model)")
 
     def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool) -> None:
         """Report unless the probability is a literal 0 (or absent with a zero default)."""

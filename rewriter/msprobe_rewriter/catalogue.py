@@ -299,6 +299,14 @@ TORCH_INIT_DRAWS = frozenset(
     "torch.nn.init." + n for n in ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
                                    "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
 )
+# Generator family of each global draw.
+DRAW_FAMILY = {
+    **dict.fromkeys(PYTHON_RANDOM_DRAWS, "random"),
+    **dict.fromkeys(NUMPY_RANDOM_DRAWS | MINDSPORE_INIT_DRAWS, "numpy"),
+    **dict.fromkeys(TORCH_RANDOM_DRAWS | TORCH_INIT_DRAWS, "torch"),
+    **dict.fromkeys(MINDSPORE_OP_DRAWS, "mindspore"),
+    **dict.fromkeys(MINDSPORE_GENERATOR_DRAWS, "mindspore-generator"),
+}
 # Tensor methods that move a tensor to an accelerator.
 ACCELERATOR_METHODS = frozenset({"cuda", "npu", "xpu", "mps", "hpu", "ipu", "mlu"})
 # Tensor methods and attributes whose result lives where the tensor lives.

@@ -21,7 +21,6 @@ from msprobe_rewriter.context import (
     target_name,
 )
 from msprobe_rewriter.cpu_code import CpuCode, is_model_base
-from msprobe_rewriter.rules.seed_partial import DRAW_FAMILY
 
 # transformers model classes (`LlamaForCausalLM(config)` initialises every weight), not data collators.
 # Calls that draw a layer's weights: torch and MindSpore layers, initialisers, torch draws.
@@ -125,7 +124,7 @@ class LateDraws:
         with new weights (drawn from torch's generator, or NumPy's for MindSpore)."""
         qualified = self.ctx.call_qualname(call)
         if draws_globally(call, qualified):
-            return "draw", DRAW_FAMILY[qualified]
+            return "draw", catalogue.DRAW_FAMILY[qualified]
         if _unseeded_split(call, qualified):
             return "draw", "numpy"
         if not with_model:

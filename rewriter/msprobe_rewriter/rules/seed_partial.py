@@ -7,20 +7,16 @@ import ast
 import re
 
 from msprobe_rewriter import catalogue, pinning, seeding
-from msprobe_rewriter.context import Site, argument, constant, keyword, own_nodes
+from msprobe_rewriter.conditions import condition_text
+from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword, own_nodes
+from msprobe_rewriter.late_seeding import LateDraws
 from msprobe_rewriter.rules.base import Invalid, Rule
 
-# Generator family of each global draw, and how to seed it.
-DRAW_FAMILY = {
-    **dict.fromkeys(catalogue.PYTHON_RANDOM_DRAWS, "random"),
-    **dict.fromkeys(catalogue.NUMPY_RANDOM_DRAWS | catalogue.MINDSPORE_INIT_DRAWS, "numpy"),
-    **dict.fromkeys(catalogue.TORCH_RANDOM_DRAWS | catalogue.TORCH_INIT_DRAWS, "torch"),
-    **dict.fromkeys(catalogue.MINDSPORE_OP_DRAWS, "mindspore"),
-    **dict.fromkeys(catalogue.MINDSPORE_GENERATOR_DRAWS, "mindspore-generator"),
-}
 SAYS_SEED = re.compile("seed", re.IGNORECASE)
+# The family a framework's new weights draw from (MindSpore's initialisers use NumPy's generator).
+MODEL_FAMILY = {"torch": "torch", "mindspore": "numpy"}
 # Last name components of the draws and of the seeders: a cheap filter before resolving a callee.
-WATCHED_NAMES = frozenset(name.rpartition(".")[2] for name in (*DRAW_FAMILY, *pinning.SEEDER_FAMILIES))
+WATCHED_NAMES = frozenset(name.rpartition(".")[2] for name in (*catalogue.DRAW_FAMILY, *pinning.SEEDER_FAMILIES))
 SEED_HINT = {"random": "`random.seed(seed)`", "numpy": "`np.random.seed(seed)`", "torch": "`torch.manual_seed(seed)`",
              "torch-accelerator": "`torch.manual_seed(seed)`",
              "mindspore": "`mindspore.set_seed(seed)`", "mindspore-generator": "`mindspore.manual_seed(seed)`"}
@@ -47,7 +43,10 @@ class SeedPartial(Rule):
     summary = ("In an entry script (a `__main__` guard, a module-level training loop or `Model.train`; see "
                "seed-missing), or a file with a seeding statement outside any function (it runs on import and "
                "seeds the process), that seeds at least one generator family (directly, through a library "
-               "seeder, or through a project helper), flags the first draw from each family it leaves unseeded: "
+               "seeder, or through a project helper), flags the first draw from each family it leaves unseeded (in an entry script "
+               "also the first model built with new weights, outside class bodies and not given weights later, as "
+               "seed-missing sees models: torch layers and models draw from torch's generator, MindSpore's "
+               "initialisers from NumPy's): "
                "Python's "
                "`random`, NumPy's global generator (also behind `mindspore.common.initializer`), torch's global "
                "generator (`torch.rand*`, `torch.nn.init`; `torch.cuda.manual_seed_all` and the other device seeders, "
@@ -187,6 +186,18 @@ np.random.shuffle([1, 2, 3])
 """,
     )
     invalid = (
+        # An entry script's model draws its initial weights from torch's generator, which it leaves unseeded.
+        Invalid("""\
+import random
+
+import numpy as np
+import torch
+
+if __name__ == "__main__":
+    random.seed(0)
+    np.random.seed(0)
+    model = torch.nn.Linear(4, 2)
+""", lines=(9,)),
         # Only the CUDA generators are seeded: the CPU generator's draws ignore the seed.
         Invalid("""\
 import random
@@ -306,16 +317,16 @@ def make_weight(shape):
             for summary, _ in pinning.call_effects(node, qualified):
                 self.seeded |= summary.families
             return
-        family = DRAW_FAMILY.get(qualified)
+        family = catalogue.DRAW_FAMILY.get(qualified)
         if family is None or not _draws_globally(node, qualified):
             return
         if family == "torch" and self._may_draw_on_accelerator(node, qualified):
             family = "torch-accelerator"
         site = self.ctx.site(node)
-        self.first.setdefault(family, (site, qualified))
+        self.first.setdefault(family, (site, f"`{qualified}` draws"))
         function = self.ctx.current_def()
         if function is not None:
-            self.in_def.setdefault(function, []).append((family, site, qualified))
+            self.in_def.setdefault(function, []).append((family, site, f"`{qualified}` draws"))
 
     def _may_draw_on_accelerator(self, call: ast.Call, qualified: str) -> bool:
         """Whether a torch draw may use an accelerator's generator: it is given a `device=` other than the CPU, or
@@ -335,13 +346,18 @@ def make_weight(shape):
     def finish(self) -> None:
         # A file that never says "seed" seeds nothing we could see (a project helper with another name at
         # most): skipping the analysis then only costs findings, never adds one.
-        if not self.first or not SAYS_SEED.search(self.ctx.source):
+        if not SAYS_SEED.search(self.ctx.source):
             return
         if self.ctx.is_entry_script():
+            weights = {MODEL_FAMILY[root] for root in MODEL_FAMILY if self.ctx.imports.imports_root(root)}
             seeded = self.seeded
-            if not seeded.issuperset(self.first):  # only then can the whole-file analysis change the verdict
-                seeded = seeding.analyse(self.ctx).families()
+            if not seeded.issuperset(self.first) or not seeded.issuperset(weights):
+                seeded = seeding.analyse(self.ctx).families()  # only then can the whole-file analysis change the verdict
+            if seeded and weights - seeded - self.first.keys():
+                self._first_model(weights - seeded)
             self._report(self.first, seeded, "this file")
+            return
+        if not self.first:
             return
         effects = seeding.analyse(self.ctx).effects
         if any(_runs_on_import(effect) for effect in effects):
@@ -357,29 +373,56 @@ def make_weight(shape):
                 continue
             start = _position(local[0].node)  # effects come in source order
             after: dict[str, tuple[Site, str]] = {}
-            for family, site, qualified in draws:
+            for family, site, what in draws:
                 if _position(site.node) > start:
-                    after.setdefault(family, (site, qualified))
+                    after.setdefault(family, (site, what))
             self._report(after, frozenset().union(*(effect.summary.families for effect in local)),
                          f"`{function.name}`")
+
+    def _first_model(self, families: set[str]) -> None:
+        """The first call building a model with new weights from one of `families` (an `nn.Linear`, a model class of
+        the file, a transformers model from its config: see `late_seeding.LateDraws`) that is not given weights later,
+        recorded as that family's first draw."""
+        late = LateDraws(self.ctx)
+        for call in sorted(_calls_outside_classes(self.ctx.tree), key=_position):
+            found = late.first(call, True, follow=False)
+            if found is None or found[0] != "model" or found[1] not in families or found[1] in self.first:
+                continue
+            scope = late.parents.get(call)
+            while scope is not None and not isinstance(scope, (*FUNCTION_TYPES, ast.Module)):
+                scope = late.parents.get(scope)
+            if not late.loaded(call, scope or self.ctx.tree):
+                self.first[found[1]] = (self.ctx.site(call), f"`{condition_text(call.func)}(...)` builds new weights")
 
     def _report(self, draws: dict[str, tuple[Site, str]], seeded: frozenset[str], scope: str) -> None:
         if not seeded:
             return
-        for family, (site, qualified) in draws.items():
+        for family, (site, what) in draws.items():
             if family == "torch-accelerator" and "torch" in draws and "torch" not in seeded:
                 continue  # one finding: `torch.manual_seed` seeds both
             if family not in seeded:
-                self.report(site, self._message(family, qualified, seeded, scope))
+                self.report(site, self._message(family, what, seeded, scope))
 
     @staticmethod
-    def _message(family: str, qualified: str, seeded: frozenset[str], scope: str) -> str:
+    def _message(family: str, what: str, seeded: frozenset[str], scope: str) -> str:
         shown = seeded - {"torch-accelerator"} if "torch" in seeded else seeded  # `torch.manual_seed` seeds both
         others = ", ".join(FAMILY_LABEL[f] for f in sorted(shown))
         notes = [note for (missing, present), note in NOT_COVERED.items() if missing == family and present in seeded]
         note = f" ({notes[0]})" if notes else ""
-        return (f"`{qualified}` draws from {FAMILY_LABEL[family]}, which {scope} never seeds{note} although it "
+        return (f"{what} from {FAMILY_LABEL[family]}, which {scope} never seeds{note} although it "
                 f"seeds {others}: call {SEED_HINT[family]}")
+
+
+def _calls_outside_classes(tree: ast.Module) -> list[ast.Call]:
+    """The calls of the module and its functions, not those in classes (a model's own layers are built where the
+    model is)."""
+    found, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call):
+            found.append(node)
+        todo += [child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.ClassDef)]
+    return found
 
 
 def _runs_on_import(effect: seeding.Effect) -> bool:

@@ -372,6 +372,16 @@ def test_a_script_training_through_a_project_module_needs_seeding(project, name,
         ("seed-missing", 12), ("no-deterministic-algos", 12)]
 
 
+def test_training_code_called_only_under_a_flag_off_by_default_is_not_followed(project):
+    """yolov5's models/yolo.py: `elif opt.profile:` (a store_true flag) profiles forward and backward passes through
+    a project helper; by default the script only builds the model."""
+    call = ("parser = argparse.ArgumentParser()\n    parser.add_argument('--profile', action='store_true')\n"
+            "    if parser.parse_args().profile:\n        train_one_epoch(None, None, [])")
+    write(project, {"trainer.py": TRAINER_MODULE,
+                    "train.py": DELEGATING_SCRIPT.format(name="train_one_epoch", call=call)})
+    assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == []
+
+
 def test_a_training_function_a_package_re_exports_is_followed(project):
     """pytorch/examples' FSDP T5 script imports `train` from utils/__init__.py, which imports it from .train_utils."""
     write(project, {"utils/train_utils.py": TRAINER_MODULE, "utils/__init__.py": "from .train_utils import train_one_epoch\n",

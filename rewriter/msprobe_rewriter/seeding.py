@@ -247,9 +247,10 @@ def _analyse(ctx: FileContext) -> FileSeeding:
         return NOTHING if _is_local_def(call, defined) or not _is_imported(ctx, call) else pinning.seeder_by_name(call)
 
     def trains_elsewhere() -> list[project.Module]:
-        """The project modules whose training the file runs; an evaluation script (`eval.py`) that only builds a
-        training class (Wide&Deep's eval.py builds its TrainStepWrap for `Model(train_net).eval(...)`) runs none."""
-        calls = [node for node, _, function in nodes if isinstance(node, ast.Call) and not _is_eval(function)]
+        """The project modules whose training the file runs (from calls that run with the default arguments); an
+        evaluation script (`eval.py`) that only builds a training class (Wide&Deep's eval.py builds its TrainStepWrap for `Model(train_net).eval(...)`) runs none."""
+        calls = [node for node, guards, function in nodes if isinstance(node, ast.Call) and not _is_eval(function)
+                 and seeding._false_guard(guards) is None]  # not `elif opt.profile:` with the flag off by default
         return [module for _, name, module in project.reached(calls, local, defined, folder)
                 if name in _training_names(module) and not (ctx.eval_file and module.classes_built(name))]
 

@@ -44,11 +44,12 @@ _SCALAR_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "kind", "con
                             "simple", "type_comment"})
 
 
-# Functions, loaders and datasets whose names say "evaluation only": their findings drop to info. A name
-# that also says it trains (`train_eval`, `train_and_evaluate`, `fit_and_test`) is not evaluation only.
+# Functions, loaders and datasets whose names say "evaluation only" (post-processing of predictions too: detectron2's
+# `sem_seg_postprocess`): their findings drop to info. A name that also says it trains (`train_eval`,
+# `train_and_evaluate`, `fit_and_test`) is not evaluation only.
 EVAL_NAME = re.compile(r"^(?!.*(?:^|_)(?:train|training|fit)(?:_|$))(?:.*_)?"
-                       r"(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference)(_|$)",
-                       re.IGNORECASE)
+                       r"(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference|postprocess"
+                       r"|postprocessing)(_|$)", re.IGNORECASE)
 
 # Scripts named for evaluation (`eval_linear.py`, `test.py`, `validate.py`); not `train_eval.py`.
 EVAL_FILE = re.compile(r"(eval|evaluate|evaluation|validate|validation|val|test|testing|inference)(_|$)",

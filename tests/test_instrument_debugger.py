@@ -319,6 +319,17 @@ def test_a_self_test_beside_standard_library_values_is_seeded_under_its_guard():
     assert lines[lines.index('if __name__ == "__main__":') + 1] == "    seed_all(seed=1234, mode=False, rm_dropout=True)"
 
 
+def test_a_raise_before_the_seeding_keeps_the_users_seed():
+    """latent-diffusion's and DeiT's main.py raise on bad options before they seed: the seeding still runs in every run
+    that goes on, so seed_all takes the script's seed."""
+    code = ("import argparse\n\nimport torch\n\nif __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument(\"--seed\", type=int, default=23)\n    parser.add_argument(\"--resume\", default=\"\")\n"
+            "    opt = parser.parse_args()\n    if opt.resume and opt.seed:\n        raise ValueError(\"both\")\n"
+            "    torch.manual_seed(opt.seed)\n    model = torch.nn.Linear(2, 2)\n")
+    lines = run(code, "seed")[0].splitlines()
+    assert lines[lines.index("    opt = parser.parse_args()") + 1] == "    seed_all(seed=opt.seed, mode=False, rm_dropout=True)"
+
+
 def test_a_script_doing_nothing_random_is_not_seeded():
     """A checkpoint converter or a download script: no training, sampling, draws, weights, dropout or seeding."""
     converter = HEAD + ("def convert(src, dst):\n    state = torch.load(src, map_location='cpu')\n"

@@ -217,8 +217,9 @@ def walk(roots: list[ast.AST], kinds: tuple[type, ...]) -> Iterator[tuple[ast.AS
 
 def block(statements: list[ast.AST], guards: tuple[Guard, ...]) -> list[tuple[ast.AST, tuple[Guard, ...]]]:
     """The statements of a block, each with the tests it runs under: after `if test:` whose branch always leaves
-    the block (`return`, `raise`, `continue`, `break`, `sys.exit(...)`), the rest runs only when `test` is false
-    (after an `else:` that leaves, only when it is true)."""
+    the block and goes on (`return`, `continue`, `break`), the rest runs only when `test` is false (after an `else:`
+    that leaves, only when it is true). A branch that raises or exits ends the run instead: the code after it runs
+    in every run that goes on (`if args.name and args.resume: raise ValueError(...)`)."""
     found = []
     for statement in statements:
         found.append((statement, guards))
@@ -230,18 +231,9 @@ def block(statements: list[ast.AST], guards: tuple[Guard, ...]) -> list[tuple[as
     return found
 
 
-EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
-
-
 def _leaves(statements: list[ast.stmt]) -> bool:
-    """Whether a branch always ends by leaving its block."""
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-        return True
-    return (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-            and ast.unparse(last.value.func) in EXIT_CALLS)
+    """Whether a branch always ends by leaving its block to go on running."""
+    return bool(statements) and isinstance(statements[-1], (ast.Return, ast.Continue, ast.Break))
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

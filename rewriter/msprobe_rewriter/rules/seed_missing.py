@@ -120,6 +120,25 @@ class SeedMissing(Rule):
            "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
            "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
+        # An `if` that raises ends the run: the seeding after it runs in every run that goes on.
+        """\
+import argparse
+
+import torch
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="")
+    parser.add_argument("--resume", default="")
+    args = parser.parse_args()
+    if args.name and args.resume:
+        raise ValueError("--name and --resume exclude each other")
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+""",
         # The option is given a value before the seeding helper checks it.
         """\
 import argparse

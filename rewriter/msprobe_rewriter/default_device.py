@@ -84,7 +84,8 @@ def device_block(ctx: FileContext, block: ast.With | ast.AsyncWith, item: ast.ex
 def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: DeviceOf,
                           ctx: FileContext) -> bool:
     """Whether `call` initialises weights (`m.init_weights()`, `cast(Base, m).init_weights()`, `m.apply(fn)`) of a
-    model that the same function materialised on a device that is not the CPU before it (`m.to_empty(device=d)`)."""
+    model that the same function materialised on a device that is not the CPU before it (`m.to_empty(device=d)`),
+    and does not load every weight over afterwards (`m.load_state_dict(sd)`, not `strict=False`)."""
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in INIT_METHODS:
         return False
@@ -93,6 +94,9 @@ def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: D
         return False
     text = ast.unparse(model)
     scope = _innermost(ancestors, SCOPE_TYPES) or ctx.tree
+    if isinstance(model, ast.Name) and any(isinstance(node, ast.Call) and _loads_into(node, {model.id})
+                                           for statement in _following(ancestors) for node in ast.walk(statement)):
+        return False  # every weight it draws is loaded over right after (nanochat's strict `load_state_dict`)
     for node in walk_scope(scope):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to_empty"
                 and (node.lineno, node.col_offset) < (call.lineno, call.col_offset)
@@ -101,6 +105,18 @@ def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: D
             if device is not None and device_of(device) != CPU:
                 return True
     return False
+
+
+def _following(ancestors: list[ast.AST]) -> list[ast.stmt]:
+    """The statements after the innermost statement around here, in its own block (straight after it)."""
+    for index in range(len(ancestors) - 1, 0, -1):
+        statement, parent = ancestors[index], ancestors[index - 1]
+        if isinstance(statement, ast.stmt):
+            for _, value in ast.iter_fields(parent):
+                if isinstance(value, list) and any(item is statement for item in value):
+                    return value[[id(item) for item in value].index(id(statement)) + 1:]
+            return []
+    return []
 
 
 def weights_replaced(module: ast.Call, ancestors: list[ast.AST]) -> bool:

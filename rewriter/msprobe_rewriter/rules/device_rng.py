@@ -97,6 +97,9 @@ class DeviceRng(FollowsValues, Rule):
            "(torchtitan's seed checkpoint); initialise after `to_empty(device=\"cpu\")`, then move; keep the "
            "CPU as the default device while comparing runs.")
     valid = (
+        # nanochat: every weight initialised on the device is loaded over (strictly) right after.
+        "import torch\n\n\ndef build(model, device, state):\n    model.to_empty(device=device)\n    model.init_weights()\n"
+        "    model.load_state_dict(state, strict=True, assign=True)\n    return model\n",
         "import torch\n\n\ndef noise(shape, device):\n    return torch.randn(shape).to(device)\n",
         # Initialised on the CPU, then moved.
         "import torch\nimport torch.nn as nn\n\n\ndef weights_init(m):\n    if isinstance(m, nn.Conv2d):\n"

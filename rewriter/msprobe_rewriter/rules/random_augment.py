@@ -96,6 +96,10 @@ class RandomAugment(FollowsValues, Rule):
         "def add_noise(sample, sigma):\n    return sample + sigma * torch.randn_like(sample)\n",
     )
     invalid = (
+        # x-transformers' TextSamplerDataset: a dataset named for sampling text, not a sampler.
+        Invalid("import random\n\nfrom torch.utils.data import Dataset\n\n\nclass TextSamplerDataset(Dataset):\n"
+                "    def __getitem__(self, index):\n        start = random.randint(0, len(self.data) - 1025)\n"
+                "        return self.data[start:start + 1025]\n", lines=(8,)),
         # guided-diffusion's ImageDataset flips by hand; a transform class and a collate function draw too
         Invalid("import random\n\nimport numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n\n\n"
                 "class ImageDataset(Dataset):\n    def __getitem__(self, idx):\n        arr = self.images[idx]\n"

@@ -330,6 +330,16 @@ def test_a_raise_before_the_seeding_keeps_the_users_seed():
     assert lines[lines.index("    opt = parser.parse_args()") + 1] == "    seed_all(seed=opt.seed, mode=False, rm_dropout=True)"
 
 
+def test_the_runtime_is_imported_after_the_code_run_before_the_framework_is():
+    """nanochat's scripts set environment variables read when torch is imported (`OMP_NUM_THREADS`) between
+    `import os` and `import torch`: the runtime, which imports torch, is imported after them."""
+    code = ("import os\nos.environ[\"OMP_NUM_THREADS\"] = \"1\"\nimport torch\nimport numpy as np\n\n"
+            "x = torch.randn(3)\n\n\ndef main():\n    pass\n" + MAIN)
+    lines = run(code, "seed")[0].splitlines()
+    assert lines[:5] == ["import os", 'os.environ["OMP_NUM_THREADS"] = "1"', "import torch", "import numpy as np",
+                         "from msprobe_runtime.pytorch import seed_all"]
+
+
 def test_a_script_doing_nothing_random_is_not_seeded():
     """A checkpoint converter or a download script: no training, sampling, draws, weights, dropout or seeding."""
     converter = HEAD + ("def convert(src, dst):\n    state = torch.load(src, map_location='cpu')\n"

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
+from libcst.helpers import get_full_name_for_node
 
 Rewrite = Callable[[cst.CSTNode], cst.CSTNode]
+FRAMEWORK_ROOTS = frozenset({"torch", "torch_npu", "mindspore"})  # what the runtime imports when imported
 
 
 @dataclass
@@ -153,20 +155,19 @@ def apply(module: cst.Module, edits: Edits, path: Callable[[cst.CSTNode], list[c
             unused.discard(key)
             imports.remove(ImportItem(*new))
     visitors = [_Rename(renames)] if renames else []
-    if imports:
-        context = CodemodContext()
-        for item in imports:
-            AddImportsVisitor.add_needed_import(context, item.module, item.obj_name, item.alias)
-        visitors.append(AddImportsVisitor(context))
     if unused:
         context = CodemodContext()
         for module_name, name, alias in sorted(unused, key=str):
             RemoveImportsVisitor.remove_unused_import(context, module_name, name, alias)
         visitors.append(RemoveImportsVisitor(context))
-    if not visitors:
-        return result
-    at, head = _fixed_head(result, visitors)
-    return result.with_changes(body=_joined(head, list(result.body[at:])))
+    if visitors:
+        result = _fixed_block(result, visitors, _first_statement(result))
+    if imports:
+        context = CodemodContext()
+        for item in imports:
+            AddImportsVisitor.add_needed_import(context, item.module, item.obj_name, item.alias)
+        result = _fixed_block(result, [AddImportsVisitor(context)], _framework_block(result))
+    return result
 
 
 def rebuild(module: cst.Module, edits: Edits, path: Callable[[cst.CSTNode], list[cst.CSTNode]],
@@ -195,24 +196,54 @@ class _Rename(cst.CSTTransformer):
         return updated.with_changes(names=names)
 
 
-def _fixed_head(module: cst.Module, visitors: list) -> tuple[int, list[cst.CSTNode]]:
-    """Run the import visitors on the module's leading imports only (all they read or change): the
-    number of leading statements replaced, and their replacement (ending in a stand-in, see below).
+def _fixed_block(module: cst.Module, visitors: list, start: int) -> cst.Module:
+    """`module` with the import visitors run on its block of top-level imports that begins at statement `start`
+    (all they read or change).
 
-    libcst's import visitors add after, and merge into, the first block of top-level imports; the
-    statement after that block is replaced by a stand-in during the visit (libcst's visitors cost a
+    libcst's import visitors add after, and merge into, the first block of top-level imports; they see only
+    this block, and the statement after it is replaced by a stand-in during the visit (libcst's visitors cost a
     lot per node).
     """
     body = list(module.body)
-    at = 1 if body and _is_docstring(body[0]) else 0
-    while at < len(body) and isinstance(body[at], cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in body[at].body):
+    at = start
+    while at < len(body) and _is_import_line(body[at]):
         at += 1
     stand_in = [cst.SimpleStatementLine([cst.Pass()], leading_lines=body[at].leading_lines)] if at < len(body) else []
-    head = module.with_changes(body=[*body[:at], *stand_in])
+    head = module.with_changes(body=[*body[start:at], *stand_in])
     for visitor in visitors:
         head = visitor.transform_module(head)
-    return at, list(head.body)
+    return module.with_changes(body=[*body[:start], *_joined(list(head.body), body[at:])])
+
+
+def _first_statement(module: cst.Module) -> int:
+    """Where the module's leading imports begin (after its docstring)."""
+    return 1 if module.body and _is_docstring(module.body[0]) else 0
+
+
+def _framework_block(module: cst.Module) -> int:
+    """Where the block of top-level imports holding the file's first import of a framework begins: new imports (of
+    the runtime, which imports the framework) go there, after any code the file runs before importing it
+    (`os.environ["OMP_NUM_THREADS"] = "1"` read when torch is imported); the leading imports if none."""
+    body, first = list(module.body), _first_statement(module)
+    for index, statement in enumerate(body):
+        if _is_import_line(statement) and any(_imports_framework(item) for item in statement.body):
+            while index > first and _is_import_line(body[index - 1]):
+                index -= 1
+            return index
+    return first
+
+
+def _is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+def _imports_framework(statement: cst.BaseSmallStatement) -> bool:
+    if isinstance(statement, cst.Import):
+        names = [get_full_name_for_node(alias.name) or "" for alias in statement.names]
+    else:
+        names = [get_full_name_for_node(statement.module) or ""] if statement.module and not statement.relative else []
+    return any(name.split(".", 1)[0] in FRAMEWORK_ROOTS for name in names)
 
 
 def _joined(head: list[cst.CSTNode], rest: list[cst.CSTNode]) -> list[cst.CSTNode]:

@@ -183,7 +183,7 @@ class _Tracer(AssignmentTracer):
         while isinstance(root, ast.Attribute):
             root = root.value
         binding = self.latest(root, scopes) if isinstance(root, ast.Name) else None
-        return binding is False or (binding is not None and binding.end == (0, 0))
+        return binding is False or (binding is not None and binding.is_parameter)
 
     def _boolop_origin(self, node: ast.BoolOp, scopes) -> Origin | None:
         """`args.seed or int(time.time())`: the operand that decides the value with the default arguments."""

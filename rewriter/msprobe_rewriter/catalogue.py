@@ -254,6 +254,12 @@ INPLACE_RANDOM_METHODS = frozenset({
 CPU_DEVICE_STRINGS = frozenset({"cpu", "meta"})
 
 
+def is_cpu_device(text: object) -> bool:
+    """A device string naming the CPU or the meta device (`"cpu"`, `"cpu:0"`, `"meta"`)."""
+    return isinstance(text, str) and text.strip().split(":", 1)[0].lower() in CPU_DEVICE_STRINGS
+
+
+
 class DrawSignature(NamedTuple):
     """How a torch draw takes its arguments (detection reads `inputs`; a rewrite needs all of it)."""
 

@@ -192,8 +192,7 @@ class CpuCode:
     def _literal_cpu_device(self, node: ast.expr) -> bool:
         if not (isinstance(node, ast.Call) and self.ctx.call_qualname(node) in catalogue.TORCH_DEVICE_CONSTRUCTORS):
             return False
-        kind = constant(argument(node, 0, "type"))
-        return isinstance(kind, str) and kind.split(":", 1)[0].strip().lower() in catalogue.CPU_DEVICE_STRINGS
+        return catalogue.is_cpu_device(constant(argument(node, 0, "type")))
 
 
 def _per_sample(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

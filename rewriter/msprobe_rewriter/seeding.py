@@ -34,7 +34,7 @@ WEIGHT_LOADING_METHODS = frozenset({"load_state_dict", "from_pretrained", "load_
 MAX_TRAINING_FILES = 3  # training steps are followed through at most this many project files
 Guard = conditions.Guard
 Located = tuple[ast.AST, tuple[Guard, ...], "str | None"]  # a node, the `if` tests around it, its function
-CallSite = tuple[tuple[Guard, ...], "str | None", ast.Call]  # the `if` tests around a call, the function it is in
+CallSite = tuple[tuple[Guard, ...], "str | None", ast.Call]  # a call's `if` tests, the function it is in, the call
 
 
 @dataclass(frozen=True)

@@ -516,8 +516,7 @@ def _short(call: ast.expr) -> str:
 
 def _device_string(text: str) -> str:
     """CPU for "cpu"/"meta" (and "cpu:0"), an accelerator for any other device string."""
-    kind = text.strip().split(":", 1)[0].lower()
-    return CPU if kind in catalogue.CPU_DEVICE_STRINGS else ACCELERATOR
+    return CPU if catalogue.is_cpu_device(text) else ACCELERATOR
 
 
 def _combine(first: str | None, second: str | None, both: bool) -> str | None:

@@ -339,7 +339,7 @@ def make_weight(shape):
             text = constant(device)
             if isinstance(device, ast.Call) and self.ctx.call_qualname(device) in catalogue.TORCH_DEVICE_CONSTRUCTORS:
                 text = constant(argument(device, 0, "type"))
-            return not (isinstance(text, str) and text.split(":", 1)[0].strip().lower() in catalogue.CPU_DEVICE_STRINGS)
+            return not catalogue.is_cpu_device(text)
         inputs = (argument(call, signature.positional.index(name), name) for name in signature.inputs)
         return any(given is not None and not isinstance(constant(given), (int, float)) for given in inputs)
 

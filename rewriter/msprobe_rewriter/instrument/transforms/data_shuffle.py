@@ -61,16 +61,17 @@ class DataShuffle(Transform):
     def apply(self, unit: Unit) -> None:
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
             rewrite = self._plan(unit, call)
-            if rewrite is None and unit.names.qualname(call.func) in catalogue.DEEPSPEED_TRAINING_DATA:
-                unit.note(finding.line, "shuffling not turned off here: DeepSpeed builds that loader; build a "
-                                        "`DataLoader(..., shuffle=False)` yourself and leave `training_data` out")
-            elif rewrite is None:
-                unit.note(finding.line, "shuffling not turned off here: no deterministic replacement known")
+            if rewrite is None or isinstance(rewrite, str):
+                unit.note(finding.line, f"shuffling not turned off here: {rewrite or 'no deterministic replacement known'}")
             else:
                 unit.edits.rewrite(call, rewrite)
 
     def _plan(self, unit: Unit, call: cst.Call):
+        """The call's rewrite, why it is left alone, or None when no deterministic replacement is known."""
         qualified = unit.names.qualname(call.func)
+        if qualified in catalogue.DEEPSPEED_TRAINING_DATA:
+            return "DeepSpeed builds that loader; build a `DataLoader(..., shuffle=False)` yourself and leave " \
+                   "`training_data` out"
         if qualified in catalogue.TORCH_DATALOADERS:
             return lambda c: nodes.set_argument(c, "shuffle", FALSE, catalogue.DATALOADER_POSITIONS["shuffle"])
         if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:

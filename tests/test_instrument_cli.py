@@ -60,6 +60,25 @@ def test_write_check_undo_cycle_keeps_the_file_mode(project):
     assert path.read_text() == SCRIPT
     assert stat.S_IMODE(path.stat().st_mode) == 0o750
     assert cli("--check", "--undo", ".", cwd=project).returncode == 0
+    assert not (project / "config.json").exists()  # what --emit-config wrote goes too
+
+
+def test_undo_removes_an_emitted_config_only_when_unchanged_and_unused(project):
+    """Undo takes away the config `--emit-config` wrote, but not while another script beside it still uses it,
+    and never one edited since (it is the user's now)."""
+    (project / "other.py").write_text(SCRIPT)
+    config = project / "config.json"
+    assert cli("--write", "--emit-config", "train.py", "other.py", cwd=project).returncode == 0
+    undone = cli("--undo", "--write", "train.py", cwd=project)
+    assert undone.returncode == 0 and config.exists() and b"removed" not in undone.stderr  # other.py uses it
+    told = cli("--undo", "other.py", cwd=project)
+    assert b"would remove" in told.stderr and config.exists()  # a dry run only tells
+    undone = cli("--undo", "--write", "other.py", cwd=project)
+    assert undone.returncode == 0 and b"removed" in undone.stderr and not config.exists()
+    assert cli("--write", "--emit-config", "train.py", cwd=project).returncode == 0
+    config.write_text(config.read_text().replace('"L1"', '"L0"'))
+    assert cli("--undo", "--write", "train.py", cwd=project).returncode == 0
+    assert json.loads(config.read_text())["level"] == "L0"  # edited: kept
 
 
 def test_writing_a_script_and_its_helper_together_is_stable(tmp_path):

@@ -9,7 +9,6 @@ what the pre-commit hook `msprobe-instrument-check` runs). Exit status: 0 nothin
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import sys
 from dataclasses import replace
@@ -18,6 +17,7 @@ from pathlib import Path
 import click
 
 import msprobe_rewriter
+from msprobe_rewriter.instrument import config_file
 from msprobe_rewriter.instrument.driver import Result, run
 from msprobe_rewriter.instrument.options import Options
 from msprobe_rewriter.instrument.textio import write_atomically
@@ -26,25 +26,6 @@ from msprobe_rewriter.lint.discovery import Discovery, relative_to
 
 EXIT_CLEAN, EXIT_CHANGES, EXIT_FAILURE = 0, 1, 2
 STDIN = "-"
-# The default debugger config `--emit-config` writes: statistics of every API at level L1, steps 0 and 1
-# (with --grad-probe: the gradient probe at level L1 for those steps). msprobe's config.json schema.
-DEFAULT_CONFIG = {
-    "task": "statistics",
-    "dump_path": "./msprobe_dump",
-    "rank": [],
-    "step": [0, 1],
-    "level": "L1",
-    "statistics": {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "statistics"},
-}
-GRAD_PROBE_CONFIG = {
-    "task": "grad_probe",
-    "dump_path": "./msprobe_dump",
-    "rank": [],
-    "step": [0, 1],
-    "grad_probe": {"grad_level": "L1", "param_list": [], "bounds": [-1, 0, 1]},
-}
-
-
 def _split(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
@@ -101,6 +82,7 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
     options = replace(options, given=frozenset(os.path.abspath(target.path) for target in targets))
     failures = [f"{m.path}: {m.message}" for m in missing]
     changed = 0
+    restored: dict[str, str] = {}  # undo: script -> its text once restored, where it had the debugger
     pending = []  # written once every file is analysed, so that each is analysed beside the others as they were
     for target_file in targets:
         try:
@@ -117,6 +99,8 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
                 click.echo(f"note: {note}", err=True)
         if result.changed:
             changed += 1
+            if undo and config_file.uses_debugger(result.before):
+                restored[target_file.path] = result.after
             if write:
                 pending.append((target_file, result))
             elif not check:
@@ -128,7 +112,12 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
                 click.echo(f"note: {target_file.display}: no debugger config at {options.config_for(target_file.path)[1]}"
                            " (pass --emit-config with --write, or --config PATH)", err=True)
     for target_file, result in pending:
-        failures.extend(_write(target_file.path, target_file.display, result))
+        not_written = _write(target_file.path, target_file.display, result)
+        if not_written:
+            failures.extend(not_written)
+            restored.pop(target_file.path, None)  # still uses its config
+    if undo and restored and not check:
+        failures.extend(_remove_configs(options, restored, write, quiet))
     for failure in failures:
         click.echo(failure, err=True)
     if not quiet:
@@ -158,18 +147,27 @@ def _write(path: str, display: str, result: Result) -> list[str]:
 
 
 def _emit_config(options: Options, script: str, quiet: bool) -> list[str]:
-    _, path = options.config_for(script)
-    if os.path.exists(path):
-        return []
-    try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        config = GRAD_PROBE_CONFIG if options.grad_probe else DEFAULT_CONFIG
-        Path(path).write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
-    except OSError as exc:
-        return [f"{path}: cannot write the config: {exc.strerror or exc}"]
-    if not quiet:
+    path, error = config_file.emit(options, script)
+    if path is not None and not quiet:
         click.echo(f"wrote {path}", err=True)
-    return []
+    return [error] if error is not None else []
+
+
+def _remove_configs(options: Options, restored: dict[str, str], write: bool, quiet: bool) -> list[str]:
+    """After an undo: remove (with --write; else only tell) the configs `--emit-config` wrote that nothing
+    uses any more."""
+    failures = []
+    for path in config_file.emitted_unused(options, restored):
+        if write:
+            try:
+                os.remove(path)
+            except OSError as exc:
+                failures.append(f"{path}: cannot remove the config: {exc.strerror or exc}")
+                continue
+        if not quiet:
+            click.echo(f"{'removed' if write else 'would remove'} {path} (written by --emit-config, unchanged)",
+                       err=True)
+    return failures
 
 
 def _diff(display: str, result: Result) -> str:

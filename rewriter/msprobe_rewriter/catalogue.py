@@ -695,6 +695,16 @@ OPTIMIZER_CLASS_NAMES = frozenset({
 })
 
 
+# Library model factories that build on the CPU (unless given `device=`): torchvision's and timm's.
+CPU_MODEL_FACTORY_PACKAGES = ("torchvision.models.",)
+CPU_MODEL_FACTORIES = frozenset({"timm.create_model", "timm.models.create_model"})
+
+
+def is_cpu_model_factory(qualified: str) -> bool:
+    """`torchvision.models.resnet50`, `timm.create_model`: a model built on the CPU."""
+    return qualified in CPU_MODEL_FACTORIES or qualified.startswith(CPU_MODEL_FACTORY_PACKAGES)
+
+
 def is_torch_module_class(qualified: str) -> bool:
     """`torch.nn.Linear` and the other module classes of torch.nn (not its functions)."""
     return qualified.startswith(TORCH_MODULE_PACKAGE + ".") and qualified.rpartition(".")[2][:1].isupper()

@@ -137,6 +137,12 @@ class DeviceRng(FollowsValues, Rule):
         "def init_weights(w):\n    w.normal_(0.0, 0.02)\n\n\n"
         "def build(layers):\n    with torch.device(\"cpu\"):\n        return [w.uniform_() for w in layers]\n\n\n"
         "def main(model, loader):\n    model.cuda()  # the file runs on a GPU, but these draws do not\n",
+        # MoCo's and SimSiam's linear probes: a model picked by name from torchvision's models (or a timm model)
+        # is built on the CPU, its head initialised there, then moved.
+        "import torch\nimport timm\nimport torchvision.models as models\n\n\ndef build(args):\n"
+        "    model = models.__dict__[args.arch]()\n    getattr(model, args.head).weight.data.normal_(mean=0.0, std=0.01)\n"
+        "    head = timm.create_model(args.arch)\n    head.head.weight.data.normal_()\n"
+        "    return model.cuda(args.gpu), head.cuda()\n",
         # fairseq's layer factories: a module just built is on the CPU, and so are its parameters
         "import torch.nn as nn\n\n\ndef Linear(n_in, n_out):\n    m = nn.Linear(n_in, n_out)\n"
         "    nn.init.xavier_uniform_(m.weight)\n    return m.cuda()\n",
@@ -157,6 +163,10 @@ class DeviceRng(FollowsValues, Rule):
                 "    if isinstance(m, nn.Conv2d):\n        nn.init.normal_(m.weight, 0.0, 0.02)\n\n\n"
                 "device = torch.device(\"cuda:0\" if torch.cuda.is_available() else \"cpu\")\n"
                 "netG = nn.Sequential(nn.Conv2d(3, 8, 3)).to(device)\nnetG.apply(weights_init)\n", lines=(12,)),
+        # Initialised after the move: on the device's generator.
+        Invalid("import torch\nimport torchvision.models as models\n\n\ndef build(args):\n"
+                "    model = models.__dict__[args.arch]()\n    model.cuda(args.gpu)\n"
+                "    model.fc.weight.data.normal_(mean=0.0, std=0.01)\n", lines=(8,)),
         # PyTorch-GAN: a module moved in place (`generator.cuda()` as a statement) is on the device too.
         Invalid("import torch\nfrom models import Generator, weights_init_normal\n\n"
                 "cuda = torch.cuda.is_available()\ngenerator = Generator()\nif cuda:\n    generator.cuda()\n"
@@ -431,7 +441,7 @@ class DeviceRng(FollowsValues, Rule):
         if isinstance(node, ast.Attribute):
             if node.attr == "device" or node.attr in catalogue.DEVICE_PRESERVING_ATTRIBUTES:
                 return self.placement(node.value)
-            if isinstance(node.value, (ast.Name, ast.Attribute, ast.Subscript)):  # `layer.weight`: where its module is
+            if isinstance(node.value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):  # `layer.weight`: where its module is
                 return self.placement(node.value)
             return None
         if isinstance(node, ast.Subscript):
@@ -454,6 +464,8 @@ class DeviceRng(FollowsValues, Rule):
         qualified = self.ctx.call_qualname(call)
         device = keyword(call, "device")
         if qualified is not None:
+            if catalogue.is_cpu_model_factory(qualified):
+                return CPU if device is None else self.device_of(device)
             if qualified in catalogue.TORCH_DEVICE_CONSTRUCTORS:
                 target = argument(call, 0, "type")
                 return self.device_of(target) if target is not None else None
@@ -469,6 +481,10 @@ class DeviceRng(FollowsValues, Rule):
             if signature is not None and signature.inputs or qualified.endswith("_like"):
                 return self.placement(argument(call, 0, "input"))
             return None
+        if isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) >= 2:
+            return self.placement(call.args[0])  # an attribute lives where its object does, as `x.attr` does
+        if self._module_registry(call.func):  # `models.__dict__[args.arch]()`: a model class or factory
+            return CPU if device is None else self.device_of(device)
         if not isinstance(call.func, ast.Attribute):  # the file's own module class: built on the CPU
             models = self.cpu_code.derived_classes("model", is_model_base)
             return CPU if isinstance(call.func, ast.Name) and call.func.id in models and device is None else None
@@ -484,6 +500,14 @@ class DeviceRng(FollowsValues, Rule):
         if method in catalogue.DEVICE_PRESERVING_METHODS or method in DRAW_METHODS or method.startswith("new_"):
             return self.placement(receiver)
         return None
+
+    def _module_registry(self, func: ast.expr) -> bool:
+        """`<imported module>.__dict__[name]`: a model looked up by name in a models module (torchvision's, or
+        the project's `models_vit`, as MoCo, SimSiam and MAE pick their architecture), which builds on the CPU."""
+        if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute)
+                and func.value.attr == "__dict__" and isinstance(func.value.value, ast.Name)):
+            return False
+        return func.value.value.id in self.ctx.imports.bindings
 
     def _moved_to(self, target: ast.expr, receiver: ast.expr) -> str | None:
         """Where `receiver.to(target)` lives: a device, another tensor's device, or unchanged for a dtype."""

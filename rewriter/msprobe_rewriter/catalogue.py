@@ -293,6 +293,7 @@ DIFFUSERS_RANDN_TENSOR = frozenset({"diffusers.utils.torch_utils.randn_tensor", 
 # `vae.encode(x).latent_dist.sample(generator=None)`: diffusers' VAE posterior, drawn through randn_tensor on
 # the VAE's device.
 DIFFUSERS_LATENT_DISTRIBUTION = "latent_dist"
+TORCH_DISTRIBUTIONS = "torch.distributions"  # its distributions sample where their parameters live
 # Tensor methods that draw on the tensor's own device, besides INPLACE_RANDOM_METHODS.
 TENSOR_DRAW_METHODS = frozenset({"bernoulli", "multinomial"})
 # `torch.nn.init` functions that fill their first argument with random numbers, on its device.

@@ -11,8 +11,10 @@ from msprobe_rewriter import catalogue
 from msprobe_rewriter.context import FUNCTION_TYPES, FileContext, argument, constant, own_nodes
 
 # Weight initialisation (before the model is moved; also fill helpers named like `torch.nn.init`'s, such as
-# `trunc_normal_`), data loading (datasets, collate functions, transforms).
-INIT_NAME = re.compile(r"(^|_)(re_?)?(init|initiali[sz]e|reset)(_|$)|(normal|uniform)_$", re.IGNORECASE)
+# `trunc_normal_`), data loading (datasets, collate functions, transforms). Not a NoisyNet layer's
+# `reset_noise()`, which draws fresh noise into the model's buffers every training step.
+INIT_NAME = re.compile(r"^(?!.*noise)(.*(^|_)(re_?)?(init|initiali[sz]e|reset)(_|$)|.*(normal|uniform)_$)",
+                       re.IGNORECASE)
 DATA_NAME = re.compile(r"collat|transform(?!er)|augment|dataset", re.IGNORECASE)
 # Transform classes named as torchvision names its own (`RandomResize`, `RandomHorizontalFlip`), as the
 # torchvision reference scripts and many projects write theirs.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 
 from msprobe_rewriter import catalogue, default_device, project
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, keyword
@@ -34,6 +35,12 @@ INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on
 APPLY_MESSAGE = ("`{call}` initialises the weights of a model already on a device: `{fn}` draws them with that "
                  f"device's generator, and {SAME_SEED}: initialise before moving the model "
                  "(`model.apply({fn})` first, then `.to(device)`)")
+DISTRIBUTION_MESSAGE = ("`{call}` draws where the distribution's parameters live, and " + SAME_SEED + ": sample from "
+                        "CPU copies and move the result (`Normal(mu.cpu(), std.cpu()).rsample().to(mu.device)`), or "
+                        "draw the noise on the CPU yourself (`mu + std * torch.randn(mu.shape).to(mu.device)`)")
+DISTRIBUTION_DRAWS = frozenset({"sample", "rsample", "sample_n"})
+NUMBER_MODULES = frozenset({"math", "numpy", "random"})  # their calls give numbers, not tensors
+BUILTINS = frozenset(dir(builtins))
 DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and " + SAME_SEED + ": pass it a CPU generator, `generator=torch.default_generator`, and it draws on the "
                      "CPU and moves the result")
 
@@ -53,8 +60,11 @@ class DeviceRng(FollowsValues, Rule):
                "`nn.Module` methods and in files that run on an accelerator (`.cuda()`, `.to(device)`, "
                "`device=`, `torch.device(\"cuda\")`, DDP, `init_process_group`, Lightning, accelerate, "
                "DeepSpeed, torch_npu), except in code that runs on the CPU: weight initialisation (`*init*`, "
-               "`reset*`, `*normal_`/`*uniform_` helpers), datasets, collate functions, transforms, and "
-               "`with torch.device(\"cpu\")`. In files that import diffusers it also flags diffusers' own draws "
+               "`reset*` but not a NoisyNet's `reset_noise`, `*normal_`/`*uniform_` helpers), datasets, collate "
+               "functions, transforms, and "
+               "`with torch.device(\"cpu\")`. `sample()`/`rsample()` of a `torch.distributions` distribution "
+               "(`Categorical(logits=logits).sample()`, also one kept in a name) draws where its parameters live, "
+               "checked as those inputs are (msprobe-instrument leaves these to you). In files that import diffusers it also flags diffusers' own draws "
                "without a generator: `randn_tensor(shape, device=d)` on a device, and "
                "`vae.encode(x).latent_dist.sample()` (the VAE's device, shown or not, as above, and in data code "
                "too), also of a posterior kept in a name (`posterior = vae.encode(x).latent_dist`, or a name "
@@ -122,6 +132,9 @@ class DeviceRng(FollowsValues, Rule):
         "    load_checkpoint(fabric, model, path)\n    with fabric.init_module(empty_init=False), torch.device(\"meta\"):\n"
         "        shell = GPT(config)  # the innermost context wins: nothing is drawn\n",
         "import torch\n\nx = torch.rand(4, 4, device=\"cpu\")\nmask = torch.bernoulli(torch.full((4,), 0.5))\n",
+        # A distribution of CPU tensors samples on the CPU.
+        "import torch\nfrom torch.distributions import Normal\n\n\ndef explore(mean, device):\n"
+        "    return Normal(mean.cpu(), 1.0).rsample().to(device), Normal(torch.zeros(3), 1.0).sample()\n",
         "import torch as T\n\n\ndef make(n):\n    device = T.device(\"cpu\")\n"
         "    return T.randperm(n, device=device)\n",
         "import torch\n\n\ndef f(x):\n    x = x.cpu()\n    return torch.randn_like(x) + x.normal_()\n",
@@ -243,6 +256,15 @@ class DeviceRng(FollowsValues, Rule):
                 "        yield latent_dist.sample(), image_latent_dist.sample()\n\n\n"
                 "def encode(vae, videos):\n    return vae.encode(videos.cuda()).latent_dist\n",
                 lines=(8,), severity="warning"),
+        # CleanRL's agents: a policy's distribution is built from the network's outputs, on its device.
+        Invalid("import torch\nfrom torch import nn\nfrom torch.distributions import Categorical, Normal\n\n\n"
+                "class Agent(nn.Module):\n    def act(self, x):\n        probs = Categorical(logits=self.actor(x))\n"
+                "        return probs.sample()\n\n\n"
+                "def explore(mean, device):\n    return Normal(mean.to(device), 1.0).rsample()\n",
+                lines=(9, 13)),
+        # Rainbow's NoisyLinear: fresh noise in the device model's buffers at every step (not initialisation).
+        Invalid("import torch\nfrom torch import nn\n\n\nclass NoisyLinear(nn.Linear):\n"
+                "    def reset_noise(self):\n        self.weight_epsilon.normal_()\n", lines=(7,), severity="warning"),
     )
 
     def __init__(self, ctx) -> None:
@@ -299,6 +321,11 @@ class DeviceRng(FollowsValues, Rule):
                 self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device"))
         elif qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS:
             self._check_inputs(node, [node.func.value])
+        elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DISTRIBUTION_DRAWS
+              and (made := self._distribution(node.func.value)) is not None):
+            parameters = [*made.args, *(kw.value for kw in made.keywords if kw.arg != "validate_args")]
+            if any(self._tensor_valued(p) for p in parameters):  # Beta(alpha, alpha) of floats samples on the CPU
+                self._check_inputs(node, parameters, DISTRIBUTION_MESSAGE.format(call=_short(node)), fixable=False)
         elif self._is_latent_sample(node) and _without_generator(node, 0):
             # a posterior holds the VAE's outputs, on its device even in data code (latents cached by the
             # main process and drawn from in a collate function)
@@ -311,24 +338,52 @@ class DeviceRng(FollowsValues, Rule):
         if not self._unknown_draws or not imports.imports_root("torch"):
             return  # `x.normal_()` in a file without torch is not known to be torch's
         if self._accelerator_file or any(imports.imports_root(r) for r in catalogue.ACCELERATOR_FRAMEWORK_ROOTS):
-            for site, message in self._unknown_draws:
-                self.report(site, message + ACCELERATOR_FILE_NOTE, "warning")
+            for site, message, fixable in self._unknown_draws:
+                self.report(site, message + ACCELERATOR_FILE_NOTE, "warning", fixable)
 
     def _check_inputs(self, node: ast.Call, inputs: list, message: str | None = None,
-                      in_data_code: bool = False) -> None:
+                      in_data_code: bool = False, fixable: bool | None = None) -> None:
         """Report a draw whose input tensor lives on a device; one whose tensor's device is unknown is a
         warning in model code, or (at the end) in a file that runs on an accelerator, unless on the CPU
         (in data code, unless `in_data_code`)."""
         message = message or self.message
         found = [self.placement(i) for i in inputs if not _is_number(i)]
         if any(p in ON_DEVICE for p in found):
-            self.report(node, message)
+            self.report(node, message, fixable=fixable)
         elif (found and CPU not in found and not any(map(self._last_on_cpu, inputs))
               and (in_data_code or not self.cpu_code.here())):
             if self._in_model_code():
-                self.report(node, message + MODEL_CODE_NOTE, "warning")
+                self.report(node, message + MODEL_CODE_NOTE, "warning", fixable)
             else:
-                self._unknown_draws.append((self.ctx.site(node), message))
+                self._unknown_draws.append((self.ctx.site(node), message, fixable))
+
+    def _tensor_valued(self, node: ast.expr, follow: bool = True) -> bool:
+        """Whether `node` shows itself a tensor: on a device, or computed by a call that is not a Python or
+        NumPy number's (`self.actor(x)`, `log_std.exp()`), directly or through the name it was last bound to."""
+        if self.placement(node) in ON_DEVICE:
+            return True
+        if isinstance(node, ast.BinOp):
+            return self._tensor_valued(node.left, follow) or self._tensor_valued(node.right, follow)
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in BUILTINS:
+                return False
+            qualified = self.ctx.imports.resolve_any(node.func) or ""
+            return qualified.partition(".")[0] not in NUMBER_MODULES
+        if isinstance(node, ast.Name) and follow:
+            bound = self.values.bindings.bound(node.id, node)
+            return bool(bound) and isinstance(bound[-1], ast.expr) and self._tensor_valued(bound[-1], follow=False)
+        return False
+
+    def _distribution(self, receiver: ast.expr) -> ast.Call | None:
+        """The `torch.distributions` construction `receiver` is (`Normal(mu, std)`) or a name was last bound
+        to in this function (`probs = Categorical(logits=logits)`), else None."""
+        if isinstance(receiver, ast.Name):
+            bound = self.values.bindings.bound(receiver.id, receiver)
+            receiver = bound[-1] if bound else None
+        if isinstance(receiver, ast.Call) and (self.ctx.call_qualname(receiver) or "").startswith(
+                catalogue.TORCH_DISTRIBUTIONS + "."):
+            return receiver
+        return None
 
     def _applies_drawing_init(self, call: ast.Call) -> bool:
         """`model.apply(fn)` on a model that lives on a device, where `fn`, a function of the file or of a project

@@ -10,7 +10,9 @@ copies a CPU draw into `x`. The generator is kept; one made on a device in the s
 (`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
 Modules and draws that an accelerator gets as the default device (`torch.set_default_device`, `with
 torch.device(d):`, Fabric's `init_module()`, `init_weights()` after `to_empty(device=d)`) are left with a note:
-where the model is built is the script's design.
+where the model is built is the script's design. So are samples of a `torch.distributions` distribution
+whose parameters live on a device (`Categorical(logits=logits).sample()`): sampling from CPU copies of its
+parameters is a change to the policy's code.
 diffusers' `latent_dist.sample()` (also of a posterior kept in a name or a list) and
 `randn_tensor(shape, device=d)` get torch's global CPU generator, `generator=torch.default_generator`: given a
 CPU generator, diffusers draws on the CPU and moves the result.
@@ -89,10 +91,10 @@ class DeviceRng(Transform):
     def apply(self, unit: Unit) -> None:
         device_generators = _device_generators(unit)
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
-            if not finding.fixable:  # an accelerator as the default device: where to build is the user's choice
-                unit.note(finding.line, "weights or draws a default device (or `to_empty`) puts on an accelerator not "
-                                        "moved: build, initialise and draw on the CPU yourself (msprobe-lint "
-                                        "--explain device-rng)")
+            if not finding.fixable:  # an accelerator as the default device, a distribution's sample: the user's design
+                what = finding.message.split(": ", 1)[0]
+                unit.note(finding.line, f"not rewritten: {what}; draw on the CPU yourself (msprobe-lint --explain "
+                                        "device-rng)")
                 continue
             rewrite = self._plan(unit, call)
             if rewrite is None:

@@ -48,6 +48,11 @@ SEED_CALLS: dict[str, frozenset[str]] = {
 # Packages whose import makes `torch` mindtorch, a torch API that runs on MindSpore (mindnlp imports it, and
 # its patched transformers and TRL then train mindtorch modules): such a script runs MindSpore, not PyTorch.
 TORCH_ON_MINDSPORE = ("mindnlp", "mindtorch")
+# MindSpore's model suites: a script may import one of them and never mindspore itself (mindformers' run_mindformer.py).
+MINDSPORE_SUITES = ("mindformers", "mindcv", "mindyolo", "mindocr", "mindone", "mindaudio")
+# mindformers' Trainer: it trains through MindSpore's Model.train and takes MindSpore callbacks in `callbacks=`.
+MINDFORMERS_TRAINERS = frozenset({"mindformers.Trainer", "mindformers.trainer.Trainer",
+                                  "mindformers.trainer.trainer.Trainer"})
 # TRL's trainers and configs subclass transformers' Trainer and TrainingArguments (trl/trainer/base_trainer.py,
 # base_config.py); its diffusion trainers (DDPO, AlignProp) do not.
 _TRL = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO", "BCO", "CPO", "GKD", "IterativeSFT", "NashMD", "OnlineDPO",

@@ -30,9 +30,10 @@ from msprobe_rewriter.instrument.unit import Unit
 from msprobe_rewriter.lint.engine import lint_source, parse_error_message
 from msprobe_rewriter.rules import RULES_BY_NAME
 
-PREFILTER = re.compile(r"torch|mindspore|__main__|Trainer|mmengine|deepspeed|timm|mindcv|mindyolo|detectron2")  # `__main__`: an
+PREFILTER = re.compile(r"torch|mindspore|__main__|Trainer|mmengine|deepspeed|timm|mind(cv|yolo|formers|ocr|one|audio)"
+                       r"|detectron2")  # `__main__`: an
 # entry script may train through project code; `Trainer`, `mmengine`, `deepspeed`: a Hugging Face or Lightning trainer,
-# an mmengine runner, a DeepSpeed engine; `timm`, `mindcv`, `mindyolo`: a model zoo's loader or model factory;
+# an mmengine runner, a DeepSpeed engine; `timm`, `mindcv`, ...: a model zoo's loader, model factory or trainer;
 # `detectron2`: its `default_setup`, which seeds from the config (a file may name neither torch nor a `__main__`)
 
 

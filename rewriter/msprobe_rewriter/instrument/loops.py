@@ -85,7 +85,7 @@ class CallbackTraining:
     call: ast.Call  # the call that takes `callbacks=`
     statement: ast.stmt
     function: Function
-    library: str  # "mindspore", "transformers", "lightning" or "mmengine"
+    library: str  # "mindspore", "transformers", "lightning", "mmengine" or "mindformers"
     position: int | None  # of `callbacks` among the positional arguments (None: by keyword only)
     optimizer: str | None  # MindSpore: the Model's optimizer, for `monitor`
     callbacks: str | None  # `callbacks=` is a name only ever assigned lists ("list": `name + [...]` works) or
@@ -166,11 +166,13 @@ class _Collector:
 def trainer_library(qualified: str | None) -> str | None:
     """"transformers" for a Hugging Face trainer class (`transformers.Trainer`, `Seq2SeqTrainer`, trl's
     `SFTTrainer`, ...: lint's catalogue), "lightning" for Lightning's `Trainer`, "mmengine" for an mmengine
-    runner, else None (`TrainingArguments`, a callback, TRL's diffusion trainers, which take no `callbacks=`)."""
+    runner, "mindformers" for mindformers' `Trainer`, else None (`TrainingArguments`, a callback, TRL's diffusion trainers, which take no `callbacks=`)."""
     if qualified in catalogue.HF_TRAINERS:
         return "transformers"
     if qualified in catalogue.MMENGINE_RUNNERS:
         return "mmengine"
+    if qualified in catalogue.MINDFORMERS_TRAINERS:
+        return "mindformers"
     return "lightning" if qualified in catalogue.LIGHTNING_TRAINER_BUILDS else None
 
 

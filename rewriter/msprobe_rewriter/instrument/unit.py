@@ -46,9 +46,9 @@ class Unit:
         imports = self.ctx.imports
         # mindnlp makes `torch` mindtorch, which runs on MindSpore: MindSpore's runtime seeds it.
         self.torch_on_mindspore = any(imports.imports_root(root) for root in catalogue.TORCH_ON_MINDSPORE)
-        self.imports_framework = (imports.imports_root("torch") or imports.imports_root("mindspore")
-                                  or self.torch_on_mindspore)
-        mindspore_only = imports.imports_root("mindspore") and not imports.imports_root("torch")
+        mindspore = imports.imports_root("mindspore") or any(imports.imports_root(r) for r in catalogue.MINDSPORE_SUITES)
+        self.imports_framework = imports.imports_root("torch") or mindspore or self.torch_on_mindspore
+        mindspore_only = mindspore and not imports.imports_root("torch")
         self.framework = "mindspore" if mindspore_only or self.torch_on_mindspore else "pytorch"
         self.other_framework = None if self._uses_torch_models() or imports.imports_root("mindspore") else next(
             (OTHER_FRAMEWORKS[root] for root in _imported_roots(imports) if root in OTHER_FRAMEWORKS), None)

@@ -28,11 +28,11 @@ DEBUGGERS = frozenset(f"{m}.PrecisionDebugger" for m in ("msprobe_runtime.pytorc
                                                         "msprobe.pytorch", "msprobe.mindspore"))
 # The runtime's step callback for each library (MindSpore's is msprobe.mindspore's name; msprobe has none for
 # the other two). msprobe-kit's callbacks also call `monitor` themselves when the config's task is grad_probe.
-CALLBACKS = {"mindspore": "MsprobeStep", "transformers": "MsprobeTrainerCallback",
+CALLBACKS = {"mindspore": "MsprobeStep", "mindformers": "MsprobeStep", "transformers": "MsprobeTrainerCallback",
              "lightning": "MsprobeLightningCallback", "mmengine": "MsprobeMMEngineHook"}
 # How a trainer built already takes one more callback, by library.
 ADD_CALLBACK = {"transformers": "add_callback", "mmengine": "register_hook"}
-MSPROBE_CALLBACKS = ("mindspore",)
+MSPROBE_CALLBACKS = ("mindspore", "mindformers")
 AFTER_CREATION = "after-debugger-creation"  # unit.shared: (statement, code) to insert before it once the debugger exists
 
 
@@ -94,7 +94,8 @@ class Debugger(Transform):
         "`pytorch_lightning`; also built by Lightning 1.x's `Trainer.from_argparse_args(args, **kwargs)`) "
         "`MsprobeLightningCallback(debugger)`, an mmengine `Runner` or `FlexibleRunner` "
         "(OpenMMLab) `MsprobeMMEngineHook(debugger)` in `custom_hooks=`, or, built by `Runner.from_cfg(cfg)`, "
-        "through `runner.register_hook(...)` after it; they start, stop and step the debugger around "
+        "through `runner.register_hook(...)` after it, mindformers' `Trainer` `MsprobeStep(debugger)` (it trains "
+        "through Model.train; a note says to turn its data sinking off); they start, stop and step the debugger around "
         "each optimizer step. An absent or `None` `callbacks=` becomes a list, a list is appended to, a name only "
         "ever assigned lists becomes `name + [...]`, one callback `[it, ...]`, a `**mapping` whose `\"callbacks\"` "
         "entry was last given a list (`trainer_kwargs[\"callbacks\"] = [...]`, as latent diffusion's main.py builds "
@@ -266,6 +267,13 @@ class Debugger(Transform):
                 "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "model.train(1, dataset, callbacks=[ms.train.LossMonitor(), MsprobeStep(debugger)])\n"),
+        # mindformers' Trainer runs MindSpore's Model.train: its callbacks are MindSpore's. The script names no
+        # `mindspore`, and is a MindSpore script all the same.
+        Example("from mindformers import Trainer\n\ntrainer = Trainer(config)\ntrainer.train()\n",
+                "from mindformers import Trainer\nimport os\nfrom msprobe_runtime.mindspore import MsprobeStep, "
+                "PrecisionDebugger\n\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "trainer = Trainer(config, callbacks=[MsprobeStep(debugger)])\ntrainer.train()\n"),
         # A Hugging Face trainer, here a subclass of the project's: the callback goes into `callbacks=`.
         Example("from transformers import Trainer, TrainingArguments\n\n\nclass MyTrainer(Trainer):\n"
                 "    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):\n"
@@ -483,6 +491,10 @@ class Debugger(Transform):
                 unit.note(train.call.lineno, "dataset_sink_mode may be on: with data sinking (Ascend, GPU) Model.train "
                           "runs a sink of steps between two step callbacks, so a dump would cover them all; pass "
                           "dataset_sink_mode=False while debugging")
+        elif train.library == "mindformers":
+            unit.note(train.call.lineno, "mindformers sinks data by default (`runner_config.sink_mode`): Model.train "
+                      "then runs a sink of steps between two step callbacks, so a dump would cover them all; set "
+                      "sink_mode to False in the config while debugging")
         keyword = loops.CALLBACK_KEYWORDS.get(train.library, "callbacks")
         current = nodes.argument(node, keyword, train.position)
         value = current.value if current is not None else None

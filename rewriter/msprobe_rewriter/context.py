@@ -62,6 +62,7 @@ class Site:
 
     node: ast.AST
     on_eval_path: bool
+    switch: tuple[ast.expr, bool] | None = None  # the guard of a branch holding just this (see opt_in)
 
 
 @dataclass
@@ -406,7 +407,7 @@ class FileContext:
 
     def site(self, node: ast.AST) -> Site:
         """Snapshot `node` with its evaluation-path verdict, for findings reported later."""
-        return Site(node, self.on_eval_path(node))
+        return Site(node, self.on_eval_path(node), switch_guard(node, self.ancestors))
 
     def on_eval_path(self, node: ast.AST) -> bool:
         """Whether `node` sits in evaluation-only code (file, function, variable or `train=False`)."""
@@ -542,3 +543,45 @@ class _NotConstant:
 
 
 NOT_CONSTANT = _NotConstant()
+
+
+MAX_GUARDED = 3  # simple statements a flag's branch may hold and still be the hazard's own switch
+
+
+def switch_guard(node: ast.AST, ancestors: list[ast.AST]) -> tuple[ast.expr, bool] | None:
+    """The guard (test, truth it needs) of the branch that holds just `node`'s hazard: the conditional
+    expression it is a branch of, or the `if` whose branch holds its statement among at most `MAX_GUARDED`
+    simple statements (not a block that runs a whole mode, `if args.do_train:`); see opt_in."""
+    path = _path_to(node, ancestors)
+    for parent, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
+        if isinstance(parent, ast.IfExp) and child is not parent.test:
+            return parent.test, child is parent.body
+        if isinstance(child, ast.stmt):
+            if not isinstance(parent, ast.If):
+                return None
+            branch, wanted = (parent.body, True) if child in parent.body else (parent.orelse, False)
+            simple = all(isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)) for s in branch)
+            return (parent.test, wanted) if simple and len(branch) <= MAX_GUARDED else None
+    return None
+
+
+def _path_to(node: ast.AST, ancestors: list[ast.AST]) -> list[ast.AST]:
+    """`ancestors` down to `node`: a rule may report a part of the node it visits (an assignment's target),
+    whose own ancestors below the visited node `ancestors` does not hold."""
+    path = list(ancestors)
+    current = path[-1] if path else None
+    while current is not None and current is not node:
+        current = next((child for child in ast.iter_child_nodes(current)
+                        if child is node or _spans(child, node)), None)
+        if current is not None:
+            path.append(current)
+    if not path or path[-1] is not node:
+        path.append(node)
+    return path
+
+
+def _spans(outer: ast.AST, inner: ast.AST) -> bool:
+    if not hasattr(outer, "lineno") or not hasattr(inner, "lineno"):
+        return False
+    start, end = (outer.lineno, outer.col_offset), (outer.end_lineno, outer.end_col_offset)
+    return start <= (inner.lineno, inner.col_offset) and (inner.end_lineno, inner.end_col_offset) <= end

@@ -257,8 +257,9 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
     seeding.local_calls = _local_calls(nodes, defined, ctx.source)
-    seeding.assigned_attributes = frozenset(target.attr for node, _, _ in nodes if isinstance(node, ast.Assign)
-                                            for target in node.targets if isinstance(target, ast.Attribute))
+    seeding.assigned_attributes = frozenset(  # of objects, not of modules (`torch.backends.cuda.matmul.allow_tf32`)
+        target.attr for node, _, _ in nodes if isinstance(node, ast.Assign) for target in node.targets
+        if isinstance(target, ast.Attribute) and ctx.qualname(target.value) is None)
     seeding.definitions = {node.name: node for node, _, _ in nodes
                            if isinstance(node, FUNCTION_TYPES) and node.name in seeding.local_calls}
     made: dict[tuple[str | None, str], ast.Call] = {}  # (function, name) -> the call last assigned to the name

@@ -105,6 +105,8 @@ def _lint(path: str, data: bytes, rules: Sequence[type[Rule]], report_unused_noq
         ctx.traverse(handlers)
         for instance in instances:
             instance.finish()
+        for instance in instances:
+            instance.settle_switches()
     except RecursionError:
         result.errors.append(FileError(path, parse_error_message(RecursionError())))
         return result

@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass
 from typing import ClassVar
 
+from msprobe_rewriter import conditions, opt_in
 from msprobe_rewriter.context import FileContext, Site
 
 
@@ -26,6 +27,7 @@ class Report:
     message: str
     severity: str
     fixable: bool | None = None  # None: as the rule says
+    switch: tuple[ast.expr, bool] | None = None  # the flag's guard, read after the traversal (see opt_in)
 
 
 class Rule:
@@ -47,6 +49,9 @@ class Rule:
     invalid: ClassVar[tuple[Invalid, ...]]
     fixable: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
+    # Whether the hazard is a switch a script may leave to a flag: then one behind a flag that is off with the
+    # default arguments is reported at the info level, naming the flag (see opt_in).
+    switched_by_flags: ClassVar[bool] = False
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
@@ -62,7 +67,17 @@ class Rule:
         if site.on_eval_path and final_severity != "info":
             final_severity = "info"
             text += " (evaluation-only code)"
-        self.reports.append(Report(site.node, text, final_severity, fixable))
+        switch = site.switch if self.switched_by_flags and final_severity != "info" else None
+        self.reports.append(Report(site.node, text, final_severity, fixable, switch))
+
+    def settle_switches(self) -> None:
+        """After every rule's `finish` (the script's defaults are read from the whole file): a finding behind a
+        flag that is off with the default arguments drops to info, naming the flag."""
+        for report in self.reports:
+            needed = opt_in.off_by_default(self.ctx, report.switch) if report.switch is not None else None
+            if needed is not None:
+                report.severity = "info"
+                report.message += f" (only when `{conditions.condition_text(needed)}`: off with the default arguments)"
 
     def finish(self) -> None:
         """Called after the traversal; rules that need whole-file facts report here."""

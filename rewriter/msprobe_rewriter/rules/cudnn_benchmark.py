@@ -15,6 +15,7 @@ class CudnnBenchmark(Rule):
     code = "MSP103"
     name = "cudnn-benchmark"
     severity = "error"
+    switched_by_flags = True
     frameworks = ("pytorch",)
     fixable = True
     message = ("cuDNN picks kernels by timing (or non-deterministically); set "

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue, seeding
+from msprobe_rewriter import catalogue, opt_in, seeding
+from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -18,6 +19,7 @@ TORCH_MESSAGE = ("`DataLoader` workers draw from seeds PyTorch derives per worke
 DEEPSPEED_MESSAGE = ("`deepspeed.initialize(training_data=...)` builds a loader with 2 workers per device and no "
                      "`worker_init_fn`, seeded per worker by PyTorch: for debugging runs build the `DataLoader` yourself "
                      "(`num_workers=0`, or a seeded `generator=` and a `worker_init_fn`) and leave `training_data` out")
+OPT_IN = " (only when `{workers}` > 0: no workers with the default arguments)"
 MINDSPORE_MESSAGE = ("{what} runs on several parallel workers, which can reseed or reorder random work: use "
                      "`num_parallel_workers=1` for debugging runs")
 
@@ -83,6 +85,11 @@ class DataWorkers(FollowsValues, Rule):
         "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
     )
     invalid = (
+        # Workers only when asked for (`--dataloader_num_workers`, 0 by default): info.
+        Invalid("import argparse\n\nfrom torch.utils.data import DataLoader\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--dataloader_num_workers\", type=int, default=0)\nargs = parser.parse_args()\n"
+                "loader = DataLoader(range(8), shuffle=False, num_workers=args.dataloader_num_workers)\n",
+                lines=(8,), severity="info"),
         # DeepSpeedExamples' CIFAR-10 script: DeepSpeed builds the loader.
         Invalid("""\
 import deepspeed
@@ -132,7 +139,8 @@ def train(args, net, trainset):
         self.debug_mode = False  # `mindspore.dataset.config.set_debug_mode(True)`: one worker, seeded
         self.default_worker_maps: list = []
         self.mindspore_reports: list = []  # (site or node, message), reported at the end unless in debug mode
-        self.torch_reports: list[tuple[Site, str]] = []  # reported at the end unless Lightning seeds the workers
+        # (site, message, worker count), reported at the end unless Lightning seeds the workers
+        self.torch_reports: list[tuple[Site, str, ast.expr | None]] = []
         self.lightning_seeds_workers = False
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -143,7 +151,7 @@ def train(args, net, trainset):
         elif qualified in catalogue.DEEPSPEED_TRAINING_DATA:
             data = self.data.keyword(node, "training_data", catalogue.DEEPSPEED_TRAINING_DATA[qualified])
             if data not in (None, UNKNOWN) and constant(data) is not None:
-                self.torch_reports.append((self.data.site(node), DEEPSPEED_MESSAGE))
+                self.torch_reports.append((self.data.site(node), DEEPSPEED_MESSAGE, None))
         elif (seeder := qualified or seeding.method_qualname(self.ctx, node)) in catalogue.LIGHTNING_WORKER_SEEDING:
             self.lightning_seeds_workers |= _seeds_workers(node, seeder)
         elif qualified in catalogue.MINDSPORE_DEBUG_MODE:
@@ -177,7 +185,7 @@ def train(args, net, trainset):
             value = self.data.keyword(node, given, positions[given])
             if value is UNKNOWN or (value is not None and constant(value) is not None):
                 return
-        self.torch_reports.append((self.data.site(node), TORCH_MESSAGE))
+        self.torch_reports.append((self.data.site(node), TORCH_MESSAGE, workers))
 
     def _zoo_loader(self, node: ast.Call, qualified: str) -> None:
         """mindyolo's `create_loader`: a `GeneratorDataset` over the Python dataset, 8 workers by default."""
@@ -207,8 +215,11 @@ def train(args, net, trainset):
 
     def finish(self) -> None:
         if not self.lightning_seeds_workers:
-            for site, message in self.torch_reports:
-                self.report(site, message)
+            for site, message, workers in self.torch_reports:
+                if workers is not None and opt_in.default_value(self.ctx, workers) == 0:  # `num_workers=args.workers`
+                    self.report(site, message + OPT_IN.format(workers=condition_text(workers)), "info")
+                else:
+                    self.report(site, message)
         if self.debug_mode:  # the whole pipeline runs on one thread, seeded
             return
         for site, message in self.mindspore_reports:

@@ -32,6 +32,7 @@ class Dropout(Rule):
     code = "MSP401"
     name = "dropout"
     severity = "warning"
+    switched_by_flags = True
     frameworks = ("pytorch", "mindspore")
     fixable = True
     message = "dropout draws a new random mask every step; set its probability to 0 while debugging"

@@ -78,6 +78,7 @@ class NondeterministicOp(FollowsValues, Rule):
     code = "MSP501"
     name = "nondeterministic-op"
     severity = "warning"
+    switched_by_flags = True
     frameworks = ("pytorch",)
     message = ("this operator is not deterministic on CUDA; use its deterministic alternative or "
                "`torch.use_deterministic_algorithms(True)`")

@@ -19,6 +19,7 @@ class RandomAugment(FollowsValues, Rule):
     code = "MSP303"
     name = "random-augment"
     severity = "warning"
+    switched_by_flags = True
     frameworks = ("pytorch", "mindspore")
     fixable = True
     message = ("random augmentation changes every epoch: replace it with its deterministic twin (`RandomCrop` -> "
@@ -96,6 +97,11 @@ class RandomAugment(FollowsValues, Rule):
         "def add_noise(sample, sigma):\n    return sample + sigma * torch.randn_like(sample)\n",
     )
     invalid = (
+        # A flip only when asked for (`--random_flip`, off by default), as diffusers' scripts build it: info.
+        Invalid("import argparse\n\nfrom torchvision import transforms\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--random_flip\", action=\"store_true\")\nargs = parser.parse_args()\n"
+                "flip = transforms.RandomHorizontalFlip() if args.random_flip else transforms.Lambda(lambda x: x)\n",
+                lines=(8,), severity="info"),
         # x-transformers' TextSamplerDataset: a dataset named for sampling text, not a sampler.
         Invalid("import random\n\nfrom torch.utils.data import Dataset\n\n\nclass TextSamplerDataset(Dataset):\n"
                 "    def __getitem__(self, index):\n        start = random.randint(0, len(self.data) - 1025)\n"

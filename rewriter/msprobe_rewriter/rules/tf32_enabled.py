@@ -27,6 +27,7 @@ class Tf32Enabled(Rule):
     code = "MSP105"
     name = "tf32-enabled"
     severity = "warning"
+    switched_by_flags = True
     frameworks = ("pytorch", "mindspore")
     message = ("float32 math is allowed to run in TF32/HF32 (10-bit mantissa): keep full float32 while comparing "
                "runs (`allow_tf32 = False`, `torch.set_float32_matmul_precision(\"highest\")`)")
@@ -93,6 +94,18 @@ torch.npu.set_option({"ACL_PRECISION_MODE": "must_keep_origin_dtype", "ACL_OP_SE
 """,
     )
     invalid = (
+        # diffusers' training scripts: TF32 only when asked for (`--allow_tf32`, off by default): info.
+        Invalid("""\
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--allow_tf32", action="store_true")
+args = parser.parse_args()
+if args.allow_tf32:
+    torch.backends.cuda.matmul.allow_tf32 = True
+""", lines=(9,), severity="info"),
         Invalid("""\
 import torch
 

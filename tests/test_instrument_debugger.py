@@ -221,12 +221,24 @@ def test_every_way_out_of_an_iteration_stops_and_steps(monkeypatch):
     monkeypatch.setattr(msprobe_runtime.pytorch, "PrecisionDebugger", Recorder)
     Recorder.calls = []
     code = (HEAD + "class Opt:\n    def step(self):\n        pass\n\n\nopt = Opt()\n\ntry:\n"
-                   "    for i in range(10):\n        if i == 1:\n            continue\n        if i == 3:\n"
+                   "    for i in range(10):\n        x = i\n        if x == 1:\n            continue\n        if i == 3:\n"
                    "            raise KeyError(i)\n        opt.step()\nexcept KeyError:\n    pass\n"
                    "for i in range(10):\n    if i == 2:\n        break\n    opt.step()\n")
     out, _ = run(code, "debugger")
     exec(compile(out, "/project/train.py", "exec"), {"__file__": "/project/train.py", "__name__": "x"})
     assert Recorder.calls == ["init"] + ["start", "stop", "step"] * (4 + 3)
+
+
+def test_skipped_iterations_take_no_step(monkeypatch):
+    """A resumed run's `if step < resume_step: continue` opening the body runs before `start`: the iterations
+    it skips are not captured and step the debugger not, so step N is the same batch as in a fresh run."""
+    monkeypatch.setattr(msprobe_runtime.pytorch, "PrecisionDebugger", Recorder)
+    Recorder.calls = []
+    code = (HEAD + "class Opt:\n    def step(self):\n        pass\n\n\nopt = Opt()\nresume_step = 3\n"
+                   "for i in range(5):\n    if i < resume_step:\n        continue\n    opt.step()\n")
+    out, _ = run(code, "debugger")
+    exec(compile(out, "/project/train.py", "exec"), {"__file__": "/project/train.py", "__name__": "x"})
+    assert Recorder.calls == ["init"] + ["start", "stop", "step"] * 2
 
 
 # --- seeding ------------------------------------------------------------------------------------------

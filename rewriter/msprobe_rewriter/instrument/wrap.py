@@ -1,7 +1,7 @@
 """The one structural edit: a training-loop iteration inside `try/finally`, and its exact inverse.
 
-The debugger transform puts a marked `debugger.start(...)` first in the training loop's body; `wrap_loop`
-puts the rest of the body into `try:` with `finally: debugger.stop(); debugger.step()`, so the debugger
+The debugger transform puts a marked `debugger.start(...)` first in the training loop's body (after the
+checks that skip an iteration); `wrap_loop` puts the rest of the body into `try:` with `finally: debugger.stop(); debugger.step()`, so the debugger
 stops and steps on every way out of an iteration (`continue`, `break`, exceptions). libcst re-indents
 the body (continuation lines too, never the inside of multi-line strings). The module is rendered once,
 with the new indentation marked: `split` gives the unwrapped text the line markers are computed on, and
@@ -38,8 +38,10 @@ MARK = "\f\f"
 MARKED = re.compile(r"^([ \t\f]*?)\f\f([ \t]*)\f\f")
 
 
-def wrap_loop(name: str, default_indent: str):
-    """A rewrite of a loop whose body starts with `name.start(...)`: the rest goes into try/finally.
+def wrap_loop(name: str, default_indent: str, skips: int = 0):
+    """A rewrite of a loop whose body holds `name.start(...)` after its first `skips` statements (the
+    iterations it skips, `if step < resume_step: continue`, are not captured): what follows goes into
+    try/finally.
 
     The try body is rendered with its indentation between two `MARK`s, so `split` can tell exactly
     which lines libcst indented (statements, continuation lines, comments) and which it did not (the
@@ -51,9 +53,9 @@ def wrap_loop(name: str, default_indent: str):
         indent = block.indent if block.indent is not None else default_indent
         finalbody = cst.Finally(body=cst.IndentedBlock(body=[_line(f"{name}.stop()"), _line(f"{name}.step()")],
                                                        header=_comment(), indent=block.indent))
-        guarded = cst.Try(body=cst.IndentedBlock(body=list(block.body[1:]), header=_comment(),
+        guarded = cst.Try(body=cst.IndentedBlock(body=list(block.body[skips + 1:]), header=_comment(),
                                                  indent=MARK + indent + MARK), finalbody=finalbody)
-        return loop.with_changes(body=block.with_changes(body=[block.body[0], guarded]))
+        return loop.with_changes(body=block.with_changes(body=[*block.body[:skips + 1], guarded]))
 
     return rewrite
 

@@ -85,6 +85,9 @@ class Debugger(Transform):
         "function that builds the model; when the loop lives in a helper that receives the model "
         "(`train_one_epoch(model, ...)`, or `task = state.task` from its parameters) it is created at module level "
         "instead, so it exists once. "
+        "The loop body's checks that skip an iteration before it trains (`if step < resume_step: continue`, as "
+        "resumed runs skip the batches done) stay before `start`: a skipped iteration is not captured and takes no "
+        "step, so step N is the same batch in a resumed run as in one from the start. "
         "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`, with a note when "
         "`dataset_sink_mode` may be on (data sinking runs a sink of steps per callback: one dump would cover "
         "them all). Training a library trainer runs gets the runtime's callback in the trainer's construction, "
@@ -130,6 +133,17 @@ class Debugger(Transform):
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "for x in torch.randn(4, 8, 2):\n    debugger.start(model=model)\n    try:\n"
                 "        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # A resumed run skips the batches done: those iterations are not captured and take no debugger step, so
+        # step N is the same batch in a resumed run and in one from the start.
+        Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "for step, x in enumerate(torch.randn(4, 8, 2)):\n    if step < resume_step:\n        continue\n"
+                "    model(x).sum().backward()\n    opt.step()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n"
+                "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for step, x in enumerate(torch.randn(4, 8, 2)):\n    if step < resume_step:\n        continue\n"
+                "    debugger.start(model=model)\n    try:\n        model(x).sum().backward()\n        opt.step()\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
         # Plain SGD written out (pytorch/examples' regression): the update after backward() is the step, and the
         # model is the module whose parameters it runs over.
@@ -456,9 +470,10 @@ class Debugger(Transform):
         elif loop.model is None:
             unit.note(loop.node.lineno, "model not found: `start()` without a model dumps APIs only")
         start = nodes.statement(call)
+        skips = _leading_skips(unit, loop.node, node)
         unit.edits.rewrite(node, lambda updated: updated.with_changes(
-            body=updated.body.with_changes(body=[start, *updated.body.body])))
-        unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent)]
+            body=updated.body.with_changes(body=[*updated.body.body[:skips], start, *updated.body.body[skips:]])))
+        unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent, skips)]
         return True
 
     @staticmethod
@@ -692,6 +707,28 @@ def _assigned_to(train: loops.CallbackTraining) -> str | None:
     else:
         return None
     return ast.unparse(target) if scopes.is_name_chain(target) else None
+
+
+def _leading_skips(unit: Unit, loop: ast.For | ast.While, node: cst.CSTNode) -> int:
+    """How many statements open the loop's body by skipping the iteration, before it trains (`if step <
+    resume_step: continue`, as resumable training scripts skip the batches done): the debugger starts after
+    them, so that a skipped iteration takes no step of the debugger's."""
+    count = 0
+    for statement in loop.body[:-1]:
+        if not (isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Continue)
+                and not _trains(unit, statement)):
+            break
+        count += 1
+    if count == 0:
+        return 0
+    last = unit.statement(loop.body[count - 1])
+    statements = list(node.body.body)
+    return statements.index(last) + 1 if last in statements else 0
+
+
+def _trains(unit: Unit, statement: ast.stmt) -> bool:
+    return any(isinstance(n, ast.Call) and (unit.ctx.is_optimizer_step(n) or getattr(n.func, "attr", "") == "backward")
+               for n in ast.walk(statement))
 
 
 def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:

@@ -141,6 +141,14 @@ def test_l0_model_chunks_are_named_by_their_index_as_in_msprobe(tmp_path):
         debugger.start({"model": chunks[0]})
 
 
+def test_l0_a_none_among_the_models_is_a_model_this_run_does_without(tmp_path):
+    """`start(model=[unet, text_encoder])` where the text encoder is optional (None): the others are hooked,
+    under their own indices."""
+    chunks = (None, torch.nn.Sequential(torch.nn.Linear(4, 2)))
+    dump, _, _ = capture(tmp_path, lambda: chunks[1](torch.randn(3, 4)), list(chunks), level="L0")
+    assert list(dump["data"]) == ["Module.1.0.Linear.forward.0"]
+
+
 def test_l0_a_module_two_given_models_hold_is_hooked_once(tmp_path):
     """A GAN's generator-loss module holds the discriminator, passed with it: D's modules are recorded once,
     under the name they got first, with one parameters_grad record."""

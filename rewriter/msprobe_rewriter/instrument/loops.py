@@ -329,7 +329,7 @@ class _Finder:
         if method_steps:
             collector.steps += [step for step, _ in method_steps]
             self.steppers = self._steppers()
-        self.trained = TrainedModels(ctx, self.assignments, self.parents, self.functions,
+        self.trained = TrainedModels(ctx, self.assignments, self.values, self.parents, self.functions,
                                      [step.call for step in cell_steps], self._held_steps,
                                      {step.call: attributes for step, attributes in method_steps})
 

@@ -68,17 +68,19 @@ def _reads_gradient(node: ast.expr) -> bool:
 class TrainedModels:
     """The models and optimizers of step calls (`optimizer.step()`, a train-step cell's call) of one file."""
 
-    def __init__(self, ctx: FileContext, assignments: dict[str, ast.expr], parents: dict[ast.AST, ast.AST],
-                 functions: dict[str, ast.AST], cell_steps: list[ast.Call],
+    def __init__(self, ctx: FileContext, assignments: dict[str, ast.expr], values: dict[str, list[ast.expr]],
+                 parents: dict[ast.AST, ast.AST], functions: dict[str, ast.AST], cell_steps: list[ast.Call],
                  held_steps: Callable[[ast.Call], list[ast.Call]],
                  object_steps: dict[ast.Call, tuple[str, ...]]) -> None:
-        """`assignments`: each simple target name's last assigned value (`x`, `self.x` -> x); `parents`: child ->
+        """`assignments`: each simple target name's last assigned value (`x`, `self.x` -> x); `values`: all of
+        them; `parents`: child ->
         parent; `functions`: by name; `cell_steps`: the calls of the project's own train-step cells;
         `held_steps`: the train-step cells among a cell construction's arguments; `object_steps`: the calls of
         stepping methods of the project's objects (`trainer.train_step(sample)`), each with the object's
         attributes that hold the networks its class trains (`network_attributes`)."""
         self.ctx = ctx
         self.assignments = assignments
+        self.values = values
         self.parents = parents
         self.functions = functions
         self.cell_callees = {id(call.func) for call in cell_steps}
@@ -226,20 +228,33 @@ class TrainedModels:
 
     def _parameter_owners(self, call: ast.Call) -> list[ast.expr]:
         """`m` for each `m.parameters()`-like call among the arguments of an optimizer constructor, also in the
-        value of a name it is given (`params = list(G.parameters()) + list(E.parameters()); Adam(params)`), and
-        the model a helper returns the parameter groups of (`AdamW(utils.get_params_groups(student))`)."""
+        values of a name it is given, every one (`params = list(unet.parameters())`, then under a flag `params =
+        params + list(text_encoder.parameters())`: both), and the model a helper returns the parameter groups
+        of (`AdamW(utils.get_params_groups(student))`); for a submodule a method returns
+        (`text_encoder.get_input_embeddings().parameters()`), the module it belongs to."""
         owners = []
-        for arg in [*call.args, *(k.value for k in call.keywords)]:
-            if isinstance(arg, ast.Name) and arg.id in self.assignments:
-                arg = self.assignments[arg.id]
-            for node in ast.walk(arg):
-                if not isinstance(node, ast.Call):
-                    continue
-                if isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_METHODS:
-                    owners.append(node.func.value)
-                elif (model := self._grouped_model(node)) is not None:
-                    owners.append(model)
+        for node in self._expanded([*call.args, *(k.value for k in call.keywords)]):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_METHODS:
+                owner = node.func.value
+                while isinstance(owner, ast.Call) and isinstance(owner.func, ast.Attribute):
+                    owner = owner.func.value
+                owners.append(owner)
+            elif (model := self._grouped_model(node)) is not None:
+                owners.append(model)
         return [item for owner in owners for item in self._iterated(owner)]
+
+    def _expanded(self, arguments: list[ast.expr]) -> list[ast.AST]:
+        """The nodes of `arguments`, and of every value assigned to a name among them (names within followed too)."""
+        found, seen, todo = [], set(), list(arguments)
+        while todo:
+            for node in ast.walk(todo.pop(0)):
+                found.append(node)
+                if isinstance(node, ast.Name) and node.id not in seen and node.id in self.values:
+                    seen.add(node.id)
+                    todo.extend(sorted(self.values[node.id], key=lambda value: (value.lineno, value.col_offset)))
+        return found
 
     def _iterated(self, node: ast.expr) -> list[ast.expr]:
         """The items a name takes when a `for` over a literal sequence around `node` binds it (StyleGAN2-ADA builds

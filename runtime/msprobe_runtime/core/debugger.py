@@ -40,9 +40,11 @@ _warned_unranked: list[bool] = []  # launcher_rank's warning, once per process
 def model_chunks(model, module_type: type, type_name: str, call: str = "start(model)") -> list[tuple[str, object]]:
     """msprobe's `model` argument as (name prefix, module) pairs: one module (no prefix), or a list or tuple
     of them, such as pipeline-parallel model chunks or a GAN's two models, each named by its index
-    (`Module.1.layers.0...`); `call` names the method in the error for anything else."""
-    chunks = [(f"{index}.", item) for index, item in enumerate(model)] if isinstance(model, (list, tuple)) \
-        else [("", model)]
+    (`Module.1.layers.0...`); `call` names the method in the error for anything else. A None in a list is
+    a model this run does without (`[unet, text_encoder]` where the text encoder is optional): left out, the
+    others keep their indices."""
+    chunks = [(f"{index}.", item) for index, item in enumerate(model) if item is not None] \
+        if isinstance(model, (list, tuple)) else [("", model)]
     for _, item in chunks:
         if not isinstance(item, module_type):
             raise TypeError(f"{call} takes a {type_name} or a list or tuple of them, not {type(item).__name__}")

@@ -550,12 +550,17 @@ MAX_GUARDED = 3  # simple statements a flag's branch may hold and still be the h
 
 def switch_guard(node: ast.AST, ancestors: list[ast.AST]) -> tuple[ast.expr, bool] | None:
     """The guard (test, truth it needs) of the branch that holds just `node`'s hazard: the conditional
-    expression it is a branch of, or the `if` whose branch holds its statement among at most `MAX_GUARDED`
-    simple statements (not a block that runs a whole mode, `if args.do_train:`); see opt_in."""
+    expression it is a branch of, the operands before it in an `and`, or the `if` whose branch holds its
+    statement among at most `MAX_GUARDED` simple statements (not a block that runs a whole mode, `if
+    args.do_train:`); see opt_in."""
     path = _path_to(node, ancestors)
     for parent, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
         if isinstance(parent, ast.IfExp) and child is not parent.test:
             return parent.test, child is parent.body
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And) and child is not parent.values[0]:
+            before = parent.values[:parent.values.index(child)]  # `args.random_flip and random.random() < 0.5`
+            test = before[0] if len(before) == 1 else ast.copy_location(ast.BoolOp(ast.And(), before), before[0])
+            return test, True
         if isinstance(child, ast.stmt):
             if not isinstance(parent, ast.If):
                 return None

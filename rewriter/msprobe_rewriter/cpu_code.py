@@ -29,6 +29,11 @@ DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"}
 # Code run for every sample or batch: a data class's item methods and a transform's call, functions named so.
 ITEM_METHODS = DATA_METHODS | {"__call__"}
 MODULE_CALLS = frozenset({"forward", "__call__"})
+# Where a script hands the data pipeline a function of its own to run on every sample or batch: these keywords
+# (torchvision datasets, `DataLoader`), Hugging Face datasets' `with_transform`/`set_transform` and MindSpore's
+# `map(operations=...)`.
+HANDED_KEYWORDS = frozenset({"transform", "target_transform", "transforms", "collate_fn", "operations"})
+HANDED_METHODS = frozenset({"with_transform", "set_transform"})
 ITEM_NAME = re.compile(r"collat|transform(?!er)|augment", re.IGNORECASE)
 # Functions that draw a picture (a random colour per box), not augment one: `vis_boxes(image)`, `plot_one_box`.
 PICTURE_NAME = re.compile(r"(^|_)(vis|visuali[sz]e|draw|plot|show|render|display)(_|$)", re.IGNORECASE)
@@ -40,6 +45,11 @@ def is_model_base(qualified: str) -> bool:
 
 def is_data_base(qualified: str) -> bool:
     return qualified.startswith(catalogue.TORCH_DATA_PACKAGE + ".")
+
+
+def is_torchvision_transform(qualified: str) -> bool:
+    """A torchvision transform class (a module: its `forward` transforms a sample)."""
+    return qualified.rpartition(".")[0] in catalogue.TORCHVISION_TRANSFORM_MODULES
 
 
 class CpuCode:
@@ -82,10 +92,14 @@ class CpuCode:
         models = self.derived_classes("model", is_model_base)
         samplers = self.derived_classes("sampler", lambda qualified: is_data_base(qualified)
                                         and qualified.endswith("Sampler"))
+        library_transforms = self.derived_classes("torchvision transform", is_torchvision_transform)
+        handed = self._handed()
         owner: ast.AST | None = None
         for node in self.ctx.ancestors:
-            if (isinstance(node, FUNCTION_TYPES) and isinstance(owner, ast.ClassDef) and owner.name in models
-                    and TRANSFORM_CLASS.match(owner.name) and node.name in MODULE_CALLS):
+            if (isinstance(node, FUNCTION_TYPES) and isinstance(owner, ast.ClassDef) and node.name in MODULE_CALLS
+                    and (owner.name in models and TRANSFORM_CLASS.match(owner.name) or owner.name in library_transforms)):
+                return node
+            if isinstance(node, FUNCTION_TYPES) and node.name in handed:
                 return node
             if isinstance(node, FUNCTION_TYPES) and not (isinstance(owner, ast.ClassDef) and owner.name in models):
                 data_class = isinstance(owner, ast.ClassDef) and self._data_class(owner)
@@ -113,6 +127,12 @@ class CpuCode:
                     return node
         return None
 
+    def runs_per_sample(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether a module-level function is per-sample code by itself (named for transforms or collation,
+        handed to the data pipeline, or taking a sample first): its own draws are reported there."""
+        return (ITEM_NAME.search(function.name) is not None and not function.name.startswith("test")
+                or function.name in self._handed() or _per_sample(function))
+
     def _data_class(self, cls: ast.ClassDef) -> bool:
         """A dataset or transform class: derived from torch's data classes, or named for data (or `Random...`, as
         torchvision's transforms) or derived from such a class of the file (ultralytics' `Mosaic`, from its
@@ -138,6 +158,30 @@ class CpuCode:
                 grown = len(found) > before
             self._classes["data-named"] = frozenset(found)
         return self._classes["data-named"]
+
+    def _handed(self) -> frozenset[str]:
+        """Names of the file's functions it hands the data pipeline to run on every sample or batch
+        (`DataLoader(collate_fn=pad_batch)`, `dataset.with_transform(preprocess_train)`, MindSpore's
+        `data.map(operations=lambda x: audio_pipeline(x))`), whatever their names."""
+        if "handed" not in self._classes:
+            values = []
+            for node in ast.walk(self.ctx.tree):
+                if isinstance(node, ast.Call):
+                    values += [kw.value for kw in node.keywords if kw.arg in HANDED_KEYWORDS]
+                    if isinstance(node.func, ast.Attribute) and node.func.attr in HANDED_METHODS:
+                        values += node.args[:1]
+            names = set()
+            for value in values:
+                items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+                for item in items:
+                    if isinstance(item, ast.Name):
+                        names.add(item.id)
+                    elif isinstance(item, ast.Lambda):  # `lambda x: pipeline(x)`: the functions it calls
+                        names.update(call.func.id for call in ast.walk(item.body)
+                                     if isinstance(call, ast.Call) and isinstance(call.func, ast.Name))
+            defined = {node.name for node in ast.walk(self.ctx.tree) if isinstance(node, FUNCTION_TYPES)}
+            self._classes["handed"] = frozenset(names & defined)
+        return self._classes["handed"]
 
     def _pipeline_items(self) -> set[str]:
         """Names of the classes instantiated in the lists given to torchvision's or MindSpore's pipeline
@@ -218,6 +262,6 @@ def _takes_a_sample(cls: ast.ClassDef) -> bool:
         return False
     for item in cls.body:
         if isinstance(item, FUNCTION_TYPES) and item.name == "__call__":
-            params = [*item.args.posonlyargs, *item.args.args][1:2]
-            return bool(params) and SAMPLE_PARAMETER.fullmatch(params[0].arg) is not None
+            params = [*item.args.posonlyargs, *item.args.args][1:2]  # mindocr's transforms take a `data` dict
+            return bool(params) and (SAMPLE_PARAMETER.fullmatch(params[0].arg) is not None or params[0].arg == "data")
     return False

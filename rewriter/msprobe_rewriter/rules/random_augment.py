@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import argument, constant, draws_globally
+from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally
 from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
 
-HAND_MESSAGE = ("`{function}` draws `{draw}` for every sample: augmentation or sampling written by hand changes every "
+HAND_MESSAGE = ("`{function}` draws `{draw}`{through} for every sample: augmentation or sampling written by hand changes every "
                 "epoch; make it deterministic while debugging (skip it behind a flag, or draw from a generator of "
                 "its own seeded with a constant)")
 
@@ -40,10 +40,14 @@ class RandomAugment(FollowsValues, Rule):
                "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
                "a transform class is one named for transforms, or derived from one of the file's, or named as "
                "torchvision names its transforms, `RandomResize`, and the `forward` of such a module, `RandomMixup`, "
+               "or of a subclass of a torchvision transform (the detection reference's `RandomHorizontalFlip`), "
                "or a plain class (no base but `object`) whose `__call__` takes a sample (`img`, `image`, `sample`, "
-               "`results`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
+               "`results`, mindocr's `data`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
                "`Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`; a function named for "
-               "transforms, augmentation or collation), as in yolov5's mosaic and guided-diffusion's flips, and "
+               "transforms, augmentation or collation, or handed to the data pipeline as `transform=`, "
+               "`collate_fn=`, MindSpore's `map(operations=...)` (also called in a lambda there) or a Hugging Face "
+               "dataset's `with_transform`/`set_transform`), as in yolov5's mosaic and guided-diffusion's flips, "
+               "also through a function of the file that draws, called there (mindocr's `sample_uniform`), and "
                "a draw from Python's or NumPy's generator in a function outside classes whose first parameter is a "
                "sample (WeNet's `spec_aug(sample)`, yolov5's `random_perspective(im, ...)`; not one that draws a "
                "picture, `vis_boxes(image)`) or that yields for each sample of its first parameter (a streaming "
@@ -97,6 +101,27 @@ class RandomAugment(FollowsValues, Rule):
         "def add_noise(sample, sigma):\n    return sample + sigma * torch.randn_like(sample)\n",
     )
     invalid = (
+        # torchvision's detection reference: a transform of torchvision's, subclassed to flip the boxes too.
+        Invalid("import torch\nfrom torchvision.transforms import transforms as T\n\n\n"
+                "class RandomHorizontalFlip(T.RandomHorizontalFlip):\n    def forward(self, image, target=None):\n"
+                "        if torch.rand(1) < self.p:\n            image = image.flip(-1)\n        return image, target\n",
+                lines=(7,)),
+        # mindocr's transforms take a `data` dict, and draw through helpers of their module.
+        Invalid("import random\n\nimport numpy as np\n\n\ndef sample_uniform(low, high):\n"
+                "    return np.random.uniform(low, high)\n\n\nclass RecAug:\n    def __call__(self, data):\n"
+                "        if random.random() <= self.prob:\n            data[\"image\"] = data[\"image\"][::-1]\n"
+                "        return data\n\n\nclass CVRandomRotation:\n    def __call__(self, img):\n"
+                "        return img.rotate(sample_uniform(-10, 10))\n", lines=(12, 19)),
+        # A function handed to a Hugging Face dataset runs on every batch, whatever its name; a flip asked for
+        # by a flag that is off by default is info.
+        Invalid("import random\n\n\ndef preprocess_train(examples):\n"
+                "    examples[\"text\"] = [random.choice(c) for c in examples[\"captions\"]]\n    return examples\n\n\n"
+                "train = dataset.with_transform(preprocess_train)\n", lines=(5,)),
+        Invalid("import argparse\nimport random\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--random_flip\", action=\"store_true\")\nargs = parser.parse_args()\n\n\n"
+                "def flip(examples):\n    if args.random_flip and random.random() < 0.5:\n"
+                "        examples[\"pixels\"] = examples[\"pixels\"][::-1]\n    return examples\n\n\n"
+                "flipped = dataset.with_transform(flip)\n", lines=(10,), severity="info"),
         # A flip only when asked for (`--random_flip`, off by default), as diffusers' scripts build it: info.
         Invalid("import argparse\n\nfrom torchvision import transforms\n\nparser = argparse.ArgumentParser()\n"
                 "parser.add_argument(\"--random_flip\", action=\"store_true\")\nargs = parser.parse_args()\n"
@@ -190,6 +215,7 @@ class RandomAugment(FollowsValues, Rule):
         self.values = LocalValues(ctx, lambda value: None)  # only to see into `**kwargs` dicts
         self.cpu_code = CpuCode(ctx)
         self._hand_drawn: set[int] = set()  # functions reported for drawing by hand
+        self._helper_calls: list = []  # (per-sample function, site, callee name): calls of the file's functions
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
@@ -197,6 +223,8 @@ class RandomAugment(FollowsValues, Rule):
         if draws_globally(node, qualified):
             self._drawn_by_hand(node, qualified)
             return
+        if isinstance(node.func, ast.Name) and (function := self.cpu_code.item_function()) is not None:
+            self._helper_calls.append((function, self.ctx.site(node), node.func.id))
         if qualified is None:
             self._mindcv(node, self.ctx.imports.resolve_any(node.func))
             return
@@ -226,7 +254,32 @@ class RandomAugment(FollowsValues, Rule):
             function = self.cpu_code.sample_function()
         if function is not None and id(function) not in self._hand_drawn:
             self._hand_drawn.add(id(function))
-            self.report(node, HAND_MESSAGE.format(function=function.name, draw=qualified), fixable=False)
+            self.report(node, HAND_MESSAGE.format(function=function.name, draw=qualified, through=""), fixable=False)
+
+    def finish(self) -> None:
+        """Per-sample code that draws through a function of the file (mindocr's `CVRandomRotation.__call__` calls
+        `sample_uniform`, which calls `np.random.uniform`): reported at the call, once per function."""
+        helpers = None
+        for function, site, callee in self._helper_calls:
+            if id(function) in self._hand_drawn:
+                continue
+            helpers = self._drawing_helpers() if helpers is None else helpers
+            if callee in helpers:
+                self._hand_drawn.add(id(function))
+                self.report(site, HAND_MESSAGE.format(function=function.name, draw=helpers[callee],
+                                                      through=f" (through `{callee}`)"), fixable=False)
+
+    def _drawing_helpers(self) -> dict[str, str]:
+        """The file's module-level functions that draw from a global generator, and are not reported themselves as
+        per-sample code: name -> the first draw's name."""
+        found = {}
+        for function in self.ctx.tree.body:
+            if isinstance(function, FUNCTION_TYPES) and not self.cpu_code.runs_per_sample(function):
+                draw = next((qualified for node in ast.walk(function) if isinstance(node, ast.Call)
+                             and draws_globally(node, qualified := self.ctx.call_qualname(node))), None)
+                if draw is not None:
+                    found[function.name] = draw
+        return found
 
     def _mindcv(self, node: ast.Call, qualified: str | None) -> None:
         """mindcv's `create_transforms(is_training=True)`, and `create_loader(is_training=True)` mixing batches."""

@@ -1113,3 +1113,21 @@ def test_code_compiled_out_of_capture_is_noted(code, line, start):
     assert any(note.startswith(f"/project/train.py:{line}: {start}") for note in notes)
     if "ms.jit" in code:
         assert any(note.startswith("/project/train.py:10: `mindspore.jit`") for note in notes)
+
+
+@pytest.mark.parametrize(("mode", "note"), [
+    ("0", "GRAPH_MODE"), ("args.mode", "GRAPH_MODE"), ("cfg.system.mode", "`mode=cfg.system.mode`: if that is GRAPH_MODE"),
+    ("1", None), ("ms.PYNATIVE_MODE", None),
+])
+def test_graph_mode_is_noted_however_it_is_written(mode, note):
+    """mindaudio's `mode=0`, an option defaulting to 0, mindocr's `mode=cfg.system.mode` read from a config."""
+    code = ("import argparse\n\nimport mindspore as ms\nfrom mindspore import nn\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument(\"--mode\", type=int, default=0)\nargs = parser.parse_args()\n"
+            f"ms.set_context(mode={mode})\nnet = nn.Dense(2, 1)\n"
+            "model = ms.Model(net, loss_fn=nn.MSELoss(), optimizer=nn.SGD(net.trainable_params()))\n"
+            "model.train(1, dataset, dataset_sink_mode=False)\n").replace("--mode", "--mode" if mode != "cfg.system.mode"
+                                                                          else "--other")
+    _, notes = run(code, "debugger")
+    found = [n for n in notes if n.startswith("/project/train.py:9: ")]
+    assert (found[0].startswith(f"/project/train.py:9: {note}") if note else not found), notes
+

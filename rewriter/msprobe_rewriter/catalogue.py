@@ -1041,6 +1041,7 @@ TORCH_COMPILE = frozenset({"torch.compile"})
 # MindSpore's compilers of a function or cell (graph code, which capture cannot see into), and its graph mode.
 MINDSPORE_JIT = frozenset({"mindspore.jit", "mindspore.ms_function", "mindspore.common.api.jit"})
 MINDSPORE_GRAPH_MODES = frozenset({"mindspore.GRAPH_MODE", "mindspore.context.GRAPH_MODE"})
+MINDSPORE_PYNATIVE_MODES = frozenset({"mindspore.PYNATIVE_MODE", "mindspore.context.PYNATIVE_MODE"})
 AUTOTUNE_COMPILE_MODES = frozenset({"max-autotune", "max-autotune-no-cudagraphs"})
 # Inductor options (in `options=`, `torch._inductor.config`, `config.patch(...)`) that pick kernels by timing.
 AUTOTUNE_OPTIONS = frozenset({"max_autotune", "max_autotune_gemm", "max_autotune_pointwise",

@@ -10,13 +10,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, opt_in
 from msprobe_rewriter.context import FUNCTION_TYPES, FileContext, keyword
 
 TORCH_NOTE = "`torch.compile`: capture skips compiled code, whose calls are not recorded; compile nothing while debugging"
 JIT_NOTE = ("`{name}`: the calls inside a jit-compiled function are not recorded; remove it (run in PyNative mode) "
             "while debugging")
 GRAPH_NOTE = "GRAPH_MODE: nothing is captured in graph mode; set mode=mindspore.PYNATIVE_MODE while debugging"
+MAYBE_GRAPH_NOTE = ("`mode={mode}`: if that is GRAPH_MODE (0), nothing is captured in graph mode; set "
+                    "mode=mindspore.PYNATIVE_MODE (1) while debugging")
+GRAPH, PYNATIVE = 0, 1  # MindSpore's mode constants
 
 
 def compiled_notes(ctx: FileContext) -> list[tuple[int, str]]:
@@ -33,8 +36,9 @@ def _compiled_notes(ctx: FileContext) -> Iterator[tuple[int, str]]:
                 yield node.lineno, note
             elif ctx.call_qualname(node) in catalogue.MINDSPORE_SET_CONTEXT:
                 mode = keyword(node, "mode")
-                if mode is not None and ctx.qualname(mode) in catalogue.MINDSPORE_GRAPH_MODES:
-                    yield node.lineno, GRAPH_NOTE
+                note = _mode_note(ctx, mode) if mode is not None else None
+                if note is not None:
+                    yield node.lineno, note
         elif isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
             for decorator in node.decorator_list:  # `@torch.compile` (`@torch.compile(...)`: a call, above)
                 note = _compiler_note(ctx, decorator)
@@ -49,3 +53,18 @@ def _compiler_note(ctx: FileContext, node: ast.expr) -> str | None:
     if qualified in catalogue.MINDSPORE_JIT:
         return JIT_NOTE.format(name=qualified)
     return None
+
+
+def _mode_note(ctx: FileContext, mode: ast.expr) -> str | None:
+    """The note for `set_context(mode=...)`: graph mode (`GRAPH_MODE`, 0, or an option whose default is 0), or a
+    mode not known to be PyNative (`mode=cfg.system.mode`, read from a config); None for PyNative."""
+    if ctx.qualname(mode) in catalogue.MINDSPORE_GRAPH_MODES:
+        return GRAPH_NOTE
+    if ctx.qualname(mode) in catalogue.MINDSPORE_PYNATIVE_MODES:
+        return None
+    value = opt_in.default_value(ctx, mode)
+    if value == GRAPH and not isinstance(value, bool):
+        return GRAPH_NOTE
+    if value == PYNATIVE and not isinstance(value, bool):
+        return None
+    return MAYBE_GRAPH_NOTE.format(mode=ast.unparse(mode))

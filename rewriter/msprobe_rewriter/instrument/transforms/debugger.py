@@ -126,7 +126,8 @@ class Debugger(Transform):
         "its Brain's `on_fit_batch_start` and stop and step it in `on_fit_batch_end`. Where the debugger is added, code "
         "compiled out of capture's sight gets a note to turn it off while debugging: `torch.compile` (its regions "
         "are skipped), `mindspore.jit` (calls inside are not recorded) and `set_context(mode=mindspore.GRAPH_MODE)` "
-        "(nothing is captured in graph mode).")
+        "(nothing is captured in graph mode; also `mode=0` or an option whose default is 0, and a mode read from "
+        "elsewhere, `mode=cfg.system.mode`, with an `if`).")
     examples = (
         Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "for x in torch.randn(4, 8, 2):\n    loss = model(x).sum()\n    loss.backward()\n"

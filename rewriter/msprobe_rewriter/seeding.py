@@ -350,6 +350,8 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
         seeding.spawned.append((call, target.id))
     if ctx.is_trainer_run(call):  # mmengine's runner trains only here (it is built to test too)
         seeding.trains = True
+    if qualified is None and ctx.imports.resolve_any(call.func) in catalogue.MINDFORMERS_TRAINERS:
+        seeding.trains = True  # seeds only from a config's truthy seed, and not in (semi-)auto parallel mode
     if qualified is not None:
         if (qualified in catalogue.TRAINER_CLASSES or qualified in catalogue.LIGHTNING_TRAINER_BUILDS
                 or catalogue.is_optimizer_class(qualified)):

@@ -176,6 +176,9 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # mindformers' run_mindformer.py names no mindspore: its Trainer trains on MindSpore.
+        Invalid("from mindformers import MindFormerConfig, Trainer\n\nif __name__ == \"__main__\":\n"
+                "    Trainer(MindFormerConfig(\"run.yaml\")).train()\n", lines=(3,)),
         # Ascend: cuDNN's flag is all this script sets, and CANN's kernels do not read it.
         Invalid("""\
 import torch
@@ -366,9 +369,10 @@ for x in T.randn(10, 2, 4):
 
 def _framework(trackers: list[ImportTracker]) -> str | None:
     """"pytorch" or "mindspore": what the files with these imports use (PyTorch first, unless mindnlp makes
-    `torch` MindSpore's mindtorch), or None."""
+    `torch` MindSpore's mindtorch; a MindSpore suite, mindformers, counts as MindSpore), or None."""
     if any(tracker.imports_root(root) for tracker in trackers for root in catalogue.TORCH_ON_MINDSPORE):
         return "mindspore"
     if any(tracker.imports_root(root) for tracker in trackers for root in PYTORCH_ROOTS):
         return "pytorch"
-    return "mindspore" if any(tracker.imports_root("mindspore") for tracker in trackers) else None
+    return "mindspore" if any(tracker.imports_root(root) for tracker in trackers
+                              for root in ("mindspore", *catalogue.MINDSPORE_SUITES)) else None

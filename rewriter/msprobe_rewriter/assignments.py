@@ -138,9 +138,10 @@ class AssignmentTracer:
 
     # --- default-run questions ---------------------------------------------------------------
     def defaults(self, node: ast.expr) -> object:
-        """The argparse default of `args.<dest>` (found on first use)."""
+        """The default of option `args.<dest>` (argparse's, or a dataclass field's; found on first use)."""
         if self._lookup is None:
-            self._lookup = conditions.argparse_lookup(conditions.argparse_defaults(c.node for c in self.all_calls))
+            self._lookup = conditions.argparse_lookup(conditions.option_defaults(self.ctx.tree,
+                                                                                 (c.node for c in self.all_calls)))
         return self._lookup(node)
 
     def runs(self, guards, scopes) -> bool | None:

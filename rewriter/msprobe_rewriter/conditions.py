@@ -143,6 +143,40 @@ def argparse_defaults(nodes: Iterable[ast.AST]) -> dict[str, object]:
     return defaults
 
 
+def option_defaults(tree: ast.Module, nodes: Iterable[ast.AST]) -> dict[str, object]:
+    """The script's options with their defaults: its dataclasses' fields, then its argparse options (`nodes`:
+    where the `add_argument` calls are)."""
+    return {**dataclass_defaults(tree), **argparse_defaults(nodes)}
+
+
+def dataclass_defaults(tree: ast.Module) -> dict[str, object]:
+    """`field -> default` of the file's dataclasses, the options that tyro (CleanRL's `args = tyro.cli(Args)`) and
+    Hugging Face's `HfArgumentParser` parse: `seed: int = 1`, `seed: int = field(default=42)` (`UNKNOWN` when
+    not literal; a field defined by two classes too)."""
+    defaults: dict[str, object] = {}
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef) or not any(_names_dataclass(d) for d in cls.decorator_list):
+            continue
+        for item in cls.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None:
+                value = item.value
+                if isinstance(value, ast.Call) and _callee(value.func) == "field":
+                    value = keyword(value, "default")
+                    if value is None:
+                        continue  # `default_factory=`, or required
+                name = item.target.id
+                defaults[name] = UNKNOWN if name in defaults else constant(value)
+    return defaults
+
+
+def _names_dataclass(decorator: ast.expr) -> bool:
+    return _callee(decorator.func if isinstance(decorator, ast.Call) else decorator) == "dataclass"
+
+
+def _callee(node: ast.expr) -> str | None:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+
+
 def _argument(call: ast.Call) -> tuple[str | None, object]:
     options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
     dest_kw = constant(keyword(call, "dest"))

@@ -73,6 +73,7 @@ class FileSeeding:
     local_calls: dict[str, list[CallSite]] = field(default_factory=dict)
     definitions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)  # of local_calls' functions
     assigned_attributes: frozenset[str] = frozenset()  # attribute names the file assigns to (`args.seed = ...`)
+    tree: ast.Module | None = None  # the file's, for the options its dataclasses declare
     spawned: list[tuple[ast.Call, str]] = field(default_factory=list)  # (mp.spawn call, the file's function it starts)
     _lookup: conditions.Lookup | None = None
     _skipped: dict[str, ast.expr | None] = field(default_factory=dict)  # function -> what skips all its calls
@@ -81,11 +82,12 @@ class FileSeeding:
     _training_modules: list[project.Module] | None = None
 
     def lookup(self, node: ast.expr) -> object:
-        """Default value of `args.<dest>` from the file's argparse definitions; unknown for an option the file
+        """Default value of `args.<dest>` from the file's argparse definitions (or its dataclasses' fields, which
+        tyro and `HfArgumentParser` parse); unknown for an option the file
         assigns to (`if args.seed is None: args.seed = 42`), and for every option when it overlays them all
         (`vars(args).update(config)`)."""
         if self._lookup is None:
-            defaults = conditions.argparse_defaults(self.calls)
+            defaults = conditions.option_defaults(self.tree, self.calls)
             for dest in self.assigned_attributes & defaults.keys():
                 defaults[dest] = conditions.UNKNOWN
             if any(conditions.overlays_options(call) for call in self.calls):
@@ -257,6 +259,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
     seeding.local_calls = _local_calls(nodes, defined, ctx.source)
+    seeding.tree = ctx.tree
     seeding.assigned_attributes = frozenset(  # of objects, not of modules (`torch.backends.cuda.matmul.allow_tf32`)
         target.attr for node, _, _ in nodes if isinstance(node, ast.Assign) for target in node.targets
         if isinstance(target, ast.Attribute) and ctx.qualname(target.value) is None)

@@ -18,7 +18,8 @@ class EntropySeed(Rule):
                "`mindspore.manual_seed`, library seeders such as `seed_everything`, a generator's "
                "`.manual_seed(s)` / `.seed(s)`, `np.random.default_rng(s)`, `random.Random(s)`, and project "
                "helpers named like seeders) whose seed is missing or None where that means OS entropy "
-               "(`random.seed()`, `np.random.seed(None)`, an argparse option defaulting to None), or comes from a "
+               "(`random.seed()`, `np.random.seed(None)`, an argparse option, or a dataclass field tyro parses, "
+               "defaulting to None), or comes from a "
                "clock (`time.time()`, `datetime.now()`), an entropy source (`os.urandom`, `secrets`, `uuid4()`, "
                "`os.getpid()`, `random.SystemRandom()`), `torch.seed()`, `torch.initial_seed()` after "
                "`torch.seed()`, a `random` / `np.random` draw made before those generators are seeded, or the "
@@ -205,6 +206,10 @@ set_seed(args.seed)
 """,
     )
     invalid = (
+        # A dataclass field that tyro or HfArgumentParser parses, None by default.
+        Invalid("import random\nfrom dataclasses import dataclass, field\n\nimport tyro\n\n\n@dataclass\n"
+                "class Args:\n    seed: int = field(default=None)\n\n\nargs = tyro.cli(Args)\nrandom.seed(args.seed)\n",
+                lines=(13,)),
         # detectron2's seed_all_rng, called without a seed: it seeds from the clock and the process id.
         Invalid("""\
 import os

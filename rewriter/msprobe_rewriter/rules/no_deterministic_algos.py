@@ -176,6 +176,14 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # CleanRL's options are a dataclass that tyro parses: `torch_deterministic` is off by default here.
+        Invalid("from dataclasses import dataclass\n\nimport torch\nimport tyro\n\n\n@dataclass\nclass Args:\n"
+                "    torch_deterministic: bool = False\n\n\nif __name__ == \"__main__\":\n    args = tyro.cli(Args)\n"
+                "    torch.backends.cudnn.deterministic = args.torch_deterministic\n"
+                "    torch.use_deterministic_algorithms(args.torch_deterministic)\n"
+                "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    for x in torch.randn(4, 2):\n        model(x).sum().backward()\n        opt.step()\n",
+                lines=(14,)),
         # mindformers' run_mindformer.py names no mindspore: its Trainer trains on MindSpore.
         Invalid("from mindformers import MindFormerConfig, Trainer\n\nif __name__ == \"__main__\":\n"
                 "    Trainer(MindFormerConfig(\"run.yaml\")).train()\n", lines=(3,)),

@@ -400,7 +400,7 @@ def seeded(seed):
 
     def _defaults(self) -> conditions.Lookup:
         if self._lookup is None:
-            self._lookup = conditions.argparse_lookup(conditions.argparse_defaults(ast.walk(self.ctx.tree)))
+            self._lookup = conditions.argparse_lookup(conditions.option_defaults(self.ctx.tree, ast.walk(self.ctx.tree)))
         return self._lookup
 
     def finish(self) -> None:

@@ -54,7 +54,10 @@ class Seed(Transform):
         "setup that seeds from its config's seed field, drawing from the OS while it keeps its negative default "
         "(detectron2's `default_setup` with `cfg.SEED` -1), is followed by `seed_all`, with a note. "
         "`--deterministic` sets `mode=True` (deterministic kernels, "
-        "HCCL determinism); `--keep-dropout` sets `rm_dropout=False`.")
+        "HCCL determinism; where the user's seed is known only after communication starts, `seed = args.seed + "
+        "dist.get_rank()` or a seed read after `Accelerator()`, a `seed_all(mode=True)` with the fixed seed also "
+        "goes before that start, since HCCL reads its settings when its communicators are made); "
+        "`--keep-dropout` sets `rm_dropout=False`.")
     examples = (
         Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n"
                 "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
@@ -88,6 +91,18 @@ class Seed(Transform):
                 "import mindspore as ms\nfrom msprobe_runtime.mindspore import seed_all\nseed_all(seed=7, mode=True, "
                 "rm_dropout=False)\n\nms.set_seed(7)\nnet = ms.nn.Dense(2, 2)\nif __name__ == \"__main__\":\n"
                 "    print(net)\n", {"deterministic": True, "remove_dropout": False}),
+        # CleanRL's multi-GPU PPO: the seed is known only once the process group is up (`args.seed += rank`);
+        # with --deterministic, a seed_all before it sets what HCCL reads when its communicators are made.
+        Example("import torch\nimport torch.distributed as dist\n\n\ndef main(args):\n"
+                "    dist.init_process_group(\"nccl\")\n    seed = args.seed + dist.get_rank()\n"
+                "    torch.manual_seed(seed)\n    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n"
+                "    main(parse_args())\n",
+                "import torch\nimport torch.distributed as dist\nfrom msprobe_runtime.pytorch import seed_all\n\n\n"
+                "def main(args):\n    seed_all(seed=1234, mode=True, rm_dropout=True)\n"
+                "    dist.init_process_group(\"nccl\")\n    seed = args.seed + dist.get_rank()\n"
+                "    seed_all(seed=seed, mode=True, rm_dropout=True)\n"
+                "    torch.manual_seed(seed)\n    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n"
+                "    main(parse_args())\n", {"deterministic": True}),
         Example("import argparse\nimport random\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
                 "parser.add_argument(\"--manualSeed\", type=int)\nopt = parser.parse_args()\n"
                 "if opt.manualSeed is None:\n    opt.manualSeed = random.randint(1, 10000)\n"
@@ -185,9 +200,7 @@ class Seed(Transform):
         seed, binding = self._user_seed(unit, varying)
         if setup is not None and binding is not None:  # the user's seed expression may not be defined after the setup
             seed = None
-        call = (f"{unit.runtime('seed_all')}(seed={seed if seed is not None else options.seed}, "
-                f"mode={options.deterministic}, rm_dropout={options.remove_dropout})")
-        statement = nodes.statement(call)
+        statement = nodes.statement(_seed_all(unit, seed if seed is not None else options.seed))
         if setup is not None:  # detectron2's default_setup: reseeded from the OS unless the config sets its seed
             unit.note(setup.lineno, "this setup seeds from the OS while the config's seed is negative (its default): "
                                     "seed_all goes right after it; set the seed in the config to keep your own")
@@ -205,10 +218,30 @@ class Seed(Transform):
         target = unit.statement(anchor)
         if target is None:
             unit.edits.insert_after(unit.after_imports(), [statement])
-        elif where == "after":
+            return
+        if where == "after":
             unit.edits.insert_after(target, [statement])
         else:
             unit.edits.insert_before(target, [statement])
+        if options.deterministic:
+            self._determinism_first(unit, anchor)
+
+    @staticmethod
+    def _determinism_first(unit: Unit, anchor: ast.stmt) -> None:
+        """With `--deterministic`, where the user's seed is known only after communication has started (`seed =
+        args.seed + dist.get_rank()`, a seed read after `Accelerator()`): `seed_all(mode=True)` also goes before
+        that start, since HCCL and LCCL read their determinism settings when their communicators are made."""
+        parents = unit.analysis.parents
+        scope = _scope_of(anchor, parents)
+        init = next((node for node in ast.walk(scope) if isinstance(node, ast.Call)
+                     and unit.ctx.call_qualname(node) in catalogue.DISTRIBUTED_INIT_CALLS
+                     and _scope_of(node, parents) is scope and node.lineno < anchor.lineno), None)
+        target = unit.statement(_statement_of(init, parents)) if init is not None else None
+        if target is None:
+            return
+        unit.edits.insert_before(target, [nodes.statement(_seed_all(unit, unit.options.seed))])
+        unit.note(init.lineno, "seed_all(mode=True) also goes before communication starts here, where HCCL and LCCL "
+                               "read their determinism settings; the seed_all after it sets your seed")
 
     @staticmethod
     def _fix_value(unit: Unit, assignment: ast.Assign | ast.AnnAssign, seed: str) -> None:
@@ -341,6 +374,20 @@ def _reads_as_seed(node: ast.expr) -> bool:
 def _called_name(call: ast.Call) -> str:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _seed_all(unit: Unit, seed: object) -> str:
+    """The `seed_all(...)` call with `seed` (a literal or the user's expression) and the run's options."""
+    options = unit.options
+    return f"{unit.runtime('seed_all')}(seed={seed}, mode={options.deterministic}, rm_dropout={options.remove_dropout})"
+
+
+def _scope_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
+    """The function (or the module) `node` runs in."""
+    node = parents.get(node)
+    while node is not None and not isinstance(node, (*FUNCTION_TYPES, ast.Module)):
+        node = parents.get(node)
+    return node
 
 
 def _statement_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.stmt:

@@ -28,6 +28,10 @@ TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.lina
 NOT_TENSOR_FUNCTIONS = frozenset({"is_tensor", "numel", "is_floating_point", "is_complex", "get_default_dtype",
                                   "is_grad_enabled", "device", "get_rank", "typename"})
 SYNC_NAMES = catalogue.HOST_SYNC_METHODS | {name.rsplit(".", 1)[1] for name in catalogue.HOST_SYNC_CALLS}
+# Calls that act on a host value: RL's `envs.step(actions)`, `scheduler.step(val_loss)`, a NaN check.
+HOST_CONSUMERS = frozenset({"step", "isfinite", "isnan", "isinf"})
+NEEDED = ("{use}, so the host needs this value and the sync stays; keep it the same in every run you compare (a host "
+          "read changes how device work is scheduled)")
 REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; keep statistics "
           "on the device (msprobe's async dump) and read them every N steps")
 
@@ -43,7 +47,9 @@ class HostSyncInLoop(Rule):
                "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, unless it steps the "
                "optimizer: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are `.cpu()` on a model, or numbers that are already Python "
-               "values.")
+               "values. A read the host acts on (a branch on it, or a call that acts on it, `math.isfinite(...)` "
+               "or RL's `envs.step(actions)`, directly or through the name it is assigned to) is reported with a "
+               "message that says the sync stays.")
     why = ("Reading a device value on the host waits for every queued kernel. That changes how work is scheduled "
            "and overlapped, so observing a run can change it: a NaN that appears without the print may vanish with "
            "it, and the same script with and without logging (or with `CUDA_LAUNCH_BLOCKING=1` / "
@@ -69,6 +75,12 @@ class HostSyncInLoop(Rule):
         "        loss_value = 0.5\n        print(loss_value)\n",
     )
     invalid = (
+        # Reads the host acts on (CleanRL hands the actions to the environment; a NaN check stops the run): reported
+        # with a message that says the sync stays.
+        Invalid("import math\n\nimport torch\n\n\ndef train(agent, envs, opt, obs):\n    while True:\n"
+                "        actions = agent(obs).argmax(-1)\n        obs, reward = envs.step(actions.cpu().numpy())\n"
+                "        loss = -reward.mean()\n        loss.backward()\n        opt.step()\n"
+                "        if not math.isfinite(loss.item()):\n            break\n", lines=(9, 13)),
         Invalid("import torch\n\n\ndef train(model, loader, optimizer, criterion):\n    for x, y in loader:\n"
                 "        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n        loss.backward()\n"
                 "        optimizer.step()\n        running = loss.item()\n"
@@ -230,24 +242,24 @@ class HostSyncInLoop(Rule):
         func = node.func
         qualified = self.ctx.call_qualname(node) if self.ctx.callee_name(node) in SYNC_NAMES else None
         if qualified in catalogue.HOST_SYNC_CALLS:
-            self._candidate(node, f"`{qualified}()` in the training loop: {REMEDY}")
+            self._candidate(node, f"`{qualified}()`")
         elif isinstance(func, ast.Attribute) and func.attr in catalogue.HOST_SYNC_METHODS and not node.args:
             parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
             if isinstance(parent, ast.Attribute) and parent.attr in MODULE_METHODS:
                 return  # `model.cpu().parameters()`: a module moved, not a tensor read
             if qualified is None and self._syncs_receiver(func.attr, func.value):
-                self._candidate(node, f"`.{func.attr}()` in the training loop: {REMEDY}")
+                self._candidate(node, f"`.{func.attr}()`")
         elif isinstance(func, ast.Name) and func.id not in self.ctx.imports.bindings and len(node.args) >= 1:
             if func.id in ("float", "int") and len(node.args) == 1 and self._tensorish(node.args[0]):
-                self._candidate(node, f"`{func.id}()` of a tensor in the training loop: {REMEDY}")
+                self._candidate(node, f"`{func.id}()` of a tensor")
             elif func.id == "print":
                 printed = next((a for a in node.args if self._tensorish(a)), None)
                 if printed is not None:
-                    self._candidate(printed, f"printing a tensor in the training loop: {REMEDY}")
+                    self._candidate(printed, "printing a tensor")
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
         if self._scope() in self.looping_scopes and self._tensorish(node.value):
-            self._candidate(node.value, f"formatting a tensor in an f-string in the training loop: {REMEDY}")
+            self._candidate(node.value, "formatting a tensor in an f-string")
 
     def _syncs_receiver(self, method: str, receiver: ast.AST) -> bool:
         """Whether `receiver.<method>()` reads a device tensor not already read by an inner sync."""
@@ -268,12 +280,34 @@ class HostSyncInLoop(Rule):
             return False
         return self._tensorish(receiver) is not False
 
-    def _candidate(self, node: ast.AST, message: str) -> None:
+    def _candidate(self, node: ast.AST, what: str) -> None:
         if any(isinstance(a, ast.Raise) for a in self.ctx.ancestors):
             return  # an error message: runs once, on the way out
         loops = self._loops_running(node)
         if loops:
+            use = self._host_use(node, loops[0])
+            message = f"{what} in the training loop: " + (NEEDED.format(use=use) if use else REMEDY)
             self.candidates.append((self.ctx.site(node), loops, message))
+
+    def _host_use(self, node: ast.AST, loop: ast.AST) -> str | None:
+        """What needs the value on the host, where the code shows it: a branch (`if loss.item() > best:`, early
+        stopping), or a call that acts on it (`envs.step(actions)`, RL's environment; `math.isfinite(loss)`),
+        directly or through the name it is assigned to in the loop; None for statistics (printed, logged, kept)."""
+        path = [*self.ctx.ancestors, node]
+        for parent, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
+            if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
+                return "the host branches on it"
+            if isinstance(parent, ast.Call) and child is not parent.func:
+                return f"`{_callee(parent)}` takes it" if self._acts_on(parent) else None
+            if isinstance(parent, ast.Assign):
+                names = {t.id for t in parent.targets if isinstance(t, ast.Name)}
+                return next((f"`{_callee(call)}` takes `{name.id}`" for call in ast.walk(loop)
+                             if isinstance(call, ast.Call) and self._acts_on(call)
+                             for name in (*call.args, *(k.value for k in call.keywords))
+                             if isinstance(name, ast.Name) and name.id in names and name.lineno > parent.lineno), None)
+            if isinstance(parent, ast.stmt):
+                return None
+        return None
 
     def _loops_running(self, node: ast.AST) -> list[ast.AST]:
         """Loops whose every iteration evaluates `node` (not a `for` header, not under `if step % N`)."""
@@ -291,6 +325,11 @@ class HostSyncInLoop(Rule):
                 if not (isinstance(ancestor, (ast.For, ast.AsyncFor)) and child in (ancestor.iter, ancestor.target)):
                     loops.append(ancestor)
         return loops
+
+    def _acts_on(self, call: ast.Call) -> bool:
+        """Whether a call acts on the host values it is given: an environment's or a plateau scheduler's `step`, a
+        finiteness check (not a statistic printed, logged or kept)."""
+        return self.ctx.callee_name(call) in HOST_CONSUMERS
 
     def _steps_optimizer(self, guard: ast.If) -> bool:
         """Whether a `% N` guard steps the optimizer: gradient accumulation (`if (i + 1) % accum == 0:`), whose
@@ -324,3 +363,8 @@ class HostSyncInLoop(Rule):
 def _is_periodic(test: ast.AST) -> bool:
     """`step % N == 0`-style guards: the sync runs once every N iterations."""
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
+
+
+def _callee(call: ast.Call) -> str:
+    text = ast.unparse(call.func)
+    return text if len(text) <= 40 else text[-40:]

@@ -620,12 +620,19 @@ TORCH_DROPOUT_FUNCTIONS = frozenset(
 )
 # torch_npu's fused kernels that drop at random: name -> (position, keyword) of the drop probability, always
 # applied (`npu_dropout_with_add_softmax(self, x1, alpha, prob, dim)`, `_npu_dropout(self, p)`, the old
-# `torch.npu_dropoutV2(self, seed, p)`), and of the keep probability of `npu_fusion_attention` (default 1: none).
+# `torch.npu_dropoutV2(self, seed, p)`).
 NPU_DROP_PROBABILITY: dict[str, tuple[int, str]] = {
     "torch_npu.npu_dropout_with_add_softmax": (3, "prob"), "torch_npu._npu_dropout": (1, "p"),
     "torch.npu_dropoutV2": (2, "p"),
 }
-NPU_KEEP_PROBABILITY: dict[str, tuple[int, str]] = {"torch_npu.npu_fusion_attention": (9, "keep_prob")}
+# Fused attention kernels that drop attention weights when their keep probability is below 1 (default 1: none):
+# torch_npu's, and MindSpore's (mindformers' flash attention: `FlashAttentionScore(head_num, keep_prob=1 - p)`).
+FUSED_ATTENTION_KEEP_PROBABILITY: dict[str, tuple[int, str]] = {
+    "torch_npu.npu_fusion_attention": (9, "keep_prob"),
+    "mindspore.ops.operations.nn_ops.FlashAttentionScore": (1, "keep_prob"),
+    **dict.fromkeys([f"{m}.flash_attention_score" for m in ("mindspore.ops", "mindspore.ops.function",
+                                                            "mindspore.ops.function.nn_func")], (11, "keep_prob")),
+}
 # Modules whose constructor takes `dropout=` (and the default when it is not given).
 TORCH_DROPOUT_KEYWORD_MODULES: dict[str, float] = {
     "torch.nn.MultiheadAttention": 0.0, "torch.nn.LSTM": 0.0, "torch.nn.GRU": 0.0, "torch.nn.RNN": 0.0,
@@ -640,6 +647,8 @@ MINDSPORE_DROPOUT = frozenset({
     "mindspore.mint.nn.Dropout", "mindspore.mint.nn.functional.dropout", "mindspore.mint.nn.Dropout2d",
     "mindspore.mint.nn.functional.dropout2d", "mindspore.nn.DropoutExt", "mindspore.nn.Dropout2dExt",
 })
+# The masks MindSpore's fused attention is given (mindformers' flash attention): msprobe-kit's seed_all leaves them.
+MINDSPORE_FUSED_DROPOUT_MASKS = frozenset({"mindspore.ops.DropoutGenMask", "mindspore.ops.operations.DropoutGenMask"})
 
 # Stochastic depth (DropPath): drops whole residual branches at random in training, like dropout, but through
 # `bernoulli_`/`torch.rand`, which msprobe's `seed_all(rm_dropout=True)` and PrecisionDebugger do not patch.

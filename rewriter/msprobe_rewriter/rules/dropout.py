@@ -11,8 +11,9 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 # Last components of every dropout API: calls named otherwise are skipped without resolving them.
 DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.TORCH_DROPOUT_MODULES, catalogue.TORCH_DROPOUT_FUNCTIONS, catalogue.TORCH_DROPOUT_KEYWORD_MODULES,
-    catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT, catalogue.NPU_DROP_PROBABILITY,
-    catalogue.NPU_KEEP_PROBABILITY) for q in table)
+    catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT, catalogue.MINDSPORE_FUSED_DROPOUT_MASKS,
+    catalogue.NPU_DROP_PROBABILITY,
+    catalogue.FUSED_ATTENTION_KEEP_PROBABILITY) for q in table)
 # ... and of every stochastic-depth (DropPath) API.
 STOCHASTIC_DEPTH_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.STOCHASTIC_DEPTH_MODULES, catalogue.STOCHASTIC_DEPTH_FUNCTIONS) for q in table) | {
@@ -21,6 +22,9 @@ DROP_PATH_MESSAGE = ("{what} turns on stochastic depth: every training step drop
                      "which msprobe's `seed_all(rm_dropout=True)` leaves on (msprobe-kit's turns it off); {fix} while "
                      "debugging")
 
+FUSED_NOTE = " (`seed_all(rm_dropout=True)` does not reach MindSpore's fused attention)"
+FUSED_MASK_MESSAGE = ("`DropoutGenMask` draws the dropout masks of fused attention, new every step; keep the attention's "
+                      "keep_prob at 1.0 while debugging (`seed_all(rm_dropout=True)` does not reach it)")
 KEEP_PROB_MESSAGE = ("`keep_prob` below 1 drops attention weights at random, with a new mask every step; pass "
                      "keep_prob=1.0 while debugging")
 
@@ -45,7 +49,10 @@ class Dropout(Rule):
                "unless the rate is a literal 0 or a per-block value / parameter handed down inside model code. On "
                "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
                "`npu_dropout_with_add_softmax`, `_npu_dropout`, the old `torch.npu_dropoutV2`, and "
-               "`npu_fusion_attention` with a `keep_prob` other than 1. A file that calls msprobe-kit's "
+               "`npu_fusion_attention` with a `keep_prob` other than 1; MindSpore's `FlashAttentionScore` and "
+               "`flash_attention_score` likewise, and `ops.DropoutGenMask`, which draws the masks of fused attention "
+               "(mindformers' flash attention; reported even where `seed_all(rm_dropout=True)` runs, which does not "
+               "reach them). A file that calls msprobe-kit's "
                "`seed_all(..., rm_dropout=True)` (msprobe-instrument adds it) runs with all of it off and gets no "
                "finding; one that calls msprobe's own gets the stochastic-depth findings only.")
     why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "
@@ -78,6 +85,8 @@ class Dropout(Rule):
         "import keras\n\nlayer = keras.layers.Dropout(0.5)  # not torch / MindSpore\n",
         "import torch_npu\n\n\ndef attend(q, k, v, scale):\n"
         "    return torch_npu.npu_fusion_attention(q, k, v, 8, \"BNSD\", scale=scale)[0]  # keep_prob=1.0\n",
+        "from mindspore.ops.operations.nn_ops import FlashAttentionScore\n\n"
+        "attention = FlashAttentionScore(head_num=8, keep_prob=1.0, input_layout=\"BNSD\")\n",
         "import torch\n\n\nclass Dropout:\n    pass\n\n\nd = Dropout()  # a local class\n",
         "import timm\nfrom timm.layers import DropPath, drop_path\n\n"
         "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.)\n"
@@ -90,6 +99,15 @@ class Dropout(Rule):
         "        self.extra = nn.ModuleList([Block(8, 2, drop_path=dpr[i]) for i in range(depth)])\n",
     )
     invalid = (
+        # msprobe-kit's MindSpore seed_all does not reach fused attention: still reported.
+        Invalid("from mindspore import ops\nfrom mindspore.ops.operations.nn_ops import FlashAttentionScore\n"
+                "from msprobe_runtime.mindspore import seed_all\n\nseed_all(seed=1, rm_dropout=True)\n"
+                "attention = FlashAttentionScore(head_num=8, keep_prob=0.9)\nmasks = ops.DropoutGenMask()\n"
+                "drop = ops.Dropout(keep_prob=0.9)  # removed by seed_all\n", lines=(6, 7)),
+        # mindformers' flash attention: attention dropout in the fused kernel, and the masks it is given.
+        Invalid("from mindspore import ops\nfrom mindspore.ops.operations.nn_ops import FlashAttentionScore\n\n"
+                "attention = FlashAttentionScore(head_num=8, keep_prob=0.9, input_layout=\"BNSD\")\n"
+                "masks = ops.DropoutGenMask()\n", lines=(4, 5)),
         # msprobe's own seed_all(rm_dropout=True) leaves stochastic depth on.
         Invalid("import timm\nimport torch\nfrom msprobe.pytorch import seed_all\n\nseed_all(1234, False, True)\n"
                 "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.1)\nhead = torch.nn.Dropout(0.1)\n",
@@ -136,6 +154,7 @@ class Dropout(Rule):
         super().__init__(ctx)
         self.removed: bool | None = None  # seed_all(rm_dropout=True) runs: True when it removes stochastic depth too
         self.stochastic_depth: list = []  # the reports of stochastic depth
+        self.fused: list = []  # the reports of MindSpore's fused attention dropout, which seed_all leaves on
 
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
@@ -160,15 +179,21 @@ class Dropout(Rule):
             self._check_keyword_module(node, qualified)
         elif qualified in catalogue.SDPA_FUNCTIONS:
             self._check_probability(node, argument(node, 4, "dropout_p"), default_fires=False)
+        elif qualified in catalogue.MINDSPORE_FUSED_DROPOUT_MASKS:
+            self.report(node, FUSED_MASK_MESSAGE, fixable=False)
+            self.fused.append(self.reports[-1])
         elif qualified in catalogue.MINDSPORE_DROPOUT:
             self._check_mindspore(node, qualified)
         elif qualified in catalogue.NPU_DROP_PROBABILITY:
             self._check_probability(node, argument(node, *catalogue.NPU_DROP_PROBABILITY[qualified]),
                                     default_fires=True)
-        elif qualified in catalogue.NPU_KEEP_PROBABILITY:
-            keep = argument(node, *catalogue.NPU_KEEP_PROBABILITY[qualified])
+        elif qualified in catalogue.FUSED_ATTENTION_KEEP_PROBABILITY:
+            keep = argument(node, *catalogue.FUSED_ATTENTION_KEEP_PROBABILITY[qualified])
+            mindspore = qualified.startswith("mindspore.")
             if keep is not None and constant(keep) != 1:
-                self.report(node, KEEP_PROB_MESSAGE)
+                self.report(node, KEEP_PROB_MESSAGE + (FUSED_NOTE if mindspore else ""), fixable=False if mindspore else None)
+                if mindspore:
+                    self.fused.append(self.reports[-1])
 
     def _note_seed_all(self, node: ast.Call) -> None:
         found = catalogue.RM_DROPOUT_SEEDERS.get(self.ctx.call_qualname(node) or "")
@@ -177,9 +202,9 @@ class Dropout(Rule):
 
     def finish(self) -> None:
         """A file that calls `seed_all(..., rm_dropout=True)` runs with its dropout off: nothing to report, but
-        the stochastic depth msprobe's own `seed_all` leaves on."""
+        the stochastic depth msprobe's own `seed_all` leaves on, and MindSpore's fused attention dropout."""
         if self.removed is not None:
-            kept = [] if self.removed else self.stochastic_depth
+            kept = self.fused + ([] if self.removed else self.stochastic_depth)
             self.reports = [report for report in self.reports if any(report is k for k in kept)]
 
     def _report_stochastic_depth(self, node: ast.Call, what: str, fix: str) -> None:

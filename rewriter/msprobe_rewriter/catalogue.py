@@ -1066,6 +1066,11 @@ MINDSPORE_LOAD_CHECKPOINT = frozenset({"mindspore.load_checkpoint", "mindspore.t
                                        "mindspore.train.serialization.load_checkpoint"})
 # `load_checkpoint` arguments that load only some parameters.
 MINDSPORE_CHECKPOINT_FILTERS = ("choice_func", "filter_prefix", "specify_prefix")
+# Names a MindSpore checkpoint keeps for the optimizer and the training loop, beside the network's weights.
+MINDSPORE_TRAINING_STATE = frozenset({"learning_rate", "global_step", "moments", "momentum", "adam_m", "adam_v",
+                                      "beta1_power", "beta2_power", "epoch_num", "step_num", "loss_scale",
+                                      "scale_sense", "current_iterator_step", "last_overflow_iterator_step",
+                                      "accu_grads"})
 
 # --- seeds that change every run (entropy-seed) ----------------------------------------------------
 # Seeding calls -> (position, keyword) of their seed argument (SEEDING_CLASSES take none).

@@ -38,7 +38,9 @@ class PartialCkptLoad(Rule):
                "an `assert` or `if`, or passed on to a function that does more than print them); keys popped or deleted from a dict that the same function "
                "then loads non-strictly; MindSpore `load_param_into_net` whose result (the parameters it did not "
                "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
-               "`choice_func=`/`filter_prefix=`/`specify_prefix=`, or with `net=` (it loads into the network "
+               "`choice_func=`/`filter_prefix=`/`specify_prefix=` whose dict goes into a network (not resume counters read "
+               "by name, nor a `filter_prefix=` that leaves out only optimizer and loop state, `learning_rate`, "
+               "`global_step`, `moments`, ...), or with `net=` (it loads into the network "
                "and discards that list). MindSpore's `strict_load` only decides how names are matched (by "
                "suffix or exactly) and whether dtypes are converted: a parameter missing from the checkpoint is "
                "skipped either way.")
@@ -53,6 +55,18 @@ class PartialCkptLoad(Rule):
            "some layers must be new (a fresh classification head), save the initialised model once and load that "
            "file in every run.")
     valid = (
+        # Resume counters read by name (mindformers), and optimizer state left out (mindaudio): every weight loads.
+        """\
+import mindspore as ms
+
+
+def resume(path, net):
+    counters = ms.load_checkpoint(path, choice_func=lambda x: x in ["epoch_num", "step_num"])
+    params = ms.load_checkpoint(path, filter_prefix=["learning_rate", "global_step", "moments"])
+    not_loaded, _ = ms.load_param_into_net(net, params)
+    assert not not_loaded
+    return int(counters["epoch_num"])
+""",
         """\
 import torch
 
@@ -256,13 +270,28 @@ def restore(net, path):
         return next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), self.ctx.tree)
 
     def _check_load_checkpoint(self, node: ast.Call) -> None:
+        into_net = argument(node, 1, "net") is not None
         for arg in catalogue.MINDSPORE_CHECKPOINT_FILTERS:
             value = keyword(node, arg)
-            if value is not None and constant(value) is not None:
+            if value is None or constant(value) is None or _training_state_only(arg, value):
+                continue
+            if into_net or self._loaded_into_net():
                 self.report(node, MS_FILTERED.format(arg=arg))
-                return
-        if argument(node, 1, "net") is not None:
+            return  # a filtered read kept as a dict (resume counters): no weights loaded
+        if into_net:
             self.report(node, MS_UNCHECKED.format(call="load_checkpoint(..., net=...)"))
+
+    def _loaded_into_net(self) -> bool:
+        """Whether the dict the call being visited returns goes into a network: given straight to a call, or the
+        name it is assigned to passed to `load_param_into_net` (or any call but a print) later in its function."""
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if not isinstance(parent, ast.Assign):
+            return True
+        names = {n.id for t in parent.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        return any(isinstance(node, ast.Call) and self.ctx.callee_name(node) not in REPORTING_CALLS
+                   and node.lineno >= parent.end_lineno
+                   and any(isinstance(a, ast.Name) and a.id in names for a in (*node.args, *(k.value for k in node.keywords)))
+                   for node in ast.walk(self._function_or_module()))
 
     def _removed(self, name: str, node: ast.AST) -> None:
         self.removed.setdefault((self._scope(), name), []).append(self.ctx.site(node))
@@ -284,3 +313,15 @@ def restore(net, path):
             func = func.value
         bound = self.ctx.imports.bindings.get(func.id) if isinstance(func, ast.Name) else None
         return bound is not None and bound.split(".", 1)[0] in PARSER_MODULES
+
+
+def _training_state_only(arg: str, value: ast.expr) -> bool:
+    """`filter_prefix=["learning_rate", "global_step"]`: it leaves out optimizer and loop state only, and the
+    network's weights all load."""
+    try:
+        prefixes = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    prefixes = [prefixes] if isinstance(prefixes, str) else prefixes
+    return (arg == "filter_prefix" and isinstance(prefixes, (list, tuple)) and bool(prefixes)
+            and all(isinstance(p, str) and p.split(".", 1)[0] in catalogue.MINDSPORE_TRAINING_STATE for p in prefixes))

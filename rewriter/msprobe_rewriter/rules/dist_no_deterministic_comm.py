@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue, seeding
+from msprobe_rewriter import catalogue, opt_in, seeding
+from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import Site, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -29,7 +30,8 @@ class DistNoDeterministicComm(Rule):
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
                "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
-               "given one device, and the `gloo` backend, a `Fabric(accelerator=\"cpu\")` or "
+               "given one device, and the `gloo` backend (an option defaulting to it is info), a "
+               "`Fabric(accelerator=\"cpu\")` or "
                "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged. With the `nccl` backend named, "
                "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
@@ -128,6 +130,17 @@ dist.init_process_group(backend="cpu:gloo,cuda:NCCL")
 """,
     )
     invalid = (
+        # CleanRL's multi-GPU PPO: `--backend` is gloo unless told otherwise (info).
+        Invalid("""\
+import argparse
+
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--backend", type=str, default="gloo")
+args = parser.parse_args()
+dist.init_process_group(args.backend)
+""", lines=(8,), severity="info"),
         # mmcv's launcher helper initialises the process group (ModelZoo's mmdetection-based scripts).
         Invalid("""\
 import torch_npu
@@ -187,7 +200,8 @@ else:
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.sites: list[tuple[Site, bool, str | None]] = []  # (site, whether it names nccl, its function)
+        # (site, whether it names nccl, its function, the backend argument)
+        self.sites: list[tuple[Site, bool, str | None, ast.expr | None]] = []
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Attribute) and node.func.attr not in INIT_NAMES:
@@ -195,7 +209,9 @@ else:
         qualified = self.ctx.call_qualname(node)
         if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
             on_nccl = bool(_backends(node, qualified) & catalogue.NCCL_BACKENDS)
-            self.sites.append((self.ctx.site(node), on_nccl, self.ctx.current_function()))
+            position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
+            backend = argument(node, *position) if position is not None else None
+            self.sites.append((self.ctx.site(node), on_nccl, self.ctx.current_function(), backend))
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
@@ -217,11 +233,15 @@ else:
         if not self.sites:
             return
         effects = seeding.analyse(self.ctx).effects
-        for site, on_nccl, function in self.sites:
+        for site, on_nccl, function, backend in self.sites:
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]
             if any(summary.hccl for summary in before):
                 continue
-            if not on_nccl:
+            default = opt_in.default_value(self.ctx, backend) if backend is not None else None
+            if isinstance(default, str) and default.lower() in catalogue.CPU_BACKENDS:  # `--backend` gloo by default
+                self.report(site, self.message + f" (only when `{condition_text(backend)}` is not {default}, as it is "
+                                                 "with the default arguments)", "info")
+            elif not on_nccl:
                 self.report(site)
             elif not any(summary.nccl for summary in before):
                 self.report(site, self.nccl_message)

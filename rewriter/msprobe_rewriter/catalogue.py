@@ -174,6 +174,8 @@ TORCH_RANDOM_DRAWS = frozenset(
 )
 # Draws from a process-global generator (torch's: only without `generator=`).
 GLOBAL_RANDOM_DRAWS = TORCH_RANDOM_DRAWS | NUMPY_RANDOM_DRAWS | PYTHON_RANDOM_DRAWS
+# Those that shuffle (a data order written by hand, not augmentation).
+GLOBAL_SHUFFLES = frozenset({"random.shuffle", "numpy.random.shuffle", "numpy.random.permutation", "torch.randperm"})
 # MindSpore functions drawing from the operator RNG that `mindspore.set_seed` seeds (MindSpore 2.10; checked
 # by running them twice): qualified name -> position of their own `seed` argument (None: keyword only).
 # Given a seed, they are reproducible on their own. `ops.randperm` (a fixed seed 0 by default),

@@ -10,6 +10,10 @@ from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
 
+SHUFFLE_MESSAGE = ("`{function}` shuffles with `{draw}`{through}, from a global generator, for every sample or "
+                   "batch: what it shuffles (samples, tokens, masked positions) changes every epoch and every run; "
+                   "shuffle with a generator of its own seeded with a constant (`random.Random(seed).shuffle(items)`) "
+                   "while debugging")
 HAND_MESSAGE = ("`{function}` draws `{draw}`{through} for every sample: augmentation or sampling written by hand changes every "
                 "epoch; make it deterministic while debugging (skip it behind a flag, or draw from a generator of "
                 "its own seeded with a constant)")
@@ -35,7 +39,8 @@ class RandomAugment(FollowsValues, Rule):
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged. "
                "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
-               "NumPy's global generator or torch's (without `generator=`) in code that runs for every sample "
+               "NumPy's global generator or torch's (without `generator=`; a shuffle is named one; not in an "
+               "`except` block, which draws another sample when one fails to load) in code that runs for every sample "
                "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, and the methods of the file's "
                "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
                "a transform class is one named for transforms, or derived from one of the file's, or named as "
@@ -65,6 +70,10 @@ class RandomAugment(FollowsValues, Rule):
            "own seeded with a constant (`self.rng = random.Random(0)`), which nothing else can move. Restore them "
            "for real training.")
     valid = (
+        # Another sample drawn only when one fails to load (mindocr's datasets): no augmentation.
+        "import random\n\nfrom torch.utils.data import Dataset\n\n\nclass Images(Dataset):\n"
+        "    def __getitem__(self, index):\n        try:\n            return self.load(index)\n"
+        "        except OSError:\n            return self[random.randrange(len(self))]\n",
         "from torchvision import transforms\n\nval_tf = transforms.Compose([transforms.Resize(256), "
         "transforms.CenterCrop(224), transforms.ToTensor()])\n",
         "import torchvision.transforms.v2 as T\n\nflip = T.RandomHorizontalFlip(p=0.0)\n"
@@ -101,6 +110,9 @@ class RandomAugment(FollowsValues, Rule):
         "def add_noise(sample, sigma):\n    return sample + sigma * torch.randn_like(sample)\n",
     )
     invalid = (
+        # A dataset that shuffles its samples by hand (mindformers' loaders): reported as a shuffle.
+        Invalid("import random\n\n\nclass StreamingDataset:\n    def __iter__(self):\n"
+                "        random.shuffle(self.samples)\n        yield from self.samples\n", lines=(6,)),
         # torchvision's detection reference: a transform of torchvision's, subclassed to flip the boxes too.
         Invalid("import torch\nfrom torchvision.transforms import transforms as T\n\n\n"
                 "class RandomHorizontalFlip(T.RandomHorizontalFlip):\n    def forward(self, image, target=None):\n"
@@ -246,7 +258,10 @@ class RandomAugment(FollowsValues, Rule):
                                   "`is_training=False` while debugging")
 
     def _drawn_by_hand(self, node: ast.Call, qualified: str) -> None:
-        """A global draw in code run for every sample: augmentation or sampling written by hand (once a function)."""
+        """A global draw in code run for every sample: augmentation or sampling written by hand (once a function);
+        not one in an `except` block (another sample drawn when one fails to load: mindocr's datasets)."""
+        if any(isinstance(ancestor, ast.ExceptHandler) for ancestor in self.ctx.ancestors):
+            return
         function = self.cpu_code.item_function()
         if function is None and qualified not in catalogue.TORCH_RANDOM_DRAWS:
             # a sample function's draw from Python's or NumPy's generator (with torch's, a function of a
@@ -254,7 +269,8 @@ class RandomAugment(FollowsValues, Rule):
             function = self.cpu_code.sample_function()
         if function is not None and id(function) not in self._hand_drawn:
             self._hand_drawn.add(id(function))
-            self.report(node, HAND_MESSAGE.format(function=function.name, draw=qualified, through=""), fixable=False)
+            message = SHUFFLE_MESSAGE if qualified in catalogue.GLOBAL_SHUFFLES else HAND_MESSAGE
+            self.report(node, message.format(function=function.name, draw=qualified, through=""), fixable=False)
 
     def finish(self) -> None:
         """Per-sample code that draws through a function of the file (mindocr's `CVRandomRotation.__call__` calls

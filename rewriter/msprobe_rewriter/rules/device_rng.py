@@ -35,6 +35,9 @@ INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on
 APPLY_MESSAGE = ("`{call}` initialises the weights of a model already on a device: `{fn}` draws them with that "
                  f"device's generator, and {SAME_SEED}: initialise before moving the model "
                  "(`model.apply({fn})` first, then `.to(device)`)")
+GENERATOR_MESSAGE = ("`{call}` makes a generator on the device: what it draws (a diffusers pipeline's latents, "
+                     "validation images) comes from that device's generator, and " + SAME_SEED + ": make it on the "
+                     "CPU, `torch.Generator().manual_seed(seed)` (diffusers then draws on the CPU and moves)")
 DISTRIBUTION_MESSAGE = ("`{call}` draws where the distribution's parameters live, and " + SAME_SEED + ": sample from "
                         "CPU copies and move the result (`Normal(mu.cpu(), std.cpu()).rsample().to(mu.device)`), or "
                         "draw the noise on the CPU yourself (`mu + std * torch.randn(mu.shape).to(mu.device)`)")
@@ -62,7 +65,9 @@ class DeviceRng(FollowsValues, Rule):
                "DeepSpeed, torch_npu), except in code that runs on the CPU: weight initialisation (`*init*`, "
                "`reset*` but not a NoisyNet's `reset_noise`, `*normal_`/`*uniform_` helpers), datasets, collate "
                "functions, transforms, and "
-               "`with torch.device(\"cpu\")`. `sample()`/`rsample()` of a `torch.distributions` distribution "
+               "`with torch.device(\"cpu\")`. A `torch.Generator` made on a device (diffusers' validation "
+               "`torch.Generator(device=accelerator.device)`) is flagged too. "
+               "`sample()`/`rsample()` of a `torch.distributions` distribution "
                "(`Categorical(logits=logits).sample()`, also one kept in a name) draws where its parameters live, "
                "checked as those inputs are (msprobe-instrument leaves these to you). In files that import diffusers it also flags diffusers' own draws "
                "without a generator: `randn_tensor(shape, device=d)` on a device, and "
@@ -107,6 +112,7 @@ class DeviceRng(FollowsValues, Rule):
            "(torchtitan's seed checkpoint); initialise after `to_empty(device=\"cpu\")`, then move; keep the "
            "CPU as the default device while comparing runs.")
     valid = (
+        "import torch\n\ng = torch.Generator().manual_seed(0)\nh = torch.Generator(\"cpu\")\n",
         # nanochat: every weight initialised on the device is loaded over (strictly) right after.
         "import torch\n\n\ndef build(model, device, state):\n    model.to_empty(device=device)\n    model.init_weights()\n"
         "    model.load_state_dict(state, strict=True, assign=True)\n    return model\n",
@@ -170,6 +176,15 @@ class DeviceRng(FollowsValues, Rule):
         "    return [d.sample(generator=torch.default_generator) for d in cache] + [dist.sample()]  # not a posterior\n",
     )
     invalid = (
+        # diffusers' training scripts sample validation images with a generator made on the device (info: an
+        # evaluation function); one made in a training step is an error.
+        Invalid("import torch\n\n\ndef log_validation(pipeline, args, accelerator):\n"
+                "    generator = torch.Generator(device=accelerator.device).manual_seed(args.seed)\n"
+                "    return pipeline(args.prompt, generator=generator).images\n", lines=(5,), severity="info"),
+        Invalid("import torch\n\n\ndef train_step(unet, latents, device):\n"
+                "    g = torch.Generator(device).manual_seed(0)\n"
+                "    return unet(latents + torch.randn(latents.shape, generator=g, device=device))\n",
+                lines=(5, 6), severity="error"),
         Invalid("import torch\n\nnoise = torch.randn(8, 3, device=\"cuda\")\n", lines=(3,)),
         # pytorch/examples' DCGAN: the initialisation runs after the move, on the device's generator.
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef weights_init(m):\n"
@@ -315,6 +330,10 @@ class DeviceRng(FollowsValues, Rule):
                 passed = default_device.cpu_by_default(device, ancestors)  # a factory argument, the CPU by default
                 self.report(node, MODULE_MESSAGE.format(module=qualified.rpartition(".")[2])
                             + (" (when a device is passed)" if passed else ""), "warning" if passed else None)
+        elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
+            device = argument(node, 0, "device")
+            if device is not None and self.device_of(device) != CPU:
+                self.report(node, GENERATOR_MESSAGE.format(call=_short(node)), fixable=False)
         elif qualified in catalogue.DIFFUSERS_RANDN_TENSOR:
             device = argument(node, 2, "device")
             if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:

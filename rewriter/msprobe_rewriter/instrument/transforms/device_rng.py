@@ -90,11 +90,11 @@ class DeviceRng(Transform):
 
     def apply(self, unit: Unit) -> None:
         device_generators = _device_generators(unit)
+        moved: set[cst.Call] = set()  # generators made on the CPU here, for the draws that use them
+        left = []
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
             if not finding.fixable:  # an accelerator as the default device, a distribution's sample: the user's design
-                what = finding.message.split(": ", 1)[0]
-                unit.note(finding.line, f"not rewritten: {what}; draw on the CPU yourself (msprobe-lint --explain "
-                                        "device-rng)")
+                left.append((finding, call))
                 continue
             rewrite = self._plan(unit, call)
             if rewrite is None:
@@ -108,6 +108,12 @@ class DeviceRng(Transform):
                 node = unit.node_for(made, cst.Call)
                 if node is not None:
                     unit.edits.rewrite(node, _generator_on_cpu)
+                    moved.add(node)
+        for finding, call in left:
+            if call not in moved:
+                what = finding.message.split(": ", 1)[0]
+                unit.note(finding.line, f"not rewritten: {what}; draw on the CPU yourself (msprobe-lint --explain "
+                                        "device-rng)")
 
     def _plan(self, unit: Unit, call: cst.Call):
         if nodes.has_star(call) and not _only_star_size(call):

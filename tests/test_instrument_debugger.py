@@ -701,33 +701,28 @@ def test_a_train_step_cell_handed_to_the_function_that_loops_is_its_step(call):
     assert lines[lines.index("for x, y in data:") + 1].startswith("debugger.start(")
 
 
-def test_models_whose_parameters_go_through_a_variable_are_started():
-    """cluster_gan, cleanrl ppo_rnd, the captioning tutorial: the parameter list is built first, then given."""
-    code = ("import itertools\n\nimport torch\n\nG = torch.nn.Linear(2, 2)\nE = torch.nn.Linear(2, 2)\n"
-            "params = itertools.chain(G.parameters(), E.parameters())\nopt = torch.optim.Adam(params)\n"
-            "for x in torch.randn(4, 8, 2):\n    E(G(x)).sum().backward()\n    opt.step()\n")
+@pytest.mark.parametrize(("code", "loop", "start"), [
+    # cluster_gan, cleanrl ppo_rnd, the captioning tutorial: the parameter list is built first, then given.
+    ("import itertools\n\nimport torch\n\nG = torch.nn.Linear(2, 2)\nE = torch.nn.Linear(2, 2)\n"
+     "params = itertools.chain(G.parameters(), E.parameters())\nopt = torch.optim.Adam(params)\n"
+     "for x in torch.randn(4, 8, 2):\n    E(G(x)).sum().backward()\n    opt.step()\n",
+     "for x in torch.randn(4, 8, 2):", "debugger.start(model=[G, E])"),
+    # diffusers' DreamBooth LoRA: the UNet's parameters, and the text encoder's added under a flag.
+    ("import torch\n\nunet = torch.nn.Linear(2, 2)\ntext_encoder = torch.nn.Linear(2, 2)\n"
+     "params = list(filter(lambda p: p.requires_grad, unet.parameters()))\nif train_text_encoder:\n"
+     "    params = params + list(text_encoder.parameters())\nopt = torch.optim.AdamW(params)\n"
+     "for x in torch.randn(4, 8, 2):\n    unet(text_encoder(x)).sum().backward()\n    opt.step()\n",
+     "for x in torch.randn(4, 8, 2):", "debugger.start(model=[unet, text_encoder])"),
+    # diffusers' textual inversion trains the text encoder's input embeddings only: the text encoder is the
+    # model (not the frozen UNet that the script also switches to training mode).
+    ("import torch\n\nunet = torch.nn.Linear(2, 2)\ntext_encoder = torch.nn.Embedding(4, 2)\nunet.train()\n"
+     "opt = torch.optim.AdamW(text_encoder.get_input_embeddings().parameters())\n"
+     "for x in torch.randint(0, 4, (4, 8)):\n    unet(text_encoder(x)).sum().backward()\n    opt.step()\n",
+     "for x in torch.randint(0, 4, (4, 8)):", "debugger.start(model=text_encoder)"),
+], ids=["parameters in a variable", "every assignment of it", "a submodule's module"])
+def test_the_started_model_is_the_one_the_optimizer_updates(code, loop, start):
     lines = lines_of(run(code, "debugger")[0])
-    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=[G, E])"
-
-
-def test_every_assignment_of_the_parameter_list_counts():
-    """diffusers' DreamBooth LoRA: the UNet's parameters, and the text encoder's added under a flag."""
-    code = ("import torch\n\nunet = torch.nn.Linear(2, 2)\ntext_encoder = torch.nn.Linear(2, 2)\n"
-            "params = list(filter(lambda p: p.requires_grad, unet.parameters()))\nif train_text_encoder:\n"
-            "    params = params + list(text_encoder.parameters())\nopt = torch.optim.AdamW(params)\n"
-            "for x in torch.randn(4, 8, 2):\n    unet(text_encoder(x)).sum().backward()\n    opt.step()\n")
-    lines = lines_of(run(code, "debugger")[0])
-    assert lines[lines.index("for x in torch.randn(4, 8, 2):") + 1] == "debugger.start(model=[unet, text_encoder])"
-
-
-def test_the_model_of_a_submodule_a_method_returns_is_started():
-    """diffusers' textual inversion trains the text encoder's input embeddings only: the text encoder is the model
-    (not the frozen UNet that the script also switches to training mode)."""
-    code = ("import torch\n\nunet = torch.nn.Linear(2, 2)\ntext_encoder = torch.nn.Embedding(4, 2)\nunet.train()\n"
-            "opt = torch.optim.AdamW(text_encoder.get_input_embeddings().parameters())\n"
-            "for x in torch.randint(0, 4, (4, 8)):\n    unet(text_encoder(x)).sum().backward()\n    opt.step()\n")
-    lines = lines_of(run(code, "debugger")[0])
-    assert lines[lines.index("for x in torch.randint(0, 4, (4, 8)):") + 1] == "debugger.start(model=text_encoder)"
+    assert lines[lines.index(loop) + 1] == start
 
 
 def test_a_step_past_a_threshold_is_noted():

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword
+from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 # Last components of every dropout API: calls named otherwise are skipped without resolving them.
@@ -22,6 +23,13 @@ DROP_PATH_MESSAGE = ("{what} turns on stochastic depth: every training step drop
                      "which msprobe's `seed_all(rm_dropout=True)` leaves on (msprobe-kit's turns it off); {fix} while "
                      "debugging")
 
+# Functions that drop whole samples' paths at random, named so (stochastic depth written by hand), and the draws
+# of their masks.
+HAND_DROP_NAME = re.compile(r"_?(drop_?connect|drop_?path|drop_?block|layer_?drop|stochastic_?depth)$", re.IGNORECASE)
+MASK_DRAWS = frozenset({"bernoulli_", "bernoulli", "rand", "rand_like", "uniform_"})
+HAND_DROP_MESSAGE = ("`{function}` drops paths at random (stochastic depth written by hand), with a new mask every "
+                     "step; pass it a rate of 0 while debugging (`seed_all(rm_dropout=True)` does not reach code "
+                     "written by hand)")
 FUSED_NOTE = " (`seed_all(rm_dropout=True)` does not reach MindSpore's fused attention)"
 FUSED_MASK_MESSAGE = ("`DropoutGenMask` draws the dropout masks of fused attention, new every step; keep the attention's "
                       "keep_prob at 1.0 while debugging (`seed_all(rm_dropout=True)` does not reach it)")
@@ -52,7 +60,9 @@ class Dropout(Rule):
                "`npu_fusion_attention` with a `keep_prob` other than 1; MindSpore's `FlashAttentionScore` and "
                "`flash_attention_score` likewise, and `ops.DropoutGenMask`, which draws the masks of fused attention "
                "(mindformers' flash attention; reported even where `seed_all(rm_dropout=True)` runs, which does not "
-               "reach them). A file that calls msprobe-kit's "
+               "reach them), and stochastic depth written by hand: a mask drawn in a module-level function named "
+               "for it (`drop_connect`, `drop_path`, `drop_block`, `layer_drop`, `stochastic_depth`) in a file "
+               "without timm's `DropPath` class (likewise reported where seed_all runs). A file that calls msprobe-kit's "
                "`seed_all(..., rm_dropout=True)` (msprobe-instrument adds it) runs with all of it off and gets no "
                "finding; one that calls msprobe's own gets the stochastic-depth findings only.")
     why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "
@@ -99,6 +109,10 @@ class Dropout(Rule):
         "        self.extra = nn.ModuleList([Block(8, 2, drop_path=dpr[i]) for i in range(depth)])\n",
     )
     invalid = (
+        # Stochastic depth written by hand (pytorch-cifar's EfficientNet): no seed_all reaches it.
+        Invalid("import torch\n\n\ndef drop_connect(x, drop_ratio):\n    keep = 1.0 - drop_ratio\n"
+                "    mask = torch.empty([x.shape[0], 1, 1, 1], dtype=x.dtype, device=x.device)\n"
+                "    mask.bernoulli_(keep)\n    return x / keep * mask\n", lines=(7,)),
         # msprobe-kit's MindSpore seed_all does not reach fused attention: still reported.
         Invalid("from mindspore import ops\nfrom mindspore.ops.operations.nn_ops import FlashAttentionScore\n"
                 "from msprobe_runtime.mindspore import seed_all\n\nseed_all(seed=1, rm_dropout=True)\n"
@@ -154,7 +168,8 @@ class Dropout(Rule):
         super().__init__(ctx)
         self.removed: bool | None = None  # seed_all(rm_dropout=True) runs: True when it removes stochastic depth too
         self.stochastic_depth: list = []  # the reports of stochastic depth
-        self.fused: list = []  # the reports of MindSpore's fused attention dropout, which seed_all leaves on
+        self.unreached: list = []  # the reports seed_all leaves on: MindSpore's fused attention, drops written by hand
+        self.hand_written: set[str] = set()  # functions reported for stochastic depth written by hand
 
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
@@ -166,6 +181,8 @@ class Dropout(Rule):
         if name in STOCHASTIC_DEPTH_NAMES:
             self._check_stochastic_depth(node, name)
             return
+        if name in MASK_DRAWS:
+            self._check_hand_written(node)
         if name not in DROPOUT_NAMES:
             return
         qualified = self.ctx.call_qualname(node)
@@ -181,7 +198,7 @@ class Dropout(Rule):
             self._check_probability(node, argument(node, 4, "dropout_p"), default_fires=False)
         elif qualified in catalogue.MINDSPORE_FUSED_DROPOUT_MASKS:
             self.report(node, FUSED_MASK_MESSAGE, fixable=False)
-            self.fused.append(self.reports[-1])
+            self.unreached.append(self.reports[-1])
         elif qualified in catalogue.MINDSPORE_DROPOUT:
             self._check_mindspore(node, qualified)
         elif qualified in catalogue.NPU_DROP_PROBABILITY:
@@ -193,7 +210,22 @@ class Dropout(Rule):
             if keep is not None and constant(keep) != 1:
                 self.report(node, KEEP_PROB_MESSAGE + (FUSED_NOTE if mindspore else ""), fixable=False if mindspore else None)
                 if mindspore:
-                    self.fused.append(self.reports[-1])
+                    self.unreached.append(self.reports[-1])
+
+    def _check_hand_written(self, node: ast.Call) -> None:
+        """A mask drawn in a module-level function named for stochastic depth (EfficientNet's `drop_connect(x,
+        rate)`, a `drop_path(x, p, training)` copied without timm's `DropPath` class): once per function."""
+        function = self.ctx.ancestors[1] if len(self.ctx.ancestors) > 1 else None
+        if (isinstance(function, FUNCTION_TYPES) and HAND_DROP_NAME.match(function.name)
+                and function.name not in self.hand_written and not self._defines_drop_path_class()):
+            self.hand_written.add(function.name)
+            self.report(node, HAND_DROP_MESSAGE.format(function=function.name), fixable=False)
+            self.unreached.append(self.reports[-1])
+
+    def _defines_drop_path_class(self) -> bool:
+        """Whether the file defines timm's `DropPath` (whose construction is reported, and which seed_all removes)."""
+        return any(isinstance(node, ast.ClassDef) and node.name == catalogue.STOCHASTIC_DEPTH_CLASS
+                   for node in self.ctx.tree.body)
 
     def _note_seed_all(self, node: ast.Call) -> None:
         found = catalogue.RM_DROPOUT_SEEDERS.get(self.ctx.call_qualname(node) or "")
@@ -202,9 +234,9 @@ class Dropout(Rule):
 
     def finish(self) -> None:
         """A file that calls `seed_all(..., rm_dropout=True)` runs with its dropout off: nothing to report, but
-        the stochastic depth msprobe's own `seed_all` leaves on, and MindSpore's fused attention dropout."""
+        the stochastic depth msprobe's own `seed_all` leaves on, and what no `seed_all` reaches."""
         if self.removed is not None:
-            kept = self.fused + ([] if self.removed else self.stochastic_depth)
+            kept = self.unreached + ([] if self.removed else self.stochastic_depth)
             self.reports = [report for report in self.reports if any(report is k for k in kept)]
 
     def _report_stochastic_depth(self, node: ast.Call, what: str, fix: str) -> None:

@@ -154,7 +154,7 @@ def dataclass_defaults(tree: ast.Module) -> dict[str, object]:
     Hugging Face's `HfArgumentParser` parse: `seed: int = 1`, `seed: int = field(default=42)` (`UNKNOWN` when
     not literal; a field defined by two classes too)."""
     defaults: dict[str, object] = {}
-    for cls in ast.walk(tree):
+    for cls in tree.body:  # option classes are declared at the top level
         if not isinstance(cls, ast.ClassDef) or not any(_names_dataclass(d) for d in cls.decorator_list):
             continue
         for item in cls.body:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from collections.abc import Callable
 
 from msprobe_rewriter import catalogue
@@ -92,14 +93,13 @@ class CpuCode:
         models = self.derived_classes("model", is_model_base)
         samplers = self.derived_classes("sampler", lambda qualified: is_data_base(qualified)
                                         and qualified.endswith("Sampler"))
-        library_transforms = self.derived_classes("torchvision transform", is_torchvision_transform)
-        handed = self._handed()
         owner: ast.AST | None = None
         for node in self.ctx.ancestors:
             if (isinstance(node, FUNCTION_TYPES) and isinstance(owner, ast.ClassDef) and node.name in MODULE_CALLS
-                    and (owner.name in models and TRANSFORM_CLASS.match(owner.name) or owner.name in library_transforms)):
+                    and (owner.name in models and TRANSFORM_CLASS.match(owner.name)
+                         or owner.name in self.derived_classes("torchvision transform", is_torchvision_transform))):
                 return node
-            if isinstance(node, FUNCTION_TYPES) and node.name in handed:
+            if isinstance(node, FUNCTION_TYPES) and node.name in self._handed():
                 return node
             if isinstance(node, FUNCTION_TYPES) and not (isinstance(owner, ast.ClassDef) and owner.name in models):
                 data_class = isinstance(owner, ast.ClassDef) and self._data_class(owner)
@@ -162,26 +162,11 @@ class CpuCode:
     def _handed(self) -> frozenset[str]:
         """Names of the file's functions it hands the data pipeline to run on every sample or batch
         (`DataLoader(collate_fn=pad_batch)`, `dataset.with_transform(preprocess_train)`, MindSpore's
-        `data.map(operations=lambda x: audio_pipeline(x))`), whatever their names."""
-        if "handed" not in self._classes:
-            values = []
-            for node in ast.walk(self.ctx.tree):
-                if isinstance(node, ast.Call):
-                    values += [kw.value for kw in node.keywords if kw.arg in HANDED_KEYWORDS]
-                    if isinstance(node.func, ast.Attribute) and node.func.attr in HANDED_METHODS:
-                        values += node.args[:1]
-            names = set()
-            for value in values:
-                items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-                for item in items:
-                    if isinstance(item, ast.Name):
-                        names.add(item.id)
-                    elif isinstance(item, ast.Lambda):  # `lambda x: pipeline(x)`: the functions it calls
-                        names.update(call.func.id for call in ast.walk(item.body)
-                                     if isinstance(call, ast.Call) and isinstance(call.func, ast.Name))
-            defined = {node.name for node in ast.walk(self.ctx.tree) if isinstance(node, FUNCTION_TYPES)}
-            self._classes["handed"] = frozenset(names & defined)
-        return self._classes["handed"]
+        `data.map(operations=lambda x: audio_pipeline(x))`), whatever their names (read once per file)."""
+        found = _HANDED.get(self.ctx)
+        if found is None:
+            found = _HANDED[self.ctx] = _handed_functions(self.ctx.tree)
+        return found
 
     def _pipeline_items(self) -> set[str]:
         """Names of the classes instantiated in the lists given to torchvision's or MindSpore's pipeline
@@ -265,3 +250,27 @@ def _takes_a_sample(cls: ast.ClassDef) -> bool:
             params = [*item.args.posonlyargs, *item.args.args][1:2]  # mindocr's transforms take a `data` dict
             return bool(params) and (SAMPLE_PARAMETER.fullmatch(params[0].arg) is not None or params[0].arg == "data")
     return False
+
+
+_HANDED: weakref.WeakKeyDictionary[FileContext, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _handed_functions(tree: ast.Module) -> frozenset[str]:
+    """`CpuCode._handed`, from one walk of the file."""
+    values, defined = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, FUNCTION_TYPES):
+            defined.add(node.name)
+        elif isinstance(node, ast.Call):
+            values += [kw.value for kw in node.keywords if kw.arg in HANDED_KEYWORDS]
+            if isinstance(node.func, ast.Attribute) and node.func.attr in HANDED_METHODS:
+                values += node.args[:1]
+    names = set()
+    for value in values:
+        for item in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
+            if isinstance(item, ast.Name):
+                names.add(item.id)
+            elif isinstance(item, ast.Lambda):  # `lambda x: pipeline(x)`: the functions it calls
+                names.update(call.func.id for call in ast.walk(item.body)
+                             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name))
+    return frozenset(names & defined)

@@ -6,6 +6,7 @@ import ast
 import re
 
 from msprobe_rewriter import catalogue
+from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, target_name
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -298,10 +299,10 @@ class HostSyncInLoop(Rule):
             if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
                 return "the host branches on it"
             if isinstance(parent, ast.Call) and child is not parent.func:
-                return f"`{_callee(parent)}` takes it" if self._acts_on(parent) else None
+                return f"`{condition_text(parent.func, 40)}` takes it" if self._acts_on(parent) else None
             if isinstance(parent, ast.Assign):
                 names = {t.id for t in parent.targets if isinstance(t, ast.Name)}
-                return next((f"`{_callee(call)}` takes `{name.id}`" for call in ast.walk(loop)
+                return next((f"`{condition_text(call.func, 40)}` takes `{name.id}`" for call in ast.walk(loop)
                              if isinstance(call, ast.Call) and self._acts_on(call)
                              for name in (*call.args, *(k.value for k in call.keywords))
                              if isinstance(name, ast.Name) and name.id in names and name.lineno > parent.lineno), None)
@@ -363,8 +364,3 @@ class HostSyncInLoop(Rule):
 def _is_periodic(test: ast.AST) -> bool:
     """`step % N == 0`-style guards: the sync runs once every N iterations."""
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
-
-
-def _callee(call: ast.Call) -> str:
-    text = ast.unparse(call.func)
-    return text if len(text) <= 40 else text[-40:]

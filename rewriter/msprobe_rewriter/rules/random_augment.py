@@ -228,6 +228,7 @@ class RandomAugment(FollowsValues, Rule):
         self.cpu_code = CpuCode(ctx)
         self._hand_drawn: set[int] = set()  # functions reported for drawing by hand
         self._helper_calls: list = []  # (per-sample function, site, callee name): calls of the file's functions
+        self._top_functions = {node.name for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES)}
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
@@ -235,7 +236,8 @@ class RandomAugment(FollowsValues, Rule):
         if draws_globally(node, qualified):
             self._drawn_by_hand(node, qualified)
             return
-        if isinstance(node.func, ast.Name) and (function := self.cpu_code.item_function()) is not None:
+        if (isinstance(node.func, ast.Name) and node.func.id in self._top_functions
+                and (function := self.cpu_code.item_function()) is not None):
             self._helper_calls.append((function, self.ctx.site(node), node.func.id))
         if qualified is None:
             self._mindcv(node, self.ctx.imports.resolve_any(node.func))

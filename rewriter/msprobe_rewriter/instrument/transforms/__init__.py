@@ -12,11 +12,12 @@ from msprobe_rewriter.instrument.transforms.data_shuffle import DataShuffle
 from msprobe_rewriter.instrument.transforms.data_workers import DataWorkers
 from msprobe_rewriter.instrument.transforms.debugger import Debugger, GradProbe
 from msprobe_rewriter.instrument.transforms.device_rng import DeviceRng
+from msprobe_rewriter.instrument.transforms.file_order import FileOrder
 from msprobe_rewriter.instrument.transforms.seed import Seed
 from msprobe_rewriter.rules import RULES_BY_CODE
 
 ALL_TRANSFORMS: tuple[type[Transform], ...] = (
-    Seed, CudnnBenchmark, DeviceRng, DataShuffle, DataWorkers, RandomAugment, Contiguous, Debugger, GradProbe,
+    Seed, CudnnBenchmark, DeviceRng, DataShuffle, DataWorkers, FileOrder, RandomAugment, Contiguous, Debugger, GradProbe,
 )
 BY_NAME = {t.name: t for t in ALL_TRANSFORMS}
 

@@ -1,0 +1,338 @@
+"""MSP304 unsorted-file-list: a dataset built from a directory listing in the file system's order."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import FUNCTION_TYPES, SCOPE_TYPES, walk_scope
+from msprobe_rewriter.cpu_code import CpuCode, is_data_base, is_model_base
+from msprobe_rewriter.rules.base import Invalid, Rule
+
+LISTING_FUNCTIONS = frozenset({"os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob"})
+# pathlib.Path's listing methods (fsspec's and tf.io.gfile's `glob` do not sort either).
+LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
+LISTING_NAMES = LISTING_METHODS | {name.rpartition(".")[2] for name in LISTING_FUNCTIONS}
+LISTING_MESSAGE = ("`{call}` lists files in the file system's order, which differs between machines and copies of the "
+                   "data, so sample i is another file on the other side: {fix}")
+# Consumers for which the order of what they are given does not matter.
+ORDER_FREE = frozenset({"sorted", "set", "frozenset", "len", "any", "all", "max", "min", "sum", "bool", "Counter",
+                        "natsorted", "os_sorted", "humansorted", "realsorted", "unique", "sort", "next"})
+# Calls that hand on what they are given in its order.
+ORDER_KEEPING = frozenset({"list", "tuple", "filter", "map", "enumerate", "reversed", "iter", "chain", "zip",
+                           "array", "asarray", "Path", "join"})
+# Calls that pick by position: which items they choose depends on the order they are given.
+PICKS = frozenset({"shuffle", "permutation", "sample", "choice", "choices", "train_test_split", "random_split",
+                   "array_split"})
+ACCUMULATES = frozenset({"append", "extend", "insert", "appendleft"})
+# Functions that build a list of data: `get_image_paths`, `make_dataset`, `list_files` (not a checkpoint's).
+DATA_FUNCTION = re.compile(r"data|file|path|image|img|sample|video|audio|wav|shard|record|clip|frame|annotation",
+                           re.IGNORECASE)
+NOT_DATA_FUNCTION = re.compile(r"ckpt|checkpoint|model|weight|log|output|save|resume|config|cfg", re.IGNORECASE)
+DATA_CALL = re.compile(r"dataset|loader", re.IGNORECASE)
+MAX_DEPTH = 4
+
+FREE, ORDERED, DATA = 0, 1, 2  # what the order of a listing reaches: nothing, a list, the data
+
+
+class UnsortedFileList(Rule):
+    code = "MSP304"
+    name = "unsorted-file-list"
+    severity = "warning"
+    frameworks = ("pytorch", "mindspore")
+    fixable = True
+    message = ("a directory listing comes in the file system's order, which differs between machines and copies of "
+               "the data: sort it where it feeds data")
+    summary = ("Flags `os.listdir`, `os.scandir`, `os.walk`, `glob.glob`/`glob.iglob` and pathlib's "
+               "`glob`/`rglob`/`iterdir` whose order reaches the data: a listing kept by a dataset class (derived "
+               "from torch's data classes, or with a `__getitem__`), one that is shuffled, sampled or split by "
+               "position (`random.shuffle(files)`, `files[:n_train]`, `train_test_split(files)`), one handed to a "
+               "dataset or loader, and one returned by a function that builds a file list (`get_image_paths`, "
+               "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()`, also later in the "
+               "function, or the list collected from it), or only counted, tested or searched (`len`, `in`, "
+               "`set`, `if os.listdir(d)`), is not flagged.")
+    why = ("Directory listings come in the order the file system stores its entries: on ext4 a hash order, on other "
+           "file systems creation order, and it changes when a dataset is copied to another machine. Index i of a "
+           "dataset built from it is then another file, so a seeded shuffle, a fixed `shuffle=False` order and a "
+           "train/validation split by position all select different samples on the GPU machine and on the NPU "
+           "machine, and the two runs differ from the first batch.")
+    fix = ("Sort every listing that feeds data: `sorted(os.listdir(root))`, `sorted(glob.glob(pattern))`, "
+           "`sorted(path.rglob('*.jpg'))`; in an `os.walk` loop sort `dirs` in place and the files you take "
+           "(`dirs.sort()`, `for name in sorted(files)`), or sort the collected list once at the end.")
+    valid = (
+        """\
+import glob
+import os
+
+import torch
+
+
+class Images(torch.utils.data.Dataset):
+    def __init__(self, root):
+        self.files = sorted(os.listdir(root))
+        self.masks = glob.glob(os.path.join(root, "*.png"))
+        self.masks.sort()
+        self.count = len(os.listdir(root))
+
+    def __getitem__(self, index):
+        return self.files[index]
+""",
+        # Only tested or searched: the order does not matter.
+        """\
+import os
+
+import torch
+
+
+def resume(path):
+    if not os.listdir(path):
+        return None
+    if "last.pt" in os.listdir(path):
+        return torch.load(os.path.join(path, "last.pt"))
+    return max(os.listdir(path))
+""",
+        # Collected in a walk, then sorted once.
+        """\
+import os
+
+import torch
+
+
+def get_image_paths(root):
+    paths = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            paths.append(os.path.join(folder, name))
+    return sorted(paths)
+""",
+    )
+    invalid = (
+        Invalid("""\
+import os
+
+from torch.utils.data import Dataset
+
+
+class Frames(Dataset):
+    def __init__(self, root):
+        self.items = [os.path.join(root, f) for f in os.listdir(root) if f.endswith(".jpg")]
+
+    def __getitem__(self, index):
+        return self.items[index]
+""", lines=(8,)),
+        Invalid("""\
+import glob
+import random
+
+import torch
+
+files = glob.glob("data/*.npy")
+random.seed(0)
+random.shuffle(files)
+train_files, val_files = files[:900], files[900:]
+""", lines=(6,)),
+        Invalid("""\
+import os
+from pathlib import Path
+
+import mindspore.dataset as ds
+
+
+def list_audio_files(root):
+    found = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            found.append(os.path.join(folder, name))
+    return found
+
+
+clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffle=False)
+""", lines=(9, 15)),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._cpu = CpuCode(ctx)
+        self._parents: dict[int, dict[int, ast.AST]] = {}  # id(scope) -> id(node) -> parent, built when needed
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if self.ctx.callee_name(node) not in LISTING_NAMES:
+            return
+        qualified = self.ctx.call_qualname(node)
+        if qualified is not None:
+            if qualified not in LISTING_FUNCTIONS:
+                return
+            label = qualified
+        elif isinstance(func, ast.Attribute) and func.attr in LISTING_METHODS:
+            label = f"Path.{func.attr}"
+        else:
+            return
+        reach = self._reach(node, self._scope(), 0)
+        if reach == DATA or reach == ORDERED and self._in_dataset_class():
+            fix = ("sort `dirs` in place and the files taken (`dirs.sort()`, `sorted(files)`), or sort the list "
+                   "collected" if label == "os.walk" else f"wrap it in `sorted(...)`{_scandir_key(label)}")
+            self.report(node, LISTING_MESSAGE.format(call=label, fix=fix), fixable=label != "os.walk")
+
+    # --- where the listing's order goes -------------------------------------------------------
+    def _reach(self, node: ast.AST, scope: ast.AST, depth: int) -> int:
+        """Whether the order of the value `node` computes reaches nothing, a kept list, or the data."""
+        parents = self._parents_of(scope)
+        child = node
+        while True:
+            parent = parents.get(id(child))
+            if parent is None or isinstance(parent, ast.Expr):
+                return FREE
+            if isinstance(parent, ast.Call):
+                if child is parent.func:
+                    return ORDERED
+                callee = _callee(parent)
+                if callee in ORDER_FREE:
+                    return FREE
+                if callee in PICKS or self._builds_data(parent, callee):
+                    return DATA
+                if callee not in ORDER_KEEPING:
+                    return ORDERED
+            elif isinstance(parent, ast.comprehension):
+                if child is not parent.iter:
+                    return FREE
+                comprehension = parents.get(id(parent))
+                if isinstance(comprehension, (ast.SetComp, ast.DictComp)):
+                    return FREE
+                child = comprehension
+                continue
+            elif isinstance(parent, ast.Compare):
+                return FREE if child is not parent.left and all(
+                    isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops) else ORDERED
+            elif isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
+                return FREE
+            elif isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+                return FREE
+            elif isinstance(parent, ast.Subscript):  # a slice splits by position; `[0]` takes the one file found
+                return DATA if isinstance(parent.slice, ast.Slice) else FREE
+            elif isinstance(parent, (ast.For, ast.AsyncFor)):
+                return self._loop_reach(parent, scope, depth) if child is parent.iter else FREE
+            elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                return self._assigned_reach(parent, scope, depth)
+            elif isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
+                return DATA if self._builds_file_list(scope) else ORDERED
+            elif not isinstance(parent, (ast.Starred, ast.BinOp, ast.BoolOp, ast.List, ast.Tuple, ast.keyword,
+                                         ast.ListComp, ast.GeneratorExp, ast.IfExp)):
+                return ORDERED
+            child = parent
+
+    def _assigned_reach(self, assign: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: ast.AST,
+                        depth: int) -> int:
+        targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+        key = _key(targets[0]) if len(targets) == 1 else None
+        return self._name_reach(key, assign, scope, depth) if key is not None else ORDERED
+
+    def _loop_reach(self, loop: ast.For | ast.AsyncFor, scope: ast.AST, depth: int) -> int:
+        """A loop over a listing: its order reaches what the loop collects (or yields)."""
+        reach = FREE
+        for node in (n for statement in loop.body for n in walk_scope(statement)):
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                reach = max(reach, DATA if self._builds_file_list(scope) else ORDERED)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sort"
+                  and isinstance(node.func.value, ast.Name)):
+                return FREE  # `dirs.sort()` in an os.walk loop: the author orders the walk
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ACCUMULATES:
+                owner = node.func.value
+                key = _key(owner)
+                reach = max(reach, self._name_reach(key, loop, scope, depth) if key is not None else ORDERED)
+        return reach
+
+    def _name_reach(self, name: str, binding: ast.stmt, scope: ast.AST, depth: int) -> int:
+        """Where the order of a list bound to `name` (`files`, `self.files`; by or in `binding`) goes: its later
+        uses in the scope, up to the next assignment of the name."""
+        if depth >= MAX_DEPTH:
+            return ORDERED
+        end = _end(binding)
+        parents = self._parents_of(scope)
+        uses, rebound = [], None
+        for node in walk_scope(scope):
+            if isinstance(node, (ast.Name, ast.Attribute)) and _start(node) > end and _key(node) == name:
+                if isinstance(node.ctx, ast.Store):  # uses up to the end of the statement that binds it anew count
+                    statement = node
+                    while not isinstance(statement, ast.stmt) and id(statement) in parents:
+                        statement = parents[id(statement)]
+                    statement_end = _end(statement)
+                    rebound = statement_end if rebound is None else min(rebound, statement_end)
+                else:
+                    uses.append(node)
+        reach = ORDERED if "." in name and rebound is None else FREE  # an attribute lives on after the function
+        for use in uses:
+            if rebound is not None and _start(use) > rebound:
+                continue
+            parent = parents.get(id(use))
+            if isinstance(parent, ast.Attribute) and parent.attr == "sort":
+                return FREE
+            reach = max(reach, self._reach(use, scope, depth + 1))
+        return reach
+
+    # --- what counts as data ------------------------------------------------------------------
+    def _builds_data(self, call: ast.Call, callee: str | None) -> bool:
+        """A loader or dataset built from what it is given: torch's `DataLoader`, a MindSpore dataset, a Hugging
+        Face `load_dataset(data_files=...)`, the file's dataset classes, anything named for datasets."""
+        qualified = self.ctx.call_qualname(call) or ""
+        return (qualified in catalogue.TORCH_DATALOADERS or catalogue.is_mindspore_dataset_class(qualified)
+                or qualified.startswith("datasets.") or callee in self._dataset_classes()
+                or callee is not None and DATA_CALL.search(callee) is not None)
+
+    def _in_dataset_class(self) -> bool:
+        return any(isinstance(node, ast.ClassDef) and node.name in self._dataset_classes()
+                   for node in self.ctx.ancestors)
+
+    def _dataset_classes(self) -> frozenset[str]:
+        """The file's dataset classes: derived from torch's data classes, or not a module and indexable."""
+        models = self._cpu.derived_classes("model", is_model_base)
+        indexable = {node.name for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef) and any(
+            isinstance(item, FUNCTION_TYPES) and item.name == "__getitem__" for item in node.body)}
+        return self._cpu.derived_classes("data", is_data_base) | frozenset(indexable - models)
+
+    def _builds_file_list(self, scope: ast.AST) -> bool:
+        return (isinstance(scope, FUNCTION_TYPES) and DATA_FUNCTION.search(scope.name) is not None
+                and NOT_DATA_FUNCTION.search(scope.name) is None)
+
+    def _scope(self) -> ast.AST:
+        for node in reversed(self.ctx.ancestors):
+            if isinstance(node, SCOPE_TYPES):
+                return node
+        return self.ctx.tree
+
+    def _parents_of(self, scope: ast.AST) -> dict[int, ast.AST]:
+        parents = self._parents.get(id(scope))
+        if parents is None:
+            parents = self._parents[id(scope)] = {}
+            for node in [scope, *walk_scope(scope)]:
+                if node is scope or not isinstance(node, SCOPE_TYPES):
+                    for child in ast.iter_child_nodes(node):
+                        parents[id(child)] = node
+        return parents
+
+
+def _key(node: ast.expr) -> str | None:
+    """`files` for a name, `self.files` for an attribute of a name; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _scandir_key(label: str) -> str:
+    return " with `key=lambda entry: entry.name`" if label == "os.scandir" else ""
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return node.end_lineno or node.lineno, node.end_col_offset or 0

@@ -12,8 +12,8 @@ costs more than the rest of the analysis.
 from __future__ import annotations
 
 import ast
-import re
 import weakref
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -258,7 +258,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
 
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere)
-    seeding.local_calls = _local_calls(nodes, defined, ctx.source)
+    seeding.local_calls = _local_calls(nodes, defined, ctx.tree)
     seeding.tree = ctx.tree
     seeding.assigned_attributes = frozenset(  # of objects, not of modules (`torch.backends.cuda.matmul.allow_tf32`)
         target.attr for node, _, _ in nodes if isinstance(node, ast.Assign) for target in node.targets
@@ -292,16 +292,40 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     return seeding
 
 
-def _local_calls(nodes: list[Located], defined: set[str], source: str) -> dict[str, list[CallSite]]:
-    """Where each function of the file is called by name. A function whose name occurs otherwise too (passed as
-    `worker_init_fn=`, called as `self.name()`, defined twice, even named in a comment) is left out: where it
-    runs is not known."""
+def _local_calls(nodes: list[Located], defined: set[str], tree: ast.Module) -> dict[str, list[CallSite]]:
+    """Where each function of the file is called by name. A function whose name occurs otherwise too in the code
+    (passed as `worker_init_fn=`, called as `self.name()`, defined twice, imported, named in a string for
+    `getattr`) is left out: where it runs is not known. Comments and docstrings do not count."""
     calls: dict[str, list[CallSite]] = {}
     for node, guards, function in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defined:
             calls.setdefault(node.func.id, []).append((guards, function, node))
-    return {name: found for name, found in calls.items()
-            if len(re.findall(rf"\b{re.escape(name)}\b", source)) == 1 + len(found)}
+    if not calls:
+        return {}
+    uses = _name_uses(tree, set(calls))
+    return {name: found for name, found in calls.items() if uses[name] == 1 + len(found)}
+
+
+def _name_uses(tree: ast.Module, names: set[str]) -> Counter:
+    """How often each of `names` occurs in the code: as a name, an attribute, a definition, an import or a
+    string that is just the name."""
+    uses: Counter = Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found = node.id
+        elif isinstance(node, ast.Attribute):
+            found = node.attr
+        elif isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            found = node.name
+        elif isinstance(node, ast.alias):
+            found = (node.asname or node.name).rpartition(".")[2]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found = node.value
+        else:
+            continue
+        if found in names:
+            uses[found] += 1
+    return uses
 
 
 def method_qualname(ctx: FileContext, call: ast.Call) -> str | None:

@@ -371,6 +371,25 @@ def main():
 if __name__ == "__main__":
     main()
 """, lines=(11,)),
+        # ignite's DCGAN: `seed or random.randint(...)`; a comment naming `main` does not hide where it runs.
+        Invalid("""\
+import random
+
+import torch
+
+
+def check_manual_seed(seed):
+    seed = seed or random.randint(1, 10000)
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def main(seed=None):
+    check_manual_seed(seed)  # the main function seeds first, then trains
+
+
+main()
+""", lines=(8,)),
     )
 
     def finish(self) -> None:

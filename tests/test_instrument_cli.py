@@ -135,6 +135,18 @@ def test_test_files_in_a_folder_are_left_unless_named_or_included(project):
     assert (project / "test_train.py").read_text() == SCRIPT
 
 
+def test_a_rerun_keeps_the_options_an_instrumented_file_was_written_with(project):
+    """A plain `--check` (a CI gate) or `--write` (one more script) must not turn `--deterministic` back off: options
+    left at their defaults are read from the `seed_all` the earlier run added; options given still change it."""
+    path = project / "train.py"
+    assert cli("--write", "--deterministic", "--seed", "7", "train.py", cwd=project).returncode == 0
+    assert "seed_all(seed=7, mode=True, rm_dropout=True)" in path.read_text()
+    assert cli("--check", "train.py", cwd=project).returncode == 0
+    assert cli("--write", "--keep-dropout", "train.py", cwd=project).returncode == 0
+    assert "seed_all(seed=7, mode=True, rm_dropout=False)" in path.read_text()
+    assert cli("--check", "--no-deterministic", "train.py", cwd=project).returncode == 1
+
+
 def test_check_reports_pending_changes(project):
     assert cli("--check", "train.py", cwd=project).returncode == 1
     assert (project / "train.py").read_text() == SCRIPT

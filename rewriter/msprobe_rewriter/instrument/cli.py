@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 import msprobe_rewriter
 from msprobe_rewriter.instrument import config_file
@@ -36,11 +37,13 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--check", is_flag=True, help="Change nothing; exit 1 if anything would change.")
 @click.option("--undo", is_flag=True, help="Restore the original files from the instrumented ones.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=1234, show_default=True,
-              help="Seed for seed_all when the script has none of its own.")
+              help="Seed for seed_all when the script has none of its own (an instrumented file keeps its own).")
 @click.option("--deterministic/--no-deterministic", default=False, show_default=True,
-              help="seed_all(mode=...): also turn on deterministic kernels and communication.")
+              help="seed_all(mode=...): also turn on deterministic kernels and communication (an instrumented "
+                   "file keeps its own unless this is given).")
 @click.option("--remove-dropout/--keep-dropout", default=True, show_default=True,
-              help="seed_all(rm_dropout=...): switch dropout off at run time.")
+              help="seed_all(rm_dropout=...): switch dropout off at run time (an instrumented file keeps its own "
+                   "unless this is given).")
 @click.option("--config", "config", type=click.Path(dir_okay=False), metavar="PATH",
               help="Debugger config file (default: config.json beside each script).")
 @click.option("--emit-config", is_flag=True, help="With --write: write a default config where none exists.")
@@ -65,9 +68,12 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
         selected = select(_split(chosen), _split(ignored), grad_probe)
     except SelectionError as exc:
         _fail(str(exc))
+    context = click.get_current_context()
+    unset = frozenset(name for name in ("seed", "deterministic", "remove_dropout")
+                      if context.get_parameter_source(name) is ParameterSource.DEFAULT)
     options = Options(seed=seed, deterministic=deterministic, remove_dropout=remove_dropout, config=config,
                       grad_probe=grad_probe or "grad-probe" in selected, target=target, data_strict=data == "strict",
-                      selected=selected)
+                      selected=selected, unset=unset)
     if STDIN in paths:
         if len(paths) > 1:
             _fail("`-` (standard input) cannot be combined with other paths")

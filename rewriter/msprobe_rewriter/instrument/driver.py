@@ -78,9 +78,12 @@ def _as_written(data: bytes) -> bytes:
 
 def instrument_text(path: str, text: str, options: Options, source: Source | None = None) -> tuple[str, list[str]]:
     """The instrumented text of `text` and notes about what was left alone."""
-    original = _original(text) if markers.TAG in text else text
+    instrumented = markers.TAG in text
+    original = _original(text) if instrumented else text
     if not PREFILTER.search(original):
         return original, []
+    if instrumented:
+        options = options.as_instrumented(text)
     with project.read_as_written(_as_written):
         return _instrument(path, original, options, source)
 

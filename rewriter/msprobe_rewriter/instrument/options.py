@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 
 TARGETS = {  # --target -> framework -> module the instrumented code imports from
     "runtime": {"pytorch": "msprobe_runtime.pytorch", "mindspore": "msprobe_runtime.mindspore"},
     "msprobe": {"pytorch": "msprobe.pytorch", "mindspore": "msprobe.mindspore"},
 }
 DEFAULT_CONFIG = "config.json"
+# The seeding call an earlier run added (the marker follows it): what it was run with.
+ADDED_SEED_ALL = re.compile(r"seed_all\(seed=(?P<seed>[^,]*), mode=(?P<mode>True|False), "
+                            r"rm_dropout=(?P<rm_dropout>True|False)\)\s*# msprobe-instrument ")
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,25 @@ class Options:
     data_strict: bool = False
     selected: frozenset[str] = field(default_factory=frozenset)  # transform names; empty: the defaults
     given: frozenset[str] = field(default_factory=frozenset)  # absolute paths of the files this run instruments
+    # Switches left to their defaults on the command line (`seed`, `deterministic`, `remove_dropout`): a file
+    # instrumented before keeps the values it was instrumented with.
+    unset: frozenset[str] = field(default_factory=frozenset)
+
+    def as_instrumented(self, text: str) -> Options:
+        """These options, with the switches left unset taken from the `seed_all` an earlier run added to `text`
+        (so a plain re-run or `--check` does not turn `--deterministic` back off)."""
+        added = [match.groupdict() for match in ADDED_SEED_ALL.finditer(text)] if self.unset else []
+        if not added:
+            return self
+        changes: dict[str, object] = {}
+        if "deterministic" in self.unset:
+            changes["deterministic"] = added[0]["mode"] == "True"
+        if "remove_dropout" in self.unset:
+            changes["remove_dropout"] = added[0]["rm_dropout"] == "True"
+        literal = next((int(found["seed"]) for found in added if found["seed"].isdigit()), None)
+        if "seed" in self.unset and literal is not None:
+            changes["seed"] = literal
+        return replace(self, **changes)
 
     def module(self, framework: str) -> str:
         """The package the instrumented code imports `seed_all` and `PrecisionDebugger` from."""

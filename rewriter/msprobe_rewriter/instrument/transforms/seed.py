@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 
 import libcst as cst
@@ -164,6 +165,20 @@ class Seed(Transform):
                 "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
                 "if __name__ == \"__main__\":\n    seed = 3\n    torch.manual_seed(seed)\n"
                 "    mp.spawn(worker, nprocs=2)\n"),
+        # Reseeding in a nested event handler (ignite's RL examples) is not the run's seed: its names are locals.
+        Example("import argparse\n\nimport torch\n\n\ndef main(args):\n    model = torch.nn.Linear(2, 2)\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    epoch = 0\n\n    def on_epoch_start():\n"
+                "        torch.manual_seed(args.seed + epoch)\n\n    for x in torch.randn(4, 8, 2):\n"
+                "        on_epoch_start()\n        model(x).sum().backward()\n        opt.step()\n\n\n"
+                "if __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
+                "    parser.add_argument(\"--seed\", type=int, default=543)\n    args = parser.parse_args()\n    main(args)\n",
+                "import argparse\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n"
+                "seed_all(seed=1234, mode=False, rm_dropout=True)\n\n\ndef main(args):\n    model = torch.nn.Linear(2, 2)\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    epoch = 0\n\n    def on_epoch_start():\n"
+                "        torch.manual_seed(args.seed + epoch)\n\n    for x in torch.randn(4, 8, 2):\n"
+                "        on_epoch_start()\n        model(x).sum().backward()\n        opt.step()\n\n\n"
+                "if __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
+                "    parser.add_argument(\"--seed\", type=int, default=543)\n    args = parser.parse_args()\n    main(args)\n"),
         Example("import random\n\nimport torch\n\nif __name__ == \"__main__\":\n    seed = 3\n"
                 "    random.seed(seed)\n    torch.manual_seed(seed)\n",
                 "import random\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
@@ -398,11 +413,17 @@ def _statement_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.stmt:
 
 
 def _inside_loop_or_handler(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """In a loop or an except block of its function, or in a function nested in another (an event handler:
+    ignite's `@trainer.on(EPISODE_STARTED)` reseeding with `args.seed + trainer.state.epoch`)."""
     parent = parents.get(node)
     while parent is not None and not isinstance(parent, (*FUNCTION_TYPES, ast.Module)):
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler)):
             return True
         parent = parents.get(parent)
+    while parent is not None and not isinstance(parent, ast.Module):
+        parent = parents.get(parent)
+        if isinstance(parent, FUNCTION_TYPES):
+            return True
     return False
 
 
@@ -467,17 +488,24 @@ def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],
 
 
 def _global_binding(roots: set[str], tree: ast.Module) -> tuple[str, ast.stmt] | None:
-    """The last module-level statement (also inside module-level if/with/try) binding one of `roots`."""
-    found = None
+    """The last module-level statement (also inside module-level if/with/try) binding one of `roots`; None when
+    one of them is bound only elsewhere (a local of the function around a nested event handler: ignite's
+    `args.seed + trainer.state.epoch`), so seed_all cannot use the expression at module level."""
+    found, bound = None, set()
     todo = list(tree.body)
     while todo:
         statement = todo.pop(0)
-        if _binds(statement) & roots:
+        names = _binds(statement) | ({statement.name} if isinstance(statement, (*FUNCTION_TYPES, ast.ClassDef))
+                                     else set())
+        bound |= names
+        if names & roots:
             found = statement
         elif isinstance(statement, (ast.If, ast.With, ast.Try)):
             for name in BLOCK_FIELDS:
                 todo.extend(getattr(statement, name, []))
-    return ("after", found) if found is not None else None
+    if found is None or not roots <= bound | set(dir(builtins)):
+        return None
+    return "after", found
 
 
 def _block_of(statement: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.stmt] | None:

@@ -187,6 +187,18 @@ def test_modules_above_the_project_root_are_not_searched(tmp_path):
     assert lint(tmp_path / "proj" / "train.py", "seed-missing") == []
 
 
+def test_a_package_module_named_setup_is_no_project_root(tmp_path):
+    """dinov2's `dinov2/eval/setup.py` is a module of the package, not a packaging script: imports of
+    `pkg.utils` from `pkg/eval/` are still looked up from the repository root."""
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "",
+                     "pkg/utils.py": SEEDS_ALL.replace("def set_seed", "def prepare"),
+                     "pkg/eval/__init__.py": "", "pkg/eval/setup.py": "from pkg.utils import prepare\n",
+                     "pkg/eval/train.py": script("from pkg.utils import prepare", "prepare(0)")})
+    assert lint(tmp_path / "pkg" / "eval" / "train.py", "seed-missing") == []
+    (tmp_path / "pkg" / "eval" / "__init__.py").unlink()  # a folder with a packaging script: its own root
+    assert lint(tmp_path / "pkg" / "eval" / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
 @pytest.mark.parametrize("helper", [None, "def set_seed(seed:\n", "\x00\x01binary"])
 def test_missing_or_broken_helper_falls_back_to_its_name(project, helper):
     if helper is not None:

@@ -24,7 +24,9 @@ from pathlib import Path
 
 from msprobe_rewriter.imports import KNOWN_ROOTS, ImportTracker
 
-ROOT_MARKERS = ("pyproject.toml", "setup.py", ".git")
+ROOT_MARKERS = ("pyproject.toml", ".git")
+# A packaging script marks a root too, unless it is a module of a package (dinov2's `dinov2/eval/setup.py`).
+SETUP_SCRIPT = "setup.py"
 # Folders holding installed packages: a package found there is its own project root.
 PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 # Modules that are never the project's own: the frameworks the catalogue knows, and the standard library.
@@ -196,7 +198,8 @@ def search_roots(folder: Path) -> list[Path]:
     current = folder
     for _ in range(MAX_PARENTS):
         if (any((current / marker).exists() for marker in ROOT_MARKERS) or current.parent == current
-                or current.parent.name in PACKAGE_FOLDERS):
+                or current.parent.name in PACKAGE_FOLDERS
+                or (current / SETUP_SCRIPT).exists() and not (current / "__init__.py").exists()):
             break
         current = current.parent
         roots.append(current)

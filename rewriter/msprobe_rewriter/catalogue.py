@@ -1106,18 +1106,20 @@ ENTROPY_RESEEDERS: dict[str, str] = {
 # Names of functions that reseed from entropy by contract (`torch.seed`, `Generator.seed`): the seeding
 # calls inside their implementations (in torch-like libraries) are not reported.
 RESEEDER_FUNCTION_NAMES = frozenset(name.rpartition(".")[2] for name in ENTROPY_RESEEDERS)
-# Calls that read back the seed of a default generator: name -> generator family. Deterministic unless a
-# reseeder above ran first (torch's default generator starts from a fixed seed).
+# Calls that read back the seed of a default generator: name -> generator family. Reported only after a reseeder
+# above: unseeded, they are read in DataLoader workers, whose generators the loader seeds (`seed_worker`).
 INITIAL_SEED_READERS: dict[str, str] = {
     **dict.fromkeys(("torch.initial_seed", "torch.random.initial_seed"), "torch"),
     "torch.cuda.initial_seed": "torch-accelerator",
     **dict.fromkeys(("mindspore.initial_seed", "mindspore.common.initial_seed",
                      "mindspore.common.generator.initial_seed"), "mindspore-generator"),
 }
-# Module-level draws of generators that start from OS entropy until seeded: draw -> generator family.
-# (torch's default generator starts from a fixed seed, so an unseeded torch draw repeats.)
+# Module-level draws of generators that start from OS entropy until seeded: draw -> generator family. torch's
+# default generators do too (torch 2.13: `torch.initial_seed()` differs from process to process; CUDA's are seeded
+# afresh on first use): torchtune's `set_seed(None)` and EDM's default seed draw theirs so.
 ENTROPY_UNTIL_SEEDED_DRAWS: dict[str, str] = {
     **dict.fromkeys(PYTHON_RANDOM_DRAWS, "random"), **dict.fromkeys(NUMPY_RANDOM_DRAWS, "numpy"),
+    **dict.fromkeys(TORCH_RANDOM_DRAWS, "torch"),
 }
 
 # Start a function in fresh processes (the `spawn` start method), which re-import the entry script as

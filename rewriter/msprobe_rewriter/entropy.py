@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, seeding
 from msprobe_rewriter.assignments import MAX_DEPTH, AssignmentTracer, Binding, CallSite, key, start
-from msprobe_rewriter.context import EVAL_NAME, NOT_CONSTANT, FileContext, argument, constant
+from msprobe_rewriter.context import EVAL_NAME, NOT_CONSTANT, FileContext, argument, constant, draws_globally
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SEEDING_METHODS = frozenset({"manual_seed", "manual_seed_all", "seed"})  # `g.manual_seed(s)`, `rng.seed(s)`
@@ -29,7 +29,8 @@ CALLEE_NAMES = (frozenset(name.rpartition(".")[2] for name in (*catalogue.SEED_A
 # `analyse`.
 _CALL_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES} | CONFIG_SETUP_NAMES))
 MAY_SEED = re.compile(rf"(?:seed\w*|{_CALL_NAMES})\s*\(")  # `manual_seed(` matches at `seed(`
-FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator"}
+FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator",
+                "torch": "torch's default generator (which starts from OS entropy)"}
 NUMBER_FUNCTIONS = frozenset({"int", "float", "len", "round", "abs", "ord", "sum", "min", "max"})
 NUMBER_TYPES = frozenset({"int", "float", "bool", "complex"})  # parameters annotated so hold numbers
 FIX = "every run seeds differently; use a fixed seed (log it if you want to vary it deliberately)"
@@ -212,7 +213,7 @@ class _Tracer(AssignmentTracer):
             return Origin(reseed, f"{line}, the OS-entropy seed `{_text(reseed)}` picked on line {reseed.lineno}") \
                 if reseed is not None else None
         family = catalogue.ENTROPY_UNTIL_SEEDED_DRAWS.get(qualified)
-        if family is not None and not self._seeded_before(call, family):
+        if family is not None and draws_globally(call, qualified) and not self._seeded_before(call, family):
             return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]} before it is seeded", where_called=True)
         return None
 

@@ -22,7 +22,8 @@ class EntropySeed(Rule):
                "defaulting to None), or comes from a "
                "clock (`time.time()`, `datetime.now()`), an entropy source (`os.urandom`, `secrets`, `uuid4()`, "
                "`os.getpid()`, `random.SystemRandom()`), `torch.seed()`, `torch.initial_seed()` after "
-               "`torch.seed()`, a `random` / `np.random` draw made before those generators are seeded, or the "
+               "`torch.seed()`, a `random` / `np.random` / torch draw (torch's without `generator=`) made before those "
+               "generators are seeded (torch's default generators start from OS entropy too), or the "
                "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`), and a library setup "
                "that seeds from its config's seed field, which means OS entropy while the field keeps its negative "
                "default and the file never sets it (detectron2's `default_setup` with `cfg.SEED`, a LazyConfig's "
@@ -371,6 +372,19 @@ def main():
 if __name__ == "__main__":
     main()
 """, lines=(11,)),
+        # EDM's default seed: a torch draw before torch is seeded (its generator starts from OS entropy).
+        Invalid("""\
+import torch
+
+
+def main(seed=None):
+    if seed is None:
+        seed = int(torch.randint(1 << 31, size=[]))
+    torch.manual_seed(seed)
+
+
+main()
+""", lines=(7,)),
         # ignite's DCGAN: `seed or random.randint(...)`; a comment naming `main` does not hide where it runs.
         Invalid("""\
 import random

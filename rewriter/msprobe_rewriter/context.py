@@ -101,6 +101,7 @@ class FileContext:
         self.functions: dict[str, FunctionInfo] = {}
         self.module_level_steps = False
         self.module_level_trainer_run = False  # `trainer.train()` of a library trainer (is_trainer_run)
+        self.module_level_calls: set[str] = set()  # the file's functions called at module level, outside loops
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
         self._def_names: set[str] | None = None  # every function name defined in the file (`names_scaler`)
@@ -241,8 +242,10 @@ class FileContext:
             info.steps |= steps
             if callee_name:
                 info.called.add(callee_name)
-        elif function is None and steps:
-            self.module_level_steps = True
+        elif function is None:
+            self.module_level_steps |= steps
+            if callee_name:
+                self.module_level_calls.add(callee_name)
         if function is None and self.is_trainer_run(call):
             self.module_level_trainer_run = True
         if function is not None:
@@ -454,8 +457,11 @@ class FileContext:
 
     def is_entry_script(self) -> bool:
         """A `__main__` guard, or a module-level training loop / `Model.train` call / library trainer run
-        (`trainer.train()`, `trainer.fit(model)`) (after traversal)."""
+        (`trainer.train()`, `trainer.fit(model)`) / call of a file function that trains (a tutorial's
+        `model = train_model(model, optimizer, num_epochs=25)`) (after traversal)."""
         if self.has_main_guard or self.module_level_steps or self.module_level_trainer_run:
+            return True
+        if self.module_level_calls & self.stepping_functions():
             return True
         return any(info.function is None and self.is_step_loop(info.node) for info in self.loops.values())
 

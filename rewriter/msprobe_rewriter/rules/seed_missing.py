@@ -61,7 +61,8 @@ class SeedMissing(Rule):
                "`seed_all(seed)` (msprobe), or `random.seed`, `np.random.seed` and `torch.manual_seed` / "
                "`mindspore.set_seed`, at startup")
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
-               "`Model.train`, or a trainer's `train()`/`fit()`) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, or a function or class of "
+               "`Model.train`, a trainer's `train()`/`fit()`, or a module-level call of a function of the file that "
+               "trains, as tutorials run theirs) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep) or "
@@ -596,6 +597,21 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # A tutorial: no main guard, the training function called at module level.
+        Invalid("""\
+import torch
+
+
+def train_model(model, optimizer, num_epochs):
+    for _ in range(num_epochs):
+        model(torch.randn(4, 2)).sum().backward()
+        optimizer.step()
+    return model
+
+
+model = torch.nn.Linear(2, 1)
+model = train_model(model, torch.optim.SGD(model.parameters(), lr=0.1), num_epochs=3)
+""", lines=(4,)),
         # The spawned workers re-import the file; the seeding under the main guard never runs in them.
         Invalid("""\
 import torch

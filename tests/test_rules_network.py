@@ -321,3 +321,15 @@ def test_loss_scaler_call_counts_as_a_training_step():
     found = lint_source("train.py", source.encode(), ALL_RULES).findings
     assert [(f.line, f.code) for f in found] == [(8, "MSP502")]
 
+
+
+@pytest.mark.parametrize(("line", "use"), [
+    ("kl = torch.mean(loss).item()\n    if kl > 1.5:\n        break", "the host branches on `kl`"),
+    ("losses = {k: v.item() for k, v in parts.items()}\n    if math.isnan(sum(losses.values())):\n        break",
+     "`math.isnan` takes `losses`"),
+])
+def test_host_sync_names_what_needs_a_value_read_into_a_name(line, use):
+    """A read the host acts on later in the loop, through the name it is assigned to, keeps its sync."""
+    code = ("import math\n\nimport torch\n\nfor x in range(3):\n    loss = model(x)\n    parts = {'a': loss}\n    "
+            + line + "\n    loss.backward()\n    optimizer.step()\n")
+    assert [message.split(": ", 1)[1].split(",")[0] for _, _, message in lint("host-sync-in-loop", code)] == [use]

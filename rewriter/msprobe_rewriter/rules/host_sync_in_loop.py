@@ -7,7 +7,7 @@ import re
 
 from msprobe_rewriter import catalogue
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import FUNCTION_TYPES, Site, target_name
+from msprobe_rewriter.context import FUNCTION_TYPES, Site, target_name, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 LOOP_WORD = re.compile(r"\b(?:for|while)\b")
@@ -60,6 +60,11 @@ class HostSyncInLoop(Rule):
            "epoch; for debugging comparisons use msprobe's async dump, which keeps statistics on the device and "
            "transfers them once per step.")
     valid = (
+        # The periodic guard kept in a name (open_clip's `is_metric_step`).
+        "import torch\n\n\ndef train(model, loader, optimizer, every=10):\n    for i, x in enumerate(loader):\n"
+        "        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"
+        "        is_log_step = (i % every == 0) or i == len(loader) - 1\n        if is_log_step:\n"
+        "            print(loss.item())\n",
         "import torch\n\n\ndef train(model, loader, optimizer, log_every=50):\n    total = torch.zeros(())\n"
         "    for step, (x, y) in enumerate(loader):\n        loss = torch.nn.functional.cross_entropy(model(x), y)\n"
         "        loss.backward()\n        optimizer.step()\n        total += loss.detach()\n"
@@ -76,6 +81,10 @@ class HostSyncInLoop(Rule):
         "        loss_value = 0.5\n        print(loss_value)\n",
     )
     invalid = (
+        # PPO's early stop on the KL read into a name: the sync stays ("the host branches on `kl`").
+        Invalid("import torch\n\n\ndef train(model, loader, optimizer, target_kl=0.01):\n    for x in loader:\n"
+                "        loss = model(x).sum()\n        kl = torch.mean(loss).item()\n        if kl > 1.5 * target_kl:\n"
+                "            break\n        loss.backward()\n        optimizer.step()\n", lines=(7,), severity="info"),
         # Reads the host acts on (CleanRL hands the actions to the environment; a NaN check stops the run): reported
         # with a message that says the sync stays.
         Invalid("import math\n\nimport torch\n\n\ndef train(agent, envs, opt, obs):\n    while True:\n"
@@ -301,13 +310,26 @@ class HostSyncInLoop(Rule):
             if isinstance(parent, ast.Call) and child is not parent.func:
                 return f"`{condition_text(parent.func, 40)}` takes it" if self._acts_on(parent) else None
             if isinstance(parent, ast.Assign):
-                names = {t.id for t in parent.targets if isinstance(t, ast.Name)}
-                return next((f"`{condition_text(call.func, 40)}` takes `{name.id}`" for call in ast.walk(loop)
-                             if isinstance(call, ast.Call) and self._acts_on(call)
-                             for name in (*call.args, *(k.value for k in call.keywords))
-                             if isinstance(name, ast.Name) and name.id in names and name.lineno > parent.lineno), None)
+                return self._use_of_names({t.id for t in parent.targets if isinstance(t, ast.Name)}, parent, loop)
             if isinstance(parent, ast.stmt):
                 return None
+        return None
+
+    def _use_of_names(self, names: set[str], assign: ast.Assign, loop: ast.AST) -> str | None:
+        """What needs a value assigned to `names` later in the loop: a branch on it (`kl = ....item()`, then
+        `if kl > target: break`), or a call acting on it (`math.isnan(sum(losses.values()))`)."""
+        nodes = list(ast.walk(loop))
+        for node in nodes:
+            if isinstance(node, ast.Call) and self._acts_on(node):
+                for value in (*node.args, *(k.value for k in node.keywords)):
+                    found = _mentioned(value, names, assign.lineno)
+                    if found is not None:
+                        return f"`{condition_text(node.func, 40)}` takes `{found}`"
+        for node in nodes:
+            if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+                found = _mentioned(node.test, names, assign.lineno)
+                if found is not None:
+                    return f"the host branches on `{found}`"
         return None
 
     def _loops_running(self, node: ast.AST) -> list[ast.AST]:
@@ -319,13 +341,25 @@ class HostSyncInLoop(Rule):
             child = ancestors[index + 1] if index + 1 < len(ancestors) else node
             if isinstance(ancestor, FUNCTION_TYPES + (ast.Lambda, ast.ClassDef)):
                 break
-            if (isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body) and _is_periodic(ancestor.test)
+            if (isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body) and self._periodic(ancestor.test)
                     and not self._steps_optimizer(ancestor)):
                 return []
             if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
                 if not (isinstance(ancestor, (ast.For, ast.AsyncFor)) and child in (ancestor.iter, ancestor.target)):
                     loops.append(ancestor)
         return loops
+
+    def _periodic(self, test: ast.expr) -> bool:
+        """A `step % N == 0`-style guard, also through a name the function assigns one to (open_clip's
+        `is_metric_step = (i_accum % metric_every == 0) or is_console_step`)."""
+        if _is_periodic(test):
+            return True
+        names = {node.id for node in ast.walk(test) if isinstance(node, ast.Name)}
+        scope = self.ctx.current_def() or self.ctx.tree
+        return bool(names) and any(
+            isinstance(node, ast.Assign) and _is_periodic(node.value)
+            and any(isinstance(target, ast.Name) and target.id in names for target in node.targets)
+            for node in walk_scope(scope))
 
     def _acts_on(self, call: ast.Call) -> bool:
         """Whether a call acts on the host values it is given: an environment's or a plateau scheduler's `step`, a
@@ -359,6 +393,12 @@ class HostSyncInLoop(Rule):
         """Whether each iteration of `loop` runs one training step (not a whole epoch through a helper)."""
         info = self.ctx.loops.get(id(loop))
         return info is not None and (info.steps or bool(info.called & per_step))
+
+
+def _mentioned(expression: ast.AST, names: set[str], after: int) -> str | None:
+    """The first of `names` read in `expression` after line `after`."""
+    return next((node.id for node in ast.walk(expression) if isinstance(node, ast.Name) and node.id in names
+                 and isinstance(node.ctx, ast.Load) and node.lineno > after), None)
 
 
 def _is_periodic(test: ast.AST) -> bool:

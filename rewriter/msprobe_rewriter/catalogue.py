@@ -642,6 +642,13 @@ TORCH_DROPOUT_KEYWORD_MODULES: dict[str, float] = {
     "torch.nn.TransformerDecoderLayer": 0.1,
 }
 SDPA_FUNCTIONS = frozenset({"torch.nn.functional.scaled_dot_product_attention"})
+# Adapter configs whose layers get a dropout of their own (PEFT wraps each adapted layer's input in `nn.Dropout(p)`):
+# name -> the keyword of its probability (default 0).
+ADAPTER_DROPOUT_CONFIGS: dict[str, str] = {
+    f"{package}.{config}": "lora_dropout"
+    for package in ("peft", "peft.tuners.lora", "peft.tuners.adalora", "mindnlp.peft", "mindnlp.peft.tuners.lora")
+    for config in ("LoraConfig", "AdaLoraConfig")
+}
 MINDSPORE_DROPOUT = frozenset({
     "mindspore.nn.Dropout", "mindspore.nn.Dropout1d", "mindspore.nn.Dropout2d", "mindspore.nn.Dropout3d",
     "mindspore.ops.Dropout", "mindspore.ops.dropout", "mindspore.ops.Dropout2D", "mindspore.ops.Dropout3D",
@@ -934,7 +941,10 @@ SPEECHBRAIN_BRAINS = frozenset({"speechbrain.Brain", "speechbrain.core.Brain"})
 TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAIN_BRAINS
 # Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
 # as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).
-SUBCLASSED_CLASSES = SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS
+# Dropout layers a project wraps (mindcv's `class Dropout(nn.Dropout)` in models/layers/compatibility.py).
+SUBCLASSED_DROPOUT = TORCH_DROPOUT_MODULES | frozenset(
+    n for n in MINDSPORE_DROPOUT if ".nn." in n and n.rpartition(".")[2][:1].isupper())
+SUBCLASSED_CLASSES = SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS | SUBCLASSED_DROPOUT
 
 # --- generator objects (unseeded-generator) -------------------------------------------------------
 # Factories of independent generators: qualified name -> (position, keyword) of their seed argument.

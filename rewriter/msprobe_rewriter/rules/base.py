@@ -74,7 +74,9 @@ class Rule:
         """After every rule's `finish` (the script's defaults are read from the whole file): a finding behind a
         flag that is off with the default arguments drops to info, naming the flag."""
         for report in self.reports:
-            needed = opt_in.off_by_default(self.ctx, report.switch) if report.switch is not None else None
+            if report.switch is None or report.severity == "info":  # settled already (by the rule's own finish)
+                continue
+            needed = opt_in.off_by_default(self.ctx, report.switch)
             if needed is not None:
                 report.severity = "info"
                 report.message += f" (only when `{conditions.condition_text(needed)}`: off with the default arguments)"

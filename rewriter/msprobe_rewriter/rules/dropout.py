@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, opt_in
+from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -13,7 +14,7 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.TORCH_DROPOUT_MODULES, catalogue.TORCH_DROPOUT_FUNCTIONS, catalogue.TORCH_DROPOUT_KEYWORD_MODULES,
     catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT, catalogue.MINDSPORE_FUSED_DROPOUT_MASKS,
-    catalogue.NPU_DROP_PROBABILITY,
+    catalogue.NPU_DROP_PROBABILITY, catalogue.ADAPTER_DROPOUT_CONFIGS,
     catalogue.FUSED_ATTENTION_KEEP_PROBABILITY) for q in table)
 # ... and of every stochastic-depth (DropPath) API.
 STOCHASTIC_DEPTH_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
@@ -50,7 +51,8 @@ class Dropout(Rule):
     message = "dropout draws a new random mask every step; set its probability to 0 while debugging"
     summary = ("Flags PyTorch and MindSpore dropout layers and functions, `dropout=` of attention, transformer and "
                "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1) and `dropout_p=` of "
-               "`scaled_dot_product_attention`, unless the probability is a literal 0 (keep_prob 1). Also flags "
+               "`scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)`, unless the "
+               "probability is a literal 0 (keep_prob 1). Also flags "
                "stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
                "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
                "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
@@ -109,6 +111,15 @@ class Dropout(Rule):
         "        self.extra = nn.ModuleList([Block(8, 2, drop_path=dpr[i]) for i in range(depth)])\n",
     )
     invalid = (
+        # PEFT's LoRA dropout (default 0), and a project's own subclass of a dropout layer (mindcv's compatibility
+        # `Dropout(nn.Dropout)`).
+        Invalid("import torch.nn as nn\nfrom peft import LoraConfig\n\n\nclass Dropout(nn.Dropout):\n    pass\n\n\n"
+                "config = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05)\nplain = LoraConfig(r=8)\n"
+                "head = Dropout(p=0.2)\n", lines=(9, 11)),
+        # DreamBooth's `--lora_dropout` defaults to 0: on only when asked.
+        Invalid("import argparse\n\nimport torch\nfrom peft import LoraConfig\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--lora_dropout\", type=float, default=0.0)\nargs = parser.parse_args()\n"
+                "config = LoraConfig(r=4, lora_dropout=args.lora_dropout)\n", lines=(9,), severity="info"),
         # Stochastic depth written by hand (pytorch-cifar's EfficientNet): no seed_all reaches it.
         Invalid("import torch\n\n\ndef drop_connect(x, drop_ratio):\n    keep = 1.0 - drop_ratio\n"
                 "    mask = torch.empty([x.shape[0], 1, 1, 1], dtype=x.dtype, device=x.device)\n"
@@ -170,6 +181,7 @@ class Dropout(Rule):
         self.stochastic_depth: list = []  # the reports of stochastic depth
         self.unreached: list = []  # the reports seed_all leaves on: MindSpore's fused attention, drops written by hand
         self.hand_written: set[str] = set()  # functions reported for stochastic depth written by hand
+        self.by_option: list = []  # (report, probability) where the probability is an expression (`args.dropout`)
 
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
@@ -196,6 +208,11 @@ class Dropout(Rule):
             self._check_keyword_module(node, qualified)
         elif qualified in catalogue.SDPA_FUNCTIONS:
             self._check_probability(node, argument(node, 4, "dropout_p"), default_fires=False)
+        elif qualified in catalogue.ADAPTER_DROPOUT_CONFIGS:
+            name = catalogue.ADAPTER_DROPOUT_CONFIGS[qualified]
+            self._check_probability(node, keyword(node, name), default_fires=False,
+                                    message=f"`{name}=` puts a dropout before every adapter layer, with a new mask "
+                                            f"every step; pass {name}=0.0 while debugging")
         elif qualified in catalogue.MINDSPORE_FUSED_DROPOUT_MASKS:
             self.report(node, FUSED_MASK_MESSAGE, fixable=False)
             self.unreached.append(self.reports[-1])
@@ -234,7 +251,12 @@ class Dropout(Rule):
 
     def finish(self) -> None:
         """A file that calls `seed_all(..., rm_dropout=True)` runs with its dropout off: nothing to report, but
-        the stochastic depth msprobe's own `seed_all` leaves on, and what no `seed_all` reaches."""
+        the stochastic depth msprobe's own `seed_all` leaves on, and what no `seed_all` reaches. A probability
+        taken from an option that defaults to 0 (`lora_dropout=args.lora_dropout`) is info, naming the option."""
+        for report, value in self.by_option:
+            if report.severity != "info" and opt_in.default_value(self.ctx, value) == 0:
+                report.severity = "info"
+                report.message += f" (only when `{condition_text(value)}` > 0: 0 with the default arguments)"
         if self.removed is not None:
             kept = self.unreached + ([] if self.removed else self.stochastic_depth)
             self.reports = [report for report in self.reports if any(report is k for k in kept)]
@@ -296,14 +318,18 @@ class Dropout(Rule):
             self._report_stochastic_depth(node, f"`{name}`", "give it a rate of 0 (or pass `drop_path_rate=0.` to the "
                                                                "model)")
 
-    def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool) -> None:
+    def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool,
+                           message: str | None = None) -> None:
         """Report unless the probability is a literal 0 (or absent with a zero default)."""
         if value is None:
             if default_fires and not _has_double_star(node):
-                self.report(node)
+                self.report(node, message)
             return
-        if not _is_zero(constant(value)):
-            self.report(node)
+        literal = constant(value)
+        if not _is_zero(literal):
+            self.report(node, message)
+            if literal is NOT_CONSTANT:
+                self.by_option.append((self.reports[-1], value))
 
     def _check_function(self, node: ast.Call, qualified: str) -> None:
         # torch.dropout(input, p, train) / F.dropout(input, p=0.5, training=True)

@@ -37,7 +37,8 @@ class PartialCkptLoad(Rule):
                "Lightning's `load_from_checkpoint`; as information when the keys it returns are checked: read in "
                "an `assert` or `if`, or passed on to a function that does more than print them); keys popped or deleted from a dict that the same function "
                "then loads non-strictly; MindSpore `load_param_into_net` whose result (the parameters it did not "
-               "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
+               "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards) or only printed or "
+               "logged, keys popped or deleted from the dict it loads, and `load_checkpoint` with "
                "`choice_func=`/`filter_prefix=`/`specify_prefix=` whose dict goes into a network (not resume counters read "
                "by name, nor a `filter_prefix=` that leaves out only optimizer and loop state, `learning_rate`, "
                "`global_step`, `moments`, ...), or with `net=` (it loads into the network "
@@ -106,8 +107,34 @@ params = ms.load_checkpoint("net.ckpt")
 not_loaded, _ = ms.load_param_into_net(net, params)
 assert not not_loaded, f"parameters missing from net.ckpt: {not_loaded}"
 """,
+        # Unpacked and tested, or returned to the caller (mindformers' `load_param_into_net` wrappers).
+        """\
+from mindspore import load_param_into_net
+
+
+def load(model, state_dict):
+    msgs = load_param_into_net(model, state_dict)
+    missing, unexpected = msgs
+    if missing:
+        raise ValueError(f"not loaded: {missing}")
+
+
+def load_returning(model, state_dict):
+    not_loaded = load_param_into_net(model, state_dict)
+    return not_loaded
+""",
     )
     invalid = (
+        # mindrlhf's PPO trainer: the list is only printed, and the value head stays random.
+        Invalid("""\
+import mindspore
+
+
+def load(model, path):
+    param_dict = mindspore.load_checkpoint(path)
+    param_not_load, ckpt_not_load = mindspore.load_param_into_net(model, param_dict)
+    print(f"param not load: {param_not_load}", flush=True)
+""", lines=(6,)),
         Invalid("""\
 import torch
 import torchvision
@@ -220,23 +247,31 @@ def restore(net, path):
             self._report_removed(argument(node, 0, "state_dict"))
 
     def _check_load_param(self, node: ast.Call) -> None:
-        if self._result_dropped():  # the list of parameters it skipped is never looked at
+        assigned = bool(self.ctx.ancestors) and isinstance(self.ctx.ancestors[-1], ast.Assign)
+        if self._result_dropped() or assigned and not self._result_checked():  # never looked at, or only printed
             self.report(node, MS_UNCHECKED.format(call="load_param_into_net"))
         self._report_removed(argument(node, 1, "parameter_dict"))
 
     def _result_checked(self) -> bool:
-        """Whether the keys the call being visited returns are checked: the names it is assigned to are read
-        in an `assert`, an `if` or `while` test, or passed to a call that does not only print or log them
-        (torchtune's `validate_missing_and_unexpected_for_lora(base_missing=...)`)."""
+        """Whether the keys the call being visited returns are checked: the names it is assigned to (or that
+        those are unpacked into) are read in an `assert`, an `if` or `while` test, passed to a call that does not
+        only print or log them (torchtune's `validate_missing_and_unexpected_for_lora(base_missing=...)`), or
+        returned to the caller."""
         parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
         if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
             return False
         target = parent.targets[0]
         names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and n.id != "_"}
         scope = self._function_or_module()
+        for node in ast.walk(scope):  # `missing, unexpected = msgs`: those names hold them too
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names
+                    and node.lineno >= parent.end_lineno):
+                names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         for node in ast.walk(scope):
             if isinstance(node, (ast.Assert, ast.If, ast.While)):
                 tested = node.test
+            elif isinstance(node, (ast.Return, ast.Yield)) and node.value is not None:
+                tested = node.value  # handed to the caller, who may check them
             elif isinstance(node, ast.Call) and self.ctx.callee_name(node) not in REPORTING_CALLS:
                 tested = ast.Tuple(elts=[*node.args, *(kw.value for kw in node.keywords)])
             else:

@@ -251,3 +251,21 @@ def test_an_entry_script_that_trains_through_a_torch_helper_is_no_tensorflow_scr
     assert "seed_all(" in out
     assert notes == ["main.py: the training loop is not in this file but in `train` in run_lib.py: instrument that file "
                      "too (msprobe-instrument --write main.py run_lib.py); debugger not added here"]
+
+
+def test_augment_keeps_a_transform_whose_dropped_argument_calls_something():
+    """open_clip's `RandomResizedCrop(size, scale=cfg.pop('scale'))`: dropping `scale=` would leave the key in the
+    dict its pipeline then checks; `int(...)` and the carried size are harmless."""
+    code = ("import torchvision.transforms as T\n\n\ndef make(size, cfg):\n"
+            "    return T.Compose([T.RandomResizedCrop(int(size), scale=cfg.pop('scale')), T.ToTensor()])\n")
+    out, notes = instrument_text("train.py", code, only("random-augment"))
+    assert out == code
+    assert any("`cfg.pop('scale')` calls something" in note for note in notes)
+
+
+def test_augment_twin_already_imported_is_not_imported_twice():
+    code = ("from torchvision.transforms import CenterCrop, Compose, RandomResizedCrop\n\n"
+            "train = Compose([RandomResizedCrop(224)])\nval = Compose([CenterCrop(224)])\n")
+    out = fix(code, "random-augment")
+    assert out.splitlines()[0] == "from torchvision.transforms import Resize, CenterCrop, Compose"
+    assert "train = Compose([Resize(224), CenterCrop(224)])" in out

@@ -151,9 +151,10 @@ def apply(module: cst.Module, edits: Edits, path: Callable[[cst.CSTNode], list[c
     for (old_module, old_name, local), new in edits.swaps.items():
         key = (old_module, old_name, None if local == old_name else local)
         if key in unused and new[0] == old_module and local == old_name:
-            renames[(old_module, old_name)] = new[1]
-            unused.discard(key)
             imports.remove(ImportItem(*new))
+            if not _imports_name(module, *new):  # else the old name just goes (no second `CenterCrop`)
+                renames[(old_module, old_name)] = new[1]
+                unused.discard(key)
     visitors = [_Rename(renames)] if renames else []
     if unused:
         context = CodemodContext()
@@ -168,6 +169,19 @@ def apply(module: cst.Module, edits: Edits, path: Callable[[cst.CSTNode], list[c
             AddImportsVisitor.add_needed_import(context, item.module, item.obj_name, item.alias)
         result = _fixed_block(result, [AddImportsVisitor(context)], _framework_block(result))
     return result
+
+
+def _imports_name(module: cst.Module, module_name: str, name: str) -> bool:
+    """Whether a top-level `from module_name import name` is in `module` already."""
+    for statement in module.body:
+        if not _is_import_line(statement):
+            continue
+        for item in statement.body:
+            if (isinstance(item, cst.ImportFrom) and not item.relative and item.module is not None
+                    and get_full_name_for_node(item.module) == module_name and not isinstance(item.names, cst.ImportStar)
+                    and any(get_full_name_for_node(alias.name) == name and alias.asname is None for alias in item.names)):
+                return True
+    return False
 
 
 def rebuild(module: cst.Module, edits: Edits, path: Callable[[cst.CSTNode], list[cst.CSTNode]],

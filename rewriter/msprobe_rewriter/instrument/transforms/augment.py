@@ -6,6 +6,8 @@ MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` (the cata
 `Resize` keeps the `interpolation` and `antialias` given),
 and every other random transform (flips, rotations, colour jitter, erasing, auto-augment) is removed.
 Outside a list a single twin replaces the call, and a transform that only flips a coin gets probability 0.
+A transform with an argument the twin would drop that calls something (`scale=cfg.pop("scale")`) is left, with a
+note: the call may matter to the code around it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ class RandomAugment(Transform):
                 unit.note(finding.line, "random augmentation not rewritten (no deterministic twin known)")
                 continue
             short = qualified.rpartition(".")[2]
+            dropped = _dropped_call(call, catalogue.TRANSFORM_TWINS.get(short, ()))
+            if dropped is not None:
+                unit.note(finding.line, f"`{short}` not rewritten: its argument `{nodes.code_of(dropped)}` calls "
+                                        "something, which the rewrite would drop; make it deterministic yourself")
+                continue
             twins = [self._twin(unit, call, qualified, name, carry) for name, carry in
                      catalogue.TRANSFORM_TWINS.get(short, ())]
             container = containers.get(span_of(finding))
@@ -109,6 +116,27 @@ class RandomAugment(Transform):
         keyword, position = spec
         unit.edits.rewrite(call, lambda c: nodes.set_argument(c, keyword, cst.Float("0.0"), position))
         return True
+
+
+PURE_BUILTINS = frozenset({"int", "float", "str", "bool", "tuple", "list", "len", "round", "min", "max", "abs"})
+
+
+def _dropped_call(call: cst.Call, twins) -> cst.BaseExpression | None:
+    """An argument of `call` that no twin carries over and whose value calls something (open_clip's
+    `scale=aug_cfg_dict.pop('scale')`, which its pipeline relies on): dropping it would drop that call."""
+    carried = {id(found) for _, carry in twins for name in carry
+               if (found := nodes.argument(call, name, catalogue.TWIN_ARGUMENT_POSITIONS[name])) is not None}
+    for arg in call.args:
+        if id(arg) not in carried and _calls(arg.value):
+            return arg.value
+    return None
+
+
+def _calls(node: cst.CSTNode) -> bool:
+    """Whether `node` calls anything but a conversion or arithmetic builtin (`int(args.size)` is harmless)."""
+    if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value in PURE_BUILTINS):
+        return True
+    return any(_calls(child) for child in node.children)
 
 
 def _element_index(container: cst.CSTNode | None, call: cst.Call) -> int | None:

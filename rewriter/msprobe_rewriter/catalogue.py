@@ -398,6 +398,18 @@ SAMPLER_TWINS = {
 DEEPSPEED_TRAINING_DATA = {"deepspeed.initialize": 4}
 MINDSPORE_DATASET_MODULE = "mindspore.dataset"
 TORCH_WORKER_KEYWORD = "num_workers"
+# torchvision datasets, which read samples in index order and draw nothing themselves (FakeData seeds per index):
+# class -> positions of `transform` and `target_transform` (None: keyword only). A loader over one whose transforms
+# draw nothing gets the same batches with any number of workers.
+TORCHVISION_DATASETS: dict[str, tuple[int | None, int | None]] = {
+    f"torchvision.datasets.{name}": positions for name, positions in (
+        ("ImageFolder", (1, 2)), ("DatasetFolder", (3, 4)), ("CIFAR10", (2, 3)), ("CIFAR100", (2, 3)),
+        ("MNIST", (2, 3)), ("FashionMNIST", (2, 3)), ("KMNIST", (2, 3)), ("SVHN", (2, 3)), ("STL10", (3, 4)),
+        ("Flowers102", (2, 3)), ("Food101", (2, 3)), ("CelebA", (3, 4)), ("CocoDetection", (2, 3)),
+        ("ImageNet", (None, None)), ("FakeData", (4, 5)))
+}
+# Transforms that run the user's own function: whether they draw is not known.
+USER_FUNCTION_TRANSFORMS = frozenset({"Lambda", "PyFunc"})
 MINDSPORE_WORKER_KEYWORD = "num_parallel_workers"
 # Where `DataLoader` takes the arguments the data rules read, by position (torch 2.13).
 DATALOADER_POSITIONS = {"shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5, "worker_init_fn": 10,

@@ -19,7 +19,7 @@ from msprobe_rewriter.context import (
     keyword,
     target_name,
 )
-from msprobe_rewriter.values import LocalValues
+from msprobe_rewriter.values import UNKNOWN, LocalValues
 
 DATASET = "mindspore-dataset"
 NOT_DATASET = "not-a-dataset"
@@ -83,6 +83,23 @@ class PipelineValues:
             return False
         return None
 
+    def draws_nothing(self, node: ast.expr | None) -> bool:
+        """Whether `node` is a torchvision dataset (or a name every assignment of which gives one) whose transforms
+        are known to draw no random numbers (or that has none): its samples are the same in any worker."""
+        if isinstance(node, ast.Name):
+            found = self.values.bindings.bound(node.id, node)
+            return bool(found) and all(isinstance(value, ast.expr) and self.draws_nothing(value) for value in found)
+        if not isinstance(node, ast.Call):
+            return False
+        positions = catalogue.TORCHVISION_DATASETS.get(self.ctx.call_qualname(node) or "")
+        if positions is None:
+            return False
+        for name, position in zip(("transform", "target_transform"), positions, strict=True):
+            given = self.values.keyword(node, name, position)
+            if given is UNKNOWN or given is not None and constant(given) is not None and not self.is_deterministic(given):
+                return False
+        return self.values.keyword(node, "transforms") in (None,)
+
     def is_deterministic(self, node: ast.expr | None) -> bool:
         """Whether `node` is a transform call, or a list of them, known to draw no random numbers."""
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -95,7 +112,7 @@ class PipelineValues:
         qualified = self.ctx.call_qualname(node)
         if qualified is None or catalogue.transform_library(qualified) is None:
             return False
-        if catalogue.is_random_transform(qualified):
+        if catalogue.is_random_transform(qualified) or qualified.rpartition(".")[2] in catalogue.USER_FUNCTION_TRANSFORMS:
             return False
         if qualified.rpartition(".")[2] == "Compose":
             return self.is_deterministic(argument(node, 0, "transforms"))

@@ -32,7 +32,10 @@ class DataWorkers(FollowsValues, Rule):
     message = ("parallel data workers draw random numbers from per-worker seeds: seed them (PyTorch: "
                "`generator=` and `worker_init_fn=`) or use one worker for debugging runs")
     summary = ("Flags a PyTorch `DataLoader` (or a subclass of it, from this file or a project module it imports) "
-               "with `num_workers` > 0 (or an expression) and neither `generator=` nor `worker_init_fn=`; MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
+               "with `num_workers` > 0 (or an expression) and neither `generator=` nor `worker_init_fn=`, unless it "
+               "reads a torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
+               "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers); "
+               "MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
                "`num_parallel_workers` > 1 (or an expression) (other source datasets, `ImageFolderDataset`, "
                "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
                "workers by default) unless its operations are all known deterministic transforms or the file "
@@ -59,6 +62,11 @@ class DataWorkers(FollowsValues, Rule):
            "`num_parallel_workers=1` (or call `mindspore.dataset.config.set_num_parallel_workers(1)`) while "
            "debugging.")
     valid = (
+        # A torchvision dataset whose transforms draw nothing: the same batches with any number of workers.
+        "import torchvision.transforms as T\nfrom torch.utils.data import DataLoader\nfrom torchvision import datasets\n\n"
+        "val_tf = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor()])\n"
+        "images = datasets.ImageFolder(\"data/val\", val_tf)\nloader = DataLoader(images, batch_size=64, num_workers=8)\n"
+        "digits = DataLoader(datasets.MNIST(\"data\", train=True, transform=T.ToTensor()), num_workers=2)\n",
         "import torch\nfrom torch.utils.data import DataLoader as DL\n\n\ndef seed_worker(worker_id):\n"
         "    pass\n\n\ng = torch.Generator()\ng.manual_seed(0)\nloader = DL(torch.arange(10), num_workers=4, "
         "worker_init_fn=seed_worker, generator=g)\nsingle = DL(torch.arange(10), num_workers=0)\n",
@@ -185,6 +193,8 @@ def train(args, net, trainset):
             value = self.data.keyword(node, given, positions[given])
             if value is UNKNOWN or (value is not None and constant(value) is not None):
                 return
+        if self.data.draws_nothing(self.data.keyword(node, "dataset", 0)):
+            return  # `DataLoader(ImageFolder(valdir, Compose([Resize(256), CenterCrop(224), ToTensor()])))`
         self.torch_reports.append((self.data.site(node), TORCH_MESSAGE, workers))
 
     def _zoo_loader(self, node: ast.Call, qualified: str) -> None:

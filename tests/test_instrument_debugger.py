@@ -1126,3 +1126,27 @@ def test_graph_mode_is_noted_however_it_is_written(mode, note):
     found = [n for n in notes if n.startswith("/project/train.py:9: ")]
     assert (found[0].startswith(f"/project/train.py:9: {note}") if note else not found), notes
 
+
+
+@pytest.mark.parametrize("code, loop, started", [
+    # seq2seq's tutorial: a stepping function that steps two optimizers, each of its own model
+    ("import torch\n\n\ndef train(x, encoder, decoder, encoder_optimizer, decoder_optimizer):\n"
+     "    decoder(encoder(x)).sum().backward()\n    encoder_optimizer.step()\n    decoder_optimizer.step()\n\n\n"
+     "def train_iters(encoder, decoder):\n    encoder_optimizer = torch.optim.SGD(encoder.parameters(), lr=0.1)\n"
+     "    decoder_optimizer = torch.optim.SGD(decoder.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+     "        train(x, encoder, decoder, encoder_optimizer, decoder_optimizer)\n",
+     "for x in torch.randn(4, 8, 2):", "[encoder, decoder]"),
+    # torchtune's recipes: the optimizer a method of the class builds and returns
+    ("import torch\n\n\nclass Recipe:\n    def setup(self, cfg):\n        self._model = torch.nn.Linear(4, 4)\n"
+     "        self._optimizer = self._setup_optimizer(cfg)\n\n    def _setup_optimizer(self, cfg):\n"
+     "        optimizer = torch.optim.AdamW(self._model.parameters())\n        return optimizer\n\n"
+     "    def train(self, loader):\n        for batch in loader:\n            self._model(batch).sum().backward()\n"
+     "            self._optimizer.step()\n", "for batch in loader:", "self._model"),
+    # stable-baselines3: the policy keeps its optimizer
+    ("import torch\n\n\nclass PPO:\n    def train(self, batches):\n        for batch in batches:\n"
+     "            self.policy.evaluate_actions(batch).sum().backward()\n            self.policy.optimizer.step()\n",
+     "for batch in batches:", "self.policy"),
+], ids=["two optimizers in a stepping function", "optimizer from a method", "optimizer kept by the policy"])
+def test_the_trained_model_is_found(code, loop, started):
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index(loop) + 1] == f"debugger.start(model={started})"

@@ -500,8 +500,10 @@ class _Finder:
 
     def _steppers(self) -> dict[str, _Step]:
         """Local functions that apply gradients once per call (not inside a loop of their own)."""
-        found = {step.function.name: step for step in self.collector.steps
-                 if step.loop is None and step.function is not None}
+        found: dict[str, _Step] = {}
+        for step in self.collector.steps:  # the first step of each: models are listed in the order they step
+            if step.loop is None and step.function is not None:
+                found.setdefault(step.function.name, step)
         changed = True
         while changed:
             changed = False
@@ -610,11 +612,14 @@ class _Finder:
         return None
 
     def _loop_steps(self, loop: ast.stmt, step: _Step) -> list[_Step]:
-        """`step`, then every step in `loop` (inner loops and local stepping functions called in it included)."""
+        """`step`, then every step in `loop` (inner loops and local stepping functions called in it included, each
+        with all its steps)."""
         steps = [step, *(other for other in self.collector.steps
                          if other.loop is not None and (other.loop is loop or inside(other.loop, loop)))]
-        return steps + [self.steppers[name] for name, inner, _, _, _ in self.collector.calls
-                        if name in self.steppers and inner is not None and (inner is loop or inside(inner, loop))]
+        called = {self.steppers[name].function.name for name, inner, _, _, _ in self.collector.calls
+                  if name in self.steppers and inner is not None and (inner is loop or inside(inner, loop))}
+        return steps + [other for other in self.collector.steps  # every step of them: seq2seq's encoder and decoder
+                        if other.loop is None and other.function is not None and other.function.name in called]
 
 
 class _ModuleSteppers:

@@ -10,6 +10,7 @@ gradient probe monitors is the optimizer stepped (a list when there are several)
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 
 from msprobe_rewriter import catalogue, project
@@ -34,6 +35,7 @@ MOVES = frozenset({"cuda", "to"})  # `net = Net().to(device)`
 PARALLEL_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
                                "convert_sync_batchnorm"})
 NETWORK_MODULES = ("torch.nn.", "mindspore.nn.", "torchvision.models.", "timm.models.")
+NOT_MODEL_OWNER = re.compile(r"(?i)(trainer|engine|runner|state|args|config|cfg|opt|accelerator|strategy)s?$")
 HAND_UPDATES = frozenset({"add_", "sub_", "copy_"})  # in-place updates that apply a gradient written out by hand
 
 
@@ -59,6 +61,16 @@ def updated_by_hand(node: ast.AST) -> ast.expr | None:
     if not descends or _reads_gradient(target) or not _reads_gradient(value):
         return None
     return target if isinstance(target, (ast.Name, ast.Attribute)) else None
+
+
+def _held_by_model(optimizer: ast.expr) -> bool:
+    """`policy.optimizer`, `self.policy.optimizer`: an optimizer kept on an object that is not the script's own
+    (`self`), a trainer or a configuration, as stable-baselines3's policies keep theirs."""
+    if not (isinstance(optimizer, ast.Attribute) and is_name_chain(optimizer.value)):
+        return False
+    owner = optimizer.value
+    name = owner.attr if isinstance(owner, ast.Attribute) else owner.id
+    return name != "self" and NOT_MODEL_OWNER.search(name) is None
 
 
 def _reads_gradient(node: ast.expr) -> bool:
@@ -151,6 +163,11 @@ class TrainedModels:
                 if (origin is None and isinstance(value.func, ast.Attribute)
                         and value.func.attr == CONFIGURE_OPTIMIZERS):
                     candidates.append(value.func.value)  # model.configure_optimizers(...)
+                elif not candidates:  # `self._optimizer = self._setup_optimizer(cfg)`: what the helper builds
+                    candidates.extend(owner for built in self._returned_calls(value)
+                                      for owner in self._parameter_owners(built))
+        if not candidates and optimizer is not None and _held_by_model(optimizer):
+            candidates.append(optimizer.value)  # SB3's `self.policy.optimizer.step()`: the policy holds it
         kept = self._self_attributes(function)  # `self.net = net`: the loop reads the model as `self.net`
         by_name = {name: f"self.{attribute}" for attribute, name in kept.items() if name is not None}
         sources = (source_text(self.ctx.source, c) for c in candidates if is_name_chain(c))
@@ -161,6 +178,22 @@ class TrainedModels:
             if self._visible(owner.split(".", 1)[0], function):
                 visible = [f"{owner}.{attribute}" for attribute in self.network_attributes[id(optimizer)]]
         return visible
+
+    def _returned_calls(self, call: ast.Call) -> list[ast.Call]:
+        """The calls a function or method of the file returns (directly, or through the names it returns):
+        torchtune's `_setup_optimizer` returns the optimizer it builds."""
+        func = call.func
+        name = (func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id == "self" else func.id if isinstance(func, ast.Name) else None)
+        definition = self.functions.get(name) if name is not None else None
+        if not isinstance(definition, FUNCTION_TYPES):
+            return []
+        nodes = list(walk_scope(definition))
+        returned = [node.value for node in nodes if isinstance(node, ast.Return) and node.value is not None]
+        names = {value.id for value in returned if isinstance(value, ast.Name)}
+        assigned = [node.value for node in nodes if isinstance(node, ast.Assign)
+                    and any(isinstance(target, ast.Name) and target.id in names for target in node.targets)]
+        return [value for value in (*returned, *assigned) if isinstance(value, ast.Call)]
 
     def _hand_updated_models(self, update: ast.AST, function: Function) -> list[str]:
         """`fc` for an update by hand of `param` in `for param in fc.parameters():` (also `named_parameters`), where

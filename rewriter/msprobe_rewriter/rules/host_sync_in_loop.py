@@ -44,7 +44,7 @@ class HostSyncInLoop(Rule):
     frameworks = ("pytorch", "mindspore")
     message = "host-device sync inside the training loop; " + REMEDY
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
-               "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or f-string formatting a tensor, "
+               "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
                "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, unless it steps the "
                "optimizer: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are `.cpu()` on a model, or numbers that are already Python "
@@ -81,6 +81,10 @@ class HostSyncInLoop(Rule):
         "        loss_value = 0.5\n        print(loss_value)\n",
     )
     invalid = (
+        # mindrlhf's PPO loop prints its losses with `str.format` every step.
+        Invalid("import torch\n\n\ndef train(model, loader, optimizer):\n    for x in loader:\n"
+                "        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"
+                "        print(\"loss: {}\".format(loss))\n", lines=(9,), severity="info"),
         # PPO's early stop on the KL read into a name: the sync stays ("the host branches on `kl`").
         Invalid("import torch\n\n\ndef train(model, loader, optimizer, target_kl=0.01):\n    for x in loader:\n"
                 "        loss = model(x).sum()\n        kl = torch.mean(loss).item()\n        if kl > 1.5 * target_kl:\n"
@@ -259,6 +263,11 @@ class HostSyncInLoop(Rule):
                 return  # `model.cpu().parameters()`: a module moved, not a tensor read
             if qualified is None and self._syncs_receiver(func.attr, func.value):
                 self._candidate(node, f"`.{func.attr}()`")
+        elif (isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant)
+              and isinstance(func.value.value, str)):  # `"loss: {}".format(out[0])`
+            formatted = next((a for a in [*node.args, *(k.value for k in node.keywords)] if self._tensorish(a)), None)
+            if formatted is not None:
+                self._candidate(formatted, "formatting a tensor with `str.format`")
         elif isinstance(func, ast.Name) and func.id not in self.ctx.imports.bindings and len(node.args) >= 1:
             if func.id in ("float", "int") and len(node.args) == 1 and self._tensorish(node.args[0]):
                 self._candidate(node, f"`{func.id}()` of a tensor")

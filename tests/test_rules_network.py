@@ -333,3 +333,21 @@ def test_host_sync_names_what_needs_a_value_read_into_a_name(line, use):
     code = ("import math\n\nimport torch\n\nfor x in range(3):\n    loss = model(x)\n    parts = {'a': loss}\n    "
             + line + "\n    loss.backward()\n    optimizer.step()\n")
     assert [message.split(": ", 1)[1].split(",")[0] for _, _, message in lint("host-sync-in-loop", code)] == [use]
+
+
+def test_no_deterministic_algos_advises_mindspore_where_transformers_only_tokenizes():
+    code = """
+        import mindspore
+        from mindspore import nn
+        from transformers import AutoTokenizer
+
+        if __name__ == "__main__":
+            net = nn.Dense(3, 3)
+            opt = nn.Adam(net.trainable_params())
+            grad_fn = mindspore.value_and_grad(lambda x: net(x).sum(), None, opt.parameters)
+            for x in range(3):
+                loss, grads = grad_fn(x)
+                opt(grads)
+    """
+    assert [message.split(" never")[0] for _, _, message in lint("no-deterministic-algos", code)] == [
+        "this MindSpore entry script"]

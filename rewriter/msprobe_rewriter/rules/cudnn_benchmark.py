@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter.context import constant
+from msprobe_rewriter import opt_in
+from msprobe_rewriter.conditions import condition_text
+from msprobe_rewriter.context import NOT_CONSTANT, constant, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 # (attribute, value that breaks reproducibility)
@@ -20,7 +22,10 @@ class CudnnBenchmark(Rule):
     fixable = True
     message = ("cuDNN picks kernels by timing (or non-deterministically); set "
                "`torch.backends.cudnn.benchmark = False` and `torch.backends.cudnn.deterministic = True`")
-    summary = "Flags `torch.backends.cudnn.benchmark = True` and `torch.backends.cudnn.deterministic = False`."
+    summary = ("Flags `torch.backends.cudnn.benchmark = True` and `torch.backends.cudnn.deterministic = False`, also "
+               "where the value is a name or option that holds them by default: a parameter defaulting to True "
+               "(EDM's `training_loop(..., cudnn_benchmark=True)`), a local variable, an argparse option or "
+               "dataclass field.")
     why = ("In benchmark mode cuDNN times several convolution algorithms on the first batches and keeps the "
            "fastest. The winner depends on timing noise, and different algorithms sum in different orders, so "
            "two runs of the same script (or the GPU and NPU runs you want to compare) compute slightly different "
@@ -37,12 +42,53 @@ class CudnnBenchmark(Rule):
         Invalid("from torch.backends import cudnn\n\ncudnn.deterministic = False\ncudnn.benchmark = True\n",
                 lines=(3, 4)),
         Invalid("import torch.backends.cudnn as cudnn\n\n\ndef setup():\n    cudnn.benchmark = True\n", lines=(5,)),
+        # EDM's training loop takes the switch as a parameter that defaults to True.
+        Invalid("import torch\n\n\ndef training_loop(cudnn_benchmark=True):\n"
+                "    torch.backends.cudnn.benchmark = cudnn_benchmark\n", lines=(5,)),
     )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.by_value: list[tuple[ast.Attribute, ast.expr]] = []  # switches set from a name or an option
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = constant(node.value)
         for target in node.targets:
             if not isinstance(target, ast.Attribute) or target.attr not in HAZARDS:
                 continue
-            if self.ctx.qualname(target.value) == "torch.backends.cudnn" and value is HAZARDS[target.attr]:
+            if self.ctx.qualname(target.value) != "torch.backends.cudnn":
+                continue
+            if value is HAZARDS[target.attr]:
                 self.report(target)
+            elif value is NOT_CONSTANT:
+                known = self._local_default(node.value)
+                if known is HAZARDS[target.attr]:
+                    self.report(target, self.message + f" (`{condition_text(node.value)}` holds {known} by default)")
+                elif known is NOT_CONSTANT:
+                    self.by_value.append((target, node.value))
+
+    def _local_default(self, value: ast.expr) -> object:
+        """What a name holds where the enclosing function does not say otherwise: its parameter's default (EDM's
+        `training_loop(..., cudnn_benchmark=True)`), or the constant the function last assigned it."""
+        function = self.ctx.current_def()
+        if not isinstance(value, ast.Name) or function is None:
+            return NOT_CONSTANT
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults):],
+                            arguments.defaults, strict=True))
+        defaults.update((a.arg, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+                        if d is not None)
+        assigned = [node.value for node in walk_scope(function) if isinstance(node, ast.Assign)
+                    and node.lineno < value.lineno and any(isinstance(t, ast.Name) and t.id == value.id
+                                                           for t in node.targets)]
+        if assigned:
+            return constant(assigned[-1]) if len(assigned) == 1 else NOT_CONSTANT
+        return constant(defaults[value.id]) if value.id in defaults else NOT_CONSTANT
+
+    def finish(self) -> None:
+        """Switches set from an option (`cudnn.benchmark = args.benchmark`): reported when its default turns them on."""
+        for target, value in self.by_value:
+            known = opt_in.default_value(self.ctx, value)
+            if known is HAZARDS[target.attr]:
+                self.report(target, self.message + f" (`{condition_text(value)}` holds {known} by default)")

@@ -9,8 +9,9 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.seed_missing import report_parent_only, report_whole_script
 
 # Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
-PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "timm", "accelerate",
-                 "deepspeed", "transformers", "trl", "mmengine", "speechbrain")
+PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "deepspeed",  # torch itself,
+                 "timm", "accelerate", "transformers", "trl", "mmengine", "speechbrain")  # then libraries on it
+TORCH_ITSELF = 6
 CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
 PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import this file without running its "
@@ -176,6 +177,12 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # MindSpore training that takes only its tokenizer from transformers (mindnlp's bert_pet): MindSpore's advice.
+        Invalid("import mindspore\nfrom mindspore import nn\nfrom transformers import AutoTokenizer\n\n\ndef main():\n"
+                "    mindspore.set_seed(1)\n    net = nn.Dense(3, 3)\n    opt = nn.Adam(net.trainable_params())\n"
+                "    grad_fn = mindspore.value_and_grad(lambda x: net(x).sum(), None, opt.parameters)\n"
+                "    for x in range(3):\n        loss, grads = grad_fn(x)\n        opt(grads)\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n", lines=(16,)),
         # CleanRL's options are a dataclass that tyro parses: `torch_deterministic` is off by default here.
         Invalid("from dataclasses import dataclass\n\nimport torch\nimport tyro\n\n\n@dataclass\nclass Args:\n"
                 "    torch_deterministic: bool = False\n\n\nif __name__ == \"__main__\":\n    args = tyro.cli(Args)\n"
@@ -377,10 +384,12 @@ for x in T.randn(10, 2, 4):
 
 def _framework(trackers: list[ImportTracker]) -> str | None:
     """"pytorch" or "mindspore": what the files with these imports use (PyTorch first, unless mindnlp makes
-    `torch` MindSpore's mindtorch; a MindSpore suite, mindformers, counts as MindSpore), or None."""
+    `torch` MindSpore's mindtorch; a MindSpore suite, mindformers, counts as MindSpore; a library built on torch,
+    such as transformers, counts as PyTorch only where MindSpore is not imported), or None."""
     if any(tracker.imports_root(root) for tracker in trackers for root in catalogue.TORCH_ON_MINDSPORE):
         return "mindspore"
-    if any(tracker.imports_root(root) for tracker in trackers for root in PYTORCH_ROOTS):
+    if any(tracker.imports_root(root) for tracker in trackers for root in PYTORCH_ROOTS[:TORCH_ITSELF]):
         return "pytorch"
-    return "mindspore" if any(tracker.imports_root(root) for tracker in trackers
-                              for root in ("mindspore", *catalogue.MINDSPORE_SUITES)) else None
+    if any(tracker.imports_root(root) for tracker in trackers for root in ("mindspore", *catalogue.MINDSPORE_SUITES)):
+        return "mindspore"  # transformers imported only for its tokenizer (mindnlp's bert_pet)
+    return "pytorch" if any(tracker.imports_root(root) for tracker in trackers for root in PYTORCH_ROOTS) else None

@@ -35,9 +35,14 @@ INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on
 APPLY_MESSAGE = ("`{call}` initialises the weights of a model already on a device: `{fn}` draws them with that "
                  f"device's generator, and {SAME_SEED}: initialise before moving the model "
                  "(`model.apply({fn})` first, then `.to(device)`)")
-GENERATOR_MESSAGE = ("`{call}` makes a generator on the device: what it draws (a diffusers pipeline's latents, "
-                     "validation images) comes from that device's generator, and " + SAME_SEED + ": make it on the "
-                     "CPU, `torch.Generator().manual_seed(seed)` (diffusers then draws on the CPU and moves)")
+GENERATOR_MESSAGE = ("`{call}` makes a generator on the device: what it draws{what} comes from that device's "
+                     "generator, and " + SAME_SEED + ": make it on the CPU, `torch.Generator().manual_seed(seed)`, "
+                     "{then}")
+GENERATOR_USES = {  # what a device generator draws, and how to draw with a CPU one, in a diffusers file and elsewhere
+    True: (" (a diffusers pipeline's latents, validation images)", "and diffusers draws on the CPU and moves"),
+    False: ("", "and draw without `device=`, moving the result (`torch.randn(shape, generator=g).to(device)`): a "
+                "CPU generator cannot draw on the device"),
+}
 DISTRIBUTION_MESSAGE = ("`{call}` draws where the distribution's parameters live, and " + SAME_SEED + ": sample from "
                         "CPU copies and move the result (`Normal(mu.cpu(), std.cpu()).rsample().to(mu.device)`), or "
                         "draw the noise on the CPU yourself (`mu + std * torch.randn(mu.shape).to(mu.device)`)")
@@ -345,7 +350,8 @@ class DeviceRng(FollowsValues, Rule):
         elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
             device = argument(node, 0, "device")
             if device is not None and self.device_of(device) != CPU:
-                self.report(node, GENERATOR_MESSAGE.format(call=_short(node)), fixable=False)
+                what, then = GENERATOR_USES[self.ctx.imports.imports_root("diffusers")]
+                self.report(node, GENERATOR_MESSAGE.format(call=_short(node), what=what, then=then), fixable=False)
         elif qualified in catalogue.DIFFUSERS_RANDN_TENSOR:
             device = argument(node, 2, "device")
             if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:

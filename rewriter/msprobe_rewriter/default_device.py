@@ -11,6 +11,7 @@ device expression as device-rng does: "cpu" (also the meta device) or not.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 
 from msprobe_rewriter import catalogue
@@ -38,6 +39,8 @@ OVERWRITES = frozenset({"copy_", "zero_", "fill_"})  # in-place writes that repl
 # Builders that read weights rather than draw them (a checkpoint is loaded over whatever was drawn).
 LOADERS = frozenset({"from_pretrained", "load_state_dict", "load"})
 MODEL_WORDS = ("model", "net")
+LOADER_NAME = re.compile(r"(?i)(^|_)load")  # `load_checkpoint`, `_load_model`; not `get_act_offloading_ctx_manager`
+CONFIG_BUILDERS = frozenset({"instantiate"})  # hydra's and torchtune's `config.instantiate(cfg_model)` build from a config
 
 
 def sets_default(ctx: FileContext, call: ast.Call, qualified: str | None, device_of: DeviceOf) -> bool:
@@ -55,18 +58,20 @@ def sets_default(ctx: FileContext, call: ast.Call, qualified: str | None, device
 
 
 def device_block(ctx: FileContext, block: ast.With | ast.AsyncWith, item: ast.expr, ancestors: list[ast.AST],
-                 device_of: DeviceOf) -> bool:
+                 device_of: DeviceOf, made: ast.Call | None = None) -> bool:
     """Whether `with item:` makes a device that is not the CPU the default one (`torch.device(d)`, a Fabric's
-    `init_module()` that initialises weights) and its block builds a module or draws in it; a block whose models
-    get every weight loaded afterwards (`load_checkpoint(fabric, model, path)`, as fine-tuning does) does not
-    count."""
-    if not isinstance(item, ast.Call):
+    `init_module()` that initialises weights, or a device object `made` by such a call or a `get_device(...)`
+    helper and held in a name: torchtune's `with self._device:`) and its block builds a module or draws in it; a
+    block whose models get every weight loaded afterwards (`load_checkpoint(fabric, model, path)`, as
+    fine-tuning does) does not count."""
+    made = made if made is not None else item
+    if not isinstance(made, ast.Call):
         return False
-    if ctx.call_qualname(item) in DEVICE_CONTEXTS:
-        device = argument(item, 0, "type")
+    if ctx.call_qualname(made) in DEVICE_CONTEXTS:
+        device = argument(made, 0, "type")
         if device is None or device_of(device) == CPU:
             return False
-    elif not _fabric_init(ctx, item):
+    elif made is item and not _fabric_init(ctx, item):
         return False
     later = [other.context_expr for other in block.items[[i.context_expr for i in block.items].index(item) + 1:]]
     if any(isinstance(other, ast.Call) and ctx.call_qualname(other) in DEVICE_CONTEXTS
@@ -173,7 +178,7 @@ def _loads_into(call: ast.Call, built: set[str]) -> bool:
         return isinstance(func.value, ast.Name) and func.value.id in built
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     given = [*call.args, *(k.value for k in call.keywords)]
-    return "load" in name.lower() and any(_names_built(arg, built) for arg in given)
+    return LOADER_NAME.search(name) is not None and any(_names_built(arg, built) for arg in given)
 
 
 def _names_built(node: ast.expr, built: set[str]) -> bool:
@@ -213,7 +218,7 @@ def _builds_or_draws(ctx: FileContext, node: ast.AST) -> bool:
     if isinstance(func, ast.Attribute) and name.startswith("from_"):  # `Transformer.from_name(...)`
         receiver = func.value
         return isinstance(receiver, ast.Name) and receiver.id[:1].isupper()
-    return name[:1].isupper() or any(word in name.lower() for word in MODEL_WORDS)
+    return name[:1].isupper() or name in CONFIG_BUILDERS or any(word in name.lower() for word in MODEL_WORDS)
 
 
 def _innermost(ancestors: list[ast.AST], kinds: type | tuple[type, ...]) -> ast.AST | None:

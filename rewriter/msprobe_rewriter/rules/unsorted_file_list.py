@@ -155,6 +155,7 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
         super().__init__(ctx)
         self._cpu = CpuCode(ctx)
         self._parents: dict[int, dict[int, ast.AST]] = {}  # id(scope) -> id(node) -> parent, built when needed
+        self._datasets: frozenset[str] | None = None
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -285,11 +286,13 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
                    for node in self.ctx.ancestors)
 
     def _dataset_classes(self) -> frozenset[str]:
-        """The file's dataset classes: derived from torch's data classes, or not a module and indexable."""
-        models = self._cpu.derived_classes("model", is_model_base)
-        indexable = {node.name for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef) and any(
-            isinstance(item, FUNCTION_TYPES) and item.name == "__getitem__" for item in node.body)}
-        return self._cpu.derived_classes("data", is_data_base) | frozenset(indexable - models)
+        """The file's dataset classes: derived from torch's data classes, or not a module and indexable (read once)."""
+        if self._datasets is None:
+            models = self._cpu.derived_classes("model", is_model_base)
+            indexable = {node.name for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef) and any(
+                isinstance(item, FUNCTION_TYPES) and item.name == "__getitem__" for item in node.body)}
+            self._datasets = self._cpu.derived_classes("data", is_data_base) | frozenset(indexable - models)
+        return self._datasets
 
     def _builds_file_list(self, scope: ast.AST) -> bool:
         return (isinstance(scope, FUNCTION_TYPES) and DATA_FUNCTION.search(scope.name) is not None

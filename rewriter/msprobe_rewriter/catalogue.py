@@ -347,11 +347,13 @@ TORCH_MODULE_PACKAGE = "torch.nn"
 LIGHTNING_MODULES = frozenset({"lightning.LightningModule", "lightning.pytorch.LightningModule",
                                "lightning.pytorch.core.LightningModule", "pytorch_lightning.LightningModule",
                                "pytorch_lightning.core.LightningModule"})
+# Wrappers that run the module they are given where it is (a model moved to a device stays there).
+DATA_PARALLEL_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel"})
 # Calls that show a file runs on an accelerator (besides `.cuda()`, `.to(device)`, `device=`): tensors
 # whose device the file does not show may live there.
-ACCELERATOR_USE_CALLS = frozenset({
-    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
-    "torch.nn.parallel.distributed.DistributedDataParallel", "torch.distributed.init_process_group",
+ACCELERATOR_USE_CALLS = DATA_PARALLEL_WRAPPERS | frozenset({"torch.distributed.init_process_group",
     "torch.cuda.set_device", "torch.npu.set_device", "torch_npu.npu.set_device", "torch.cuda.synchronize",
     "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler", "deepspeed.initialize", "deepspeed.init_distributed",
 })

@@ -190,6 +190,10 @@ class DeviceRng(FollowsValues, Rule):
         "    return [d.sample(generator=torch.default_generator) for d in cache] + [dist.sample()]  # not a posterior\n",
     )
     invalid = (
+        # The DCGAN tutorial: wrapped for data parallelism between the move and the initialisation.
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef weights_init(m):\n    nn.init.normal_(m.weight.data, 0.0, 0.02)\n\n\n"
+                "device = torch.device(\"cuda\")\nnetG = nn.Linear(3, 3).to(device)\n"
+                "netG = nn.DataParallel(netG, [0, 1])\nnetG.apply(weights_init)\n", lines=(12,), severity="error"),
         # torchtune's LoRA recipes: the device object kept on the recipe, used as a context manager; the adapters'
         # weights stay as drawn (the base checkpoint is loaded non-strictly).
         Invalid("import torch\nfrom torchtune import config, utils\n\n\nclass Recipe:\n    def __init__(self, cfg):\n"
@@ -616,6 +620,8 @@ class DeviceRng(FollowsValues, Rule):
             if qualified in catalogue.TORCH_DEVICE_CONSTRUCTORS:
                 target = argument(call, 0, "type")
                 return self.device_of(target) if target is not None else None
+            if qualified in catalogue.DATA_PARALLEL_WRAPPERS:  # DCGAN's `netG = nn.DataParallel(netG, gpus)`
+                return self.placement(argument(call, 0, "module"))
             if not qualified.startswith("torch."):
                 return None
             if qualified in catalogue.TORCH_CUDA_TENSOR_TYPES:

@@ -504,6 +504,17 @@ def draws_globally(call: ast.Call, qualified: str | None) -> bool:
     return qualified in catalogue.GLOBAL_RANDOM_DRAWS and (generator is None or constant(generator) is None)
 
 
+def parameter_defaults(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> dict[str, ast.expr]:
+    """The default of each parameter of `function` that has one: `{"seed": <0>}` for `def f(x, seed=0)`."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = {arg.arg: default for arg, default in zip(positional[len(positional) - len(args.defaults):],
+                                                          args.defaults, strict=True)}
+    defaults.update((arg.arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                    if default is not None)
+    return defaults
+
+
 def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
     """An argument given by keyword `name` or at `position` (no starred arguments before it)."""
     value = keyword(call, name)

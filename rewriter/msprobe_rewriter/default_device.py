@@ -22,6 +22,7 @@ from msprobe_rewriter.context import (
     argument,
     constant,
     keyword,
+    parameter_defaults,
     walk_scope,
 )
 
@@ -157,11 +158,7 @@ def cpu_by_default(device: ast.expr, ancestors: list[ast.AST]) -> bool:
     function = _innermost(ancestors, FUNCTION_TYPES)
     if not isinstance(device, ast.Name) or function is None:
         return False
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults, strict=True))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)
-    default = defaults.get(device.id)
+    default = parameter_defaults(function).get(device.id)
     assigned = any(isinstance(node, ast.Name) and node.id == device.id and isinstance(node.ctx, ast.Store)
                    for node in walk_scope(function))
     return isinstance(default, ast.Constant) and default.value in (None, CPU) and not assigned

@@ -6,7 +6,7 @@ import ast
 
 from msprobe_rewriter import opt_in
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import NOT_CONSTANT, constant, walk_scope
+from msprobe_rewriter.context import NOT_CONSTANT, constant, parameter_defaults, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 # (attribute, value that breaks reproducibility)
@@ -73,12 +73,7 @@ class CudnnBenchmark(Rule):
         function = self.ctx.current_def()
         if not isinstance(value, ast.Name) or function is None:
             return NOT_CONSTANT
-        arguments = function.args
-        positional = [*arguments.posonlyargs, *arguments.args]
-        defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults):],
-                            arguments.defaults, strict=True))
-        defaults.update((a.arg, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-                        if d is not None)
+        defaults = parameter_defaults(function)
         assigned = [node.value for node in walk_scope(function) if isinstance(node, ast.Assign)
                     and node.lineno < value.lineno and any(isinstance(t, ast.Name) and t.id == value.id
                                                            for t in node.targets)]

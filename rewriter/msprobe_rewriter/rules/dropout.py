@@ -7,7 +7,14 @@ import re
 
 from msprobe_rewriter import catalogue, opt_in
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, argument, constant, keyword
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    NOT_CONSTANT,
+    argument,
+    constant,
+    keyword,
+    parameter_defaults,
+)
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 # Last components of every dropout API: calls named otherwise are skipped without resolving them.
@@ -289,13 +296,9 @@ class Dropout(Rule):
         if function is None:
             return False
         arguments = function.args
-        positional = arguments.posonlyargs + arguments.args
-        names = [a.arg for a in positional]
-        defaults = dict(zip(names[len(names) - len(arguments.defaults):], arguments.defaults, strict=True))
-        defaults.update((a.arg, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-                        if d is not None)
-        if value.id not in names and value.id not in {a.arg for a in arguments.kwonlyargs}:
+        if value.id not in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}:
             return False
+        defaults = parameter_defaults(function)
         return value.id not in defaults or _is_off(constant(defaults[value.id]))
 
     def _check_stochastic_depth(self, node: ast.Call, name: str) -> None:

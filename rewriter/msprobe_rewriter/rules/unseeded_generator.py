@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue, conditions
-from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, target_name
+from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, parameter_defaults, target_name
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 FACTORY_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES)
@@ -449,8 +449,5 @@ def _parameter_default(function: ast.AST | None, name: str) -> object:
     `NOT_CONSTANT`."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return NOT_CONSTANT
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
-    pairs += [(arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True) if default]
-    return next((constant(default) for arg, default in pairs if arg.arg == name), NOT_CONSTANT)
+    default = parameter_defaults(function).get(name)
+    return constant(default) if default is not None else NOT_CONSTANT

@@ -98,7 +98,7 @@ class PipelineValues:
             given = self.values.keyword(node, name, position)
             if given is UNKNOWN or given is not None and constant(given) is not None and not self.is_deterministic(given):
                 return False
-        return self.values.keyword(node, "transforms") in (None,)
+        return self.values.keyword(node, "transforms") is None
 
     def is_deterministic(self, node: ast.expr | None) -> bool:
         """Whether `node` is a transform call, or a list of them, known to draw no random numbers."""

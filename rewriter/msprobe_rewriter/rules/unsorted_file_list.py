@@ -188,7 +188,7 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
             if isinstance(parent, ast.Call):
                 if child is parent.func:
                     return ORDERED
-                callee = _callee(parent)
+                callee = self.ctx.callee_name(parent)
                 if callee in ORDER_FREE:
                     return FREE
                 if callee in PICKS or self._builds_data(parent, callee):
@@ -322,11 +322,6 @@ def _key(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return f"{node.value.id}.{node.attr}"
     return None
-
-
-def _callee(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _scandir_key(label: str) -> str:

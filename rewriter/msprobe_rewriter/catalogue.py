@@ -817,6 +817,9 @@ _ADAPTIVE_FIX = ("its backward has no deterministic CUDA kernel: pool with kerne
                  "output size when they divide (global pooling, output size 1, is already deterministic)")
 _REFLECT_FIX = "its backward has no deterministic CUDA kernel: use zero or circular padding while debugging"
 _NO_KERNEL_FIX = "it has no deterministic CUDA kernel: compute it on the CPU while debugging"
+_NLL_2D_FIX = ("it has no deterministic CUDA kernel (it raises under the deterministic switch): put the classes "
+               "last and flatten, `(N*d, C)` logits and `(N*d,)` targets (`F.cross_entropy(logits.flatten(0, 1), "
+               "target.flatten())` for `(N, L, C)` logits)")
 NONDETERMINISTIC_OPS: dict[str, str] = {
     **dict.fromkeys(("torch.index_add", "torch.Tensor.index_add", "torch.Tensor.index_add_",
                      "torch.scatter_add", "torch.Tensor.scatter_add", "torch.Tensor.scatter_add_",
@@ -867,8 +870,10 @@ NONDETERMINISTIC_OPS: dict[str, str] = {
                     "padding_mode='reflect'/'replicate' pads with a non-deterministic CUDA backward: use "
                     "padding_mode='zeros' or 'circular' while debugging"),
     "torch.nn.functional.grid_sample": _NO_KERNEL_FIX.replace("it has", "its backward has"),
-    "torch.nn.NLLLoss2d": ("it has no deterministic CUDA kernel: flatten to (N*H*W, C) and use "
-                           "`F.nll_loss`/`F.cross_entropy` on 2-D input"),
+    "torch.nn.NLLLoss2d": _NLL_2D_FIX,
+    # on input of 3 or more dimensions (classes in dim 1) they run nll_loss2d, which adds atomically
+    **dict.fromkeys(("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"),
+                    "on input of 3 or more dimensions it runs `nll_loss2d`, which " + _NLL_2D_FIX[3:]),
 }
 # Entries whose forward is deterministic: only their backward is not (no finding under `torch.no_grad()`).
 NONDETERMINISTIC_BACKWARD_ONLY = frozenset(

@@ -38,6 +38,21 @@ def _all_ones(value: ast.expr | None) -> bool:
     return constant(value) == 1
 
 
+def _classes_moved_to_dim1(value: ast.expr | None) -> bool:
+    """`logits.transpose(1, 2)`, `x.permute(0, 3, 1, 2)`: a tensor of 3 or more dimensions (an index of 2 or
+    more, or three permuted dimensions), as a loss's input moved so its classes come in dim 1. The shape of
+    any other input is unknown (2-D classification logits are the common case and are deterministic)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    literals = [constant(arg) for arg in value.args]
+    if value.func.attr in ("transpose", "swapaxes", "swapdims") and len(literals) == 2:
+        return any(isinstance(i, int) and (i >= 2 or i <= -3) for i in literals)
+    if value.func.attr == "permute":
+        return len(literals) >= 3 or len(literals) == 1 and isinstance(value.args[0], (ast.Tuple, ast.List)) \
+            and len(value.args[0].elts) >= 3
+    return False
+
+
 # Whether a tensor needs no gradient: GRADIENT_FREE (no conditions), None (it may need one), or the loops whose
 # headers bind it, which must turn out to be training loops (known after the traversal) for it to need none.
 Verdict = frozenset[ast.AST] | None
@@ -71,6 +86,10 @@ CONDITIONS: dict[str, Condition] = {
     "Conv1d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
     "Conv2d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
     "Conv3d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
+    "cross_entropy": lambda call, off: _classes_moved_to_dim1(argument(call, 0, "input"))
+    and not _in(argument(call, 6, "reduction"), frozenset({"none"})),
+    "nll_loss": lambda call, off: _classes_moved_to_dim1(argument(call, 0, "input"))
+    and not _in(argument(call, 6, "reduction"), frozenset({"none"})),
 }
 
 
@@ -86,7 +105,7 @@ class NondeterministicOp(FollowsValues, Rule):
                "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
                "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear and bicubic modes, adaptive and 3-D pooling, reflection and "
-               "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`), naming the deterministic way out. "
+               "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`: 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown)), naming the deterministic way out. "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on; none is "
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
                "initialisation), and those whose forward is deterministic (interpolation, pooling, padding, "
@@ -128,6 +147,12 @@ class NondeterministicOp(FollowsValues, Rule):
         "    def median(self, window):\n        return float(np.median(self.values[-window:]))\n\n\n"
         "eta = History().median(20) * 100\n\n\ndef middle(x):\n    return x.median(1).values  # the values are deterministic\n",
         "def accumulate(out, idx, src):  # not a torch file\n    return out.index_add_(0, idx, src)\n",
+        # (N, C) logits, flattened positions, or a loss per element: deterministic kernels
+        "import torch.nn.functional as F\n\n\ndef losses(logits, target, seq_logits, seq_target):\n"
+        "    plain = F.cross_entropy(logits, target)\n"
+        "    flat = F.cross_entropy(seq_logits.flatten(0, 1), seq_target.flatten())\n"
+        "    each = F.cross_entropy(seq_logits.transpose(1, 2), seq_target, reduction='none')\n"
+        "    return plain, flat, each, F.nll_loss(logits.transpose(0, 1), target)\n",
         "import torch\nimport torch.nn.functional as F\n\n\n@torch.no_grad()\ndef resize_pos_embed(pos, size):\n"
         "    return F.interpolate(pos, size=size, mode='bicubic')  # no backward, forward is deterministic\n",
         # deit's fine-tuning: a position embedding read from a checkpoint needs no gradient
@@ -201,6 +226,12 @@ class NondeterministicOp(FollowsValues, Rule):
                 "def attack(model, loader, optimizer):\n    for x, y in loader:\n        x.requires_grad_()\n"
                 "        loss = F.cross_entropy(model(F.interpolate(x, scale_factor=2, mode='bilinear')), y)\n"
                 "        loss.backward()\n        optimizer.step()\n", lines=(9, 12, 13, 21)),
+        # DETR's classification loss over (batch, queries, classes) logits, and a segmentation head's
+        Invalid("import torch.nn.functional as F\n\n\ndef loss_labels(src_logits, target_classes, weight):\n"
+                "    return F.cross_entropy(src_logits.transpose(1, 2), target_classes, weight)\n\n\n"
+                "def loss_masks(logits, masks):\n"
+                "    return F.nll_loss(F.log_softmax(logits, 1).permute(0, 3, 1, 2), masks, ignore_index=255)\n",
+                lines=(5, 9)),
     )
 
     def __init__(self, ctx) -> None:

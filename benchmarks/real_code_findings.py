@@ -20,7 +20,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 # Only what lint reads: large files of a snapshot may be absent, so the whole tree cannot always be extracted.
 _LINTED_SUFFIXES = (".py", ".toml", ".cfg", ".gitignore")
 

@@ -331,6 +331,19 @@ def test_a_self_test_beside_standard_library_values_is_seeded_under_its_guard():
     assert lines[lines.index('if __name__ == "__main__":') + 1] == "    seed_all(seed=1234, mode=False, rm_dropout=True)"
 
 
+def test_a_self_test_after_path_setup_is_seeded_under_its_guard():
+    """yolov5's models/yolo.py puts its root on `sys.path` and imports an optional package before its profiling
+    `__main__` block: that runs nothing random, so importing the model file (every yolov5 script does) seeds
+    nothing."""
+    code = ("import platform\nimport sys\nfrom pathlib import Path\n\nimport torch\n\n"
+            "FILE = Path(__file__).resolve()\nROOT = FILE.parents[1]\nif str(ROOT) not in sys.path:\n"
+            "    sys.path.append(str(ROOT))\nif platform.system() != 'Windows':\n    ROOT = Path(ROOT.name)\n"
+            "try:\n    import thop\nexcept ImportError:\n    thop = None\n\n\n"
+            "def test():\n    print(torch.nn.Linear(2, 2)(torch.ones(2)))\n" + MAIN.replace("main()", "test()"))
+    lines = run(code, "seed")[0].splitlines()
+    assert lines[lines.index('if __name__ == "__main__":') + 1] == "    seed_all(seed=1234, mode=False, rm_dropout=True)"
+
+
 def test_a_raise_before_the_seeding_keeps_the_users_seed():
     """latent-diffusion's and DeiT's main.py raise on bad options before they seed: the seeding still runs in every run
     that goes on, so seed_all takes the script's seed."""
@@ -350,6 +363,20 @@ def test_the_runtime_is_imported_after_the_code_run_before_the_framework_is():
     lines = run(code, "seed")[0].splitlines()
     assert lines[:5] == ["import os", 'os.environ["OMP_NUM_THREADS"] = "1"', "import torch", "import numpy as np",
                          "from msprobe_runtime.pytorch import seed_all"]
+
+
+def test_module_level_setup_follows_the_runtime_import_when_code_runs_between_import_blocks():
+    """modded-nanogpt reads its own source (`with open(sys.argv[0]) as f: code = f.read()`) between `import sys`
+    and `import torch`: seed_all and the debugger go after the framework's block, where the runtime is imported,
+    not after the first block (a NameError when the script starts)."""
+    code = ("import os\nimport sys\n\nwith open(sys.argv[0]) as f:\n    code = f.read()\n\nimport torch\n\n"
+            "model = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for step in range(3):\n    model(torch.randn(4, 2)).sum().backward()\n    opt.step()\n")
+    lines = [line.split("  # msprobe")[0] for line in run(code)[0].splitlines()]
+    at = lines.index("import torch")
+    assert lines[at + 1] == "from msprobe_runtime.pytorch import PrecisionDebugger, seed_all"
+    assert lines[at + 2].startswith("seed_all(seed=1234")
+    assert lines.index("model = torch.nn.Linear(2, 2)") < [i for i, x in enumerate(lines) if x.startswith("debugger =")][0]
 
 
 def test_a_script_doing_nothing_random_is_not_seeded():
@@ -523,6 +550,19 @@ def test_a_loop_stepping_through_a_method_of_a_class_of_the_file_is_wrapped():
             "    for sample in data:\n        trainer.train_step(sample)\n")
     lines = lines_of(run(code, "debugger")[0])
     assert lines[lines.index("for sample in data:") + 1] == "debugger.start(model=net)"
+
+
+def test_a_loop_over_the_optimizers_is_one_step_of_the_loop_calling_it():
+    """modded-nanogpt's `for opt in self.optimizers: opt.step()` steps every optimizer once: the caller's loop is
+    the training loop, not that one (it would start and stop the debugger once per optimizer)."""
+    code = ("import torch\n\n\nclass Manager:\n    def __init__(self, model):\n        self.model = model\n"
+            "        self.optimizers = [torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.Adam(model.parameters())]\n\n"
+            "    def step_optimizers(self):\n        for opt in self.optimizers:\n            opt.step()\n\n\n"
+            "def main():\n    model = torch.nn.Linear(2, 2)\n    manager = Manager(model)\n    for step in range(10):\n"
+            "        model(torch.randn(4, 2)).sum().backward()\n        manager.step_optimizers()\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("for step in range(10):") + 1] == "debugger.start(model=model)"
+    assert lines[lines.index("for opt in self.optimizers:") + 1] == "opt.step()"
 
 
 def test_project_modules_that_import_each_other_are_analysed_once(tmp_path, monkeypatch):

@@ -129,6 +129,8 @@ class _Collector:
         loop = ctx.current_loop()
         conditional = _conditional(ctx.ancestors, loop)
         if ctx.is_optimizer_step(call):  # also a step told whether to update: MAE's `update_grad=(i + 1) % n == 0`
+            loop = _step_loop(call, ctx.enclosing_loops())
+            conditional = _conditional(ctx.ancestors, loop)
             conditional = conditional or any(_counts(keyword.value) for keyword in call.keywords)
             self.steps.append(_Step(call, loop, function, conditional))
         elif (trainer := self._trainer(call)) is not None:
@@ -203,6 +205,17 @@ def _function(ancestors: list[ast.AST]) -> Function:
     for node in reversed(ancestors):
         if isinstance(node, FUNCTION_TYPES):
             return node
+    return None
+
+
+def _step_loop(call: ast.Call, loops: list[ast.AST]) -> ast.AST | None:
+    """The innermost of `loops` that repeats the step: not one over the optimizers it steps (modded-nanogpt's
+    `for opt in self.optimizers: opt.step()` is one step of all of them)."""
+    stepped = {name for name in map(target_name, [getattr(call.func, "value", None), *call.args]) if name}
+    for loop in loops:
+        bound = {node.id for node in ast.walk(loop.target) if isinstance(node, ast.Name)} if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+        if not bound & stepped:
+            return loop
     return None
 
 

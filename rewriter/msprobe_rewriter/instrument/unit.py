@@ -12,7 +12,7 @@ from msprobe_rewriter import catalogue
 from msprobe_rewriter.context import FileContext
 from msprobe_rewriter.finding import Finding
 from msprobe_rewriter.instrument import loops
-from msprobe_rewriter.instrument.edits import Edits
+from msprobe_rewriter.instrument.edits import FRAMEWORK_ROOTS, Edits
 from msprobe_rewriter.instrument.nodes import Names
 from msprobe_rewriter.instrument.options import Options
 from msprobe_rewriter.instrument.structure import Structure, span_of
@@ -119,12 +119,18 @@ class Unit:
     def after_imports(self) -> cst.BaseStatement | None:
         """The statement module-level setup goes after: the last import before the first statement that
         runs anything but harmless setup (None: the top of the module)."""
-        last = None
-        for statement in self.tree.body:
+        body, last = self.tree.body, None
+        for statement in body:
             if _is_import_block(statement, self._runs_code):
                 last = statement
             elif self._runs_code(statement):
                 break
+        framework = next((i for i, s in enumerate(body) if _imports_framework(s)), None)
+        if framework is not None and (last is None or framework > body.index(last)):
+            # the runtime's import joins the framework's block (edits.apply), and setup that uses it follows
+            while framework + 1 < len(body) and isinstance(body[framework + 1], (ast.Import, ast.ImportFrom)):
+                framework += 1
+            last = body[framework]
         if last is None:
             return None
         return self.statement(last)
@@ -157,6 +163,14 @@ def _is_import_block(statement: ast.stmt, runs_code: Callable[[ast.stmt], bool])
         return has_import and all(isinstance(s, (ast.Import, ast.ImportFrom)) or
                                   (isinstance(s, (ast.Pass, ast.Assign, ast.Expr)) and not runs_code(s)) for s in inner)
     return False
+
+
+def _imports_framework(statement: ast.stmt) -> bool:
+    """A top-level `import torch` / `from mindspore import nn` (where edits.apply adds the runtime's import)."""
+    if isinstance(statement, ast.Import):
+        return any(alias.name.split(".", 1)[0] in FRAMEWORK_ROOTS for alias in statement.names)
+    return isinstance(statement, ast.ImportFrom) and not statement.level and statement.module is not None \
+        and statement.module.split(".", 1)[0] in FRAMEWORK_ROOTS
 
 
 def _imported_roots(imports) -> list[str]:

@@ -336,7 +336,8 @@ class Debugger(Transform):
                 "    trainer = L.Trainer(max_epochs=1, callbacks=[MsprobeLightningCallback(debugger)])\n"
                 "    trainer.fit(model, loader)\n"),
         # One optimizer construction in a loop over the models (StyleGAN2-ADA's training phases): the loop variable
-        # stands for each model the list holds.
+        # stands for each model the list holds. A loop over the optimizers is one step of them all (a GAN's
+        # generator and discriminator steps), so the loop around it is the training loop.
         Example("import torch\n\nG, D = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)\nphases = []\n"
                 "for name, module in [(\"G\", G), (\"D\", D)]:\n    opt = torch.optim.Adam(module.parameters())\n"
                 "    phases.append(opt)\nfor x in torch.randn(4, 8, 2):\n    for opt in phases:\n"
@@ -346,9 +347,9 @@ class Debugger(Transform):
                 "for name, module in [(\"G\", G), (\"D\", D)]:\n    opt = torch.optim.Adam(module.parameters())\n"
                 "    phases.append(opt)\n"
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
-                "for x in torch.randn(4, 8, 2):\n    for opt in phases:\n        debugger.start(model=[G, D])\n"
-                "        try:\n            D(G(x)).sum().backward()\n            opt.step()\n        finally:\n"
-                "            debugger.stop()\n            debugger.step()\n"),
+                "for x in torch.randn(4, 8, 2):\n    debugger.start(model=[G, D])\n    try:\n        for opt in phases:\n"
+                "            D(G(x)).sum().backward()\n            opt.step()\n    finally:\n"
+                "        debugger.stop()\n        debugger.step()\n"),
         # Lightning 1.x builds a trainer from parsed arguments, its keywords in a mapping that holds a list of
         # callbacks (latent diffusion's main.py): the callback joins that list.
         Example("from pytorch_lightning.trainer import Trainer\n\n\ndef main(opt, model, data):\n"

@@ -19,6 +19,7 @@ from msprobe_rewriter.rules.dropout import DROPOUT_NAMES
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
 STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) - {"random"}  # modules whose calls draw from no seeded generator
+BUILTIN_NAMES = frozenset(dir(builtins))
 SEED_ALL = frozenset(f"{m}.seed_all" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                "msprobe.pytorch", "msprobe.mindspore"))
 
@@ -451,11 +452,32 @@ def _self_test(unit: Unit) -> cst.CSTNode | None:
 def _declares(node: ast.stmt, resolve) -> bool:
     """An import, a definition, a docstring, or a value made by the standard library (not `random`): module-level
     code that draws nothing (`EPS = 1e-5`, `logger = logging.getLogger(__name__)`, `Pred = namedtuple(...)`)."""
-    if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, *FUNCTION_TYPES)):
+    if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, *FUNCTION_TYPES, ast.Pass)):
         return True
+    if isinstance(node, (ast.If, ast.Try)):  # yolov5's `if str(ROOT) not in sys.path: sys.path.append(...)`
+        inner = [*node.body, *node.orelse, *getattr(node, "finalbody", []),
+                 *(statement for handler in getattr(node, "handlers", []) for statement in handler.body)]
+        test = [node.test] if isinstance(node, ast.If) else []
+        return all(_standard(value, resolve) for value in test) and all(_declares(s, resolve) for s in inner)
     value = getattr(node, "value", None) if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
-    return value is not None and all((resolve(call.func) or "").split(".", 1)[0] in STANDARD_LIBRARY
-                                     for call in ast.walk(value) if isinstance(call, ast.Call))
+    return value is not None and _standard(value, resolve)
+
+
+def _standard(value: ast.expr, resolve) -> bool:
+    """Whether every call in `value` is of the standard library (not `random`): a builtin (`str(ROOT)`), or a
+    method of what such a call returns (`Path(__file__).resolve()`)."""
+    for call in ast.walk(value):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+            continue  # the call it is made on is checked in its turn
+        qualified = resolve(func)
+        if qualified is None and isinstance(func, ast.Name) and func.id in BUILTIN_NAMES:
+            continue
+        if (qualified or "").split(".", 1)[0] not in STANDARD_LIBRARY:
+            return False
+    return True
 
 
 def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],

@@ -503,7 +503,8 @@ TRANSFORM_TWINS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "RandomCrop": (("CenterCrop", ("size",)),),
     "RandomResizedCrop": (("Resize", ("size", "interpolation", "antialias")), ("CenterCrop", ("size",))),
     "RandomSizedCrop": (("Resize", ("size", "interpolation")), ("CenterCrop", ("size",))),
-    "RandomCropDecodeResize": (("Decode", ()), ("Resize", ("size", "interpolation"))),
+    # an int size resizes the shorter edge only: the crop keeps the square the random transform returned
+    "RandomCropDecodeResize": (("Decode", ()), ("Resize", ("size", "interpolation")), ("CenterCrop", ("size",))),
     "RandomResize": (),
 }
 # Positions shared by torchvision's RandomResizedCrop(size, scale, ratio, interpolation, antialias) and

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, pinning
 from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword
 from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -17,7 +17,8 @@ DETERMINISTIC_REDUCTIONS = frozenset({"amax", "amin"})
 # Calls that switch PyTorch's deterministic mode on (their first argument must not be a literal off value).
 SWITCH_CALLS = {"torch.use_deterministic_algorithms": (False,), "torch.set_deterministic_debug_mode": (0, "default")}
 # Last components of every name the rule knows: calls named otherwise are skipped without resolving them.
-KNOWN_NAMES = frozenset(name.rsplit(".", 1)[1] for name in (*catalogue.NONDETERMINISTIC_OPS, *SWITCH_CALLS))
+KNOWN_NAMES = frozenset(name.rsplit(".", 1)[1] for name in (*catalogue.NONDETERMINISTIC_OPS, *SWITCH_CALLS,
+                                                             *catalogue.DETERMINISM_CALLS))
 
 
 def _given(value: ast.expr | None) -> bool:
@@ -106,7 +107,8 @@ class NondeterministicOp(FollowsValues, Rule):
                "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear and bicubic modes, adaptive and 3-D pooling, reflection and "
                "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`: 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown)), naming the deterministic way out. "
-               "Ops that the deterministic switch fixes are not reported in a file that turns it on; none is "
+               "Ops that the deterministic switch fixes are not reported in a file that turns it on (also through "
+               "`seed_all(mode=True)`, `set_seed(..., deterministic=True)` or `enable_full_determinism()`); none is "
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
                "initialisation), and those whose forward is deterministic (interpolation, pooling, padding, "
                "`grid_sample`, ...) not where no gradient flows back through them: under `torch.no_grad()` or "
@@ -138,6 +140,9 @@ class NondeterministicOp(FollowsValues, Rule):
         "bag = nn.EmbeddingBag(1000, 64, mode='sum')\nconv = nn.Conv2d(3, 8, 3, padding=1)\n",
         "import torch\n\ntorch.use_deterministic_algorithms(True)\n\n\ndef accumulate(out, idx, src):\n"
         "    out.index_add_(0, idx, src)\n    return out.scatter_add_(0, idx, src)\n",
+        # what msprobe-instrument --deterministic writes switches the kernels on too
+        "import torch\nfrom msprobe_runtime.pytorch import seed_all\n\nseed_all(seed=1234, mode=True)\n\n\n"
+        "def accumulate(out, idx, src):\n    return out.index_add_(0, idx, src)\n",
         "import numpy as np\nimport torch\n\ncounts = np.bincount([1, 2, 2], weights=[0.5, 1.0, 1.0])\n"
         "mid = np.median(np.arange(5), axis=0)\n",
         "import torch\n\n\ndef stats(x, idx):\n    hist = torch.bincount(idx)  # no weights: deterministic\n"
@@ -277,6 +282,9 @@ class NondeterministicOp(FollowsValues, Rule):
         if qualified in SWITCH_CALLS:
             first = constant(argument(node, 0, "mode" if qualified.endswith("algorithms") else "debug_mode"))
             self.switch_on |= first is NOT_CONSTANT or first not in SWITCH_CALLS[qualified]
+            return
+        if any(summary is pinning.DETERMINISTIC for summary, _ in pinning.call_effects(node, qualified)):
+            self.switch_on = True  # `seed_all(mode=True)`, `set_seed(s, deterministic=True)`, `enable_full_determinism()`
             return
         key, offset = self._op_key(node, qualified)
         if key is None or key not in catalogue.NONDETERMINISTIC_OPS:

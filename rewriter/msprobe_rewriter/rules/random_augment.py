@@ -64,7 +64,7 @@ class RandomAugment(FollowsValues, Rule):
            "not the model.")
     fix = ("While debugging replace each random transform with its deterministic twin (`RandomCrop` -> "
            "`CenterCrop`, `RandomResizedCrop` -> `Resize` + `CenterCrop`, MindSpore `RandomCropDecodeResize` -> "
-           "`Decode` + `Resize`) or remove it (flips, colour jitter, AutoAugment, erasing, mixing); for timm and "
+           "`Decode` + `Resize` + `CenterCrop`) or remove it (flips, colour jitter, AutoAugment, erasing, mixing); for timm and "
            "mindcv's `create_transforms` pass `is_training=False`, for mindcv's `create_loader` `mixup=0.0, "
            "cutmix=0.0`. Draws written by hand: skip them behind a flag, or draw from a generator of the dataset's "
            "own seeded with a constant (`self.rng = random.Random(0)`), which nothing else can move. Restore them "

@@ -2,7 +2,8 @@
 
 In a list of transforms (`Compose([...])`, MindSpore `map(operations=[...])`, any list or tuple of them)
 `RandomCrop(s)` becomes `CenterCrop(s)`, `RandomResizedCrop(s)` becomes `Resize(s)` + `CenterCrop(s)`,
-MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` (the catalogue's `TRANSFORM_TWINS`;
+MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` + `CenterCrop(s)` (an int `s` resizes the
+shorter edge only; the crop keeps the square the random transform returned) (the catalogue's `TRANSFORM_TWINS`;
 `Resize` keeps the `interpolation` and `antialias` given),
 and every other random transform (flips, rotations, colour jitter, erasing, auto-augment) is removed.
 Outside a list a single twin replaces the call, and a transform that only flips a coin gets probability 0.
@@ -38,7 +39,7 @@ class RandomAugment(Transform):
                 "ops = [vision.RandomCropDecodeResize(224, scale=(0.08, 1.0)), vision.RandomHorizontalFlip(prob=0.5), "
                 "vision.HWC2CHW()]\n",
                 "import mindspore.dataset.vision as vision\n\nops = [vision.Decode(), vision.Resize(224), "
-                "vision.HWC2CHW()]\n"),
+                "vision.CenterCrop(224), vision.HWC2CHW()]\n"),
         Example("from torchvision.transforms import RandomCrop, RandomHorizontalFlip\n\ncrop = RandomCrop(32, padding=4)\n"
                 "flip = RandomHorizontalFlip()\n",
                 "from torchvision.transforms import CenterCrop, RandomHorizontalFlip\n\ncrop = CenterCrop(32)\n"

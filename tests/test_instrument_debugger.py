@@ -333,12 +333,14 @@ def test_a_self_test_beside_standard_library_values_is_seeded_under_its_guard():
 
 def test_a_self_test_after_path_setup_is_seeded_under_its_guard():
     """yolov5's models/yolo.py puts its root on `sys.path` and imports an optional package before its profiling
-    `__main__` block: that runs nothing random, so importing the model file (every yolov5 script does) seeds
-    nothing."""
+    `__main__` block, mindyolo's model files fill a registry of configs with a function of their own: that runs
+    nothing random, so importing the model file (every script of the project does) seeds nothing."""
     code = ("import platform\nimport sys\nfrom pathlib import Path\n\nimport torch\n\n"
             "FILE = Path(__file__).resolve()\nROOT = FILE.parents[1]\nif str(ROOT) not in sys.path:\n"
             "    sys.path.append(str(ROOT))\nif platform.system() != 'Windows':\n    ROOT = Path(ROOT.name)\n"
             "try:\n    import thop\nexcept ImportError:\n    thop = None\n\n\n"
+            "def _cfg(url='', **kwargs):\n    return {'url': url, **kwargs}\n\n\n"
+            "default_cfgs = {'yolov5': _cfg(url='')}\n\n\n"
             "def test():\n    print(torch.nn.Linear(2, 2)(torch.ones(2)))\n" + MAIN.replace("main()", "test()"))
     lines = run(code, "seed")[0].splitlines()
     assert lines[lines.index('if __name__ == "__main__":') + 1] == "    seed_all(seed=1234, mode=False, rm_dropout=True)"

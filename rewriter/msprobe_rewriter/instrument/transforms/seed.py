@@ -34,7 +34,9 @@ class Seed(Transform):
         "train, sample, draw, build weights or dropout, or seed something (not a download script or a checkpoint "
         "converter); a file that trains nowhere and only tries its model under its `__main__` guard (a model "
         "file's self-test), with nothing outside the guard but imports, definitions and values the standard "
-        "library makes (`logger = logging.getLogger(__name__)`), is seeded first thing in that block, so that "
+        "library makes (`logger = logging.getLogger(__name__)`; also through the file's own functions that call "
+        "only it, as a registry's `default_cfgs = {\"m\": _cfg(url=\"\")}`), and `if`/`try` blocks of those "
+        "(`sys.path` set-up, optional imports), is seeded first thing in that block, so that "
         "importing it seeds nothing and keeps dropout. When the script "
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
@@ -442,38 +444,49 @@ def _self_test(unit: Unit) -> cst.CSTNode | None:
     its dropout; None for any other file."""
     analysis, body = unit.analysis, unit.tree.body
     guard = next((node for node in body if isinstance(node, ast.If) and is_main_guard(node.test)), None)
-    if guard is None or not all(node is guard or _declares(node, unit.ctx.imports.resolve_any) for node in body):
+    resolve = unit.ctx.imports.resolve_any
+    plain = _plain_functions(unit.tree, resolve)
+    if guard is None or not all(node is guard or _declares(node, resolve, plain) for node in body):
         return None  # code outside the guard runs on import: it may draw, and the seed must come first
     if analysis.loops or analysis.callback_trainings or loops.loops_in_helpers(unit.ctx):
         return None
     return unit.statement(guard.body[0])
 
 
-def _declares(node: ast.stmt, resolve) -> bool:
-    """An import, a definition, a docstring, or a value made by the standard library (not `random`): module-level
-    code that draws nothing (`EPS = 1e-5`, `logger = logging.getLogger(__name__)`, `Pred = namedtuple(...)`)."""
+def _plain_functions(tree: ast.Module, resolve) -> frozenset[str]:
+    """The file's module-level functions that call only the standard library (timm's and mindyolo's `_cfg`,
+    which builds the dict of `default_cfgs = {"yolov5": _cfg(url="")}`)."""
+    return frozenset(node.name for node in tree.body if isinstance(node, FUNCTION_TYPES)
+                     and all(_standard(statement, resolve) for statement in node.body))
+
+
+def _declares(node: ast.stmt, resolve, plain: frozenset[str] = frozenset()) -> bool:
+    """An import, a definition, a docstring, or a value made by the standard library (not `random`) or by one of the
+    file's `plain` functions: module-level code that draws nothing (`EPS = 1e-5`, `logger =
+    logging.getLogger(__name__)`, `Pred = namedtuple(...)`)."""
     if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, *FUNCTION_TYPES, ast.Pass)):
         return True
     if isinstance(node, (ast.If, ast.Try)):  # yolov5's `if str(ROOT) not in sys.path: sys.path.append(...)`
         inner = [*node.body, *node.orelse, *getattr(node, "finalbody", []),
                  *(statement for handler in getattr(node, "handlers", []) for statement in handler.body)]
         test = [node.test] if isinstance(node, ast.If) else []
-        return all(_standard(value, resolve) for value in test) and all(_declares(s, resolve) for s in inner)
+        return all(_standard(value, resolve, plain) for value in test) and all(
+            _declares(statement, resolve, plain) for statement in inner)
     value = getattr(node, "value", None) if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
-    return value is not None and _standard(value, resolve)
+    return value is not None and _standard(value, resolve, plain)
 
 
-def _standard(value: ast.expr, resolve) -> bool:
-    """Whether every call in `value` is of the standard library (not `random`): a builtin (`str(ROOT)`), or a
-    method of what such a call returns (`Path(__file__).resolve()`)."""
-    for call in ast.walk(value):
+def _standard(node: ast.AST, resolve, plain: frozenset[str] = frozenset()) -> bool:
+    """Whether every call in `node` is of the standard library (not `random`): a builtin (`str(ROOT)`), a method
+    of what such a call returns (`Path(__file__).resolve()`), or one of the file's `plain` functions."""
+    for call in ast.walk(node):
         if not isinstance(call, ast.Call):
             continue
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
             continue  # the call it is made on is checked in its turn
         qualified = resolve(func)
-        if qualified is None and isinstance(func, ast.Name) and func.id in BUILTIN_NAMES:
+        if qualified is None and isinstance(func, ast.Name) and (func.id in BUILTIN_NAMES or func.id in plain):
             continue
         if (qualified or "").split(".", 1)[0] not in STANDARD_LIBRARY:
             return False

@@ -346,6 +346,16 @@ def test_a_self_test_after_path_setup_is_seeded_under_its_guard():
     assert lines[lines.index('if __name__ == "__main__":') + 1] == "    seed_all(seed=1234, mode=False, rm_dropout=True)"
 
 
+def test_a_file_without_a_framework_takes_its_folders(tmp_path, monkeypatch):
+    """mindaudio's ECAPA reader.py seeds NumPy and imports no framework; its train script is MindSpore's: the
+    seeding must not import torch (absent on a MindSpore machine)."""
+    (tmp_path / "train.py").write_text("import mindspore as ms\nfrom reader import Reader\n")
+    code = "import numpy as np\n\nnp.random.seed(58)\n\n\nclass Reader:\n    pass\n" + MAIN
+    monkeypatch.chdir(tmp_path)
+    out, _ = instrument_text("reader.py", code, Options(selected=select(["seed"], [], False)))
+    assert "from msprobe_runtime.mindspore import seed_all" in out
+
+
 def test_a_raise_before_the_seeding_keeps_the_users_seed():
     """latent-diffusion's and DeiT's main.py raise on bad options before they seed: the seeding still runs in every run
     that goes on, so seed_all takes the script's seed."""

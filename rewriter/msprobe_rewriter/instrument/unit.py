@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import libcst as cst
 
@@ -23,6 +25,8 @@ SAFE_MODULES = frozenset({"os", "sys", "warnings", "logging", "argparse", "pathl
                           "collections", "functools", "math", "itertools", "json", "re", "time", "datetime"})
 # Packages of other frameworks' models: a file that trains with one of them and takes from PyTorch at most
 # `torch.utils` (TensorBoard's SummaryWriter, a DataLoader feeding JAX arrays) has nothing to instrument.
+FRAMEWORK_IMPORT_LINES = {"pytorch": re.compile(r"^\s*(?:import|from)\s+torch\b", re.MULTILINE),
+                          "mindspore": re.compile(r"^\s*(?:import|from)\s+mindspore\b", re.MULTILINE)}
 OTHER_FRAMEWORKS = {"jax": "JAX", "flax": "JAX", "tensorflow": "TensorFlow", "keras": "Keras", "paddle": "PaddlePaddle"}
 
 
@@ -50,6 +54,8 @@ class Unit:
         self.imports_framework = imports.imports_root("torch") or mindspore or self.torch_on_mindspore
         mindspore_only = mindspore and not imports.imports_root("torch")
         self.framework = "mindspore" if mindspore_only or self.torch_on_mindspore else "pytorch"
+        if not self.imports_framework and _folder_framework(path) == "mindspore":
+            self.framework = "mindspore"  # mindaudio's numpy-only reader.py beside its MindSpore train script
         self.other_framework = None if self._uses_torch_models() or imports.imports_root("mindspore") else next(
             (OTHER_FRAMEWORKS[root] for root in _imported_roots(imports) if root in OTHER_FRAMEWORKS), None)
         if self.other_framework and loops.loops_in_helpers(self.ctx):  # TensorFlow for its file utilities only
@@ -163,6 +169,24 @@ def _is_import_block(statement: ast.stmt, runs_code: Callable[[ast.stmt], bool])
         return has_import and all(isinstance(s, (ast.Import, ast.ImportFrom)) or
                                   (isinstance(s, (ast.Pass, ast.Assign, ast.Expr)) and not runs_code(s)) for s in inner)
     return False
+
+
+def _folder_framework(path: str) -> str | None:
+    """The framework most of the other Python files in `path`'s folder import ("pytorch", "mindspore"), for a
+    file that imports none: its runtime import must not bring in a framework the project does not use."""
+    counts = {"pytorch": 0, "mindspore": 0}
+    for sibling in Path(path).parent.glob("*.py"):
+        if sibling.name == Path(path).name:
+            continue
+        try:
+            text = sibling.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for framework, pattern in FRAMEWORK_IMPORT_LINES.items():
+            counts[framework] += bool(pattern.search(text))
+    if counts["pytorch"] == counts["mindspore"]:
+        return None
+    return max(counts, key=counts.get)
 
 
 def _imports_framework(statement: ast.stmt) -> bool:

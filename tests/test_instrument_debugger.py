@@ -972,6 +972,14 @@ def test_only_hugging_face_and_lightning_trainers_are_trainers(code):
     assert out == code
 
 
+@pytest.mark.parametrize("module", ["trl.experimental.cpo", "trl.experimental.gold", "trl.trainer.sft_trainer"])
+def test_trl_trainers_imported_from_their_modules_are_trainers(module):
+    """TRL moved most of its trainers under `trl.experimental` (19 of its example scripts import them there)."""
+    name = {"trl.experimental.cpo": "CPOTrainer", "trl.experimental.gold": "GOLDTrainer"}.get(module, "SFTTrainer")
+    code = f"from {module} import {name}\n\ntrainer = {name}(model=m)\ntrainer.train()\n"
+    assert f"trainer = {name}(model=m, callbacks=[MsprobeTrainerCallback(debugger)])" in lines_of(run(code, "debugger")[0])
+
+
 def test_trainers_monitor_by_themselves_under_grad_probe():
     code = HF + "trainer = Trainer(model=m)\ntrainer.train()\n"
     out, notes = run(code, "debugger", grad_probe=True)

@@ -55,8 +55,11 @@ MINDFORMERS_TRAINERS = frozenset({"mindformers.Trainer", "mindformers.trainer.Tr
                                   "mindformers.trainer.trainer.Trainer"})
 # TRL's trainers and configs subclass transformers' Trainer and TrainingArguments (trl/trainer/base_trainer.py,
 # base_config.py); its diffusion trainers (DDPO, AlignProp) do not.
-_TRL = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO", "BCO", "CPO", "GKD", "IterativeSFT", "NashMD", "OnlineDPO",
-        "ORPO", "PPO", "PRM", "XPO")
+_TRL_PEFT = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO", "BCO", "CPO", "GKD", "IterativeSFT", "NashMD",
+             "OnlineDPO", "ORPO", "PPO", "PRM", "XPO")
+# trl.experimental's others (2026): each subclasses TRL's `_BaseTrainer` (transformers' Trainer) or one above.
+_TRL = (*_TRL_PEFT, "AsyncGRPO", "Distillation", "GMPO", "GOLD", "GRPOWithReplayBuffer", "IWOPD", "MiniLLM",
+        "SDFT", "SDPO", "ServerDistillation", "SSD", "TPO")
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
                          "transformers.trainer_seq2seq.Seq2SeqTrainer", *(f"trl.{n}Trainer" for n in _TRL)})
 # Lightning's Trainer, under every name its packages export it by (`from pytorch_lightning.trainer import Trainer`:
@@ -128,7 +131,7 @@ PEFT_RANDOM_LORA_INITS = (True, False, "gaussian", "orthogonal")
 # `Trainer.__init__` seeds (trl 0.x main, 2026: SFT, DPO, KTO, GRPO, RLOO; ORPO, CPO, BCO, GKD, PRM, OnlineDPO, XPO,
 # NashMD, PPO under trl.experimental): the LoRA matrices are drawn unseeded. RewardTrainer calls `set_seed` first;
 # IterativeSFT takes no `peft_config=`.
-TRL_PEFT_BEFORE_SEED = frozenset(f"trl.{n}Trainer" for n in _TRL if n != "Reward")
+TRL_PEFT_BEFORE_SEED = frozenset(f"trl.{n}Trainer" for n in _TRL_PEFT if n != "Reward")
 # Layers whose construction draws their weights: from torch's generator, or (MindSpore) NumPy's, as
 # MINDSPORE_INIT_DRAWS; norms, activations and losses start from constants or hold no weights.
 TORCH_WEIGHTED_LAYERS = frozenset("torch.nn." + n for n in (

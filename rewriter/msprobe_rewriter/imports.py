@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 # Top-level packages whose names the rules reason about. A name imported from anything else
 # (or not imported at all) is never treated as one of theirs.
@@ -12,6 +13,11 @@ KNOWN_ROOTS = frozenset(
      "msprobe_runtime", "trl", "peft", "sklearn", "mmengine", "mmcv", "diffusers", "torchdata", "speechbrain",
      "hyperpyyaml"}
 )
+
+
+# TRL's trainers and configs, each exported by the package and by its module (`from trl.experimental.cpo import
+# CPOTrainer`, `trl.trainer.sft_trainer.SFTTrainer`): the catalogue names them `trl.<Name>`.
+_TRL_SUBMODULE = re.compile(r"^trl\.(?:experimental|trainer)(?:\.\w+)*\.(\w+(?:Trainer|Config))$")
 
 
 class ImportTracker:
@@ -49,7 +55,8 @@ class ImportTracker:
             if derived is not None:
                 self.bindings[alias.asname or alias.name] = derived
             elif alias.name != "*" and not node.level:
-                self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
+                qualified = f"{module}.{alias.name}" if module else alias.name
+                self.bindings[alias.asname or alias.name] = _TRL_SUBMODULE.sub(r"trl.\1", qualified)
 
     def bind_subclasses(self, tree: ast.Module, bases: frozenset[str]) -> None:
         """Let the module's classes that derive from one of `bases` stand for it: yolov5's `class

@@ -356,6 +356,17 @@ def test_a_file_without_a_framework_takes_its_folders(tmp_path, monkeypatch):
     assert "from msprobe_runtime.mindspore import seed_all" in out
 
 
+def test_determinism_before_communication_goes_before_the_if_that_starts_it():
+    """accelerate's examples build the Accelerator in both branches of `if args.with_tracking:` (off by default):
+    seed_all(mode=True) goes before the `if`, so the default run gets it too."""
+    code = ("import torch\nfrom accelerate import Accelerator\n\n\ndef main(args):\n    if args.with_tracking:\n"
+            "        accelerator = Accelerator(log_with='all')\n    else:\n        accelerator = Accelerator()\n"
+            "    seed = args.seed + accelerator.process_index\n    torch.manual_seed(seed)\n"
+            "    model = torch.nn.Linear(2, 2)\n" + MAIN.replace("main()", "main(parse_args())"))
+    lines = run(code, "seed", deterministic=True)[0].splitlines()
+    assert lines[lines.index("    if args.with_tracking:") - 1] == "    seed_all(seed=1234, mode=True, rm_dropout=True)"
+
+
 def test_a_raise_before_the_seeding_keeps_the_users_seed():
     """latent-diffusion's and DeiT's main.py raise on bad options before they seed: the seeding still runs in every run
     that goes on, so seed_all takes the script's seed."""

@@ -60,7 +60,8 @@ class Seed(Transform):
         "`--deterministic` sets `mode=True` (deterministic kernels, "
         "HCCL determinism; where the user's seed is known only after communication starts, `seed = args.seed + "
         "dist.get_rank()` or a seed read after `Accelerator()`, a `seed_all(mode=True)` with the fixed seed also "
-        "goes before that start, since HCCL reads its settings when its communicators are made); "
+        "goes before that start (before the `if` it sits in, so every branch gets it), since HCCL reads its "
+        "settings when its communicators are made); "
         "`--keep-dropout` sets `rm_dropout=False`.")
     examples = (
         Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n"
@@ -248,13 +249,19 @@ class Seed(Transform):
     def _determinism_first(unit: Unit, anchor: ast.stmt) -> None:
         """With `--deterministic`, where the user's seed is known only after communication has started (`seed =
         args.seed + dist.get_rank()`, a seed read after `Accelerator()`): `seed_all(mode=True)` also goes before
-        that start, since HCCL and LCCL read their determinism settings when their communicators are made."""
+        that start, since HCCL and LCCL read their determinism settings when their communicators are made; before
+        the `if` it sits in, so that every branch gets it."""
         parents = unit.analysis.parents
         scope = _scope_of(anchor, parents)
         init = next((node for node in ast.walk(scope) if isinstance(node, ast.Call)
                      and unit.ctx.call_qualname(node) in catalogue.DISTRIBUTED_INIT_CALLS
                      and _scope_of(node, parents) is scope and node.lineno < anchor.lineno), None)
-        target = unit.statement(_statement_of(init, parents)) if init is not None else None
+        if init is None:
+            return
+        start = _statement_of(init, parents)
+        while isinstance(parents.get(start), ast.If) and parents[start] is not scope:
+            start = parents[start]  # accelerate's `if args.with_tracking: Accelerator(log_with=...) else: Accelerator()`
+        target = unit.statement(start)
         if target is None:
             return
         unit.edits.insert_before(target, [nodes.statement(_seed_all(unit, unit.options.seed))])

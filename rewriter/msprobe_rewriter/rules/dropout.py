@@ -116,6 +116,10 @@ class Dropout(Rule):
         "        super().__init__(depth=depth, drop_path_rate=drop_path_rate, **kwargs)\n"
         "        dpr = [drop_path_rate * i / depth for i in range(depth)]\n"
         "        self.extra = nn.ModuleList([Block(8, 2, drop_path=dpr[i]) for i in range(depth)])\n",
+        # a block's rate, a parameter defaulting to 0 (DeiT's CaiT and ResMLP blocks): its model passes the rate
+        "import torch.nn as nn\nfrom timm.models.layers import DropPath\n\n\nclass Block(nn.Module):\n"
+        "    def __init__(self, dim, drop_path=0.):\n        super().__init__()\n"
+        "        self.drop_path = DropPath(drop_path) if drop_path > 0. else nn.Identity()\n",
     )
     invalid = (
         # PEFT's LoRA dropout (default 0), and a project's own subclass of a dropout layer (mindcv's compatibility
@@ -317,7 +321,7 @@ class Dropout(Rule):
             value = argument(node, 0, "drop_prob") or keyword(node, "p")
         else:
             return
-        if value is not None and not _is_off(constant(value)):  # absent: the layers default to 0
+        if value is not None and not self._decided_elsewhere(value):  # absent: the layers default to 0
             self._report_stochastic_depth(node, f"`{name}`", "give it a rate of 0 (or pass `drop_path_rate=0.` to the "
                                                                "model)")
 

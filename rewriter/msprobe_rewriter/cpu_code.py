@@ -32,7 +32,7 @@ ITEM_METHODS = DATA_METHODS | {"__call__"}
 MODULE_CALLS = frozenset({"forward", "__call__"})
 # Where a script hands the data pipeline a function of its own to run on every sample or batch: these keywords
 # (torchvision datasets, `DataLoader`), Hugging Face datasets' `with_transform`/`set_transform` and MindSpore's
-# `map(operations=...)`.
+# `map(operations=...)` (or its first argument).
 HANDED_KEYWORDS = frozenset({"transform", "target_transform", "transforms", "collate_fn", "operations"})
 HANDED_METHODS = frozenset({"with_transform", "set_transform"})
 ITEM_NAME = re.compile(r"collat|transform(?!er)|augment", re.IGNORECASE)
@@ -252,6 +252,12 @@ def _takes_a_sample(cls: ast.ClassDef) -> bool:
     return False
 
 
+def _mindspore_map(call: ast.Call) -> bool:
+    """MindSpore's `dataset.map(operations, input_columns=...)`, its operations given by position (mindaudio's
+    ECAPA recipe)."""
+    return call.func.attr == "map" and any(kw.arg == "input_columns" for kw in call.keywords)
+
+
 _HANDED: weakref.WeakKeyDictionary[FileContext, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
@@ -263,7 +269,7 @@ def _handed_functions(tree: ast.Module) -> frozenset[str]:
             defined.add(node.name)
         elif isinstance(node, ast.Call):
             values += [kw.value for kw in node.keywords if kw.arg in HANDED_KEYWORDS]
-            if isinstance(node.func, ast.Attribute) and node.func.attr in HANDED_METHODS:
+            if isinstance(node.func, ast.Attribute) and (node.func.attr in HANDED_METHODS or _mindspore_map(node)):
                 values += node.args[:1]
     names = set()
     for value in values:

@@ -50,7 +50,7 @@ class RandomAugment(FollowsValues, Rule):
                "`results`, mindocr's `data`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
                "`Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`; a function named for "
                "transforms, augmentation or collation, or handed to the data pipeline as `transform=`, "
-               "`collate_fn=`, MindSpore's `map(operations=...)` (also called in a lambda there) or a Hugging Face "
+               "`collate_fn=`, MindSpore's `map(operations=...)` (or its first argument; also called in a lambda there) or a Hugging Face "
                "dataset's `with_transform`/`set_transform`), as in yolov5's mosaic and guided-diffusion's flips, "
                "also through a function of the file that draws, called there (mindocr's `sample_uniform`), and "
                "a draw from Python's or NumPy's generator in a function outside classes whose first parameter is a "
@@ -220,6 +220,17 @@ class RandomAugment(FollowsValues, Rule):
                 lines=(5,)),
         Invalid("from torchvision import transforms\n\n\ndef build_eval_transform():\n"
                 "    return transforms.RandomCrop(224)\n", lines=(5,), severity="info"),
+
+        # the diffusers examples: both functions nested in main(), one handed to Hugging Face datasets
+        Invalid("import random\n\nimport torch\n\n\ndef main(dataset):\n    def tokenize_captions(examples):\n"
+                "        return [random.choice(c) for c in examples[\"text\"]]\n\n"
+                "    def preprocess_train(examples):\n        examples[\"input_ids\"] = tokenize_captions(examples)\n"
+                "        return examples\n\n    return dataset.with_transform(preprocess_train)\n", lines=(11,)),
+        # mindaudio's ECAPA recipe: a function handed to MindSpore's `map` by position draws a crop per sample
+        Invalid("import random\nimport mindspore.dataset as ds\n\n\ndef crop(wav):\n"
+                "    start = random.randint(0, len(wav) - 16000)\n    return wav[start:start + 16000]\n\n\n"
+                "data = ds.GeneratorDataset(source, [\"wav\"], shuffle=False)\n"
+                "data = data.map(lambda wav: crop(wav), input_columns=[\"wav\"])\n", lines=(6,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -228,7 +239,7 @@ class RandomAugment(FollowsValues, Rule):
         self.cpu_code = CpuCode(ctx)
         self._hand_drawn: set[int] = set()  # functions reported for drawing by hand
         self._helper_calls: list = []  # (per-sample function, site, callee name): calls of the file's functions
-        self._top_functions = {node.name for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES)}
+        self._functions = _named_once(ctx.tree)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
@@ -236,7 +247,7 @@ class RandomAugment(FollowsValues, Rule):
         if draws_globally(node, qualified):
             self._drawn_by_hand(node, qualified)
             return
-        if (isinstance(node.func, ast.Name) and node.func.id in self._top_functions
+        if (isinstance(node.func, ast.Name) and node.func.id in self._functions
                 and (function := self.cpu_code.item_function()) is not None):
             self._helper_calls.append((function, self.ctx.site(node), node.func.id))
         if qualified is None:
@@ -288,11 +299,12 @@ class RandomAugment(FollowsValues, Rule):
                                                       through=f" (through `{callee}`)"), fixable=False)
 
     def _drawing_helpers(self) -> dict[str, str]:
-        """The file's module-level functions that draw from a global generator, and are not reported themselves as
-        per-sample code: name -> the first draw's name."""
+        """The file's functions (module-level, or nested under a name no other function has: the diffusers examples
+        define `tokenize_captions` inside `main()`) that draw from a global generator, and are not reported
+        themselves as per-sample code: name -> the first draw's name."""
         found = {}
-        for function in self.ctx.tree.body:
-            if isinstance(function, FUNCTION_TYPES) and not self.cpu_code.runs_per_sample(function):
+        for function in self._functions.values():
+            if not self.cpu_code.runs_per_sample(function):
                 draw = next((qualified for node in ast.walk(function) if isinstance(node, ast.Call)
                              and draws_globally(node, qualified := self.ctx.call_qualname(node))), None)
                 if draw is not None:
@@ -371,3 +383,14 @@ def _degenerate(value: ast.expr) -> bool:
         return False
     elts = value.elts
     return all(ast.dump(elts[i]) == ast.dump(elts[i + 1]) for i in range(0, len(elts), 2))
+
+
+def _named_once(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The file's functions, at any depth, whose name no other function of the file has (methods are not called by
+    a bare name)."""
+    methods = {id(item) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body}
+    functions: dict[str, list] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, FUNCTION_TYPES) and id(node) not in methods:
+            functions.setdefault(node.name, []).append(node)
+    return {name: found[0] for name, found in functions.items() if len(found) == 1}

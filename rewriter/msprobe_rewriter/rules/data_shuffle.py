@@ -14,8 +14,8 @@ from msprobe_rewriter.values import UNKNOWN, FollowsValues
 # More positional arguments than this and a MindSpore dataset may get `shuffle` by position.
 MAX_UNAMBIGUOUS_POSITIONALS = 3
 LOADER_MESSAGE = "`DataLoader(shuffle=...)` draws a random order each epoch: pass `shuffle=False` while debugging"
-DISTRIBUTED_MESSAGE = ("`{name}` shuffles unless told otherwise (seeded by `seed` + epoch, so the order "
-                       "depends on the world size): pass `shuffle=False` while debugging")
+DISTRIBUTED_MESSAGE = ("`{name}` {shuffles} (seeded by `seed` + epoch, so the order depends on the world size): "
+                       "pass `shuffle=False` while debugging")
 DEEPSPEED_MESSAGE = ("`deepspeed.initialize(training_data=...)` builds a loader that shuffles (a `DistributedSampler`, "
                      "or a `RandomSampler` in one process): while debugging build a `DataLoader(..., shuffle=False)` "
                      "yourself and leave `training_data` out")
@@ -298,7 +298,10 @@ def train(args, net, trainset):
             return f"`{short}` draws a random order: use `{instead}` while debugging"
         if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
             shuffle = self.data.keyword(node, "shuffle", catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION)
-            return DISTRIBUTED_MESSAGE.format(name=short) if shuffle is None or self._shuffles(shuffle, False) else None
+            if shuffle is None:
+                return DISTRIBUTED_MESSAGE.format(name=short, shuffles="shuffles unless told otherwise")
+            return DISTRIBUTED_MESSAGE.format(name=f"{short}(shuffle=...)", shuffles="draws a random order") \
+                if self._shuffles(shuffle, False) else None
         if qualified in catalogue.MINDSPORE_SHUFFLE_SAMPLERS:
             position, default = catalogue.MINDSPORE_SHUFFLE_SAMPLERS[qualified]
             shuffle = self.data.keyword(node, "shuffle", position)

@@ -54,6 +54,16 @@ DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and " + SAME_SEED + 
                      "CPU and moves the result")
 
 
+def _input_message(qualified: str, inputs: list[ast.expr | None]) -> str | None:
+    """For a draw from a tensor (`multinomial(probs, n)`), the move that fits it: draw from a CPU copy of it
+    (None: the rule's message, for the `*_like` draws and a tensor shown by no plain name)."""
+    name, first = qualified.rpartition(".")[2], inputs[0] if inputs else None
+    if name.endswith("_like") or not isinstance(first, (ast.Name, ast.Attribute)):
+        return None
+    shown = ast.unparse(first)
+    return f"draw from a CPU copy and move the result (`torch.{name}({shown}.cpu(), ...).to({shown}.device)`): {SAME_SEED}"
+
+
 class DeviceRng(FollowsValues, Rule):
     code = "MSP201"
     name = "device-rng"
@@ -371,7 +381,7 @@ class DeviceRng(FollowsValues, Rule):
                     self.report(node)
                 return
             inputs = [argument(node, signature.positional.index(name), name) for name in signature.inputs]
-            self._check_inputs(node, [i for i in inputs if i is not None])
+            self._check_inputs(node, [i for i in inputs if i is not None], _input_message(qualified, inputs))
         elif qualified in catalogue.TORCH_INIT_DRAWS:
             self._check_inputs(node, [argument(node, 0, "tensor")])
         elif qualified in catalogue.TORCH_RANDOM_INIT_MODULES:

@@ -12,10 +12,10 @@ from msprobe_rewriter.rules.seed_missing import report_parent_only, report_whole
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "deepspeed",  # torch itself,
                  "timm", "accelerate", "transformers", "trl", "mmengine", "speechbrain")  # then libraries on it
 TORCH_ITSELF = 6
-CONDITIONAL = ("deterministic algorithms are switched on only when `{condition}`, which is false with the "
+CONDITIONAL = ("deterministic kernels are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
 PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import this file without running its "
-               "`__main__` block: deterministic algorithms are switched on (line {line}) in this parent process only, "
+               "`__main__` block: deterministic kernels are switched on (line {line}) in this parent process only, "
                "and the workers compute with the default kernels: switch them on at the start of `{target}`")
 ASCEND_CUDNN_MESSAGE = ("this entry script runs on Ascend (it imports torch_npu), where `cudnn.deterministic` does "
                         "nothing: call `torch.use_deterministic_algorithms(True)`, which torch_npu honours, or "

@@ -32,7 +32,7 @@ class DistNoDeterministicComm(Rule):
                "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
                "given one device, and the `gloo` backend (an option defaulting to it is info), a "
                "`Fabric(accelerator=\"cpu\")` or "
-               "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged. With the `nccl` backend named, "
+               "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged. With the `nccl` backend named (also as one branch of a conditional), "
                "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
            "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
@@ -127,6 +127,15 @@ import torch.distributed as dist
 
 os.environ["NCCL_ALGO"] = "Ring"
 dist.init_process_group(backend="cpu:gloo,cuda:NCCL")
+""",
+        # yolov5: NCCL where it is available, else gloo; NCCL pinned.
+        """\
+import os
+
+import torch.distributed as dist
+
+os.environ["NCCL_ALGO"] = "Ring"
+dist.init_process_group(backend="nccl" if dist.is_nccl_available() else "gloo")
 """,
     )
     invalid = (
@@ -249,12 +258,17 @@ else:
 
 def _backends(node: ast.Call, qualified: str) -> frozenset[str]:
     """The backends an init call names, as torch reads them: in any case (`"NCCL"`), and per device in a
-    mapping (`"cpu:gloo,cuda:nccl"`); empty when none is named as a constant."""
+    mapping (`"cpu:gloo,cuda:nccl"`), in every branch of a conditional; empty when one is not a constant."""
     position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
-    value = constant(argument(node, *position)) if position is not None else None
-    if not isinstance(value, str):
+    value = argument(node, *position) if position is not None else None
+    branches = []
+    while isinstance(value, ast.IfExp):  # yolov5's `"nccl" if dist.is_nccl_available() else "gloo"`: either
+        branches.append(value.body)
+        value = value.orelse
+    names = [constant(branch) for branch in [*branches, value]]
+    if not all(isinstance(name, str) for name in names):
         return frozenset()
-    return frozenset(part.rpartition(":")[2].strip() for part in value.lower().split(","))
+    return frozenset(part.rpartition(":")[2].strip() for name in names for part in name.lower().split(","))
 
 
 def _before(effect: seeding.Effect, node: ast.AST, function: str | None) -> bool:

@@ -499,6 +499,8 @@ MINDSPORE_RANDOM_TRANSFORMS = frozenset({
     "CutOut", "BoundingBoxAugment",  # random patches; a random selection of boxes
     "MaskAlongAxisIID",  # audio: a mask of random width at a random start
 })
+# Packages that read and transform images: a project class handing its `__call__` argument to one is a transform.
+IMAGE_LIBRARIES = frozenset({"PIL", "cv2", "torchvision", "skimage", "albumentations", "imgaug", "kornia"})
 # Deterministic twin of a random transform: (replacement names, the arguments that carry over). An empty
 # tuple of twins removes the transform. Carried arguments keep their value, `size` as the first argument,
 # the others by keyword; `TWIN_ARGUMENT_POSITIONS` says where the random transform takes them.

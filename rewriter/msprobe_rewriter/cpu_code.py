@@ -149,7 +149,7 @@ class CpuCode:
             classes = [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)]
             piped = self._pipeline_items()
             found = {cls.name for cls in classes if DATA_NAME.search(cls.name) or TRANSFORM_CLASS.match(cls.name)
-                     or cls.name in piped or _takes_a_sample(cls)}
+                     or cls.name in piped or _takes_a_sample(cls, self.ctx.imports.resolve_any)}
             grown = True
             while grown:
                 before = len(found)
@@ -240,15 +240,40 @@ def _per_sample(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for loop in loops for node in own_nodes(loop))
 
 
-def _takes_a_sample(cls: ast.ClassDef) -> bool:
+def _takes_a_sample(cls: ast.ClassDef, resolve: Callable[[ast.expr], str | None]) -> bool:
     """Whether the class, a plain one (no base but `object`: a diffusers pipeline's `__call__(self, image, ...)`
-    runs inference), has a `__call__` that takes a sample as its first argument (after self)."""
+    runs inference), has a `__call__` that takes a sample as its first argument (after self): named so, or
+    handed to an image library (MoCo v3's `GaussianBlur.__call__(self, x)`: `x.filter(ImageFilter.GaussianBlur(...))`,
+    `ImageOps.solarize(x)`)."""
     if any(not (isinstance(base, ast.Name) and base.id == "object") for base in cls.bases):
         return False
     for item in cls.body:
         if isinstance(item, FUNCTION_TYPES) and item.name == "__call__":
             params = [*item.args.posonlyargs, *item.args.args][1:2]  # mindocr's transforms take a `data` dict
-            return bool(params) and (SAMPLE_PARAMETER.fullmatch(params[0].arg) is not None or params[0].arg == "data")
+            if not params:
+                return False
+            name = params[0].arg
+            return SAMPLE_PARAMETER.fullmatch(name) is not None or name == "data" or _imaged(item, name, resolve)
+    return False
+
+
+def _imaged(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+            resolve: Callable[[ast.expr], str | None]) -> bool:
+    """Whether `function` hands its parameter `name` to an image library, or calls a method of it with one of the
+    library's objects."""
+    def library(node: ast.expr) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return (resolve(target) or "").split(".", 1)[0] in catalogue.IMAGE_LIBRARIES
+
+    for call in ast.walk(function):
+        if not isinstance(call, ast.Call):
+            continue
+        if library(call) and any(isinstance(arg, ast.Name) and arg.id == name for arg in call.args):
+            return True
+        func = call.func
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name
+                and any(library(arg) for arg in call.args)):
+            return True
     return False
 
 

@@ -221,6 +221,10 @@ class RandomAugment(FollowsValues, Rule):
         Invalid("from torchvision import transforms\n\n\ndef build_eval_transform():\n"
                 "    return transforms.RandomCrop(224)\n", lines=(5,), severity="info"),
 
+        # MoCo v3's blur: its sample is named `x`, and goes to PIL
+        Invalid("import random\n\nimport torch\nfrom PIL import ImageFilter\n\n\nclass GaussianBlur(object):\n"
+                "    def __call__(self, x):\n        sigma = random.uniform(0.1, 2.0)\n"
+                "        return x.filter(ImageFilter.GaussianBlur(radius=sigma))\n", lines=(9,)),
         # the diffusers examples: both functions nested in main(), one handed to Hugging Face datasets
         Invalid("import random\n\nimport torch\n\n\ndef main(dataset):\n    def tokenize_captions(examples):\n"
                 "        return [random.choice(c) for c in examples[\"text\"]]\n\n"

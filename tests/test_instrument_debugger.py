@@ -367,6 +367,18 @@ def test_determinism_before_communication_goes_before_the_if_that_starts_it():
     assert lines[lines.index("    if args.with_tracking:") - 1] == "    seed_all(seed=1234, mode=True, rm_dropout=True)"
 
 
+def test_an_attribute_set_on_the_options_after_parsing_does_not_move_the_seed_past_the_model():
+    """DeepSpeed-Chat sets `args.global_rank = dist.get_rank()` after parsing: `seed=args.seed` is known right
+    after `parse_args()`, before the model and before communication starts."""
+    code = ("import argparse\n\nimport torch\nimport torch.distributed as dist\n\n\ndef main():\n"
+            "    parser = argparse.ArgumentParser()\n    parser.add_argument('--seed', type=int, default=7)\n"
+            "    args = parser.parse_args()\n    dist.init_process_group('nccl')\n    args.rank = dist.get_rank()\n"
+            "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(args.seed)\n" + MAIN)
+    lines = run(code, "seed", deterministic=True)[0].splitlines()
+    assert lines[lines.index("    args = parser.parse_args()") + 1] == "    seed_all(seed=args.seed, mode=True, rm_dropout=True)"
+    assert sum("seed_all(seed=" in line for line in lines) == 1
+
+
 def test_a_raise_before_the_seeding_keeps_the_users_seed():
     """latent-diffusion's and DeiT's main.py raise on bad options before they seed: the seeding still runs in every run
     that goes on, so seed_all takes the script's seed."""

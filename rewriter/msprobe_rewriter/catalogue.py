@@ -499,6 +499,13 @@ MINDSPORE_RANDOM_TRANSFORMS = frozenset({
     "CutOut", "BoundingBoxAugment",  # random patches; a random selection of boxes
     "MaskAlongAxisIID",  # audio: a mask of random width at a random start
 })
+# Buffers a model computes from its configuration, not drawn nor learned: a checkpoint may leave them out (Swin
+# deletes them before loading: "we always re-init it"). Relative-position tables (Swin, SwinV2, BEiT), window
+# attention masks, position ids (Hugging Face), rotary frequencies, BatchNorm's step counter.
+RECOMPUTED_BUFFERS = frozenset({"relative_position_index", "relative_coords_table", "attn_mask", "position_ids",
+                                "inv_freq", "num_batches_tracked"})
+# `torch.nn.init` functions that fill a tensor with a constant (no draw).
+CONSTANT_INITS = frozenset(f"torch.nn.init.{name}" for name in ("constant_", "zeros_", "ones_", "eye_", "dirac_"))
 # Packages that read and transform images: a project class handing its `__call__` argument to one is a transform.
 IMAGE_LIBRARIES = frozenset({"PIL", "cv2", "torchvision", "skimage", "albumentations", "imgaug", "kornia"})
 # Deterministic twin of a random transform: (replacement names, the arguments that carry over). An empty

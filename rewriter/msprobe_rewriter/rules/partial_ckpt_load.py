@@ -36,7 +36,8 @@ class PartialCkptLoad(Rule):
     summary = ("Flags `load_state_dict(..., strict=False)` (and other loaders called with `strict=False`, such as "
                "Lightning's `load_from_checkpoint`; as information when the keys it returns are checked: read in "
                "an `assert` or `if`, or passed on to a function that does more than print them); keys popped or deleted from a dict that the same function "
-               "then loads non-strictly; MindSpore `load_param_into_net` whose result (the parameters it did not "
+               "then loads non-strictly (not buffers the model computes from its configuration, Swin's "
+               "`relative_position_index` or `attn_mask`, nor a tensor the function has just filled with a constant); MindSpore `load_param_into_net` whose result (the parameters it did not "
                "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards) or only printed or "
                "logged, keys popped or deleted from the dict it loads, and `load_checkpoint` with "
                "`choice_func=`/`filter_prefix=`/`specify_prefix=` whose dict goes into a network (not resume counters read "
@@ -125,6 +126,21 @@ def load_returning(model, state_dict):
 """,
     )
     invalid = (
+        # Swin: buffers the model computes again, and a head it has just filled with zeros, leave the checkpoint
+        # unreported; the load is information (the keys it returns are checked).
+        Invalid("""\
+import torch
+
+
+def load_pretrained(model, path):
+    state_dict = torch.load(path, map_location="cpu")["model"]
+    for k in [k for k in state_dict.keys() if "relative_position_index" in k]:
+        del state_dict[k]
+    torch.nn.init.constant_(model.head.weight, 0.)
+    del state_dict["head.weight"]
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    assert all("relative_position_index" in k or k == "head.weight" for k in missing)
+""", lines=(10,), severity="info"),
         # mindrlhf's PPO trainer: the list is only printed, and the value head stays random.
         Invalid("""\
 import mindspore
@@ -214,8 +230,29 @@ def restore(net, path):
 
     def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
-            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                    and not self._reinitialised(target.slice)):
                 self._removed(target.value.id, node)
+
+    def _reinitialised(self, key: ast.expr) -> bool:
+        """A deleted key the model makes again without drawing: a buffer computed from its configuration (Swin's
+        `relative_position_index`, picked by `"relative_position_index" in k`), or a tensor the function has just
+        filled with a constant (`nn.init.constant_(model.head.weight, 0.)` before `del state_dict["head.weight"]`)."""
+        function = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, FUNCTION_TYPES)), None)
+        literal = constant(key)
+        if isinstance(literal, str):
+            names = {literal}
+        elif isinstance(key, ast.Name) and function is not None:
+            names = self._key_filters(key.id, function)
+        else:
+            return False
+        if names and all(name.rpartition(".")[2] in catalogue.RECOMPUTED_BUFFERS for name in names):
+            return True
+        if not isinstance(literal, str) or function is None:
+            return False
+        filled = {ast.unparse(argument(call, 0, "tensor")) for call in ast.walk(function) if isinstance(call, ast.Call)
+                  and self.ctx.call_qualname(call) in catalogue.CONSTANT_INITS and argument(call, 0, "tensor") is not None}
+        return any(name.endswith("." + literal) for name in filled)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -328,6 +365,30 @@ def restore(net, path):
                    and any(isinstance(a, ast.Name) and a.id in names for a in (*node.args, *(k.value for k in node.keywords)))
                    for node in ast.walk(self._function_or_module()))
 
+    def _key_filters(self, key: str, function: ast.AST) -> set[str]:
+        """The names a deleted key `key` was picked by (`"relative_position_index" in k`): in an `if` around the
+        deletion, or in the comprehension the loop that binds it walks (directly or through a name)."""
+        found: set[str] = set()
+        for node in reversed(self.ctx.ancestors):
+            if node is function:
+                break
+            if isinstance(node, ast.If):
+                found |= _names_in(node.test, key)
+            elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name) and node.target.id == key:
+                source = node.iter
+                if isinstance(source, ast.Name):
+                    bound = [item.value for item in ast.walk(function) if isinstance(item, ast.Assign)
+                             and item.lineno < node.lineno and len(item.targets) == 1
+                             and isinstance(item.targets[0], ast.Name) and item.targets[0].id == source.id]
+                    source = max(bound, key=lambda value: value.lineno) if bound else source
+                if isinstance(source, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+                    for generator in source.generators:
+                        if isinstance(generator.target, ast.Name):
+                            for test in generator.ifs:
+                                found |= _names_in(test, generator.target.id)
+                break
+        return found
+
     def _removed(self, name: str, node: ast.AST) -> None:
         self.removed.setdefault((self._scope(), name), []).append(self.ctx.site(node))
 
@@ -348,6 +409,13 @@ def restore(net, path):
             func = func.value
         bound = self.ctx.imports.bindings.get(func.id) if isinstance(func, ast.Name) else None
         return bound is not None and bound.split(".", 1)[0] in PARSER_MODULES
+
+
+def _names_in(test: ast.expr, key: str) -> set[str]:
+    """The strings `test` looks for in `key` (`"attn_mask" in k`)."""
+    return {constant(node.left) for node in ast.walk(test) if isinstance(node, ast.Compare)
+            and isinstance(node.ops[0], ast.In) and isinstance(node.comparators[0], ast.Name)
+            and node.comparators[0].id == key and isinstance(constant(node.left), str)}
 
 
 def _training_state_only(arg: str, value: ast.expr) -> bool:

@@ -504,6 +504,7 @@ def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],
                tree: ast.Module) -> tuple[str, ast.stmt]:
     """("after", statement binding the seed's names) or ("before", the seeding statement)."""
     roots = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    reads = _read_paths(value)
     statement = call
     while not (isinstance(statement, ast.stmt) and _block_of(statement, parents) is not None):
         statement = parents[statement]
@@ -513,7 +514,7 @@ def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],
         block = _block_of(current, parents)
         if block is not None:
             for earlier in reversed(block[: block.index(current)]):
-                if _binds(earlier, inside=True) & roots:
+                if _binds(earlier, inside=True, reads=reads) & roots:
                     return "after", earlier
         if parent is None or isinstance(parent, ast.Module):
             break
@@ -561,18 +562,20 @@ def _block_of(statement: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.s
     return None
 
 
-def _binds(statement: ast.stmt, inside: bool = False) -> set[str]:
+def _binds(statement: ast.stmt, inside: bool = False, reads: set[str] | None = None) -> set[str]:
     """Names a statement binds or assigns into (`x = ...`, `x.seed = ...`, imports), or may fill through a
     call made for its effect (`params.update(vars(args))`, `cfg.merge_from_file(path)`, `setattr(x, ...)`);
     with `inside`, also in the blocks of an `if`/`with`/`try`/loop it heads (`if args.seed is None:
-    args.seed = ...`), not in nested functions."""
+    args.seed = ...`), not in nested functions. Given the dotted names the seed `reads` (`args.seed`), an
+    attribute assigned that is none of them (`args.global_rank = dist.get_rank()`) binds nothing."""
     found: set[str] = set()
     todo: list[ast.AST] = [statement]
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            found |= {n.id for t in targets if reads is None or _touches(t, reads)
+                      for n in ast.walk(t) if isinstance(n, ast.Name)}
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             found |= {(a.asname or a.name).split(".", 1)[0] for a in node.names}
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
@@ -580,6 +583,35 @@ def _binds(statement: ast.stmt, inside: bool = False) -> set[str]:
         elif inside and not isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
             todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
     return found
+
+
+def _read_paths(value: ast.expr) -> set[str]:
+    """The dotted names an expression reads, each as long as it goes (`args.seed + rank` -> args.seed, rank)."""
+    paths, inner = set(), set()
+    for node in ast.walk(value):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            path = _dotted(node)
+            if path is not None:
+                paths.add(path)
+                inner |= {id(part) for part in ast.walk(node)}
+    return paths | {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in inner}
+
+
+def _touches(target: ast.expr, reads: set[str]) -> bool:
+    """Whether assigning `target` can change a value read by one of the dotted names `reads`: a plain name, a
+    subscript, or an attribute on the path of one of them (`args.seed`, or `args` itself)."""
+    path = _dotted(target) if isinstance(target, ast.Attribute) else None
+    if path is None:
+        return True
+    return any(read == path or read.startswith(path + ".") or path.startswith(read + ".") for read in reads)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
 
 
 def _filled(call: ast.Call) -> set[str]:

@@ -1003,6 +1003,17 @@ def test_trl_trainers_imported_from_their_modules_are_trainers(module):
     assert f"trainer = {name}(model=m, callbacks=[MsprobeTrainerCallback(debugger)])" in lines_of(run(code, "debugger")[0])
 
 
+def test_an_mmengine_runner_built_in_either_branch_gets_the_hook_before_it_trains():
+    """OpenMMLab's tools/train.py: `Runner.from_cfg(cfg)` or, for a config naming its runner type,
+    `RUNNERS.build(cfg)`; then `runner.train()`. The hook goes before the train call, for both runners."""
+    code = ("from mmengine.registry import RUNNERS\nfrom mmengine.runner import Runner\n\n\ndef main(cfg):\n"
+            "    if 'runner_type' not in cfg:\n        runner = Runner.from_cfg(cfg)\n    else:\n"
+            "        runner = RUNNERS.build(cfg)\n    runner.train()\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("runner.train()") - 1] == "runner.register_hook(MsprobeMMEngineHook(debugger))"
+    assert lines.count("runner.register_hook(MsprobeMMEngineHook(debugger))") == 1
+
+
 def test_trainers_monitor_by_themselves_under_grad_probe():
     code = HF + "trainer = Trainer(model=m)\ntrainer.train()\n"
     out, notes = run(code, "debugger", grad_probe=True)

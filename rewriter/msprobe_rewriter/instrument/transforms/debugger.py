@@ -110,8 +110,9 @@ class Debugger(Transform):
         "its trainer) gets `mapping[\"callbacks\"].append(...)` before the construction; where `callbacks=` cannot be read "
         "(`**kwargs` that may hold it, a helper's result, a subclass whose `__init__` takes none) a Hugging Face "
         "trainer assigned to a name gets `trainer.add_callback(...)` after its construction (an mmengine runner "
-        "`runner.register_hook(...)`), anything else a note; a `runner.train()` on a runner the file builds "
-        "otherwise (mmengine's `RUNNERS.build(cfg)`) gets a note too. "
+        "`runner.register_hook(...)`, right before its `runner.train()` when a block around the construction has "
+        "one, so that OpenMMLab's `RUNNERS.build(cfg)` in the other branch gets it too), anything else a note; a "
+        "`runner.train()` on a runner the file builds only otherwise (mmengine's `RUNNERS.build(cfg)`) gets a note. "
         "A file that imports mindnlp (or mindtorch) runs these trainers on MindSpore, `torch` being mindtorch: the "
         "PyTorch callback cannot capture there, so a note says so and nothing is added (its seeding comes from "
         "msprobe_runtime.mindspore, which seeds mindtorch too). "
@@ -538,8 +539,13 @@ class Debugger(Transform):
             return True
         holder = _assigned_to(train)
         if train.library in ADD_CALLBACK and holder is not None:
-            unit.edits.insert_after(unit.statement(train.statement), [nodes.statement(
-                f"{holder}.{ADD_CALLBACK[train.library]}({unit.runtime(CALLBACKS[train.library])}({name}))")])
+            added = nodes.statement(
+                f"{holder}.{ADD_CALLBACK[train.library]}({unit.runtime(CALLBACKS[train.library])}({name}))")
+            run = _runner_train(unit, train, holder) if train.library == "mmengine" else None
+            if run is not None:  # OpenMMLab's tools/train.py builds the runner in either branch of an `if`
+                unit.edits.insert_before(unit.statement(run), [added])
+            else:
+                unit.edits.insert_after(unit.statement(train.statement), [added])
             return True
         unit.note(train.call.lineno, f"{problem}: add {CALLBACKS[train.library]}({name}) to its {keyword} yourself")
         return False
@@ -731,6 +737,23 @@ def _leading_skips(unit: Unit, loop: ast.For | ast.While, node: cst.CSTNode) -> 
     last = unit.statement(loop.body[count - 1])
     statements = list(node.body.body)
     return statements.index(last) + 1 if last in statements else 0
+
+
+def _runner_train(unit: Unit, train: loops.CallbackTraining, holder: str) -> ast.stmt | None:
+    """The statement `runner.train()` of the runner a construction binds, later in a block around it (the hook
+    goes there, so a runner built in another branch gets it too)."""
+    parents = unit.analysis.parents
+    around, node = set(), train.statement
+    while node is not None:
+        around.add(id(node))
+        node = parents.get(node)
+    for node in ast.walk(train.function or unit.tree):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "train"
+                and target_name(node.value.func.value) == holder and node.lineno > train.statement.lineno
+                and id(parents.get(node)) in around):
+            return node
+    return None
 
 
 def _trains(unit: Unit, statement: ast.stmt) -> bool:

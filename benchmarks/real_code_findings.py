@@ -70,10 +70,12 @@ def record(out: Path, sources: list[Path], work: Path) -> None:
 
 
 def diff(before: Path, after: Path) -> int:
-    """Print the findings only one of two records has; return how many."""
+    """Print the findings only one of two records has, over the corpora both recorded; return how many."""
     old, new = json.loads(before.read_text()), json.loads(after.read_text())
+    for name in sorted(set(old) ^ set(new)):
+        print(f"(only in {'the first' if name in old else 'the second'} record: {name})", file=sys.stderr)
     changed = 0
-    for name in sorted(set(old) | set(new)):
+    for name in sorted(set(old) & set(new)):
         keys_old = {_key(finding) for finding in old.get(name, [])}
         keys_new = {_key(finding) for finding in new.get(name, [])}
         for sign, keys in (("-", sorted(keys_old - keys_new)), ("+", sorted(keys_new - keys_old))):

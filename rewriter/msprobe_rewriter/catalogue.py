@@ -235,8 +235,10 @@ NCCL_ALGORITHM_ENV = frozenset({"NCCL_ALGO"})  # a fixed algorithm fixes NCCL's 
 # OpenMMLab's launcher helper: `init_dist(launcher, backend="nccl", **kwargs)` calls init_process_group.
 MMCV_INIT_DIST = ("mmcv.runner.init_dist", "mmcv.runner.dist_utils.init_dist", "mmengine.dist.init_dist",
                   "mmengine.dist.utils.init_dist")
+# `deepspeed.initialize(...)` starts communication itself when the script has not (`dist_init_required=None`).
+DEEPSPEED_INITIALIZE = frozenset({"deepspeed.initialize"})
 DISTRIBUTED_INIT_CALLS = frozenset({
-    "torch.distributed.init_process_group", "deepspeed.init_distributed",
+    "torch.distributed.init_process_group", "deepspeed.init_distributed", *DEEPSPEED_INITIALIZE,
     "mindspore.communication.init", "mindspore.communication.management.init",
     "accelerate.Accelerator", "lightning.Fabric", "lightning.fabric.Fabric", *MMCV_INIT_DIST,
 })
@@ -830,6 +832,11 @@ _ADAPTIVE_FIX = ("its backward has no deterministic CUDA kernel: pool with kerne
                  "output size when they divide (global pooling, output size 1, is already deterministic)")
 _REFLECT_FIX = "its backward has no deterministic CUDA kernel: use zero or circular padding while debugging"
 _NO_KERNEL_FIX = "it has no deterministic CUDA kernel: compute it on the CPU while debugging"
+# FlashAttention 2 (`flash_attn`) and 3 (`flash_attn_interface`, Hopper): `deterministic=False` by default.
+FLASH_ATTENTION_MODULES = ("flash_attn", "flash_attn.flash_attn_interface", "flash_attn_interface")
+FLASH_ATTENTION_FUNCTIONS = ("flash_attn_func", "flash_attn_varlen_func", "flash_attn_qkvpacked_func",
+                             "flash_attn_kvpacked_func", "flash_attn_varlen_qkvpacked_func",
+                             "flash_attn_varlen_kvpacked_func")
 _NLL_2D_FIX = ("it has no deterministic CUDA kernel (it raises under the deterministic switch): put the classes "
                "last and flatten, `(N*d, C)` logits and `(N*d,)` targets (`F.cross_entropy(logits.flatten(0, 1), "
                "target.flatten())` for `(N, L, C)` logits)")
@@ -884,9 +891,12 @@ NONDETERMINISTIC_OPS: dict[str, str] = {
                     "padding_mode='zeros' or 'circular' while debugging"),
     "torch.nn.functional.grid_sample": _NO_KERNEL_FIX.replace("it has", "its backward has"),
     "torch.nn.NLLLoss2d": _NLL_2D_FIX,
+    **dict.fromkeys((f"{module}.{name}" for module in FLASH_ATTENTION_MODULES for name in FLASH_ATTENTION_FUNCTIONS),
+                    "its backward adds the query gradients with atomics unless told otherwise, and the deterministic "
+                    "switch does not reach it: pass `deterministic=True` while debugging"),
     # on input of 3 or more dimensions (classes in dim 1) they run nll_loss2d, which adds atomically
-    **dict.fromkeys(("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"),
-                    "on input of 3 or more dimensions it runs `nll_loss2d`, which " + _NLL_2D_FIX[3:]),
+    **dict.fromkeys(("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss", "torch.nn.CrossEntropyLoss",
+                     "torch.nn.NLLLoss"), "on input of 3 or more dimensions it runs `nll_loss2d`, which " + _NLL_2D_FIX[3:]),
 }
 # Entries whose forward is deterministic: only their backward is not (no finding under `torch.no_grad()`).
 NONDETERMINISTIC_BACKWARD_ONLY = frozenset(
@@ -897,6 +907,7 @@ NONDETERMINISTIC_BACKWARD_ONLY = frozenset(
         "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "AvgPool3d", "avg_pool3d",
         "MaxPool3d", "max_pool3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
         "ReplicationPad2d", "ReplicationPad3d", "pad", "Conv1d", "Conv2d", "Conv3d", "grid_sample",
+        *FLASH_ATTENTION_FUNCTIONS,
     }
 )
 GRAD_DISABLING_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",

@@ -113,7 +113,8 @@ def _env_effects(pairs: list[tuple[str, ast.expr]]) -> list[tuple[Summary, None]
 def _runner_randomness(randomness: ast.expr | None) -> list[tuple[Summary, ast.expr | None]]:
     """What an mmengine runner's `randomness=dict(seed=s, deterministic=d)` (a literal) pins: a seed that is not
     None seeds `random`, NumPy and torch (without one the runner draws its seed from NumPy's generator, so it
-    pins nothing itself), `deterministic` sets cuDNN's flag."""
+    pins nothing itself), `deterministic` sets cuDNN's flags and calls `torch.use_deterministic_algorithms(True)`
+    (mmengine's `set_random_seed`)."""
     if isinstance(randomness, ast.Dict):
         fields = {constant(key): value for key, value in zip(randomness.keys, randomness.values, strict=True)}
     elif isinstance(randomness, ast.Call) and getattr(randomness.func, "id", None) == "dict":
@@ -127,7 +128,8 @@ def _runner_randomness(randomness: ast.expr | None) -> list[tuple[Summary, ast.e
     deterministic = fields.get("deterministic")
     literal = constant(deterministic) if deterministic is not None else False
     if literal is NOT_CONSTANT or literal:
-        found.append((CUDNN, deterministic if literal is NOT_CONSTANT else None))
+        guard = deterministic if literal is NOT_CONSTANT else None
+        found += [(CUDNN, guard), (DETERMINISTIC, guard)]  # and `torch.use_deterministic_algorithms(True)`
     return found
 
 

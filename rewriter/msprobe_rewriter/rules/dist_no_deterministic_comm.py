@@ -32,7 +32,8 @@ class DistNoDeterministicComm(Rule):
                "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
                "given one device, and the `gloo` backend (an option defaulting to it is info), a "
                "`Fabric(accelerator=\"cpu\")` or "
-               "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged. With the `nccl` backend named (also as one branch of a conditional), "
+               "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged; `deepspeed.initialize` counts when it is "
+               "the file's first (it starts communication itself). With the `nccl` backend named (also as one branch of a conditional), "
                "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
            "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
@@ -205,6 +206,20 @@ if os.environ.get("USE_DEEPSPEED"):
 else:
     ipg("hccl")
 """, lines=(8, 10)),
+        # HelloDeepSpeed: `deepspeed.initialize` starts communication itself (after `init_distributed`, it does not)
+        Invalid("""\
+import deepspeed
+
+
+def train(model, args):
+    engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+    return engine
+
+
+def train_again(model, args):
+    deepspeed.init_distributed()
+    return deepspeed.initialize(args=args, model=model)
+""", lines=(5, 10)),
     )
 
     def __init__(self, ctx) -> None:
@@ -216,6 +231,9 @@ else:
         if isinstance(node.func, ast.Attribute) and node.func.attr not in INIT_NAMES:
             return  # cheap filter; plain names may be aliases (`init_process_group as ipg`)
         qualified = self.ctx.call_qualname(node)
+        if qualified in catalogue.DEEPSPEED_INITIALIZE and (
+                constant(keyword(node, "dist_init_required")) is False or self.sites):
+            return  # communication started already, or by an earlier init call of the file
         if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
             on_nccl = bool(_backends(node, qualified) & catalogue.NCCL_BACKENDS)
             position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)

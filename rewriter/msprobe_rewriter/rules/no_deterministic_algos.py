@@ -65,13 +65,13 @@ class NoDeterministicAlgos(Rule):
            "or `seed_all(seed, mode=True)` from msprobe_runtime, which does all of it. Through a library: "
            "`TrainingArguments(full_determinism=True)` (`--full_determinism`) for Hugging Face's Trainer, "
            "`Trainer(deterministic=True)` for Lightning, `randomness=dict(seed=s, deterministic=True)` for an mmengine "
-           "runner (in its config: `--cfg-options randomness.deterministic=True`; it sets cuDNN's flags only, so "
-           "call `torch.use_deterministic_algorithms(True)` too). MindSpore: "
+           "runner (in its config: `--cfg-options randomness.deterministic=True`; it sets cuDNN's flags and calls "
+           "`torch.use_deterministic_algorithms(True)`). MindSpore: "
            "`mindspore.set_deterministic(True)` at startup (MindSpore 2.10 deprecates "
            "`set_context(deterministic=\"ON\")`, which still works), or msprobe_runtime.mindspore's `seed_all(seed, "
            "mode=True)`.")
     valid = (
-        # mmengine's runner sets cuDNN's flags itself when its randomness says so.
+        # mmengine's runner switches deterministic kernels on itself when its randomness says so.
         """\
 from mmengine.runner import Runner
 

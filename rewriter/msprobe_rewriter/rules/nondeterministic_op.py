@@ -14,6 +14,7 @@ from msprobe_rewriter.values import FollowsValues, LocalValues
 LINEAR_MODES = frozenset({"linear", "bilinear", "bicubic", "trilinear"})
 NONDETERMINISTIC_PADDING = frozenset({"reflect", "replicate"})
 DETERMINISTIC_REDUCTIONS = frozenset({"amax", "amin"})
+SEGMENTATION_VOID_LABEL = 255
 # Calls that switch PyTorch's deterministic mode on (their first argument must not be a literal off value).
 SWITCH_CALLS = {"torch.use_deterministic_algorithms": (False,), "torch.set_deterministic_debug_mode": (0, "default")}
 # Last components of every name the rule knows: calls named otherwise are skipped without resolving them.
@@ -54,6 +55,12 @@ def _classes_moved_to_dim1(value: ast.expr | None) -> bool:
     return False
 
 
+def _void_label(value: ast.expr | None) -> bool:
+    """`ignore_index=255`: the void label of segmentation masks (VOC, Cityscapes, ADE20K), so the loss takes
+    (N, C, H, W) scores."""
+    return constant(value) == SEGMENTATION_VOID_LABEL
+
+
 # Whether a tensor needs no gradient: GRADIENT_FREE (no conditions), None (it may need one), or the loops whose
 # headers bind it, which must turn out to be training loops (known after the traversal) for it to need none.
 Verdict = frozenset[ast.AST] | None
@@ -87,10 +94,18 @@ CONDITIONS: dict[str, Condition] = {
     "Conv1d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
     "Conv2d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
     "Conv3d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
-    "cross_entropy": lambda call, off: _classes_moved_to_dim1(argument(call, 0, "input"))
+    "cross_entropy": lambda call, off: (_classes_moved_to_dim1(argument(call, 0, "input"))
+                                        or _void_label(argument(call, 4, "ignore_index")))
     and not _in(argument(call, 6, "reduction"), frozenset({"none"})),
-    "nll_loss": lambda call, off: _classes_moved_to_dim1(argument(call, 0, "input"))
+    "nll_loss": lambda call, off: (_classes_moved_to_dim1(argument(call, 0, "input"))
+                                   or _void_label(argument(call, 4, "ignore_index")))
     and not _in(argument(call, 6, "reduction"), frozenset({"none"})),
+    **dict.fromkeys(catalogue.FLASH_ATTENTION_FUNCTIONS,
+                    lambda call, off: not _given(keyword(call, "deterministic"))),
+    "CrossEntropyLoss": lambda call, off: _void_label(argument(call, 2, "ignore_index"))
+    and not _in(argument(call, 4, "reduction"), frozenset({"none"})),
+    "NLLLoss": lambda call, off: _void_label(argument(call, 2, "ignore_index"))
+    and not _in(argument(call, 4, "reduction"), frozenset({"none"})),
 }
 
 
@@ -106,7 +121,8 @@ class NondeterministicOp(FollowsValues, Rule):
                "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
                "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear and bicubic modes, adaptive and 3-D pooling, reflection and "
-               "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`: 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown)), naming the deterministic way out. "
+               "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`) or given `ignore_index=255`, the void label of segmentation masks (also `nn.CrossEntropyLoss`/`nn.NLLLoss`): 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown), and FlashAttention's `flash_attn_func` / `flash_attn_varlen_func` (and "
+               "their packed forms; versions 2 and 3) without `deterministic=True`, naming the deterministic way out. "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on (also through "
                "`seed_all(mode=True)`, `set_seed(..., deterministic=True)` or `enable_full_determinism()`); none is "
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
@@ -235,8 +251,17 @@ class NondeterministicOp(FollowsValues, Rule):
         Invalid("import torch.nn.functional as F\n\n\ndef loss_labels(src_logits, target_classes, weight):\n"
                 "    return F.cross_entropy(src_logits.transpose(1, 2), target_classes, weight)\n\n\n"
                 "def loss_masks(logits, masks):\n"
-                "    return F.nll_loss(F.log_softmax(logits, 1).permute(0, 3, 1, 2), masks, ignore_index=255)\n",
+                "    return F.nll_loss(F.log_softmax(logits, 1).permute(0, 3, 1, 2), masks, ignore_index=254)\n",
                 lines=(5, 9)),
+        # FlashAttention's backward, unless told to be deterministic
+        Invalid("import torch\nfrom flash_attn import flash_attn_func\nimport flash_attn_interface as fa3\n\n\n"
+                "def attend(q, k, v):\n    out = flash_attn_func(q, k, v, causal=True)\n"
+                "    same = flash_attn_func(q, k, v, causal=True, deterministic=True)\n"
+                "    return out + same + fa3.flash_attn_varlen_func(q, k, v, cu_seqlens_q=None)\n", lines=(7, 9)),
+        # torchvision's segmentation reference: masks with the void label 255
+        Invalid("import torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef criterion(inputs, target):\n"
+                "    return F.cross_entropy(inputs['out'], target, ignore_index=255)\n\n\n"
+                "loss_fn = nn.CrossEntropyLoss(ignore_index=255)\n", lines=(6, 9)),
     )
 
     def __init__(self, ctx) -> None:

@@ -15,9 +15,20 @@ KNOWN_ROOTS = frozenset(
 )
 
 
-# TRL's trainers and configs, each exported by the package and by its module (`from trl.experimental.cpo import
-# CPOTrainer`, `trl.trainer.sft_trainer.SFTTrainer`): the catalogue names them `trl.<Name>`.
-_TRL_SUBMODULE = re.compile(r"^trl\.(?:experimental|trainer)(?:\.\w+)*\.(\w+(?:Trainer|Config))$")
+# Names that stand for a library's under another module, as the catalogue names them: TRL's trainers and configs,
+# each exported by the package and by its module (`from trl.experimental.cpo import CPOTrainer`,
+# `trl.trainer.sft_trainer.SFTTrainer`), and the OpenMMLab packages' runner registries, children of mmengine's
+# (`from mmyolo.registry import RUNNERS`; mmdet, mmseg, mmpretrain, ... likewise).
+_CANONICAL_NAMES = (
+    (re.compile(r"^trl\.(?:experimental|trainer)(?:\.\w+)*\.(\w+(?:Trainer|Config))$"), r"trl.\1"),
+    (re.compile(r"^mm\w+\.registry\.RUNNERS$"), "mmengine.registry.RUNNERS"),
+)
+
+
+def _canonical(qualified: str) -> str:
+    for pattern, replacement in _CANONICAL_NAMES:
+        qualified = pattern.sub(replacement, qualified)
+    return qualified
 
 
 class ImportTracker:
@@ -56,7 +67,7 @@ class ImportTracker:
                 self.bindings[alias.asname or alias.name] = derived
             elif alias.name != "*" and not node.level:
                 qualified = f"{module}.{alias.name}" if module else alias.name
-                self.bindings[alias.asname or alias.name] = _TRL_SUBMODULE.sub(r"trl.\1", qualified)
+                self.bindings[alias.asname or alias.name] = _canonical(qualified)
 
     def bind_subclasses(self, tree: ast.Module, bases: frozenset[str]) -> None:
         """Let the module's classes that derive from one of `bases` stand for it: yolov5's `class

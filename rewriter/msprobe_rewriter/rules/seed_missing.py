@@ -638,6 +638,20 @@ if __name__ == "__main__":
     runner = Runner.from_cfg(Config.fromfile("configs/retinanet.py"))
     runner.train()
 """, lines=(4,)),
+        # mmdet's and mmyolo's: a config naming its runner type is built by the package's registry, mmengine's child.
+        Invalid("""\
+from mmengine.config import Config
+from mmengine.runner import Runner
+from mmyolo.registry import RUNNERS
+
+if __name__ == "__main__":
+    cfg = Config.fromfile("configs/yolov5_s.py")
+    if "runner_type" not in cfg:
+        runner = Runner.from_cfg(cfg)
+    else:
+        runner = RUNNERS.build(cfg)
+    runner.train()
+""", lines=(5,)),
         # A runner trained at module level, no `__main__` guard: an entry script all the same.
         Invalid("""\
 from mmengine.runner import Runner

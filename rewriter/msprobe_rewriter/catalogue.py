@@ -508,6 +508,16 @@ RECOMPUTED_BUFFERS = frozenset({"relative_position_index", "relative_coords_tabl
                                 "inv_freq", "num_batches_tracked"})
 # `torch.nn.init` functions that fill a tensor with a constant (no draw).
 CONSTANT_INITS = frozenset(f"torch.nn.init.{name}" for name in ("constant_", "zeros_", "ones_", "eye_", "dirac_"))
+# Libraries' base classes of per-sample transforms (their `transform` / `get_transform` / `apply` run on each
+# sample): OpenMMLab's, detectron2's augmentations, albumentations'.
+LIBRARY_TRANSFORM_BASES = frozenset({
+    "mmcv.transforms.BaseTransform", "mmcv.transforms.base.BaseTransform",
+    "detectron2.data.transforms.Augmentation", "detectron2.data.transforms.augmentation.Augmentation",
+    "albumentations.BasicTransform", "albumentations.ImageOnlyTransform", "albumentations.DualTransform",
+    "albumentations.core.transforms_interface.BasicTransform",
+    "albumentations.core.transforms_interface.ImageOnlyTransform",
+    "albumentations.core.transforms_interface.DualTransform",
+})
 # Packages that read and transform images: a project class handing its `__call__` argument to one is a transform.
 IMAGE_LIBRARIES = frozenset({"PIL", "cv2", "torchvision", "skimage", "albumentations", "imgaug", "kornia"})
 # Deterministic twin of a random transform: (replacement names, the arguments that carry over). An empty

@@ -30,6 +30,9 @@ DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"}
 # Code run for every sample or batch: a data class's item methods and a transform's call, functions named so.
 ITEM_METHODS = DATA_METHODS | {"__call__"}
 MODULE_CALLS = frozenset({"forward", "__call__"})
+# A data class's methods that run for every sample, whatever library calls them: the item methods, OpenMMLab's
+# `BaseTransform.transform`, detectron2's `Augmentation.get_transform`, a transform module's `forward`.
+SAMPLE_METHODS = ITEM_METHODS | {"transform", "get_transform", "forward"}
 # Where a script hands the data pipeline a function of its own to run on every sample or batch: these keywords
 # (torchvision datasets, `DataLoader`), Hugging Face datasets' `with_transform`/`set_transform` and MindSpore's
 # `map(operations=...)` (or its first argument).
@@ -148,13 +151,18 @@ class CpuCode:
         if "data-named" not in self._classes:
             classes = [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)]
             piped = self._pipeline_items()
+            resolve = self.ctx.imports.resolve_any
+            plain = _plain_classes(classes)
             found = {cls.name for cls in classes if DATA_NAME.search(cls.name) or TRANSFORM_CLASS.match(cls.name)
-                     or cls.name in piped or _takes_a_sample(cls, self.ctx.imports.resolve_any)}
+                     or cls.name in piped or _takes_a_sample(cls, resolve, plain)
+                     or any(resolve(base) in catalogue.LIBRARY_TRANSFORM_BASES for base in cls.bases)}
             grown = True
-            while grown:
-                before = len(found)
+            while grown:  # and the classes derived from them, and the file's classes they derive from (the helpers
+                before = len(found)  # mmpretrain's augmentations inherit, `random_disable`, draw)
                 found |= {cls.name for cls in classes
                           if any(isinstance(base, ast.Name) and base.id in found for base in cls.bases)}
+                found |= {base.id for cls in classes if cls.name in found for base in cls.bases
+                          if isinstance(base, ast.Name) and base.id in plain}
                 grown = len(found) > before
             self._classes["data-named"] = frozenset(found)
         return self._classes["data-named"]
@@ -181,7 +189,7 @@ class CpuCode:
         return found
 
     def _item_methods(self) -> frozenset[str]:
-        """Names of the data classes' methods that run for every sample: the item methods, and the methods of
+        """Names of the data classes' methods that run for every sample: SAMPLE_METHODS, and the methods of
         the file's data classes those call as `self.name(...)`, and so on (ultralytics' `BaseTransform.__call__`
         calls `get_params` and `apply_image`, which its subclasses override to draw)."""
         if "item methods" not in self._classes:
@@ -191,8 +199,8 @@ class CpuCode:
                     for item in cls.body:
                         if isinstance(item, FUNCTION_TYPES):
                             methods.setdefault(item.name, []).append(item)
-            reached = set(ITEM_METHODS)
-            todo = [function for name in ITEM_METHODS for function in methods.get(name, ())]
+            reached = set(SAMPLE_METHODS)
+            todo = [function for name in SAMPLE_METHODS for function in methods.get(name, ())]
             while todo:
                 for node in ast.walk(todo.pop()):
                     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -240,12 +248,24 @@ def _per_sample(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for loop in loops for node in own_nodes(loop))
 
 
-def _takes_a_sample(cls: ast.ClassDef, resolve: Callable[[ast.expr], str | None]) -> bool:
-    """Whether the class, a plain one (no base but `object`: a diffusers pipeline's `__call__(self, image, ...)`
-    runs inference), has a `__call__` that takes a sample as its first argument (after self): named so, or
-    handed to an image library (MoCo v3's `GaussianBlur.__call__(self, x)`: `x.filter(ImageFilter.GaussianBlur(...))`,
-    `ImageOps.solarize(x)`)."""
-    if any(not (isinstance(base, ast.Name) and base.id == "object") for base in cls.bases):
+def _plain_classes(classes: list[ast.ClassDef]) -> frozenset[str]:
+    """The classes with no base but `object` and the file's plain classes."""
+    plain: set[str] = set()
+    grown = True
+    while grown:
+        before = len(plain)
+        plain |= {cls.name for cls in classes if all(isinstance(base, ast.Name)
+                                                     and (base.id == "object" or base.id in plain) for base in cls.bases)}
+        grown = len(plain) > before
+    return frozenset(plain)
+
+
+def _takes_a_sample(cls: ast.ClassDef, resolve: Callable[[ast.expr], str | None], plain: frozenset[str]) -> bool:
+    """Whether the class, a plain one (no base but `object` or the file's plain classes: a diffusers pipeline's
+    `__call__(self, image, ...)` runs inference), has a `__call__` that takes a sample as its first argument
+    (after self): named so, or handed to an image library (MoCo v3's `GaussianBlur.__call__(self, x)`:
+    `x.filter(ImageFilter.GaussianBlur(...))`, `ImageOps.solarize(x)`)."""
+    if cls.name not in plain:
         return False
     for item in cls.body:
         if isinstance(item, FUNCTION_TYPES) and item.name == "__call__":

@@ -33,7 +33,7 @@ class DistNoDeterministicComm(Rule):
                "given one device, and the `gloo` backend (an option defaulting to it is info), a "
                "`Fabric(accelerator=\"cpu\")` or "
                "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged; `deepspeed.initialize` counts when it is "
-               "the file's first (it starts communication itself). With the `nccl` backend named (also as one branch of a conditional), "
+               "the first of an entry script (it starts communication itself). With the `nccl` backend named (also as one branch of a conditional), "
                "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
            "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
@@ -129,6 +129,15 @@ import torch.distributed as dist
 os.environ["NCCL_ALGO"] = "Ring"
 dist.init_process_group(backend="cpu:gloo,cuda:NCCL")
 """,
+        # TRL's `prepare_deepspeed`: a library's engine, built after the script has started communicating.
+        """\
+import deepspeed
+
+
+def prepare_deepspeed(model, config):
+    engine, *_ = deepspeed.initialize(model=model, config=config)
+    return engine
+""",
         # yolov5: NCCL where it is available, else gloo; NCCL pinned.
         """\
 import os
@@ -219,6 +228,10 @@ def train(model, args):
 def train_again(model, args):
     deepspeed.init_distributed()
     return deepspeed.initialize(args=args, model=model)
+
+
+if __name__ == "__main__":
+    train(build_model(), parse_args())
 """, lines=(5, 10)),
     )
 
@@ -226,6 +239,7 @@ def train_again(model, args):
         super().__init__(ctx)
         # (site, whether it names nccl, its function, the backend argument)
         self.sites: list[tuple[Site, bool, str | None, ast.expr | None]] = []
+        self.engine_starts = False  # the first site is a `deepspeed.initialize`, which starts communication itself
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Attribute) and node.func.attr not in INIT_NAMES:
@@ -234,6 +248,8 @@ def train_again(model, args):
         if qualified in catalogue.DEEPSPEED_INITIALIZE and (
                 constant(keyword(node, "dist_init_required")) is False or self.sites):
             return  # communication started already, or by an earlier init call of the file
+        if qualified in catalogue.DEEPSPEED_INITIALIZE:
+            self.engine_starts = True
         if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
             on_nccl = bool(_backends(node, qualified) & catalogue.NCCL_BACKENDS)
             position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
@@ -257,8 +273,8 @@ def train_again(model, args):
         return devices is not None and constant(devices) == 1
 
     def finish(self) -> None:
-        if not self.sites:
-            return
+        if not self.sites or self.engine_starts and not self.ctx.is_entry_script():
+            return  # a library's `deepspeed.initialize` (TRL's `prepare_deepspeed`) runs after the script's start
         effects = seeding.analyse(self.ctx).effects
         for site, on_nccl, function, backend in self.sites:
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]

@@ -225,6 +225,14 @@ class RandomAugment(FollowsValues, Rule):
         Invalid("import random\n\nimport torch\nfrom PIL import ImageFilter\n\n\nclass GaussianBlur(object):\n"
                 "    def __call__(self, x):\n        sigma = random.uniform(0.1, 2.0)\n"
                 "        return x.filter(ImageFilter.GaussianBlur(radius=sigma))\n", lines=(9,)),
+        # OpenMMLab's transforms draw in helpers of `transform` (mmyolo's affine); detectron2's augmentations in
+        # `get_transform` through a helper of their base class
+        Invalid("import numpy as np\nimport torch\nfrom mmcv.transforms import BaseTransform\n\n\n"
+                "class RandomAffine(BaseTransform):\n    def _matrix(self):\n        return np.random.uniform(-10, 10)\n\n"
+                "    def transform(self, results):\n        results['angle'] = self._matrix()\n        return results\n\n\n"
+                "class Augmentation:\n    def _rand_range(self, low=1.0):\n        return np.random.uniform(0, low)\n\n\n"
+                "class RandomFlip(Augmentation):\n    def get_transform(self, image):\n"
+                "        return image[:, ::-1] if self._rand_range() < 0.5 else image\n", lines=(8, 17)),
         # the diffusers examples: both functions nested in main(), one handed to Hugging Face datasets
         Invalid("import random\n\nimport torch\n\n\ndef main(dataset):\n    def tokenize_captions(examples):\n"
                 "        return [random.choice(c) for c in examples[\"text\"]]\n\n"

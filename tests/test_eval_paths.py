@@ -23,9 +23,15 @@ def test_training_files_keep_their_severity(path):
     assert severities(path, LOADER.format(target="loader")) == {"warning"}
 
 
-@pytest.mark.parametrize("target", ["val_loader", "test_loader", "eval_dl"])
+@pytest.mark.parametrize("target", ["val_loader", "test_loader", "eval_dl", "valid_loader", "valid_set"])
 def test_loaders_named_for_evaluation_are_info(target):
     assert severities("train.py", LOADER.format(target=target)) == {"info"}
+
+
+@pytest.mark.parametrize("target", ["valid_inds", "valid_mask"])
+def test_valid_as_an_adjective_is_not_evaluation(target):
+    """mmyolo's copy-paste augmentation picks `valid_inds` at random: "valid" means allowed there."""
+    assert severities("train.py", LOADER.format(target=target)) == {"warning"}
 
 
 def test_functions_named_for_evaluation_are_info():

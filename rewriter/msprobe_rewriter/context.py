@@ -51,6 +51,11 @@ EVAL_NAME = re.compile(r"^(?!.*(?:^|_)(?:train|training|fit)(?:_|$))(?:.*_)?"
                        r"(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference|postprocess"
                        r"|postprocessing)(_|$)", re.IGNORECASE)
 
+# A variable named `valid_...` is evaluation data only when the rest names data (`valid_loader`, `valid_set`):
+# `valid_inds`, `valid_mask` in a training augmentation mean "allowed".
+VALID_ADJECTIVE = re.compile(r"(?:^|_)valid_(?!(?:loader|dataloader|data|dataset|ds|set|iter|sampler|transforms?"
+                             r"|batch(?:es)?|samples|files|list|split|step)(?:_|$))", re.IGNORECASE)
+
 # Scripts named for evaluation (`eval_linear.py`, `test.py`, `validate.py`); not `train_eval.py`.
 EVAL_FILE = re.compile(r"(eval|evaluate|evaluation|validate|validation|val|test|testing|inference)(_|$)",
                        re.IGNORECASE)
@@ -424,7 +429,8 @@ class FileContext:
                 return True
             if isinstance(candidate, (ast.Assign, ast.AnnAssign)):
                 targets = candidate.targets if isinstance(candidate, ast.Assign) else [candidate.target]
-                if any(EVAL_NAME.search(target_name(t) or "") for t in targets):
+                names = [target_name(target) or "" for target in targets]
+                if any(EVAL_NAME.search(name) and not VALID_ADJECTIVE.search(name) for name in names):
                     return True
         return False
 

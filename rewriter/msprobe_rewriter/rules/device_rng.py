@@ -55,12 +55,16 @@ DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and " + SAME_SEED + 
 
 
 def _input_message(qualified: str, inputs: list[ast.expr | None]) -> str | None:
-    """For a draw from a tensor (`multinomial(probs, n)`), the move that fits it: draw from a CPU copy of it
-    (None: the rule's message, for the `*_like` draws and a tensor shown by no plain name)."""
+    """For a draw from a tensor, the move that fits it: `rand_like(x)` from `rand(x.shape, dtype=x.dtype)`,
+    `multinomial(probs, n)` from a CPU copy of `probs` (None: the rule's message, for `randint_like` and a tensor
+    shown by no plain name)."""
     name, first = qualified.rpartition(".")[2], inputs[0] if inputs else None
-    if name.endswith("_like") or not isinstance(first, (ast.Name, ast.Attribute)):
+    if name == "randint_like" or not isinstance(first, (ast.Name, ast.Attribute)):
         return None
     shown = ast.unparse(first)
+    if name.endswith("_like"):
+        return (f"draw on the CPU and move the result (`torch.{name[:-5]}({shown}.shape, dtype={shown}.dtype)"
+                f".to({shown}.device)`): {SAME_SEED}")
     return f"draw from a CPU copy and move the result (`torch.{name}({shown}.cpu(), ...).to({shown}.device)`): {SAME_SEED}"
 
 

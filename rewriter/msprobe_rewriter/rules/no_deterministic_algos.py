@@ -20,6 +20,10 @@ PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import th
 ASCEND_CUDNN_MESSAGE = ("this entry script runs on Ascend (it imports torch_npu), where `cudnn.deterministic` does "
                         "nothing: call `torch.use_deterministic_algorithms(True)`, which torch_npu honours, or "
                         "`seed_all(seed, mode=True)`")
+CUDNN_ONLY_MESSAGE = ("cuDNN's flag is this script's only determinism switch: it fixes convolutions, but the other "
+                      "CUDA kernels (`gather`/`index_select` backward, `scatter_add`, `index_add`, cuBLAS reductions) "
+                      "still sum in a different order every run: also call `torch.use_deterministic_algorithms(True)` "
+                      "(with `CUBLAS_WORKSPACE_CONFIG=:4096:8`), or `seed_all(seed, mode=True)`")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
                      "`mindspore.set_deterministic(True)` (it also sets HCCL_DETERMINISTIC), or "
                      "`seed_all(seed, mode=True)`")
@@ -53,8 +57,9 @@ class NoDeterministicAlgos(Rule):
                "`start_processes`) starts a function of the file from is reported at that call: the new processes "
                "re-import the file without its `__main__` block, so only switches at module level or in the code "
                "the spawned function runs reach them. In a script that imports torch_npu (Ascend), "
-               "`cudnn.deterministic = True` (or an mmengine runner's `deterministic=True`, which sets only that flag) "
-               "does not count: CANN's kernels never read cuDNN's flags.")
+               "`cudnn.deterministic = True` does not count: CANN's kernels never read cuDNN's flags; elsewhere a "
+               "script whose only switch is that flag gets information at it (the other CUDA kernels stay "
+               "non-deterministic).")
     why = ("Seeding pins the random numbers, not the arithmetic: many CUDA kernels (atomics in scatter/index_add "
            "backward, cuBLAS split-K reductions, cuDNN algorithm choice) sum in a different order on every run, "
            "so two seeded runs still drift apart after a few steps and a GPU-vs-NPU comparison sees noise where "
@@ -96,19 +101,6 @@ def main():
 
 if __name__ == "__main__":
     main()
-""",
-        """\
-import torch.backends.cudnn as cudnn
-from torch import nn, optim
-
-cudnn.deterministic = True
-cudnn.benchmark = False
-model = nn.Linear(4, 2)
-opt = optim.SGD(model.parameters(), lr=0.1)
-for batch in loader:
-    opt.zero_grad()
-    model(batch).sum().backward()
-    opt.step()
 """,
         """\
 from msprobe_runtime.pytorch import seed_all as seed_everything
@@ -177,6 +169,20 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # cuDNN's flag alone (cleanrl's scripts): information, the other kernels stay non-deterministic.
+        Invalid("""\
+import torch.backends.cudnn as cudnn
+from torch import nn, optim
+
+cudnn.deterministic = True
+cudnn.benchmark = False
+model = nn.Linear(4, 2)
+opt = optim.SGD(model.parameters(), lr=0.1)
+for batch in loader:
+    opt.zero_grad()
+    model(batch).sum().backward()
+    opt.step()
+""", lines=(4,), severity="info"),
         # MindSpore training that takes only its tokenizer from transformers (mindnlp's bert_pet): MindSpore's advice.
         Invalid("import mindspore\nfrom mindspore import nn\nfrom transformers import AutoTokenizer\n\n\ndef main():\n"
                 "    mindspore.set_seed(1)\n    net = nn.Dense(3, 3)\n    opt = nn.Adam(net.trainable_params())\n"
@@ -378,8 +384,14 @@ for x in T.randn(10, 2, 4):
         message = MINDSPORE_MESSAGE if framework == "mindspore" else None
         if ascend and any(effect.summary.cudnn for effect in facts.effects):
             message = ASCEND_CUDNN_MESSAGE
-        report_whole_script(self, facts, facts.default_run(switches_on), CONDITIONAL, message)
+        verdict = facts.default_run(switches_on)
+        report_whole_script(self, facts, verdict, CONDITIONAL, message)
         report_parent_only(self, facts, switches_on, PARENT_ONLY)
+        if framework == "pytorch" and verdict.pinned and facts.random_work and not any(
+                effect.summary.deterministic for effect in facts.effects):
+            cudnn = next(effect for effect in facts.effects if effect.summary.cudnn)
+            if not facts.spawned or facts.runs_in_workers(cudnn):  # else: only in the parent (PARENT_ONLY)
+                self.report(cudnn.node, CUDNN_ONLY_MESSAGE, "info")
 
 
 def _framework(trackers: list[ImportTracker]) -> str | None:

@@ -950,6 +950,7 @@ CONFIG_SEEDED_SETUPS: dict[str, tuple[str, ...]] = dict.fromkeys(
 # must be truthy (position None: keyword only), or None when the call always does.
 DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "torch.use_deterministic_algorithms": (0, "mode"),
+    "torch.set_deterministic_debug_mode": (0, "debug_mode"),  # "warn"/1 or "error"/2 (torchtune's `set_seed`)
     "msprobe_runtime.pytorch.seed_all": (1, "mode"), "msprobe.pytorch.seed_all": (1, "mode"),
     "transformers.set_seed": (1, "deterministic"), "transformers.trainer_utils.set_seed": (1, "deterministic"),
     "accelerate.utils.set_seed": (2, "deterministic"), "accelerate.utils.random.set_seed": (2, "deterministic"),
@@ -976,6 +977,8 @@ HCCL_DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
 }
 # Environment values that switch a flag off.
 FALSE_ENV_VALUES = frozenset({"", "0", "false", "off", "no"})
+# Switch arguments that mean off: those, and `set_deterministic_debug_mode("default")`.
+FALSE_SWITCH_VALUES = FALSE_ENV_VALUES | {"default"}
 OS_ENVIRON = "os.environ"
 ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})  # (name, value) arguments
 ENV_UPDATERS = frozenset({"os.environ.update"})  # a dict literal or keywords

@@ -145,7 +145,7 @@ def _switch(call: ast.Call, spec: tuple[int | None, str] | None) -> tuple[bool, 
     if literal is NOT_CONSTANT:
         return True, arg
     if isinstance(literal, str):  # `set_context(deterministic="OFF")`
-        return literal.strip().lower() not in catalogue.FALSE_ENV_VALUES, None
+        return literal.strip().lower() not in catalogue.FALSE_SWITCH_VALUES, None
     return bool(literal), None
 
 

@@ -204,10 +204,11 @@ def train(args, net, trainset):
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
-        fixable = None  # msprobe-instrument rewrites the calls it resolves itself, not a name holding a class
+        fixable = None
         if qualified is None:
             qualified = self._chosen_class(node)
-            fixable = False
+            # msprobe-instrument sets a loader's `shuffle=False` through a name holding its class, nothing else
+            fixable = None if qualified in catalogue.TORCH_DATALOADERS else False
         if qualified is None:
             zoo = self.ctx.imports.resolve_any(node.func)
             if zoo in catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS:

@@ -1,6 +1,7 @@
 """Read data in a fixed order, where `data-shuffle` fires.
 
-`DataLoader(shuffle=True)` -> `shuffle=False`; `RandomSampler(ds)` -> `SequentialSampler(ds)` (MindSpore:
+`DataLoader(shuffle=True)` -> `shuffle=False` (also through a name holding a loader class, yolov5's `loader =
+DataLoader if image_weights else InfiniteDataLoader`); `RandomSampler(ds)` -> `SequentialSampler(ds)` (MindSpore:
 `RandomSampler()` -> `SequentialSampler()`); `DistributedSampler(...)` (or a subclass the file defines) and
 MindSpore's samplers get `shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`,
 and so do the model zoos' loader factories (mindcv's `create_dataset`, mindyolo's `create_loader`);
@@ -15,6 +16,7 @@ from msprobe_rewriter import catalogue
 from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
+from msprobe_rewriter.rules.data_shuffle import LOADER_MESSAGE
 
 FALSE = cst.Name("False")
 # Arguments a twin sampler keeps: (keyword, position or None).
@@ -37,6 +39,15 @@ class DataShuffle(Transform):
                 "other = DataLoader(ds, sampler=SequentialSampler(ds))\n"),
         Example("import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"train/\")\ndata = data.shuffle(1000)\n",
                 "import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"train/\", shuffle=False)\ndata = data\n"),
+        # yolov5's create_dataloader picks the loader class, then calls the name
+        Example("from torch.utils.data import DataLoader, dataloader\n\n\nclass InfiniteDataLoader(dataloader.DataLoader):\n"
+                "    pass\n\n\ndef build(ds, shuffle, image_weights):\n"
+                "    loader = DataLoader if image_weights else InfiniteDataLoader\n"
+                "    return loader(ds, batch_size=16, shuffle=shuffle)\n",
+                "from torch.utils.data import DataLoader, dataloader\n\n\nclass InfiniteDataLoader(dataloader.DataLoader):\n"
+                "    pass\n\n\ndef build(ds, shuffle, image_weights):\n"
+                "    loader = DataLoader if image_weights else InfiniteDataLoader\n"
+                "    return loader(ds, batch_size=16, shuffle=False)\n"),
         Example("from torch.utils.data import DistributedSampler\n\nsampler = DistributedSampler(train_set)\n",
                 "from torch.utils.data import DistributedSampler\n\n"
                 "sampler = DistributedSampler(train_set, shuffle=False)\n"),
@@ -60,15 +71,17 @@ class DataShuffle(Transform):
 
     def apply(self, unit: Unit) -> None:
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
-            rewrite = self._plan(unit, call)
+            rewrite = self._plan(unit, call, finding.message)
             if rewrite is None or isinstance(rewrite, str):
                 unit.note(finding.line, f"shuffling not turned off here: {rewrite or 'no deterministic replacement known'}")
             else:
                 unit.edits.rewrite(call, rewrite)
 
-    def _plan(self, unit: Unit, call: cst.Call):
+    def _plan(self, unit: Unit, call: cst.Call, message: str):
         """The call's rewrite, why it is left alone, or None when no deterministic replacement is known."""
         qualified = unit.names.qualname(call.func)
+        if qualified is None and message.startswith(LOADER_MESSAGE):  # yolov5's `loader = DataLoader if w else ...`
+            qualified = "torch.utils.data.DataLoader"  # a name holding a loader class: the arguments are a loader's
         if qualified in catalogue.DEEPSPEED_TRAINING_DATA:
             return "DeepSpeed builds that loader; build a `DataLoader(..., shuffle=False)` yourself and leave " \
                    "`training_data` out"

@@ -379,6 +379,22 @@ def test_an_attribute_set_on_the_options_after_parsing_does_not_move_the_seed_pa
     assert sum("seed_all(seed=" in line for line in lines) == 1
 
 
+def test_determinism_before_communication_started_by_a_project_helper(tmp_path, monkeypatch):
+    """DETR, DeiT and MAE start communication in `utils.init_distributed_mode(args)` and seed with the rank after
+    it: seed_all(mode=True) goes before that call."""
+    (tmp_path / "utils.py").write_text("import torch\n\n\ndef init_distributed_mode(args):\n"
+                                       "    torch.distributed.init_process_group(backend='nccl')\n"
+                                       "    torch.distributed.barrier()\n\n\ndef get_rank():\n    return 0\n")
+    code = ("import torch\nimport utils\n\n\ndef main(args):\n    utils.init_distributed_mode(args)\n"
+            "    seed = args.seed + utils.get_rank()\n    torch.manual_seed(seed)\n"
+            "    model = torch.nn.Linear(2, 2)\n" + MAIN.replace("main()", "main(parse_args())"))
+    monkeypatch.chdir(tmp_path)
+    out, _ = instrument_text("main.py", code, Options(selected=select(["seed"], [], False), deterministic=True))
+    lines = strip(out).splitlines()
+    assert lines[lines.index("    utils.init_distributed_mode(args)") - 1] == (
+        "    seed_all(seed=1234, mode=True, rm_dropout=True)")
+
+
 def test_a_raise_before_the_seeding_keeps_the_users_seed():
     """latent-diffusion's and DeiT's main.py raise on bad options before they seed: the seeding still runs in every run
     that goes on, so seed_all takes the script's seed."""

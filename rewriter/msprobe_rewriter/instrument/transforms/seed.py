@@ -8,7 +8,7 @@ import sys
 
 import libcst as cst
 
-from msprobe_rewriter import catalogue, entropy, pinning, seeding
+from msprobe_rewriter import catalogue, entropy, pinning, project, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, constant
 from msprobe_rewriter.instrument import loops, nodes
@@ -60,8 +60,9 @@ class Seed(Transform):
         "`--deterministic` sets `mode=True` (deterministic kernels, "
         "HCCL determinism; where the user's seed is known only after communication starts, `seed = args.seed + "
         "dist.get_rank()` or a seed read after `Accelerator()`, a `seed_all(mode=True)` with the fixed seed also "
-        "goes before that start (before the `if` it sits in, so every branch gets it), since HCCL reads its "
-        "settings when its communicators are made); "
+        "goes before that start (before the `if` it sits in, so every branch gets it; also before a call of a "
+        "project module's function that starts it, DETR's and MAE's `utils.init_distributed_mode(args)`), since "
+        "HCCL reads its settings when its communicators are made); "
         "`--keep-dropout` sets `rm_dropout=False`.")
     examples = (
         Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n"
@@ -253,9 +254,11 @@ class Seed(Transform):
         the `if` it sits in, so that every branch gets it."""
         parents = unit.analysis.parents
         scope = _scope_of(anchor, parents)
-        init = next((node for node in ast.walk(scope) if isinstance(node, ast.Call)
-                     and unit.ctx.call_qualname(node) in catalogue.DISTRIBUTED_INIT_CALLS
-                     and _scope_of(node, parents) is scope and node.lineno < anchor.lineno), None)
+        calls = [node for node in ast.walk(scope) if isinstance(node, ast.Call)
+                 and _scope_of(node, parents) is scope and node.lineno < anchor.lineno]
+        starts = _starts_communication(unit)
+        init = min((node for node in calls if starts(node)), key=lambda node: (node.lineno, node.col_offset),
+                   default=None)
         if init is None:
             return
         start = _statement_of(init, parents)
@@ -458,6 +461,25 @@ def _self_test(unit: Unit) -> cst.CSTNode | None:
     if analysis.loops or analysis.callback_trainings or loops.loops_in_helpers(unit.ctx):
         return None
     return unit.statement(guard.body[0])
+
+
+def _starts_communication(unit: Unit):
+    """A test of calls: whether one starts distributed communication, itself (`init_process_group`, `Accelerator()`)
+    or through a function of a project module (DETR's, DeiT's and MAE's `utils.init_distributed_mode(args)`)."""
+    local = project.local_imports(project.import_statements(unit.tree.body))
+    folder = project.file_folder(unit.path)
+
+    def starts(call: ast.Call) -> bool:
+        if unit.ctx.call_qualname(call) in catalogue.DISTRIBUTED_INIT_CALLS:
+            return True
+        for _, name, module in project.reached([call], local, (), folder):
+            function = module.functions.get(name)
+            if function is not None and any(
+                    isinstance(node, ast.Call) and module.imports.resolve(node.func) in catalogue.DISTRIBUTED_INIT_CALLS
+                    for node in ast.walk(function)):
+                return True
+        return False
+    return starts
 
 
 def _plain_functions(tree: ast.Module, resolve) -> frozenset[str]:

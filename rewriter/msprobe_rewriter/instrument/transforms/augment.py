@@ -6,7 +6,8 @@ MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` + `Center
 shorter edge only; the crop keeps the square the random transform returned) (the catalogue's `TRANSFORM_TWINS`;
 `Resize` keeps the `interpolation` and `antialias` given),
 and every other random transform (flips, rotations, colour jitter, erasing, auto-augment) is removed.
-Outside a list a single twin replaces the call, and a transform that only flips a coin gets probability 0.
+timm's and mindcv's transform factories get `is_training=False` (their evaluation transforms), mindcv's
+`create_loader` `mixup=0.0, cutmix=0.0`. Outside a list a single twin replaces the call, and a transform that only flips a coin gets probability 0.
 A transform with an argument the twin would drop that calls something (`scale=cfg.pop("scale")`) is left, with a
 note: the call may matter to the code around it.
 """
@@ -40,6 +41,12 @@ class RandomAugment(Transform):
                 "vision.HWC2CHW()]\n",
                 "import mindspore.dataset.vision as vision\n\nops = [vision.Decode(), vision.Resize(224), "
                 "vision.CenterCrop(224), vision.HWC2CHW()]\n"),
+        Example("from timm.data import create_transform\nfrom mindcv.data import create_loader\n\n"
+                "train_tf = create_transform(224, is_training=True, auto_augment='rand-m9-mstd0.5')\n"
+                "loader = create_loader(data, 32, is_training=True, mixup=0.8, cutmix=1.0)\n",
+                "from timm.data import create_transform\nfrom mindcv.data import create_loader\n\n"
+                "train_tf = create_transform(224, is_training=False, auto_augment='rand-m9-mstd0.5')\n"
+                "loader = create_loader(data, 32, is_training=True, mixup=0.0, cutmix=0.0)\n"),
         Example("from torchvision.transforms import RandomCrop, RandomHorizontalFlip\n\ncrop = RandomCrop(32, padding=4)\n"
                 "flip = RandomHorizontalFlip()\n",
                 "from torchvision.transforms import CenterCrop, RandomHorizontalFlip\n\ncrop = CenterCrop(32)\n"
@@ -60,6 +67,10 @@ class RandomAugment(Transform):
             qualified = unit.names.qualname(call.func)
             if not finding.fixable:  # a draw written by hand (`random.random() < 0.5` in `__getitem__`)
                 unit.note(finding.line, "random draw written by hand not rewritten: make it deterministic yourself")
+                continue
+            factory = _factory_fix(qualified)
+            if factory is not None:  # timm's and mindcv's factories: evaluation transforms, no batch mixing
+                unit.edits.rewrite(call, factory)
                 continue
             if qualified is None or not catalogue.is_random_transform(qualified):
                 unit.note(finding.line, "random augmentation not rewritten (no deterministic twin known)")
@@ -120,6 +131,23 @@ class RandomAugment(Transform):
 
 
 PURE_BUILTINS = frozenset({"int", "float", "str", "bool", "tuple", "list", "len", "round", "min", "max", "abs"})
+
+
+def _factory_fix(qualified: str | None):
+    """The rewrite of a factory building random augmentation: `create_transform(..., is_training=False)` (timm,
+    mindcv), mindcv's `create_loader(..., mixup=0.0, cutmix=0.0)`; None for anything else."""
+    training = {**catalogue.TIMM_TRAINING_TRANSFORMS, **catalogue.MINDCV_TRAINING_TRANSFORMS}
+    if qualified in training:
+        return lambda call: nodes.set_argument(call, "is_training", cst.Name("False"), training[qualified])
+    if qualified in catalogue.MINDCV_MIXING_LOADERS:
+        rates = catalogue.MINDCV_MIXING_LOADERS[qualified][1]
+
+        def no_mixing(call: cst.Call) -> cst.Call:
+            for position, name in rates:
+                call = nodes.set_argument(call, name, cst.Float("0.0"), position)
+            return call
+        return no_mixing
+    return None
 
 
 def _dropped_call(call: cst.Call, twins) -> cst.BaseExpression | None:

@@ -41,6 +41,10 @@ class RandomAugment(Transform):
                 "vision.HWC2CHW()]\n",
                 "import mindspore.dataset.vision as vision\n\nops = [vision.Decode(), vision.Resize(224), "
                 "vision.CenterCrop(224), vision.HWC2CHW()]\n"),
+        # MoCo v3: a random transform wrapping others goes with them
+        Example("import torchvision.transforms as T\n\n"
+                "tf = T.Compose([T.RandomApply([T.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), T.ToTensor()])\n",
+                "import torchvision.transforms as T\n\ntf = T.Compose([T.ToTensor()])\n"),
         Example("from timm.data import create_transform\nfrom mindcv.data import create_loader\n\n"
                 "train_tf = create_transform(224, is_training=True, auto_augment='rand-m9-mstd0.5')\n"
                 "loader = create_loader(data, 32, is_training=True, mixup=0.8, cutmix=1.0)\n",
@@ -162,9 +166,13 @@ def _dropped_call(call: cst.Call, twins) -> cst.BaseExpression | None:
 
 
 def _calls(node: cst.CSTNode) -> bool:
-    """Whether `node` calls anything but a conversion or arithmetic builtin (`int(args.size)` is harmless)."""
-    if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value in PURE_BUILTINS):
-        return True
+    """Whether `node` calls anything but a conversion or arithmetic builtin (`int(args.size)` is harmless) or a
+    class it builds (`RandomApply([ColorJitter(0.4, 0.4, 0.2)], p=0.8)` drops the jitter with it)."""
+    if isinstance(node, cst.Call):
+        func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
+        if not (isinstance(func, cst.Name) and (func.value in PURE_BUILTINS or func.value[:1].isupper())):
+            return True
+        return any(_calls(arg.value) for arg in node.args)
     return any(_calls(child) for child in node.children)
 
 

@@ -31,6 +31,15 @@ LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seed
 LATE_DRAW = "`{call}(...)` draws{via} before `{seeder}` seeds (line {line}), from an unseeded generator: {fix}"
 
 
+# mmengine runners built from a config: they seed from the config's `randomness`, else from an unseeded NumPy draw.
+CONFIG_RUNNER_BUILDS = frozenset(name for name in catalogue.MMENGINE_RUNNER_BUILDS
+                                 if name.endswith((".from_cfg", ".RUNNERS.build")))
+CONFIG_RUNNER_MESSAGE = ("the mmengine runner this script builds from its config seeds with the config's "
+                         "`randomness.seed`, and without one draws a seed from NumPy's unseeded generator, a new one "
+                         "every run: pass `--cfg-options randomness.seed=1234 randomness.deterministic=True` (or set "
+                         "them in the config), or call `seed_all(seed)` first")
+
+
 def entry_location(ctx: FileContext) -> ast.AST:
     """Where a whole-script finding points: the first module-level training loop, else the main guard."""
     loops = [info.node for info in ctx.loops.values() if info.function is None and ctx.is_step_loop(info.node)]
@@ -1023,7 +1032,9 @@ trainer.fit(LitModel())
         verdict = facts.default_run(lambda e: bool(e.summary.families) and e.function not in facts.worker_init)
         if not verdict.pinned and any(found.global_seed for found in entropy.analyse(ctx)):
             return  # it seeds, but from entropy (`random.seed()`, `torch.seed()`): entropy-seed reports that
-        report_whole_script(self, facts, verdict, CONDITIONAL)
+        runner = any(isinstance(node, ast.Call) and ctx.call_qualname(node) in CONFIG_RUNNER_BUILDS
+                     for node in ast.walk(ctx.tree))
+        report_whole_script(self, facts, verdict, CONDITIONAL, CONFIG_RUNNER_MESSAGE if runner else None)
         report_parent_only(self, facts, lambda e: bool(e.summary.families) and e.function not in facts.worker_init,
                            PARENT_ONLY)
         if verdict.pinned:

@@ -213,7 +213,8 @@ def _step_loop(call: ast.Call, loops: list[ast.AST]) -> ast.AST | None:
     `for opt in self.optimizers: opt.step()` is one step of all of them)."""
     stepped = {name for name in map(target_name, [getattr(call.func, "value", None), *call.args]) if name}
     for loop in loops:
-        bound = {node.id for node in ast.walk(loop.target) if isinstance(node, ast.Name)} if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+        target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+        bound = {node.id for node in ast.walk(target) if isinstance(node, ast.Name)} if target is not None else set()
         if not bound & stepped:
             return loop
     return None

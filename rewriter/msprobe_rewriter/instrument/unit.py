@@ -23,10 +23,11 @@ from msprobe_rewriter.lint.engine import char_column
 # Module-level calls that neither draw random numbers nor build anything (seeding may go after them).
 SAFE_MODULES = frozenset({"os", "sys", "warnings", "logging", "argparse", "pathlib", "typing", "dataclasses",
                           "collections", "functools", "math", "itertools", "json", "re", "time", "datetime"})
-# Packages of other frameworks' models: a file that trains with one of them and takes from PyTorch at most
-# `torch.utils` (TensorBoard's SummaryWriter, a DataLoader feeding JAX arrays) has nothing to instrument.
+# Lines importing a framework, read in a folder's other files (`_folder_framework`).
 FRAMEWORK_IMPORT_LINES = {"pytorch": re.compile(r"^\s*(?:import|from)\s+torch\b", re.MULTILINE),
                           "mindspore": re.compile(r"^\s*(?:import|from)\s+mindspore\b", re.MULTILINE)}
+# Packages of other frameworks' models: a file that trains with one of them and takes from PyTorch at most
+# `torch.utils` (TensorBoard's SummaryWriter, a DataLoader feeding JAX arrays) has nothing to instrument.
 OTHER_FRAMEWORKS = {"jax": "JAX", "flax": "JAX", "tensorflow": "TensorFlow", "keras": "Keras", "paddle": "PaddlePaddle"}
 
 

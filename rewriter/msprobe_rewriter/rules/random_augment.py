@@ -398,11 +398,12 @@ def _degenerate(value: ast.expr) -> bool:
 
 
 def _named_once(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The file's functions, at any depth, whose name no other function of the file has (methods are not called by
-    a bare name)."""
+    """The file's module-level functions, and its nested ones whose name no other function of the file has
+    (methods are not called by a bare name)."""
     methods = {id(item) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body}
     functions: dict[str, list] = {}
     for node in ast.walk(tree):
         if isinstance(node, FUNCTION_TYPES) and id(node) not in methods:
             functions.setdefault(node.name, []).append(node)
-    return {name: found[0] for name, found in functions.items() if len(found) == 1}
+    top = {node.name: node for node in tree.body if isinstance(node, FUNCTION_TYPES)}
+    return {**{name: found[0] for name, found in functions.items() if len(found) == 1}, **top}

@@ -250,8 +250,9 @@ class Seed(Transform):
     def _determinism_first(unit: Unit, anchor: ast.stmt) -> None:
         """With `--deterministic`, where the user's seed is known only after communication has started (`seed =
         args.seed + dist.get_rank()`, a seed read after `Accelerator()`): `seed_all(mode=True)` also goes before
-        that start, since HCCL and LCCL read their determinism settings when their communicators are made; before
-        the `if` it sits in, so that every branch gets it."""
+        that start (a call of the framework's, or of a project function that makes one), since HCCL and LCCL read
+        their determinism settings when their communicators are made; before the `if` it sits in, so that every
+        branch gets it."""
         parents = unit.analysis.parents
         scope = _scope_of(anchor, parents)
         calls = [node for node in ast.walk(scope) if isinstance(node, ast.Call)
@@ -466,6 +467,7 @@ def _self_test(unit: Unit) -> cst.CSTNode | None:
 def _starts_communication(unit: Unit):
     """A test of calls: whether one starts distributed communication, itself (`init_process_group`, `Accelerator()`)
     or through a function of a project module (DETR's, DeiT's and MAE's `utils.init_distributed_mode(args)`)."""
+    project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
     local = project.local_imports(project.import_statements(unit.tree.body))
     folder = project.file_folder(unit.path)
 

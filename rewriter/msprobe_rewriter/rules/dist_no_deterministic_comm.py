@@ -245,10 +245,9 @@ if __name__ == "__main__":
         if isinstance(node.func, ast.Attribute) and node.func.attr not in INIT_NAMES:
             return  # cheap filter; plain names may be aliases (`init_process_group as ipg`)
         qualified = self.ctx.call_qualname(node)
-        if qualified in catalogue.DEEPSPEED_INITIALIZE and (
-                constant(keyword(node, "dist_init_required")) is False or self.sites):
-            return  # communication started already, or by an earlier init call of the file
         if qualified in catalogue.DEEPSPEED_INITIALIZE:
+            if constant(keyword(node, "dist_init_required")) is False or self.sites:
+                return  # communication started already, or by an earlier init call of the file
             self.engine_starts = True
         if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
             on_nccl = bool(_backends(node, qualified) & catalogue.NCCL_BACKENDS)

@@ -55,10 +55,15 @@ def _classes_moved_to_dim1(value: ast.expr | None) -> bool:
     return False
 
 
-def _void_label(value: ast.expr | None) -> bool:
-    """`ignore_index=255`: the void label of segmentation masks (VOC, Cityscapes, ADE20K), so the loss takes
-    (N, C, H, W) scores."""
-    return constant(value) == SEGMENTATION_VOID_LABEL
+def _runs_nll_2d(ignore_index: int, reduction: int, takes_input: bool) -> Condition:
+    """The condition of a negative log-likelihood loss (function or module, its arguments at these positions) that
+    runs `nll_loss2d` and reduces: its input moved so the classes come in dim 1, or `ignore_index=255`, the void
+    label of segmentation masks (VOC, Cityscapes, ADE20K), whose losses take (N, C, H, W) scores."""
+    def condition(call: ast.Call, off: int) -> bool:
+        spatial = (constant(argument(call, ignore_index, "ignore_index")) == SEGMENTATION_VOID_LABEL
+                   or takes_input and _classes_moved_to_dim1(argument(call, 0, "input")))
+        return spatial and not _in(argument(call, reduction, "reduction"), frozenset({"none"}))
+    return condition
 
 
 # Whether a tensor needs no gradient: GRADIENT_FREE (no conditions), None (it may need one), or the loops whose
@@ -94,18 +99,10 @@ CONDITIONS: dict[str, Condition] = {
     "Conv1d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
     "Conv2d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
     "Conv3d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
-    "cross_entropy": lambda call, off: (_classes_moved_to_dim1(argument(call, 0, "input"))
-                                        or _void_label(argument(call, 4, "ignore_index")))
-    and not _in(argument(call, 6, "reduction"), frozenset({"none"})),
-    "nll_loss": lambda call, off: (_classes_moved_to_dim1(argument(call, 0, "input"))
-                                   or _void_label(argument(call, 4, "ignore_index")))
-    and not _in(argument(call, 6, "reduction"), frozenset({"none"})),
+    **dict.fromkeys(("cross_entropy", "nll_loss"), _runs_nll_2d(ignore_index=4, reduction=6, takes_input=True)),
+    **dict.fromkeys(("CrossEntropyLoss", "NLLLoss"), _runs_nll_2d(ignore_index=2, reduction=4, takes_input=False)),
     **dict.fromkeys(catalogue.FLASH_ATTENTION_FUNCTIONS,
                     lambda call, off: not _given(keyword(call, "deterministic"))),
-    "CrossEntropyLoss": lambda call, off: _void_label(argument(call, 2, "ignore_index"))
-    and not _in(argument(call, 4, "reduction"), frozenset({"none"})),
-    "NLLLoss": lambda call, off: _void_label(argument(call, 2, "ignore_index"))
-    and not _in(argument(call, 4, "reduction"), frozenset({"none"})),
 }
 
 

@@ -250,8 +250,9 @@ def restore(net, path):
             return True
         if not isinstance(literal, str) or function is None:
             return False
-        filled = {ast.unparse(argument(call, 0, "tensor")) for call in ast.walk(function) if isinstance(call, ast.Call)
-                  and self.ctx.call_qualname(call) in catalogue.CONSTANT_INITS and argument(call, 0, "tensor") is not None}
+        filled = {ast.unparse(tensor) for call in ast.walk(function) if isinstance(call, ast.Call)
+                  and self.ctx.call_qualname(call) in catalogue.CONSTANT_INITS
+                  and (tensor := argument(call, 0, "tensor")) is not None}
         return any(name.endswith("." + literal) for name in filled)
 
     def visit_Call(self, node: ast.Call) -> None:

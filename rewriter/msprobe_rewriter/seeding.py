@@ -266,7 +266,10 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     seeding.definitions = {node.name: node for node, _, _ in nodes
                            if isinstance(node, FUNCTION_TYPES) and node.name in seeding.local_calls}
     made: dict[tuple[str | None, str], ast.Call] = {}  # (function, name) -> the call last assigned to the name
+    unused = _unused_functions(ctx.tree) if ctx.is_entry_script() else frozenset()  # a library's are its API
     for node, guards, function in nodes:
+        if function in unused:  # never runs: a seeder the script defines but never calls pins nothing
+            continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             seeding.helper_calls.append((node, guards, function))
             continue
@@ -304,6 +307,18 @@ def _local_calls(nodes: list[Located], defined: set[str], tree: ast.Module) -> d
         return {}
     uses = _name_uses(tree, set(calls))
     return {name: found for name, found in calls.items() if uses[name] == 1 + len(found)}
+
+
+def _unused_functions(tree: ast.Module) -> frozenset[str]:
+    """The file's functions that nothing names: not called, passed or imported anywhere in it. Methods, dunders
+    and decorated functions (which a registry or a framework may call) are not among them."""
+    methods = {id(item) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body}
+    candidates = {node.name for node in ast.walk(tree) if isinstance(node, FUNCTION_TYPES) and id(node) not in methods
+                  and not node.decorator_list and not node.name.startswith("__")}
+    if not candidates:
+        return frozenset()
+    uses = _name_uses(tree, candidates)
+    return frozenset(name for name in candidates if uses[name] == 1)
 
 
 def _name_uses(tree: ast.Module, names: set[str]) -> Counter:

@@ -201,6 +201,15 @@ def _calls_backward(scope: ast.AST) -> bool:
                for node in walk_scope(scope))
 
 
+def _iterates_data(loop: ast.stmt) -> bool:
+    """Whether `loop` goes over data (a loader, a dataset, `enumerate(loader)`), not a count (`range(n)`) or a
+    condition (`while`)."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    source = loop.iter
+    return not (isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "range")
+
+
 def _function(ancestors: list[ast.AST]) -> Function:
     for node in reversed(ancestors):
         if isinstance(node, FUNCTION_TYPES):
@@ -513,10 +522,14 @@ class _Finder:
         return steps
 
     def _steppers(self) -> dict[str, _Step]:
-        """Local functions that apply gradients once per call (not inside a loop of their own)."""
+        """Local functions that apply gradients once per call (not inside a loop of their own). One with a loop
+        over data that steps is a training loop, not one step, even with a step after that loop (minimind's
+        `train_epoch` flushing what it accumulated, PyG's MemPool example's step on a loss summed over the data)."""
+        batching = {id(step.function) for step in self.collector.steps
+                    if step.loop is not None and _iterates_data(step.loop)}
         found: dict[str, _Step] = {}
         for step in self.collector.steps:  # the first step of each: models are listed in the order they step
-            if step.loop is None and step.function is not None:
+            if step.loop is None and step.function is not None and id(step.function) not in batching:
                 found.setdefault(step.function.name, step)
         changed = True
         while changed:
@@ -536,9 +549,15 @@ class _Finder:
             if step.loop is not None:
                 candidates.setdefault(id(step.loop), (step.loop, step.function, step, step.conditional))
         direct = set(candidates)
+        repeated = set()  # stepping functions called in a loop: each call is one step
         for name, loop, function, conditional, _ in self.collector.calls:
             if loop is not None and name in self.steppers:
                 candidates.setdefault(id(loop), (loop, function, self.steppers[name], conditional))
+                repeated.add(name)
+        for key in direct:  # a repeat loop in one such step is part of it: PyG's ARGVA steps its critic 5 times
+            loop, function = candidates[key][:2]
+            if function is not None and function.name in repeated and not _iterates_data(loop):
+                del candidates[key]
         chosen = []
         for candidate in candidates.values():
             loop = candidate[0]
@@ -632,8 +651,8 @@ class _Finder:
                          if other.loop is not None and (other.loop is loop or inside(other.loop, loop)))]
         called = {self.steppers[name].function.name for name, inner, _, _, _ in self.collector.calls
                   if name in self.steppers and inner is not None and (inner is loop or inside(inner, loop))}
-        return steps + [other for other in self.collector.steps  # every step of them: seq2seq's encoder and decoder
-                        if other.loop is None and other.function is not None and other.function.name in called]
+        return steps + [other for other in self.collector.steps  # every step of them: seq2seq's encoder and decoder,
+                        if other.function is not None and other.function.name in called]  # a critic's in its loop
 
 
 class _ModuleSteppers:

@@ -68,7 +68,9 @@ class Debugger(Transform):
         "`model.optimize_parameters()`), or, with no optimizer at all, an update written by hand after a "
         "`backward()` in the same loop (`param.data.add_(-lr * param.grad)`, `w -= lr * w.grad`; the model is the "
         "module a `for param in fc.parameters():` around it runs over); with gradient accumulation it is the loop around the "
-        "micro-steps, with epoch and batch loops the batch loop. The model passed to `start` is the one whose "
+        "micro-steps, with epoch and batch loops the batch loop (also when the function holding the batch loop steps once "
+        "more after it, flushing what it accumulated; a function stepping once per call, with a counted loop inside "
+        "that steps too, PyG's ARGVA stepping its discriminator 5 times, is one step of the loop calling it). The model passed to `start` is the one whose "
         "parameters the optimizer updates (through every value of a name it is given, `params = params + "
         "list(text_encoder.parameters())` under a flag too; the module a submodule belongs to, "
         "`text_encoder.get_input_embeddings().parameters()`; an optimizer a function or method of the file "
@@ -141,6 +143,10 @@ class Debugger(Transform):
                 "for x in torch.randn(4, 8, 2):\n    debugger.start(model=model)\n    try:\n"
                 "        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # A function with the batch loop is no step of the epoch loop calling it, even when it steps once more after
+        # that loop (minimind's `train_epoch` flushes the gradients it accumulated).
+        Example('import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef train_epoch(loader):\n    for i, x in enumerate(loader):\n        model(x).sum().backward()\n        if i % 4 == 3:\n            opt.step()\n    opt.step()\n\n\nfor epoch in range(2):\n    train_epoch(torch.randn(4, 8, 2))\n',
+                'import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\ndebugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "config.json"))\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef train_epoch(loader):\n    for i, x in enumerate(loader):\n        debugger.start(model=model)\n        try:\n            model(x).sum().backward()\n            if i % 4 == 3:\n                opt.step()\n        finally:\n            debugger.stop()\n            debugger.step()\n    opt.step()\n\n\nfor epoch in range(2):\n    train_epoch(torch.randn(4, 8, 2))\n'),
         # A resumed run skips the batches done: those iterations are not captured and take no debugger step, so
         # step N is the same batch in a resumed run and in one from the start.
         Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"

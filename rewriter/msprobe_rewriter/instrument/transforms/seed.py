@@ -20,6 +20,7 @@ from msprobe_rewriter.rules.dropout import DROPOUT_NAMES
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
 STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) - {"random"}  # modules whose calls draw from no seeded generator
 BUILTIN_NAMES = frozenset(dir(builtins))
+DATA_PROTOCOL = frozenset({"__getitem__", "__iter__"})  # the methods a dataset or a sampler has
 SEED_ALL = frozenset(f"{m}.seed_all" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                "msprobe.pytorch", "msprobe.mindspore"))
 
@@ -49,6 +50,9 @@ class Seed(Transform):
         "only under a condition false with the default arguments (`if args.seed is not None: set_seed(args.seed)`) "
         "does not, nor does seeding that the processes `mp.spawn` starts never run (they re-import the script "
         "without its `__main__` block): then `seed_all` goes after the imports, which those processes run too. "
+        "Seeding the run never reaches does not count either: a function of the script that nothing calls, a "
+        "method of a dataset or sampler class (DLRM's `reset_numpy_seed`, which `__getitem__` calls), a `__call__` "
+        "(a `worker_init_fn` object). "
         "The user's own seeding calls stay (they set the same value again). Otherwise `seed_all(seed=1234)` "
         "(`--seed N`) goes right after the imports. A seed that changes from run to run (entropy-seed) is "
         "fixed where it varies: a seed variable assigned a draw (`opt.manualSeed = random.randint(1, 10000)` "
@@ -160,6 +164,21 @@ class Seed(Transform):
                 "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "    for x in torch.randn(4, 8, 2):\n        model(x).sum().backward()\n        opt.step()\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n"),
+        # A seeder the script defines but never calls seeds nothing; one a data loader's worker calls is no start-up.
+        Example("import numpy as np\nimport torch\n\n\ndef seed_everything(seed):\n    torch.manual_seed(seed)\n\n\n"
+                "class WorkerInit:\n    def __call__(self, worker_id):\n        np.random.seed(worker_id)\n\n\n"
+                "if __name__ == \"__main__\":\n    model = torch.nn.Linear(2, 2)\n"
+                "    loader = torch.utils.data.DataLoader(range(4), num_workers=2, worker_init_fn=WorkerInit())\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in loader:\n"
+                "        model(x).sum().backward()\n        opt.step()\n",
+                "import numpy as np\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n"
+                "seed_all(seed=1234, mode=False, rm_dropout=True)\n\n\n"
+                "def seed_everything(seed):\n    torch.manual_seed(seed)\n\n\n"
+                "class WorkerInit:\n    def __call__(self, worker_id):\n        np.random.seed(worker_id)\n\n\n"
+                "if __name__ == \"__main__\":\n    model = torch.nn.Linear(2, 2)\n"
+                "    loader = torch.utils.data.DataLoader(range(4), num_workers=2, worker_init_fn=WorkerInit())\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in loader:\n"
+                "        model(x).sum().backward()\n        opt.step()\n"),
         # The processes mp.spawn starts run the module level, not the `__main__` block that seeds.
         Example("import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank):\n"
                 "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
@@ -314,7 +333,7 @@ class Seed(Transform):
                     or facts.skipping_guard(effect) is not None  # in a helper called only `if args.seed:`
                     or facts.spawned and not facts.runs_in_workers(effect)):  # mp.spawn's processes never run it
                 continue
-            if _inside_loop_or_handler(call, unit.analysis.parents):
+            if _inside_loop_or_handler(call, unit.analysis.parents) or _in_callback(call, unit.analysis.parents):
                 continue
             returned = _returned_seed(call, unit)
             if returned is not None:
@@ -439,6 +458,18 @@ def _inside_loop_or_handler(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> b
         if isinstance(parent, FUNCTION_TYPES):
             return True
     return False
+
+
+def _in_callback(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """In a method that data loading or a caller's protocol runs, not the script's start-up: any method of a
+    dataset or sampler class (one with `__getitem__` or `__iter__`: DLRM's `reset_numpy_seed`, which `__getitem__`
+    calls every epoch), or a `__call__` (BERT's `WorkerInitObj`, given as `worker_init_fn`)."""
+    function = _scope_of(node, parents)
+    owner = parents.get(function)
+    if not isinstance(owner, ast.ClassDef):
+        return False
+    methods = {item.name for item in owner.body if isinstance(item, FUNCTION_TYPES)}
+    return function.name == "__call__" or bool(methods & DATA_PROTOCOL)
 
 
 def _draws(unit: Unit) -> bool:

@@ -269,3 +269,18 @@ def test_augment_twin_already_imported_is_not_imported_twice():
     out = fix(code, "random-augment")
     assert out.splitlines()[0] == "from torchvision.transforms import Resize, CenterCrop, Compose"
     assert "train = Compose([Resize(224), CenterCrop(224)])" in out
+
+
+def test_train_step_cell_rebound_to_its_own_name_is_no_cycle(tmp_path):
+    """`network = TrainingWrapper(network, optimizer)` with the optimizer built from a helper given `network`:
+    the cell holds itself through the name; the debugger still gets the network (this recursed without end)."""
+    (tmp_path / "netmod.py").write_text(
+        "import mindspore as ms\nfrom mindspore import nn\n\n\nclass TrainingWrapper(nn.TrainOneStepWithLossScaleCell):\n"
+        "    def construct(self, item):\n        loss = self.network(item)\n"
+        "        self.optimizer(self.grad(self.network, self.weights)(item))\n        return loss\n\n\n"
+        "def get_param_groups(network):\n    return [{'params': network.trainable_params()}]\n")
+    code = ("import mindspore as ms\nfrom mindspore import nn\nfrom netmod import TrainingWrapper, get_param_groups\n\n"
+            "network = nn.Dense(4, 2)\noptimizer = nn.Adam(params=get_param_groups(network), learning_rate=0.1)\n"
+            "network = TrainingWrapper(network, optimizer)\nfor i in range(3):\n    loss = network(x)\n")
+    out = strip(instrument_text(str(tmp_path / "train.py"), code, only("debugger"))[0])
+    assert "    debugger.start(model=network)\n" in out

@@ -116,6 +116,8 @@ def _instrument(path: str, original: str, options: Options, source: Source | Non
         raise InstrumentError(f"cannot parse: {_libcst_failure(exc, original)}") from None
     except MismatchError as exc:
         raise InstrumentError(f"internal error: libcst and ast disagree ({exc}); file left unchanged") from None
+    except RecursionError:  # a bug of ours (the file parsed): not a parse error
+        raise InstrumentError("internal error: analysis recursed too deep; file left unchanged") from None
     try:
         ast.parse(result)
     except SyntaxError as exc:

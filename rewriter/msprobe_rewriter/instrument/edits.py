@@ -155,14 +155,20 @@ def apply(module: cst.Module, edits: Edits, path: Callable[[cst.CSTNode], list[c
             if not _imports_name(module, *new):  # else the old name just goes (no second `CenterCrop`)
                 renames[(old_module, old_name)] = new[1]
                 unused.discard(key)
-    visitors = [_Rename(renames)] if renames else []
-    if unused:
-        context = CodemodContext()
-        for module_name, name, alias in sorted(unused, key=str):
-            RemoveImportsVisitor.remove_unused_import(context, module_name, name, alias)
-        visitors.append(RemoveImportsVisitor(context))
-    if visitors:
-        result = _fixed_block(result, visitors, _first_statement(result))
+    blocks: dict[int, tuple[dict, list]] = {}  # start of an import block -> its renames and unused imports
+    for (module_name, name), new_name in renames.items():
+        blocks.setdefault(_import_block(result, module_name, name), ({}, []))[0][(module_name, name)] = new_name
+    for item in unused:
+        blocks.setdefault(_import_block(result, item[0], item[1]), ({}, []))[1].append(item)
+    for start in sorted(blocks, reverse=True):  # the later blocks first: the earlier ones keep their place
+        block_renames, block_unused = blocks[start]
+        visitors = [_Rename(block_renames)] if block_renames else []
+        if block_unused:
+            context = CodemodContext()
+            for module_name, name, alias in sorted(block_unused, key=str):
+                RemoveImportsVisitor.remove_unused_import(context, module_name, name, alias)
+            visitors.append(RemoveImportsVisitor(context))
+        result = _fixed_block(result, visitors, start)
     if imports:
         context = CodemodContext()
         for item in imports:
@@ -232,6 +238,27 @@ def _fixed_block(module: cst.Module, visitors: list, start: int) -> cst.Module:
 def _first_statement(module: cst.Module) -> int:
     """Where the module's leading imports begin (after its docstring)."""
     return 1 if module.body and _is_docstring(module.body[0]) else 0
+
+
+def _import_block(module: cst.Module, module_name: str, name: str | None) -> int:
+    """Where the block of top-level imports that imports `name` from `module_name` (`module_name` itself when
+    `name` is None) begins: not always the leading one (ModelZoo's scripts import `torch_npu` under an `if`
+    before `from torch.utils.data import RandomSampler`); the leading imports if none."""
+    body, first = list(module.body), _first_statement(module)
+    for index, statement in enumerate(body):
+        if _is_import_line(statement) and any(_imports(item, module_name, name) for item in statement.body):
+            while index > first and _is_import_line(body[index - 1]):
+                index -= 1
+            return index
+    return first
+
+
+def _imports(statement: cst.BaseSmallStatement, module_name: str, name: str | None) -> bool:
+    if isinstance(statement, cst.Import):
+        return name is None and any(get_full_name_for_node(alias.name) == module_name for alias in statement.names)
+    return (name is not None and not statement.relative and statement.module is not None
+            and get_full_name_for_node(statement.module) == module_name and not isinstance(statement.names, cst.ImportStar)
+            and any(get_full_name_for_node(alias.name) == name for alias in statement.names))
 
 
 def _framework_block(module: cst.Module) -> int:

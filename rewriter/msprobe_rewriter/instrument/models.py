@@ -36,6 +36,7 @@ PARALLEL_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "Fully
                                "convert_sync_batchnorm"})
 NETWORK_MODULES = ("torch.nn.", "mindspore.nn.", "torchvision.models.", "timm.models.")
 NOT_MODEL_OWNER = re.compile(r"(?i)(trainer|engine|runner|state|args|config|cfg|opt|accelerator|strategy)s?$")
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 HAND_UPDATES = frozenset({"add_", "sub_", "copy_"})  # in-place updates that apply a gradient written out by hand
 
 
@@ -212,7 +213,7 @@ class TrainedModels:
             node = self.parents.get(node)
         return []
 
-    def _cell_networks(self, cell: ast.Call, function: Function) -> list[ast.expr]:
+    def _cell_networks(self, cell: ast.Call, function: Function, seen: frozenset[int] = frozenset()) -> list[ast.expr]:
         """The networks a train-step cell's optimizer updates. MindSpore's: the owners of the parameters its
         optimizer is built from (`nn.Adam(net.trainable_params())`: `net`) where they can be read in `function`,
         else the network it wraps (`TrainOneStepCell(WithLossCell(net, loss), opt)`: `net`); a cell built around
@@ -221,9 +222,9 @@ class TrainedModels:
         if self.ctx.call_qualname(cell) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
             owners = self._optimizer_owners([argument(cell, 1, "optimizer")], function)
             return owners or ([_innermost_network(cell.args[0])] if cell.args else [])
-        held = self.held_steps(cell)
+        held = [step for step in self.held_steps(cell) if id(step) not in seen]  # a name rebound holds itself
         if held:
-            return [network for step in held for network in self._cell_networks(step, function)]
+            return [network for step in held for network in self._cell_networks(step, function, seen | {id(cell)})]
         owners = self._given_optimizers_owners(cell, function)
         if owners:  # `Trainer(net, loss, opt)`, `TrainOneStepCell(..., optimizerd=d_opt, optimizerg=g_opt)`
             return owners
@@ -276,7 +277,25 @@ class TrainedModels:
                 owners.append(owner)
             elif (model := self._grouped_model(node)) is not None:
                 owners.append(model)
-        return [item for owner in owners for item in self._iterated(owner)]
+        outside = (self._outside_comprehension(owner) for owner in owners)
+        return [item for owner in outside if owner is not None for item in self._iterated(owner)]
+
+    def _outside_comprehension(self, node: ast.expr) -> ast.expr | None:
+        """`node`, or for a name a comprehension around it binds (which is not defined outside it), what that
+        comprehension goes over: DLRM's `[p for emb in dlrm.emb_l for p in emb.parameters()]` has `dlrm.emb_l`
+        for `emb`; None when that is no name chain."""
+        root = root_name(node)
+        scope = self.parents.get(node)
+        while root is not None and scope is not None and not isinstance(scope, (*FUNCTION_TYPES, ast.ClassDef,
+                                                                                 ast.Module)):
+            if isinstance(scope, COMPREHENSIONS):
+                for generator in scope.generators:
+                    if root in {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}:
+                        if not isinstance(node, ast.Name) or not is_name_chain(generator.iter):
+                            return None
+                        return self._outside_comprehension(generator.iter)
+            scope = self.parents.get(scope)
+        return node
 
     def _expanded(self, arguments: list[ast.expr]) -> list[ast.AST]:
         """The nodes of `arguments`, and of every value assigned to a name among them (names within followed too)."""

@@ -89,9 +89,15 @@ class Unit:
             self._runtime_names[name] = local
         return self._runtime_names[name]
 
-    def module_name(self, module: str) -> str:
-        """A name bound to `module` in this file (`torch`, `T`), importing it when there is none."""
+    def module_name(self, module: str, before: int | None = None) -> str:
+        """A name bound to `module` in this file (`torch`, `T`), importing it when there is none (or, with
+        `before`, none bound by a top-level import above that line: a notebook export imports `os` halfway down)."""
         alias = self.names.module_alias(module)
+        if alias is not None and before is not None and not any(
+                isinstance(node, ast.Import) and node.lineno < before
+                and any(item.name == module and (item.asname or item.name) == alias for item in node.names)
+                for node in self.tree.body):
+            alias = None
         if alias is None:
             self.edits.add_import(module)
             alias = module
@@ -126,6 +132,15 @@ class Unit:
     def after_imports(self) -> cst.BaseStatement | None:
         """The statement module-level setup goes after: the last import before the first statement that
         runs anything but harmless setup (None: the top of the module)."""
+        last = self._last_setup_import()
+        return None if last is None else self.statement(last)
+
+    def after_imports_line(self) -> int:
+        """The line module-level setup runs at (see `after_imports`)."""
+        last = self._last_setup_import()
+        return 1 if last is None else (last.end_lineno or last.lineno) + 1
+
+    def _last_setup_import(self) -> ast.stmt | None:
         body, last = self.tree.body, None
         for statement in body:
             if _is_import_block(statement, self._runs_code):
@@ -138,9 +153,7 @@ class Unit:
             while framework + 1 < len(body) and isinstance(body[framework + 1], (ast.Import, ast.ImportFrom)):
                 framework += 1
             last = body[framework]
-        if last is None:
-            return None
-        return self.statement(last)
+        return last
 
     def _runs_code(self, statement: ast.stmt) -> bool:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

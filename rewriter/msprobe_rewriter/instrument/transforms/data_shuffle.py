@@ -37,6 +37,13 @@ class DataShuffle(Transform):
                 "import torch\nfrom torch.utils.data import DataLoader, SequentialSampler\n\n"
                 "train = DataLoader(ds, batch_size=8, shuffle=False)\n"
                 "other = DataLoader(ds, sampler=SequentialSampler(ds))\n"),
+        # ModelZoo's scripts import torch_npu under an `if` before torch.utils.data: the import there is renamed.
+        Example("import torch\n\nif torch.__version__ >= \"1.8\":\n    import torch_npu\n"
+                "from torch.utils.data import DataLoader, RandomSampler\n\n"
+                "loader = DataLoader(range(8), sampler=RandomSampler(range(8)))\n",
+                "import torch\n\nif torch.__version__ >= \"1.8\":\n    import torch_npu\n"
+                "from torch.utils.data import DataLoader, SequentialSampler\n\n"
+                "loader = DataLoader(range(8), sampler=SequentialSampler(range(8)))\n"),
         Example("import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"train/\")\ndata = data.shuffle(1000)\n",
                 "import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"train/\", shuffle=False)\ndata = data\n"),
         # yolov5's create_dataloader picks the loader class, then calls the name

@@ -143,10 +143,39 @@ class Debugger(Transform):
                 "for x in torch.randn(4, 8, 2):\n    debugger.start(model=model)\n    try:\n"
                 "        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # A name a comprehension binds is not defined at the loop: DLRM's `emb` stands for `dlrm.emb_l`, part of `dlrm`.
+        Example("import torch\n\n\ndef main(dlrm, world_size):\n"
+                "    parameters = dlrm.parameters() if world_size == 1 else [\n"
+                "        {\"params\": [p for emb in dlrm.emb_l for p in emb.parameters()]},\n"
+                "        {\"params\": dlrm.top_l.parameters()},\n    ]\n"
+                "    optimizer = torch.optim.SGD(parameters, lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+                "        dlrm(x).sum().backward()\n        optimizer.step()\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "\n\ndef main(dlrm, world_size):\n"
+                "    parameters = dlrm.parameters() if world_size == 1 else [\n"
+                "        {\"params\": [p for emb in dlrm.emb_l for p in emb.parameters()]},\n"
+                "        {\"params\": dlrm.top_l.parameters()},\n    ]\n"
+                "    optimizer = torch.optim.SGD(parameters, lr=0.1)\n"
+                "    for x in torch.randn(4, 8, 2):\n        debugger.start(model=dlrm)\n"
+                "        try:\n            dlrm(x).sum().backward()\n            optimizer.step()\n"
+                "        finally:\n            debugger.stop()\n            debugger.step()\n"),
         # A function with the batch loop is no step of the epoch loop calling it, even when it steps once more after
         # that loop (minimind's `train_epoch` flushes the gradients it accumulated).
-        Example('import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef train_epoch(loader):\n    for i, x in enumerate(loader):\n        model(x).sum().backward()\n        if i % 4 == 3:\n            opt.step()\n    opt.step()\n\n\nfor epoch in range(2):\n    train_epoch(torch.randn(4, 8, 2))\n',
-                'import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\ndebugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "config.json"))\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef train_epoch(loader):\n    for i, x in enumerate(loader):\n        debugger.start(model=model)\n        try:\n            model(x).sum().backward()\n            if i % 4 == 3:\n                opt.step()\n        finally:\n            debugger.stop()\n            debugger.step()\n    opt.step()\n\n\nfor epoch in range(2):\n    train_epoch(torch.randn(4, 8, 2))\n'),
+        Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef train_epoch(loader):\n"
+                "    for i, x in enumerate(loader):\n        model(x).sum().backward()\n"
+                "        if i % 4 == 3:\n            opt.step()\n    opt.step()\n\n\n"
+                "for epoch in range(2):\n    train_epoch(torch.randn(4, 8, 2))\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "\nmodel = torch.nn.Linear(2, 1)\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef train_epoch(loader):\n"
+                "    for i, x in enumerate(loader):\n        debugger.start(model=model)\n"
+                "        try:\n            model(x).sum().backward()\n            if i % 4 == 3:\n"
+                "                opt.step()\n        finally:\n            debugger.stop()\n"
+                "            debugger.step()\n    opt.step()\n\n\nfor epoch in range(2):\n"
+                "    train_epoch(torch.randn(4, 8, 2))\n"),
         # A resumed run skips the batches done: those iterations are not captured and take no debugger step, so
         # step N is the same batch in a resumed run and in one from the start.
         Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
@@ -426,8 +455,9 @@ class Debugger(Transform):
                   if self._has_callback(unit, train)]
         if not any(starts) and not any(trains):
             return
-        create = nodes.statement(f"{name} = {unit.runtime('PrecisionDebugger')}(config_path={_config(unit)})")
         anchor = self._anchor(unit)
+        line = anchor.lineno if anchor is not None else unit.after_imports_line()
+        create = nodes.statement(f"{name} = {unit.runtime('PrecisionDebugger')}(config_path={_config(unit, line)})")
         if anchor is not None:
             target = unit.statement(anchor)
             placement = Placement(name, lambda new: unit.edits.insert_before(target, new), self._monitored(unit),
@@ -824,9 +854,10 @@ def _shown(path) -> str:
     return str(path) if relative.startswith("..") else relative
 
 
-def _config(unit: Unit) -> str:
+def _config(unit: Unit, line: int) -> str:
+    """The config's path, as code that runs at `line`."""
     relative, absolute = unit.options.config_for(unit.path)
     if relative is None:
         return json.dumps(absolute)
-    os_name = unit.module_name("os")
+    os_name = unit.module_name("os", before=line)
     return f"{os_name}.path.join({os_name}.path.dirname(__file__), {json.dumps(relative)})"

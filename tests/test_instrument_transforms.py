@@ -284,3 +284,24 @@ def test_train_step_cell_rebound_to_its_own_name_is_no_cycle(tmp_path):
             "network = TrainingWrapper(network, optimizer)\nfor i in range(3):\n    loss = network(x)\n")
     out = strip(instrument_text(str(tmp_path / "train.py"), code, only("debugger"))[0])
     assert "    debugger.start(model=network)\n" in out
+
+
+def test_a_module_the_project_imports_is_seeded_under_its_guard(tmp_path):
+    """PointNet's `show3d_balls.py` seeds in its `__main__` demo, and `show_seg.py` imports it: importing it must
+    not reseed (before, a literal seed went to the module level)."""
+    code = ("import numpy as np\nimport torch\n\n\ndef show(x):\n    return torch.as_tensor(x)\n\n\n"
+            "if __name__ == \"__main__\":\n    np.random.seed(100)\n    show(np.random.rand(3))\n")
+    (tmp_path / "show_seg.py").write_text("from show3d_balls import show\n")
+    out = strip(instrument_text(str(tmp_path / "show3d_balls.py"), code, only("seed"))[0])
+    assert "if __name__ == \"__main__\":\n    seed_all(seed=100, mode=False, rm_dropout=True)\n" in out
+
+
+def test_a_method_named_like_a_stepping_function_is_no_step():
+    """ResNet18's `validate` calls `losses.update(...)` of an AverageMeter, while `profiling` defines a nested
+    `update` that steps: the validation loop is not wrapped."""
+    code = ("import torch\n\n\nclass AverageMeter:\n    def update(self, val):\n        self.val = val\n\n\n"
+            "def profiling(loader, model, optimizer):\n    def update(x):\n        model(x).sum().backward()\n"
+            "        optimizer.step()\n    for x in loader:\n        update(x)\n\n\n"
+            "def validate(loader, model):\n    losses = AverageMeter()\n    for x in loader:\n"
+            "        losses.update(model(x).sum().item())\n")
+    assert fix(code, "debugger").count("debugger.start(") == 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Container, Iterable, Iterator
@@ -36,6 +37,10 @@ MAX_CLASS_FILES = 3  # a project class's bases are followed through at most this
 MAX_REEXPORTS = 3  # a name a module imports from another is followed through at most this many files
 MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
+MAX_INDEXED_FILES = 5000  # files read to find who imports a module (`imported_elsewhere`)
+SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"})
+IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]+)|import[ \t]+([\w., \t]+))",
+                         re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -290,3 +295,37 @@ def import_statements(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportF
 def file_folder(path: str) -> Path:
     """The absolute folder of a linted file's path (the working directory for `-` or bare names)."""
     return Path(os.path.abspath(path)).parent
+
+
+def imported_elsewhere(path: str) -> bool:
+    """Whether another Python file of `path`'s project imports it (by its module name, in any import line):
+    it is a library module then, whatever else it runs under its `__main__` guard."""
+    folder = file_folder(path)
+    stem = Path(path).stem
+    own = os.path.abspath(path)
+    return any(stem in names for importer, names in _project_imports(search_roots(folder)[-1]) if importer != own)
+
+
+@lru_cache(maxsize=8)
+def _project_imports(root: Path) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each Python file under `root` (at most `MAX_INDEXED_FILES`), with the dotted parts of what it imports."""
+    found = []
+    for folder, folders, files in os.walk(root):
+        folders[:] = [name for name in folders if not name.startswith(".") and name not in SKIPPED_FOLDERS]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            if len(found) >= MAX_INDEXED_FILES:
+                return tuple(found)
+            file = os.path.join(folder, name)
+            try:
+                with open(file, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read(MAX_BYTES)
+            except OSError:
+                continue
+            parts = set()
+            for source, names, modules in IMPORT_LINE.findall(text):
+                for dotted in [source, *names.split(",")] if source else modules.split(","):
+                    parts.update(dotted.split(" as ")[0].strip().split("."))
+            found.append((os.path.abspath(file), frozenset(parts)))
+    return tuple(found)

@@ -345,6 +345,7 @@ class _Finder:
         self.folder = project.file_folder(ctx.path)
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
         self.steppers: dict[str, _Step] = {}  # found below, once the project's train-step cells are steps
+        self.stepping_defs: set[int] = set()  # ids of the definitions `steppers` names
         cell_steps = self._cell_steps()
         collector.steps += cell_steps + self._helper_steps()
         self.steppers = self._steppers()
@@ -442,8 +443,8 @@ class _Finder:
             constructions = [value for value in self.values.get(target_name(step.call.func.value), ())
                              if isinstance(value, ast.Call) and isinstance(value.func, ast.Name)]
             classes = [cls for construction in constructions for cls, _, steppers in self._built_classes(construction)
-                       if method in steppers and any(isinstance(item, FUNCTION_TYPES) and item.name == method
-                                                     for item in cls.body)]
+                       if method in steppers and any(isinstance(item, FUNCTION_TYPES) and item.name == method and (
+                           steppers is not self.steppers or id(item) in self.stepping_defs) for item in cls.body)]
             if classes:
                 found.append((step, network_attributes(classes[0])))
         return found
@@ -528,15 +529,18 @@ class _Finder:
         batching = {id(step.function) for step in self.collector.steps
                     if step.loop is not None and _iterates_data(step.loop)}
         found: dict[str, _Step] = {}
+        self.stepping_defs = set()  # the definitions themselves: a name may be defined twice (a nested `update`)
         for step in self.collector.steps:  # the first step of each: models are listed in the order they step
             if step.loop is None and step.function is not None and id(step.function) not in batching:
                 found.setdefault(step.function.name, step)
+                self.stepping_defs.add(id(step.function))
         changed = True
         while changed:
             changed = False
             for name, loop, function, _, _ in self.collector.calls:
-                if name in found and loop is None and function is not None and function.name not in found:
-                    found[function.name] = found[name]
+                if name in found and loop is None and function is not None and id(function) not in self.stepping_defs:
+                    found.setdefault(function.name, found[name])
+                    self.stepping_defs.add(id(function))
                     changed = True
         return found
 

@@ -28,7 +28,8 @@ FRAMEWORK_IMPORT_LINES = {"pytorch": re.compile(r"^\s*(?:import|from)\s+torch\b"
                           "mindspore": re.compile(r"^\s*(?:import|from)\s+mindspore\b", re.MULTILINE)}
 # Packages of other frameworks' models: a file that trains with one of them and takes from PyTorch at most
 # `torch.utils` (TensorBoard's SummaryWriter, a DataLoader feeding JAX arrays) has nothing to instrument.
-OTHER_FRAMEWORKS = {"jax": "JAX", "flax": "JAX", "tensorflow": "TensorFlow", "keras": "Keras", "paddle": "PaddlePaddle"}
+OTHER_FRAMEWORKS = {"jax": "JAX", "flax": "JAX", "tensorflow": "TensorFlow", "keras": "Keras", "paddle": "PaddlePaddle",
+                    "caffe2": "Caffe2"}
 
 
 class Unit:

@@ -37,7 +37,8 @@ class Seed(Transform):
         "file's self-test), with nothing outside the guard but imports, definitions and values the standard "
         "library makes (`logger = logging.getLogger(__name__)`; also through the file's own functions that call "
         "only it, as a registry's `default_cfgs = {\"m\": _cfg(url=\"\")}`), and `if`/`try` blocks of those "
-        "(`sys.path` set-up, optional imports), is seeded first thing in that block, so that "
+        "(`sys.path` set-up, optional imports), or a file another file of the project imports (a library module "
+        "with a demo under its guard), is seeded first thing in that block, so that "
         "importing it seeds nothing and keeps dropout. When the script "
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
@@ -480,12 +481,15 @@ def _draws(unit: Unit) -> bool:
 
 
 def _self_test(unit: Unit) -> cst.CSTNode | None:
-    """The first statement under the `__main__` guard of a file that trains nowhere (no training loop,
-    `Model.train` or project helper holding one: a model file's self-test, `if __name__ == "__main__": test()`),
+    """The first statement under the `__main__` guard of a file another file of the project imports, or of one
+    that trains nowhere (no training loop, `Model.train` or project helper holding one: a model file's self-test,
+    `if __name__ == "__main__": test()`),
     where its seeding goes, so that importing the module (the training script does) seeds nothing and keeps
     its dropout; None for any other file."""
     analysis, body = unit.analysis, unit.tree.body
     guard = next((node for node in body if isinstance(node, ast.If) and is_main_guard(node.test)), None)
+    if guard is not None and project.imported_elsewhere(unit.path):  # a library module with a demo or a test
+        return unit.statement(guard.body[0])
     resolve = unit.ctx.imports.resolve_any
     plain = _plain_functions(unit.tree, resolve)
     if guard is None or not all(node is guard or _declares(node, resolve, plain) for node in body):

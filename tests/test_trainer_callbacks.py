@@ -104,6 +104,28 @@ def test_trainer_callback_captures_each_optimizer_step_with_its_micro_batches(tm
     assert debugger.current_step == STEPS
 
 
+def test_trainer_callback_in_a_loop_that_only_ends_steps(tmp_path):
+    """A trainer's own loop that calls `on_step_end` but never `on_step_begin` (LLaMA-Factory's PPO trainer):
+    each step is captured from the previous step's end; the first is not, and the step numbers still match."""
+    from msprobe_runtime.pytorch import MsprobeTrainerCallback
+
+    debugger = _debugger(tmp_path)
+    callback = MsprobeTrainerCallback(debugger)
+    model = LanguageModel()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    for tokens in _tokens(2 * STEPS).split(2):
+        model(input_ids=tokens, labels=tokens)["loss"].backward()
+        optimizer.step()
+        callback.on_step_end(None, None, None, model=model)
+    callback.on_train_end(None, None, None)
+    debugger.close()
+    folders = sorted(path.name for path in (tmp_path / "dump").iterdir())
+    assert folders[:2] == ["step1", "step2"]  # (step3: what ran after the last step's end, at the end of training)
+    for step in (1, 2):
+        assert _forward_calls(tmp_path, step, ".head.Linear.") == ["Module.net.head.Linear.forward.0"]
+    assert debugger.current_step == STEPS
+
+
 @pytest.mark.parametrize("package", [lightning.pytorch, pytorch_lightning], ids=["lightning", "pytorch_lightning"])
 def test_lightning_callback_captures_each_optimizer_step_with_its_accumulated_batches(tmp_path, package):
     from msprobe_runtime.pytorch import MsprobeLightningCallback

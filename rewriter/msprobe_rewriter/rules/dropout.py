@@ -85,7 +85,8 @@ class Dropout(Rule):
            "`drop_path_rate=0.` to the model (or construct `DropPath(0.)`) while debugging. msprobe-kit's "
            "`seed_all(rm_dropout=True)`, which `msprobe-instrument` adds, also removes torch_npu's dropouts (not the old "
            "fork's `torch.npu_dropoutV2`; it passes `npu_fusion_attention` keep_prob=1.0), and makes stochastic depth the "
-           "identity, by name: `DropPath`, `StochasticDepth` and `DropBlock2d` modules and cells (timm's, "
+           "identity, by name: `DropPath` (also `NpuDropPath` and any class named `...DropPath`), `StochasticDepth` "
+           "and `DropBlock2d` modules and cells (timm's, "
            "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions.")
     valid = (
         # Instrumented: msprobe-kit's seed_all(rm_dropout=True) switches every dropout off at run time.

@@ -2,7 +2,8 @@
 
 Stochastic depth drops a residual branch per sample with a random mask, as dropout drops activations:
 timm's `DropPath` and `DropBlock2d`, torchvision's `StochasticDepth`, mindcv's `DropPath`, and the copies
-of `DropPath` and `drop_path` that model code keeps (DeiT, ConvNeXt, Swin, MAE, ...). No framework has
+of `DropPath` and `drop_path` that model code keeps (DeiT, ConvNeXt, Swin, MAE, ...; any class named `...DropPath`,
+as Ascend ModelZoo's `NpuDropPath`). No framework has
 one of its own to patch, so removal finds them by these names: the subclasses of the framework's module
 base class, whose forward then returns its input, and the plain functions bound in imported modules,
 which then return their first argument (what each does with probability 0). Classes defined later, such
@@ -18,6 +19,7 @@ import types
 from collections.abc import Callable, Iterator
 
 CLASS_NAMES = frozenset({"DropPath", "StochasticDepth", "DropBlock2d"})
+CLASS_SUFFIX = "DropPath"  # Ascend ModelZoo's `NpuDropPath`, which draws its masks on a side stream
 FUNCTION_NAMES = frozenset({"drop_path", "stochastic_depth", "drop_block_2d", "drop_block_fast_2d"})
 
 
@@ -38,7 +40,12 @@ def stochastic_depth_classes(base: type) -> list[type]:
             if cls not in seen:
                 seen.add(cls)
                 todo.append(cls)
-    return [cls for cls in seen if cls.__name__ in CLASS_NAMES]
+    return [cls for cls in seen if is_stochastic_depth_class(cls.__name__)]
+
+
+def is_stochastic_depth_class(name: str) -> bool:
+    """Whether a module class named `name` is a stochastic depth layer (`DropPath`, `NpuDropPath`, ...)."""
+    return name in CLASS_NAMES or name.endswith(CLASS_SUFFIX)
 
 
 def is_stochastic_depth_function(name: str, value) -> bool:
@@ -71,7 +78,7 @@ def watch_subclasses(base: type, found: Callable[[type], None]) -> Callable[[], 
             super(base, cls).__init_subclass__(**kwargs)
         else:
             own.__get__(None, cls)(**kwargs)
-        if cls.__name__ in CLASS_NAMES:
+        if is_stochastic_depth_class(cls.__name__):
             found(cls)
 
     base.__init_subclass__ = classmethod(init_subclass)

@@ -53,7 +53,8 @@ def _trainer_callback() -> type:
 
     class MsprobeTrainerCallback(_DebuggedSteps, TrainerCallback):
         """transformers' TrainerCallback: capture from `on_step_begin` (before the step's first micro-batch)
-        to `on_step_end` (after the optimizer step)."""
+        to `on_step_end` (after the optimizer step); in a trainer's own loop that calls only `on_step_end`, from
+        one step's end to the next's (the first step is not captured, and the step numbers still match)."""
 
         def on_train_begin(self, args, state, control, model=None, **kwargs):
             self._train_begins(model)
@@ -61,8 +62,11 @@ def _trainer_callback() -> type:
         def on_step_begin(self, args, state, control, model=None, **kwargs):
             self._step_begins(model)
 
-        def on_step_end(self, args, state, control, **kwargs):
+        def on_step_end(self, args, state, control, model=None, **kwargs):
+            self._ends_only = getattr(self, "_ends_only", False) or not self._running
             self._step_ends()
+            if self._ends_only:  # a loop that never signals a step's start (LLaMA-Factory's PPO): the next starts here
+                self._step_begins(model)
 
         def on_train_end(self, args, state, control, **kwargs):
             self._train_ends()

@@ -13,6 +13,7 @@ from msprobe_rewriter.imports import ImportTracker
 
 LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+TRANSFER_TO_NPU = "torch_npu.contrib.transfer_to_npu"  # importing it makes `.cuda()` and `torch.cuda` the NPU's
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Methods that apply gradients: `optimizer.step()`, `scaler.step(optimizer)`, `trainer.optimize(optimizer)`,
 # `strategy.optimizer_step(optimizer, model, scheduler)` (OpenRLHF's) and a DeepSpeed pipeline engine's whole step,
@@ -110,7 +111,36 @@ class FileContext:
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
         self._def_names: set[str] | None = None  # every function name defined in the file (`names_scaler`)
+        self._ascend: bool | None = None
         self._preload_imports()
+
+    def runs_on_ascend(self) -> bool:
+        """Whether the file runs PyTorch on Ascend only: it imports torch_npu, or uses `torch.npu` (`import
+        torch.npu`, `torch.npu.set_device(...)`: ModelZoo's scripts for torch 1.5) or `.npu()` other than under a
+        test for an NPU (diffusers' `if is_torch_npu_available():`), and names no CUDA (`torch.cuda`, `.cuda()`,
+        a "cuda" device: timm's scripts serve both) unless torch_npu's `transfer_to_npu` moves it to the NPU."""
+        if self._ascend is None:
+            nodes = list(_unless_npu_tested(self.tree))
+            self._ascend = ((self.imports.imports_root("torch_npu") or any(map(self._uses_npu, nodes)))
+                            and (self.imports.imports_root(TRANSFER_TO_NPU)  # its CUDA calls run on the NPU
+                                 or not any(map(self._uses_cuda, ast.walk(self.tree)))))
+        return self._ascend
+
+    def _uses_npu(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Import):
+            return any(alias.name.startswith("torch.npu") for alias in node.names)
+        return self._device_use(node, "npu")
+
+    def _uses_cuda(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, str) and (node.value == "cuda" or node.value.startswith("cuda:"))
+        return self._device_use(node, "cuda")
+
+    def _device_use(self, node: ast.AST, device: str) -> bool:
+        """`x.<device>()` or `torch.<device>`."""
+        if isinstance(node, ast.Call):
+            return isinstance(node.func, ast.Attribute) and node.func.attr == device
+        return isinstance(node, ast.Attribute) and node.attr == device and self.imports.resolve(node.value) == "torch"
 
     # --- names -------------------------------------------------------------------------------
     def _preload_imports(self) -> None:
@@ -474,6 +504,18 @@ class FileContext:
     def line_text(self, lineno: int) -> str:
         """The source line `lineno` (1-based), or '' past the end."""
         return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+
+
+def _unless_npu_tested(tree: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of `tree`, but not those under an `if` whose test names an NPU (`is_torch_npu_available()`)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and "npu" in ast.unparse(node.test).lower():
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
 
 
 def target_name(node: ast.AST) -> str | None:

@@ -9,6 +9,9 @@ from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import NOT_CONSTANT, constant, parameter_defaults, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
 
+ASCEND_MESSAGE = ("cuDNN's flags do nothing on Ascend (CANN never reads them): this matters only for a CUDA run "
+                  "of the same script, where cuDNN picks kernels by timing; set `torch.backends.cudnn.benchmark = "
+                  "False` and `torch.backends.cudnn.deterministic = True` there")
 # (attribute, value that breaks reproducibility)
 HAZARDS = {"benchmark": True, "deterministic": False}
 
@@ -25,7 +28,8 @@ class CudnnBenchmark(Rule):
     summary = ("Flags `torch.backends.cudnn.benchmark = True` and `torch.backends.cudnn.deterministic = False`, also "
                "where the value is a name or option that holds them by default: a parameter defaulting to True "
                "(EDM's `training_loop(..., cudnn_benchmark=True)`), a local variable, an argparse option or "
-               "dataclass field.")
+               "dataclass field. In a script that runs on Ascend only (torch_npu, `torch.npu` or `.npu()`, and no "
+               "CUDA) it is information: CANN never reads cuDNN's flags, so only a CUDA run of the same script is affected.")
     why = ("In benchmark mode cuDNN times several convolution algorithms on the first batches and keeps the "
            "fastest. The winner depends on timing noise, and different algorithms sum in different orders, so "
            "two runs of the same script (or the GPU and NPU runs you want to compare) compute slightly different "
@@ -39,6 +43,9 @@ class CudnnBenchmark(Rule):
     )
     invalid = (
         Invalid("import torch\n\ntorch.backends.cudnn.benchmark = True\n", lines=(3,)),
+        # Ascend: CANN ignores the flag; it matters only for a CUDA run of the same script.
+        Invalid("import torch\nimport torch_npu\n\ntorch.backends.cudnn.benchmark = True\n", lines=(4,),
+                severity="info"),
         Invalid("from torch.backends import cudnn\n\ncudnn.deterministic = False\ncudnn.benchmark = True\n",
                 lines=(3, 4)),
         Invalid("import torch.backends.cudnn as cudnn\n\n\ndef setup():\n    cudnn.benchmark = True\n", lines=(5,)),
@@ -50,6 +57,12 @@ class CudnnBenchmark(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.by_value: list[tuple[ast.Attribute, ast.expr]] = []  # switches set from a name or an option
+
+    def report(self, where, message=None, severity=None, fixable=None) -> None:
+        """On Ascend, information only: CANN's kernels never read cuDNN's flags."""
+        if self.ctx.runs_on_ascend():
+            message, severity = (message or self.message).replace(self.message, ASCEND_MESSAGE), "info"
+        super().report(where, message, severity, fixable)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = constant(node.value)

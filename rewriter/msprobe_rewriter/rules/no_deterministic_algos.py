@@ -17,9 +17,12 @@ CONDITIONAL = ("deterministic kernels are switched on only when `{condition}`, w
 PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import this file without running its "
                "`__main__` block: deterministic kernels are switched on (line {line}) in this parent process only, "
                "and the workers compute with the default kernels: switch them on at the start of `{target}`")
-ASCEND_CUDNN_MESSAGE = ("this entry script runs on Ascend (it imports torch_npu), where `cudnn.deterministic` does "
+ASCEND_CUDNN_MESSAGE = ("this entry script runs on Ascend (torch_npu), where `cudnn.deterministic` does "
                         "nothing: call `torch.use_deterministic_algorithms(True)`, which torch_npu honours, or "
                         "`seed_all(seed, mode=True)`")
+ASCEND_MESSAGE = ("this entry script runs on Ascend (torch_npu) and never turns on deterministic algorithms: call "
+                  "`torch.use_deterministic_algorithms(True)`, which torch_npu honours (cuDNN's flags do nothing "
+                  "there), or `seed_all(seed, mode=True)`")
 CUDNN_ONLY_MESSAGE = ("cuDNN's flag is this script's only determinism switch: it fixes convolutions, but the other "
                       "CUDA kernels (`gather`/`index_select` backward, `scatter_add`, `index_add`, cuBLAS reductions) "
                       "still sum in a different order every run: also call `torch.use_deterministic_algorithms(True)` "
@@ -56,7 +59,8 @@ class NoDeterministicAlgos(Rule):
                "script that switches them on only in the parent process that `torch.multiprocessing.spawn` (or "
                "`start_processes`) starts a function of the file from is reported at that call: the new processes "
                "re-import the file without its `__main__` block, so only switches at module level or in the code "
-               "the spawned function runs reach them. In a script that imports torch_npu (Ascend), "
+               "the spawned function runs reach them. In a script that runs on Ascend (it imports torch_npu, or uses "
+               "`torch.npu` or `.npu()` and names no CUDA, as ModelZoo's scripts for torch 1.5 do), "
                "`cudnn.deterministic = True` does not count: CANN's kernels never read cuDNN's flags; elsewhere a "
                "script whose only switch is that flag gets information at it (the other CUDA kernels stay "
                "non-deterministic).")
@@ -169,6 +173,11 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # ModelZoo's scripts for torch 1.5 use `torch.npu` without torch_npu: cuDNN's flag does nothing there.
+        Invalid("import torch\nimport torch.npu\n\ntorch.npu.set_device(\"npu:0\")\n"
+                "torch.backends.cudnn.deterministic = True\nmodel = torch.nn.Linear(2, 2).to(\"npu:0\")\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x in torch.randn(4, 8, 2):\n"
+                "    model(x.to(\"npu:0\")).sum().backward()\n    opt.step()\n", lines=(8,)),
         # cuDNN's flag alone (cleanrl's scripts): information, the other kernels stay non-deterministic.
         Invalid("""\
 import torch.backends.cudnn as cudnn
@@ -376,12 +385,13 @@ for x in T.randn(10, 2, 4):
         framework = _framework(trackers)
         if framework is None:
             return
-        ascend = any(tracker.imports_root("torch_npu") for tracker in trackers)
+        ascend = ctx.runs_on_ascend() or any(tracker.imports_root("torch_npu") for tracker in trackers)
+        only_ascend = ctx.runs_on_ascend()  # else a script serving CUDA too: its advice stays CUDA's
 
         def switches_on(effect: seeding.Effect) -> bool:  # cuDNN's flag does nothing on Ascend
             return effect.summary.deterministic or effect.summary.cudnn and not ascend
 
-        message = MINDSPORE_MESSAGE if framework == "mindspore" else None
+        message = MINDSPORE_MESSAGE if framework == "mindspore" else ASCEND_MESSAGE if only_ascend else None
         if ascend and any(effect.summary.cudnn for effect in facts.effects):
             message = ASCEND_CUDNN_MESSAGE
         verdict = facts.default_run(switches_on)

@@ -255,8 +255,10 @@ class FileContext:
                     self.assigned_calls[name] = callee
                 else:
                     self.assigned_calls.pop(name, None)
-            elif isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
+            if isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
                 self.imports.add_alias(target.id, value)
+            elif isinstance(target, ast.Name):
+                self.imports.drop_alias(target.id)
 
     def _note_main_guard(self, node: ast.If) -> None:
         test = node.test

@@ -42,6 +42,7 @@ class ImportTracker:
         self.project_classes: dict[tuple[str, int, str], str] = {}
         # Memos for the hot queries, valid while `_version` (bumped on every binding change) is unchanged.
         self._version = 0
+        self._aliases: set[str] = set()  # names `add_alias` bound (not imports)
         self._resolved: dict[int, tuple[ast.AST, int, str | None]] = {}
         self._roots: dict[str, tuple[int, bool]] = {}
 
@@ -85,8 +86,17 @@ class ImportTracker:
         self._version += 1
         if qualified is not None:
             self.bindings[target] = qualified
+            self._aliases.add(target)
         else:
             self.bindings.pop(target, None)
+
+    def drop_alias(self, target: str) -> None:
+        """`target` is assigned something else (`loss = criterion(out, y)` after `loss = nn.CrossEntropyLoss`):
+        it no longer names what an alias made it name. Imports stay (`np = None` when numpy fails to import)."""
+        if target in self._aliases:
+            self._aliases.discard(target)
+            self.bindings.pop(target, None)
+            self._version += 1
 
     def resolve(self, node: ast.AST) -> str | None:
         """The qualified name of a Name/Attribute chain rooted in a known import, else None."""

@@ -81,6 +81,11 @@ class HostSyncInLoop(Rule):
         "        loss_value = 0.5\n        print(loss_value)\n",
     )
     invalid = (
+        # NVIDIA's ImageNet example names a loss class `loss` in another function: this `loss` is a tensor.
+        Invalid("import torch.nn as nn\n\n\ndef build():\n    loss = nn.CrossEntropyLoss\n    return loss()\n\n\n"
+                "def train(loader, model, criterion, optimizer, losses):\n    for images, target in loader:\n"
+                "        loss = criterion(model(images), target)\n        losses.append(loss.item())\n"
+                "        loss.backward()\n        optimizer.step()\n", lines=(12,)),
         # mindrlhf's PPO loop prints its losses with `str.format` every step.
         Invalid("import torch\n\n\ndef train(model, loader, optimizer):\n    for x in loader:\n"
                 "        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"

@@ -305,3 +305,11 @@ def test_a_method_named_like_a_stepping_function_is_no_step():
             "def validate(loader, model):\n    losses = AverageMeter()\n    for x in loader:\n"
             "        losses.update(model(x).sum().item())\n")
     assert fix(code, "debugger").count("debugger.start(") == 1
+
+
+def test_a_seed_that_varies_gets_the_literal_seed_seed_all_sets():
+    """`random.seed()` beside `ms.set_seed(1)`: both seed with 1, so instrumenting again changes nothing."""
+    code = ("import random\n\nimport mindspore as ms\n\nms.set_seed(1)\nrandom.seed()\nnet = ms.nn.Dense(2, 2)\n"
+            "if __name__ == \"__main__\":\n    print(net)\n")
+    out = fix(code, "seed")
+    assert "seed_all(seed=1, " in out and "random.seed(1)\n" in out

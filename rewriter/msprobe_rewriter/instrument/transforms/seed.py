@@ -225,19 +225,22 @@ class Seed(Transform):
                 unit.note(finding.node.lineno, "this seed hashes a string or object, which Python salts afresh in "
                           "every process: use a stable hash such as `zlib.crc32(str(value).encode())`")
         varying = set()  # seeding calls whose seed still varies (salted hashes), or is fixed right in the call
+        fixes = []  # (edit, the assignment or call it fixes)
         for finding in findings:
             if finding.config_seeded:  # a library setup seeding from its config: seed_all goes after it (below)
                 continue
             calls = [call for call in (finding.node, *finding.also) if isinstance(call, ast.Call)]
             drawn = None if finding.salted_hash else _seed_assignment(finding, unit.analysis.parents)
             if drawn is not None:  # `opt.manualSeed = random.randint(1, 10000)`: fix the draw, keep a given seed
-                self._fix_value(unit, drawn, str(options.seed))
+                fixes.append((self._fix_value, drawn))
                 continue
             varying.update(id(call) for call in calls)
             if not finding.salted_hash:
-                for call in calls:
-                    self._fix_seed(unit, call, str(options.seed))
+                fixes += [(self._fix_seed, call) for call in calls]
         seed, binding = self._user_seed(unit, varying)
+        fixed = seed if seed is not None and binding is None else str(options.seed)  # the seed seed_all sets
+        for fix, node in fixes:  # `random.seed()` gets the same literal seed as seed_all (a rerun then matches)
+            fix(unit, node, fixed)
         if setup is not None and binding is not None:  # the user's seed expression may not be defined after the setup
             seed = None
         statement = nodes.statement(_seed_all(unit, seed if seed is not None else options.seed))

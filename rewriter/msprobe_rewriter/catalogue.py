@@ -529,7 +529,12 @@ TRANSFORM_TWINS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "RandomSizedCrop": (("Resize", ("size", "interpolation")), ("CenterCrop", ("size",))),
     # an int size resizes the shorter edge only: the crop keeps the square the random transform returned
     "RandomCropDecodeResize": (("Decode", ()), ("Resize", ("size", "interpolation")), ("CenterCrop", ("size",))),
-    "RandomResize": (),
+    "RandomResize": (),  # torchvision's draws the size between its bounds
+}
+# Twins of a library's own transform, where it differs from the one of that name above: MindSpore's
+# RandomResize(size) resizes to `size` and draws only the interpolation (DANN feeds 28x28 to its model through it).
+LIBRARY_TRANSFORM_TWINS: dict[str, dict[str, tuple[tuple[str, tuple[str, ...]], ...]]] = {
+    "mindspore": {"RandomResize": (("Resize", ("size",)),), "RandomResizeWithBBox": (("ResizeWithBBox", ("size",)),)},
 }
 # Positions shared by torchvision's RandomResizedCrop(size, scale, ratio, interpolation, antialias) and
 # MindSpore's RandomCropDecodeResize(size, scale, ratio, interpolation, max_attempts).
@@ -633,6 +638,13 @@ def transform_library(qualified: str) -> str | None:
     if module in MINDSPORE_TRANSFORM_MODULES:
         return "mindspore"
     return None
+
+
+def transform_twins(qualified: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The deterministic twins of a random transform (empty: it is removed)."""
+    short = qualified.rpartition(".")[2]
+    own = LIBRARY_TRANSFORM_TWINS.get(transform_library(qualified) or "", {})
+    return own.get(short, TRANSFORM_TWINS.get(short, ()))
 
 
 def is_random_transform(qualified: str) -> bool:

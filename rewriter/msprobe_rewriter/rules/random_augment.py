@@ -268,7 +268,7 @@ class RandomAugment(FollowsValues, Rule):
         owner, _, short = qualified.rpartition(".")
         if catalogue.is_random_transform(qualified):
             if not self._never_random(node, qualified, short) and not self._never_applied():
-                self.report(node, _twin_message(short))
+                self.report(node, _twin_message(qualified))
         elif short == "get_params" and catalogue.is_random_transform(owner):
             self.report(node, f"`{owner.rpartition('.')[2]}.get_params` draws random augmentation parameters: use "
                               "fixed parameters while debugging")
@@ -378,9 +378,10 @@ def _probability(node: ast.Call, library: str, short: str) -> float | None:
     return probability
 
 
-def _twin_message(short: str) -> str:
+def _twin_message(qualified: str) -> str:
     """The finding's message: the deterministic twin when the catalogue knows one, else removal."""
-    twins = catalogue.TRANSFORM_TWINS.get(short)
+    short = qualified.rpartition(".")[2]
+    twins = catalogue.transform_twins(qualified)
     if twins:
         replacement = " + ".join(f"`{name}`" for name, _ in twins)
         return f"`{short}` augments at random: replace it with {replacement} while debugging"

@@ -3,7 +3,8 @@
 In a list of transforms (`Compose([...])`, MindSpore `map(operations=[...])`, any list or tuple of them)
 `RandomCrop(s)` becomes `CenterCrop(s)`, `RandomResizedCrop(s)` becomes `Resize(s)` + `CenterCrop(s)`,
 MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` + `CenterCrop(s)` (an int `s` resizes the
-shorter edge only; the crop keeps the square the random transform returned) (the catalogue's `TRANSFORM_TWINS`;
+shorter edge only; the crop keeps the square the random transform returned), MindSpore `RandomResize(s)` (which
+draws only the interpolation) `Resize(s)` (the catalogue's `TRANSFORM_TWINS`;
 `Resize` keeps the `interpolation` and `antialias` given),
 and every other random transform (flips, rotations, colour jitter, erasing, auto-augment) is removed.
 timm's and mindcv's transform factories get `is_training=False` (their evaluation transforms), mindcv's
@@ -61,6 +62,11 @@ class RandomAugment(Transform):
                 "import torchvision.transforms as T\n\ncrop = T.Compose([\n"
                 "    T.Resize(224, interpolation=T.InterpolationMode.BICUBIC),\n    T.CenterCrop(224),\n])\n"
                 "flips = T.Compose([])\n"),
+        # MindSpore's RandomResize draws only the interpolation: it still resizes, so it becomes a Resize.
+        Example("import mindspore.dataset.vision as vision\n\n"
+                "data = data.map(operations=[vision.RandomResize(28), vision.HWC2CHW()])\n",
+                "import mindspore.dataset.vision as vision\n\n"
+                "data = data.map(operations=[vision.Resize(28), vision.HWC2CHW()])\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -80,13 +86,13 @@ class RandomAugment(Transform):
                 unit.note(finding.line, "random augmentation not rewritten (no deterministic twin known)")
                 continue
             short = qualified.rpartition(".")[2]
-            dropped = _dropped_call(call, catalogue.TRANSFORM_TWINS.get(short, ()))
+            dropped = _dropped_call(call, catalogue.transform_twins(qualified))
             if dropped is not None:
                 unit.note(finding.line, f"`{short}` not rewritten: its argument `{nodes.code_of(dropped)}` calls "
                                         "something, which the rewrite would drop; make it deterministic yourself")
                 continue
             twins = [self._twin(unit, call, qualified, name, carry) for name, carry in
-                     catalogue.TRANSFORM_TWINS.get(short, ())]
+                     catalogue.transform_twins(qualified)]
             container = containers.get(span_of(finding))
             index = _element_index(container, call)
             if (index is not None or len(twins) == 1) and isinstance(call.func, cst.Name):

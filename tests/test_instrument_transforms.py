@@ -313,3 +313,18 @@ def test_a_seed_that_varies_gets_the_literal_seed_seed_all_sets():
             "if __name__ == \"__main__\":\n    print(net)\n")
     out = fix(code, "seed")
     assert "seed_all(seed=1, " in out and "random.seed(1)\n" in out
+
+
+def test_a_seed_a_project_helper_draws_when_none_gets_a_fallback(tmp_path):
+    """ADDA's `init_random_seed(config.manual_seed)` draws a seed when given None (its YAML's `null`): seed_all,
+    which rejects None, goes after it with the fixed seed as the fallback."""
+    (tmp_path / "utils.py").write_text(
+        "import random\n\nimport mindspore as ms\n\n\ndef init_random_seed(manual_seed):\n    seed = manual_seed\n"
+        "    if manual_seed is None:\n        seed = random.randint(1, 10000)\n    random.seed(seed)\n"
+        "    ms.set_seed(seed)\n")
+    code = ("import mindspore as ms\nfrom utils import init_random_seed\n\n\ndef main(config):\n"
+            "    init_random_seed(config.manual_seed)\n    net = ms.nn.Dense(2, 2)\n\n\n"
+            "if __name__ == \"__main__\":\n    main(load())\n")
+    out = strip(instrument_text(str(tmp_path / "train.py"), code, only("seed"))[0])
+    assert ("    init_random_seed(config.manual_seed)\n    seed_all(seed=config.manual_seed if config.manual_seed is "
+            "not None else 1234, mode=False, rm_dropout=True)\n") in out

@@ -191,6 +191,17 @@ def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined,
     return seeder_by_name(call)
 
 
+def helper_definition(call: ast.Call, folder, local: project.LocalImports,
+                      defined) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The definition a call of a project-local module's function runs (None: not one, or a class)."""
+    for ref, name in project.call_targets(call, local, defined):
+        module = _module(folder, ref)
+        found = _resolve_function(module, name) if module is not None else None
+        if isinstance(found, tuple) and found[2] is None:
+            return found[1]
+    return None
+
+
 def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.LocalImports, defined, depth: int,
                    lookup: conditions.Lookup) -> Summary | None:
     """What `call`, a method call on the object a project-local `creator` call made, pins: OpenRLHF's

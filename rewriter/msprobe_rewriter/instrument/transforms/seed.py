@@ -8,7 +8,7 @@ import sys
 
 import libcst as cst
 
-from msprobe_rewriter import catalogue, entropy, pinning, project, seeding
+from msprobe_rewriter import catalogue, conditions, entropy, pinning, project, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, constant
 from msprobe_rewriter.instrument import loops, nodes
@@ -46,7 +46,9 @@ class Seed(Transform):
         "icefall's `params.update(vars(args))`, at the top of the function for a parameter), so it runs before the model is built or distributed communication starts. "
         "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`, "
         "torchtune's `self.seed = training.set_seed(seed=cfg.seed)`; given None they draw one), is followed by "
-        "`seed_all` with that variable. "
+        "`seed_all` with that variable. A project helper that tests the seed it is given against None and then "
+        "draws one (ADDA's `init_random_seed(config.manual_seed)`, `null` in its YAML) is followed by "
+        "`seed_all(seed=<seed> if <seed> is not None else 1234)`, as seed_all takes no None. "
         "Seeding under the `__main__` guard counts as unconditional; seeding in a function of the script that runs "
         "only under a condition false with the default arguments (`if args.seed is not None: set_seed(args.seed)`) "
         "does not, nor does seeding that the processes `mp.spawn` starts never run (they re-import the script "
@@ -351,6 +353,9 @@ class Seed(Transform):
             text = ast.get_source_segment(unit.text, value)
             if text is None or "\n" in text:
                 continue
+            if _draws_when_none(call, value, unit):  # ADDA's `init_random_seed(config.manual_seed)`, null in its YAML
+                return (f"{text} if {text} is not None else {unit.options.seed}",
+                        ("after", _statement_of(call, unit.analysis.parents)))
             return text, _placement(call, value, unit.analysis.parents, unit.tree)
         return None, None
 
@@ -394,6 +399,22 @@ def _returned_seed(call: ast.Call, unit: Unit) -> tuple[str, tuple[str, ast.stmt
         return None
     text = ast.get_source_segment(unit.text, target)
     return (text, ("after", statement)) if text is not None and "\n" not in text else None
+
+
+def _draws_when_none(call: ast.Call, value: ast.expr, unit: Unit) -> bool:
+    """Whether the project helper `call` hands `value` to a parameter it tests against None (and then draws a
+    seed of its own, as ADDA's `init_random_seed` does with `random.randint`): seed_all would be given None."""
+    local = [node for node in unit.tree.body if isinstance(node, FUNCTION_TYPES)
+             and isinstance(call.func, ast.Name) and node.name == call.func.id]
+    definition = local[-1] if local else pinning.helper_definition(
+        call, project.file_folder(unit.path), project.local_imports(project.import_statements(unit.tree.body)), ())
+    if definition is None:
+        return False
+    names = {name for name, argument in conditions.call_arguments(definition, call).items()
+             if argument is not None and argument[0] is value}
+    return any(isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in names
+               and any(isinstance(other, ast.Constant) and other.value is None for other in node.comparators)
+               for node in ast.walk(definition))
 
 
 def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:

@@ -328,3 +328,15 @@ def test_a_seed_a_project_helper_draws_when_none_gets_a_fallback(tmp_path):
     out = strip(instrument_text(str(tmp_path / "train.py"), code, only("seed"))[0])
     assert ("    init_random_seed(config.manual_seed)\n    seed_all(seed=config.manual_seed if config.manual_seed is "
             "not None else 1234, mode=False, rm_dropout=True)\n") in out
+
+
+def test_deterministic_seed_goes_before_communication_started_on_import():
+    """Arcface starts HCCL at module level (in a try block) and seeds in `main`: with --deterministic a
+    seed_all(mode=True) also goes before that try, where HCCL reads its settings."""
+    code = ("import torch\nimport torch.distributed as dist\n\ntry:\n    dist.init_process_group(backend=\"hccl\")\n"
+            "except KeyError:\n    dist.init_process_group(backend=\"hccl\", init_method=\"tcp://127.0.0.1:1\")\n\n\n"
+            "def main(cfg):\n    torch.manual_seed(cfg.seed)\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == \"__main__\":\n    main(load())\n")
+    out = fix(code, "seed", deterministic=True)
+    assert "\nseed_all(seed=1234, mode=True, rm_dropout=True)\ntry:\n" in out
+    assert "def main(cfg):\n    seed_all(seed=cfg.seed, mode=True, rm_dropout=True)\n" in out

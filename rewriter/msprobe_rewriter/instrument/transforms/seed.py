@@ -68,7 +68,8 @@ class Seed(Transform):
         "HCCL determinism; where the user's seed is known only after communication starts, `seed = args.seed + "
         "dist.get_rank()` or a seed read after `Accelerator()`, a `seed_all(mode=True)` with the fixed seed also "
         "goes before that start (before the `if` it sits in, so every branch gets it; also before a call of a "
-        "project module's function that starts it, DETR's and MAE's `utils.init_distributed_mode(args)`), since "
+        "project module's function that starts it, DETR's and MAE's `utils.init_distributed_mode(args)`, and before "
+        "module-level code that starts it on import, as Arcface's `try: init_process_group(...)`), since "
         "HCCL reads its settings when its communicators are made); "
         "`--keep-dropout` sets `rm_dropout=False`.")
     examples = (
@@ -285,10 +286,15 @@ class Seed(Transform):
         starts = _starts_communication(unit)
         init = min((node for node in calls if starts(node)), key=lambda node: (node.lineno, node.col_offset),
                    default=None)
+        if init is None and scope is not unit.tree:  # Arcface starts HCCL at module level, on import
+            scope = unit.tree
+            init = min((node for node in ast.walk(unit.tree) if isinstance(node, ast.Call) and starts(node)
+                        and _scope_of(node, parents) is scope), key=lambda node: (node.lineno, node.col_offset),
+                       default=None)
         if init is None:
             return
         start = _statement_of(init, parents)
-        while isinstance(parents.get(start), ast.If) and parents[start] is not scope:
+        while isinstance(parents.get(start), (ast.If, ast.Try)) and parents[start] is not scope:
             start = parents[start]  # accelerate's `if args.with_tracking: Accelerator(log_with=...) else: Accelerator()`
         target = unit.statement(start)
         if target is None:

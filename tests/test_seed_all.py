@@ -155,6 +155,16 @@ def test_npu_branch_is_skipped_when_torch_npu_does_not_import(monkeypatch):
     assert os.environ["PYTHONHASHSEED"] == "3"
 
 
+def test_dgl_generator_is_seeded_when_dgl_is_imported(monkeypatch):
+    """DGL's neighbour samplers draw from its own C++ generator, which only `dgl.seed` seeds (recording stand-in:
+    DGL is not installed here)."""
+    stand_in = types.ModuleType("dgl")
+    stand_in.seed = RecordingCalls()
+    monkeypatch.setitem(sys.modules, "dgl", stand_in)
+    seed_all(11)
+    assert stand_in.seed.calls == [(11,)]
+
+
 def test_rm_dropout_removes_dropout():
     x = torch.ones(1000)
     seed_all(rm_dropout=True)

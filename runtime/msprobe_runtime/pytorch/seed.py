@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 
 import torch
 
@@ -15,7 +16,8 @@ _CUBLAS_DETERMINISTIC = (":4096:8", ":16:8")
 
 
 def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> None:
-    """Seed random, PYTHONHASHSEED, NumPy, torch CPU/CUDA/NPU; `mode` adds deterministic kernels.
+    """Seed random, PYTHONHASHSEED, NumPy, torch CPU/CUDA/NPU, and DGL's generator when DGL is imported;
+    `mode` adds deterministic kernels.
 
     `mode=True` turns on strict `torch.use_deterministic_algorithms(True)` (a non-deterministic kernel
     raises, naming itself), cuDNN deterministic with benchmark off, and the cuBLAS/HCCL/LCCL settings.
@@ -30,6 +32,9 @@ def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> 
     npu = _torch_npu()
     if npu is not None:
         npu.npu.manual_seed_all(seed)
+    dgl = sys.modules.get("dgl")  # its samplers draw from a C++ generator only `dgl.seed` seeds
+    if dgl is not None and callable(getattr(dgl, "seed", None)):
+        dgl.seed(seed)
     if mode:
         _enable_determinism()
     if rm_dropout:

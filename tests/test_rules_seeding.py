@@ -731,3 +731,10 @@ def test_a_speechbrain_recipe_trains_with_brain_fit_and_seeds_in_its_hparams(tmp
     path = tmp_path / "train.py"
     path.write_text(textwrap.dedent(SPEECHBRAIN_RECIPE.format(load=load)))
     assert lint(path, "seed-missing", "no-deterministic-algos") == expected
+
+
+def test_every_seeded_family_has_a_label():
+    from msprobe_rewriter.catalogue import SEED_CALLS
+    from msprobe_rewriter.rules.seed_partial import FAMILY_LABEL
+
+    assert set(SEED_CALLS) <= set(FAMILY_LABEL)

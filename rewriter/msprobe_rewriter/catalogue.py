@@ -44,6 +44,7 @@ SEED_CALLS: dict[str, frozenset[str]] = {
     "mindspore-generator": frozenset({"mindspore.manual_seed", "mindspore.common.manual_seed",
                                       "mindspore.common.generator.manual_seed"}),  # `mint` draws
     "mindspore-dataset": _MS_SET_SEED | _MS_DATASET_SEED,
+    "dgl": frozenset({"dgl.seed", "dgl.random.seed"}),  # DGL's C++ generator, which its samplers draw from
 }
 # Packages whose import makes `torch` mindtorch, a torch API that runs on MindSpore (mindnlp imports it, and
 # its patched transformers and TRL then train mindtorch modules): such a script runs MindSpore, not PyTorch.

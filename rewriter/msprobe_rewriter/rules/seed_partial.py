@@ -23,13 +23,15 @@ SEED_HINT = {"random": "`random.seed(seed)`", "numpy": "`np.random.seed(seed)`",
 FAMILY_LABEL = {"random": "Python's `random`", "numpy": "NumPy's global generator",
                 "torch": "torch's global generator", "torch-accelerator": "torch's accelerator generators",
                 "mindspore": "MindSpore's operator RNG",
-                "mindspore-generator": "MindSpore's default generator", "mindspore-dataset": "MindSpore's data pipeline"}
+                "mindspore-generator": "MindSpore's default generator", "mindspore-dataset": "MindSpore's data pipeline",
+                "dgl": "DGL's generator"}
 # (unseeded family, a family seeded next to it) -> why the seeder of the second does not cover the first.
 NOT_COVERED = {
     ("torch", "torch-accelerator"): "`torch.cuda.manual_seed_all` and the other device seeders seed only the "
                                     "accelerators' generators, not the CPU one",
     ("mindspore", "mindspore-dataset"): "`mindspore.dataset.config.set_seed` does not seed operators",
     ("mindspore-generator", "mindspore"): "`mindspore.set_seed` does not seed it",
+    ("torch", "dgl"): "`dgl.seed` seeds only DGL's own generator (its samplers), not torch's",
 }
 
 
@@ -186,6 +188,8 @@ np.random.shuffle([1, 2, 3])
 """,
     )
     invalid = (
+        # DGL's seeder seeds its samplers' generator only.
+        Invalid("import dgl\nimport torch\n\ndgl.seed(0)\nnoise = torch.randn(4, 8)\n", lines=(5,)),
         # An entry script's model draws its initial weights from torch's generator, which it leaves unseeded.
         Invalid("""\
 import random

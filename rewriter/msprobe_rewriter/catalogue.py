@@ -422,6 +422,27 @@ MINDSPORE_WORKER_KEYWORD = "num_parallel_workers"
 # Where `DataLoader` takes the arguments the data rules read, by position (torch 2.13).
 DATALOADER_POSITIONS = {"shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5, "worker_init_fn": 10,
                         "generator": 12}
+# Graph libraries' loaders: subclasses of torch's DataLoader that pass its keywords on through `**kwargs`
+# (`shuffle=`, `num_workers=`, `worker_init_fn=`, `generator=`), some taking `shuffle` third as torch's does
+# (PyG 2.x, DGL 2.x): loader -> the positions they take DataLoader's arguments at.
+_PYG_LOADERS = ("NeighborLoader", "LinkNeighborLoader", "HGTLoader", "LinkLoader", "NodeLoader", "ClusterLoader",
+                "RandomNodeLoader", "ShaDowKHopSampler", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler",
+                "GraphSAINTRandomWalkSampler", "DynamicBatchSampler", "ZipLoader")
+_DGL_LOADERS = ("DataLoader", "GraphDataLoader", "NodeDataLoader", "EdgeDataLoader")
+GRAPH_DATALOADERS: dict[str, dict[str, int]] = {
+    **{f"torch_geometric.{module}.{name}": {"shuffle": 2} for module in ("loader", "data", "loader.dataloader")
+       for name in ("DataLoader", "DenseDataLoader", "DataListLoader")},
+    **{f"torch_geometric.loader.{name}": {} for name in _PYG_LOADERS},
+    **{f"dgl.dataloading.{name}": {} for name in _DGL_LOADERS},
+}
+
+
+def loader_positions(qualified: str | None) -> dict[str, int] | None:
+    """Where a PyTorch data loader (torch's, or a graph library's) takes DataLoader's arguments by position
+    (those it takes by keyword only are absent); None for anything else."""
+    if qualified in TORCH_DATALOADERS:
+        return DATALOADER_POSITIONS
+    return GRAPH_DATALOADERS.get(qualified)
 DISTRIBUTED_SAMPLER_SHUFFLE_POSITION = 3
 # Lightning calls that set PL_SEED_WORKERS, after which Lightning's Trainer and `Fabric.setup_dataloaders` give
 # every loader without a `worker_init_fn` one of their own (lightning 2.6, `_auto_add_worker_init_fn`):

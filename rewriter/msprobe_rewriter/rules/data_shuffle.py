@@ -35,7 +35,9 @@ class DataShuffle(FollowsValues, Rule):
     frameworks = ("pytorch", "mindspore")
     fixable = True
     message = "the data order is random: pass `shuffle=False` (and use a sequential sampler) while debugging"
-    summary = ("Flags `DataLoader(shuffle=True)` (or a `shuffle=` expression), `RandomSampler`, "
+    summary = ("Flags `DataLoader(shuffle=True)` (or a `shuffle=` expression; also the graph libraries' loaders, "
+               "PyG's `DataLoader`, `NeighborLoader`, `LinkNeighborLoader`, ... and DGL's `DataLoader`, "
+               "`GraphDataLoader`), `RandomSampler`, "
                "`SubsetRandomSampler`, `WeightedRandomSampler` (torchvision's `RandomClipSampler`, transformers' "
                "`LengthGroupedSampler`, torchdata's stateful samplers), `DistributedSampler` without `shuffle=False`, "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
@@ -97,6 +99,9 @@ class DataShuffle(FollowsValues, Rule):
         "coco = mindyolo.data.create_loader(coco_ds, None, [], [], 8, shuffle=False, num_parallel_workers=1)\n",
     )
     invalid = (
+        # PyG's loaders pass DataLoader's keywords on.
+        Invalid("from torch_geometric.loader import NeighborLoader\n\n"
+                "loader = NeighborLoader(data, num_neighbors=[25, 10], batch_size=1024, shuffle=True)\n", lines=(3,)),
         # DeepSpeedExamples' CIFAR-10 script: DeepSpeed builds the loader.
         Invalid("""\
 import deepspeed
@@ -208,7 +213,7 @@ def train(args, net, trainset):
         if qualified is None:
             qualified = self._chosen_class(node)
             # msprobe-instrument sets a loader's `shuffle=False` through a name holding its class, nothing else
-            fixable = None if qualified in catalogue.TORCH_DATALOADERS else False
+            fixable = None if catalogue.loader_positions(qualified) is not None else False
         if qualified is None:
             zoo = self.ctx.imports.resolve_any(node.func)
             if zoo in catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS:
@@ -228,7 +233,7 @@ def train(args, net, trainset):
             self.report(self.data.site(node), message + TIMM_SEEDED_NOTE, "info", fixable)
             return
         generator = self.data.keyword(node, "generator")  # `generator=None`: the global generator
-        seeded = qualified in catalogue.TORCH_DATALOADERS or qualified in catalogue.TORCH_RANDOM_SAMPLERS
+        seeded = catalogue.loader_positions(qualified) is not None or qualified in catalogue.TORCH_RANDOM_SAMPLERS
         if seeded and generator not in (None, UNKNOWN) and constant(generator) is not None:
             self.report(self.data.site(node), message + SEEDED_NOTE, "info", fixable)
         else:
@@ -291,8 +296,9 @@ def train(args, net, trainset):
 
     def _order_message(self, node: ast.Call, qualified: str, short: str) -> str | None:
         """What makes this loader, sampler or dataset's order random, if it is."""
-        if qualified in catalogue.TORCH_DATALOADERS:
-            shuffle = self.data.keyword(node, "shuffle", catalogue.DATALOADER_POSITIONS["shuffle"])
+        positions = catalogue.loader_positions(qualified)
+        if positions is not None:
+            shuffle = self.data.keyword(node, "shuffle", positions.get("shuffle"))
             return LOADER_MESSAGE if self._shuffles(shuffle, False) else None
         if _random_sampler(qualified):
             instead = catalogue.ORDERED_SAMPLER_INSTEAD.get(short, "SequentialSampler")

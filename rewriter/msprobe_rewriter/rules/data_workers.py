@@ -31,7 +31,8 @@ class DataWorkers(FollowsValues, Rule):
     frameworks = ("pytorch", "mindspore")
     message = ("parallel data workers draw random numbers from per-worker seeds: seed them (PyTorch: "
                "`generator=` and `worker_init_fn=`) or use one worker for debugging runs")
-    summary = ("Flags a PyTorch `DataLoader` (or a subclass of it, from this file or a project module it imports) "
+    summary = ("Flags a PyTorch `DataLoader` (or a subclass of it, from this file or a project module it imports, "
+               "or a graph library's loader: PyG's, DGL's) "
                "with `num_workers` > 0 (or an expression) and neither `generator=` nor `worker_init_fn=`, unless it "
                "reads a torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
                "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers); "
@@ -93,6 +94,9 @@ class DataWorkers(FollowsValues, Rule):
         "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
     )
     invalid = (
+        # DGL's loader takes DataLoader's keywords.
+        Invalid("import dgl\nimport torch\n\nloader = dgl.dataloading.DataLoader(g, train_ids, sampler, "
+                "batch_size=1024, shuffle=False, num_workers=4)\n", lines=(4,)),
         # Workers only when asked for (`--dataloader_num_workers`, 0 by default): info.
         Invalid("import argparse\n\nfrom torch.utils.data import DataLoader\n\nparser = argparse.ArgumentParser()\n"
                 "parser.add_argument(\"--dataloader_num_workers\", type=int, default=0)\nargs = parser.parse_args()\n"
@@ -154,8 +158,8 @@ def train(args, net, trainset):
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
-        if qualified in catalogue.TORCH_DATALOADERS:
-            self._dataloader(node)
+        if catalogue.loader_positions(qualified) is not None:
+            self._dataloader(node, catalogue.loader_positions(qualified))
         elif qualified in catalogue.DEEPSPEED_TRAINING_DATA:
             data = self.data.keyword(node, "training_data", catalogue.DEEPSPEED_TRAINING_DATA[qualified])
             if data not in (None, UNKNOWN) and constant(data) is not None:
@@ -184,13 +188,12 @@ def train(args, net, trainset):
                 if _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)):
                     self._mindspore(node, "`.batch(per_batch_map=...)`")
 
-    def _dataloader(self, node: ast.Call) -> None:
-        positions = catalogue.DATALOADER_POSITIONS
-        workers = self.data.keyword(node, catalogue.TORCH_WORKER_KEYWORD, positions["num_workers"])
+    def _dataloader(self, node: ast.Call, positions: dict[str, int]) -> None:
+        workers = self.data.keyword(node, catalogue.TORCH_WORKER_KEYWORD, positions.get("num_workers"))
         if not _parallel(workers, more_than=0):
             return
         for given in ("worker_init_fn", "generator"):
-            value = self.data.keyword(node, given, positions[given])
+            value = self.data.keyword(node, given, positions.get(given))
             if value is UNKNOWN or (value is not None and constant(value) is not None):
                 return
         if self.data.draws_nothing(self.data.keyword(node, "dataset", 0)):

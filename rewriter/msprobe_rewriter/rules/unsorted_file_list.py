@@ -277,7 +277,7 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
         """A loader or dataset built from what it is given: torch's `DataLoader`, a MindSpore dataset, a Hugging
         Face `load_dataset(data_files=...)`, the file's dataset classes, anything named for datasets."""
         qualified = self.ctx.call_qualname(call) or ""
-        return (qualified in catalogue.TORCH_DATALOADERS or catalogue.is_mindspore_dataset_class(qualified)
+        return (catalogue.loader_positions(qualified) is not None or catalogue.is_mindspore_dataset_class(qualified)
                 or qualified.startswith("datasets.") or callee in self._dataset_classes()
                 or callee is not None and DATA_CALL.search(callee) is not None)
 

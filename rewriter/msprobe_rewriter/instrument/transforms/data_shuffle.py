@@ -92,8 +92,9 @@ class DataShuffle(Transform):
         if qualified in catalogue.DEEPSPEED_TRAINING_DATA:
             return "DeepSpeed builds that loader; build a `DataLoader(..., shuffle=False)` yourself and leave " \
                    "`training_data` out"
-        if qualified in catalogue.TORCH_DATALOADERS:
-            return lambda c: nodes.set_argument(c, "shuffle", FALSE, catalogue.DATALOADER_POSITIONS["shuffle"])
+        positions = catalogue.loader_positions(qualified)
+        if positions is not None:
+            return lambda c: nodes.set_argument(c, "shuffle", FALSE, positions.get("shuffle"))
         if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
             return lambda c: nodes.set_argument(c, "shuffle", FALSE, catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION)
         if qualified in catalogue.MINDSPORE_SHUFFLE_SAMPLERS:

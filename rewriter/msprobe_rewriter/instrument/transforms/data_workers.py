@@ -16,7 +16,6 @@ from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 
-POSITIONS = catalogue.DATALOADER_POSITIONS
 ONE = cst.Integer("1")
 MINDSPORE_PREFIXES = ("mindspore.", "mindyolo.")  # the MindSpore loaders data-workers reports
 
@@ -54,10 +53,11 @@ class DataWorkers(Transform):
     def _plan(self, unit: Unit, call: cst.Call):
         """The call's rewrite, None when it needs none, or why it is left alone."""
         qualified = unit.names.qualname(call.func)
-        if qualified in catalogue.TORCH_DATALOADERS:
+        positions = catalogue.loader_positions(qualified)
+        if positions is not None:
             if unit.options.data_strict:
-                return _no_workers
-            if nodes.argument(call, "generator", POSITIONS["generator"]) is not None:
+                return lambda c: _no_workers(c, positions)
+            if nodes.argument(call, "generator", positions.get("generator")) is not None:
                 return None  # seeded already: nothing to do
             torch = unit.module_name("torch")
             generator = nodes.expression(f"{torch}.Generator().manual_seed({torch}.initial_seed())")
@@ -74,8 +74,8 @@ class DataWorkers(Transform):
         return lambda c: nodes.set_argument(c, catalogue.MINDSPORE_WORKER_KEYWORD, ONE)
 
 
-def _no_workers(call: cst.Call) -> cst.Call:
-    call = nodes.set_argument(call, "num_workers", cst.Integer("0"), POSITIONS["num_workers"])
+def _no_workers(call: cst.Call, positions: dict[str, int]) -> cst.Call:
+    call = nodes.set_argument(call, "num_workers", cst.Integer("0"), positions.get("num_workers"))
     if nodes.argument(call, "persistent_workers") is not None:
         call = nodes.set_argument(call, "persistent_workers", cst.Name("False"))
     prefetch = nodes.argument(call, "prefetch_factor")

@@ -257,6 +257,9 @@ DISTRIBUTED_BACKEND_ARGUMENT = {
     **dict.fromkeys(MMCV_INIT_DIST, (1, "backend")),
 }
 CPU_BACKENDS = frozenset({"gloo"})
+# Backends neither HCCL's nor NCCL's settings concern: gloo and MPI on the CPU, Intel's oneCCL (XPU), XLA (TPU),
+# SageMaker's smddp.
+OTHER_BACKENDS = CPU_BACKENDS | frozenset({"mpi", "ccl", "xccl", "xla", "smddp"})
 NCCL_BACKENDS = frozenset({"nccl"})
 
 # In-place tensor methods that fill with random numbers.

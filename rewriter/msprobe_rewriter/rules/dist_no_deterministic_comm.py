@@ -30,7 +30,8 @@ class DistNoDeterministicComm(Rule):
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
                "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
-               "given one device, and the `gloo` backend (an option defaulting to it is info), a "
+               "given one device, and the `gloo` backend (an option defaulting to it is info; also MPI, oneCCL's `ccl`, "
+               "`xla`, SageMaker's `smddp`, which neither setting concerns), a "
                "`Fabric(accelerator=\"cpu\")` or "
                "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged; `deepspeed.initialize` counts when it is "
                "the first of an entry script (it starts communication itself). With the `nccl` backend named (also as one branch of a conditional), "
@@ -42,6 +43,8 @@ class DistNoDeterministicComm(Rule):
            "is created (or export it in the launch script), or call `seed_all(seed, mode=True)` first. On NVIDIA "
            "GPUs pin NCCL's algorithm and protocol (`NCCL_ALGO=Ring`, `NCCL_PROTO=Simple`) for the same effect.")
     valid = (
+        # Intel's oneCCL (XPU): neither HCCL's nor NCCL's settings concern it.
+        "import torch.distributed as dist\n\ndist.init_process_group(backend=\"ccl\", rank=0, world_size=2)\n",
         """\
 import os
 
@@ -260,7 +263,7 @@ if __name__ == "__main__":
         """`Fabric(devices=1)` (or `devices=[0]`) runs one process; the gloo backend,
         `Fabric(accelerator="cpu")` and `Accelerator(cpu=True)` run on the CPU: nothing to pin."""
         backends = _backends(node, qualified)
-        if backends and backends <= catalogue.CPU_BACKENDS:
+        if backends and backends <= catalogue.OTHER_BACKENDS:
             return True
         cpu = catalogue.DISTRIBUTED_CPU_KEYWORD.get(qualified)
         if cpu is not None and constant(keyword(node, cpu[0])) == cpu[1]:
@@ -280,7 +283,7 @@ if __name__ == "__main__":
             if any(summary.hccl for summary in before):
                 continue
             default = opt_in.default_value(self.ctx, backend) if backend is not None else None
-            if isinstance(default, str) and default.lower() in catalogue.CPU_BACKENDS:  # `--backend` gloo by default
+            if isinstance(default, str) and default.lower() in catalogue.OTHER_BACKENDS:  # `--backend` gloo by default
                 self.report(site, self.message + f" (only when `{condition_text(backend)}` is not {default}, as it is "
                                                  "with the default arguments)", "info")
             elif not on_nccl:

@@ -41,6 +41,8 @@ HAND_DROP_MESSAGE = ("`{function}` drops paths at random (stochastic depth writt
 FUSED_NOTE = " (`seed_all(rm_dropout=True)` does not reach MindSpore's fused attention)"
 FUSED_MASK_MESSAGE = ("`DropoutGenMask` draws the dropout masks of fused attention, new every step; keep the attention's "
                       "keep_prob at 1.0 while debugging (`seed_all(rm_dropout=True)` does not reach it)")
+MINDSPORE_KEEP_MESSAGE = ("dropout draws a new random mask every step; pass `keep_prob=1.0` (or `p=0.0`) while "
+                          "debugging (its first argument is the probability of keeping, and 0 raises)")
 KEEP_PROB_MESSAGE = ("`keep_prob` below 1 drops attention weights at random, with a new mask every step; pass "
                      "keep_prob=1.0 while debugging")
 
@@ -376,9 +378,9 @@ class Dropout(Rule):
             keep = argument(node, 0, "keep_prob")
             if keep is None:
                 if not _has_double_star(node):
-                    self.report(node)
+                    self.report(node, MINDSPORE_KEEP_MESSAGE)
             elif constant(keep) != 1:
-                self.report(node)
+                self.report(node, MINDSPORE_KEEP_MESSAGE)
             return
         self._check_probability(node, argument(node, 0, "p"), default_fires=True)
 

@@ -167,7 +167,8 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
                 return
             label = qualified
         elif isinstance(func, ast.Attribute) and func.attr in LISTING_METHODS:
-            label = f"Path.{func.attr}"
+            module = self.ctx.imports.resolve_any(func)  # `glob.glob`: the module, not a Path's method
+            label = module if module in LISTING_FUNCTIONS else f"Path.{func.attr}"
         else:
             return
         reach = self._reach(node, self._scope(), 0)

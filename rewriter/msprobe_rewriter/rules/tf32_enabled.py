@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import NOT_CONSTANT, constant, keyword
+from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, constant, keyword, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 SWITCH_ATTRS = frozenset(attr for _, attr in catalogue.TF32_SWITCHES)
@@ -153,6 +153,9 @@ torch_npu.npu.set_option({"ACL_OP_SELECT_IMPL_MODE": "high_performance", "ACL_OP
 ms.set_context(ascend_config={"precision_mode": "allow_mix_precision"})
 ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
 """, lines=(5, 6, 7, 8)),
+        # ModelZoo's scripts build the options one by one.
+        Invalid("import torch\nimport torch_npu\n\noption = {}\noption[\"ACL_OP_SELECT_IMPL_MODE\"] = \"high_performance\"\n"
+                "option[\"ACL_OPTYPELIST_FOR_IMPLMODE\"] = \"LayerNorm\"\ntorch.npu.set_option(option)\n", lines=(7,)),
     )
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -185,6 +188,8 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
             options = node.args[0] if node.args else None
             if isinstance(options, ast.Dict):
                 self._check_cann_options(node, _options(options))
+            elif isinstance(options, ast.Name):  # ModelZoo's `option = {}; option["ACL_..."] = ...; set_option(option)`
+                self._check_cann_options(node, self._built_options(options.id, node.lineno))
         elif qualified in catalogue.MINDSPORE_PRECISION_MODE:
             mode = node.args[0] if node.args else keyword(node, "mode")
             if mode is not None:
@@ -200,6 +205,29 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
                 options=", ".join(f"`{option}: {chosen}`" for option, chosen in lowered),
                 s="" if len(lowered) > 1 else "s", how="; ".join(how for how, _ in effects),
                 fixes=" and ".join(f"`{option}: {fix}`" for (option, _), (_, fix) in zip(lowered, effects, strict=True))))
+
+
+    def _built_options(self, name: str, before: int) -> list[tuple[object, ast.expr]]:
+        """The options a dict named `name` holds when the call on line `before` reads it, built in the same
+        function (or at module level): its literal, then its items set one by one and its `update({...})`s."""
+        scope = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, FUNCTION_TYPES)),
+                     self.ctx.tree)
+        found: list[tuple[object, ast.expr]] = []
+        for node in sorted(walk_scope(scope), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+            if getattr(node, "lineno", before) >= before:
+                continue
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name) and target.id == name:
+                    found = _options(node.value) if isinstance(node.value, ast.Dict) else []
+                elif (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                      and target.value.id == name):
+                    found.append((constant(target.slice), node.value))
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update"
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id == name
+                  and node.args and isinstance(node.args[0], ast.Dict)):
+                found += _options(node.args[0])
+        return found
 
 
 def _options(config: ast.Dict) -> list[tuple[object, ast.expr]]:

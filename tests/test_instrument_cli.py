@@ -154,10 +154,12 @@ def test_check_reports_pending_changes(project):
 
 def test_unparsable_and_missing_files_exit_2_with_one_line_each(project):
     (project / "broken.py").write_text("import torch\ndef f(:\n")
-    result = cli("--write", "broken.py", "missing.py", "train.py", cwd=project)
+    (project / "python2.py").write_text("import os\ntry:\n    pass\nexcept Exception, e:\n    pass\n")  # nothing to do
+    result = cli("--write", "broken.py", "missing.py", "python2.py", "train.py", cwd=project)
     assert result.returncode == 2
-    errors = [line for line in result.stderr.decode().splitlines() if line.startswith(("broken.py", "missing.py"))]
-    assert len(errors) == 2 and "Traceback" not in result.stderr.decode()
+    errors = [line for line in result.stderr.decode().splitlines()
+              if line.startswith(("broken.py", "missing.py", "python2.py"))]
+    assert len(errors) == 3 and "Traceback" not in result.stderr.decode()
     assert (project / "broken.py").read_text() == "import torch\ndef f(:\n"
     assert "PrecisionDebugger" in (project / "train.py").read_text()  # the good file is still done
 

@@ -33,6 +33,13 @@ def fix(code: str, *names: str, **options) -> str:
     return strip(out)
 
 
+def fix_in(folder, name: str, code: str, others: dict[str, str], *names: str) -> str:
+    """`code`, instrumented as `folder/name` beside the project files `others` (file name -> text)."""
+    for other, text in others.items():
+        (folder / other).write_text(text)
+    return strip(instrument_text(str(folder / name), code, only(*names))[0])
+
+
 # --- device RNG: the rewrite draws the same numbers on the CPU, with the same dtype and requires_grad ------
 DRAWS = [
     "torch.randn(3, 4, device=dev, dtype=torch.float64, requires_grad=True)",
@@ -144,12 +151,11 @@ def test_mindspore_workers():
 def test_loaders_imported_from_the_project_are_fixed_as_their_base(tmp_path):
     """A DataLoader subclass of another project file gets `shuffle=False` and a seeded generator; a project
     class that is no loader keeps its arguments (never MindSpore's `num_parallel_workers`)."""
-    (tmp_path / "loaders.py").write_text("import torch\n\n\nclass FastLoader(torch.utils.data.DataLoader):\n"
-                                         "    pass\n\n\nclass Prefetcher:\n    pass\n")
+    loaders = ("import torch\n\n\nclass FastLoader(torch.utils.data.DataLoader):\n"
+               "    pass\n\n\nclass Prefetcher:\n    pass\n")
     code = ("import torch\nfrom loaders import FastLoader, Prefetcher\n\n"
             "a = FastLoader(ds, shuffle=True, num_workers=4)\nb = Prefetcher(ds, shuffle=True, num_workers=4)\n")
-    path = str(tmp_path / "train.py")
-    out = strip(instrument_text(path, code, only("data-shuffle", "data-workers"))[0])
+    out = fix_in(tmp_path, "train.py", code, {"loaders.py": loaders}, "data-shuffle", "data-workers")
     assert "a = FastLoader(ds, shuffle=False, num_workers=4, generator=torch.Generator()" in out
     assert "b = Prefetcher(ds, shuffle=True, num_workers=4)\n" in out
 
@@ -274,15 +280,15 @@ def test_augment_twin_already_imported_is_not_imported_twice():
 def test_train_step_cell_rebound_to_its_own_name_is_no_cycle(tmp_path):
     """`network = TrainingWrapper(network, optimizer)` with the optimizer built from a helper given `network`:
     the cell holds itself through the name; the debugger still gets the network (this recursed without end)."""
-    (tmp_path / "netmod.py").write_text(
-        "import mindspore as ms\nfrom mindspore import nn\n\n\nclass TrainingWrapper(nn.TrainOneStepWithLossScaleCell):\n"
-        "    def construct(self, item):\n        loss = self.network(item)\n"
-        "        self.optimizer(self.grad(self.network, self.weights)(item))\n        return loss\n\n\n"
-        "def get_param_groups(network):\n    return [{'params': network.trainable_params()}]\n")
+    netmod = ("import mindspore as ms\nfrom mindspore import nn\n\n\n"
+              "class TrainingWrapper(nn.TrainOneStepWithLossScaleCell):\n"
+              "    def construct(self, item):\n        loss = self.network(item)\n"
+              "        self.optimizer(self.grad(self.network, self.weights)(item))\n        return loss\n\n\n"
+              "def get_param_groups(network):\n    return [{'params': network.trainable_params()}]\n")
     code = ("import mindspore as ms\nfrom mindspore import nn\nfrom netmod import TrainingWrapper, get_param_groups\n\n"
             "network = nn.Dense(4, 2)\noptimizer = nn.Adam(params=get_param_groups(network), learning_rate=0.1)\n"
             "network = TrainingWrapper(network, optimizer)\nfor i in range(3):\n    loss = network(x)\n")
-    out = strip(instrument_text(str(tmp_path / "train.py"), code, only("debugger"))[0])
+    out = fix_in(tmp_path, "train.py", code, {"netmod.py": netmod}, "debugger")
     assert "    debugger.start(model=network)\n" in out
 
 
@@ -291,8 +297,7 @@ def test_a_module_the_project_imports_is_seeded_under_its_guard(tmp_path):
     not reseed (before, a literal seed went to the module level)."""
     code = ("import numpy as np\nimport torch\n\n\ndef show(x):\n    return torch.as_tensor(x)\n\n\n"
             "if __name__ == \"__main__\":\n    np.random.seed(100)\n    show(np.random.rand(3))\n")
-    (tmp_path / "show_seg.py").write_text("from show3d_balls import show\n")
-    out = strip(instrument_text(str(tmp_path / "show3d_balls.py"), code, only("seed"))[0])
+    out = fix_in(tmp_path, "show3d_balls.py", code, {"show_seg.py": "from show3d_balls import show\n"}, "seed")
     assert "if __name__ == \"__main__\":\n    seed_all(seed=100, mode=False, rm_dropout=True)\n" in out
 
 
@@ -318,14 +323,13 @@ def test_a_seed_that_varies_gets_the_literal_seed_seed_all_sets():
 def test_a_seed_a_project_helper_draws_when_none_gets_a_fallback(tmp_path):
     """ADDA's `init_random_seed(config.manual_seed)` draws a seed when given None (its YAML's `null`): seed_all,
     which rejects None, goes after it with the fixed seed as the fallback."""
-    (tmp_path / "utils.py").write_text(
-        "import random\n\nimport mindspore as ms\n\n\ndef init_random_seed(manual_seed):\n    seed = manual_seed\n"
-        "    if manual_seed is None:\n        seed = random.randint(1, 10000)\n    random.seed(seed)\n"
-        "    ms.set_seed(seed)\n")
+    utils = ("import random\n\nimport mindspore as ms\n\n\ndef init_random_seed(manual_seed):\n    seed = manual_seed\n"
+             "    if manual_seed is None:\n        seed = random.randint(1, 10000)\n    random.seed(seed)\n"
+             "    ms.set_seed(seed)\n")
     code = ("import mindspore as ms\nfrom utils import init_random_seed\n\n\ndef main(config):\n"
             "    init_random_seed(config.manual_seed)\n    net = ms.nn.Dense(2, 2)\n\n\n"
             "if __name__ == \"__main__\":\n    main(load())\n")
-    out = strip(instrument_text(str(tmp_path / "train.py"), code, only("seed"))[0])
+    out = fix_in(tmp_path, "train.py", code, {"utils.py": utils}, "seed")
     assert ("    init_random_seed(config.manual_seed)\n    seed_all(seed=config.manual_seed if config.manual_seed is "
             "not None else 1234, mode=False, rm_dropout=True)\n") in out
 

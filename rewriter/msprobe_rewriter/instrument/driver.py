@@ -81,6 +81,7 @@ def instrument_text(path: str, text: str, options: Options, source: Source | Non
     instrumented = markers.TAG in text
     original = _original(text) if instrumented else text
     if not PREFILTER.search(original):
+        _parse(path, original)  # nothing to instrument, but bad input is still reported
         return original, []
     if instrumented:
         options = options.as_instrumented(text)
@@ -88,14 +89,18 @@ def instrument_text(path: str, text: str, options: Options, source: Source | Non
         return _instrument(path, original, options, source)
 
 
-def _instrument(path: str, original: str, options: Options, source: Source | None) -> tuple[str, list[str]]:
-    selected = options.selected or select((), (), options.grad_probe)
+def _parse(path: str, text: str) -> ast.Module:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(original, filename=path)
+            return ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise InstrumentError(parse_error_message(exc)) from None
+
+
+def _instrument(path: str, original: str, options: Options, source: Source | None) -> tuple[str, list[str]]:
+    selected = options.selected or select((), (), options.grad_probe)
+    tree = _parse(path, original)
     rules = [RULES_BY_NAME[t.rule] for t in ALL_TRANSFORMS
              if t.name in selected and t.rule is not None and t.rule in RULES_BY_NAME]
     data = source.encode(original) if source is not None else original.encode("utf-8")

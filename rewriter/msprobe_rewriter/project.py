@@ -299,7 +299,8 @@ def file_folder(path: str) -> Path:
 
 def imported_elsewhere(path: str) -> bool:
     """Whether another Python file of `path`'s project imports it (by its module name, in any import line):
-    it is a library module then, whatever else it runs under its `__main__` guard."""
+    it is a library module then, whatever else it runs under its `__main__` guard. The project's import lines are
+    read once per process (one msprobe-instrument run), not once per file."""
     folder = file_folder(path)
     stem = Path(path).stem
     own = os.path.abspath(path)

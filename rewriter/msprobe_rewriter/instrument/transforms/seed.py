@@ -408,8 +408,8 @@ def _returned_seed(call: ast.Call, unit: Unit) -> tuple[str, tuple[str, ast.stmt
 
 
 def _draws_when_none(call: ast.Call, value: ast.expr, unit: Unit) -> bool:
-    """Whether the project helper `call` hands `value` to a parameter it tests against None (and then draws a
-    seed of its own, as ADDA's `init_random_seed` does with `random.randint`): seed_all would be given None."""
+    """Whether the project helper `call` hands `value` to a parameter it tests against None (a seed it takes
+    None for: ADDA's `init_random_seed` then draws one with `random.randint`), which seed_all would reject."""
     local = [node for node in unit.tree.body if isinstance(node, FUNCTION_TYPES)
              and isinstance(call.func, ast.Name) and node.name == call.func.id]
     definition = local[-1] if local else pinning.helper_definition(

@@ -364,7 +364,8 @@ def recording_torch_npu_stand_in() -> types.ModuleType:
     their calls. `nn.DropoutWithByteMask` and torch_npu.contrib's function look `dropout_with_byte_mask` up on
     the module at call time, as the first call below does."""
     module = types.ModuleType("torch_npu")
-    for name in ("dropout_with_byte_mask", "_npu_dropout", "npu_dropout_with_add_softmax", "npu_fusion_attention"):
+    for name in ("dropout_with_byte_mask", "_npu_dropout", "npu_dropout_with_add_softmax", "npu_fusion_attention",
+                 "npu_dropout_gen_mask"):
         setattr(module, name, RecordingNpuOp())
     return module
 
@@ -383,7 +384,9 @@ def test_torch_npu_dropouts_pass_no_dropout(monkeypatch):
         stand_in.npu_dropout_with_add_softmax(x, x, 0.125, 0.1, -1)
         user.npu_fusion_attention(x, x, x, 8, "BNSD", keep_prob=0.9)
         stand_in.npu_fusion_attention(x, x, x, 8, "BNSD", None, None, None, 1.0, 0.9)
+        stand_in.npu_dropout_gen_mask(x.shape, p=0.1)
     assert ops["dropout_with_byte_mask"].calls[0][0][1:] == (0.0, True)
+    assert ops["npu_dropout_gen_mask"].calls[0][1] == {"p": 0.0}
     assert ops["_npu_dropout"].calls[0][1] == {"p": 0.0}
     assert ops["npu_dropout_with_add_softmax"].calls[0][0][3] == 0.0
     assert [call[1].get("keep_prob", call[0][9] if len(call[0]) > 9 else None)

@@ -702,6 +702,8 @@ TORCH_DROPOUT_FUNCTIONS = frozenset(
 NPU_DROP_PROBABILITY: dict[str, tuple[int, str]] = {
     "torch_npu.npu_dropout_with_add_softmax": (3, "prob"), "torch_npu._npu_dropout": (1, "p"),
     "torch.npu_dropoutV2": (2, "p"),
+    # the mask alone, drawn on the NPU (ModelZoo's GPT-2 draws it ahead on a side stream for `npu_dropout_do_mask`)
+    "torch_npu.npu_dropout_gen_mask": (1, "p"), "torch.npu_dropout_gen_mask": (1, "p"),
 }
 # Fused attention kernels that drop attention weights when their keep probability is below 1 (default 1: none):
 # torch_npu's, and MindSpore's (mindformers' flash attention: `FlashAttentionScore(head_num, keep_prob=1 - p)`).

@@ -67,7 +67,7 @@ class Dropout(Rule):
                "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
                "unless the rate is a literal 0 or a per-block value / parameter handed down inside model code. On "
                "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
-               "`npu_dropout_with_add_softmax`, `_npu_dropout`, the old `torch.npu_dropoutV2`, and "
+               "`npu_dropout_with_add_softmax`, `_npu_dropout`, `npu_dropout_gen_mask`, the old `torch.npu_dropoutV2`, and "
                "`npu_fusion_attention` with a `keep_prob` other than 1; MindSpore's `FlashAttentionScore` and "
                "`flash_attention_score` likewise, and `ops.DropoutGenMask`, which draws the masks of fused attention "
                "(mindformers' flash attention; reported even where `seed_all(rm_dropout=True)` runs, which does not "
@@ -86,7 +86,7 @@ class Dropout(Rule):
            "It does not patch stochastic depth (`DropPath` draws with `bernoulli_`/`torch.rand`): pass "
            "`drop_path_rate=0.` to the model (or construct `DropPath(0.)`) while debugging. msprobe-kit's "
            "`seed_all(rm_dropout=True)`, which `msprobe-instrument` adds, also removes torch_npu's dropouts (not the old "
-           "fork's `torch.npu_dropoutV2`; it passes `npu_fusion_attention` keep_prob=1.0), and makes stochastic depth the "
+           "fork's `torch.npu_dropoutV2` and `torch.npu_dropout_gen_mask`; it passes `npu_fusion_attention` keep_prob=1.0), and makes stochastic depth the "
            "identity, by name: `DropPath` (also `NpuDropPath` and any class named `...DropPath`), `StochasticDepth` "
            "and `DropBlock2d` modules and cells (timm's, "
            "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions.")
@@ -125,6 +125,9 @@ class Dropout(Rule):
         "        self.drop_path = DropPath(drop_path) if drop_path > 0. else nn.Identity()\n",
     )
     invalid = (
+        # ModelZoo's GPT-2 draws dropout masks ahead on a side stream.
+        Invalid("import torch_npu\n\n\ndef mask(x, p):\n    return torch_npu.npu_dropout_gen_mask(x.shape, p=p)\n",
+                lines=(5,)),
         # PEFT's LoRA dropout (default 0), and a project's own subclass of a dropout layer (mindcv's compatibility
         # `Dropout(nn.Dropout)`).
         Invalid("import torch.nn as nn\nfrom peft import LoraConfig\n\n\nclass Dropout(nn.Dropout):\n    pass\n\n\n"

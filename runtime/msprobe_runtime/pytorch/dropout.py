@@ -21,7 +21,8 @@ call (with probability 0).
 
 On Ascend, torch_npu's dropouts are covered the same way once torch_npu is imported (seed_all imports it):
 `dropout_with_byte_mask` (behind `nn.DropoutWithByteMask` and torch_npu.contrib's function),
-`_npu_dropout`, `npu_dropout_with_add_softmax` (probability 0) and `npu_fusion_attention` (keep_prob 1).
+`_npu_dropout`, `npu_dropout_with_add_softmax`, `npu_dropout_gen_mask` (probability 0) and
+`npu_fusion_attention` (keep_prob 1).
 
 Stochastic depth, which drops whole residual branches at random, is removed too, by name (see
 core.stochastic_depth): the `forward` of `DropPath`, `StochasticDepth` and `DropBlock2d` modules (timm's,
@@ -75,6 +76,7 @@ _TARGETS = (
 _NPU_TARGETS = {
     "dropout_with_byte_mask": (1, "p", 0.0), "_npu_dropout": (1, "p", 0.0),
     "npu_dropout_with_add_softmax": (3, "prob", 0.0), "npu_fusion_attention": (9, "keep_prob", 1.0),
+    "npu_dropout_gen_mask": (1, "p", 0.0),  # a mask drawn ahead for `npu_dropout_do_mask` (ModelZoo's GPT-2)
 }
 
 

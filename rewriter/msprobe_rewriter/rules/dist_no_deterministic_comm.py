@@ -25,7 +25,8 @@ class DistNoDeterministicComm(Rule):
     summary = ("Flags `torch.distributed.init_process_group`, `deepspeed.init_distributed`, "
                "`mindspore.communication.init` (and Accelerate's `Accelerator` / Lightning's `Fabric`, which "
                "initialise the process group themselves, as does OpenMMLab's `init_dist` from mmcv or mmengine) in a file that never sets `HCCL_DETERMINISTIC` (set "
-               "after the call in the same function it is too late: it is read when communication starts) "
+               "after the call in the same function it is too late: it is read when communication starts; several "
+               "calls in one function, the branches of an `if` or a `try`, are reported once, at the first) "
                "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
@@ -152,6 +153,10 @@ dist.init_process_group(backend="nccl" if dist.is_nccl_available() else "gloo")
 """,
     )
     invalid = (
+        # ArcFace: the two branches of one try/except.
+        Invalid("import torch.distributed as dist\n\ntry:\n    dist.init_process_group(backend=\"hccl\")\n"
+                "except KeyError:\n    dist.init_process_group(backend=\"hccl\", init_method=\"tcp://127.0.0.1:1\")\n",
+                lines=(4,)),
         # CleanRL's multi-GPU PPO: `--backend` is gloo unless told otherwise (info).
         Invalid("""\
 import argparse
@@ -206,6 +211,7 @@ os.environ["HCCL_DETERMINISTIC"] = "false"
 ms.set_context(mode=ms.GRAPH_MODE)
 init_comm()
 """, lines=(8,)),
+        # Alternatives of one start (if/else, try/except) are reported once, at the first.
         Invalid("""\
 import os
 
@@ -217,7 +223,7 @@ if os.environ.get("USE_DEEPSPEED"):
     deepspeed.init_distributed(dist_backend="hccl")
 else:
     ipg("hccl")
-""", lines=(8, 10)),
+""", lines=(8,)),
         # HelloDeepSpeed: `deepspeed.initialize` starts communication itself (after `init_distributed`, it does not)
         Invalid("""\
 import deepspeed
@@ -278,10 +284,12 @@ if __name__ == "__main__":
         if not self.sites or self.engine_starts and not self.ctx.is_entry_script():
             return  # a library's `deepspeed.initialize` (TRL's `prepare_deepspeed`) runs after the script's start
         effects = seeding.analyse(self.ctx).effects
+        reported = set()  # functions reported once already: their other calls are alternatives (try/except, if/else)
         for site, on_nccl, function, backend in self.sites:
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]
-            if any(summary.hccl for summary in before):
+            if any(summary.hccl for summary in before) or function in reported:
                 continue
+            reported.add(function)
             default = opt_in.default_value(self.ctx, backend) if backend is not None else None
             if isinstance(default, str) and default.lower() in catalogue.OTHER_BACKENDS:  # `--backend` gloo by default
                 self.report(site, self.message + f" (only when `{condition_text(backend)}` is not {default}, as it is "

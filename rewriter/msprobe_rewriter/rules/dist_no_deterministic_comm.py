@@ -246,8 +246,8 @@ if __name__ == "__main__":
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        # (site, whether it names nccl, its function, the backend argument)
-        self.sites: list[tuple[Site, bool, str | None, ast.expr | None]] = []
+        # (site, whether it names nccl, its function, the backend argument, the function's definition)
+        self.sites: list[tuple[Site, bool, str | None, ast.expr | None, ast.AST | None]] = []
         self.engine_starts = False  # the first site is a `deepspeed.initialize`, which starts communication itself
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -262,7 +262,8 @@ if __name__ == "__main__":
             on_nccl = bool(_backends(node, qualified) & catalogue.NCCL_BACKENDS)
             position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
             backend = argument(node, *position) if position is not None else None
-            self.sites.append((self.ctx.site(node), on_nccl, self.ctx.current_function(), backend))
+            self.sites.append((self.ctx.site(node), on_nccl, self.ctx.current_function(), backend,
+                               self.ctx.current_def()))
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
@@ -285,11 +286,11 @@ if __name__ == "__main__":
             return  # a library's `deepspeed.initialize` (TRL's `prepare_deepspeed`) runs after the script's start
         effects = seeding.analyse(self.ctx).effects
         reported = set()  # functions reported once already: their other calls are alternatives (try/except, if/else)
-        for site, on_nccl, function, backend in self.sites:
+        for site, on_nccl, function, backend, definition in self.sites:
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]
-            if any(summary.hccl for summary in before) or function in reported:
+            if any(summary.hccl for summary in before) or id(definition) in reported:
                 continue
-            reported.add(function)
+            reported.add(id(definition))
             default = opt_in.default_value(self.ctx, backend) if backend is not None else None
             if isinstance(default, str) and default.lower() in catalogue.OTHER_BACKENDS:  # `--backend` gloo by default
                 self.report(site, self.message + f" (only when `{condition_text(backend)}` is not {default}, as it is "

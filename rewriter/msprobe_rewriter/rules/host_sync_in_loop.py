@@ -45,7 +45,8 @@ class HostSyncInLoop(Rule):
     message = "host-device sync inside the training loop; " + REMEDY
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
-               "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, unless it steps the "
+               "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, or one true in a single "
+               "iteration, `if i == 100:` on the loop's variable; unless it steps the "
                "optimizer: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are `.cpu()` on a model, or numbers that are already Python "
                "values. A read the host acts on (a branch on it, or a call that acts on it, `math.isfinite(...)` "
@@ -60,6 +61,9 @@ class HostSyncInLoop(Rule):
            "epoch; for debugging comparisons use msprobe's async dump, which keeps statistics on the device and "
            "transfers them once per step.")
     valid = (
+        # ModelZoo's ResNet50 times the first 100 steps: the sync runs once.
+        "import torch\n\nfor i, (x, y) in enumerate(loader):\n    loss = model(x).sum()\n    loss.backward()\n"
+        "    optimizer.step()\n    if i == 100:\n        torch.cuda.synchronize()\n",
         # The periodic guard kept in a name (open_clip's `is_metric_step`).
         "import torch\n\n\ndef train(model, loader, optimizer, every=10):\n    for i, x in enumerate(loader):\n"
         "        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"
@@ -355,7 +359,8 @@ class HostSyncInLoop(Rule):
             child = ancestors[index + 1] if index + 1 < len(ancestors) else node
             if isinstance(ancestor, FUNCTION_TYPES + (ast.Lambda, ast.ClassDef)):
                 break
-            if (isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body) and self._periodic(ancestor.test)
+            if (isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body)
+                    and (self._periodic(ancestor.test) or _once(ancestor.test, ancestors[:index]))
                     and not self._steps_optimizer(ancestor)):
                 return []
             if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
@@ -413,6 +418,15 @@ def _mentioned(expression: ast.AST, names: set[str], after: int) -> str | None:
     """The first of `names` read in `expression` after line `after`."""
     return next((node.id for node in ast.walk(expression) if isinstance(node, ast.Name) and node.id in names
                  and isinstance(node.ctx, ast.Load) and node.lineno > after), None)
+
+
+def _once(test: ast.expr, outer: list[ast.AST]) -> bool:
+    """`if i == 100:` on a loop's own variable: true in one iteration (ResNet50's `torch.npu.synchronize()` to
+    time the first 100 steps)."""
+    counters = {name.id for loop in outer if isinstance(loop, (ast.For, ast.AsyncFor))
+                for name in ast.walk(loop.target) if isinstance(name, ast.Name)}
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and any(isinstance(side, ast.Name) and side.id in counters for side in (test.left, *test.comparators)))
 
 
 def _is_periodic(test: ast.AST) -> bool:

@@ -246,8 +246,8 @@ if __name__ == "__main__":
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        # (site, whether it names nccl, its function, the backend argument, the function's definition)
-        self.sites: list[tuple[Site, bool, str | None, ast.expr | None, ast.AST | None]] = []
+        # (site, whether it names nccl, the backend argument, its function's definition)
+        self.sites: list[tuple[Site, bool, ast.expr | None, ast.AST | None]] = []
         self.engine_starts = False  # the first site is a `deepspeed.initialize`, which starts communication itself
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -262,8 +262,7 @@ if __name__ == "__main__":
             on_nccl = bool(_backends(node, qualified) & catalogue.NCCL_BACKENDS)
             position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
             backend = argument(node, *position) if position is not None else None
-            self.sites.append((self.ctx.site(node), on_nccl, self.ctx.current_function(), backend,
-                               self.ctx.current_def()))
+            self.sites.append((self.ctx.site(node), on_nccl, backend, self.ctx.current_def()))
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
@@ -286,7 +285,8 @@ if __name__ == "__main__":
             return  # a library's `deepspeed.initialize` (TRL's `prepare_deepspeed`) runs after the script's start
         effects = seeding.analyse(self.ctx).effects
         reported = set()  # functions reported once already: their other calls are alternatives (try/except, if/else)
-        for site, on_nccl, function, backend, definition in self.sites:
+        for site, on_nccl, backend, definition in self.sites:
+            function = definition.name if definition is not None else None
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]
             if any(summary.hccl for summary in before) or id(definition) in reported:
                 continue

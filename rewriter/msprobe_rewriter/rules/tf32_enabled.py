@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, constant, keyword, walk_scope
+from msprobe_rewriter.context import NOT_CONSTANT, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.values import Bindings
 
 SWITCH_ATTRS = frozenset(attr for _, attr in catalogue.TF32_SWITCHES)
 CALL_NAMES = frozenset(name.rpartition(".")[2] for name in (*catalogue.TF32_CALLS, *catalogue.MINDSPORE_SET_CONTEXT,
@@ -158,7 +159,12 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
                 "option[\"ACL_OPTYPELIST_FOR_IMPLMODE\"] = \"LayerNorm\"\ntorch.npu.set_option(option)\n", lines=(7,)),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.bindings = Bindings.of(ctx)  # the options dict a name holds (ModelZoo builds it item by item)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        self.bindings.assign(node)
         value = constant(node.value)
         for target in node.targets:
             if not isinstance(target, ast.Attribute) or target.attr not in SWITCH_ATTRS:
@@ -168,6 +174,7 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
                 self.report(target)
 
     def visit_Call(self, node: ast.Call) -> None:
+        self.bindings.call(node)  # `option.update({...})`
         if isinstance(node.func, ast.Attribute) and node.func.attr not in CALL_NAMES:
             return  # cheap filter; plain names may be aliases (`set_float32_matmul_precision as fp32`)
         qualified = self.ctx.call_qualname(node)
@@ -185,11 +192,9 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
             elif isinstance(config, ast.Dict):
                 self._check_cann_options(node, _options(config))
         elif qualified in catalogue.NPU_SET_OPTION:
-            options = node.args[0] if node.args else None
-            if isinstance(options, ast.Dict):
-                self._check_cann_options(node, _options(options))
-            elif isinstance(options, ast.Name):  # ModelZoo's `option = {}; option["ACL_..."] = ...; set_option(option)`
-                self._check_cann_options(node, self._built_options(options.id, node.lineno))
+            options = self.bindings.dict_fact(node.args[0]) if node.args else None
+            if options is not None:  # a literal, or ModelZoo's `option = {}; option["ACL_..."] = ...; set_option(option)`
+                self._check_cann_options(node, list(options.items))
         elif qualified in catalogue.MINDSPORE_PRECISION_MODE:
             mode = node.args[0] if node.args else keyword(node, "mode")
             if mode is not None:
@@ -205,29 +210,6 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
                 options=", ".join(f"`{option}: {chosen}`" for option, chosen in lowered),
                 s="" if len(lowered) > 1 else "s", how="; ".join(how for how, _ in effects),
                 fixes=" and ".join(f"`{option}: {fix}`" for (option, _), (_, fix) in zip(lowered, effects, strict=True))))
-
-
-    def _built_options(self, name: str, before: int) -> list[tuple[object, ast.expr]]:
-        """The options a dict named `name` holds when the call on line `before` reads it, built in the same
-        function (or at module level): its literal, then its items set one by one and its `update({...})`s."""
-        scope = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, FUNCTION_TYPES)),
-                     self.ctx.tree)
-        found: list[tuple[object, ast.expr]] = []
-        for node in sorted(walk_scope(scope), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
-            if getattr(node, "lineno", before) >= before:
-                continue
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                if isinstance(target, ast.Name) and target.id == name:
-                    found = _options(node.value) if isinstance(node.value, ast.Dict) else []
-                elif (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-                      and target.value.id == name):
-                    found.append((constant(target.slice), node.value))
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update"
-                  and isinstance(node.func.value, ast.Name) and node.func.value.id == name
-                  and node.args and isinstance(node.args[0], ast.Dict)):
-                found += _options(node.args[0])
-        return found
 
 
 def _options(config: ast.Dict) -> list[tuple[object, ast.expr]]:

@@ -8,7 +8,7 @@ import sys
 
 import libcst as cst
 
-from msprobe_rewriter import catalogue, conditions, entropy, pinning, project, seeding
+from msprobe_rewriter import catalogue, conditions, cpu_code, entropy, pinning, project, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, constant
 from msprobe_rewriter.instrument import loops, nodes
@@ -20,7 +20,6 @@ from msprobe_rewriter.rules.dropout import DROPOUT_NAMES
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
 STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) - {"random"}  # modules whose calls draw from no seeded generator
 BUILTIN_NAMES = frozenset(dir(builtins))
-DATA_PROTOCOL = frozenset({"__getitem__", "__iter__"})  # the methods a dataset or a sampler has
 SEED_ALL = frozenset(f"{m}.seed_all" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                "msprobe.pytorch", "msprobe.mindspore"))
 
@@ -493,14 +492,14 @@ def _inside_loop_or_handler(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> b
 
 def _in_callback(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     """In a method that data loading or a caller's protocol runs, not the script's start-up: any method of a
-    dataset or sampler class (one with `__getitem__` or `__iter__`: DLRM's `reset_numpy_seed`, which `__getitem__`
-    calls every epoch), or a `__call__` (BERT's `WorkerInitObj`, given as `worker_init_fn`)."""
+    dataset, sampler or iterator class (one with `__getitem__`, `__iter__`, ...: DLRM's `reset_numpy_seed`, which
+    `__getitem__` calls every epoch), or a `__call__` (BERT's `WorkerInitObj`, given as `worker_init_fn`)."""
     function = _scope_of(node, parents)
     owner = parents.get(function)
     if not isinstance(owner, ast.ClassDef):
         return False
     methods = {item.name for item in owner.body if isinstance(item, FUNCTION_TYPES)}
-    return function.name == "__call__" or bool(methods & DATA_PROTOCOL)
+    return function.name == "__call__" or bool(methods & cpu_code.DATA_METHODS)
 
 
 def _draws(unit: Unit) -> bool:

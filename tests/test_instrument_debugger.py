@@ -147,10 +147,10 @@ def test_mindspore_train_step_function_and_grad_probe():
 
 @pytest.mark.parametrize(("call", "expected"), [
     ("model.train(2, ds)", "model.train(2, ds, callbacks=[MsprobeStep(debugger)])"),
-    ("model.train(2, ds, callbacks=[LossMonitor()])", "model.train(2, ds, callbacks=[LossMonitor(), MsprobeStep(debugger)])"),
+    ("model.train(2, ds, callbacks=[LossMonitor()])", "model.train(2, ds, callbacks=[MsprobeStep(debugger), LossMonitor()])"),
     ("model.train(2, ds, [LossMonitor()], dataset_sink_mode=False)",
-     "model.train(2, ds, [LossMonitor(), MsprobeStep(debugger)], dataset_sink_mode=False)"),
-    ("cbs = [LossMonitor()]\nmodel.train(2, ds, callbacks=cbs)", "model.train(2, ds, callbacks=cbs + [MsprobeStep(debugger)])"),
+     "model.train(2, ds, [MsprobeStep(debugger), LossMonitor()], dataset_sink_mode=False)"),
+    ("cbs = [LossMonitor()]\nmodel.train(2, ds, callbacks=cbs)", "model.train(2, ds, callbacks=[MsprobeStep(debugger)] + cbs)"),
 ])
 def test_mindspore_model_train_gets_the_callback(call, expected):
     code = f"import mindspore as ms\n\nmodel = ms.Model(net, loss, opt)\n{call}\n"
@@ -165,7 +165,7 @@ def test_mindspore_model_train_gets_the_callback(call, expected):
     ("from mindspore import Model\n\nModel(net, loss, opt).train(2, ds)\n",
      "Model(net, loss, opt).train(2, ds, callbacks=[MsprobeStep(debugger)])"),
     ("import mindspore as ms\n\nms.Model(net, loss_fn=loss, optimizer=opt).train(2, ds, [cb])\n",
-     "ms.Model(net, loss_fn=loss, optimizer=opt).train(2, ds, [cb, MsprobeStep(debugger)])"),
+     "ms.Model(net, loss_fn=loss, optimizer=opt).train(2, ds, [MsprobeStep(debugger), cb])"),
 ], ids=["imported class", "through the module"])
 def test_chained_mindspore_model_train_gets_the_callback(code, expected):
     """`Model(...).train(...)` on one line is a Model.train call too, its optimizer read from the construction
@@ -950,7 +950,7 @@ PL = "import pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import Mo
     (HF + "trainer = Trainer(model=m, args=TrainingArguments('o'), callbacks=None)\n",
      "trainer = Trainer(model=m, args=TrainingArguments('o'), callbacks=[MsprobeTrainerCallback(debugger)])"),
     (HF + "cbs = []\ncbs.append(Early())\ntrainer = Trainer(model=m, callbacks=cbs)\n",
-     "trainer = Trainer(model=m, callbacks=cbs + [MsprobeTrainerCallback(debugger)])"),
+     "trainer = Trainer(model=m, callbacks=[MsprobeTrainerCallback(debugger)] + cbs)"),
     # a name that may hold None, or a helper's result: `add_callback` after the construction
     (HF + "cbs = None\nif x:\n    cbs = [Early()]\ntrainer = Trainer(model=m, callbacks=cbs)\n",
      "trainer.add_callback(MsprobeTrainerCallback(debugger))"),
@@ -959,9 +959,9 @@ PL = "import pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import Mo
      "trainer = transformers.Seq2SeqTrainer(model=m, callbacks=[MsprobeTrainerCallback(debugger)])"),
     # Lightning's callbacks= may be one callback
     (PL + "trainer = pl.Trainer(callbacks=ModelCheckpoint(dirpath='c'))\n",
-     "trainer = pl.Trainer(callbacks=[ModelCheckpoint(dirpath='c'), MsprobeLightningCallback(debugger)])"),
+     "trainer = pl.Trainer(callbacks=[MsprobeLightningCallback(debugger), ModelCheckpoint(dirpath='c')])"),
     (PL + "ckpt = ModelCheckpoint(dirpath='c')\ntrainer = pl.Trainer(callbacks=ckpt)\n",
-     "trainer = pl.Trainer(callbacks=[ckpt, MsprobeLightningCallback(debugger)])"),
+     "trainer = pl.Trainer(callbacks=[MsprobeLightningCallback(debugger), ckpt])"),
     ("from lightning.pytorch import Trainer\n\ntrainer = Trainer(max_epochs=1, callbacks=[])\n",
      "trainer = Trainer(max_epochs=1, callbacks=[MsprobeLightningCallback(debugger)])"),
 ], ids=["None", "a list by name", "maybe None", "a helper's result", "module alias", "one callback",
@@ -971,6 +971,15 @@ def test_a_trainer_gets_the_callback(code, expected):
                      "debugger")
     assert expected in lines_of(out), out
     assert not notes
+
+
+def test_the_callback_goes_first_in_a_list_across_lines():
+    """First, so that the step's end stops capture before the other callbacks' step-end work (latent diffusion's
+    ImageLogger samples the model in `on_train_batch_end`); a list across lines keeps one callback a line."""
+    code = PL + "trainer = pl.Trainer(\n    callbacks=[\n        ImageLogger(),\n        ModelCheckpoint(),\n    ],\n)\n"
+    out, _ = run(code + "trainer.fit(model)\n", "debugger")
+    assert ("    callbacks=[\n        MsprobeLightningCallback(debugger),\n        ImageLogger(),\n"
+            "        ModelCheckpoint(),\n    ],\n") in strip(out)
 
 
 @pytest.mark.parametrize("code", [
@@ -1039,7 +1048,7 @@ def test_trainers_monitor_by_themselves_under_grad_probe():
 
 @pytest.mark.parametrize(("call", "expected"), [
     ("model.train(2, ds, callbacks=None)", "model.train(2, ds, callbacks=[MsprobeStep(debugger)])"),
-    ("model.train(2, ds, callbacks=LossMonitor())", "model.train(2, ds, callbacks=[LossMonitor(), MsprobeStep(debugger)])"),
+    ("model.train(2, ds, callbacks=LossMonitor())", "model.train(2, ds, callbacks=[MsprobeStep(debugger), LossMonitor()])"),
 ], ids=["None", "one callback"])
 def test_model_train_callbacks_none_or_one(call, expected):
     out, _ = run(f"import mindspore as ms\n\nmodel = ms.Model(net, loss, opt)\n{call}\n", "debugger")

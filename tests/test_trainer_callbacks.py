@@ -142,6 +142,28 @@ def test_lightning_callback_captures_each_optimizer_step_with_its_accumulated_ba
     assert debugger.current_step == STEPS
 
 
+def test_lightning_callback_takes_the_hook_arguments_of_lightning_1(tmp_path):
+    """Lightning 1.x passes `dataloader_idx` to the batch hooks and `optimizer_idx` to `on_before_optimizer_step`
+    (latent-diffusion pins 1.4): the callback takes them as it takes 2.x's."""
+    from msprobe_runtime.pytorch import MsprobeLightningCallback
+
+    debugger = _debugger(tmp_path)
+    callback = MsprobeLightningCallback(debugger)
+    model = LanguageModel()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    callback.on_train_start(None, model)
+    for batch_idx, tokens in enumerate(_tokens(STEPS).split(1)):
+        callback.on_train_batch_start(None, model, tokens, batch_idx, 0)
+        model(input_ids=tokens, labels=tokens)["loss"].backward()
+        callback.on_before_optimizer_step(None, model, optimizer, 0)
+        optimizer.step()
+        callback.on_train_batch_end(None, model, None, tokens, batch_idx, 0)
+    callback.on_train_end(None, model)
+    debugger.close()
+    assert sorted(path.name for path in (tmp_path / "dump").iterdir()) == ["step0", "step1", "step2"]
+    assert debugger.current_step == STEPS
+
+
 def test_capture_through_the_callbacks_leaves_training_bit_identical(tmp_path):
     from msprobe_runtime.pytorch import MsprobeLightningCallback, MsprobeTrainerCallback
 

@@ -93,7 +93,8 @@ def _lightning_bases() -> tuple[type, ...]:
 def _lightning_callback(bases: tuple[type, ...]) -> type:
     class MsprobeLightningCallback(_DebuggedSteps, *bases):
         """Lightning's Callback: capture from the start of a training batch until the end of the batch in which
-        the optimizer stepped (`on_before_optimizer_step`), so a step holds every accumulated batch."""
+        the optimizer stepped (`on_before_optimizer_step`), so a step holds every accumulated batch. The batch
+        and optimizer hooks take `*args`: Lightning 1.x passes `dataloader_idx` and `optimizer_idx` too."""
 
         def __init__(self, debugger):
             super().__init__(debugger)
@@ -102,13 +103,13 @@ def _lightning_callback(bases: tuple[type, ...]) -> type:
         def on_train_start(self, trainer, pl_module):
             self._train_begins(pl_module)
 
-        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        def on_train_batch_start(self, trainer, pl_module, *args):
             self._step_begins(pl_module)
 
-        def on_before_optimizer_step(self, trainer, pl_module, optimizer):
+        def on_before_optimizer_step(self, trainer, pl_module, *args):
             self._stepped = True
 
-        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        def on_train_batch_end(self, trainer, pl_module, *args):
             if self._stepped:
                 self._stepped = False
                 self._step_ends()

@@ -106,10 +106,12 @@ class Debugger(Transform):
         "(OpenMMLab) `MsprobeMMEngineHook(debugger)` in `custom_hooks=`, or, built by `Runner.from_cfg(cfg)`, "
         "through `runner.register_hook(...)` after it, mindformers' `Trainer` `MsprobeStep(debugger)` (it trains "
         "through Model.train; a note says to turn its data sinking off); they start, stop and step the debugger around "
-        "each optimizer step. An absent or `None` `callbacks=` becomes a list, a list is appended to, a name only "
-        "ever assigned lists becomes `name + [...]`, one callback `[it, ...]`, a `**mapping` whose `\"callbacks\"` "
+        "each optimizer step. The callback goes first, so that the step's end stops capture before the other "
+        "callbacks' step-end work (latent diffusion's image logger samples the model there, mindocr's evaluator "
+        "runs validation): an absent or `None` `callbacks=` becomes a list, a list gets it at its head, a name only "
+        "ever assigned lists becomes `[...] + name`, one callback `[..., it]`, a `**mapping` whose `\"callbacks\"` "
         "entry was last given a list (`trainer_kwargs[\"callbacks\"] = [...]`, as latent diffusion's main.py builds "
-        "its trainer) gets `mapping[\"callbacks\"].append(...)` before the construction; where `callbacks=` cannot be read "
+        "its trainer) gets `mapping[\"callbacks\"].insert(0, ...)` before the construction; where `callbacks=` cannot be read "
         "(`**kwargs` that may hold it, a helper's result, a subclass whose `__init__` takes none) a Hugging Face "
         "trainer assigned to a name gets `trainer.add_callback(...)` after its construction (an mmengine runner "
         "`runner.register_hook(...)`, right before its `runner.train()` when a block around the construction has "
@@ -322,7 +324,7 @@ class Debugger(Transform):
                 "net = ms.nn.Dense(2, 1)\n"
                 "model = ms.Model(net, loss_fn=ms.nn.MSELoss(), optimizer=ms.nn.SGD(net.trainable_params()))\n"
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
-                "model.train(1, dataset, callbacks=[ms.train.LossMonitor(), MsprobeStep(debugger)])\n"),
+                "model.train(1, dataset, callbacks=[MsprobeStep(debugger), ms.train.LossMonitor()])\n"),
         # mindformers' Trainer runs MindSpore's Model.train: its callbacks are MindSpore's. The script names no
         # `mindspore`, and is a MindSpore script all the same.
         Example("from mindformers import Trainer\n\ntrainer = Trainer(config)\ntrainer.train()\n",
@@ -352,7 +354,7 @@ class Debugger(Transform):
                 "from msprobe_runtime.pytorch import MsprobeTrainerCallback, PrecisionDebugger\n\n"
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "trainer = SFTTrainer(model=\"Qwen/Qwen2-0.5B\", train_dataset=data, "
-                "callbacks=[EarlyStoppingCallback(3), MsprobeTrainerCallback(debugger)])\ntrainer.train()\n"),
+                "callbacks=[MsprobeTrainerCallback(debugger), EarlyStoppingCallback(3)])\ntrainer.train()\n"),
         # `**kwargs` may hold `callbacks=` (Stanford Alpaca's `**data_module`): a Hugging Face trainer is given
         # the callback with `add_callback` instead.
         Example("import transformers\n\ntrainer = transformers.Trainer(model=model, args=args, **data_module)\n"
@@ -396,7 +398,7 @@ class Debugger(Transform):
                 "def main(opt, model, data):\n    trainer_kwargs = dict()\n"
                 "    trainer_kwargs[\"callbacks\"] = [cb(c) for c in opt.callbacks]\n"
                 "    debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
-                "    trainer_kwargs[\"callbacks\"].append(MsprobeLightningCallback(debugger))\n"
+                "    trainer_kwargs[\"callbacks\"].insert(0, MsprobeLightningCallback(debugger))\n"
                 "    trainer = Trainer.from_argparse_args(opt, **trainer_kwargs)\n    trainer.fit(model, data)\n"),
         # A project's own `Trainer` is no library's: its hand-written loop is the training loop.
         Example("import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n"
@@ -564,7 +566,7 @@ class Debugger(Transform):
             if holder is not None:  # `Trainer.from_argparse_args(opt, **trainer_kwargs)`, its callbacks a list
                 callback = f"{unit.runtime(CALLBACKS[train.library])}({name})"
                 unit.shared.setdefault(AFTER_CREATION, []).append(
-                    (unit.statement(train.statement), f'{holder}["{keyword}"].append({callback})'))
+                    (unit.statement(train.statement), f'{holder}["{keyword}"].insert(0, {callback})'))
                 return True
             problem = f"{what} with *args/**kwargs ({keyword}= may be among them)"
         elif current is not None and not _extendable(value, train):
@@ -686,28 +688,27 @@ def _extendable(value: cst.BaseExpression, train: loops.CallbackTraining) -> boo
 
 
 def _add_callback(call: cst.Call, train: loops.CallbackTraining, keyword: str, callback: cst.BaseExpression) -> cst.Call:
-    """`call` with `callback` added to its `keyword=` (`callbacks=`, mmengine's `custom_hooks=`): a list appended
-    to, a name holding a list extended (`cbs + [callback]`), one callback listed with it, an absent or None one
-    set to `[callback]`."""
+    """`call` with `callback` first in its `keyword=` (`callbacks=`, mmengine's `custom_hooks=`): put at the head
+    of a list, before a name holding a list (`[callback] + cbs`), listed before one callback, an absent or None
+    one set to `[callback]`."""
     arg = nodes.argument(call, keyword, train.position)
     value = arg.value if arg is not None else None
     if value is None or isinstance(value, cst.Name) and value.value == "None":
         return nodes.set_argument(call, keyword, cst.List([cst.Element(callback)]), train.position)
     if isinstance(value, cst.List):
         elements = list(value.elements)
-        if elements:
-            last = elements[-1]
-            comma = last.comma if isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
-            elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            elements.append(cst.Element(callback, comma=comma))
+        if elements:  # the new head takes the separator the old head has (its line break in a list across lines)
+            comma = elements[0].comma
+            comma = comma if isinstance(comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            elements.insert(0, cst.Element(callback, comma=comma))
         else:
             elements = [cst.Element(callback)]
         new = value.with_changes(elements=elements)
     elif train.callbacks == "list":
-        new = cst.BinaryOperation(value, cst.Add(), cst.List([cst.Element(callback)]))
+        new = cst.BinaryOperation(cst.List([cst.Element(callback)]), cst.Add(), value)
     else:  # one callback
-        new = cst.List([cst.Element(value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                        cst.Element(callback)])
+        new = cst.List([cst.Element(callback, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                        cst.Element(value)])
     return nodes.set_argument(call, keyword, new, train.position)
 
 

@@ -27,8 +27,9 @@ def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> 
     check_seed_arguments(seed, mode, rm_dropout)
     seed_python(seed)
     torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)
+    # Lazy: queued until CUDA initialises, so a script that picks its GPU after seeding (CUDA_VISIBLE_DEVICES
+    # per rank, as guided diffusion's dist_util does) still gets it; `is_available()` would initialise CUDA here.
+    torch.cuda.manual_seed_all(seed)
     npu = _torch_npu()
     if npu is not None:
         npu.npu.manual_seed_all(seed)

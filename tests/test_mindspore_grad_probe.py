@@ -187,3 +187,22 @@ def test_the_model_train_callback_probes_models_optimizer_also_one_built_inline(
     assert sorted(path.name for path in (tmp_path / "dump" / "rank0").glob("*.csv")) == [
         f"grad_summary_{step}.csv" for step in range(4)]
     assert list(summary(tmp_path, 0)) == [param.name for param in generator.trainable_params()]
+
+
+def test_the_model_train_callback_probes_the_optimizer_of_a_train_step_cell_given_to_model(tmp_path):
+    """`Model(TrainOneStepWrapper(...))` with no optimizer of Model's own (mindocr, mindyolo): the callback probes
+    the optimizer inside the train network."""
+    from msprobe_runtime.mindspore import MsprobeStep
+
+    seed_all(0)
+    generator = Generator()
+    z = inputs()[1].asnumpy()
+    dataset = ms.dataset.NumpySlicesDataset({"z": z, "x": np.zeros((4, 8), np.float32)}, shuffle=False).batch(2)
+    train = nn.TrainOneStepCell(nn.WithLossCell(generator, nn.MSELoss()),
+                                nn.SGD(generator.trainable_params(), learning_rate=0.1))
+    debugger = probe(tmp_path)
+    ms.train.Model(train).train(2, dataset, callbacks=[MsprobeStep(debugger)], dataset_sink_mode=False)
+    debugger.close()
+    assert sorted(path.name for path in (tmp_path / "dump" / "rank0").glob("*.csv")) == [
+        f"grad_summary_{step}.csv" for step in range(4)]
+    assert list(summary(tmp_path, 0)) == [param.name for param in generator.trainable_params()]

@@ -568,6 +568,21 @@ def test_graph_mode_and_jit_never_crash(tmp_path):
     assert "PYNATIVE_MODE" in GRAPH_MODE_MESSAGE
 
 
+def test_the_graph_mode_message_gets_past_a_script_that_silences_warnings(tmp_path):
+    """mindocr's train.py runs `warnings.filterwarnings("ignore")`: the message that explains an empty dump is
+    still shown."""
+    debugger = PrecisionDebugger(config_path=write_config(tmp_path, level="L1"))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.warns(UserWarning, match="GRAPH_MODE"):
+            warnings.filterwarnings("ignore")
+            debugger.start(model=TinyNet())
+        debugger.stop()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        debugger.close()
+
+
 # ---- gradient probe and Model.train --------------------------------------------------------------
 @pytest.mark.parametrize("level", ["L0", "L1", "L2"])
 def test_grad_probe_writes_msprobe_files(tmp_path, level):

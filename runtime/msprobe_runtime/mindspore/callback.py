@@ -1,10 +1,11 @@
 """MsprobeStep: the `mindspore.train.Callback` that runs a PrecisionDebugger around every step of Model.train.
 
 msprobe.mindspore's name and behaviour (start at each step's beginning, stop and step at its end), which
-msprobe-instrument inserts as `model.train(..., callbacks=[..., MsprobeStep(debugger)])`; with
-`"task": "grad_probe"` it also monitors Model's optimizer (a second `monitor` of it changes nothing). The network
-given to `start` (for L0/mix) is the user's network inside Model's training wrappers, so cell names are
-the same as in a hand-written loop that calls `debugger.start(model=net)`.
+msprobe-instrument inserts as `model.train(..., callbacks=[MsprobeStep(debugger), ...])`; with
+`"task": "grad_probe"` it also monitors Model's optimizer, or those its train-step cell holds (a second
+`monitor` of one changes nothing). The network given to `start` (for L0/mix) is the user's network inside
+Model's training wrappers, so cell names are the same as in a hand-written loop that calls
+`debugger.start(model=net)`.
 """
 
 from __future__ import annotations
@@ -38,10 +39,13 @@ class MsprobeStep(Callback):
         self.model = model  # the network to hook at L0/mix; by default Model's own, unwrapped
 
     def on_train_begin(self, run_context):
-        """With `"task": "grad_probe"`, probe Model's optimizer (also one built inline in `Model(...)`)."""
-        optimizer = run_context.original_args().optimizer
-        if self.debugger.config.task == "grad_probe" and optimizer is not None:
-            self.debugger.monitor(optimizer)
+        """With `"task": "grad_probe"`, probe Model's optimizer (also one built inline in `Model(...)`), or the
+        optimizers inside the train network when Model was given a train-step cell and no optimizer
+        (`Model(TrainOneStepWrapper(...))`, as mindocr and mindyolo build it)."""
+        if self.debugger.config.task != "grad_probe":
+            return
+        args = run_context.original_args()
+        self.debugger.monitor(args.optimizer if args.optimizer is not None else args.train_network)
 
     def on_train_step_begin(self, run_context):
         """Start capturing this step."""

@@ -48,6 +48,14 @@ def graph_mode() -> bool:
     return ms.get_context("mode") == ms.GRAPH_MODE
 
 
+def _warn_graph_mode(stacklevel: int) -> None:
+    """Say that graph mode captures nothing, past the script's warning filters: training scripts often
+    silence warnings (mindocr's `warnings.filterwarnings("ignore")`), and this one explains an empty dump."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=stacklevel)
+
+
 class PrecisionDebugger(StepDebugger):
     """Captures API calls (L1), cell calls (L0) or both (mix) of chosen steps, msprobe-compatibly."""
 
@@ -67,7 +75,7 @@ class PrecisionDebugger(StepDebugger):
     def _attach(self, model) -> bool:
         if graph_mode():  # nothing to capture: the network runs as one compiled graph
             if not self._warned_graph_mode:
-                warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=3)  # at the user's start() call
+                _warn_graph_mode(stacklevel=4)  # at the user's start() call
                 self._warned_graph_mode = True
             return False
         if model is not None:
@@ -90,7 +98,7 @@ class PrecisionDebugger(StepDebugger):
         of every optimizer in a cell (a TrainOneStepCell, a GAN's wrapper) or a list or tuple of them."""
         self._require_grad_probe()
         if graph_mode():
-            warnings.warn(GRAPH_MODE_MESSAGE, stacklevel=2)
+            _warn_graph_mode(stacklevel=3)
         from msprobe_runtime.mindspore.grad_probe import GradProbe
 
         if self._grad_probe is None:

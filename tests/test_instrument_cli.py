@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from msprobe_rewriter.instrument.markers import strip
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
@@ -145,6 +146,26 @@ def test_a_rerun_keeps_the_options_an_instrumented_file_was_written_with(project
     assert cli("--write", "--keep-dropout", "train.py", cwd=project).returncode == 0
     assert "seed_all(seed=7, mode=True, rm_dropout=False)" in path.read_text()
     assert cli("--check", "--no-deterministic", "train.py", cwd=project).returncode == 1
+
+
+def test_a_rerun_keeps_the_target_the_data_mode_and_the_gradient_probe(project):
+    """`--target msprobe`, `--data strict` and `--grad-probe` are read back from the earlier run's edits (its
+    import, its `num_workers=0`, its `monitor`) when not given again; given again, they change the file."""
+    path = project / "train.py"
+    path.write_text("from torch.utils.data import DataLoader\n" + SCRIPT.replace(
+        "for x in", "loader = DataLoader(\n    ds,\n    num_workers=4,\n)\nfor x in"))
+    assert cli("--write", "--target", "msprobe", "--data", "strict", "--grad-probe", "train.py",
+               cwd=project).returncode == 0
+    written = path.read_text()
+    assert "from msprobe.pytorch import" in written and "num_workers=0," in written and ".monitor(model)" in written
+    assert cli("--check", "train.py", cwd=project).returncode == 0
+    assert cli("--write", "--seed", "3", "train.py", cwd=project).returncode == 0
+    assert strip(path.read_text()) == strip(written).replace("seed=1234", "seed=3")
+    assert cli("--write", "--target", "runtime", "--data", "default", "--no-grad-probe", "train.py",
+               cwd=project).returncode == 0
+    rewritten = path.read_text()
+    assert "from msprobe_runtime.pytorch import" in rewritten and "num_workers=4," in rewritten
+    assert ".monitor(" not in rewritten
 
 
 def test_check_reports_pending_changes(project):

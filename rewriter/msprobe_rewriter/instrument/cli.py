@@ -47,14 +47,18 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--config", "config", type=click.Path(dir_okay=False), metavar="PATH",
               help="Debugger config file (default: config.json beside each script).")
 @click.option("--emit-config", is_flag=True, help="With --write: write a default config where none exists.")
-@click.option("--grad-probe", is_flag=True, help="Also add debugger.monitor(...) (the gradient probe).")
+@click.option("--grad-probe/--no-grad-probe", default=False,
+              help="Also add debugger.monitor(...) (the gradient probe; an instrumented file keeps its own unless "
+                   "this is given).")
 @click.option("--target", type=click.Choice(["runtime", "msprobe"]), default="runtime", show_default=True,
-              help="Import from msprobe_runtime, or from MindStudio Probe (msprobe).")
+              help="Import from msprobe_runtime, or from MindStudio Probe (msprobe) (an instrumented file keeps "
+                   "its own unless this is given).")
 @click.option("--select", "chosen", multiple=True, metavar="NAMES",
               help="Transforms to run, by name or by the lint rule they fix (comma-separated, repeatable).")
 @click.option("--ignore", "ignored", multiple=True, metavar="NAMES", help="Transforms to skip (same forms).")
 @click.option("--data", type=click.Choice(["default", "strict"]), default="default", show_default=True,
-              help="strict: PyTorch loaders run without worker processes (num_workers=0).")
+              help="strict: PyTorch loaders run without worker processes (num_workers=0) (an instrumented file "
+                   "keeps its own unless this is given).")
 @click.option("--include-tests", is_flag=True,
               help="Also instrument test files found in folders (test_*.py, *_test.py, conftest.py, tests/).")
 @click.option("-q", "--quiet", is_flag=True, help="Print no notes and no summary.")
@@ -69,8 +73,11 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
     except SelectionError as exc:
         _fail(str(exc))
     context = click.get_current_context()
-    unset = frozenset(name for name in ("seed", "deterministic", "remove_dropout")
+    unset = frozenset({"data": "data_strict"}.get(name, name)
+                      for name in ("seed", "deterministic", "remove_dropout", "target", "data", "grad_probe")
                       if context.get_parameter_source(name) is ParameterSource.DEFAULT)
+    if chosen or ignored:  # transforms named: whether the probe runs is theirs to say
+        unset -= {"grad_probe"}
     options = Options(seed=seed, deterministic=deterministic, remove_dropout=remove_dropout, config=config,
                       grad_probe=grad_probe or "grad-probe" in selected, target=target, data_strict=data == "strict",
                       selected=selected, unset=unset)

@@ -15,6 +15,13 @@ DEFAULT_CONFIG = "config.json"
 ADDED_SEED_ALL = re.compile(r"seed_all\(seed=(?P<seed>[^,]*), mode=(?P<mode>True|False), "
                             r"rm_dropout=(?P<rm_dropout>True|False)\)\s*# msprobe-instrument ")
 
+# The import an earlier run added: the package it targeted.
+ADDED_IMPORT = re.compile(r"^from (?P<package>msprobe|msprobe_runtime)\.(?:pytorch|mindspore) import [^#\n]*"
+                          r"# msprobe-instrument ", re.MULTILINE)
+ADDED_MONITOR = re.compile(r"\.monitor\([^#\n]*# msprobe-instrument ")  # the gradient probe it added
+# A line an earlier run changed to `num_workers=0` (`--data strict`): the line before had no such argument.
+CHANGED_WORKERS = re.compile(r"\bnum_workers=0\b[^#\n]*# msprobe-instrument \w+(?: \+\d+)? (?:was|raw): (?P<was>.*)")
+
 
 @dataclass(frozen=True)
 class Options:
@@ -29,17 +36,29 @@ class Options:
     data_strict: bool = False
     selected: frozenset[str] = field(default_factory=frozenset)  # transform names; empty: the defaults
     given: frozenset[str] = field(default_factory=frozenset)  # absolute paths of the files this run instruments
-    # Switches left to their defaults on the command line (`seed`, `deterministic`, `remove_dropout`): a file
-    # instrumented before keeps the values it was instrumented with.
+    # Options left to their defaults on the command line (`seed`, `deterministic`, `remove_dropout`, `target`,
+    # `data_strict`, `grad_probe`): a file instrumented before keeps the values it was instrumented with.
     unset: frozenset[str] = field(default_factory=frozenset)
 
     def as_instrumented(self, text: str) -> Options:
-        """These options, with the switches left unset taken from the `seed_all` an earlier run added to `text`
-        (so a plain re-run or `--check` does not turn `--deterministic` back off)."""
-        added = [match.groupdict() for match in ADDED_SEED_ALL.finditer(text)] if self.unset else []
-        if not added:
+        """These options, with those left unset taken from what an earlier run added to `text` (so a plain
+        re-run or `--check` does not turn `--deterministic`, `--target msprobe`, `--data strict` or
+        `--grad-probe` back off)."""
+        if not self.unset:
             return self
         changes: dict[str, object] = {}
+        package = ADDED_IMPORT.search(text)
+        if "target" in self.unset and package is not None:
+            changes["target"] = "msprobe" if package["package"] == "msprobe" else "runtime"
+        if "data_strict" in self.unset and any("num_workers=0" not in found["was"]
+                                               for found in CHANGED_WORKERS.finditer(text)):
+            changes["data_strict"] = True
+        if "grad_probe" in self.unset and ADDED_MONITOR.search(text):
+            changes["grad_probe"] = True
+            changes["selected"] = self.selected | {"grad-probe", "debugger"} if self.selected else self.selected
+        added = [match.groupdict() for match in ADDED_SEED_ALL.finditer(text)]
+        if not added:
+            return replace(self, **changes)
         if "deterministic" in self.unset:
             changes["deterministic"] = added[0]["mode"] == "True"
         if "remove_dropout" in self.unset:

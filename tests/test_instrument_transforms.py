@@ -301,6 +301,32 @@ def test_a_module_the_project_imports_is_seeded_under_its_guard(tmp_path):
     assert "if __name__ == \"__main__\":\n    seed_all(seed=100, mode=False, rm_dropout=True)\n" in out
 
 
+def test_an_entry_script_that_only_calls_the_projects_training_function_is_seeded(tmp_path):
+    """LLaVA's train_mem.py is `from llava.train.train import train` and `train()` under its guard: it is the
+    script that runs, so it gets seed_all (train.py, imported by it, is seeded only under its own guard)."""
+    trainer = ("import torch\n\n\ndef train():\n    model = torch.nn.Linear(2, 1)\n"
+               "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+               "        model(x).sum().backward()\n        opt.step()\n")
+    code = "from train import train\n\nif __name__ == \"__main__\":\n    train()\n"
+    out = fix_in(tmp_path, "train_mem.py", code, {"train.py": trainer}, "seed")
+    assert "from train import train\nfrom msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234, " in out
+
+
+def test_each_alternative_function_that_seeds_with_its_parameter_gets_seed_all():
+    """DeepSpeed's pipeline example seeds `args.seed` in `train_base(args)` and in `train_pipe(args)`, and runs
+    one of them; a seed tested for None is no alternative."""
+    code = ("import torch\n\n\ndef train_base(args):\n    torch.manual_seed(args.seed)\n"
+            "    return torch.nn.Linear(2, 1)\n\n\ndef train_pipe(args):\n    torch.manual_seed(args.seed)\n"
+            "    return torch.nn.Linear(2, 1)\n\n\ndef evaluate(args):\n    if args.seed is not None:\n"
+            "        torch.manual_seed(args.seed)\n\n\nif __name__ == \"__main__\":\n    args = get_args()\n"
+            "    if args.pipeline_parallel_size == 0:\n        train_base(args)\n    else:\n        train_pipe(args)\n"
+            "    evaluate(args)\n")
+    out = fix(code, "seed")
+    for name in ("train_base", "train_pipe"):
+        assert f"def {name}(args):\n    seed_all(seed=args.seed, mode=False, rm_dropout=True)\n" in out
+    assert "def evaluate(args):\n    if args.seed" in out
+
+
 def test_a_method_named_like_a_stepping_function_is_no_step():
     """ResNet18's `validate` calls `losses.update(...)` of an AverageMeter, while `profiling` defines a nested
     `update` that steps: the validation loop is not wrapped."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -31,7 +32,8 @@ class Seed(Transform):
     summary = "Adds `seed_all(seed=..., mode=..., rm_dropout=...)` to the entry script, before anything random runs."
     details = (
         "Only entry scripts are seeded (a `__main__` guard or a module-level training loop), and only those that "
-        "train, sample, draw, build weights or dropout, or seed something (not a download script or a checkpoint "
+        "train, sample, draw, build weights or dropout, or seed something, or call a function of the project that trains "
+        "(LLaVA's train_mem.py only calls train.py's `train()`) (not a download script or a checkpoint "
         "converter); a file that trains nowhere and only tries its model under its `__main__` guard (a model "
         "file's self-test), with nothing outside the guard but imports, definitions and values the standard "
         "library makes (`logger = logging.getLogger(__name__)`; also through the file's own functions that call "
@@ -42,7 +44,10 @@ class Seed(Transform):
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
         "right after the statement that binds its names or fills their object (after `args = parse_args()`, after "
-        "icefall's `params.update(vars(args))`, at the top of the function for a parameter), so it runs before the model is built or distributed communication starts. "
+        "icefall's `params.update(vars(args))`, at the top of the function for a parameter, and then also at the top of "
+        "each other function that seeds with the same parameter, under a condition too, as DeepSpeed's pipeline example "
+        "seeds `args.seed` in `train_base(args)` and in `train_pipe(args)`, one or the other of which runs), so it "
+        "runs before the model is built or distributed communication starts. "
         "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`, "
         "torchtune's `self.seed = training.set_seed(seed=cfg.seed)`; given None they draw one), is followed by "
         "`seed_all` with that variable. A project helper that tests the seed it is given against None and then "
@@ -218,7 +223,8 @@ class Seed(Transform):
             return
         findings = entropy.analyse(unit.ctx)
         facts = seeding.analyse(unit.ctx)
-        if not (findings or facts.random_work or facts.samples or facts.families() or _draws(unit)):
+        if not (findings or facts.random_work or facts.samples or facts.families() or _draws(unit)
+                or loops.loops_in_helpers(unit.ctx)):  # LLaVA's train_mem.py only calls train.py's `train()`
             return  # trains, samples, draws and seeds nothing: a download script, a checkpoint converter
         setup = next((finding.node for finding in findings if finding.config_seeded), None)
         options = unit.options
@@ -239,7 +245,8 @@ class Seed(Transform):
             varying.update(id(call) for call in calls)
             if not finding.salted_hash:
                 fixes += [(self._fix_seed, call) for call in calls]
-        seed, binding = self._user_seed(unit, varying)
+        seeds = list(self._user_seeds(unit, varying))
+        seed, binding = seeds[0] if seeds else (None, None)
         fixed = seed if seed is not None and binding is None else str(options.seed)  # the seed seed_all sets
         for fix, node in fixes:  # `random.seed()` gets the same literal seed as seed_all (a rerun then matches)
             fix(unit, node, fixed)
@@ -268,6 +275,9 @@ class Seed(Transform):
             unit.edits.insert_after(target, [statement])
         else:
             unit.edits.insert_before(target, [statement])
+            alternatives = list(self._user_seeds(unit, varying, conditional=True))
+            for other in _alternative_starts(alternatives, seed, anchor, unit.analysis.parents):
+                unit.edits.insert_before(unit.statement(other), [statement])
         if options.deterministic:
             self._determinism_first(unit, anchor)
 
@@ -333,36 +343,72 @@ class Seed(Transform):
 
         unit.edits.rewrite(node, fix)
 
-    def _user_seed(self, unit: Unit, varying: set[int]) -> tuple[str | None, tuple[str, ast.stmt] | None]:
-        """The user's seed expression and where `seed_all` must go for it to be defined (None: after imports);
-        seeding calls in `varying` (seeds from entropy, fixed by `_fix_seed`) do not count."""
+    @staticmethod
+    def _user_seeds(unit: Unit, varying: set[int], conditional: bool = False
+                    ) -> Iterator[tuple[str, tuple[str, ast.stmt] | None]]:
+        """The user's seed expressions, one per seeding call that runs unconditionally (with `conditional`, also
+        under a condition that does not test the seed, as `if args.seed is not None:` does), each with where
+        `seed_all` must go for it to be defined (None: after imports); seeding calls in `varying` (seeds from
+        entropy, fixed by `_fix_seed`) do not count."""
         facts = seeding.analyse(unit.ctx)
         for effect in facts.effects:
             call = effect.node
-            if (not isinstance(call, ast.Call) or not effect.summary.families or id(call) in varying
-                    or not all(is_main_guard(test) for test, _ in effect.guards)
-                    or facts.skipping_guard(effect) is not None  # in a helper called only `if args.seed:`
+            skipping = facts.skipping_guard(effect)  # false with the defaults, also around every call
+            if conditional:
+                guarded = any(_reads_as_seed(test) for test in (*(t for t, _ in effect.guards), skipping) if test)
+            else:  # (`if args.seed:` around the call of a helper that seeds)
+                guarded = skipping is not None or not all(is_main_guard(test) for test, _ in effect.guards)
+            if (not isinstance(call, ast.Call) or not effect.summary.families or id(call) in varying or guarded
                     or facts.spawned and not facts.runs_in_workers(effect)):  # mp.spawn's processes never run it
                 continue
             if _inside_loop_or_handler(call, unit.analysis.parents) or _in_callback(call, unit.analysis.parents):
                 continue
             returned = _returned_seed(call, unit)
             if returned is not None:
-                return returned
+                yield returned
+                continue
             value = _seed_argument(call, unit)
             if value is None:
                 continue
             literal = constant(value)
             if isinstance(literal, int) and not isinstance(literal, bool):
-                return str(literal), None
+                yield str(literal), None
+                continue
             text = ast.get_source_segment(unit.text, value)
             if text is None or "\n" in text:
                 continue
             if _draws_when_none(call, value, unit):  # ADDA's `init_random_seed(config.manual_seed)`, null in its YAML
-                return (f"{text} if {text} is not None else {unit.options.seed}",
-                        ("after", _statement_of(call, unit.analysis.parents)))
-            return text, _placement(call, value, unit.analysis.parents, unit.tree)
-        return None, None
+                yield (f"{text} if {text} is not None else {unit.options.seed}",
+                       ("after", _statement_of(call, unit.analysis.parents)))
+                continue
+            yield text, _placement(call, value, unit.analysis.parents, unit.tree)
+
+
+def _alternative_starts(seeds: list, seed: str, anchor: ast.stmt, parents: dict[ast.AST, ast.AST]) -> list[ast.stmt]:
+    """The first statements of the other functions that seed, also under a condition, with the same
+    parameter-borne seed as the one whose start `anchor` is (DeepSpeed's pipeline example seeds `args.seed` in
+    both `train_base(args)` and `train_pipe(args)`, which `__main__` calls one or the other of): each path gets
+    `seed_all` at its start."""
+    if not _starts_function(anchor, parents):
+        return []
+    found: dict[int, ast.stmt] = {}
+    for text, binding in seeds:
+        if (text == seed and binding is not None and binding[0] == "before" and binding[1] is not anchor
+                and _starts_function(binding[1], parents)):
+            found.setdefault(id(binding[1]), binding[1])
+    return list(found.values())
+
+
+def _starts_function(statement: ast.stmt, parents: dict[ast.AST, ast.AST]) -> bool:
+    function = parents.get(statement)
+    return isinstance(function, FUNCTION_TYPES) and statement is _body_start(function)
+
+
+def _body_start(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.stmt:
+    """The first statement of a function's body after its docstring."""
+    first = function.body[0]
+    docstring = isinstance(first, ast.Expr) and isinstance(constant(first.value), str) and len(function.body) > 1
+    return function.body[1 if docstring else 0]
 
 
 def _seed_assignment(finding: entropy.EntropySeed, parents: dict[ast.AST, ast.AST]) -> ast.Assign | ast.AnnAssign | None:
@@ -609,10 +655,7 @@ def _placement(call: ast.Call, value: ast.expr, parents: dict[ast.AST, ast.AST],
         if isinstance(parent, FUNCTION_TYPES):
             params = {a.arg for a in [*parent.args.posonlyargs, *parent.args.args, *parent.args.kwonlyargs]}
             if params & roots:
-                first = parent.body[0]
-                docstring = isinstance(first, ast.Expr) and isinstance(constant(first.value), str)
-                body = parent.body[1:] if docstring and len(parent.body) > 1 else parent.body
-                return "before", body[0]
+                return "before", _body_start(parent)
             return _global_binding(roots, tree) or ("before", statement)
         current = parent
     return "before", statement

@@ -1138,6 +1138,28 @@ def test_a_strategy_handed_the_optimizer_steps_it():
     assert "debugger.step()" in lines
 
 
+@pytest.mark.parametrize("loop", [
+    # open_clip's legacy_train: a micro-batch that is not the last of its group ends the iteration
+    "for i, x in enumerate(loader):\n    model(x).sum().backward()\n    if accum > 1:\n"
+    "        if ((i + 1) % accum) > 0:\n            continue\n    opt.step()\n",
+    # DeepSpeed's pipeline example: a loop over micro-batches, the engine updating every few
+    "for micro_step in range(steps * gas):\n    model(next(it)).sum().backward()\n    opt.step()\n",
+], ids=["continue", "micro-batches"])
+def test_gradient_accumulation_by_continue_or_over_micro_batches_gets_the_note(loop):
+    code = ("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            + loop)
+    _, notes = run(code, "debugger")
+    assert any("the optimizer steps under a condition here" in note for note in notes), notes
+
+
+def test_a_continue_that_skips_no_step_gets_no_accumulation_note():
+    code = ("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for i, x in enumerate(loader):\n    if x is None:\n        continue\n    model(x).sum().backward()\n"
+            "    opt.step()\n    for j in range(3):\n        if j % 2:\n            continue\n")
+    _, notes = run(code, "debugger")
+    assert not any("under a condition" in note for note in notes), notes
+
+
 STEP_HELPERS = ("import torch\n\n\ndef batch_backward(model, batch):\n    model(batch).sum().backward()\n\n\n"
                 "def update_parameter_and_lr(model, optimizer, info):\n"
                 "    if (info[\"batch_idx\"] + 1) % info[\"accum_grad\"] == 0:\n        optimizer.step()\n"

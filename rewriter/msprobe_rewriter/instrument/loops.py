@@ -232,15 +232,44 @@ def _step_loop(call: ast.Call, loops: list[ast.AST]) -> ast.AST | None:
 def _conditional(ancestors: list[ast.AST], loop: ast.AST | None) -> bool:
     """Whether the current node runs only every few iterations: under an `if` that counts (`i % accum == 0`,
     a name mentioning accumulation), or in a `with` that does (accelerate's `with accelerator.accumulate(model):`,
-    whose optimizer skips the step between updates), between `loop` (or the function) and here."""
+    whose optimizer skips the step between updates), between `loop` (or the function) and here; or after such an
+    `if` that skips the rest of the iteration (open_clip's `if ((i + 1) % args.accum_freq) > 0: continue`); or in a
+    loop over micro-batches (DeepSpeed's `for micro_step in range(steps * engine.gradient_accumulation_steps())`,
+    whose `engine.step()` updates every few of them)."""
+    if isinstance(loop, (ast.For, ast.AsyncFor)) and (_counts(loop.iter) or any(
+            isinstance(node, ast.Name) and "micro" in node.id.lower() for node in ast.walk(loop.target))):
+        return True
+    below = None
     for node in reversed(ancestors):
+        if node is loop and below is not None:
+            return _skips_before(loop, below)
         if node is loop or isinstance(node, SCOPE_TYPES):
             return False
         if isinstance(node, ast.If) and _counts(node.test):
             return True
         if isinstance(node, (ast.With, ast.AsyncWith)) and any(_counts(item.context_expr) for item in node.items):
             return True
+        below = node
     return False
+
+
+def _skips_before(loop: ast.AST, statement: ast.AST) -> bool:
+    """Whether the statements of `loop`'s body before `statement` hold an `if` that counts and ends the iteration
+    (`continue`), also inside another `if` (not in a nested loop or function)."""
+    body = loop.body
+    earlier = body[:body.index(statement)] if statement in body else []
+    return any(isinstance(node, ast.If) and _counts(node.test)
+               and any(isinstance(inner, ast.Continue) for inner in _same_loop(node.body)) for node in _same_loop(earlier))
+
+
+def _same_loop(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """`statements` and the statements nested in them, not those of a nested loop or function."""
+    todo = list(statements)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (*LOOP_TYPES, *SCOPE_TYPES)):
+            todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
 
 
 def _counts(test: ast.expr) -> bool:

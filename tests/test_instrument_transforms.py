@@ -327,6 +327,37 @@ def test_each_alternative_function_that_seeds_with_its_parameter_gets_seed_all()
     assert "def evaluate(args):\n    if args.seed" in out
 
 
+AUGMENTATION = ("import torchvision.transforms as T\n{wrapper}\n"
+                "tf = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor()])\n"
+                "data = ImageFolder(root, {use})\n")
+
+
+@pytest.mark.parametrize(("wrapper", "use", "others"), [
+    # MoCo: the wrapper in a project module applies the same transform twice
+    ("import moco.loader\n", "moco.loader.TwoCropsTransform(tf)",
+     {"moco/__init__.py": "", "moco/loader.py": "class TwoCropsTransform:\n    def __init__(self, base):\n"
+      "        self.base = base\n\n    def __call__(self, x):\n        return [self.base(x), self.base(x)]\n"}),
+    # SimCLR: views made in a comprehension
+    ("\n\nclass Views:\n    def __init__(self, base, n):\n        self.base, self.n = base, n\n\n"
+     "    def __call__(self, x):\n        return [self.base(x) for _ in range(self.n)]\n\n", "Views(tf, 2)", {}),
+], ids=["MoCo", "SimCLR"])
+def test_random_augmentation_feeding_a_multi_view_wrapper_is_left_with_a_note(tmp_path, wrapper, use, others):
+    (tmp_path / "moco").mkdir()
+    code = AUGMENTATION.format(wrapper=wrapper, use=use)
+    for other, text in others.items():
+        (tmp_path / other).write_text(text)
+    out, notes = instrument_text(str(tmp_path / "main.py"), code, only("random-augment"))
+    assert out == code
+    assert any("applies a transform several times to each sample" in note for note in notes), notes
+
+
+def test_a_wrapper_applying_each_transform_once_is_no_multi_view_wrapper():
+    wrapper = ("\n\nclass Pair:\n    def __init__(self, a, b):\n        self.a, self.b = a, b\n\n"
+               "    def __call__(self, x):\n        return self.a(x), self.b(x)\n\n")
+    out = fix(AUGMENTATION.format(wrapper=wrapper, use="Pair(tf, T.ToTensor())"), "random-augment")
+    assert "T.Compose([T.Resize(224), T.CenterCrop(224), T.ToTensor()])" in out
+
+
 def test_a_method_named_like_a_stepping_function_is_no_step():
     """ResNet18's `validate` calls `losses.update(...)` of an AverageMeter, while `profiling` defines a nested
     `update` that steps: the validation loop is not wrapped."""

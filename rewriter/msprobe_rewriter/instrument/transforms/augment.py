@@ -11,13 +11,22 @@ timm's and mindcv's transform factories get `is_training=False` (their evaluatio
 `create_loader` `mixup=0.0, cutmix=0.0`. Outside a list a single twin replaces the call, and a transform that only flips a coin gets probability 0.
 A transform with an argument the twin would drop that calls something (`scale=cfg.pop("scale")`) is left, with a
 note: the call may matter to the code around it.
+
+A file that builds a multi-view wrapper, a class (its own or a project module's) whose `__call__` applies one
+transform of its own several times to each sample (MoCo's `TwoCropsTransform`, DINO's local crops, SimCLR's
+`[self.base_transform(x) for i in range(self.n_views)]`), keeps its random augmentation, with a note: without it
+the views would be identical and the contrastive task would be trivial. The loader's seeded `generator=` (the
+data-workers transform) makes that augmentation repeat from run to run.
 """
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, project
+from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES
 from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.structure import span_of
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
@@ -71,6 +80,12 @@ class RandomAugment(Transform):
 
     def apply(self, unit: Unit) -> None:
         sites = unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call))
+        views = _multi_view_wrappers(unit)
+        if sites and views:
+            unit.note(sites[0][0].line, f"`{views[0]}` applies a transform several times to each sample (views of "
+                      "one image): random augmentation left, as the views would be identical without it (the "
+                      "loader's seeded generator= repeats it from run to run)")
+            return
         containers = unit.structure.innermost([span_of(f) for f, _ in sites], lambda n: isinstance(n, CONTAINERS))
         edits: dict[cst.CSTNode, dict[int, list]] = {}
         for finding, call in sites:
@@ -239,3 +254,35 @@ def _opening_whitespace(container: cst.List | cst.Tuple) -> cst.BaseParenthesiza
     opening = container.lbracket if isinstance(container, cst.List) else (container.lpar[0] if container.lpar else None)
     after = opening.whitespace_after if opening is not None else None
     return after if isinstance(after, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" ")
+
+
+def _multi_view_wrappers(unit: Unit) -> list[str]:
+    """The classes the file builds, its own or a project module's, whose `__call__` applies a transform of its own
+    several times to each sample: one `self.<attribute>(...)` called twice or in a loop or comprehension."""
+    tree = unit.tree
+    own = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    built = [own[call.func.id] for call in calls if isinstance(call.func, ast.Name) and call.func.id in own]
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, FUNCTION_TYPES)} | set(own)
+    local = project.local_imports(project.import_statements(tree.body))
+    for _, name, module in project.reached(calls, local, defined, project.file_folder(unit.path)):
+        built += module.classes_built(name)
+    return list(dict.fromkeys(cls.name for cls in built if _applies_repeatedly(cls)))
+
+
+def _applies_repeatedly(cls: ast.ClassDef) -> bool:
+    call = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "__call__"), None)
+    if call is None:
+        return False
+    seen: set[str] = set()
+    repeating = (*LOOP_TYPES, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+    todo: list[tuple[ast.AST, bool]] = [(node, False) for node in ast.iter_child_nodes(call)]
+    while todo:
+        node, repeated = todo.pop()
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
+            if repeated or node.func.attr in seen:
+                return True
+            seen.add(node.func.attr)
+        todo += [(child, repeated or isinstance(node, repeating)) for child in ast.iter_child_nodes(node)]
+    return False

@@ -834,6 +834,18 @@ def test_a_comparison_whose_else_steps_too_is_no_threshold():
     assert not any("steps here only when" in note for note in notes)
 
 
+def test_a_warm_up_branch_that_steps_and_continues_is_no_threshold():
+    """PyTorch-GAN's ESRGAN: while warming up, G steps alone and the iteration ends; afterwards G and D step: every
+    iteration steps an optimizer."""
+    code = ("import torch\n\ng = torch.nn.Linear(2, 1)\nd = torch.nn.Linear(1, 1)\n"
+            "opt_g = torch.optim.Adam(g.parameters())\nopt_d = torch.optim.Adam(d.parameters())\n"
+            "for i in range(100):\n    if i < warmup:\n        g(torch.randn(2)).sum().backward()\n"
+            "        opt_g.step()\n        continue\n    d(g(torch.randn(2))).sum().backward()\n    opt_g.step()\n"
+            "    opt_d.step()\n")
+    _, notes = run(code, "debugger")
+    assert not any("steps here only when" in note for note in notes), notes
+
+
 PARAM_GROUPS = ("import torch\n\nimport utils\n\n\ndef groups(cfg):\n    return [{{'params': cfg.weights}}]\n\n\n"
                 "def main(args, loader):\n    student = build(args)\n{setup}    opt = torch.optim.AdamW({groups})\n"
                 "    for x in loader:\n        student(x).sum().backward()\n        opt.step()\n")
@@ -1095,6 +1107,10 @@ def test_a_lightning_cli_is_told_where_the_callback_goes():
     assert out == code
     assert notes == ["/project/train.py:9: `MyCLI(...)` builds and runs the trainer: pass "
                      "trainer_defaults={\"callbacks\": [MsprobeLightningCallback(debugger)]}; debugger not added"]
+    # trainer_defaults holding callbacks already (pytorch-lightning's autoencoder example): keep them
+    _, notes = run(code.replace("DataModule)", "DataModule, trainer_defaults={\"callbacks\": ImageSampler()})"),
+                   "debugger")
+    assert "add MsprobeLightningCallback(debugger) first to the callbacks of its trainer_defaults" in notes[0]
 
 
 DEEPSPEED = ("import deepspeed\nimport torch\n\n\ndef train(args, model, loader):\n    for batch in loader:\n"
@@ -1249,6 +1265,17 @@ def test_code_compiled_out_of_capture_is_noted(code, line, start):
     assert any(note.startswith(f"/project/train.py:{line}: {start}") for note in notes)
     if "ms.jit" in code:
         assert any(note.startswith("/project/train.py:10: `mindspore.jit`") for note in notes)
+
+
+@pytest.mark.parametrize(("order", "noted"), [("before", True), ("after", False)])
+def test_a_model_compiled_after_its_hugging_face_trainer_is_built_is_not_noted(order, noted):
+    """alpaca-lora compiles `model` after `Trainer(model=model)`: the trainer keeps the uncompiled module."""
+    build = "trainer = transformers.Trainer(model=model)\n"
+    compile_it = "model = torch.compile(model)\n"
+    body = compile_it + build if order == "before" else build + compile_it
+    code = "import torch\nimport transformers\n\nmodel = get_model()\n" + body + "trainer.train()\n"
+    _, notes = run(code, "debugger")
+    assert any("`torch.compile`" in note for note in notes) is noted, notes
 
 
 @pytest.mark.parametrize(("mode", "note"), [

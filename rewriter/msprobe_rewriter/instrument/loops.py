@@ -621,7 +621,8 @@ class _Finder:
             models, roots = (), []
         local = bool(roots) and all(assigned_before(scope, root, outermost.lineno)
                                     and not taken_from_parameters(function, root) for root in roots)
-        threshold = self._threshold(step.call, loop)
+        thresholds = [self._threshold(call, loop) for call in steps or [step.call]]
+        threshold = thresholds[0] if None not in thresholds else None  # esrgan's G steps alone while warming up
         return TrainingLoop(loop, function, models, self.trained.optimizers(steps),
                             conditional or step.conditional, outermost, local, inner_steps, built_inside,
                             source_text(self.ctx.source, threshold) if threshold is not None else None,

@@ -136,7 +136,8 @@ class Debugger(Transform):
         "recipe's `brain.fit(...)` (the library's loop, which takes no callbacks) is told to start the debugger in "
         "its Brain's `on_fit_batch_start` and stop and step it in `on_fit_batch_end`. Where the debugger is added, code "
         "compiled out of capture's sight gets a note to turn it off while debugging: `torch.compile` (its regions "
-        "are skipped), `mindspore.jit` (calls inside are not recorded) and `set_context(mode=mindspore.GRAPH_MODE)` "
+        "are skipped; not `model = torch.compile(model)` after the Hugging Face trainer that trains was built with "
+        "`model`, as alpaca-lora does: the trainer keeps the uncompiled module), `mindspore.jit` (calls inside are not recorded) and `set_context(mode=mindspore.GRAPH_MODE)` "
         "(nothing is captured in graph mode; also `mode=0` or an option whose default is 0, and a mode read from "
         "elsewhere, `mode=cfg.system.mode`, with an `if`).")
     examples = (
@@ -474,7 +475,8 @@ class Debugger(Transform):
         placement.by_callbacks = not analysis.loops and unit.options.target == "runtime"
         placement.insert([create])
         for line, note in compiled_notes(unit.ctx):
-            unit.note(line, note)
+            if not _compiled_after_its_trainer(unit, line):
+                unit.note(line, note)
         for statement, code in unit.shared.pop(AFTER_CREATION, []):  # after the creation, when both go before one statement
             unit.edits.insert_before(statement, [nodes.statement(code)])
         unit.shared["debugger"] = placement
@@ -685,6 +687,22 @@ class GradProbe(Transform):
         placement.insert([nodes.statement(f"{placement.name}.monitor({placement.monitored})")])
 
 
+def _compiled_after_its_trainer(unit: Unit, line: int) -> bool:
+    """Whether the code compiled at `line` is `model = torch.compile(model)` after every training there is, each a
+    Hugging Face trainer built with that model (alpaca-lora): the trainer keeps the module it was given, uncompiled."""
+    trainings = unit.analysis.callback_trainings
+    if unit.analysis.loops or not trainings:
+        return False
+    assignment = next((node for node in ast.walk(unit.tree) if isinstance(node, ast.Assign) and node.lineno == line
+                       and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                       and isinstance(node.value, ast.Call)), None)
+    if assignment is None:
+        return False
+    name = assignment.targets[0].id
+    return all(t.library == "transformers" and t.call.lineno < line
+               and any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(t.call)) for t in trainings)
+
+
 def _extendable(value: cst.BaseExpression, train: loops.CallbackTraining) -> bool:
     """Whether `_add_callback` can add to the `callbacks=` value: None, a list, a name holding a list, one callback."""
     return (isinstance(value, cst.List) or isinstance(value, cst.Name) and value.value == "None"
@@ -819,8 +837,12 @@ def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
         if not isinstance(node, ast.Call):
             continue
         if target_name(node.func) in clis:
-            return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` builds and runs the trainer: pass "
-                                 f"trainer_defaults={{\"callbacks\": [{CALLBACKS['lightning']}(debugger)]}}; debugger not added")
+            callback = f"{CALLBACKS['lightning']}(debugger)"
+            advice = (f"add {callback} first to the callbacks of its trainer_defaults (keeping those it holds)"
+                      if any(k.arg == "trainer_defaults" for k in node.keywords)
+                      else f"pass trainer_defaults={{\"callbacks\": [{callback}]}}")
+            return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` builds and runs the trainer: "
+                                 f"{advice}; debugger not added")
         if (isinstance(node.func, ast.Attribute) and node.func.attr in ("train", "fit")
                 and any(word in (target_name(node.func.value) or "").lower() for word in holders)):
             value = built.get(target_name(node.func.value))

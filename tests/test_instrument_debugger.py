@@ -1176,6 +1176,18 @@ def test_a_continue_that_skips_no_step_gets_no_accumulation_note():
     assert not any("under a condition" in note for note in notes), notes
 
 
+def test_a_megatron_training_loop_steps_through_megatrons_train_step():
+    """MindSpeed-LLM's `train`: `while iteration < args.train_iters:` around Megatron's `train_step(forward_step_func,
+    data_iterator, model, optimizer, ...)`, which runs the whole step, optimizer update included."""
+    code = ("import torch\nfrom megatron.training.training import train_step\n\n\n"
+            "def train(forward_step_func, model, optimizer, scheduler, data_iterator, config, args):\n"
+            "    iteration = 0\n    while iteration < args.train_iters:\n"
+            "        loss_dict, *_ = train_step(forward_step_func, data_iterator, model, optimizer, scheduler, config)\n"
+            "        iteration += 1\n")
+    lines = lines_of(strip(run(code, "debugger")[0]))
+    assert lines[lines.index("while iteration < args.train_iters:") + 1] == "debugger.start(model=model)"
+
+
 STEP_HELPERS = ("import torch\n\n\ndef batch_backward(model, batch):\n    model(batch).sum().backward()\n\n\n"
                 "def update_parameter_and_lr(model, optimizer, info):\n"
                 "    if (info[\"batch_idx\"] + 1) % info[\"accum_grad\"] == 0:\n        optimizer.step()\n"

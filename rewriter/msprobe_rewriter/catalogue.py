@@ -787,6 +787,10 @@ MINDSPORE_TRAIN_STEP_CELLS = frozenset({
     "mindspore.nn.TrainOneStepCell", "mindspore.nn.TrainOneStepWithLossScaleCell",
     "mindspore.nn.wrap.TrainOneStepCell", "mindspore.boost.BoostTrainOneStepCell",
 })
+# Library functions that run one whole training step, optimizer update included, given the model and optimizer:
+# Megatron's `train_step(forward_step_func, data_iterator, model, optimizer, scheduler, config)`, which
+# MindSpeed-LLM's and other Megatron-based training loops call once per iteration.
+LIBRARY_TRAIN_STEPS = frozenset({"megatron.training.training.train_step", "megatron.training.train_step"})
 MINDSPORE_MODEL_CLASSES = frozenset({"mindspore.Model", "mindspore.train.Model", "mindspore.train.model.Model"})
 OPTIMIZER_MODULES = ("torch.optim", "mindspore.nn", "mindspore.experimental.optim", "mindspore.mint.optim",
                      "transformers.optimization", "deepspeed.ops.adam", "apex.optimizers")

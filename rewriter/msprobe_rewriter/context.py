@@ -341,8 +341,11 @@ class FileContext:
 
     def is_optimizer_step(self, call: ast.Call) -> bool:
         """Whether `call` applies gradients (not just computes them): `optimizer.step()`, `scaler.step(opt)`,
-        MindSpore `optimizer(grads)` or a `TrainOneStepCell`-style cell call."""
+        MindSpore `optimizer(grads)`, a `TrainOneStepCell`-style cell call, or a library's whole training step
+        (Megatron's `train_step(...)`)."""
         func = call.func
+        if self.imports.resolve_any(func) in catalogue.LIBRARY_TRAIN_STEPS:
+            return True
         if isinstance(func, ast.Attribute) and func.attr in STEP_METHODS:
             owner = target_name(func.value)
             if owner is not None and (func.attr == "step" and self.is_optimizer_name(owner)

@@ -55,7 +55,8 @@ class Debugger(Transform):
     details = (
         "The training loop is the innermost loop that applies gradients (`optimizer.step()`, "
         "`scaler.step(optimizer)`, a DeepSpeed engine's `engine.step()` or `engine.train_batch()` (the engine, "
-        "from `deepspeed.initialize`, is the model `start` takes), MindSpore `optimizer(grads)` or a "
+        "from `deepspeed.initialize`, is the model `start` takes), Megatron's `train_step(forward_step_func, "
+        "data_iterator, model, optimizer, ...)` (MindSpeed-LLM's loop), MindSpore `optimizer(grads)` or a "
         "`TrainOneStepCell` call, also of a "
         "train-step cell of the project's own that subclasses one or whose `construct` applies an optimizer, "
         "as MindSpore GANs have, or of a cell of the project's own that is given train-step cells and calls them "

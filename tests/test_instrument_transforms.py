@@ -312,6 +312,16 @@ def test_an_entry_script_that_only_calls_the_projects_training_function_is_seede
     assert "from train import train\nfrom msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234, " in out
 
 
+def test_a_ray_driver_that_trains_nowhere_is_told_where_seeding_goes():
+    """MindSpeed-LLM's rlhf_gpt.py starts Ray and its actors train: module code never runs in them."""
+    code = ("import ray\nimport torch\nfrom workers import ActorWorker\n\n\n@ray.remote\ndef train(config):\n"
+            "    actor = ActorWorker.remote(config)\n    ray.get(actor.fit.remote())\n\n\n"
+            "if __name__ == \"__main__\":\n    ray.init()\n    torch.manual_seed(1)\n    ray.get(train.remote({}))\n")
+    out, notes = instrument_text("/project/rlhf.py", code, only("seed"))
+    assert out == code
+    assert any("this script drives Ray" in note for note in notes), notes
+
+
 def test_each_alternative_function_that_seeds_with_its_parameter_gets_seed_all():
     """DeepSpeed's pipeline example seeds `args.seed` in `train_base(args)` and in `train_pipe(args)`, and runs
     one of them; a seed tested for None is no alternative."""

@@ -34,7 +34,8 @@ class Seed(Transform):
         "Only entry scripts are seeded (a `__main__` guard or a module-level training loop), and only those that "
         "train, sample, draw, build weights or dropout, or seed something, or call a function of the project that trains "
         "(LLaVA's train_mem.py only calls train.py's `train()`) (not a download script or a checkpoint "
-        "converter); a file that trains nowhere and only tries its model under its `__main__` guard (a model "
+        "converter, nor a script that drives Ray without training itself, MindSpeed-LLM's rlhf_gpt.py: Ray's workers "
+        "and actors do not run its module code, so a note says to seed them where they are defined); a file that trains nowhere and only tries its model under its `__main__` guard (a model "
         "file's self-test), with nothing outside the guard but imports, definitions and values the standard "
         "library makes (`logger = logging.getLogger(__name__)`; also through the file's own functions that call "
         "only it, as a registry's `default_cfgs = {\"m\": _cfg(url=\"\")}`), and `if`/`try` blocks of those "
@@ -220,6 +221,11 @@ class Seed(Transform):
 
     def apply(self, unit: Unit) -> None:
         if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
+            return
+        if _drives_ray(unit) and not (unit.analysis.loops or unit.analysis.callback_trainings):
+            unit.note(None, "this script drives Ray (`ray.init`, `@ray.remote`): Ray's workers and actors do not run "
+                            "this module's code, so seed_all here would not reach training; seed them where they are "
+                            "defined (at the start of a remote function, in an actor's `__init__`): seed_all not added")
             return
         findings = entropy.analyse(unit.ctx)
         facts = seeding.analyse(unit.ctx)
@@ -546,6 +552,18 @@ def _in_callback(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
         return False
     methods = {item.name for item in owner.body if isinstance(item, FUNCTION_TYPES)}
     return function.name == "__call__" or bool(methods & cpu_code.DATA_METHODS)
+
+
+def _drives_ray(unit: Unit) -> bool:
+    """Whether the file starts Ray (`ray.init(...)`) or defines Ray tasks or actors (`@ray.remote`)."""
+    resolve = unit.ctx.imports.resolve_any
+    for node in ast.walk(unit.tree):
+        if isinstance(node, ast.Call) and resolve(node.func) == "ray.init":
+            return True
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)) and any(
+                resolve(d.func if isinstance(d, ast.Call) else d) == "ray.remote" for d in node.decorator_list):
+            return True
+    return False
 
 
 def _draws(unit: Unit) -> bool:

@@ -101,6 +101,10 @@ SEED_ALL_CALLS = frozenset({
     "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
     "accelerate.utils.random.set_seed", "diffusers.training_utils.set_seed", *LIGHTNING_SEED_EVERYTHING,
     *FABRIC_SEED_EVERYTHING, *SPEECHBRAIN_SEED_EVERYTHING,
+    # Megatron's set-up seeds `random`, NumPy, torch and the tensor-parallel CUDA generators with `args.seed`
+    # (`_set_random_seed` in `initialize_megatron`), as MindSpeed-LLM's and other Megatron-based scripts start
+    *(f"{module}.{name}" for module in ("megatron.training.initialize", "megatron.training", "megatron.initialize")
+      for name in ("initialize_megatron", "_set_random_seed")),
 })
 # Loaders of a configuration that seeds when loaded, taking no seed argument: SpeechBrain recipes seed in their
 # hparams YAML (`__set_seed: !apply:speechbrain.utils.seed_everything [!ref <seed>]`), which loading it runs.

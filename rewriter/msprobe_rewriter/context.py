@@ -305,6 +305,8 @@ class FileContext:
     def is_step_call(self, call: ast.Call) -> bool:
         """Whether `call` performs (part of) a training step: backward, optimizer step, grad function."""
         func = call.func
+        if self.is_library_train_step(call):
+            return True
         if isinstance(func, ast.Attribute):
             if func.attr == "backward":
                 return True
@@ -339,12 +341,16 @@ class FileContext:
         name = target_name(owner)
         return name is not None and self.assigned_calls.get(name) in trainers
 
+    def is_library_train_step(self, call: ast.Call) -> bool:
+        """Whether `call` is a library's whole training step (Megatron's `train_step(...)`)."""
+        return self.imports.resolve_any(call.func) in catalogue.LIBRARY_TRAIN_STEPS
+
     def is_optimizer_step(self, call: ast.Call) -> bool:
         """Whether `call` applies gradients (not just computes them): `optimizer.step()`, `scaler.step(opt)`,
         MindSpore `optimizer(grads)`, a `TrainOneStepCell`-style cell call, or a library's whole training step
         (Megatron's `train_step(...)`)."""
         func = call.func
-        if self.imports.resolve_any(func) in catalogue.LIBRARY_TRAIN_STEPS:
+        if self.is_library_train_step(call):
             return True
         if isinstance(func, ast.Attribute) and func.attr in STEP_METHODS:
             owner = target_name(func.value)

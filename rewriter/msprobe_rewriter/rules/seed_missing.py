@@ -604,6 +604,20 @@ class Whiten(torch.autograd.Function):
 if __name__ == "__main__":
     print(Whiten.apply(torch.ones(3, requires_grad=True)))
 """,
+        # Megatron's set-up seeds random, NumPy, torch and the tensor-parallel generators with `args.seed`; its
+        # `train_step` runs each step (MindSpeed-LLM's pretrain_gpt.py reaches both through `pretrain`).
+        """\
+import torch
+from megatron.training.initialize import initialize_megatron
+from megatron.training.training import train_step
+
+if __name__ == "__main__":
+    initialize_megatron()
+    model = [torch.nn.Linear(4, 1)]
+    optimizer = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    for _ in range(10):
+        train_step(forward_step, data_iterator, model, optimizer, scheduler, config)
+""",
     )
     invalid = (
         # A tutorial: no main guard, the training function called at module level.

@@ -48,8 +48,9 @@ class HostSyncInLoop(Rule):
                "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, or one true in a single "
                "iteration, `if i == 100:` on the loop's variable; unless it steps the "
                "optimizer: gradient accumulation's guard runs at every training step) are the usual "
-               "remedy and are not reported; neither are `.cpu()` on a model, or numbers that are already Python "
-               "values. A read the host acts on (a branch on it, or a call that acts on it, `math.isfinite(...)` "
+               "remedy and are not reported; neither are `.cpu()` on a model, numbers that are already Python "
+               "values, or the batches a `DataLoader` of the file yields, which stay on the host until the loop moves "
+               "them (`labels.numpy()` of PyTorch-GAN's InfoGAN). A read the host acts on (a branch on it, or a call that acts on it, `math.isfinite(...)` "
                "or RL's `envs.step(actions)`, directly or through the name it is assigned to) is reported with a "
                "message that says the sync stays.")
     why = ("Reading a device value on the host waits for every queued kernel. That changes how work is scheduled "
@@ -83,6 +84,10 @@ class HostSyncInLoop(Rule):
         "import torch\n\n\ndef train(model, loader, optimizer):\n    for x, y in loader:\n"
         "        loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n        loss = loss.detach()\n"
         "        loss_value = 0.5\n        print(loss_value)\n",
+        # PyTorch-GAN's InfoGAN: the labels a DataLoader yields stay on the host; reading them syncs nothing
+        "import numpy as np\nimport torch\n\nloader = torch.utils.data.DataLoader(data, batch_size=8)\n"
+        "for i, (imgs, labels) in enumerate(loader):\n    codes = np.eye(10)[labels.numpy()]\n"
+        "    loss = model(imgs.cuda(), codes).sum()\n    loss.backward()\n    optimizer.step()\n",
     )
     invalid = (
         # NVIDIA's ImageNet example names a loss class `loss` in another function: this `loss` is a tensor.
@@ -124,6 +129,10 @@ class HostSyncInLoop(Rule):
                 "    for idx, x in enumerate(loader):\n        loss = model(x).sum() / accum\n        loss.backward()\n"
                 "        if (idx + 1) % accum == 0:\n            optimizer.step()\n"
                 "            print(loss.detach().item())\n", lines=(10,)),
+        # ... but once the loop moves them to the device, reading them syncs
+        Invalid("import torch\n\nloader = torch.utils.data.DataLoader(data, batch_size=8)\n"
+                "for imgs, labels in loader:\n    labels = labels.cuda()\n    loss = model(imgs.cuda()).sum()\n"
+                "    loss.backward()\n    optimizer.step()\n    print(labels.tolist())\n", lines=(9,)),
         # DETR: the logged loss is a `sum()` of a dict of device tensors
         Invalid("import torch\n\n\ndef train(model, loader, optimizer, weights):\n    for x, y in loader:\n"
                 "        parts = model(x, y)\n        scaled = {k: v * weights[k] for k, v in parts.items()}\n"
@@ -167,9 +176,21 @@ class HostSyncInLoop(Rule):
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         iterated = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple)) else None
         literal = iterated is not None and all(self._tensorish(e) is False for e in iterated)
+        on_host = literal or self._loader_batches(node.iter)
         for target in ast.walk(node.target):  # `for flag in [False, True]:` binds Python values
             if isinstance(target, ast.Name):
-                self.kinds[(self._scope(), target.id)] = False if literal else None
+                self.kinds[(self._scope(), target.id)] = False if on_host else None
+
+    def _loader_batches(self, iterated: ast.expr) -> bool:
+        """Whether a loop iterates `DataLoader`s the file builds (also through `enumerate`/`tqdm`/`zip`): their
+        batches are host tensors until moved, so reading them (PyTorch-GAN's `to_categorical(labels.numpy(), ...)`)
+        is no device sync; a name the loop rebinds (`labels = labels.cuda()`) takes the kind of its new value."""
+        while isinstance(iterated, ast.Call) and iterated.args and target_name(iterated.func) in ("enumerate", "tqdm"):
+            iterated = iterated.args[0]
+        zipped = iterated.args if isinstance(iterated, ast.Call) and target_name(iterated.func) == "zip" else [iterated]
+        names = [target_name(item) if isinstance(item, (ast.Name, ast.Attribute)) else None for item in zipped]
+        return all(name is not None and self.ctx.assigned_calls.get(name) in catalogue.TORCH_DATALOADERS
+                   for name in names)
 
     visit_AsyncFor = visit_For
 

@@ -46,8 +46,8 @@ class HostSyncInLoop(Rule):
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
                "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, or one true in a single "
-               "iteration, `if i == 100:` on the loop's variable; unless it steps the "
-               "optimizer: gradient accumulation's guard runs at every training step) are the usual "
+               "iteration, `if i == 100:` on the loop's variable; unless it steps an "
+               "optimizer the loop steps nowhere else: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are `.cpu()` on a model, numbers that are already Python "
                "values, or the batches a `DataLoader` of the file yields, which stay on the host until the loop moves "
                "them (`labels.numpy()` of PyTorch-GAN's InfoGAN). A read the host acts on (a branch on it, or a call that acts on it, `math.isfinite(...)` "
@@ -84,6 +84,10 @@ class HostSyncInLoop(Rule):
         "import torch\n\n\ndef train(model, loader, optimizer):\n    for x, y in loader:\n"
         "        loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n        loss = loss.detach()\n"
         "        loss_value = 0.5\n        print(loss_value)\n",
+        # StyleGAN2's lazy regularisation: every 4th iteration one more update, so the read under it is periodic
+        "import torch\n\nfor i, x in enumerate(loader):\n    g_loss = g(x).mean()\n    g_loss.backward()\n"
+        "    g_optim.step()\n    if i % 4 == 0:\n        path_loss = g.path(x).mean()\n        path_loss.backward()\n"
+        "        g_optim.step()\n        print(path_loss.item())\n",
         # PyTorch-GAN's InfoGAN: the labels a DataLoader yields stay on the host; reading them syncs nothing
         "import numpy as np\nimport torch\n\nloader = torch.utils.data.DataLoader(data, batch_size=8)\n"
         "for i, (imgs, labels) in enumerate(loader):\n    codes = np.eye(10)[labels.numpy()]\n"
@@ -382,7 +386,7 @@ class HostSyncInLoop(Rule):
                 break
             if (isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body)
                     and (self._periodic(ancestor.test) or _once(ancestor.test, ancestors[:index]))
-                    and not self._steps_optimizer(ancestor)):
+                    and not self._steps_optimizer(ancestor, ancestors[:index])):
                 return []
             if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
                 if not (isinstance(ancestor, (ast.For, ast.AsyncFor)) and child in (ancestor.iter, ancestor.target)):
@@ -406,11 +410,23 @@ class HostSyncInLoop(Rule):
         finiteness check (not a statistic printed, logged or kept)."""
         return self.ctx.callee_name(call) in HOST_CONSUMERS
 
-    def _steps_optimizer(self, guard: ast.If) -> bool:
+    def _steps_optimizer(self, guard: ast.If, outer: list[ast.AST]) -> bool:
         """Whether a `% N` guard steps the optimizer: gradient accumulation (`if (i + 1) % accum == 0:`), whose
-        body runs at every training step, not every N-th."""
-        return any(isinstance(node, ast.Call) and self.ctx.is_optimizer_step(node)
-                   for statement in guard.body for node in ast.walk(statement))
+        body runs at every training step, not every N-th; not when the loop around it steps that optimizer
+        outside the guard too (StyleGAN2's lazy regularisation: every 4th iteration one more update)."""
+        inside = self._stepped(guard.body)
+        if not inside:
+            return False
+        loop = next((node for node in reversed(outer) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))), None)
+        if loop is None:
+            return True
+        elsewhere = self._stepped(s for s in loop.body if s is not guard and not _holds(s, guard))
+        return not inside <= elsewhere
+
+    def _stepped(self, statements) -> set[str]:
+        """The optimizers (by source text) the optimizer steps among `statements` apply."""
+        return {ast.unparse(node.func) for statement in statements for node in ast.walk(statement)
+                if isinstance(node, ast.Call) and self.ctx.is_optimizer_step(node)}
 
     def finish(self) -> None:
         per_step = self._per_step_functions()
@@ -433,6 +449,10 @@ class HostSyncInLoop(Rule):
         """Whether each iteration of `loop` runs one training step (not a whole epoch through a helper)."""
         info = self.ctx.loops.get(id(loop))
         return info is not None and (info.steps or bool(info.called & per_step))
+
+
+def _holds(statement: ast.stmt, node: ast.AST) -> bool:
+    return any(inner is node for inner in ast.walk(statement))
 
 
 def _mentioned(expression: ast.AST, names: set[str], after: int) -> str | None:

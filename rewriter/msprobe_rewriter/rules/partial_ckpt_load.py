@@ -141,6 +141,18 @@ def load_pretrained(model, path):
     missing, unexpected = model.load_state_dict(state_dict, strict=False)
     assert all("relative_position_index" in k or k == "head.weight" for k in missing)
 """, lines=(10,), severity="info"),
+        # latent diffusion: either branch's keys are checked, as when the call is assigned straight
+        Invalid("""\
+import torch
+
+
+def init_from_ckpt(self, path, only_model=False):
+    sd = torch.load(path, map_location="cpu")["state_dict"]
+    missing, unexpected = self.load_state_dict(sd, strict=False) if not only_model else self.model.load_state_dict(
+        sd, strict=False)
+    if len(missing) > 0:
+        print(f"Missing Keys: {missing}")
+""", lines=(6,), severity="info"),
         # mindrlhf's PPO trainer: the list is only printed, and the value head stays random.
         Invalid("""\
 import mindspore
@@ -295,7 +307,7 @@ def restore(net, path):
         those are unpacked into) are read in an `assert`, an `if` or `while` test, passed to a call that does not
         only print or log them (torchtune's `validate_missing_and_unexpected_for_lora(base_missing=...)`), or
         returned to the caller."""
-        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        parent = self._result_holder()
         if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
             return False
         target = parent.targets[0]
@@ -322,7 +334,7 @@ def restore(net, path):
     def _result_dropped(self) -> bool:
         """Whether the call being visited has its result (or the first item of it) thrown away: a bare
         call, `_ = ...`, `_, _ = ...`, or a name assigned and never read after in its function."""
-        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        parent = self._result_holder()
         if isinstance(parent, ast.Expr):
             return True
         if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
@@ -337,6 +349,16 @@ def restore(net, path):
         scope = self._function_or_module()
         return not any(isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)
                        and n.lineno >= parent.end_lineno for n in ast.walk(scope))
+
+    def _result_holder(self) -> ast.AST | None:
+        """The node that takes the result of the call being visited, through the conditional expressions it is a
+        branch of (latent diffusion's `missing, unexpected = self.load_state_dict(sd, strict=False) if not
+        only_model else self.model.load_state_dict(sd, strict=False)`)."""
+        ancestors = self.ctx.ancestors
+        index = len(ancestors) - 1
+        while index > 0 and isinstance(ancestors[index], ast.IfExp):
+            index -= 1
+        return ancestors[index] if index >= 0 else None
 
     def _function_or_module(self) -> ast.AST:
         """The function around the call being visited, else the module."""

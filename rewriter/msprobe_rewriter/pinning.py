@@ -22,7 +22,9 @@ MAX_DEPTH = 2  # the script's helper, and the helper's helper in a third file
 # A function we cannot look into but whose name says it seeds (`set_seed`, `init_seeds`, ...).
 SEEDER_NAME = re.compile(r"seed", re.IGNORECASE)
 NOT_SEEDER = re.compile(r"^(get|initial|make|gen|new)_|worker", re.IGNORECASE)
-DETERMINISM_KEYWORDS = ("deterministic", "mode", "full_determinism")
+# Keywords of a seeder that turn on deterministic kernels: `deterministic=`, `mode=`, `full_determinism=`, and
+# any other naming determinism (`set_seed(seed, set_deterministic=True)`, fsdp_turbo's).
+DETERMINISM_KEYWORD = re.compile(r"determinis|^mode$")
 WALKED = (ast.Call, ast.Assign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom)
 Resolve = Callable[[ast.AST], "str | None"]
 # Seeding call -> the generator families it seeds.
@@ -155,7 +157,7 @@ def seeder_by_name(call: ast.Call) -> Summary:
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     if not SEEDER_NAME.search(name) or NOT_SEEDER.search(name):
         return NOTHING
-    wants_determinism = any(kw.arg in DETERMINISM_KEYWORDS and constant(kw.value) is not False
+    wants_determinism = any(kw.arg is not None and DETERMINISM_KEYWORD.search(kw.arg) and constant(kw.value) is not False
                             for kw in call.keywords)
     return Summary(FAMILIES, deterministic=wants_determinism)
 

@@ -80,6 +80,25 @@ class NoDeterministicAlgos(Rule):
            "`set_context(deterministic=\"ON\")`, which still works), or msprobe_runtime.mindspore's `seed_all(seed, "
            "mode=True)`.")
     valid = (
+        # A seeder of a library this tool cannot read, told by a keyword that names determinism (fsdp_turbo's
+        # `set_seed(seed, set_deterministic=...)` in MindSpeed-LLM): its switch is taken at its word.
+        """\
+import torch
+from fsdp_turbo.utils.random import set_seed
+
+
+def main(deterministic=True):
+    set_seed(42, set_deterministic=deterministic)
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(4, 8, 2):
+        model(x).sum().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+""",
         # mmengine's runner switches deterministic kernels on itself when its randomness says so.
         """\
 from mmengine.runner import Runner

@@ -351,3 +351,18 @@ def test_no_deterministic_algos_advises_mindspore_where_transformers_only_tokeni
     """
     assert [message.split(" never")[0] for _, _, message in lint("no-deterministic-algos", code)] == [
         "this MindSpore entry script"]
+
+
+def test_dist_comm_reads_the_backend_a_name_was_given_before_the_call():
+    """ConvNeXt's `args.dist_backend = 'nccl'` before `init_process_group(backend=args.dist_backend)`: NCCL's
+    message, as for the literal."""
+    code = """
+        import torch
+
+
+        def init_distributed_mode(args):
+            args.dist_backend = 'nccl'
+            torch.distributed.init_process_group(backend=args.dist_backend, init_method=args.dist_url)
+    """
+    assert [message.split(" is initialised")[0] for _, _, message in lint("dist-no-deterministic-comm", code)] == [
+        "NCCL communication"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue, opt_in, seeding
+from msprobe_rewriter.assignments import key
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import Site, argument, constant, keyword
+from msprobe_rewriter.context import Site, argument, constant, keyword, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 INIT_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.DISTRIBUTED_INIT_CALLS)
@@ -259,9 +260,10 @@ if __name__ == "__main__":
                 return  # communication started already, or by an earlier init call of the file
             self.engine_starts = True
         if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
-            on_nccl = bool(_backends(node, qualified) & catalogue.NCCL_BACKENDS)
             position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
             backend = argument(node, *position) if position is not None else None
+            assigned = _assigned_literal(backend, node, self.ctx.current_def() or self.ctx.tree)
+            on_nccl = bool(_backends(node, qualified, assigned) & catalogue.NCCL_BACKENDS)
             self.sites.append((self.ctx.site(node), on_nccl, backend, self.ctx.current_def()))
 
     @staticmethod
@@ -301,11 +303,24 @@ if __name__ == "__main__":
                 self.report(site, self.nccl_message)
 
 
-def _backends(node: ast.Call, qualified: str) -> frozenset[str]:
-    """The backends an init call names, as torch reads them: in any case (`"NCCL"`), and per device in a
-    mapping (`"cpu:gloo,cuda:nccl"`), in every branch of a conditional; empty when one is not a constant."""
+def _assigned_literal(value: ast.expr | None, call: ast.Call, scope: ast.AST) -> ast.expr | None:
+    """The string literal the function last assigned to `value`'s name before `call` (ConvNeXt's
+    `args.dist_backend = 'nccl'` before `init_process_group(backend=args.dist_backend)`), else None."""
+    name = key(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    if name is None:
+        return None
+    assignments = [node for node in walk_scope(scope) if isinstance(node, ast.Assign) and node.lineno < call.lineno
+                   and any(key(target) == name for target in node.targets)]
+    last = max(assignments, key=lambda node: node.lineno, default=None)
+    return last.value if last is not None and isinstance(constant(last.value), str) else None
+
+
+def _backends(node: ast.Call, qualified: str, assigned: ast.expr | None = None) -> frozenset[str]:
+    """The backends an init call names (or `assigned`, the literal its argument holds), as torch reads them: in
+    any case (`"NCCL"`), and per device in a mapping (`"cpu:gloo,cuda:nccl"`), in every branch of a
+    conditional; empty when one is not a constant."""
     position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
-    value = argument(node, *position) if position is not None else None
+    value = assigned or (argument(node, *position) if position is not None else None)
     branches = []
     while isinstance(value, ast.IfExp):  # yolov5's `"nccl" if dist.is_nccl_available() else "gloo"`: either
         branches.append(value.body)

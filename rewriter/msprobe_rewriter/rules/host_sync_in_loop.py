@@ -45,6 +45,7 @@ class HostSyncInLoop(Rule):
     message = "host-device sync inside the training loop; " + REMEDY
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
+               "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it), "
                "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, or one true in a single "
                "iteration, `if i == 100:` on the loop's variable; unless it steps an "
                "optimizer the loop steps nowhere else: gradient accumulation's guard runs at every training step) are the usual "
@@ -133,6 +134,9 @@ class HostSyncInLoop(Rule):
                 "    for idx, x in enumerate(loader):\n        loss = model(x).sum() / accum\n        loss.backward()\n"
                 "        if (idx + 1) % accum == 0:\n            optimizer.step()\n"
                 "            print(loss.detach().item())\n", lines=(10,)),
+        # open_clip skips a step on a non-finite loss: testing a tensor calls `bool()` on it (a sync that stays)
+        Invalid("import torch\n\nfor x in loader:\n    loss = model(x).sum()\n    if not torch.isfinite(loss):\n"
+                "        continue\n    loss.backward()\n    optimizer.step()\n", lines=(5,)),
         # ... but once the loop moves them to the device, reading them syncs
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(data, batch_size=8)\n"
                 "for imgs, labels in loader:\n    labels = labels.cuda()\n    loss = model(imgs.cuda()).sum()\n"
@@ -310,6 +314,15 @@ class HostSyncInLoop(Rule):
                 if printed is not None:
                     self._candidate(printed, "printing a tensor")
 
+    def visit_If(self, node: ast.If | ast.While) -> None:
+        """`if torch.isnan(loss):`, `while not flag.any():`: testing a tensor calls `bool()` on it, a sync."""
+        test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
+            else node.test
+        if self._scope() in self.looping_scopes and isinstance(test, ast.Call) and self._call_kind(test):
+            self._candidate(test, f"testing a tensor (`{condition_text(test, 40)}`)", "the host branches on it")
+
+    visit_While = visit_If
+
     def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
         if self._scope() in self.looping_scopes and self._tensorish(node.value):
             self._candidate(node.value, "formatting a tensor in an f-string")
@@ -333,12 +346,12 @@ class HostSyncInLoop(Rule):
             return False
         return self._tensorish(receiver) is not False
 
-    def _candidate(self, node: ast.AST, what: str) -> None:
+    def _candidate(self, node: ast.AST, what: str, use: str | None = None) -> None:
         if any(isinstance(a, ast.Raise) for a in self.ctx.ancestors):
             return  # an error message: runs once, on the way out
         loops = self._loops_running(node)
         if loops:
-            use = self._host_use(node, loops[0])
+            use = use or self._host_use(node, loops[0])
             message = f"{what} in the training loop: " + (NEEDED.format(use=use) if use else REMEDY)
             self.candidates.append((self.ctx.site(node), loops, message))
 

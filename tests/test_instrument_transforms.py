@@ -10,6 +10,8 @@ from msprobe_rewriter.instrument import Options, instrument_text, undo_source_te
 from msprobe_rewriter.instrument.docs import example_options, written
 from msprobe_rewriter.instrument.markers import strip
 from msprobe_rewriter.instrument.transforms import ALL_TRANSFORMS, SelectionError, select
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_NAME
 
 EXAMPLES = [pytest.param(t, e, id=f"{t.name}-{i}") for t in ALL_TRANSFORMS for i, e in enumerate(t.examples)]
 
@@ -121,6 +123,38 @@ def test_sampler_still_used_elsewhere_keeps_its_import():
     assert "RandomSampler" in out.splitlines()[0] and "SequentialSampler" in out
 
 
+def test_library_shuffles_dropped_or_noted():
+    """A Hugging Face or webdataset `.shuffle(...)` is dropped; what cannot be dropped is left with a note."""
+    code = ("import torch\nimport webdataset as wds\nfrom datasets import load_dataset\n\n"
+            "data = load_dataset(\"json\", data_files=\"a.json\")\ntrain = data[\"train\"].shuffle().map(len)\n"
+            "split = data[\"train\"].train_test_split(test_size=0.1)\n"
+            "urls = wds.WebDataset(shards).shuffle(1000).decode(\"pil\")\nstages = [wds.shuffle(bufsize=1000)]\n")
+    out, notes = instrument_text("/p/m.py", code, only("data-shuffle"))
+    assert 'train = data["train"].map(len)' in out and 'wds.WebDataset(shards).decode("pil")' in out
+    assert "train_test_split(test_size=0.1)" in out and "wds.shuffle(bufsize=1000)" in out
+    assert [n.split(": ", 1)[0] for n in notes] == ["/p/m.py:7", "/p/m.py:9"]
+    assert "`seed=`" in notes[0] and "rng=random.Random(seed)" in notes[1]
+
+
+def test_subset_random_sampler_reads_its_indices_in_order():
+    code = ("import mindspore.dataset as ds\nfrom torch.utils.data import DataLoader, SubsetRandomSampler\n\n"
+            "a = DataLoader(data, batch_size=4, sampler=SubsetRandomSampler(indices=ids, generator=None))\n"
+            "b = SubsetRandomSampler(ids)\nc = ds.SubsetRandomSampler([0, 2], num_samples=1)\n")
+    out, notes = instrument_text("/p/m.py", code, only("data-shuffle"))
+    assert "sampler=list(ids))" in out and "b = SubsetRandomSampler(ids)" in out
+    assert "c = ds.SubsetSampler([0, 2], num_samples=1)" in out
+    assert len(notes) == 1 and "/p/m.py:5" in notes[0] and "sampler=list(indices)" in notes[0]
+
+
+def test_sampler_chosen_between_classes_is_noted():
+    code = ("from torch.utils.data import DataLoader, RandomSampler\nfrom torch.utils.data.distributed import "
+            "DistributedSampler\n\n\nclass Provider:\n    def __init__(self, single):\n"
+            "        self.sampler = RandomSampler if single else DistributedSampler\n\n"
+            "    def loader(self, ds):\n        return DataLoader(ds, sampler=self.sampler(ds))\n")
+    out, notes = instrument_text("/p/m.py", code, only("data-shuffle"))
+    assert undo_source_text(out) == code and strip(out) == code and len(notes) == 1
+
+
 def test_mindspore_dataset_shuffle_and_chain():
     out = fix("import mindspore.dataset as ds\n\ndata = ds.MnistDataset(\"mnist/\").shuffle(64).batch(32)\n"
               "other = ds.GeneratorDataset(source, [\"x\"], shuffle=True)\n", "data-shuffle")
@@ -133,6 +167,34 @@ def test_workers_seeded_generator_and_strict_mode():
     assert "generator=T.Generator().manual_seed(T.initial_seed())" in fix(code, "data-workers")
     strict = fix(code, "data-workers", data_strict=True)
     assert "num_workers=0, persistent_workers=False)" in strict
+
+
+def test_workers_generator_that_may_be_none_is_kept_where_set():
+    code = ("import torch\nimport webdataset as wds\nfrom torch.utils.data import DataLoader\n\n\n"
+            "def make(ds, n, seeded, args):\n    g = None\n    if seeded:\n        g = torch.Generator().manual_seed(0)\n"
+            "    a = DataLoader(ds, num_workers=n, generator=g)\n    b = DataLoader(ds, num_workers=n, generator=None)\n"
+            "    c = DataLoader(ds, num_workers=n, generator=args.g if seeded else None)\n"
+            "    return wds.WebLoader(ds, batch_size=None, num_workers=n), a, b, c\n")
+    seeded = "torch.Generator().manual_seed(torch.initial_seed())"
+    out = fix(code, "data-workers")
+    assert f"a = DataLoader(ds, num_workers=n, generator=g or {seeded})" in out
+    assert f"b = DataLoader(ds, num_workers=n, generator={seeded})" in out
+    assert f"c = DataLoader(ds, num_workers=n, generator=(args.g if seeded else None) or {seeded})" in out
+    assert f"wds.WebLoader(ds, batch_size=None, num_workers=n, generator={seeded})" in out
+    assert "wds.WebLoader(ds, batch_size=None, num_workers=0)" in fix(code, "data-workers", data_strict=True)
+
+
+MINDSPORE_KWARGS = ("import mindspore.dataset as ds\n\nkw = {\"num_parallel_workers\": 4}\n"
+                    "data = ds.GeneratorDataset(source, [\"x\"], **kw)\n")
+
+
+@pytest.mark.parametrize("code", [e.code for e in RULES_BY_NAME["data-workers"].invalid] + [MINDSPORE_KWARGS])
+def test_workers_findings_are_fixable_where_the_transform_rewrites_them(code):
+    """MSP302's per-finding `fixable` says what msprobe-instrument does: rewrite the call, or leave it with a note."""
+    findings = lint_source("/project/model.py", code.encode(), [RULES_BY_NAME["data-workers"]]).findings
+    out, notes = instrument_text("/project/model.py", code, only("data-workers"))
+    assert {f.line for f in findings if not f.fixable} == {int(note.split(":")[1]) for note in notes}
+    assert (strip(out) != code) == any(f.fixable for f in findings)
 
 
 def test_multiline_call_gets_its_argument_on_its_own_line():

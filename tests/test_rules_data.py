@@ -93,6 +93,31 @@ def test_device_rng_in_model_code_is_a_warning():
     assert "nn.Module" in found[0][2]
 
 
+@pytest.mark.parametrize(("draw", "example"), [
+    ("torch.empty_like(x).exponential_().log()", "torch.empty(shape).exponential_().to(device)"),  # Gumbel noise
+    ("w.uniform_(-0.1, 0.1)", "w.copy_(torch.empty(w.shape, dtype=w.dtype).uniform_(-0.1, 0.1))"),
+    ("x.bernoulli()", "x.cpu().bernoulli().to(x.device)"),
+    ("nn.init.kaiming_uniform_(w, a=math.sqrt(5))",
+     "w.data.copy_(nn.init.kaiming_uniform_(torch.empty(w.shape), a=math.sqrt(5)))"),
+    ("nn.init.trunc_normal_(tensor=self.pos_embed.data, std=0.02, mean=0.0, a=-2.0, b=2.0)",
+     "self.pos_embed.data.copy_(nn.init.trunc_normal_(torch.empty(self.pos_embed.data.shape), ...))"),
+    ("torch.rand(16, 100, device=device)", "torch.rand(16, 100).to(device)"),
+    ("torch.randint(0, 10, (4,), device=x.device, dtype=torch.long)",
+     "torch.randint(0, 10, (4,), dtype=torch.long).to(x.device)"),
+    ("torch.empty(4, device=device).normal_(0, 1)", "torch.empty(4).normal_(0, 1).to(device)"),
+    ("torch.randint_like(x, 10)", "torch.randint_like(x.cpu(), 10).to(x.device)"),
+    ("torch.multinomial(probs[0].cuda(), 1)", "torch.multinomial(x.cpu(), 1).to(x.device)"),
+    ("torch.normal(0, x * 0.1)", "torch.normal(0, x.cpu()).to(x.device)"),  # a tensor shown by no name: `x`
+    ("torch.rand_like(x * 2)", "torch.rand(x.shape, dtype=x.dtype).to(x.device)"),
+])
+def test_device_rng_message_names_the_same_draw_on_the_cpu(draw, example):
+    """Following the advice keeps the distribution: the example is the flagged draw, done on the CPU."""
+    code = (f"import math\nimport torch\nfrom torch import nn\n\n\ndef f(self, x, w, device):\n"
+            f"    x, w = x.cuda(), w.cuda()\n    self = self.cuda()\n    return {draw}\n")
+    ((line, _, message),) = lint("device-rng", code)
+    assert line == 9 and f"(`{example}`)" in message
+
+
 # --- device-rng: tensors whose device is not shown, in a file that runs on an accelerator ------------
 DRAW_ON_UNKNOWN = "\n\ndef loss(x0):\n    return torch.randn_like(x0)\n"
 
@@ -321,6 +346,7 @@ def test_data_shuffle_follows_project_samplers(tmp_path):
     result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
     assert [(f.line, f.fixable) for f in result.findings] == [(8, False), (9, False)]
     assert "`torch.randperm` in its `__iter__`" in result.findings[0].message
+    assert "`sampler=list(indices)`" in result.findings[0].message  # not SequentialSampler: a subset
 
 
 LOADERS_MODULE = """\
@@ -399,6 +425,118 @@ def test_seeded_generator_makes_a_torch_shuffle_info():
     found = lint("data-shuffle", code)
     assert [(line, severity) for line, severity, _ in found] == [(5, "info"), (6, "info"), (7, "warning")]
     assert "generator" in found[0][2]
+
+
+HF = "import torch\nfrom datasets import load_dataset, Dataset\n"
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # the receiver must be known to be a Hugging Face dataset: every assignment of a name, splits, methods
+    (HF + "if a:\n    d = load_dataset('x')\nelse:\n    d = load_dataset('y')\nd['train'].shuffle()\n", [7]),
+    (HF + "d = load_dataset('x') if a else make()\nd.shuffle()\n", []),
+    (HF + "def f(d):\n    return d.shuffle()\n", []),
+    (HF + "d = Dataset.from_list(rows).map(f).select(range(9))\nd.shuffle(buffer_size=9)\n", [4]),
+    (HF + "d = load_dataset('x', streaming=True)\nd.shuffle(buffer_size=1000)\n", [4]),
+    (HF + "import datasets\nd = datasets.load_from_disk('p')\nd.train_test_split(test_size=0.1)\n", [5]),
+    # a seed, a generator (by keyword, position, DatasetDict's `seeds=`), `**kwargs` or no shuffle: silent
+    (HF + "d = load_dataset('x')\nd.shuffle(7)\nd.shuffle(generator=g)\nd.shuffle(seeds={'train': 1})\n"
+     "d.shuffle(**kw)\nd.shuffle(seed=None)\n", [8]),
+    (HF + "d = load_dataset('x')['train']\nd.train_test_split(0.1, None, True, None, 3)\n"
+     "d.train_test_split(0.1, shuffle=False)\nd.train_test_split(0.1, shuffle=None)\n"
+     "d.train_test_split(0.1, shuffle=flag)\n", [7]),
+])
+def test_hf_dataset_shuffles(code, expected):
+    assert lines("data-shuffle", code) == expected
+
+
+def test_hf_dataset_messages_and_fixes():
+    found = lint("data-shuffle", HF + "d = load_dataset('x')\nt = d['train'].train_test_split(0.1)\n"
+                                      "t['train'].shuffle()\n")
+    assert ["train_test_split" in message and "NumPy's global generator" in message for _, _, message in found] == \
+        [True, False]
+    assert "`seed=`" in found[1][2]
+
+
+def test_hf_dataset_from_a_project_package_of_that_name_is_not_one(tmp_path):
+    """detr, guided-diffusion: a `datasets/` package of the project shadows the library."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "__init__.py").write_text("def load_dataset(name):\n    return Buffer(name)\n")
+    path = tmp_path / "train.py"
+    path.write_text(HF + "d = load_dataset('x')\nd.shuffle()\n")
+    assert lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]]).findings == []
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # the stage: `rng=` third, `seed=` fourth (`_shuffle` takes the data first); a buffer under 2 keeps the order
+    ("import random\nimport webdataset as wds\nfrom webdataset import filters\nfrom webdataset.filters import "
+     "_shuffle\na = wds.shuffle(100, 10, random.Random(0))\nb = filters.shuffle(100)\nc = _shuffle(src, 100, 10, rng)\n"
+     "d = _shuffle(src, 100)\ne = wds.shuffle(bufsize=1)\nf = wds.shuffle()\n", [6, 8, 10]),
+    # the method: on WebDataset, WebLoader and their chains; not on a DataPipeline (which has none) or a parameter
+    ("import random\nimport webdataset as wds\nd = wds.WebDataset(urls).decode('pil')\nd = d.shuffle(100)\n"
+     "l = wds.WebLoader(d, batch_size=None).unbatched().shuffle(1000, initial=10).batched(8)\n"
+     "p = wds.DataPipeline(stages).shuffle(100)\n\ndef f(x):\n    return x.shuffle(100)\n", [4, 5]),
+    # in a MindSpore file, a webdataset pipeline is told apart from a MindSpore dataset by how it was made
+    ("import mindspore.dataset as ds\nimport webdataset as wds\nw = wds.WebDataset(urls)\nw = w.shuffle(1, rng=r)\n"
+     "m = ds.MnistDataset('m', shuffle=False).shuffle(64)\n", [5]),
+])
+def test_webdataset_shuffles(code, expected):
+    assert lines("data-shuffle", code) == expected
+
+
+def test_webdataset_message_says_the_clock_seeds_it():
+    (_, _, message), = lint("data-shuffle", "import random\nimport webdataset as wds\nd = wds.shuffle(100)\n")
+    assert "time.time()" in message and "rng=random.Random(seed)" in message
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # every assignment to the attribute in the class binds a sampler class: followed (a class attribute too)
+    ("class P:\n    sampler = RandomSampler\n\n    def get(self, ds):\n        return self.sampler(ds)\n", [9]),
+    ("class P:\n    def __init__(self, a):\n        self.s = SequentialSampler if a else RandomSampler\n\n"
+     "    def get(me, ds):\n        return me.s(ds)\n", [10]),
+    ("class P:\n    def __init__(self, a):\n        self.s = DistributedSampler\n\n"
+     "    def get(self, ds):\n        return self.s(ds, shuffle=False)\n", []),
+    # one assignment elsewhere in the class that is not a class (or not known) stops it
+    ("class P:\n    def __init__(self):\n        self.s = RandomSampler\n\n    def reset(self, s):\n"
+     "        self.s, self.n = s, 0\n\n    def get(self, ds):\n        return self.s(ds)\n", []),
+    ("class P:\n    def __init__(self):\n        self.s = RandomSampler\n\n    def reset(self, s):\n"
+     "        self.s = s\n\n    def get(self, ds):\n        return self.s(ds)\n", []),
+    # another object's attribute, or one read outside the class
+    ("class P:\n    def __init__(self):\n        self.s = RandomSampler\n\n    def get(self, other, ds):\n"
+     "        return other.s(ds)\n\n\nP().s(ds)\n", []),
+])
+def test_sampler_classes_held_in_attributes(code, expected):
+    header = ("from torch.utils.data import RandomSampler, SequentialSampler\n"
+              "from torch.utils.data.distributed import DistributedSampler\n\n\n")
+    assert lines("data-shuffle", header + code) == expected
+
+
+def test_subset_random_sampler_advice_keeps_the_subset():
+    found = lint_source("snippet.py", (
+        b"import mindspore.dataset as ds\nfrom torch.utils.data import DataLoader, SubsetRandomSampler\n\n"
+        b"loader = DataLoader(data, sampler=SubsetRandomSampler(ids))\nsampler = SubsetRandomSampler(ids)\n"
+        b"subset = ds.SubsetRandomSampler(ids)\n"), [RULES_BY_NAME["data-shuffle"]]).findings
+    assert [f.fixable for f in found] == [True, False, True]  # msprobe-instrument rewrites only a `sampler=`
+    assert all("SequentialSampler" not in f.message for f in found)
+    assert "`sampler=list(indices)`" in found[0].message and "`SubsetSampler`" in found[2].message
+
+
+def test_hf_and_webdataset_catalogue_match_the_libraries():
+    datasets = pytest.importorskip("datasets")
+    for method, (seeds, switch) in catalogue.UNSEEDED_SPLITS.items():
+        if "." in method:
+            continue
+        params = list(inspect.signature(getattr(datasets.Dataset, method)).parameters)[1:]
+        for position, name in (*seeds, *([switch] if switch else [])):
+            assert name in params or name in inspect.signature(datasets.DatasetDict.shuffle).parameters, name
+            assert position is None or params.index(name) == position, name
+    assert all(hasattr(datasets.Dataset, m) or hasattr(datasets.IterableDataset, m)
+               for m in catalogue.HF_DATASET_METHODS)
+    webdataset = pytest.importorskip("webdataset")
+    params = list(inspect.signature(webdataset.filters._shuffle).parameters)
+    assert params.index("rng") == params.index("bufsize") + 2
+    assert "seed" not in params or params.index("seed") == params.index("bufsize") + 3  # 0.2.86 takes none
+    assert all(hasattr(webdataset.WebDataset, m) for m in catalogue.WEBDATASET_METHODS)
 
 
 @pytest.mark.parametrize("code", [
@@ -515,8 +653,49 @@ def test_one_configured_worker_silences_default_maps_only():
 def test_data_workers_message_does_not_tell_users_to_drop_workers():
     found = lint("data-workers", "from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=8)\n")
     message = found[0][2]
-    assert "generator" in message and "worker_init_fn" in message and "debugging" in message
+    assert "generator=torch.Generator().manual_seed(seed)" in message and "debugging" in message
     assert "num_workers=0" not in message
+
+
+def test_data_workers_message_is_what_the_worker_loop_does():
+    """torch's `_worker_loop` seeds `random`, torch and numpy from the base seed, itself drawn from the loader's
+    `generator`: a seeded generator is enough, no `worker_init_fn` is asked for."""
+    worker = pytest.importorskip("torch.utils.data._utils.worker")
+    loop = inspect.getsource(worker._worker_loop)
+    assert "random.seed(seed)" in loop and "torch.manual_seed(seed)" in loop and "np.random.seed(np_seed)" in loop
+    loader = inspect.getsource(pytest.importorskip("torch.utils.data.dataloader")._BaseDataLoaderIter.__init__)
+    assert ".random_(generator=loader.generator)" in loader
+    message = lint("data-workers", "from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=8)\n")[0][2]
+    assert "seeds torch, `random` and numpy" in message and "worker_init_fn" not in message
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # a name counts as a `worker_init_fn` (or a generator) only when no assignment before the call sets it to None
+    ("init_fn = None\nif seeded:\n    init_fn = seed_worker\nl = DataLoader(ds, num_workers=4, worker_init_fn=init_fn)\n",
+     [4]),
+    ("init_fn = seed_worker\nl = DataLoader(ds, num_workers=4, worker_init_fn=init_fn)\n", []),
+    ("fn = seed_worker if seeded else None\nl = DataLoader(ds, num_workers=4, worker_init_fn=fn)\n", [2]),
+    ("g = None\nl = DataLoader(ds, num_workers=4, generator=g)\n", [2]),
+    ("def f(ds, init_fn):\n    return DataLoader(ds, num_workers=4, worker_init_fn=init_fn)\n", []),  # a parameter
+    ("init_fn = None\n\ndef f(ds, init_fn=seed_worker):\n    return DataLoader(ds, num_workers=4, worker_init_fn=init_fn)\n",
+     []),  # the module's `init_fn` is not the one the function reads
+])
+def test_data_workers_seed_that_may_be_none(code, expected):
+    assert lines("data-workers", "from torch.utils.data import DataLoader\n" + code) == [line + 1 for line in expected]
+
+
+def test_data_workers_fixable_per_finding():
+    """msprobe-instrument seeds every loader it reports; DeepSpeed's own loader it cannot reach."""
+    code = textwrap.dedent("""\
+        import deepspeed
+        from torch.utils.data import DataLoader
+
+        loader = DataLoader(ds, num_workers=4)
+        engine, _, train_loader, _ = deepspeed.initialize(model=net, training_data=ds)
+        """)
+    result = lint_source("snippet.py", code.encode(), [RULES_BY_NAME["data-workers"]])
+    assert [(f.line, f.fixable) for f in result.findings] == [(4, True), (5, False)]
+    assert RULES_BY_NAME["data-workers"].fixable
 
 
 # --- random-augment --------------------------------------------------------------------------------

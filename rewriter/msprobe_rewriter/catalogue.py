@@ -149,11 +149,11 @@ MINDSPORE_WEIGHTED_LAYERS = frozenset("mindspore.nn." + n for n in (
     "TransformerDecoderLayer"))
 # Data splits and shuffles that draw unless given a seed: name -> (position, keyword) of the arguments that seed
 # them, and of a `shuffle` switch (None: none). Hugging Face `datasets` methods by name (`Dataset.shuffle` draws
-# its seed from NumPy's global generator, `IterableDataset.shuffle` from fresh entropy); scikit-learn's
-# `train_test_split` shuffles with NumPy's global generator.
+# its seed from NumPy's global generator, `IterableDataset.shuffle` from fresh entropy; `DatasetDict.shuffle` takes
+# `seeds=` or `generators=` too); scikit-learn's `train_test_split` shuffles with NumPy's global generator.
 SeedArgument = tuple[int | None, str]
 UNSEEDED_SPLITS: dict[str, tuple[tuple[SeedArgument, ...], SeedArgument | None]] = {
-    "shuffle": (((0, "seed"), (1, "generator")), None),
+    "shuffle": (((0, "seed"), (1, "generator"), (None, "seeds"), (None, "generators")), None),
     "train_test_split": (((4, "seed"), (5, "generator")), (2, "shuffle")),
     "sklearn.model_selection.train_test_split": (((None, "random_state"),), (None, "shuffle")),
 }
@@ -379,10 +379,13 @@ ACCELERATOR_FRAMEWORK_ROOTS = ("lightning", "pytorch_lightning", "accelerate", "
 TORCH_DATA_PACKAGE = "torch.utils.data"
 
 # --- data pipeline --------------------------------------------------------------------------------
-TORCH_DATALOADERS = frozenset({  # torchdata's StatefulDataLoader takes DataLoader's arguments, in its order
+# torchdata's StatefulDataLoader takes DataLoader's arguments, in its order; webdataset's WebLoader hands its own
+# to the `DataLoader(*args, **kw)` it wraps (webdataset 1.0).
+TORCH_DATALOADERS = frozenset({
     "torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader",
     "torchdata.stateful_dataloader.StatefulDataLoader",
     "torchdata.stateful_dataloader.stateful_dataloader.StatefulDataLoader",
+    "webdataset.WebLoader", "webdataset.compat.WebLoader",
 })
 TORCH_RANDOM_SAMPLERS = frozenset({  # each draws from torch's global generator unless given `generator=`
     "torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler",
@@ -405,6 +408,8 @@ SAMPLER_TWINS = {
     "torch.utils.data.sampler.RandomSampler": "torch.utils.data.SequentialSampler",
     "torchdata.stateful_dataloader.sampler.RandomSampler": "torch.utils.data.SequentialSampler",
     **{f"mindspore.dataset.{m}RandomSampler": "mindspore.dataset.SequentialSampler"
+       for m in ("", "samplers.", "engine.samplers.")},
+    **{f"mindspore.dataset.{m}SubsetRandomSampler": "mindspore.dataset.SubsetSampler"  # the same indices, in order
        for m in ("", "samplers.", "engine.samplers.")},
 }
 # `deepspeed.initialize(..., training_data=dataset)` (its position) returns a loader DeepSpeed builds: a
@@ -484,6 +489,42 @@ MINDSPORE_SHUFFLE_SAMPLERS: dict[str, tuple[int, bool]] = {
     f"mindspore.dataset.{m}{n}": spec for m in ("", "samplers.", "engine.samplers.")
     for n, spec in (("DistributedSampler", (2, True)), ("PKSampler", (2, False)))
 }
+# webdataset's buffer shuffle seeds a generator of its own from the clock and the process id unless given `rng=`
+# or `seed=` (webdataset 0.2-1.0, filters._shuffle; 0.2.86 takes no `seed=`, 0.2.100 does): function -> position
+# of `bufsize`, which `initial`, `rng` and `seed` follow (`shuffle` is the pipeline stage, curried over the data;
+# `_shuffle` takes the data first). A buffer of fewer than 2 samples keeps the order.
+WEBDATASET_SHUFFLES = {"webdataset.shuffle": 0, "webdataset.filters.shuffle": 0, "webdataset.filters._shuffle": 1}
+# webdataset's pipelines with the fluid interface, whose `.shuffle(size, **kw)` adds that stage (none when
+# `size < 1`), and the methods that return such a pipeline (webdataset/compat.py, pipeline.py).
+WEBDATASET_PIPELINES = frozenset(f"webdataset.{m}{name}" for m in ("", "compat.")
+                                 for name in ("WebDataset", "WebLoader", "FluidWrapper"))
+WEBDATASET_METHODS = frozenset({
+    "batched", "unbatched", "listed", "unlisted", "log_keys", "shuffle", "map", "decode", "map_dict", "select",
+    "to_tuple", "map_tuple", "slice", "rename", "rsample", "rename_keys", "extract_keys", "xdecode", "mcached",
+    "lmdb_cached", "compose", "with_length", "with_epoch", "repeat",
+})
+# Hugging Face `datasets`: the functions and classes (with their `from_*` constructors) that make a dataset or a
+# dict of them, and the methods that return one.
+HF_DATASET_FUNCTIONS = frozenset(f"datasets.{name}" for name in (
+    "load_dataset", "load_from_disk", "concatenate_datasets", "interleave_datasets"))
+HF_DATASET_CLASSES = frozenset(f"datasets.{m}{name}" for m, names in (
+    ("", ("Dataset", "DatasetDict", "IterableDataset", "IterableDatasetDict")),
+    ("arrow_dataset.", ("Dataset",)), ("dataset_dict.", ("DatasetDict", "IterableDatasetDict")),
+    ("iterable_dataset.", ("IterableDataset",))) for name in names)
+HF_DATASET_METHODS = frozenset({
+    "map", "filter", "select", "shuffle", "sort", "train_test_split", "remove_columns", "rename_column",
+    "rename_columns", "select_columns", "cast", "cast_column", "flatten", "flatten_indices", "with_format",
+    "with_transform", "shard", "take", "skip", "add_column", "add_item", "class_encode_column", "repeat",
+})
+
+
+def makes_hf_dataset(qualified: str) -> bool:
+    """Whether calling `qualified` returns a Hugging Face dataset (or a dict of them)."""
+    owner, _, name = qualified.rpartition(".")
+    return (qualified in HF_DATASET_FUNCTIONS or qualified in HF_DATASET_CLASSES
+            or owner in HF_DATASET_CLASSES and name.startswith("from_"))
+
+
 MINDSPORE_SET_WORKERS = frozenset({"mindspore.dataset.config.set_num_parallel_workers"})
 MINDSPORE_DEBUG_MODE = frozenset({"mindspore.dataset.config.set_debug_mode"})  # one thread, seeded
 # MindSpore source datasets whose workers run the user's Python (reseeded per worker); the others read

@@ -11,6 +11,8 @@ from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
 
+LIBRARY_DATASETS, LIBRARY_WEBDATASET = "datasets", "webdataset"
+
 # More positional arguments than this and a MindSpore dataset may get `shuffle` by position.
 MAX_UNAMBIGUOUS_POSITIONALS = 3
 LOADER_MESSAGE = "`DataLoader(shuffle=...)` draws a random order each epoch: pass `shuffle=False` while debugging"
@@ -24,6 +26,18 @@ TIMM_SEEDED_NOTE = (" (with a generator of its own, seeded with `seed=` + the ep
                     "device; it still differs from another framework's)")
 SEEDED_NOTE = (" (its own `generator=` repeats the order on every device; it still differs from another "
                "framework's)")
+SUBSET_ADVICE = ("pass its indices in order instead (`sampler=list(indices)`: any sequence of indices is a "
+                 "sampler), or give it a seeded `generator=`,")
+HF_SHUFFLE_MESSAGE = ("Hugging Face `datasets`' `shuffle()` without `seed=` takes its seed from NumPy's global "
+                      "generator (a streamed dataset's from fresh entropy), so anything else that draws from NumPy "
+                      "changes the order: pass `seed=` or drop the shuffle while debugging")
+HF_SPLIT_MESSAGE = ("Hugging Face `datasets`' `train_test_split` shuffles, seeded from NumPy's global generator "
+                    "unless given `seed=`, so anything else that draws from NumPy changes the split: pass `seed=` "
+                    "(or `shuffle=False`) while debugging")
+WEBDATASET_MESSAGE = ("webdataset's `{name}` seeds a generator of its own from the clock and the process id "
+                      "(`random.Random(int((os.getpid() + time.time()) * 1e9))`) unless given `rng=` or `seed=`: "
+                      "the order changes on every run, whatever the script seeds; pass `rng=random.Random(seed)` "
+                      "(or `seed=`, where the version takes it) or drop the stage while debugging")
 PROJECT_SAMPLER_MESSAGE = ("the project's `{name}` draws its order from a global generator (`{draw}` in its "
                            "`__iter__`), so anything else that draws changes it: {fix} while debugging")
 
@@ -45,10 +59,15 @@ class DataShuffle(FollowsValues, Rule):
                "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
                "`create_loader`/`create_naflex_loader(is_training=True)`, mindcv's `create_dataset` and mindyolo's "
                "`create_loader` (both shuffle unless given `shuffle=False`); `deepspeed.initialize(training_data=...)`, whose "
-               "loader shuffles through a `DistributedSampler` (a `RandomSampler` in one process). A class the file derives from `DataLoader` "
+               "loader shuffles through a `DistributedSampler` (a `RandomSampler` in one process); webdataset's "
+               "`shuffle` stage and a `WebDataset` pipeline's `.shuffle(n)` without `rng=` or `seed=` (seeded "
+               "from the clock); a Hugging Face dataset's `.shuffle()` and `.train_test_split()` without `seed=` or "
+               "`generator=` (seeded from NumPy's global generator), where the value is known to come from "
+               "`load_dataset`, `Dataset.from_...` or their methods. A class the file derives from `DataLoader` "
                "or `DistributedSampler` (yolov5's `InfiniteDataLoader`), or imports from a project module that "
-               "derives it (through at most three files), counts as its base, and so does a name "
-               "every assignment binds to that class (`loader = DataLoader if w else InfiniteDataLoader`). A "
+               "derives it (through at most three files), counts as its base, and so does a name, or a `self` "
+               "attribute within its class, every assignment binds to such classes (`loader = DataLoader if w "
+               "else InfiniteDataLoader`, `self.sampler = RandomSampler if single else DistributedSampler`). A "
                "sampler class of the project (this file or a module it imports) is reported where it is built "
                "with its `shuffle` on when its `__iter__` draws from a global generator (torch's without "
                "`generator=`, NumPy's, `random`'s), as Swin's `SubsetRandomSampler` does; one that seeds a "
@@ -56,12 +75,16 @@ class DataShuffle(FollowsValues, Rule):
     why = ("When two runs see the samples in different orders, their losses differ from the first step and no "
            "per-step comparison between them means anything. A seeded shuffle repeats on the same software, but "
            "it draws from the framework's generator, so any other change in random-number consumption (a GPU "
-           "and an NPU run, PyTorch against MindSpore, a resumed run) changes the order. MindSpore datasets "
+           "and an NPU run, PyTorch against MindSpore, a resumed run) changes the order; webdataset's buffer "
+           "shuffle seeds itself from the clock and differs on every run. MindSpore datasets "
            "shuffle unless told otherwise: a missing `shuffle=` means random order. A `shuffle=` given by an "
            "expression (`shuffle=is_train`) is flagged: on the training path it is true.")
     fix = ("While debugging pass `shuffle=False` to `DataLoader`, `DistributedSampler` and MindSpore datasets, "
-           "replace `RandomSampler` with `SequentialSampler` (torchvision's `RandomClipSampler` with `UniformClipSampler`), and drop `dataset.shuffle(...)`. To resume at step "
-           "k in MindSpore use `dataset.skip(k)`.")
+           "replace `RandomSampler` with `SequentialSampler` (torchvision's `RandomClipSampler` with `UniformClipSampler`, "
+           "MindSpore's `SubsetRandomSampler` with `SubsetSampler`), pass a `SubsetRandomSampler`'s indices "
+           "themselves in order (`sampler=list(indices)`), drop `dataset.shuffle(...)` or give a Hugging Face "
+           "dataset's `shuffle`/`train_test_split` a `seed=` (webdataset's `shuffle` an "
+           "`rng=random.Random(seed)`). To resume at step k in MindSpore use `dataset.skip(k)`.")
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader as DL\n\n"
         "loader = DL(torch.arange(10), batch_size=2, shuffle=False)\nplain = DL(torch.arange(10), batch_size=2)\n",
@@ -97,8 +120,43 @@ class DataShuffle(FollowsValues, Rule):
         "data = create_dataset(\"imagenet\", \"/data\", \"train\", False)\n"
         "loader = create_loader(data, 32, is_training=True)  # mindcv's loader keeps its dataset's order\n"
         "coco = mindyolo.data.create_loader(coco_ds, None, [], [], 8, shuffle=False, num_parallel_workers=1)\n",
+        # seeded Hugging Face shuffles and splits; an object not known to be a dataset
+        "import torch\nfrom datasets import load_dataset\n\n\ndef build(path, cfg, seed):\n    data = load_dataset(\"json\", data_files=path)\n"
+        "    split = data[\"train\"].train_test_split(test_size=0.1, seed=seed)\n"
+        "    ordered = data[\"train\"].train_test_split(0.1, shuffle=False)\n"
+        "    return split[\"train\"].shuffle(seed=seed), data.shuffle(seeds=seed), ordered, cfg.shuffle()\n",
+        # webdataset's shuffle with a generator or a seed of its own; a buffer of one keeps the order
+        "import random\nimport webdataset as wds\n\nstages = [wds.shuffle(1000, rng=random.Random(0)), "
+        "wds.shuffle(1000, seed=0)]\ndata = wds.WebDataset(urls, shardshuffle=False).shuffle(0).decode(\"pil\")\n"
+        "data = data.shuffle(500, rng=random.Random(1))\n",
+        # the sampler class a `self` attribute holds is followed only when every assignment in the class is one
+        "from torch.utils.data import DataLoader, RandomSampler, SequentialSampler\n\n\nclass Provider:\n"
+        "    def __init__(self, sampler=None):\n        self.sampler = SequentialSampler\n"
+        "        if sampler is not None:\n            self.sampler = sampler\n\n"
+        "    def loader(self, ds):\n        return DataLoader(ds, sampler=self.sampler(ds))\n",
     )
     invalid = (
+        # open_clip's webdataset pipeline: a buffer shuffle seeded from the clock, stage and method forms
+        Invalid("import torch\nimport webdataset as wds\n\n\ndef pipeline(shards, size, initial):\n"
+                "    stages = [wds.SimpleShardList(shards), wds.shuffle(bufsize=size, initial=initial)]\n"
+                "    return wds.DataPipeline(*stages), wds.WebDataset(shards).shuffle(1000).decode(\"pil\")\n",
+                lines=(6, 7)),
+        # alpaca-lora's finetune.py: a Hugging Face dataset shuffled and split without a seed
+        Invalid("import torch\nfrom datasets import load_dataset\n\n\ndef build(path, val_size):\n"
+                "    data = load_dataset(\"json\", data_files=path)\n"
+                "    train_val = data[\"train\"].train_test_split(test_size=val_size)\n"
+                "    train_data = train_val[\"train\"].shuffle().map(len)\n    return train_data\n", lines=(7, 8)),
+        # DeepSpeedExamples' bing_bert: the sampler class is picked once, held in an attribute, called later
+        Invalid("from torch.utils.data import DataLoader, RandomSampler\n"
+                "from torch.utils.data.distributed import DistributedSampler\n\n\nclass Provider:\n"
+                "    def __init__(self, args):\n"
+                "        self.datasampler = RandomSampler if args.local_rank == -1 else DistributedSampler\n\n"
+                "    def loader(self, dataset):\n"
+                "        return DataLoader(dataset, batch_size=8, sampler=self.datasampler(dataset))\n", lines=(10,)),
+        # open_clip's synthetic subsets: the indices are drawn in a random order (MindSpore's twin: SubsetSampler)
+        Invalid("import mindspore.dataset as ds\nfrom torch.utils.data import DataLoader, SubsetRandomSampler\n\n"
+                "loader = DataLoader(data, sampler=SubsetRandomSampler(ids))\nsubset = ds.SubsetRandomSampler(ids)\n",
+                lines=(4, 5)),
         # PyG's loaders pass DataLoader's keywords on.
         Invalid("from torch_geometric.loader import NeighborLoader\n\n"
                 "loader = NeighborLoader(data, num_neighbors=[25, 10], batch_size=1024, shuffle=True)\n", lines=(3,)),
@@ -196,6 +254,9 @@ def train(args, net, trainset):
         self._iterable_sources: frozenset[str] | None = None
         self._local_imports: project.LocalImports | None = None
         self.instances: dict[str, ast.Call] = {}  # name -> the call of a local class or function it holds
+        self._libraries: dict[int, str | None] = {}  # expression -> the data library whose object it holds
+        self._installed: dict[str, bool] = {}  # library -> imported from site-packages (not a project module)
+        self._attributes: dict[int, dict[str, list[ast.expr | None]]] = {}  # class -> `self.<attr>` values
 
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         super().visit_Assign(node)
@@ -211,7 +272,11 @@ def train(args, net, trainset):
         qualified = self.ctx.call_qualname(node)
         fixable = None
         if qualified is None:
-            qualified = self._chosen_class(node)
+            held = self._held_classes(node)
+            if held is not None and len({name.rpartition(".")[2] for name in held}) > 1:
+                self._report_choice(node, held)
+                return
+            qualified = held[0] if held else None
             # msprobe-instrument sets a loader's `shuffle=False` through a name holding its class, nothing else
             fixable = None if catalogue.loader_positions(qualified) is not None else False
         if qualified is None:
@@ -220,15 +285,15 @@ def train(args, net, trainset):
                 self._zoo_loader(node, zoo)
             elif "Sampler" in (self.ctx.callee_name(node) or ""):
                 self._project_sampler(node)
-            else:
+            elif not self._library_shuffle(node):
                 self._dataset_shuffle(node)
             return
         message = self._order_message(node, qualified, qualified.rpartition(".")[2])
         if message is None:
             return
-        if (_random_sampler(qualified) and qualified not in catalogue.SAMPLER_TWINS
-                or qualified in catalogue.DEEPSPEED_TRAINING_DATA):
-            fixable = False  # no deterministic twin msprobe-instrument could swap in
+        if (_random_sampler(qualified) and not self._sampler_fixable(qualified)
+                or qualified in catalogue.DEEPSPEED_TRAINING_DATA or qualified in catalogue.WEBDATASET_SHUFFLES):
+            fixable = False  # no deterministic replacement msprobe-instrument could put in
         if qualified in catalogue.TIMM_SEEDED_SHUFFLE_LOADERS:
             self.report(self.data.site(node), message + TIMM_SEEDED_NOTE, "info", fixable)
             return
@@ -239,21 +304,129 @@ def train(args, net, trainset):
         else:
             self.report(self.data.site(node), message, fixable=fixable)
 
-    def _chosen_class(self, node: ast.Call) -> str | None:
-        """The class a name holds when every value assigned to it is that class, under whatever import path
-        (yolov5's `loader = DataLoader if image_weights else InfiniteDataLoader; loader(...)`)."""
-        if not isinstance(node.func, ast.Name):
-            return None
+    def _held_classes(self, node: ast.Call) -> list[str] | None:
+        """The classes a called name or `self` attribute may hold, when every value assigned to it is a known
+        class, under whatever import path (yolov5's `loader = DataLoader if image_weights else
+        InfiniteDataLoader`; DeepSpeed's bing_bert `self.datasampler = RandomSampler if ... else DistributedSampler`)."""
+        func = node.func
+        values = (self.values.bindings.bound(func.id, node) if isinstance(func, ast.Name)
+                  else self._attribute_values(func))
         branches = []
-        for value in self.values.bindings.bound(node.func.id, node):
+        for value in values:
             while isinstance(value, ast.IfExp):
                 branches.append(value.body)
                 value = value.orelse
             branches.append(value)
         names = [self.ctx.qualname(b) if isinstance(b, (ast.Name, ast.Attribute)) else None for b in branches]
-        if not names or None in names or len({name.rpartition(".")[2] for name in names}) != 1:
+        return names if names and None not in names else None
+
+    def _report_choice(self, node: ast.Call, held: list[str]) -> None:
+        """A call of one of several classes (`RandomSampler if single else DistributedSampler`): the order is
+        random if any of them shuffles with these arguments."""
+        messages = dict.fromkeys(message for name in held
+                                 if (message := self._order_message(node, name, name.rpartition(".")[2])))
+        if messages:
+            self.report(self.data.site(node), "; ".join(messages), fixable=False)
+
+    def _attribute_values(self, func: ast.expr) -> list[ast.expr | None]:
+        """What every assignment in the enclosing class gives `self.<attr>`, for `func` read as that in one of
+        its methods (None for a value not known: a tuple target, `+=`)."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return []
+        classes = [i for i, node in enumerate(self.ctx.ancestors) if isinstance(node, ast.ClassDef)]
+        if not classes or classes[-1] + 1 >= len(self.ctx.ancestors):
+            return []
+        cls, method = self.ctx.ancestors[classes[-1]], self.ctx.ancestors[classes[-1] + 1]
+        if not isinstance(method, FUNCTION_TYPES) or _owner(method) != func.value.id:
+            return []
+        if id(cls) not in self._attributes:
+            self._attributes[id(cls)] = _class_attributes(cls)
+        return self._attributes[id(cls)].get(func.attr, [])
+
+    def _sampler_fixable(self, qualified: str) -> bool:
+        """Whether msprobe-instrument can put an ordered sampler in: a twin class, or the indices of torch's
+        `SubsetRandomSampler` given as `sampler=` (any sequence of indices is a sampler)."""
+        if qualified in catalogue.SAMPLER_TWINS:
+            return True
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        return (qualified.endswith(".SubsetRandomSampler") and isinstance(parent, ast.keyword)
+                and parent.arg == "sampler")
+
+    def _library_shuffle(self, node: ast.Call) -> bool:
+        """`.shuffle()` or `.train_test_split()` on a Hugging Face dataset, `.shuffle(n)` on a webdataset
+        pipeline: reported when they draw an order no seed repeats. Whether the receiver was one of those."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in catalogue.UNSEEDED_SPLITS:
+            return False
+        library = self._library_of(func.value)
+        if library == LIBRARY_DATASETS:
+            if self._hf_unseeded(node, func.attr):
+                split = func.attr == "train_test_split"  # msprobe-instrument drops a shuffle, not a split
+                self.report(node, HF_SPLIT_MESSAGE if split else HF_SHUFFLE_MESSAGE, fixable=not split)
+        elif library == LIBRARY_WEBDATASET and func.attr == "shuffle":
+            if self._buffers(node, "size", 0) and not self._given(node, "rng") and not self._given(node, "seed"):
+                self.report(node, WEBDATASET_MESSAGE.format(name=".shuffle(size)"))
+        return library is not None
+
+    def _hf_unseeded(self, node: ast.Call, method: str) -> bool:
+        """`Dataset.shuffle`/`train_test_split` given neither a seed nor a generator (and not `shuffle=False`)."""
+        seeds, switch = catalogue.UNSEEDED_SPLITS[method]
+        if any(self._given(node, name, position) for position, name in seeds):
+            return False
+        if switch is None:
+            return True
+        shuffle = self.data.keyword(node, switch[1], switch[0])
+        return shuffle is None or self._shuffles(shuffle, False)
+
+    def _given(self, node: ast.Call, name: str, position: int | None = None) -> bool:
+        """Whether an argument other than None is given (or may be, in `**kwargs`)."""
+        value = self.data.keyword(node, name, position)
+        return value is UNKNOWN or value is not None and constant(value) is not None
+
+    def _buffers(self, node: ast.Call, name: str, position: int) -> bool:
+        """Whether a shuffle buffer's size may be 2 or more (one of fewer keeps the order)."""
+        size = constant(self.data.keyword(node, name, position))  # not given: 1000 (a method needs one)
+        return not isinstance(size, (int, float)) or size >= 2
+
+    def _library_of(self, node: ast.expr) -> str | None:
+        """The data library whose object `node` holds: a Hugging Face dataset (`load_dataset(...)`,
+        `Dataset.from_dict(...)`, their methods and splits) or a webdataset pipeline (`WebDataset(urls)` and its
+        methods); names are followed through every assignment before. None when not known."""
+        key = id(node)
+        if key not in self._libraries:
+            self._libraries[key] = None  # a name bound to itself
+            self._libraries[key] = self._find_library(node)
+        return self._libraries[key]
+
+    def _find_library(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            found = {self._library_of(v) if isinstance(v, ast.expr) else None
+                     for v in self.values.bindings.bound(node.id, node)}
+            return found.pop() if len(found) == 1 else None
+        if isinstance(node, ast.Subscript):  # `dataset_dict["train"]`
+            return LIBRARY_DATASETS if self._library_of(node.value) == LIBRARY_DATASETS else None
+        if not isinstance(node, ast.Call):
             return None
-        return names[0]
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            library = self._library_of(func.value)
+            methods = catalogue.HF_DATASET_METHODS if library == LIBRARY_DATASETS else catalogue.WEBDATASET_METHODS
+            if library is not None and func.attr in methods:
+                return library
+        qualified = self.ctx.imports.resolve_any(func)
+        if qualified is None:
+            return None
+        if catalogue.makes_hf_dataset(qualified) and self._library_installed(LIBRARY_DATASETS):
+            return LIBRARY_DATASETS
+        if qualified in catalogue.WEBDATASET_PIPELINES and self._library_installed(LIBRARY_WEBDATASET):
+            return LIBRARY_WEBDATASET
+        return None
+
+    def _library_installed(self, library: str) -> bool:
+        """Whether `import library` reaches the library, not a project module of that name (detr's `datasets/`)."""
+        if library not in self._installed:
+            self._installed[library] = project.find_module(project.file_folder(self.ctx.path), library, 0) is None
+        return self._installed[library]
 
     def _project_sampler(self, node: ast.Call) -> None:
         """A sampler class of the project whose `__iter__` draws from a global generator (Swin's
@@ -267,8 +440,9 @@ def train(args, net, trainset):
         draw = _global_draw(methods.get("__iter__"), imports)
         if draw is None:
             return
-        fix = "use `SequentialSampler`"
         parameters = _parameters(methods["__init__"]) if "__init__" in methods else {}
+        fix = "iterate its indices in order (`sampler=list(indices)`)" if "indices" in parameters \
+            else "use `SequentialSampler`"
         if "shuffle" in parameters:
             position, default = parameters["shuffle"]
             shuffle = self.data.keyword(node, "shuffle", position)
@@ -301,8 +475,12 @@ def train(args, net, trainset):
             shuffle = self.data.keyword(node, "shuffle", positions.get("shuffle"))
             return LOADER_MESSAGE if self._shuffles(shuffle, False) else None
         if _random_sampler(qualified):
-            instead = catalogue.ORDERED_SAMPLER_INSTEAD.get(short, "SequentialSampler")
-            return f"`{short}` draws a random order: use `{instead}` while debugging"
+            return f"`{short}` draws a random order: {_ordered_instead(qualified, short)} while debugging"
+        if qualified in catalogue.WEBDATASET_SHUFFLES:
+            bufsize = catalogue.WEBDATASET_SHUFFLES[qualified]
+            seeded = self._given(node, "rng", bufsize + 2) or self._given(node, "seed", bufsize + 3)
+            return None if seeded or not self._buffers(node, "bufsize", bufsize) else \
+                WEBDATASET_MESSAGE.format(name=short)
         if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
             shuffle = self.data.keyword(node, "shuffle", catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION)
             if shuffle is None:
@@ -432,6 +610,46 @@ def _iterable_sources(tree: ast.Module) -> frozenset[str]:
             if "__getitem__" not in methods and ("__iter__" in methods or "__next__" in methods):
                 names.add(node.name)
     return frozenset(names)
+
+
+def _ordered_instead(qualified: str, short: str) -> str:
+    """How to read in a fixed order what a random sampler draws from."""
+    twin = catalogue.SAMPLER_TWINS.get(qualified)
+    if twin is not None:
+        return f"use `{twin.rpartition('.')[2]}`"
+    if short == "SubsetRandomSampler":  # torch's (MindSpore's has a twin, `SubsetSampler`)
+        return SUBSET_ADVICE
+    return f"use `{catalogue.ORDERED_SAMPLER_INSTEAD.get(short, 'SequentialSampler')}`"
+
+
+def _owner(method: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The name a method calls its instance (or class) by: its first parameter."""
+    positional = [*method.args.posonlyargs, *method.args.args]
+    return positional[0].arg if positional else None
+
+
+def _class_attributes(cls: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
+    """attribute -> the values the class body and its methods assign it (`x = ...`, `self.x = ...`); None for a
+    value not known (a tuple target, `+=`)."""
+    found: dict[str, list[ast.expr | None]] = {}
+    for item in cls.body:
+        if isinstance(item, (ast.Assign, ast.AnnAssign)):
+            for target in item.targets if isinstance(item, ast.Assign) else [item.target]:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, []).append(item.value)
+        if not isinstance(item, FUNCTION_TYPES) or _owner(item) is None:
+            continue
+        owner = _owner(item)
+        for node in ast.walk(item):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                continue
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                direct = None if isinstance(node, ast.AugAssign) else node.value
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) \
+                            and part.value.id == owner and isinstance(part.ctx, ast.Store):
+                        found.setdefault(part.attr, []).append(direct if part is target else None)
+    return found
 
 
 def _random_sampler(qualified: str) -> bool:

@@ -6,19 +6,20 @@ import ast
 
 from msprobe_rewriter import catalogue, opt_in, seeding
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant
+from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
 
 # Keywords that only MindSpore's `Dataset.map` takes: they tell it from `pool.map`, pandas or HF datasets.
 MINDSPORE_MAP_KEYWORDS = frozenset({"operations", "input_columns", "output_columns", "python_multiprocessing"})
-TORCH_MESSAGE = ("`DataLoader` workers draw from seeds PyTorch derives per worker: for debugging runs pass a seeded "
-                 "`generator=torch.Generator().manual_seed(seed)` and a `worker_init_fn` that seeds numpy/random, "
-                 "and keep `num_workers` equal across the runs you compare")
-DEEPSPEED_MESSAGE = ("`deepspeed.initialize(training_data=...)` builds a loader with 2 workers per device and no "
-                     "`worker_init_fn`, seeded per worker by PyTorch: for debugging runs build the `DataLoader` yourself "
-                     "(`num_workers=0`, or a seeded `generator=` and a `worker_init_fn`) and leave `training_data` out")
+TORCH_MESSAGE = ("`DataLoader` worker `i` seeds torch, `random` and numpy from `i` and a base seed drawn, as the "
+                 "workers start, from the loader's `generator=` (from the global torch generator when none is given): "
+                 "for debugging runs pass a seeded `generator=torch.Generator().manual_seed(seed)` (msprobe-instrument "
+                 "adds one) and keep `num_workers` equal across the runs you compare")
+DEEPSPEED_MESSAGE = ("`deepspeed.initialize(training_data=...)` builds a `DataLoader` with 2 workers per device and no "
+                     "`generator=`: their seeds come from the global torch generator. For debugging runs build the "
+                     "`DataLoader` yourself, with a seeded `generator=`, and leave `training_data` out")
 OPT_IN = " (only when `{workers}` > 0: no workers with the default arguments)"
 MINDSPORE_MESSAGE = ("{what} runs on several parallel workers, which can reseed or reorder random work: use "
                      "`num_parallel_workers=1` for debugging runs")
@@ -29,12 +30,15 @@ class DataWorkers(FollowsValues, Rule):
     name = "data-workers"
     severity = "warning"
     frameworks = ("pytorch", "mindspore")
-    message = ("parallel data workers draw random numbers from per-worker seeds: seed them (PyTorch: "
-               "`generator=` and `worker_init_fn=`) or use one worker for debugging runs")
+    message = ("parallel data workers draw random numbers from per-worker seeds: for debugging runs derive those "
+               "from the run's seed (PyTorch: a seeded `generator=`) or run one worker (MindSpore: "
+               "`num_parallel_workers=1`)")
+    fixable = True
     summary = ("Flags a PyTorch `DataLoader` (or a subclass of it, from this file or a project module it imports, "
-               "or a graph library's loader: PyG's, DGL's) "
-               "with `num_workers` > 0 (or an expression) and neither `generator=` nor `worker_init_fn=`, unless it "
-               "reads a torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
+               "or a graph library's loader: PyG's, DGL's, or webdataset's `WebLoader`, which builds one) with "
+               "`num_workers` > 0 (or an expression) and neither `generator=` nor `worker_init_fn=` (a name some "
+               "assignment sets to None, `init_fn = None` unless a flag is on, counts as none), unless it reads a "
+               "torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
                "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers); "
                "MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
                "`num_parallel_workers` > 1 (or an expression) (other source datasets, `ImageFolderDataset`, "
@@ -48,18 +52,21 @@ class DataWorkers(FollowsValues, Rule):
                "give each loader without one a `worker_init_fn`) no `DataLoader` finding. Hugging Face's Trainer "
                "builds its loaders itself, with a `worker_init_fn`: `dataloader_num_workers` is not flagged. "
                "`deepspeed.initialize(training_data=...)` is: DeepSpeed's loader runs 2 workers per device without a "
-               "`worker_init_fn`.")
-    why = ("Each PyTorch worker seeds torch, `random` and numpy with `base_seed + worker_id`, where the base seed "
-           "is drawn from the loader's `generator`, or from the global torch generator when none is given. "
+               "`generator=`, unless the data is such a torchvision dataset.")
+    why = ("Each PyTorch worker seeds torch and `random` with `base_seed + worker_id`, and numpy with a seed "
+           "derived from both, where the base seed is drawn, as the workers start, from the loader's `generator`, "
+           "or from the global torch generator when none is given. "
            "Random augmentation in a worker therefore depends on how many numbers the main process drew before "
            "the epoch started and on how many workers there are: a GPU run and an NPU run that differ in either "
-           "augment the same sample differently. Third-party generators (OpenCV, albumentations, ...) are not "
-           "seeded at all. MindSpore's `map` runs Python and random operations on several workers (8 by "
-           "default), which can reseed or reorder random work.")
-    fix = ("Workers are fine for throughput; for debugging runs make them reproducible: pass "
-           "`generator=torch.Generator().manual_seed(seed)` and `worker_init_fn=seed_worker` (seeding numpy and "
-           "`random` from `torch.initial_seed()`, as PyTorch's reproducibility notes show), and use the same "
-           "`num_workers` in the runs you compare. A loader given either of them is not flagged. For MindSpore pass "
+           "augment the same sample differently. Generators of their own (`numpy.random.default_rng()` without a "
+           "seed, ...) are not seeded by PyTorch at all. MindSpore's `map` runs Python and random operations on "
+           "several workers (8 by default), which can reseed or reorder random work.")
+    fix = ("Workers are fine for throughput; for debugging runs derive their seeds from the run's seed: pass "
+           "`generator=torch.Generator().manual_seed(seed)` and use the same `num_workers` in the runs you compare. "
+           "PyTorch then seeds torch, `random` and numpy in every worker from it; a `worker_init_fn` is needed only "
+           "for generators of their own. A loader given either of them is not flagged. msprobe-instrument adds "
+           "`generator=torch.Generator().manual_seed(torch.initial_seed())` (with `--data strict`, `num_workers=0`); "
+           "it leaves `deepspeed.initialize(training_data=...)`: build that `DataLoader` yourself. For MindSpore pass "
            "`num_parallel_workers=1` (or call `mindspore.dataset.config.set_num_parallel_workers(1)`) while "
            "debugging.")
     valid = (
@@ -92,6 +99,15 @@ class DataWorkers(FollowsValues, Rule):
         # (`fabric.seed_everything(s)` and LightningCLI switch it on by default).
         "import lightning as L\nfrom torch.utils.data import DataLoader\n\nL.seed_everything(42, workers=True)\n"
         "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
+        # DeepSpeed's loader over a torchvision dataset whose transforms draw nothing: the same batches with any
+        # number of workers (DeepSpeedExamples' CIFAR-10 script).
+        "import deepspeed\nimport torchvision\nfrom torchvision import transforms\n\n\ndef main(args, net):\n"
+        "    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5,), (0.5,))])\n"
+        "    trainset = torchvision.datasets.CIFAR10(\"data\", train=True, transform=transform)\n"
+        "    return deepspeed.initialize(args=args, model=net, training_data=trainset)\n",
+        "import torch\nimport webdataset as wds\n\n\ndef make(dataset, args, seed):\n"
+        "    return wds.WebLoader(dataset, batch_size=None, num_workers=args.workers,\n"
+        "                         generator=torch.Generator().manual_seed(seed))\n",
     )
     invalid = (
         # DGL's loader takes DataLoader's keywords.
@@ -102,7 +118,7 @@ class DataWorkers(FollowsValues, Rule):
                 "parser.add_argument(\"--dataloader_num_workers\", type=int, default=0)\nargs = parser.parse_args()\n"
                 "loader = DataLoader(range(8), shuffle=False, num_workers=args.dataloader_num_workers)\n",
                 lines=(8,), severity="info"),
-        # DeepSpeedExamples' CIFAR-10 script: DeepSpeed builds the loader.
+        # DeepSpeed builds the loader, over a dataset that may draw.
         Invalid("""\
 import deepspeed
 
@@ -114,6 +130,15 @@ def train(args, net, trainset):
 """, lines=(5,)),
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(torch.arange(10), batch_size=2, num_workers=4)\n",
                 lines=(3,)),
+        # latent-diffusion's data module: the workers get no `worker_init_fn` unless a flag is on.
+        Invalid("from torch.utils.data import DataLoader\n\n\ndef train_loader(data, workers, seeded):\n"
+                "    if seeded:\n        init_fn = seed_worker\n    else:\n        init_fn = None\n"
+                "    return DataLoader(data, batch_size=8, num_workers=workers, worker_init_fn=init_fn)\n",
+                lines=(9,)),
+        # webdataset's WebLoader builds a `DataLoader` with the arguments it is given (open_clip).
+        Invalid("import torch\nimport webdataset as wds\n\n\ndef make(dataset, args):\n"
+                "    return wds.WebLoader(dataset, batch_size=None, shuffle=False, num_workers=args.workers)\n",
+                lines=(6,)),
         Invalid("from torchdata.stateful_dataloader import StatefulDataLoader\n\n\n"
                 "def make(ds, args):  # OpenRLHF's, resumable mid-epoch\n"
                 "    return StatefulDataLoader(ds, args.batch_size, True, num_workers=args.workers)\n", lines=(5,)),
@@ -150,20 +175,21 @@ def train(args, net, trainset):
         self.one_worker_configured = False
         self.debug_mode = False  # `mindspore.dataset.config.set_debug_mode(True)`: one worker, seeded
         self.default_worker_maps: list = []
-        self.mindspore_reports: list = []  # (site or node, message), reported at the end unless in debug mode
-        # (site, message, worker count), reported at the end unless Lightning seeds the workers
-        self.torch_reports: list[tuple[Site, str, ast.expr | None]] = []
+        self.mindspore_reports: list = []  # (site, message), reported at the end unless in debug mode
+        # (site, message, worker count, fixable), reported at the end unless Lightning seeds the workers
+        self.torch_reports: list[tuple[Site, str, ast.expr | None, bool | None]] = []
         self.lightning_seeds_workers = False
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
-        if catalogue.loader_positions(qualified) is not None:
-            self._dataloader(node, catalogue.loader_positions(qualified))
+        positions = catalogue.loader_positions(qualified)
+        if positions is not None:
+            self._dataloader(node, positions)
         elif qualified in catalogue.DEEPSPEED_TRAINING_DATA:
             data = self.data.keyword(node, "training_data", catalogue.DEEPSPEED_TRAINING_DATA[qualified])
-            if data not in (None, UNKNOWN) and constant(data) is not None:
-                self.torch_reports.append((self.data.site(node), DEEPSPEED_MESSAGE, None))
+            if data not in (None, UNKNOWN) and constant(data) is not None and not self.data.draws_nothing(data):
+                self.torch_reports.append((self.data.site(node), DEEPSPEED_MESSAGE, None, False))
         elif (seeder := qualified or seeding.method_qualname(self.ctx, node)) in catalogue.LIGHTNING_WORKER_SEEDING:
             self.lightning_seeds_workers |= _seeds_workers(node, seeder)
         elif qualified in catalogue.MINDSPORE_DEBUG_MODE:
@@ -194,11 +220,21 @@ def train(args, net, trainset):
             return
         for given in ("worker_init_fn", "generator"):
             value = self.data.keyword(node, given, positions.get(given))
-            if value is UNKNOWN or (value is not None and constant(value) is not None):
+            if value is UNKNOWN or (value is not None and not self._may_be_none(value)):
                 return
         if self.data.draws_nothing(self.data.keyword(node, "dataset", 0)):
             return  # `DataLoader(ImageFolder(valdir, Compose([Resize(256), CenterCrop(224), ToTensor()])))`
-        self.torch_reports.append((self.data.site(node), TORCH_MESSAGE, workers))
+        self.torch_reports.append((self.data.site(node), TORCH_MESSAGE, workers, None))
+
+    def _may_be_none(self, value: ast.expr) -> bool:
+        """Whether an argument may be None: the literal, a branch of `a if c else b`, or a name some earlier
+        assignment in its scope binds to one of those (`init_fn = None` unless a flag is on)."""
+        if isinstance(value, ast.IfExp):
+            return self._may_be_none(value.body) or self._may_be_none(value.orelse)
+        if isinstance(value, ast.Name):
+            return any(isinstance(bound, ast.expr) and self._may_be_none(bound)
+                       for bound in self.values.bindings.bound(value.id, value))
+        return constant(value) is None
 
     def _zoo_loader(self, node: ast.Call, qualified: str) -> None:
         """mindyolo's `create_loader`: a `GeneratorDataset` over the Python dataset, 8 workers by default."""
@@ -228,19 +264,26 @@ def train(args, net, trainset):
 
     def finish(self) -> None:
         if not self.lightning_seeds_workers:
-            for site, message, workers in self.torch_reports:
+            for site, message, workers, fixable in self.torch_reports:
                 if workers is not None and opt_in.default_value(self.ctx, workers) == 0:  # `num_workers=args.workers`
-                    self.report(site, message + OPT_IN.format(workers=condition_text(workers)), "info")
+                    self.report(site, message + OPT_IN.format(workers=condition_text(workers)), "info", fixable)
                 else:
-                    self.report(site, message)
+                    self.report(site, message, fixable=fixable)
         if self.debug_mode:  # the whole pipeline runs on one thread, seeded
             return
         for site, message in self.mindspore_reports:
-            self.report(site, message)
+            self.report(site, message, fixable=_fixable(site.node))
         if self.one_worker_configured:
             return
         for site in self.default_worker_maps:
-            self.report(site, MINDSPORE_MESSAGE.format(what="`.map(...)` without `num_parallel_workers`"))
+            self.report(site, MINDSPORE_MESSAGE.format(what="`.map(...)` without `num_parallel_workers`"),
+                        fixable=_fixable(site.node))
+
+
+def _fixable(call: ast.Call) -> bool | None:
+    """False for a MindSpore call msprobe-instrument leaves: one whose worker count may hide in `*args`/`**kwargs`."""
+    hidden = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
+    return False if hidden and keyword(call, catalogue.MINDSPORE_WORKER_KEYWORD) is None else None
 
 
 def _seeds_workers(call: ast.Call, qualified: str) -> bool:

@@ -5,7 +5,8 @@ DataLoader if image_weights else InfiniteDataLoader`); `RandomSampler(ds)` -> `S
 `RandomSampler()` -> `SequentialSampler()`); `DistributedSampler(...)` (or a subclass the file defines) and
 MindSpore's samplers get `shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`,
 and so do the model zoos' loader factories (mindcv's `create_dataset`, mindyolo's `create_loader`);
-`dataset.shuffle(n)` is dropped from the pipeline.
+`dataset.shuffle(n)` is dropped from the pipeline (MindSpore's, a Hugging Face dataset's, a webdataset pipeline's).
+`sampler=SubsetRandomSampler(indices)` -> `sampler=list(indices)` (MindSpore: `SubsetSampler(indices)`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from msprobe_rewriter.rules.data_shuffle import LOADER_MESSAGE
 FALSE = cst.Name("False")
 # Arguments a twin sampler keeps: (keyword, position or None).
 TWIN_KEEPS = {"torch.utils.data.SequentialSampler": (("data_source", 0),),
-              "mindspore.dataset.SequentialSampler": (("num_samples", None),)}
+              "mindspore.dataset.SequentialSampler": (("num_samples", None),),
+              "mindspore.dataset.SubsetSampler": (("indices", 0), ("num_samples", 1))}
+SUBSET_NOTE = "pass the indices in order, `sampler=list(indices)` (any sequence of indices is a sampler)"
 
 
 class DataShuffle(Transform):
@@ -44,6 +47,11 @@ class DataShuffle(Transform):
                 "import torch\n\nif torch.__version__ >= \"1.8\":\n    import torch_npu\n"
                 "from torch.utils.data import DataLoader, SequentialSampler\n\n"
                 "loader = DataLoader(range(8), sampler=SequentialSampler(range(8)))\n"),
+        # Lightning's k-fold example: the subset's indices, read in order
+        Example("from torch.utils.data import DataLoader, SubsetRandomSampler\n\n"
+                "loader = DataLoader(dataset, batch_size=32, sampler=SubsetRandomSampler(train_ids))\n",
+                "from torch.utils.data import DataLoader\n\n"
+                "loader = DataLoader(dataset, batch_size=32, sampler=list(train_ids))\n"),
         Example("import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"train/\")\ndata = data.shuffle(1000)\n",
                 "import mindspore.dataset as ds\n\ndata = ds.ImageFolderDataset(\"train/\", shuffle=False)\ndata = data\n"),
         # yolov5's create_dataloader picks the loader class, then calls the name
@@ -102,6 +110,10 @@ class DataShuffle(Transform):
             return lambda c: nodes.set_argument(c, "shuffle", FALSE, position)
         if qualified in catalogue.SAMPLER_TWINS:
             return self._twin(unit, call, qualified)
+        if qualified in catalogue.TORCH_RANDOM_SAMPLERS and qualified.endswith(".SubsetRandomSampler"):
+            return self._indices(unit, call, qualified)
+        if qualified in catalogue.WEBDATASET_SHUFFLES:
+            return "drop the stage, or give it `rng=random.Random(seed)`"
         if qualified in catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS:
             position = catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS[qualified][0]
             return lambda c: nodes.set_argument(c, "shuffle", FALSE, position)
@@ -109,7 +121,27 @@ class DataShuffle(Transform):
             return lambda c: nodes.set_argument(c, "shuffle", FALSE)
         if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "shuffle":
             return lambda c: c.func.value
+        if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "train_test_split":
+            return "pass `seed=` (or `shuffle=False`)"
         return None
+
+    @staticmethod
+    def _indices(unit: Unit, call: cst.Call, qualified: str):
+        """`sampler=SubsetRandomSampler(indices)` -> `sampler=list(indices)`, elsewhere a note."""
+        parent = unit.structure.parent.get(call)
+        indices = nodes.argument(call, "indices", 0)
+        if (not isinstance(parent, cst.Arg) or parent.keyword is None or parent.keyword.value != "sampler"
+                or indices is None or nodes.has_star(call) or "list" in unit.names.bound):
+            return SUBSET_NOTE
+        if isinstance(call.func, cst.Name):
+            unit.edits.drop_import_if_unused(qualified, call.func.value)
+
+        def rewrite(updated: cst.Call) -> cst.Call:
+            arg = nodes.argument(updated, "indices", 0)
+            return updated.with_changes(func=cst.Name("list"), args=[arg.with_changes(
+                keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)])
+
+        return rewrite
 
     @staticmethod
     def _twin(unit: Unit, call: cst.Call, qualified: str):

@@ -1,7 +1,8 @@
 """Make parallel data loading reproducible, where `data-workers` fires.
 
 PyTorch loaders with workers get a seeded `generator=torch.Generator().manual_seed(torch.initial_seed())`
-(worker seeds then follow `seed_all`'s seed, not the global generator's state); with `--data strict`
+(worker seeds then follow `seed_all`'s seed, not the global generator's state; a `generator=g` that may be
+None becomes `g or torch.Generator()...`); with `--data strict`
 they load in the main process instead (`num_workers=0`, `persistent_workers=False`, no
 `prefetch_factor`). MindSpore operations and datasets get `num_parallel_workers=1`, and
 `set_num_parallel_workers(n)` becomes `set_num_parallel_workers(1)`.
@@ -47,21 +48,21 @@ class DataWorkers(Transform):
             rewrite = self._plan(unit, call)
             if isinstance(rewrite, str):
                 unit.note(finding.line, f"data workers left as they are ({rewrite})")
-            elif rewrite is not None:
+            else:
                 unit.edits.rewrite(call, rewrite)
 
     def _plan(self, unit: Unit, call: cst.Call):
-        """The call's rewrite, None when it needs none, or why it is left alone."""
+        """The call's rewrite, or why it is left alone."""
         qualified = unit.names.qualname(call.func)
         positions = catalogue.loader_positions(qualified)
         if positions is not None:
             if unit.options.data_strict:
                 return lambda c: _no_workers(c, positions)
-            if nodes.argument(call, "generator", positions.get("generator")) is not None:
-                return None  # seeded already: nothing to do
             torch = unit.module_name("torch")
-            generator = nodes.expression(f"{torch}.Generator().manual_seed({torch}.initial_seed())")
-            return lambda c: nodes.set_argument(c, "generator", generator)
+            seeded = f"{torch}.Generator().manual_seed({torch}.initial_seed())"
+            given = nodes.argument(call, "generator", positions.get("generator"))
+            generator = nodes.expression(seeded if given is None else _or_seeded(given.value, seeded))
+            return lambda c: nodes.set_argument(c, "generator", generator, positions.get("generator"))
         if qualified in catalogue.DEEPSPEED_TRAINING_DATA:
             return "DeepSpeed builds that loader: build a `DataLoader` yourself and leave `training_data` out"
         if qualified in catalogue.MINDSPORE_SET_WORKERS:
@@ -72,6 +73,14 @@ class DataWorkers(Transform):
         if nodes.has_star(call) and nodes.argument(call, catalogue.MINDSPORE_WORKER_KEYWORD) is None:
             return "arguments passed through `**kwargs`"
         return lambda c: nodes.set_argument(c, catalogue.MINDSPORE_WORKER_KEYWORD, ONE)
+
+
+def _or_seeded(given: cst.BaseExpression, seeded: str) -> str:
+    """A reported loader's `generator=` may be None (`g = None` unless a flag is on): keep it where it is set."""
+    if isinstance(given, cst.Name) and given.value == "None":
+        return seeded
+    kept = nodes.code_of(given)
+    return f"{kept if isinstance(given, (cst.Name, cst.Attribute)) else f'({kept})'} or {seeded}"
 
 
 def _no_workers(call: cst.Call, positions: dict[str, int]) -> cst.Call:

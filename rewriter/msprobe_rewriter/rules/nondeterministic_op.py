@@ -6,7 +6,7 @@ import ast
 from collections.abc import Callable
 
 from msprobe_rewriter import catalogue, pinning
-from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword
+from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword, target_name
 from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import FollowsValues, LocalValues
@@ -106,6 +106,9 @@ CONDITIONS: dict[str, Condition] = {
 }
 
 
+NLL_LOSS_MODULES = frozenset({"torch.nn.CrossEntropyLoss", "torch.nn.NLLLoss"})
+
+
 class NondeterministicOp(FollowsValues, Rule):
     code = "MSP501"
     name = "nondeterministic-op"
@@ -118,7 +121,7 @@ class NondeterministicOp(FollowsValues, Rule):
                "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
                "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear and bicubic modes, adaptive and 3-D pooling, reflection and "
-               "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`) or given `ignore_index=255`, the void label of segmentation masks (also `nn.CrossEntropyLoss`/`nn.NLLLoss`): 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown), and FlashAttention's `flash_attn_func` / `flash_attn_varlen_func` (and "
+               "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`) or given `ignore_index=255`, the void label of segmentation masks (also `nn.CrossEntropyLoss`/`nn.NLLLoss`, given `ignore_index=255` or called, through the name or attribute holding one, on such a moved input: open_clip's `self.caption_loss(logits.permute(0, 2, 1), labels)`): 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown), and FlashAttention's `flash_attn_func` / `flash_attn_varlen_func` (and "
                "their packed forms; versions 2 and 3) without `deterministic=True`, naming the deterministic way out. "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on (also through "
                "`seed_all(mode=True)`, `set_seed(..., deterministic=True)` or `enable_full_determinism()`); none is "
@@ -259,6 +262,11 @@ class NondeterministicOp(FollowsValues, Rule):
         Invalid("import torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef criterion(inputs, target):\n"
                 "    return F.cross_entropy(inputs['out'], target, ignore_index=255)\n\n\n"
                 "loss_fn = nn.CrossEntropyLoss(ignore_index=255)\n", lines=(6, 9)),
+        # open_clip's CoCa loss: the module, held in an attribute, called on logits moved to (N, C, L)
+        Invalid("import torch.nn as nn\n\n\nclass CoCaLoss(nn.Module):\n    def __init__(self, pad_id):\n"
+                "        super().__init__()\n        self.caption_loss = nn.CrossEntropyLoss(ignore_index=pad_id)\n\n"
+                "    def forward(self, logits, labels):\n        return self.caption_loss(logits.permute(0, 2, 1), labels)\n",
+                lines=(10,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -299,6 +307,7 @@ class NondeterministicOp(FollowsValues, Rule):
                 and constant(argument(node, 0, "requires_grad")) is not False:
             self.grad_enabled_at.append((node.lineno, node.col_offset))
         if self.ctx.callee_name(node) not in KNOWN_NAMES:
+            self._loss_module_call(node)
             return
         qualified = self.ctx.call_qualname(node)
         if qualified in SWITCH_CALLS:
@@ -334,6 +343,18 @@ class NondeterministicOp(FollowsValues, Rule):
                     self._data_batch(loop) for loop in gradient_free):
                 continue
             self.report(site, message)
+
+    def _loss_module_call(self, node: ast.Call) -> None:
+        """A call of a `CrossEntropyLoss`/`NLLLoss` the file built, held in a name or an attribute (open_clip's
+        `self.caption_loss(logits.permute(0, 2, 1), labels)`), on an input moved so its classes come in dim 1:
+        it runs `nll_loss2d`."""
+        name = target_name(node.func)
+        origin = self.ctx.assigned_calls.get(name.rpartition(".")[2]) if name else None
+        if origin not in NLL_LOSS_MODULES or not _classes_moved_to_dim1(argument(node, 0, "input")):
+            return
+        short = origin.rpartition(".")[2]
+        message = f"`{short}` is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[origin]}"
+        self.found.append((self.ctx.site(node), message, origin in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH, None))
 
     def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
         """The catalogue key of the call and its argument offset; tensor methods are matched by name."""

@@ -12,6 +12,7 @@ costs more than the rest of the analysis.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from collections import Counter
 from collections.abc import Callable
@@ -27,6 +28,9 @@ from msprobe_rewriter.pinning import NOTHING, Summary
 # weights it loads. Draws alone (dummy inputs of a smoke test, fake data of a demo) do not, nor do draws in a
 # function that exports a model (example inputs to trace it with: icefall's export-onnx.py).
 SAMPLING_DRAWS = catalogue.TORCH_RANDOM_DRAWS
+# Methods of a project's objects that sample (guided diffusion's `diffusion.p_sample_loop(model, shape)`, latent
+# diffusion's `DDIMSampler.sample(...)`): they draw their noise in project code the file does not show.
+SAMPLING_METHOD = re.compile(r"sample$|\w*sample_loop(?:_progressive)?$|(?:p|ddim|ddpm|plms)_sample$")
 MODEL_EXPORTS = frozenset({"torch.onnx.export", "torch.onnx.dynamo_export", "torch.jit.trace", "torch.jit.trace_module",
                            "torch.export.export", "torch.export.export_for_training"})
 WEIGHT_LOADERS = frozenset({"torch.load"}) | catalogue.MINDSPORE_LOAD_CHECKPOINT | catalogue.MINDSPORE_LOAD_PARAM
@@ -406,6 +410,8 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
             seeding.loads_weights = True
     if isinstance(call.func, ast.Attribute) and call.func.attr in WEIGHT_LOADING_METHODS:
         seeding.loads_weights = True
+    elif qualified is None and isinstance(call.func, ast.Attribute) and SAMPLING_METHOD.match(call.func.attr):
+        seeding.drawing.add(function)  # a diffusion sampler's loop draws its noise in project code
 
 
 def _training_names(module: project.Module, files_left: int = MAX_TRAINING_FILES) -> frozenset[str]:

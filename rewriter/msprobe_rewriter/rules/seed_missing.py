@@ -75,7 +75,7 @@ class SeedMissing(Rule):
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep) or "
-               "samples from weights it loads (torch draws plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), but never "
+               "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), but never "
                "seeds: not directly, "
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
@@ -620,6 +620,21 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # guided diffusion's sampling scripts: the weights are loaded, and the project's sampler draws the noise.
+        Invalid("""\
+import torch
+from guided_diffusion.script_util import create_model_and_diffusion
+
+
+def main(args):
+    model, diffusion = create_model_and_diffusion(**vars(args))
+    model.load_state_dict(torch.load(args.model_path, map_location="cpu"))
+    return diffusion.p_sample_loop(model, (args.batch_size, 3, 64, 64))
+
+
+if __name__ == "__main__":
+    main(parse())
+""", lines=(11,)),
         # A tutorial: no main guard, the training function called at module level.
         Invalid("""\
 import torch

@@ -365,7 +365,8 @@ def recording_torch_npu_stand_in() -> types.ModuleType:
     the module at call time, as the first call below does."""
     module = types.ModuleType("torch_npu")
     for name in ("dropout_with_byte_mask", "_npu_dropout", "npu_dropout_with_add_softmax", "npu_fusion_attention",
-                 "npu_dropout_gen_mask"):
+                 "npu_dropout_gen_mask", "npu_fusion_attention_v2", "npu_fusion_attention_grad",
+                 "npu_fusion_attention_grad_v2"):
         setattr(module, name, RecordingNpuOp())
     return module
 
@@ -394,3 +395,61 @@ def test_torch_npu_dropouts_pass_no_dropout(monkeypatch):
     assert all(getattr(stand_in, name) is op for name, op in ops.items()), "restored on the way out"
     stand_in.npu_fusion_attention(x, x, x, 8, "BNSD", keep_prob=0.9)
     assert ops["npu_fusion_attention"].calls[-1][1] == {"keep_prob": 0.9}
+
+
+def test_torch_npu_v2_attention_and_backwards_keep_everything(monkeypatch):
+    """`npu_fusion_attention_v2` and the `_grad` functions take keep_prob by keyword only (after `*`): a forward
+    keeps everything, and a backward called by hand (ring attention) replays no mask."""
+    stand_in = recording_torch_npu_stand_in()
+    monkeypatch.setitem(sys.modules, "torch_npu", stand_in)
+    x = sample(4)
+    names = ("npu_fusion_attention_v2", "npu_fusion_attention_grad", "npu_fusion_attention_grad_v2")
+    ops = {name: getattr(stand_in, name) for name in names}
+    with no_dropout():
+        stand_in.npu_fusion_attention_v2(x, x, x, 8, "BNSD", scale=0.1, keep_prob=0.9)
+        stand_in.npu_fusion_attention_v2(x, x, x, 8, "BNSD", None)  # positional: not keep_prob, left alone
+        stand_in.npu_fusion_attention_grad(x, x, x, x, 8, "BNSD", keep_prob=0.9)
+        stand_in.npu_fusion_attention_grad_v2(x, x, x, x, 8, "BNSD", keep_prob=0.9)
+    assert [call[1] for call in ops["npu_fusion_attention_v2"].calls] == [{"scale": 0.1, "keep_prob": 1.0}, {}]
+    assert ops["npu_fusion_attention_v2"].calls[1][0][5:] == (None,)
+    assert ops["npu_fusion_attention_grad"].calls[0][1] == {"keep_prob": 1.0}
+    assert ops["npu_fusion_attention_grad_v2"].calls[0][1] == {"keep_prob": 1.0}
+    assert all(getattr(stand_in, name) is op for name, op in ops.items()), "restored on the way out"
+
+
+def mindspeed_fusion_attention_stand_in() -> tuple[types.ModuleType, list]:
+    """A stand-in for `mindspeed.ops.fusion_attention_v2` (MindSpeed needs Ascend hardware): plain functions with
+    its keyword-only signatures, recording the keep_prob each call runs with."""
+    module = types.ModuleType("mindspeed.ops.fusion_attention_v2")
+    kept: list = []
+
+    def npu_fusion_attention(query, key, value, head_num, input_layout, *, scale=1.0, keep_prob=1.0):
+        kept.append(("forward", keep_prob))
+        return query
+
+    def npu_fusion_attention_grad(query, key, value, grad_outputs, head_num, input_layout, *, keep_prob=1.0):
+        kept.append(("backward", keep_prob))
+        return query
+
+    module.npu_fusion_attention = npu_fusion_attention
+    module.npu_fusion_attention_grad = npu_fusion_attention_grad
+    return module, kept
+
+
+def test_mindspeed_fusion_attention_keeps_everything_when_imported(monkeypatch):
+    stand_in, kept = mindspeed_fusion_attention_stand_in()
+    monkeypatch.setitem(sys.modules, "mindspeed.ops.fusion_attention_v2", stand_in)
+    ring = types.ModuleType("ring_attention")  # `from mindspeed.ops.fusion_attention_v2 import ...` in model code
+    ring.npu_fusion_attention = stand_in.npu_fusion_attention
+    ring.npu_fusion_attention_grad = stand_in.npu_fusion_attention_grad
+    monkeypatch.setitem(sys.modules, "ring_attention", ring)
+    originals = dict(vars(stand_in))
+    x = sample(4)
+    with no_dropout():
+        ring.npu_fusion_attention(x, x, x, 8, "SBH", keep_prob=0.9)
+        ring.npu_fusion_attention_grad(x, x, x, x, 8, "SBH", keep_prob=0.9)
+        stand_in.npu_fusion_attention(x, x, x, 8, "SBH")  # later `from ... import` binds the wrapper
+    assert kept == [("forward", 1.0), ("backward", 1.0), ("forward", 1.0)]
+    assert vars(stand_in) == originals and ring.npu_fusion_attention is originals["npu_fusion_attention"]
+    ring.npu_fusion_attention(x, x, x, 8, "SBH", keep_prob=0.9)
+    assert kept[-1] == ("forward", 0.9)

@@ -46,6 +46,37 @@ def test_dropout_arguments(code, expected):
     assert lines("dropout", code) == expected
 
 
+V2 = "import torch_npu\nout = torch_npu.npu_fusion_attention_v2(q, k, v, 8, 'BNSD', "
+MINDSPEED = "import torch\nimport mindspeed.ops.fusion_attention_v2 as fa\nout = fa."
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    (V2 + "keep_prob=1 - p)[0]\n", [2]),
+    (V2 + "scale=s, keep_prob=1.0)[0]\n", []),
+    (V2 + "None, None, None, None, None, 1.0, 0.9)[0]\n", []),  # keep_prob is keyword only: not these
+    (V2 + "**options)[0]\n", []),
+    (MINDSPEED + "npu_fusion_attention(q, k, v, 8, 'SBH', keep_prob=keep_prob)\n", [3]),
+    (MINDSPEED + "npu_fusion_attention(q, k, v, 8, 'SBH', scale=s)\n", []),
+    (MINDSPEED + "npu_fusion_attention_grad(q, k, v, dout, 8, 'SBH', keep_prob=0.9)\n", []),  # replays the mask
+    ("import mindspore\nfrom mindnlp.peft import LoraConfig\nconfig = LoraConfig(r=8, lora_dropout=0.1)\n", [3]),
+])
+def test_dropout_fused_attention_v2_and_untracked_libraries(code, expected):
+    assert lines("dropout", code) == expected
+
+
+def test_dropout_fused_attention_v2_removed_by_seed_all():
+    code = """
+        import torch_npu
+        from mindspeed.ops.fusion_attention_v2 import npu_fusion_attention
+        from msprobe_runtime.pytorch import seed_all
+
+        seed_all(1234, False, True)
+        a = torch_npu.npu_fusion_attention_v2(q, k, v, 8, "BNSD", keep_prob=0.9)
+        b = npu_fusion_attention(q, k, v, 8, "SBH", keep_prob=0.9)
+    """
+    assert lint("dropout", code) == []
+
+
 def test_dropout_transformer_default_says_so():
     ((_, severity, message),) = lint("dropout", "import torch.nn as nn\nm = nn.Transformer(512, 8)\n")
     assert severity == "warning" and "dropout=0.1 by default" in message

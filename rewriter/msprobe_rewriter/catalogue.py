@@ -751,9 +751,12 @@ NPU_DROP_PROBABILITY: dict[str, tuple[int, str]] = {
     "torch_npu.npu_dropout_gen_mask": (1, "p"), "torch.npu_dropout_gen_mask": (1, "p"),
 }
 # Fused attention kernels that drop attention weights when their keep probability is below 1 (default 1: none):
-# torch_npu's, and MindSpore's (mindformers' flash attention: `FlashAttentionScore(head_num, keep_prob=1 - p)`).
-FUSED_ATTENTION_KEEP_PROBABILITY: dict[str, tuple[int, str]] = {
-    "torch_npu.npu_fusion_attention": (9, "keep_prob"),
+# name -> (position, keyword) of keep_prob (position None: keyword only). torch_npu's (`npu_fusion_attention_v2`
+# takes it after `*`), MindSpeed's wrapper of its own v2 kernel (keyword only, as MindSpeed-LLM's ring attention
+# calls it), and MindSpore's (mindformers' flash attention: `FlashAttentionScore(head_num, keep_prob=1 - p)`).
+FUSED_ATTENTION_KEEP_PROBABILITY: dict[str, tuple[int | None, str]] = {
+    "torch_npu.npu_fusion_attention": (9, "keep_prob"), "torch_npu.npu_fusion_attention_v2": (None, "keep_prob"),
+    "mindspeed.ops.fusion_attention_v2.npu_fusion_attention": (None, "keep_prob"),
     "mindspore.ops.operations.nn_ops.FlashAttentionScore": (1, "keep_prob"),
     **dict.fromkeys([f"{m}.flash_attention_score" for m in ("mindspore.ops", "mindspore.ops.function",
                                                             "mindspore.ops.function.nn_func")], (11, "keep_prob")),

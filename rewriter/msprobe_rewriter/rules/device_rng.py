@@ -54,18 +54,69 @@ DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and " + SAME_SEED + 
                      "CPU and moves the result")
 
 
-def _input_message(qualified: str, inputs: list[ast.expr | None]) -> str | None:
+MOVE_MESSAGE = "draw on the CPU and move the result (`{example}`): " + SAME_SEED
+PLAIN = (ast.Name, ast.Attribute, ast.Subscript)  # tensors an example may name twice (`w.copy_(... w.shape ...)`)
+
+
+def _input_message(call: ast.Call, qualified: str, inputs: list[ast.expr | None]) -> str:
     """For a draw from a tensor, the move that fits it: `rand_like(x)` from `rand(x.shape, dtype=x.dtype)`,
-    `multinomial(probs, n)` from a CPU copy of `probs` (None: the rule's message, for `randint_like` and a tensor
-    shown by no plain name)."""
-    name, first = qualified.rpartition(".")[2], inputs[0] if inputs else None
-    if name == "randint_like" or not isinstance(first, (ast.Name, ast.Attribute)):
-        return None
-    shown = ast.unparse(first)
-    if name.endswith("_like"):
-        return (f"draw on the CPU and move the result (`torch.{name[:-5]}({shown}.shape, dtype={shown}.dtype)"
-                f".to({shown}.device)`): {SAME_SEED}")
-    return f"draw from a CPU copy and move the result (`torch.{name}({shown}.cpu(), ...).to({shown}.device)`): {SAME_SEED}"
+    `multinomial(probs, n)` (also `randint_like(x, n)`, `normal(0, std)`) from CPU copies of its tensors; `x`
+    stands for a tensor shown by no plain name."""
+    name = qualified.rpartition(".")[2]
+    tensors = [i for i in inputs if i is not None and not _is_number(i)]
+    shown = _shown(tensors[0] if tensors else None, "x")
+    if name.endswith("_like") and name != "randint_like":
+        return MOVE_MESSAGE.format(example=f"torch.{name[:-5]}({shown}.shape, dtype={shown}.dtype).to({shown}.device)")
+
+    def on_cpu(value: ast.expr) -> ast.expr:
+        return ast.Name(f"{_shown(value, 'x')}.cpu()") if any(value is t for t in tensors) else value
+
+    copied = ast.Call(call.func, [on_cpu(a) for a in call.args], [ast.keyword(k.arg, on_cpu(k.value)) for k in call.keywords])
+    return f"draw from a CPU copy and move the result (`{_short(copied)}.to({shown}.device)`): {SAME_SEED}"
+
+
+def _shown(tensor: ast.expr | None, placeholder: str) -> str:
+    """How an example names a tensor: its source when plain (it may be written twice), else `placeholder`."""
+    return ast.unparse(tensor) if isinstance(tensor, PLAIN) else placeholder
+
+
+def _device_message(call: ast.Call, device: ast.expr) -> str:
+    """For a draw given `device=`: the same call without it, then moved (`torch.rand(16, 100).to(device)`)."""
+    return MOVE_MESSAGE.format(example=f"{_short(_without_device(call))}.to({_short(device)})")
+
+
+def _without_device(call: ast.Call) -> ast.Call:
+    return ast.Call(call.func, call.args, [kw for kw in call.keywords if kw.arg != "device"])
+
+
+def _init_message(call: ast.Call) -> str:
+    """For a `torch.nn.init` draw: the same initialiser on a CPU tensor of that shape, copied in through `.data`
+    (as the initialiser, outside autograd: `w.data.copy_(nn.init.kaiming_uniform_(torch.empty(w.shape), a=1))`)."""
+    tensor = argument(call, 0, "tensor")
+    shown = _shown(tensor, "w")
+    empty = ast.Name(f"torch.empty({shown}.shape)")
+    on_cpu = ast.unparse(ast.Call(call.func, [empty, *call.args[1:]], [kw for kw in call.keywords if kw.arg != "tensor"]))
+    if len(on_cpu) > 72:  # its other arguments elided (a one-line message)
+        on_cpu = ast.unparse(ast.Call(call.func, [empty, ast.Name("...")], []))
+    data = shown if shown.endswith(".data") else f"{shown}.data"
+    return MOVE_MESSAGE.format(example=f"{data}.copy_({on_cpu})")
+
+
+def _method_message(call: ast.Call) -> str:
+    """For a tensor method that draws: the same draw on the CPU, then moved: copied into a tensor shown by name
+    (`w.copy_(torch.empty(w.shape, dtype=w.dtype).uniform_(-1, 1))`), drawn from a CPU copy (`p.cpu().bernoulli()`),
+    or on a new CPU tensor (`torch.empty(4).exponential_().to(device)`, `torch.empty(shape)` when not shown)."""
+    receiver, method = call.func.value, call.func.attr
+    draw = _short(ast.Call(ast.Name(method), call.args, call.keywords))
+    shown = _shown(receiver, "x")
+    if method in catalogue.TENSOR_DRAW_METHODS:
+        return MOVE_MESSAGE.format(example=f"{shown}.cpu().{draw}.to({shown}.device)")
+    if isinstance(receiver, PLAIN):
+        return MOVE_MESSAGE.format(example=f"{shown}.copy_(torch.empty({shown}.shape, dtype={shown}.dtype).{draw})")
+    device = keyword(receiver, "device") if isinstance(receiver, ast.Call) else None
+    if device is None:
+        return MOVE_MESSAGE.format(example=f"torch.empty(shape).{draw}.to(device)")
+    return MOVE_MESSAGE.format(example=f"{_short(_without_device(receiver))}.{draw}.to({_short(device)})")
 
 
 class DeviceRng(FollowsValues, Rule):
@@ -74,7 +125,7 @@ class DeviceRng(FollowsValues, Rule):
     severity = "error"
     frameworks = ("pytorch",)
     fixable = True
-    message = f"draw on the CPU and move the result (`torch.randn(shape).to(device)`): {SAME_SEED}"
+    message = MOVE_MESSAGE.format(example="torch.randn(shape).to(device)")
     summary = ("Flags torch draws (`randn`, `rand`, `randint`, `randperm`, `normal`, `bernoulli`, `multinomial`, "
                "`poisson`, `*_like`, in-place `normal_()`/`uniform_()`/..., `nn.init.*_`) that run on an "
                "accelerator: `device=` a non-CPU device or a device not provably the CPU, or an input tensor "
@@ -121,9 +172,13 @@ class DeviceRng(FollowsValues, Rule):
            "Initial weights are draws too: a model built under `with torch.device(\"cuda\")` (or with CUDA as the "
            "default device), or built on the meta device and initialised after `to_empty(device=\"cuda\")`, "
            "starts from different weights on the GPU and on the NPU, so the runs differ before the first step.")
-    fix = ("Draw on the CPU and move the result: `torch.randn(shape).to(device)` instead of "
-           "`torch.randn(shape, device=device)`, `torch.randn(x.shape, dtype=x.dtype).to(x.device)` instead of "
-           "`torch.randn_like(x)`, `torch.empty(shape).normal_().to(device)` instead of filling on the device. "
+    fix = ("Draw on the CPU the same draw, with the same distribution, and move the result (the message shows it "
+           "for the flagged call): `torch.rand(shape).to(device)` instead of `torch.rand(shape, device=device)`, "
+           "`torch.randn(x.shape, dtype=x.dtype).to(x.device)` instead of `torch.randn_like(x)`, "
+           "`torch.empty(shape).exponential_().to(device)` instead of `torch.empty_like(x).exponential_()` (Gumbel "
+           "noise), `w.copy_(torch.empty(w.shape, dtype=w.dtype).uniform_(a, b))` instead of filling a device "
+           "tensor in place, `w.data.copy_(nn.init.kaiming_uniform_(torch.empty(w.shape)))` instead of initialising "
+           "it on the device. "
            "Draws with no `device=` are on the CPU already. A variable counts as the CPU only when every "
            "assignment to it in the function is a CPU device (`\"cpu\"`, `torch.device(\"cpu\")`). Where a "
            "warning's tensor is in fact on the CPU the rewrite gives the very same numbers, so applying it is "
@@ -145,6 +200,8 @@ class DeviceRng(FollowsValues, Rule):
         "import torch\n\n\ndef build(model, device, state):\n    model.to_empty(device=device)\n    model.init_weights()\n"
         "    model.load_state_dict(state, strict=True, assign=True)\n    return model\n",
         "import torch\n\n\ndef noise(shape, device):\n    return torch.randn(shape).to(device)\n",
+        "import torch\n\n\ndef gumbel(logits):\n    logits = logits.cuda()\n"
+        "    return -torch.empty(logits.shape).exponential_().log().to(logits.device)\n",
         # Initialised on the CPU, then moved.
         "import torch\nimport torch.nn as nn\n\n\ndef weights_init(m):\n    if isinstance(m, nn.Conv2d):\n"
         "        m.weight.data.normal_(0.0, 0.02)\n\n\ndef build(device):\n"
@@ -272,6 +329,11 @@ class DeviceRng(FollowsValues, Rule):
         Invalid("import torch\n\n\ndef infer(spect, sigma=0.6):\n"
                 "    audio = torch.cuda.FloatTensor(spect.size(0), 8, spect.size(2)).normal_()\n"
                 "    return sigma * audio\n", lines=(5,)),
+        # Gumbel sampling and an initialiser on device tensors: the message names the same draw done on the CPU.
+        Invalid("import math\n\nimport torch\nfrom torch import nn\n\n\ndef sample(logits, weight):\n"
+                "    weight = weight.cuda()\n    nn.init.kaiming_uniform_(weight, a=math.sqrt(5))\n"
+                "    gumbel = -torch.empty_like(logits.cuda()).exponential_().log()\n"
+                "    return weight, (logits.cuda() + gumbel).argmax(-1)\n", lines=(9, 10)),
         Invalid("import torch\n\nmask = torch.empty(4, 4, device=torch.device(\"npu:0\")).uniform_()\n"
                 "x = torch.zeros(4).cuda()\nx.bernoulli_(0.5)\n", lines=(3, 5)),
         Invalid("import torch\n\n\ndef init(w):\n    w = w.to(\"cuda:0\")\n    torch.nn.init.normal_(w)\n"
@@ -382,12 +444,12 @@ class DeviceRng(FollowsValues, Rule):
             device = keyword(node, "device")
             if device is not None:
                 if self.device_of(device) != CPU:
-                    self.report(node)
+                    self.report(node, _device_message(node, device))
                 return
             inputs = [argument(node, signature.positional.index(name), name) for name in signature.inputs]
-            self._check_inputs(node, [i for i in inputs if i is not None], _input_message(qualified, inputs))
+            self._check_inputs(node, [i for i in inputs if i is not None], _input_message(node, qualified, inputs))
         elif qualified in catalogue.TORCH_INIT_DRAWS:
-            self._check_inputs(node, [argument(node, 0, "tensor")])
+            self._check_inputs(node, [argument(node, 0, "tensor")], _init_message(node))
         elif qualified in catalogue.TORCH_RANDOM_INIT_MODULES:
             device = keyword(node, "device")
             ancestors = self.ctx.ancestors
@@ -406,7 +468,7 @@ class DeviceRng(FollowsValues, Rule):
             if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:
                 self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device"))
         elif qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS:
-            self._check_inputs(node, [node.func.value])
+            self._check_inputs(node, [node.func.value], _method_message(node))
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DISTRIBUTION_DRAWS
               and (made := self._distribution(node.func.value)) is not None):
             parameters = [*made.args, *(kw.value for kw in made.keywords if kw.arg != "validate_args")]

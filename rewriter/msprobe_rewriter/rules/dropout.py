@@ -68,7 +68,8 @@ class Dropout(Rule):
                "unless the rate is a literal 0 or a per-block value / parameter handed down inside model code. On "
                "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
                "`npu_dropout_with_add_softmax`, `_npu_dropout`, `npu_dropout_gen_mask`, the old `torch.npu_dropoutV2`, and "
-               "`npu_fusion_attention` with a `keep_prob` other than 1; MindSpore's `FlashAttentionScore` and "
+               "`npu_fusion_attention` and `npu_fusion_attention_v2` (and MindSpeed's `npu_fusion_attention` from "
+               "`mindspeed.ops.fusion_attention_v2`) with a `keep_prob` other than 1; MindSpore's `FlashAttentionScore` and "
                "`flash_attention_score` likewise, and `ops.DropoutGenMask`, which draws the masks of fused attention "
                "(mindformers' flash attention; reported even where `seed_all(rm_dropout=True)` runs, which does not "
                "reach them), and stochastic depth written by hand: a mask drawn in a module-level function named "
@@ -86,7 +87,9 @@ class Dropout(Rule):
            "It does not patch stochastic depth (`DropPath` draws with `bernoulli_`/`torch.rand`): pass "
            "`drop_path_rate=0.` to the model (or construct `DropPath(0.)`) while debugging. msprobe-kit's "
            "`seed_all(rm_dropout=True)`, which `msprobe-instrument` adds, also removes torch_npu's dropouts (not the old "
-           "fork's `torch.npu_dropoutV2` and `torch.npu_dropout_gen_mask`; it passes `npu_fusion_attention` keep_prob=1.0), and makes stochastic depth the "
+           "fork's `torch.npu_dropoutV2` and `torch.npu_dropout_gen_mask`; it passes keep_prob=1.0 to "
+           "`npu_fusion_attention`, `npu_fusion_attention_v2` and their `_grad` functions, and to MindSpeed's when "
+           "`mindspeed.ops.fusion_attention_v2` is imported before it runs), and makes stochastic depth the "
            "identity, by name: `DropPath` (also `NpuDropPath` and any class named `...DropPath`), `StochasticDepth` "
            "and `DropBlock2d` modules and cells (timm's, "
            "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions.")
@@ -107,6 +110,11 @@ class Dropout(Rule):
         "import keras\n\nlayer = keras.layers.Dropout(0.5)  # not torch / MindSpore\n",
         "import torch_npu\n\n\ndef attend(q, k, v, scale):\n"
         "    return torch_npu.npu_fusion_attention(q, k, v, 8, \"BNSD\", scale=scale)[0]  # keep_prob=1.0\n",
+        # torch_npu's v2 kernel keeps everything by default; a backward replays the mask its forward drew.
+        "import torch_npu\nfrom mindspeed.ops.fusion_attention_v2 import npu_fusion_attention_grad\n\n\n"
+        "def attend(q, k, v, n):\n    return torch_npu.npu_fusion_attention_v2(q, k, v, n, \"BNSD\", keep_prob=1.0)[0]\n\n\n"
+        "def backward(q, k, v, dout, n, keep_prob):\n"
+        "    return npu_fusion_attention_grad(q, k, v, dout, n, \"SBH\", keep_prob=keep_prob)\n",
         "from mindspore.ops.operations.nn_ops import FlashAttentionScore\n\n"
         "attention = FlashAttentionScore(head_num=8, keep_prob=1.0, input_layout=\"BNSD\")\n",
         "import torch\n\n\nclass Dropout:\n    pass\n\n\nd = Dropout()  # a local class\n",
@@ -175,6 +183,11 @@ class Dropout(Rule):
                 "        _, _, probs = torch_npu.npu_dropout_with_add_softmax(scores, mask, 0.125, self.p, -1)\n"
                 "        out = torch_npu.npu_fusion_attention(q, k, v, 8, \"BNSD\", keep_prob=0.9)[0]\n"
                 "        return self.drop(probs) + out\n", lines=(8, 12, 13)),
+        # MindSpeed-LLM: torch_npu's v2 kernel (keep_prob keyword only) and MindSpeed's wrapper in ring attention.
+        Invalid("import torch_npu\nfrom mindspeed.ops.fusion_attention_v2 import npu_fusion_attention\n\n\n"
+                "def attend(q, k, v, n, dropout, keep_prob):\n"
+                "    out = torch_npu.npu_fusion_attention_v2(q, k, v, n, \"BNSD\", keep_prob=1 - dropout)[0]\n"
+                "    return npu_fusion_attention(q, k, v, n, \"SBH\", keep_prob=keep_prob)[0] + out\n", lines=(6, 7)),
         Invalid("import mindspore.nn as nn\nfrom mindspore import ops, mint\n\n\nclass Net(nn.Cell):\n"
                 "    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(keep_prob=0.9)\n"
                 "        self.drop2 = nn.Dropout(p=0.1)\n        self.drop3 = mint.nn.Dropout(0.1)\n\n"
@@ -214,7 +227,8 @@ class Dropout(Rule):
             self._check_hand_written(node)
         if name not in DROPOUT_NAMES:
             return
-        qualified = self.ctx.call_qualname(node)
+        # also from libraries the import tracker does not follow (MindSpeed's, mindnlp's)
+        qualified = self.ctx.call_qualname(node) or self.ctx.imports.resolve_any(node.func)
         if qualified is None:
             return
         if qualified in catalogue.TORCH_DROPOUT_MODULES:
@@ -239,7 +253,8 @@ class Dropout(Rule):
             self._check_probability(node, argument(node, *catalogue.NPU_DROP_PROBABILITY[qualified]),
                                     default_fires=True)
         elif qualified in catalogue.FUSED_ATTENTION_KEEP_PROBABILITY:
-            keep = argument(node, *catalogue.FUSED_ATTENTION_KEEP_PROBABILITY[qualified])
+            position, name = catalogue.FUSED_ATTENTION_KEEP_PROBABILITY[qualified]
+            keep = keyword(node, name) if position is None else argument(node, position, name)
             mindspore = qualified.startswith("mindspore.")
             if keep is not None and constant(keep) != 1:
                 self.report(node, KEEP_PROB_MESSAGE + (FUSED_NOTE if mindspore else ""), fixable=False if mindspore else None)

@@ -21,8 +21,12 @@ call (with probability 0).
 
 On Ascend, torch_npu's dropouts are covered the same way once torch_npu is imported (seed_all imports it):
 `dropout_with_byte_mask` (behind `nn.DropoutWithByteMask` and torch_npu.contrib's function),
-`_npu_dropout`, `npu_dropout_with_add_softmax`, `npu_dropout_gen_mask` (probability 0) and
-`npu_fusion_attention` (keep_prob 1).
+`_npu_dropout`, `npu_dropout_with_add_softmax`, `npu_dropout_gen_mask` (probability 0), and
+`npu_fusion_attention`, `npu_fusion_attention_v2` and their `_grad` functions (keep_prob 1: a backward
+called by hand, as ring attention does, then replays no mask its forward did not apply). So are MindSpeed's
+`npu_fusion_attention` and `npu_fusion_attention_grad` (mindspeed.ops.fusion_attention_v2, MindSpeed-LLM's
+ring attention) when that module is imported before the removal: it is never imported here, as importing
+`mindspeed` applies MindSpeed's patches to Megatron in some versions.
 
 Stochastic depth, which drops whole residual branches at random, is removed too, by name (see
 core.stochastic_depth): the `forward` of `DropPath`, `StochasticDepth` and `DropBlock2d` modules (timm's,
@@ -70,13 +74,20 @@ _TARGETS = (
     *((_VARIABLE_FUNCTIONS, name, _rnn_dropout_position, "dropout") for name in _RNN_KERNELS),
     (torch._C._nn, "scaled_dot_product_attention", 4, "dropout_p"),
 )
-# torch_npu's dropouts, looked up when torch_npu is imported (on Ascend): name -> (position, keyword, value
-# without dropout). `dropout_with_byte_mask` is what `nn.DropoutWithByteMask` and the contrib function call at
-# call time; `npu_fusion_attention` takes the probability to keep.
-_NPU_TARGETS = {
-    "dropout_with_byte_mask": (1, "p", 0.0), "_npu_dropout": (1, "p", 0.0),
-    "npu_dropout_with_add_softmax": (3, "prob", 0.0), "npu_fusion_attention": (9, "keep_prob", 1.0),
-    "npu_dropout_gen_mask": (1, "p", 0.0),  # a mask drawn ahead for `npu_dropout_do_mask` (ModelZoo's GPT-2)
+# Ascend libraries' dropouts, looked up in modules already imported: module -> {name: (position, keyword, value
+# without dropout)}, position None for a keyword-only argument. `dropout_with_byte_mask` is what
+# `nn.DropoutWithByteMask` and the contrib function call at call time; fused attention takes the probability to
+# keep, and so does its backward, which must replay the forward's (absent) mask.
+_KEEP_ALL = (None, "keep_prob", 1.0)
+_LIBRARY_TARGETS = {
+    "torch_npu": {
+        "dropout_with_byte_mask": (1, "p", 0.0), "_npu_dropout": (1, "p", 0.0),
+        "npu_dropout_with_add_softmax": (3, "prob", 0.0), "npu_fusion_attention": (9, "keep_prob", 1.0),
+        "npu_dropout_gen_mask": (1, "p", 0.0),  # a mask drawn ahead for `npu_dropout_do_mask` (ModelZoo's GPT-2)
+        "npu_fusion_attention_v2": _KEEP_ALL, "npu_fusion_attention_grad": _KEEP_ALL,
+        "npu_fusion_attention_grad_v2": _KEEP_ALL,
+    },
+    "mindspeed.ops.fusion_attention_v2": {"npu_fusion_attention": _KEEP_ALL, "npu_fusion_attention_grad": _KEEP_ALL},
 }
 
 
@@ -86,7 +97,7 @@ _WRAPPER_DEPTH = 8  # wrappers of wrappers followed through __wrapped__
 class _State:
     active = False
     targets: dict[int, tuple[object, object, str, float]] = {}  # id(builtin) -> (builtin, position, keyword, value)
-    npu_covered = None  # the torch_npu module whose dropouts are among the targets
+    covered: dict[str, types.ModuleType] = {}  # library modules whose dropouts are among the targets
     wrappers: dict[int, tuple[object, object]] = {}  # id(function) -> (function, its dropout-free wrapper)
     ours: set[int] = set()  # ids of the dropout-free wrappers
     rebound: list[tuple[dict, str, object, object]] = []  # (namespace, name, previous value, wrapper)
@@ -103,7 +114,7 @@ def _without_dropout(original, position, keyword: str, value: float):
         if _State.active:
             if keyword in kwargs:
                 kwargs[keyword] = value
-            else:
+            elif position is not None:
                 index = position(args) if callable(position) else position
                 if len(args) > index:
                     args = (*args[:index], value, *args[index + 1 :])
@@ -117,13 +128,14 @@ def _targets() -> dict[int, tuple[object, object, str, float]]:
         for owner, name, position, keyword in _TARGETS:
             original = getattr(owner, name)
             _State.targets[id(original)] = (original, position, keyword, 0.0)
-    npu = sys.modules.get("torch_npu")
-    if isinstance(npu, types.ModuleType) and npu is not _State.npu_covered:
-        for name, (position, keyword, value) in _NPU_TARGETS.items():
-            original = getattr(npu, name, None)
-            if original is not None:
-                _State.targets[id(original)] = (original, position, keyword, value)
-        _State.npu_covered = npu
+    for module_name, names in _LIBRARY_TARGETS.items():
+        module = sys.modules.get(module_name)
+        if isinstance(module, types.ModuleType) and _State.covered.get(module_name) is not module:
+            for name, (position, keyword, value) in names.items():
+                original = getattr(module, name, None)
+                if original is not None:
+                    _State.targets[id(original)] = (original, position, keyword, value)
+            _State.covered[module_name] = module
     return _State.targets
 
 

@@ -195,6 +195,11 @@ class Dropout(Rule):
         Invalid("import timm\nfrom timm.layers import DropPath\n\n\ndef build(args):\n"
                 "    model = timm.create_model(args.model, drop_path_rate=args.drop_path)\n"
                 "    return model, DropPath(0.2)\n", lines=(6, 7)),
+        # ConvNeXt's `--drop_path` is 0 unless given: information, naming the option
+        Invalid("import argparse\n\nimport timm\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--drop_path\", type=float, default=0)\nargs = parser.parse_args()\n"
+                "model = timm.create_model(\"convnext_tiny\", drop_path_rate=args.drop_path)\n", lines=(8,),
+                severity="info"),
         Invalid("import torch\nimport vision_transformer as vits\n\n\ndef build(args):\n"
                 "    student = vits.__dict__[args.arch](patch_size=16, drop_path_rate=args.drop_path_rate)\n"
                 "    xcit = torch.hub.load(\"facebookresearch/xcit:main\", args.arch, drop_path_rate=0.1)\n"
@@ -305,6 +310,8 @@ class Dropout(Rule):
                     and (self.ctx.call_qualname(node) or "").startswith("timm.")):
                 if not self._decided_elsewhere(kw.value):
                     self._report_stochastic_depth(node, f"`{kw.arg}=`", f"pass `{kw.arg}=0.`")
+                    if constant(kw.value) is NOT_CONSTANT:  # `drop_path_rate=args.drop_path`, 0 by default
+                        self.by_option.append((self.reports[-1], kw.value))
                 return
 
     def _decided_elsewhere(self, value: ast.expr) -> bool:

@@ -473,3 +473,21 @@ def test_deterministic_seed_goes_before_communication_started_on_import():
     out = fix(code, "seed", deterministic=True)
     assert "\nseed_all(seed=1234, mode=True, rm_dropout=True)\ntry:\n" in out
     assert "def main(cfg):\n    seed_all(seed=cfg.seed, mode=True, rm_dropout=True)\n" in out
+
+
+DATA_MODULE = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef build_loader(data):\n"
+               "    return DataLoader(data, batch_size=8, shuffle=True)\n")
+ENTRY = ("import torch\nfrom data import build_loader\n\n\ndef main():\n    model = torch.nn.Linear(2, 1)\n"
+         "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in build_loader(range(8)):\n"
+         "        model(x).sum().backward()\n        opt.step()\n\n\nif __name__ == \"__main__\":\n    main()\n")
+
+
+def test_data_code_in_a_project_module_the_run_leaves_out_is_noted(tmp_path):
+    """Swin's main.py builds its loaders in data/build.py: instrumenting main.py alone leaves them shuffling."""
+    (tmp_path / "data.py").write_text(DATA_MODULE)
+    main = str(tmp_path / "main.py")
+    _, notes = instrument_text(main, ENTRY, only("data-shuffle"))
+    assert any("data code this run leaves out" in note and "data.py (MSP301 x1)" in note for note in notes), notes
+    given = replace(only("data-shuffle"), given=frozenset({main, str(tmp_path / "data.py")}))
+    assert not any("data code" in note for note in instrument_text(main, ENTRY, given)[1])
+    assert not any("data code" in note for note in instrument_text(main, ENTRY, only("seed"))[1])

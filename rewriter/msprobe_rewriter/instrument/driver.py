@@ -22,6 +22,7 @@ import libcst as cst
 
 from msprobe_rewriter import project
 from msprobe_rewriter.instrument import edits, markers, marking, undo, wrap
+from msprobe_rewriter.instrument.data_elsewhere import note_data_elsewhere
 from msprobe_rewriter.instrument.options import Options
 from msprobe_rewriter.instrument.structure import MismatchError
 from msprobe_rewriter.instrument.textio import Source, decode
@@ -114,6 +115,7 @@ def _instrument(path: str, original: str, options: Options, source: Source | Non
         for transform in ALL_TRANSFORMS:
             if transform.name in selected:
                 transform().apply(unit)
+        note_data_elsewhere(unit)
         if not unit.edits:
             return original, unit.notes
         result = _render(unit)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,12 @@ FRAMEWORK_IMPORT_LINES = {"pytorch": re.compile(r"^\s*(?:import|from)\s+torch\b"
 # `torch.utils` (TensorBoard's SummaryWriter, a DataLoader feeding JAX arrays) has nothing to instrument.
 OTHER_FRAMEWORKS = {"jax": "JAX", "flax": "JAX", "tensorflow": "TensorFlow", "keras": "Keras", "paddle": "PaddlePaddle",
                     "caffe2": "Caffe2"}
+
+
+def shown_path(path) -> str:
+    """A path as the user would type it: relative to the working folder when it lies below it."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 class Unit:

@@ -22,7 +22,7 @@ from msprobe_rewriter.context import LOOP_TYPES, target_name, walk_scope
 from msprobe_rewriter.instrument import loops, nodes, scopes, wrap
 from msprobe_rewriter.instrument.compiled import compiled_notes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
-from msprobe_rewriter.instrument.unit import Unit
+from msprobe_rewriter.instrument.unit import Unit, shown_path
 
 DEBUGGERS = frozenset(f"{m}.PrecisionDebugger" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                         "msprobe.pytorch", "msprobe.mindspore"))
@@ -486,8 +486,8 @@ class Debugger(Transform):
     def _no_loop_note(unit: Unit) -> None:
         helpers = loops.loops_in_helpers(unit.ctx)
         if helpers:
-            where = ", ".join(f"`{name}` in {_shown(path)}" for name, path, _ in helpers)
-            missing = [path for path in dict.fromkeys(_shown(path) for _, path, _ in helpers)
+            where = ", ".join(f"`{name}` in {shown_path(path)}" for name, path, _ in helpers)
+            missing = [path for path in dict.fromkeys(shown_path(path) for _, path, _ in helpers)
                        if os.path.abspath(path) not in unit.options.given]
             what = "the trainer is built" if all(kind == "trainer" for _, _, kind in helpers) else "the training loop is"
             advice = (f"instrument that file too (msprobe-instrument --write {unit.path} {' '.join(missing)})" if missing
@@ -874,12 +874,6 @@ def _trainer_callbacks(unit: Unit) -> str:
                                                                       ("mmengine", loops.MMENGINE_ROOTS))
              if any(unit.ctx.imports.imports_root(root) for root in roots)]
     return " or ".join(found)
-
-
-def _shown(path) -> str:
-    """A path as the user would type it: relative to the working folder when it lies below it."""
-    relative = os.path.relpath(path)
-    return str(path) if relative.startswith("..") else relative
 
 
 def _config(unit: Unit, line: int) -> str:

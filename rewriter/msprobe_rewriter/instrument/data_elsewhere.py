@@ -1,0 +1,66 @@
+"""Data code an entry script takes from project modules that the run leaves out: a note naming them.
+
+Swin's and ConvNeXt's `main.py` build their loaders, samplers and augmentation in `data/build.py` or
+`datasets.py`: instrumenting the entry script alone leaves the data order and augmentation random. The note
+names each such module with the data findings in it, so the user adds it to the run.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections import Counter
+from pathlib import Path
+
+from msprobe_rewriter import project
+from msprobe_rewriter.context import FUNCTION_TYPES
+from msprobe_rewriter.instrument.unit import Unit, shown_path
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_NAME
+
+DATA_RULES = ("data-shuffle", "data-workers", "random-augment")  # the rules the data transforms fix
+HOPS = 2  # the script's calls into project modules, and theirs
+
+
+def note_data_elsewhere(unit: Unit) -> None:
+    """Note the project modules the entry script calls into whose data code the selected data transforms would
+    change, when this run does not instrument them."""
+    rules = [RULES_BY_NAME[name] for name in DATA_RULES if name in unit.options.selected]
+    if not rules or not unit.ctx.is_entry_script():
+        return
+    found = []
+    for path in _called_modules(unit):
+        if os.path.abspath(path) in unit.options.given or os.path.abspath(path) == os.path.abspath(unit.path):
+            continue
+        findings = lint_source(str(path), path.read_bytes(), rules).findings
+        if findings:
+            counts = Counter(finding.code for finding in findings)
+            found.append((path, ", ".join(f"{code} x{count}" for code, count in sorted(counts.items()))))
+    if found:
+        where = "; ".join(f"{shown_path(path)} ({counts})" for path, counts in found)
+        files = " ".join(shown_path(path) for path, _ in found)
+        unit.note(None, f"data code this run leaves out, in project modules this script calls: {where}: instrument "
+                        f"them too (msprobe-instrument --write {unit.path} {files})")
+
+
+def _called_modules(unit: Unit) -> list[Path]:
+    """The project modules whose functions or classes the file calls, and those these functions call in turn
+    (Swin's `data/__init__.py` `build_loader` hands over to `data/build.py`), HOPS deep, in the order reached."""
+    tree = unit.tree
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
+    todo = [(tree, project.local_imports(project.import_statements(tree.body)), defined,
+             project.file_folder(unit.path))]
+    modules: dict[Path, None] = {}
+    for _ in range(HOPS):
+        reached = []
+        for scope, local, names, folder in todo:
+            if not local.refs and not local.stars:
+                continue
+            calls = [node for node in ast.walk(scope) if isinstance(node, ast.Call)]
+            for _, name, module in project.reached(calls, local, names, folder):
+                function = module.functions.get(name) or module.classes.get(name)
+                if module.path not in modules and function is not None:
+                    reached.append((function, module.local, {*module.functions, *module.classes}, module.path.parent))
+                modules.setdefault(module.path)
+        todo = reached
+    return list(modules)

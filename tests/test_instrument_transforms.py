@@ -491,3 +491,13 @@ def test_data_code_in_a_project_module_the_run_leaves_out_is_noted(tmp_path):
     given = replace(only("data-shuffle"), given=frozenset({main, str(tmp_path / "data.py")}))
     assert not any("data code" in note for note in instrument_text(main, ENTRY, given)[1])
     assert not any("data code" in note for note in instrument_text(main, ENTRY, only("seed"))[1])
+
+
+def test_generators_seed_all_cannot_reach_get_a_note_in_any_file():
+    """mindocr's label assignment builds `ops.RandomChoiceWithMask` with seed 0 in a library module: seed_all does
+    not reach it, and the note says so (the seed transform claims no fix of unseeded-generator)."""
+    code = "import numpy as np\nimport mindspore as ms\nfrom mindspore import ops\n\nrng = np.random.default_rng()\nop = ops.UniformReal()\n"
+    out, notes = instrument_text("/project/assign.py", code, only("seed"))
+    assert out == code
+    assert [note.split(":")[1] for note in notes if "does not reach" in note] == ["5", "6"]
+    assert all("unseeded-generator" not in transform.fixes for transform in ALL_TRANSFORMS)

@@ -27,10 +27,13 @@ SEED_ALL = frozenset(f"{m}.seed_all" for m in ("msprobe_runtime.pytorch", "mspro
 
 class Seed(Transform):
     name = "seed"
-    fixes = ("seed-missing", "seed-partial", "dropout", "no-deterministic-algos", "unseeded-generator",
-             "entropy-seed")
+    fixes = ("seed-missing", "seed-partial", "dropout", "no-deterministic-algos", "entropy-seed")
+    rule = "unseeded-generator"  # generators of their own, which seed_all does not reach: each gets a note
     summary = "Adds `seed_all(seed=..., mode=..., rm_dropout=...)` to the entry script, before anything random runs."
     details = (
+        "Generators of their own (`np.random.default_rng()`, `random.Random()`, a `torch.Generator()`, MindSpore "
+        "operators created with seed 0, which `mindspore.set_seed` does not reach), which msprobe-lint reports as "
+        "unseeded-generator, are beyond seed_all: each gets a note, in any file, to seed it where it is made. "
         "Only entry scripts are seeded (a `__main__` guard or a module-level training loop), and only those that "
         "train, sample, draw, build weights or dropout, or seed something, or call a function of the project that trains "
         "(LLaVA's train_mem.py only calls train.py's `train()`) (not a download script or a checkpoint "
@@ -220,6 +223,8 @@ class Seed(Transform):
     )
 
     def apply(self, unit: Unit) -> None:
+        for finding, _ in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
+            unit.note(finding.line, "seed_all does not reach this generator: " + finding.message)
         if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
             return
         if _drives_ray(unit) and not (unit.analysis.loops or unit.analysis.callback_trainings):

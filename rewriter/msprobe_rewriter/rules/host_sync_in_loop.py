@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, target_name, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -28,6 +30,7 @@ TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.lina
                                      "mindspore.ops", "mindspore.mint", "mindspore.numpy"})
 NOT_TENSOR_FUNCTIONS = frozenset({"is_tensor", "numel", "is_floating_point", "is_complex", "get_default_dtype",
                                   "is_grad_enabled", "device", "get_rank", "typename"})
+HELPER_READS = frozenset({"item", "tolist", "numpy"})  # host reads looked for in the helpers a step calls
 SYNC_NAMES = catalogue.HOST_SYNC_METHODS | {name.rsplit(".", 1)[1] for name in catalogue.HOST_SYNC_CALLS}
 # Calls that act on a host value: RL's `envs.step(actions)`, `scheduler.step(val_loss)`, a NaN check.
 HOST_CONSUMERS = frozenset({"step", "isfinite", "isnan", "isinf"})
@@ -45,7 +48,9 @@ class HostSyncInLoop(Rule):
     message = "host-device sync inside the training loop; " + REMEDY
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
-               "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it), "
+               "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it), a call of a function "
+               "(of the file or a project module) or of the class's own method whose body reads a tensor with `.item()`, "
+               "`.tolist()` or `.numpy()` (Swin's `get_grad_norm(model.parameters())`, one `.item()` per parameter), "
                "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, or one true in a single "
                "iteration, `if i == 100:` on the loop's variable; unless it steps an "
                "optimizer the loop steps nowhere else: gradient accumulation's guard runs at every training step) are the usual "
@@ -141,6 +146,11 @@ class HostSyncInLoop(Rule):
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(data, batch_size=8)\n"
                 "for imgs, labels in loader:\n    labels = labels.cuda()\n    loss = model(imgs.cuda()).sum()\n"
                 "    loss.backward()\n    optimizer.step()\n    print(labels.tolist())\n", lines=(9,)),
+        # Swin's SimMIM: a helper called every step reads each parameter's gradient norm on the host
+        Invalid("import torch\n\n\ndef get_grad_norm(parameters):\n    total = 0.0\n    for p in parameters:\n"
+                "        total += p.grad.norm().item() ** 2\n    return total ** 0.5\n\n\n"
+                "def train(model, loader, optimizer):\n    for x in loader:\n        model(x).sum().backward()\n"
+                "        norm = get_grad_norm(model.parameters())\n        optimizer.step()\n", lines=(14,)),
         # DETR: the logged loss is a `sum()` of a dict of device tensors
         Invalid("import torch\n\n\ndef train(model, loader, optimizer, weights):\n    for x, y in loader:\n"
                 "        parts = model(x, y)\n        scaled = {k: v * weights[k] for k, v in parts.items()}\n"
@@ -155,6 +165,7 @@ class HostSyncInLoop(Rule):
         self.candidates: list[tuple[Site, list[ast.AST], str]] = []
         # Scopes (function ids, 0 for the module) whose text has a loop: only there can a name matter.
         self.looping_scopes: set[int] = {0} if LOOP_WORD.search(ctx.source) else set()
+        self._project: project.LocalImports | None = None  # the file's imports of project modules, read once
 
     # --- what names hold -------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
@@ -313,6 +324,8 @@ class HostSyncInLoop(Rule):
                 printed = next((a for a in node.args if self._tensorish(a)), None)
                 if printed is not None:
                     self._candidate(printed, "printing a tensor")
+        if qualified is None and not isinstance(func, ast.Attribute) or self.ctx.own_method_called(node):
+            self._helper_sync(node)
 
     def visit_If(self, node: ast.If | ast.While) -> None:
         """`if torch.isnan(loss):`, `while not flag.any():`: testing a tensor calls `bool()` on it, a sync."""
@@ -322,6 +335,36 @@ class HostSyncInLoop(Rule):
             self._candidate(test, f"testing a tensor (`{condition_text(test, 40)}`)", "the host branches on it")
 
     visit_While = visit_If
+
+    def _helper_sync(self, node: ast.Call) -> None:
+        """A call of a function of the file or of a project module, or of the class's own method, whose body reads
+        a tensor on the host (Swin's `get_grad_norm(...)`, one `.item()` per parameter; guided diffusion's
+        `log_loss_dict(...)`): the sync runs wherever it is called."""
+        definition, path = self._definition(node)
+        read = _host_read(definition) if definition is not None else None
+        if read is not None:
+            where = f"`.{read.func.attr}()` on line {read.lineno}" + (f" of {path.name}" if path else "")
+            self._candidate(node, f"`{condition_text(node.func, 40)}(...)` reads a tensor on the host ({where})")
+
+    def _definition(self, node: ast.Call) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, Path | None]:
+        """The function a call runs, and its project file (None: this file): the file's own (a function, or a
+        method of the class around the call), or a project module's, through the file's imports."""
+        own = self.ctx.own_method_called(node)
+        if own is not None:
+            cls = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ClassDef)), None)
+            found = [item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == own] if cls else []
+            return (found[-1] if found else None), None
+        if not isinstance(node.func, ast.Name):
+            return None, None
+        local = [item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES) and item.name == node.func.id]
+        if local:
+            return local[-1], None
+        if self._project is None:
+            self._project = project.local_imports(project.import_statements(self.ctx.tree.body))
+        for _, name, module in project.reached([node], self._project, (), project.file_folder(self.ctx.path)):
+            if name in module.functions:
+                return module.functions[name], module.path
+        return None, None
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
         if self._scope() in self.looping_scopes and self._tensorish(node.value):
@@ -462,6 +505,39 @@ class HostSyncInLoop(Rule):
         """Whether each iteration of `loop` runs one training step (not a whole epoch through a helper)."""
         info = self.ctx.loops.get(id(loop))
         return info is not None and (info.steps or bool(info.called & per_step))
+
+
+def _host_read(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Call | None:
+    """The first `.item()`, `.tolist()` or `.numpy()` a function runs on a tensor at every call (not under an
+    `if`, as a trainer's `if should_log:` is; not on what NumPy returns; not in a nested function), None if none."""
+    numpy_values = {target.id for node in walk_scope(function) if isinstance(node, ast.Assign)
+                    and _numpy_call(node.value) for target in node.targets if isinstance(target, ast.Name)}
+    reads = [node for node in _unconditional(function) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr in HELPER_READS and not node.args
+             and not _numpy_call(node.func.value)
+             and not (isinstance(node.func.value, ast.Name) and node.func.value.id in numpy_values)]
+    return min(reads, key=lambda node: (node.lineno, node.col_offset), default=None)
+
+
+def _unconditional(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function that run at every call: not under an `if` or in a conditional expression, not in
+    a nested function or class."""
+    todo = list(ast.iter_child_nodes(function))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.If, ast.IfExp, *FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _numpy_call(node: ast.AST) -> bool:
+    """`np.mean(x)`, `numpy.asarray(...)`: a call into NumPy (by the usual names)."""
+    while isinstance(node, ast.Call):
+        node = node.func
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id in ("np", "numpy")
 
 
 def _holds(statement: ast.stmt, node: ast.AST) -> bool:

@@ -61,6 +61,9 @@ DRAWS = [
     "torch.bernoulli(p)",
     "torch.multinomial(p, 2)",
     "torch.empty(3, device=dev).normal_()",
+    "torch.rand_like(x).uniform_(-1, 1)",  # the fill redraws: the whole chain is made on the CPU
+    "torch.empty_like(image).exponential_()",
+    "torch.randn(3, device=dev).normal_()",
     "x.normal_(0.0, 2.0)",
     "p.bernoulli()",
 ]
@@ -98,7 +101,18 @@ def test_device_draw_keeps_generator_and_moves_after():
 def test_device_draw_with_out_is_left_alone():
     code = "import torch\n\n\ndef f(d, buf):\n    return torch.randn(2, device=d, out=buf)\n"
     out, notes = instrument_text("/p/m.py", code, only("device-rng"))
-    assert out == code and any("not rewritten" in n for n in notes)
+    assert out == code and any("not rewritten (it writes into `out=`)" in n for n in notes)
+
+
+def test_device_draw_left_alone_says_why_and_shows_the_cpu_draw():
+    code = ("import torch\nfrom torch import nn\n\n\ndef f(w, logits):\n    w = w.cuda()\n    nn.init.normal_(w)\n"
+            "    return torch.empty_like(logits.cuda()).exponential_(), torch.randn_like(logits.cuda()).normal_()\n")
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert out == code
+    assert notes[0] == ("/p/m.py:7: device draw not rewritten (an initialiser fills its tensor in place): draw on the "
+                        "CPU as the finding shows (`w.data.copy_(nn.init.normal_(torch.empty(w.shape)))`)")
+    assert "(its input `logits.cuda()` is not a plain name)" in notes[1]
+    assert any("filled again on the device" in n for n in notes[2:])
 
 
 # --- data ---------------------------------------------------------------------------------------------
@@ -329,6 +343,38 @@ def test_augment_keeps_a_transform_whose_dropped_argument_calls_something():
     out, notes = instrument_text("train.py", code, only("random-augment"))
     assert out == code
     assert any("`cfg.pop('scale')` calls something" in note for note in notes)
+
+
+def test_augment_albumentations_twins_take_height_and_width():
+    """latent-diffusion's `self.cropper = albumentations.RandomCrop(height=..., width=...)`; albumentations' resized
+    crops carry their size by keyword only (their positions changed between versions)."""
+    out = fix("import albumentations\nimport torch\n\n\nclass SR:\n    def __init__(self, s):\n"
+              "        self.cropper = albumentations.RandomCrop(height=s, width=s)\n"
+              "        self.sized = albumentations.RandomSizedCrop((50, 100), height=s, width=s, interpolation=1)\n"
+              "        self.shift = albumentations.ShiftScaleRotate(p=0.5)\n", "random-augment")
+    assert "self.cropper = albumentations.CenterCrop(height=s, width=s)" in out
+    assert "self.sized = albumentations.Resize(height=s, width=s, interpolation=1)" in out
+    assert "self.shift = albumentations.ShiftScaleRotate(p=0.0)" in out
+
+
+@pytest.mark.parametrize("call", ["A.RandomResizedCrop(size=(224, 224))", "A.RandomSizedCrop((50, 100), 256, 256)",
+                                  "T.RandomCrop(**crop_cfg)"])
+def test_augment_leaves_a_crop_whose_size_the_twin_cannot_read(call):
+    code = f"import albumentations as A\nimport torchvision.transforms as T\n\ncrop = {call}\n"
+    out, notes = instrument_text("train.py", code, only("random-augment"))
+    assert strip(out) == code
+    assert len(notes) == 1 and "not rewritten: its twin" in notes[0]
+
+
+def test_augment_open_clip_factory_is_left_with_a_note_and_timm_kwargs_get_is_training_false():
+    code = ("import open_clip\nfrom timm.data import create_transform\n\n"
+            "model, preprocess_train, preprocess_val = open_clip.create_model_and_transforms('ViT-B-32')\n"
+            "kwargs = dict(input_size=224, is_training=True, **aug_cfg)\ntf = create_transform(**kwargs)\n"
+            "run(model, preprocess_train)\n")
+    out, notes = instrument_text("train.py", code, only("random-augment"))
+    assert "tf = create_transform(**{**kwargs, \"is_training\": False})" in strip(out)
+    assert notes == ["train.py:4: `create_model_and_transforms` not rewritten: train with the validation transform it "
+                     "returns (`preprocess_val`) while debugging"]
 
 
 def test_augment_twin_already_imported_is_not_imported_twice():

@@ -94,7 +94,9 @@ def test_device_rng_in_model_code_is_a_warning():
 
 
 @pytest.mark.parametrize(("draw", "example"), [
-    ("torch.empty_like(x).exponential_().log()", "torch.empty(shape).exponential_().to(device)"),  # Gumbel noise
+    ("torch.empty_like(x).exponential_().log()",  # Gumbel noise: the new tensor made on the CPU
+     "torch.empty_like(x, device='cpu').exponential_().to(x.device)"),
+    ("torch.empty_like(x.cuda()).exponential_()", "torch.empty(shape).exponential_().to(device)"),
     ("w.uniform_(-0.1, 0.1)", "w.copy_(torch.empty(w.shape, dtype=w.dtype).uniform_(-0.1, 0.1))"),
     ("x.bernoulli()", "x.cpu().bernoulli().to(x.device)"),
     ("nn.init.kaiming_uniform_(w, a=math.sqrt(5))",
@@ -116,6 +118,93 @@ def test_device_rng_message_names_the_same_draw_on_the_cpu(draw, example):
             f"    x, w = x.cuda(), w.cuda()\n    self = self.cuda()\n    return {draw}\n")
     ((line, _, message),) = lint("device-rng", code)
     assert line == 9 and f"(`{example}`)" in message
+
+
+def test_device_rng_fill_of_a_new_like_tensor_names_the_whole_chain():
+    """MindSpeed-LLM's router: `torch.rand_like(s).uniform_()` draws twice on the device; the fill's message shows
+    the chain made on the CPU (the draw that counts), the inner draw's its own."""
+    code = "import torch\n\n\ndef f(s):\n    s = s.cuda()\n    return torch.rand_like(s).uniform_() > 0.75\n"
+    messages = [message for _, _, message in lint("device-rng", code)]
+    assert any("(`torch.rand_like(s, device='cpu').uniform_().to(s.device)`)" in m for m in messages)
+    assert len(messages) == 2
+
+
+# --- device-rng: weights initialised by a model's method once it is on the device ---------------------
+INIT_CLASS = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def init_weights(self):
+        for layer in self.layers:
+            layer.init_weights()
+
+    def reset_parameters(self):
+        nn.init.zeros_(self.bias)
+
+    def init_hidden(self, n):
+        return torch.zeros(n, 8)
+
+    def _reset_params(self):
+        self.apply(weights_init)
+
+
+def weights_init(m):
+    m.weight.data.uniform_(-0.1, 0.1)
+"""
+
+
+@pytest.mark.parametrize(("call", "fires"), [
+    ("init_weights()", True),  # a child's initialiser, told by its name
+    ("reset_parameters()", False),  # the class's own: zeros only
+    ("init_hidden(4)", False),
+    ("_reset_params()", True),  # a function of the module it applies draws
+])
+def test_device_rng_reads_the_class_of_a_model_initialised_on_the_device(call, fires):
+    code = INIT_CLASS + f"\n\ndef main(device):\n    net = Net().to(device)\n    net.{call}\n"
+    assert lines("device-rng", code) == ([26] if fires else [])
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # a class that cannot be read: conventional initialisers only
+    ("import torch\n\n\ndef f(model):\n    model.cuda()\n    model.init_weights()\n    model.init_hidden()\n", [6]),
+    # litgpt's `fabric` given as a parameter; an HF model loaded on the CPU, initialised before the move
+    ("import lightning as L\n\n\ndef main(fabric, model):\n    model = fabric.setup(model)\n"
+     "    model.reset_parameters()\n", [6]),
+    ("from transformers import AutoModel\n\nmodel = AutoModel.from_pretrained('x')\nmodel.init_weights()\n"
+     "model = model.cuda()\n", []),
+])
+def test_device_rng_initialisers_of_models_that_cannot_be_read(code, expected):
+    assert lines("device-rng", code) == expected
+
+
+def test_device_rng_reads_a_project_model_and_its_base(tmp_path):
+    """The class that built the model and the base of a layer are read in the project module that defines them."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "layers.py").write_text("from torch import nn\n\n\nclass Base(nn.Module):\n    pass\n\n\n"
+                                        "class Plain(nn.Module):\n    def init_weights(self):\n"
+                                        "        nn.init.ones_(self.w)\n\n\nclass Drawn(Plain):\n"
+                                        "    def init_weights(self):\n        self.w.data.normal_()\n")
+    path = tmp_path / "train.py"
+    path.write_text("import torch\nfrom layers import Base, Drawn, Plain\n\n\nclass Noisy(Base):\n"
+                    "    def forward(self, x):\n        return x + torch.randn_like(x)\n\n\n"
+                    "def main(device):\n    plain, drawn = Plain().cuda(), Drawn().cuda()\n    plain.init_weights()\n"
+                    "    drawn.init_weights()\n")
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["device-rng"]])
+    assert [(f.line, f.severity) for f in result.findings] == [(7, "warning"), (13, "error")]
+
+
+@pytest.mark.parametrize(("base", "module"), [
+    ("megatron.core.transformer.module.MegatronModule", True), ("transformers.PreTrainedModel", True),
+    ("mmengine.model.BaseModule", True), ("diffusers.ModelMixin", True), ("transformers.LlamaForCausalLM", True),
+    ("peft.tuners.lora.layer.LoraLayer", True), ("timm.layers.Mlp", True),
+    ("transformers.PretrainedConfig", False), ("transformers.ModelOutput", False), ("diffusers.ConfigMixin", False),
+    ("transformers.DataCollatorForSeq2Seq", False), ("megatron.training.tokenizer.MegatronTokenizer", False),
+    ("mmcv.transforms.BaseTransform", False), ("transformers.GenerationMixin", False), ("numpy.Model", False),
+])
+def test_library_module_classes_are_told_by_their_names(base, module):
+    assert catalogue.is_library_module(base) is module
 
 
 # --- device-rng: tensors whose device is not shown, in a file that runs on an accelerator ------------
@@ -384,6 +473,100 @@ def test_loader_classes_imported_from_the_project_take_their_base(tmp_path, impo
     rules = [RULES_BY_NAME["data-shuffle"], RULES_BY_NAME["data-workers"]]
     result = lint_source(str(path), path.read_bytes(), rules)
     assert [(f.name, f.line) for f in result.findings] == [("data-shuffle", 5), ("data-workers", 5)]
+
+
+LENGTH_GROUPED_MODULE = """\
+import torch
+from torch.utils.data import Sampler
+
+
+def length_grouped_indices(lengths, generator=None):
+    return torch.randperm(len(lengths), generator=generator).tolist()
+
+
+def modality_grouped_indices(lengths, generator=None):
+    mixed = length_grouped_indices(lengths, generator=None)  # LLaVA: the global generator, whatever it was given
+    return mixed + length_grouped_indices(lengths, generator=generator)
+
+
+class LengthGroupedSampler(Sampler):  # LLaVA's: no `shuffle`, the order drawn in functions of this module
+    def __init__(self, lengths, generator=None, group_by_modality=False):
+        self.lengths = lengths
+        self.group_by_modality = group_by_modality
+        self.generator = generator
+
+    def __iter__(self):
+        if self.group_by_modality:
+            return iter(modality_grouped_indices(self.lengths, generator=self.generator))
+        return iter(length_grouped_indices(self.lengths, generator=self.generator))
+"""
+
+
+def test_project_sampler_drawing_in_functions_its_iter_calls(tmp_path):
+    """LLaVA's LengthGroupedSampler: built without a generator, its order comes from torch's global one; grouped by
+    modality, from the global one whatever it is given (only then: the `if` is read with the built arguments)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "samplers.py").write_text(LENGTH_GROUPED_MODULE)
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+
+        from samplers import LengthGroupedSampler
+
+
+        def build(lengths, seed):
+            plain = LengthGroupedSampler(lengths)
+            seeded = LengthGroupedSampler(lengths, generator=torch.Generator().manual_seed(seed))
+            mixed = LengthGroupedSampler(lengths, torch.Generator().manual_seed(seed), group_by_modality=True)
+            return plain, seeded, mixed
+        """))
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
+    assert [(f.line, f.severity, f.fixable) for f in result.findings] == [(7, "warning", False), (9, "warning", False)]
+    assert "(`torch.randperm` in `length_grouped_indices`, which its `__iter__` calls)" in result.findings[0].message
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # a parameter defaulting to False that no call of the file turns on, an option defaulting to False
+    ("def build(ds, shuffle=False):\n    return DataLoader(ds, shuffle=shuffle)\n\n\nbuild(range(4))\n",
+     [(5, "info", "shuffle")]),
+    ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--no-shuffle', dest='shuffle', "
+     "action='store_false')\nargs = p.parse_args()\nloader = DataLoader(range(4), shuffle=args.shuffle)\n",
+     [(8, "warning", None)]),
+    ("def build(ds, shuffle=False):\n    return DataLoader(ds, shuffle=shuffle)\n\n\nbuild(range(4), shuffle=True)\n",
+     [(5, "warning", None)]),
+    ("def build(ds, is_train):\n    return DataLoader(ds, shuffle=is_train)\n\n\nbuild(range(4), False)\n",
+     [(5, "info", "is_train")]),
+    ("def build(ds, split='val'):\n    return DataLoader(ds, shuffle=split == 'train')\n\n\nbuild(range(4))\n",
+     [(5, "info", "split == 'train'")]),
+    ("def build(ds, split):\n    return DataLoader(ds, shuffle=split == 'train')\n\n\n"
+     "build(range(4), 'train')\nbuild(range(4), 'val')\n", [(5, "warning", None)]),
+    ("def build(ds, shuffle=False):\n    shuffle = shuffle or len(ds) > 2\n    return DataLoader(ds, shuffle=shuffle)\n",
+     [(6, "warning", None)]),  # assigned in the function: not the caller's value any more
+    # MindSpore shuffles with `shuffle=None`
+    ("import mindspore.dataset as ds\n\n\ndef build(path, shuffle=None):\n"
+     "    return ds.Cifar10Dataset(path, shuffle=shuffle)\n", [(8, "warning", None)]),
+])
+def test_shuffle_switch_off_by_default_is_information(code, expected):
+    found = lint("data-shuffle", "from torch.utils.data import DataLoader\n\n\n" + code)
+    assert [(line, severity) for line, severity, _ in found] == [(line, severity) for line, severity, _ in expected]
+    for (_, _, message), (_, _, switch) in zip(found, expected, strict=True):
+        note = f"(only when `{switch}` is true: false with the default arguments)"
+        assert message.endswith(note) if switch else "default arguments" not in message
+
+
+@pytest.mark.parametrize(("importer", "severity"), [(None, "info"), ("from data import build\n\nbuild(range(4), True)\n",
+                                                                "warning")])
+def test_shuffle_parameter_of_a_module_other_files_import_is_not_known(tmp_path, importer, severity):
+    """detr's `coco.build(shuffle=False)` is called by its train.py with `shuffle=True`: the default says nothing
+    about the training run, and no finding would point at train.py's call."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    path = tmp_path / "data.py"
+    path.write_text("from torch.utils.data import DataLoader\n\n\ndef build(ds, shuffle=False):\n"
+                    "    return DataLoader(ds, shuffle=shuffle)\n")
+    if importer:
+        (tmp_path / "train.py").write_text(importer)
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
+    assert [(f.line, f.severity) for f in result.findings] == [(5, severity)]
 
 
 def test_dataset_shuffle_method_needs_a_mindspore_dataset():
@@ -764,3 +947,58 @@ def test_torchvision_classification_preset():
                 self.transforms = transforms.Compose([transforms.Resize(resize_size), transforms.CenterCrop(crop_size)])
         """
     assert lines("random-augment", code) == [7, 9, 11, 14, 17]
+
+
+ALBUMENTATIONS = "import torch\nimport albumentations as A\n"
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("t = A.HorizontalFlip(p=1)\n", []),  # always flips
+    ("t = A.HorizontalFlip(p=hflip)\n", [3]),
+    ("t = A.VerticalFlip(always_apply=True)\n", []),  # albumentations < 2: applied whatever `p`
+    ("t = A.RandomCrop(64, 64, p=0)\n", []),
+    ("t = A.RandomCrop(64, 64, p=1.0)\n", [3]),  # still a random region
+    ("t = A.Compose([A.Resize(8, 8), A.Normalize()])\n", []),  # p=1 by default
+    ("t = A.Compose([A.Resize(8, 8)], p=args.p)\n", [3]),
+    ("t = A.Compose([A.Blur(), A.Resize(8, 8)], p=0.0)\n", []),  # never runs, nor its transforms
+    ("t = A.OneOf([A.Blur(), A.MedianBlur()])\n", [3, 3, 3]),  # the choice, and each transform
+    ("t = A.IAAFliplr()\n", [3]),  # albumentations 0.x
+    ("from albumentations.augmentations.crops.transforms import RandomCrop\nt = RandomCrop(8, 8)\n", [4]),
+])
+def test_random_augment_albumentations_probability(code, expected):
+    assert lines("random-augment", ALBUMENTATIONS + code) == expected
+
+
+def test_random_augment_albumentations_messages():
+    code = ALBUMENTATIONS + ("a = A.RandomCrop(height=8, width=8)\nb = A.RandomResizedCrop(height=8, width=8)\n"
+                             "c = A.Compose([A.Normalize()], p=0.5)\nd = A.ShiftScaleRotate()\n")
+    messages = [message for _, _, message in lint("random-augment", code)]
+    assert "`RandomCrop` augments at random: replace it with `CenterCrop`" in messages[0]
+    assert "replace it with `Resize`" in messages[1]
+    assert "`Compose` given `p` below 1" in messages[2] and "pass `p=1.0`" in messages[2]
+    assert "`ShiftScaleRotate` augments at random: remove it" in messages[3]
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("model, train, val = open_clip.create_model_and_transforms('ViT-B-32')\nfit(model, train)\n", [3]),
+    ("model, train, val = open_clip.create_model_and_transforms('ViT-B-32')\nevaluate(model, val)\n", []),
+    ("model, _, val = open_clip.create_model_and_transforms('ViT-B-32')\n", []),
+    ("self.model, self.train_tf, self.val_tf = open_clip.create_model_and_transforms('RN50')\n", [3]),
+    ("def build():\n    return open_clip.factory.create_model_and_transforms('RN50')\n", [4]),
+    ("model, val = open_clip.create_model_from_pretrained('RN50')\n", []),  # validation transform only
+])
+def test_random_augment_open_clip_training_transform(code, expected):
+    found = lint("random-augment", "import torch\nimport open_clip\n" + code)
+    assert [line for line, _, _ in found] == expected
+    assert all("`preprocess_val`" in message for _, _, message in found)
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("kw = dict(input_size=224, is_training=True, **cfg)\nt = create_transform(**kw)\n", [3]),
+    ("t = create_transform(**dict(is_training=True, **cfg))\n", [2]),
+    ("kw = dict(input_size=224, is_training=False, **cfg)\nt = create_transform(**kw)\n", []),
+    # a key given before `**cfg` in a dict display may be overridden: not known
+    ("kw = {'is_training': True, **cfg}\nt = create_transform(**kw)\n", []),
+])
+def test_random_augment_timm_is_training_beside_more_keywords(code, expected):
+    assert lines("random-augment", "from timm.data import create_transform\n" + code) == expected

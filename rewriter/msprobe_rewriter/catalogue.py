@@ -6,6 +6,7 @@ new API is one line here. Names are fully qualified, as `ImportTracker.resolve` 
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 # --- seeding ---------------------------------------------------------------------------------
@@ -360,6 +361,34 @@ TORCH_MODULE_PACKAGE = "torch.nn"
 LIGHTNING_MODULES = frozenset({"lightning.LightningModule", "lightning.pytorch.LightningModule",
                                "lightning.pytorch.core.LightningModule", "pytorch_lightning.LightningModule",
                                "pytorch_lightning.core.LightningModule"})
+# Lightning hooks that run after the Trainer moved the LightningModule to its device (not `setup` or
+# `configure_model`, which run before the move).
+LIGHTNING_DEVICE_HOOKS = frozenset(
+    [f"on_{stage}_{end}" for stage in ("fit", "sanity_check") for end in ("start", "end")]
+    + [f"on_{stage}{part}_{end}" for stage in ("train", "validation", "test", "predict")
+       for part in ("", "_epoch", "_batch") for end in ("start", "end")]
+    + [f"{stage}_step" for stage in ("training", "validation", "test", "predict")])
+# Deep-learning libraries whose layer classes projects derive theirs from (peft's `LoraParallelLinear`, Megatron's
+# `MegatronModule`, transformers' `PreTrainedModel`, mmengine's `BaseModule`, ...).
+MODULE_LIBRARY_ROOTS = frozenset({
+    "transformers", "peft", "timm", "mmengine", "mmcv", "mmdet", "mmseg", "mmpretrain", "mmyolo", "diffusers",
+    "megatron", "mindspeed", "deepspeed", "apex", "fairseq", "torchvision", "torchaudio", "speechbrain",
+    "torch_geometric", "open_clip", "detectron2", "transformer_engine", "flash_attn", "xformers"})
+# How such a library names a module class: by what it is (the last word; a `...Mixin` of one is one, as diffusers'
+# `ModelMixin`), or a transformers task model (`LlamaForCausalLM`). Not configs, outputs, datasets, tokenizers,
+# trainers, hooks, pipelines, transforms (`ModelOutput`, `PretrainedConfig`, `MegatronTokenizer`, `BaseTransform`).
+LIBRARY_MODULE_NAME = re.compile(
+    r"(Module|Model|Layer|Linear|Conv\w*|Embeddings?|Embed|Attention|MLP|Mlp|FFN|Block|Norm|Net|Transformer|Encoder"
+    r"|Decoder|Head|Neck|Backbone|Router|Experts?|Detector|Segmentor|Classifier)(Mixin)?$"
+    r"|For\w*(LM|Classification|Generation|Answering)$")
+
+
+def is_library_module(qualified: str) -> bool:
+    """A deep-learning library's module class, by its name (see LIBRARY_MODULE_NAME)."""
+    root, _, rest = qualified.partition(".")
+    return root in MODULE_LIBRARY_ROOTS and LIBRARY_MODULE_NAME.search(rest.rpartition(".")[2]) is not None
+
+
 # Wrappers that run the module they are given where it is (a model moved to a device stays there).
 DATA_PARALLEL_WRAPPERS = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
@@ -553,6 +582,47 @@ MINDSPORE_TRANSFORM_MODULES = (
     "mindspore.dataset.transforms.transforms", "mindspore.dataset.transforms.c_transforms",
     "mindspore.dataset.transforms.py_transforms", "mindspore.dataset.text", "mindspore.dataset.audio",
 )
+ALBUMENTATIONS_MODULES = (
+    "albumentations", "albumentations.augmentations", "albumentations.augmentations.transforms",
+    "albumentations.augmentations.crops.transforms", "albumentations.augmentations.geometric.transforms",
+    "albumentations.augmentations.geometric.rotate", "albumentations.augmentations.geometric.resize",
+    "albumentations.augmentations.geometric.flip", "albumentations.augmentations.blur.transforms",
+    "albumentations.augmentations.dropout.coarse_dropout", "albumentations.augmentations.pixel.transforms",
+    "albumentations.core.composition", "albumentations.pytorch", "albumentations.pytorch.transforms",
+)
+# albumentations applies each transform with probability `p`, drawn like its parameters: from Python's `random`
+# and NumPy's global generator before 1.4.21, then from generators of its own, seeded by `Compose(seed=...)` (from
+# the OS when not given; `random.seed` does not reach them). Besides its `Random*` (and 0.x's `IAA*`) transforms,
+# these draw what they do (a region, an angle, noise, a kernel size, one transform of several) ...
+ALBUMENTATIONS_RANDOM_TRANSFORMS = frozenset({
+    "Blur", "MotionBlur", "MedianBlur", "GaussianBlur", "GlassBlur", "AdvancedBlur", "Defocus", "ZoomBlur",
+    "CropNonEmptyMaskIfExists", "BBoxSafeRandomCrop", "AtLeastOneBBoxRandomCrop",
+    "ChannelDropout", "CoarseDropout", "Cutout", "Erasing", "ConstrainedCoarseDropout", "GridDropout", "MaskDropout",
+    "PixelDropout", "XYMasking", "TimeMasking", "FrequencyMasking", "CoarseDropout3D",
+    "ElasticTransform", "PiecewiseAffine", "OpticalDistortion", "GridDistortion", "ThinPlateSpline",
+    "GridElasticDeform", "Flip", "D4", "SquareSymmetry", "CubicSymmetry", "Rotate", "SafeRotate", "Affine",
+    "ShiftScaleRotate", "Perspective", "Morphological",
+    "HistogramMatching", "FDA", "PixelDistributionAdaptation", "OverlayElements", "Mosaic", "TemplateTransform",
+    "ImageCompression", "JpegCompression", "HueSaturationValue", "GaussNoise", "ISONoise", "CLAHE", "ChannelShuffle",
+    "RGBShift", "Downscale", "MultiplicativeNoise", "FancyPCA", "ColorJitter", "Sharpen", "Emboss", "Superpixels",
+    "RingingOvershoot", "UnsharpMask", "Spatter", "ChromaticAberration", "PlanckianJitter", "ShotNoise",
+    "AdditiveNoise", "SaltAndPepper", "PlasmaBrightnessContrast", "PlasmaShadow", "Illumination", "HEStain",
+    "TextImage", "OneOf", "SomeOf", "OneOrOther",
+})
+# ... these do one fixed thing, with probability `p` 0.5 by default (random through `p` only) ...
+ALBUMENTATIONS_COIN_FLIPS = frozenset({
+    "HorizontalFlip", "VerticalFlip", "Transpose", "TimeReverse", "ToGray", "ToSepia", "InvertImg", "Equalize",
+    "AutoContrast", "Solarize", "Posterize", "Sequential", "PerChannel",
+})
+# ... and these one fixed thing always by default (p=1): random only given a `p` below 1 (`A.Compose([...], p=0.5)`
+# runs its transforms on some samples only).
+ALBUMENTATIONS_FIXED_TRANSFORMS = frozenset({
+    "Compose", "ReplayCompose", "SelectiveChannelTransform", "Resize", "CenterCrop", "Crop", "Normalize", "Pad",
+    "PadIfNeeded", "LongestMaxSize", "SmallestMaxSize", "ToFloat", "FromFloat", "ToRGB", "ToTensorV2", "ToTensor",
+    "CenterCrop3D", "Pad3D", "PadIfNeeded3D", "Lambda",
+})
+# Every albumentations transform takes its probability as `p`, at a position that differs between versions.
+ALBUMENTATIONS_PROBABILITY: tuple[str, int | None] = ("p", None)
 # Transforms that are random although their name does not start with "Random".
 TORCHVISION_RANDOM_TRANSFORMS = frozenset({
     "ColorJitter", "AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix", "ElasticTransform",
@@ -576,6 +646,9 @@ MINDSPORE_RANDOM_TRANSFORMS = frozenset({
 # attention masks, position ids (Hugging Face), rotary frequencies, BatchNorm's step counter.
 RECOMPUTED_BUFFERS = frozenset({"relative_position_index", "relative_coords_table", "attn_mask", "position_ids",
                                 "inv_freq", "num_batches_tracked"})
+# Class methods that build a model from pretrained weights (transformers, diffusers, peft): a partial checkpoint
+# loaded on top leaves the rest at those weights, not at a random initialisation.
+PRETRAINED_CONSTRUCTORS = frozenset({"from_pretrained"})
 # `torch.nn.init` functions that fill a tensor with a constant (no draw).
 CONSTANT_INITS = frozenset(f"torch.nn.init.{name}" for name in ("constant_", "zeros_", "ones_", "eye_", "dirac_"))
 # Libraries' base classes of per-sample transforms (their `transform` / `get_transform` / `apply` run on each
@@ -605,10 +678,26 @@ TRANSFORM_TWINS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 # RandomResize(size) resizes to `size` and draws only the interpolation (DANN feeds 28x28 to its model through it).
 LIBRARY_TRANSFORM_TWINS: dict[str, dict[str, tuple[tuple[str, tuple[str, ...]], ...]]] = {
     "mindspore": {"RandomResize": (("Resize", ("size",)),), "RandomResizeWithBBox": (("ResizeWithBBox", ("size",)),)},
+    # albumentations' crops to `height` x `width` (a random region; one holding the mask or a box), its crops
+    # resized to it, and its 3D crop keep their output size
+    "albumentations": {
+        **dict.fromkeys(("RandomCrop", "CropNonEmptyMaskIfExists", "AtLeastOneBBoxRandomCrop"),
+                        (("CenterCrop", ("height", "width")),)),
+        **dict.fromkeys(("RandomResizedCrop", "RandomSizedCrop", "RandomSizedBBoxSafeCrop"),
+                        (("Resize", ("height", "width", "interpolation")),)),
+        "RandomCrop3D": (("CenterCrop3D", ("size",)),),
+    },
 }
-# Positions shared by torchvision's RandomResizedCrop(size, scale, ratio, interpolation, antialias) and
-# MindSpore's RandomCropDecodeResize(size, scale, ratio, interpolation, max_attempts).
-TWIN_ARGUMENT_POSITIONS = {"size": 0, "interpolation": 3, "antialias": 4}
+# Positions shared by torchvision's RandomResizedCrop(size, scale, ratio, interpolation, antialias),
+# MindSpore's RandomCropDecodeResize(size, scale, ratio, interpolation, max_attempts) and albumentations' crops
+# (height, width, ...; RandomSizedBBoxSafeCrop(height, width, erosion_rate, interpolation)) ...
+TWIN_ARGUMENT_POSITIONS = {"size": 0, "interpolation": 3, "antialias": 4, "height": 0, "width": 1}
+# ... except in these, read by keyword only: albumentations' resized crops moved them between versions
+# ((height, width, ...) before 1.4, (size, width, height, ...) in 1.4, (size, ...) in 2).
+TWIN_KEYWORD_ONLY = {"albumentations": frozenset({"RandomResizedCrop", "RandomSizedCrop"})}
+# Arguments a twin cannot be built without: a call giving them otherwise (`**kwargs`, albumentations 2's
+# `size=(h, w)`) is left, with a note.
+TWIN_REQUIRED_ARGUMENTS = frozenset({"size", "height", "width"})
 # Where a transform takes its probability of being applied: library -> class name -> (keyword, position).
 # With probability 0 the transform never runs.
 TRANSFORM_PROBABILITY: dict[str, dict[str, tuple[str, int]]] = {
@@ -629,7 +718,7 @@ TRANSFORM_PROBABILITY: dict[str, dict[str, tuple[str, int]]] = {
 PROBABILITY_ONLY_TRANSFORMS = frozenset({
     "RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "RandomInvert", "RandomEqualize",
     "RandomAutocontrast", "RandomAutoContrast", "RandomSolarize", "RandomPosterize", "RandomAdjustSharpness",
-    "RandomApply", "RandomHorizontalFlipWithBBox", "RandomVerticalFlipWithBBox",
+    "RandomApply", "RandomHorizontalFlipWithBBox", "RandomVerticalFlipWithBBox", *ALBUMENTATIONS_COIN_FLIPS,
 })
 # Transforms whose only randomness is drawing values from ranges: library -> class -> (range keywords,
 # keywords without a degenerate default). Given only degenerate ranges (`(a, a)`, `(a, a, b, b)`, or 0 for
@@ -672,6 +761,11 @@ TIMM_RANDOM_TRANSFORMS = frozenset({
     "timm.data.auto_augment_transform", "timm.data.auto_augment.auto_augment_transform",
     "timm.data.augment_and_mix_transform", "timm.data.auto_augment.augment_and_mix_transform",
 })
+# open_clip's factory returns (model, preprocess_train, preprocess_val): name -> where the training transform
+# is in that tuple. It augments at random (RandomResizedCrop(scale=(0.9, 1.0)), with the colour jitter, greyscale
+# or timm augmentation its `aug_cfg` asks for).
+OPEN_CLIP_TRAINING_TRANSFORMS: dict[str, int] = dict.fromkeys(
+    ("open_clip.create_model_and_transforms", "open_clip.factory.create_model_and_transforms"), 1)
 
 # MindSpore model zoos (mindcv, mindyolo; named through any import, see `ImportTracker.resolve_any`).
 # Loaders and datasets that shuffle: name -> (position of `shuffle`, its default). mindcv's `create_dataset`
@@ -701,12 +795,14 @@ MINDCV_MIXING_LOADERS: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = {
 
 
 def transform_library(qualified: str) -> str | None:
-    """"torchvision" or "mindspore" when `qualified` is in one of their transform modules, else None."""
+    """"torchvision", "mindspore" or "albumentations" when `qualified` is in one of their transform modules."""
     module = qualified.rpartition(".")[0]
     if module in TORCHVISION_TRANSFORM_MODULES:
         return "torchvision"
     if module in MINDSPORE_TRANSFORM_MODULES:
         return "mindspore"
+    if module in ALBUMENTATIONS_MODULES:
+        return "albumentations"
     return None
 
 
@@ -717,14 +813,38 @@ def transform_twins(qualified: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return own.get(short, TRANSFORM_TWINS.get(short, ()))
 
 
+def twin_argument_position(qualified: str, name: str) -> int | None:
+    """Where the random transform `qualified` takes the argument `name` its twin carries (None: keyword only)."""
+    short = qualified.rpartition(".")[2]
+    return None if short in TWIN_KEYWORD_ONLY.get(transform_library(qualified) or "", ()) else TWIN_ARGUMENT_POSITIONS[name]
+
+
+def probability_argument(qualified: str) -> tuple[str, int | None] | None:
+    """Where the transform `qualified` takes its probability of being applied: (keyword, position), if it does."""
+    library = transform_library(qualified)
+    if library == "albumentations":
+        return ALBUMENTATIONS_PROBABILITY
+    return TRANSFORM_PROBABILITY.get(library or "", {}).get(qualified.rpartition(".")[2])
+
+
 def is_random_transform(qualified: str) -> bool:
-    """Whether `qualified` names a random torchvision / MindSpore data transform."""
+    """Whether `qualified` names a random torchvision / MindSpore / albumentations data transform."""
     module, _, name = qualified.rpartition(".")
     if module in TORCHVISION_TRANSFORM_MODULES:
         return name.startswith("Random") or name in TORCHVISION_RANDOM_TRANSFORMS
     if module in MINDSPORE_TRANSFORM_MODULES:
         return name.startswith("Random") or name in MINDSPORE_RANDOM_TRANSFORMS
+    if module in ALBUMENTATIONS_MODULES:
+        return (name.startswith(("Random", "IAA")) or name in ALBUMENTATIONS_RANDOM_TRANSFORMS
+                or name in ALBUMENTATIONS_COIN_FLIPS)
     return False
+
+
+def is_sometimes_applied(qualified: str) -> bool:
+    """Whether `qualified` names an albumentations transform doing one fixed thing, with a probability `p` of 1 by
+    default (`Compose`, `Resize`, `Normalize`, ...): random when given a `p` below 1."""
+    module, _, name = qualified.rpartition(".")
+    return module in ALBUMENTATIONS_MODULES and name in ALBUMENTATIONS_FIXED_TRANSFORMS
 
 
 # --- dropout --------------------------------------------------------------------------------------

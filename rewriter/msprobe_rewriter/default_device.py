@@ -100,8 +100,7 @@ def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: D
         return False
     text = ast.unparse(model)
     scope = _innermost(ancestors, SCOPE_TYPES) or ctx.tree
-    if isinstance(model, ast.Name) and any(isinstance(node, ast.Call) and _loads_into(node, {model.id})
-                                           for statement in _following(ancestors) for node in ast.walk(statement)):
+    if loaded_over_after(model, ancestors):
         return False  # every weight it draws is loaded over right after (nanochat's strict `load_state_dict`)
     for node in walk_scope(scope):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to_empty"
@@ -111,6 +110,13 @@ def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: D
             if device is not None and device_of(device) != CPU:
                 return True
     return False
+
+
+def loaded_over_after(model: ast.expr, ancestors: list[ast.AST]) -> bool:
+    """Whether the statements after the one at the end of `ancestors` load weights into the model named
+    `model` (`model.load_state_dict(sd)`, or a loader given it): what it drew before does not survive."""
+    return isinstance(model, ast.Name) and any(isinstance(node, ast.Call) and _loads_into(node, {model.id})
+                                               for statement in _following(ancestors) for node in ast.walk(statement))
 
 
 def _following(ancestors: list[ast.AST]) -> list[ast.stmt]:

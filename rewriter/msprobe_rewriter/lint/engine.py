@@ -21,7 +21,7 @@ from msprobe_rewriter.rules.base import Rule
 # script may train through project-local code and mention no framework itself; `detectron2`: its `default_setup`
 # seeds from the config.)
 PREFILTER = re.compile(r"torch|mindspore|numpy|random|deepspeed|HCCL|lightning|accelerate|transformers|trl|timm|mindcv|"
-                       r"mindyolo|mmengine|detectron2|datasets|webdataset|__main__")
+                       r"mindyolo|mmengine|detectron2|datasets|webdataset|albumentations|open_clip|__main__")
 # Parser messages that mean "this is Python 2".
 PYTHON2_HINTS = ("Missing parentheses in call to", "multiple exception types must be parenthesized",
                  "leading zeros in decimal integer literals")

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
-from msprobe_rewriter import catalogue, pinning, project
-from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, argument, constant, draws_globally
+from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project
+from msprobe_rewriter.conditions import condition_text
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    NOT_CONSTANT,
+    Site,
+    argument,
+    constant,
+    keyword,
+)
 from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.pipeline import PipelineValues
-from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.rules.base import Invalid, Report, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
 
 LIBRARY_DATASETS, LIBRARY_WEBDATASET = "datasets", "webdataset"
 
 # More positional arguments than this and a MindSpore dataset may get `shuffle` by position.
 MAX_UNAMBIGUOUS_POSITIONALS = 3
+MAX_HELPER_DEPTH = 3  # calls followed from a project sampler's `__iter__` into functions of its module
+OPT_IN = " (only when `{switch}` is true: false with the default arguments)"
 LOADER_MESSAGE = "`DataLoader(shuffle=...)` draws a random order each epoch: pass `shuffle=False` while debugging"
 DISTRIBUTED_MESSAGE = ("`{name}` {shuffles} (seeded by `seed` + epoch, so the order depends on the world size): "
                        "pass `shuffle=False` while debugging")
@@ -38,8 +49,8 @@ WEBDATASET_MESSAGE = ("webdataset's `{name}` seeds a generator of its own from t
                       "(`random.Random(int((os.getpid() + time.time()) * 1e9))`) unless given `rng=` or `seed=`: "
                       "the order changes on every run, whatever the script seeds; pass `rng=random.Random(seed)` "
                       "(or `seed=`, where the version takes it) or drop the stage while debugging")
-PROJECT_SAMPLER_MESSAGE = ("the project's `{name}` draws its order from a global generator (`{draw}` in its "
-                           "`__iter__`), so anything else that draws changes it: {fix} while debugging")
+PROJECT_SAMPLER_MESSAGE = ("the project's `{name}` draws its order from a global generator (`{draw}` in {where}), "
+                           "so anything else that draws changes it: {fix} while debugging")
 
 
 class DataShuffle(FollowsValues, Rule):
@@ -69,16 +80,20 @@ class DataShuffle(FollowsValues, Rule):
                "attribute within its class, every assignment binds to such classes (`loader = DataLoader if w "
                "else InfiniteDataLoader`, `self.sampler = RandomSampler if single else DistributedSampler`). A "
                "sampler class of the project (this file or a module it imports) is reported where it is built "
-               "with its `shuffle` on when its `__iter__` draws from a global generator (torch's without "
-               "`generator=`, NumPy's, `random`'s), as Swin's `SubsetRandomSampler` does; one that seeds a "
-               "generator of its own (deit's `RASampler`, from the epoch) repeats its order and is not.")
+               "with its `shuffle` on when its `__iter__`, or a function of its module it calls, draws from a "
+               "global generator (torch's without `generator=` or given None, NumPy's, `random`'s), with the "
+               "arguments it is built with: Swin's `SubsetRandomSampler`, LLaVA's `LengthGroupedSampler` (built "
+               "without a `generator=`); one that seeds a generator of its own (deit's `RASampler`, from the "
+               "epoch) repeats its order and is not.")
     why = ("When two runs see the samples in different orders, their losses differ from the first step and no "
            "per-step comparison between them means anything. A seeded shuffle repeats on the same software, but "
            "it draws from the framework's generator, so any other change in random-number consumption (a GPU "
            "and an NPU run, PyTorch against MindSpore, a resumed run) changes the order; webdataset's buffer "
            "shuffle seeds itself from the clock and differs on every run. MindSpore datasets "
            "shuffle unless told otherwise: a missing `shuffle=` means random order. A `shuffle=` given by an "
-           "expression (`shuffle=is_train`) is flagged: on the training path it is true.")
+           "expression (`shuffle=is_train`) is flagged: on the training path it is true; one false with the default "
+           "arguments (a parameter that defaults to False and that no call in the file sets, in a module no other "
+           "file of the project imports; an option that defaults to False) is information, naming it.")
     fix = ("While debugging pass `shuffle=False` to `DataLoader`, `DistributedSampler` and MindSpore datasets, "
            "replace `RandomSampler` with `SequentialSampler` (torchvision's `RandomClipSampler` with `UniformClipSampler`, "
            "MindSpore's `SubsetRandomSampler` with `SubsetSampler`), pass a `SubsetRandomSampler`'s indices "
@@ -136,6 +151,57 @@ class DataShuffle(FollowsValues, Rule):
         "    def loader(self, ds):\n        return DataLoader(ds, sampler=self.sampler(ds))\n",
     )
     invalid = (
+        # `shuffle=` from a parameter that defaults to False (no call of the file passes another value), or from an
+        # option that defaults to False: information, naming it.
+        Invalid("""\
+import argparse
+
+from torch.utils.data import DataLoader
+
+
+def build(ds, shuffle=False):
+    return DataLoader(ds, batch_size=8, shuffle=shuffle)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--shuffle", action="store_true")
+args = parser.parse_args()
+loaders = [build(range(8)), build(range(8), False), DataLoader(range(8), shuffle=args.shuffle)]
+""", lines=(7, 13), severity="info"),
+        # ... but a call that passes True makes it a warning.
+        Invalid("""\
+from torch.utils.data import DataLoader
+
+
+def build(ds, shuffle=False):
+    return DataLoader(ds, batch_size=8, shuffle=shuffle)
+
+
+loaders = [build(range(8)), build(range(8), shuffle=True)]
+""", lines=(5,), severity="warning"),
+        # LLaVA's LengthGroupedSampler: its `__iter__` calls a function of its module that draws with the
+        # `generator=None` it was built with (one built with a generator of its own repeats its order).
+        Invalid("""\
+import torch
+from torch.utils.data import Sampler
+
+
+def grouped_indices(lengths, generator=None):
+    return torch.randperm(len(lengths), generator=generator).tolist()
+
+
+class LengthGroupedSampler(Sampler):
+    def __init__(self, lengths, generator=None):
+        self.lengths = lengths
+        self.generator = generator
+
+    def __iter__(self):
+        return iter(grouped_indices(self.lengths, generator=self.generator))
+
+
+sampler = LengthGroupedSampler([3, 1, 2])
+seeded = LengthGroupedSampler([3, 1, 2], generator=torch.Generator().manual_seed(0))
+""", lines=(18,)),
         # open_clip's webdataset pipeline: a buffer shuffle seeded from the clock, stage and method forms
         Invalid("import torch\nimport webdataset as wds\n\n\ndef pipeline(shards, size, initial):\n"
                 "    stages = [wds.SimpleShardList(shards), wds.shuffle(bufsize=size, initial=initial)]\n"
@@ -257,6 +323,10 @@ def train(args, net, trainset):
         self._libraries: dict[int, str | None] = {}  # expression -> the data library whose object it holds
         self._installed: dict[str, bool] = {}  # library -> imported from site-packages (not a project module)
         self._attributes: dict[int, dict[str, list[ast.expr | None]]] = {}  # class -> `self.<attr>` values
+        # the `shuffle=` expression that turned the call being visited's shuffling on: (it, whether None shuffles,
+        # the function around the call); and the reports that rest on one, settled in `finish`
+        self._switch: tuple[ast.expr, bool, ast.AST | None] | None = None
+        self.by_option: list[tuple[Report, tuple[ast.expr, bool, ast.AST | None]]] = []
 
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         super().visit_Assign(node)
@@ -269,6 +339,7 @@ def train(args, net, trainset):
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
+        self._switch = None
         qualified = self.ctx.call_qualname(node)
         fixable = None
         if qualified is None:
@@ -304,6 +375,24 @@ def train(args, net, trainset):
         else:
             self.report(self.data.site(node), message, fixable=fixable)
 
+    def report(self, where: ast.AST | Site, message: str | None = None, severity: str | None = None,
+               fixable: bool | None = None) -> None:
+        """Report, noting a warning that rests on a `shuffle=` expression (see `finish`)."""
+        super().report(where, message, severity, fixable)
+        if self._switch is not None and self.reports[-1].severity != "info":
+            self.by_option.append((self.reports[-1], self._switch))
+
+    def finish(self) -> None:
+        """A `shuffle=` expression false with the default arguments (a parameter that every call of its function
+        leaves false, in a file no other imports; an option that defaults to false) makes its finding information,
+        naming it. A project's other files are not read: one of them may turn a helper's `shuffle` on, and no
+        finding would say so where it does."""
+        for report, (value, none_shuffles, function) in self.by_option:
+            default = opt_in.switch_default(self.ctx, value, function, callers_elsewhere=True)
+            if default is not conditions.UNKNOWN and not (default or default is None and none_shuffles):
+                report.severity = "info"
+                report.message += OPT_IN.format(switch=condition_text(value))
+
     def _held_classes(self, node: ast.Call) -> list[str] | None:
         """The classes a called name or `self` attribute may hold, when every value assigned to it is a known
         class, under whatever import path (yolov5's `loader = DataLoader if image_weights else
@@ -325,6 +414,7 @@ def train(args, net, trainset):
         random if any of them shuffles with these arguments."""
         messages = dict.fromkeys(message for name in held
                                  if (message := self._order_message(node, name, name.rpartition(".")[2])))
+        self._switch = None  # another of the classes may shuffle whatever the switch says
         if messages:
             self.report(self.data.site(node), "; ".join(messages), fixable=False)
 
@@ -430,17 +520,19 @@ def train(args, net, trainset):
 
     def _project_sampler(self, node: ast.Call) -> None:
         """A sampler class of the project whose `__iter__` draws from a global generator (Swin's
-        `SubsetRandomSampler` calls `torch.randperm`), built with its `shuffle` on. One that seeds its own
+        `SubsetRandomSampler` calls `torch.randperm`; LLaVA's `LengthGroupedSampler` calls functions of its module
+        that do, with the `generator=None` it was built with), built with its `shuffle` on. One that seeds its own
         generator (deit's `RASampler`, from the epoch) repeats its order on every run and device: not reported."""
         found = self._project_class(node)
         if found is None:
             return
-        cls, imports = found
+        cls, imports, functions = found
         methods = {item.name: item for item in cls.body if isinstance(item, FUNCTION_TYPES)}
-        draw = _global_draw(methods.get("__iter__"), imports)
+        init = methods.get("__init__")
+        draw = _global_draw(methods.get("__iter__"), imports, functions, _attribute_lookup(cls, init, node))
         if draw is None:
             return
-        parameters = _parameters(methods["__init__"]) if "__init__" in methods else {}
+        parameters = _parameters(init) if init is not None else {}
         fix = "iterate its indices in order (`sampler=list(indices)`)" if "indices" in parameters \
             else "use `SequentialSampler`"
         if "shuffle" in parameters:
@@ -449,23 +541,26 @@ def train(args, net, trainset):
             if not self._shuffles(default if shuffle is None else shuffle, False):
                 return
             fix = "pass `shuffle=False`"
-        message = PROJECT_SAMPLER_MESSAGE.format(name=cls.name, draw=draw, fix=fix)
+        qualified, helper = draw
+        where = f"`{helper}`, which its `__iter__` calls" if helper else "its `__iter__`"
+        message = PROJECT_SAMPLER_MESSAGE.format(name=cls.name, draw=qualified, where=where, fix=fix)
         self.report(self.data.site(node), message, fixable=False)
 
-    def _project_class(self, node: ast.Call) -> tuple[ast.ClassDef, ImportTracker] | None:
+    def _project_class(self, node: ast.Call) -> tuple[ast.ClassDef, ImportTracker, dict[str, ast.AST]] | None:
         """The class a call constructs, defined in this file or in a project module it imports, with the
-        imports of its file."""
+        imports and the top-level functions of its file."""
         func = node.func
         for item in self.ctx.tree.body:
             if isinstance(item, ast.ClassDef) and isinstance(func, ast.Name) and item.name == func.id:
-                return item, self.ctx.imports
+                functions = {n.name: n for n in self.ctx.tree.body if isinstance(n, FUNCTION_TYPES)}
+                return item, self.ctx.imports, functions
         if self._local_imports is None:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
             self._local_imports = project.local_imports(project.import_statements(self.ctx.tree.body))
         for _, name, module in project.reached([node], self._local_imports, (), project.file_folder(self.ctx.path)):
             for item in module.tree.body:
                 if isinstance(item, ast.ClassDef) and item.name == name:
-                    return item, module.imports
+                    return item, module.imports, module.functions
         return None
 
     def _order_message(self, node: ast.Call, qualified: str, short: str) -> str | None:
@@ -554,8 +649,10 @@ def train(args, net, trainset):
         if value is None or value is UNKNOWN:
             return False
         literal = constant(value)
-        if literal is NOT_CONSTANT:
-            return True  # `shuffle=is_train`: true on the training path
+        if literal is NOT_CONSTANT:  # `shuffle=is_train`: true on the training path
+            function = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), None)
+            self._switch = (value, none_shuffles, function)
+            return True
         return none_shuffles if literal is None else bool(literal)
 
     def _iterable_source(self, node: ast.Call, short: str) -> bool:
@@ -574,18 +671,54 @@ def train(args, net, trainset):
         return isinstance(source, ast.Name) and source.id in self._iterable_sources
 
 
-def _global_draw(function: ast.AST | None, imports: ImportTracker) -> str | None:
-    """A draw from a global generator in `function` (torch's without `generator=`, NumPy's, `random`'s),
-    unless the function seeds a generator itself (mindaudio's sampler calls `np.random.seed(self.seed)`)."""
-    draws = []
-    for call in ast.walk(function) if function is not None else ():
-        if isinstance(call, ast.Call):
-            qualified = imports.resolve(call.func)
-            if qualified in pinning.SEEDER_FAMILIES:
-                return None
-            if draws_globally(call, qualified):
-                draws.append(qualified)
-    return draws[0] if draws else None
+def _attribute_lookup(cls: ast.ClassDef, init: ast.AST | None, built: ast.Call) -> conditions.Lookup:
+    """A lookup answering `self.<attr>` in a sampler's methods with the parameter of its `__init__` that the class
+    stores there, and only there (`self.generator = generator`), as the call that builds it passes it."""
+    if not isinstance(init, FUNCTION_TYPES):
+        return conditions.no_lookup
+    values = dict(conditions.bind_arguments(init, built, conditions.no_lookup, bound=True))
+    attributes, owner = _class_attributes(cls), _owner(init)
+
+    def lookup(node: ast.expr) -> object:
+        own = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == owner
+        stored = attributes.get(node.attr, []) if own else []
+        if len(stored) == 1 and isinstance(stored[0], ast.Name):
+            return values.get(stored[0].id, conditions.UNKNOWN)
+        return conditions.UNKNOWN
+
+    return lookup
+
+
+def _global_draw(function: ast.AST | None, imports: ImportTracker, functions: dict[str, ast.AST],
+                 lookup: conditions.Lookup) -> tuple[str, str | None] | None:
+    """A draw from a global generator (torch's without a `generator=`, or given one that is None under `lookup`;
+    NumPy's; `random`'s) in `function` or the functions of its module it calls (arguments bound, at most
+    `MAX_HELPER_DEPTH` deep), where the arguments let it run: (the draw, the function it is in, None for
+    `function` itself). None also when any of them seeds a generator (mindaudio's sampler calls
+    `np.random.seed(self.seed)`)."""
+    draws = list(_draws(function, imports, functions, lookup, None, MAX_HELPER_DEPTH))
+    return None if not draws or None in draws else draws[0]
+
+
+def _draws(function: ast.AST | None, imports: ImportTracker, functions: dict[str, ast.AST],
+           lookup: conditions.Lookup, name: str | None, depth: int) -> Iterator[tuple[str, str | None] | None]:
+    """The global draws of `_global_draw`, in source order, but those under an `if` false under `lookup`
+    (LLaVA's `if self.group_by_modality:`); None for a seeding call."""
+    for call, guards, _ in conditions.walk([function], (ast.Call,)) if function is not None else ():
+        if any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards):
+            continue
+        qualified = imports.resolve(call.func)
+        generator = keyword(call, "generator")
+        if qualified in pinning.SEEDER_FAMILIES:
+            yield None
+        elif qualified in catalogue.GLOBAL_RANDOM_DRAWS and (
+                generator is None or conditions.value(generator, lookup) is None):
+            yield qualified, name
+        elif isinstance(call.func, ast.Name) and call.func.id in functions and depth > 1:
+            helper = functions[call.func.id]
+            values = dict(conditions.bind_arguments(helper, call, lookup))
+            yield from _draws(helper, imports, functions, conditions.parameter_lookup(values, conditions.no_lookup),
+                              call.func.id, depth - 1)
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[int | None, ast.expr | None]]:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Callable
+from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, default_device, project
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, keyword
-from msprobe_rewriter.cpu_code import CpuCode, is_model_base
+from msprobe_rewriter.cpu_code import INIT_NAME, CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import FollowsValues, LocalValues
 
@@ -17,6 +19,8 @@ CPU, ACCELERATOR, DEVICE = "cpu", "accelerator", "device"
 ON_DEVICE = (ACCELERATOR, DEVICE)
 # Names that hold a device by convention, as in `x.to(rank)`.
 DEVICE_NAMES = frozenset({"dev", "gpu", "gpu_id", "rank", "local_rank"})
+FABRIC_SETUPS = frozenset({"setup", "setup_module"})  # `fabric.setup(model)` moves the model to the Fabric's device
+MOVES = catalogue.ACCELERATOR_METHODS | {"to"}
 DRAW_METHODS = catalogue.INPLACE_RANDOM_METHODS | catalogue.TENSOR_DRAW_METHODS
 MODEL_CODE_NOTE = " (in an `nn.Module` method its input lives on the model's device)"
 ACCELERATOR_FILE_NOTE = " (this file runs on an accelerator, so this tensor may live there)"
@@ -33,8 +37,8 @@ INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on
                 f"them, and {SAME_SEED}: materialise and initialise on the CPU, then move (or load a seed "
                 "checkpoint)")
 APPLY_MESSAGE = ("`{call}` initialises the weights of a model already on a device: `{fn}` draws them with that "
-                 f"device's generator, and {SAME_SEED}: initialise before moving the model "
-                 "(`model.apply({fn})` first, then `.to(device)`)")
+                 "device's generator, and " + SAME_SEED + ": initialise it before it is moved (`{first}`, then "
+                 "`.to(device)` or `fabric.setup(model)`; in a LightningModule, in `__init__`)")
 GENERATOR_MESSAGE = ("`{call}` makes a generator on the device: what it draws{what} comes from that device's "
                      "generator, and " + SAME_SEED + ": make it on the CPU, `torch.Generator().manual_seed(seed)`, "
                      "{then}")
@@ -102,10 +106,21 @@ def _init_message(call: ast.Call) -> str:
     return MOVE_MESSAGE.format(example=f"{data}.copy_({on_cpu})")
 
 
+def _init_message_on_device(call: ast.Call, fn: str) -> str:
+    """For weights initialised on a model once moved: the same call on the model before its move (`model.apply(fn)`
+    for `model.to(device).apply(fn)`)."""
+    model = call.func.value
+    while isinstance(model, ast.Call) and isinstance(model.func, ast.Attribute) and model.func.attr in MOVES:
+        model = model.func.value
+    first = ast.Call(ast.Attribute(model, call.func.attr), call.args, call.keywords)
+    return APPLY_MESSAGE.format(call=_short(call), fn=fn, first=_short(first))
+
+
 def _method_message(call: ast.Call) -> str:
     """For a tensor method that draws: the same draw on the CPU, then moved: copied into a tensor shown by name
     (`w.copy_(torch.empty(w.shape, dtype=w.dtype).uniform_(-1, 1))`), drawn from a CPU copy (`p.cpu().bernoulli()`),
-    or on a new CPU tensor (`torch.empty(4).exponential_().to(device)`, `torch.empty(shape)` when not shown)."""
+    or on a new CPU tensor (`torch.empty(4).exponential_().to(device)`, `torch.empty(shape)` when not shown; a new
+    `*_like(x)` made on the CPU: `torch.empty_like(x, device="cpu").exponential_().to(x.device)`)."""
     receiver, method = call.func.value, call.func.attr
     draw = _short(ast.Call(ast.Name(method), call.args, call.keywords))
     shown = _shown(receiver, "x")
@@ -113,6 +128,14 @@ def _method_message(call: ast.Call) -> str:
         return MOVE_MESSAGE.format(example=f"{shown}.cpu().{draw}.to({shown}.device)")
     if isinstance(receiver, PLAIN):
         return MOVE_MESSAGE.format(example=f"{shown}.copy_(torch.empty({shown}.shape, dtype={shown}.dtype).{draw})")
+    if (isinstance(receiver, ast.Call) and ast.unparse(receiver.func).endswith("_like") and receiver.args
+            and isinstance(source := receiver.args[0], PLAIN)):
+        on_cpu = ast.keyword("device", ast.Constant("cpu"))
+        made = ast.unparse(ast.Call(receiver.func, receiver.args, [*_without_device(receiver).keywords, on_cpu]))
+        if len(made) > 72:  # its other arguments elided
+            made = ast.unparse(ast.Call(receiver.func, [source, ast.Name("...")], [on_cpu]))
+        moved_to = keyword(receiver, "device") or ast.Name(f"{ast.unparse(source)}.device")
+        return MOVE_MESSAGE.format(example=f"{made}.{draw}.to({_short(moved_to)})")
     device = keyword(receiver, "device") if isinstance(receiver, ast.Call) else None
     if device is None:
         return MOVE_MESSAGE.format(example=f"torch.empty(shape).{draw}.to(device)")
@@ -131,10 +154,15 @@ class DeviceRng(FollowsValues, Rule):
                "accelerator: `device=` a non-CPU device or a device not provably the CPU, or an input tensor "
                "known (in the same function) to live on a device. A draw on a tensor whose device is not shown "
                "(`torch.randn_like(x0)` on a parameter, `x.new_empty(s).bernoulli_(p)`) is a warning in "
-               "`nn.Module` methods and in files that run on an accelerator (`.cuda()`, `.to(device)`, "
+               "module methods (of `nn.Module` subclasses, Lightning modules, subclasses of a deep-learning "
+               "library's layers named as such, peft's `LoraParallelLinear`, Megatron's `MegatronModule`, "
+               "transformers' `PreTrainedModel`, and of a project module's class that is one) and in files that run "
+               "on an accelerator (`.cuda()`, `.to(device)`, "
                "`device=`, `torch.device(\"cuda\")`, DDP, `init_process_group`, Lightning, accelerate, "
                "DeepSpeed, torch_npu), except in code that runs on the CPU: weight initialisation (`*init*`, "
-               "`reset*` but not a NoisyNet's `reset_noise`, `*normal_`/`*uniform_` helpers), datasets, collate "
+               "`reset*` but not a NoisyNet's `reset_noise`, `*normal_`/`*uniform_` helpers, an in-place initialiser "
+               "named as `torch.nn.init`'s filling the tensor it is given, timm's `variance_scaling_(tensor)`), "
+               "datasets, collate "
                "functions, transforms, and "
                "`with torch.device(\"cpu\")`. A `torch.Generator` made on a device (diffusers' validation "
                "`torch.Generator(device=accelerator.device)`) is flagged too, and so is a diffusers pipeline "
@@ -160,8 +188,12 @@ class DeviceRng(FollowsValues, Rule):
                "that `to_empty(device=d)` materialised on a device (torchtitan's initialisation), and `model.apply(fn)` on "
                "a model moved to a device (also in place: `model.cuda()` as a statement), where `fn` is a function of the "
                "file, or of a project module it imports, that draws (DCGAN's `netG = Generator().to(device)` then "
-               "`netG.apply(weights_init)`); msprobe-instrument leaves these to "
-               "you.")
+               "`netG.apply(weights_init)`), and a model's initialising method (`init_weights()`, `reset_parameters()`, "
+               "`_init_weights()`, ...) called on a model on a device (moved, `fabric.setup(model)`, or `self.model` "
+               "in a LightningModule hook that runs after the Trainer moved it, `on_train_start`) when it draws: "
+               "read in the class that built the model (the file's or a project module's), or, when that cannot be "
+               "read, a conventional initialiser (`init_weights`, `reset_parameters`); msprobe-instrument leaves "
+               "these to you.")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
@@ -254,6 +286,22 @@ class DeviceRng(FollowsValues, Rule):
         "def latents(vae, pixels, device):\n"
         "    z = vae.encode(pixels.to(device)).latent_dist.sample(generator=torch.default_generator)\n"
         "    return z + randn_tensor(z.shape, generator=torch.default_generator, device=device)\n",
+        # Initialised before the move, initialised with constants only, or loaded over right after; a Lightning
+        # `setup` hook runs before the Trainer moves the module; a Fabric on the CPU.
+        "import lightning as L\nimport torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+        "    def reset_parameters(self):\n        nn.init.ones_(self.norm.weight)\n\n"
+        "    def init_weights(self):\n        nn.init.normal_(self.proj.weight)\n\n\n"
+        "class Module(L.LightningModule):\n    def setup(self, stage):\n        self.net.init_weights()\n\n"
+        "    def __init__(self):\n        self.net = Net()\n\n\n"
+        "def build(device, state):\n    net = Net()\n    net.init_weights()\n    net = net.to(device)\n"
+        "    net.reset_parameters()\n    net.init_weights()\n    net.load_state_dict(state)\n"
+        "    fabric = L.Fabric(accelerator=\"cpu\")\n    model = fabric.setup(Net())\n    model.init_weights()\n",
+        # timm's in-place initialiser helpers fill the weights they are given, wherever those are initialised.
+        "import math\n\nimport torch\n\n\ndef variance_scaling_(tensor, scale=1.0):\n"
+        "    tensor.normal_(std=math.sqrt(scale))\n\n\ndef main(model):\n    model.cuda()\n",
+        # A library class that is not a module (a callback, a config): its methods are not model code.
+        "import torch\nfrom transformers import TrainerCallback\n\n\nclass Jitter(TrainerCallback):\n"
+        "    def on_step_end(self, args, state, control, weights=None):\n        return torch.randn_like(weights)\n",
         "import torch  # no diffusers here: another library's `latent_dist`\n\n\n"
         "def encode(model, x):\n    return model.encode(x.cuda()).latent_dist.sample()\n",
         "import torch\nfrom diffusers import AutoencoderKL\n\n\n"
@@ -383,6 +431,23 @@ class DeviceRng(FollowsValues, Rule):
                 "        return probs.sample()\n\n\n"
                 "def explore(mean, device):\n    return Normal(mean.to(device), 1.0).rsample()\n",
                 lines=(9, 13)),
+        # Lightning's tensor-parallel examples: weights initialised after Fabric's setup moved the model, or in a
+        # Trainer hook that runs on the device; a model given as a parameter, re-initialised once moved.
+        Invalid("import lightning as L\nfrom torch import nn\n\n\nclass Transformer(nn.Module):\n"
+                "    def init_weights(self):\n        self.apply(self._init_weights)\n\n"
+                "    def _init_weights(self, m):\n        nn.init.trunc_normal_(m.weight, std=0.02)\n\n\n"
+                "def train():\n    fabric = L.Fabric(accelerator=\"cuda\", devices=4)\n"
+                "    with fabric.init_module(empty_init=True):\n        model = Transformer()\n"
+                "    model = fabric.setup(model)\n    model.init_weights()\n\n\n"
+                "class Llama(L.LightningModule):\n    def __init__(self):\n        self.model = Transformer()\n\n"
+                "    def on_train_start(self):\n        self.model.init_weights()\n\n\n"
+                "def k_fold(model, device, folds):\n    for fold in folds:\n"
+                "        model.to(device).reset_parameters()\n", lines=(18, 26, 31), severity="error"),
+        # A project's subclass of a library layer (MindSpeed-LLM's LoRA layer, of peft's) is model code.
+        Invalid("import torch\nfrom peft.tuners.lora.tp_layer import LoraParallelLinear\n\n\n"
+                "class LULoRAParallelLinear(LoraParallelLinear):\n    def enable_lu_lora(self, name):\n"
+                "        self.lora_B[name].weight.data = torch.randn_like(self.lora_B[name].weight.data) * 1e-4\n",
+                lines=(7,), severity="warning"),
         # Rainbow's NoisyLinear: fresh noise in the device model's buffers at every step (not initialisation).
         Invalid("import torch\nfrom torch import nn\n\n\nclass NoisyLinear(nn.Linear):\n"
                 "    def reset_noise(self):\n        self.weight_epsilon.normal_()\n", lines=(7,), severity="warning"),
@@ -396,7 +461,10 @@ class DeviceRng(FollowsValues, Rule):
         self._unknown_draws: list = []  # Sites of draws on tensors whose device the file does not show
         self._latent_names: tuple[set[str], set[str]] | None = None  # see _posterior_names
         self._materialises = "to_empty" in ctx.source  # `init_weights()` after `to_empty(device=d)` is possible
-        self._drawing_functions: dict[str, bool] = {}  # function name -> whether it draws (see _applies_drawing_init)
+        self._definitions: dict[str, tuple[ast.AST, Definitions] | None] = {}  # see _definition
+        self._modules: frozenset[str] | None = None  # see _module_classes
+        self._project_modules: set[str] | None = None  # see _module_base
+        self._local: project.LocalImports | None = None  # the file's imports of project modules
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -412,11 +480,7 @@ class DeviceRng(FollowsValues, Rule):
             found = self.values.bindings.bound(expr.id, expr)
             values = found[-1:]
         elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
-            owner = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, ast.ClassDef)), None)
-            values = [] if owner is None else [
-                node.value for node in ast.walk(owner) if isinstance(node, ast.Assign) and any(
-                    isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-                    and t.attr == expr.attr for t in node.targets)][-1:]
+            values = self._self_values(expr.attr)[-1:]
         else:
             return None
         value = values[0] if values else None
@@ -424,6 +488,14 @@ class DeviceRng(FollowsValues, Rule):
                                             or self.ctx.callee_name(value) == "get_device"):
             return value
         return None
+
+    def _self_values(self, attr: str) -> list[ast.expr]:
+        """What the enclosing class assigns to `self.<attr>` anywhere in its methods, in source order."""
+        owner = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, ast.ClassDef)), None)
+        return [] if owner is None else [
+            node.value for node in ast.walk(owner) if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                and t.attr == attr for t in node.targets)]
 
     visit_AsyncWith = visit_With
 
@@ -438,7 +510,9 @@ class DeviceRng(FollowsValues, Rule):
                                                                          self.ctx):
             self.report(node, INIT_MESSAGE.format(call=_short(node)), fixable=False)
         elif self._applies_drawing_init(node):
-            self.report(node, APPLY_MESSAGE.format(call=_short(node), fn=node.args[0].id), fixable=False)
+            self.report(node, _init_message_on_device(node, node.args[0].id), fixable=False)
+        elif self._initialises_on_device(node):
+            self.report(node, _init_message_on_device(node, node.func.attr), fixable=False)
         if qualified in catalogue.TORCH_DEVICE_DRAWS:
             signature = catalogue.TORCH_DEVICE_DRAWS[qualified]
             device = keyword(node, "device")
@@ -504,7 +578,7 @@ class DeviceRng(FollowsValues, Rule):
         if any(p in ON_DEVICE for p in found):
             self.report(node, message, fixable=fixable)
         elif (found and CPU not in found and not any(map(self._last_on_cpu, inputs))
-              and (in_data_code or not self.cpu_code.here())):
+              and (in_data_code or not (self.cpu_code.here() or self._fills_argument(node)))):
             if self._in_model_code():
                 self.report(node, message + MODEL_CODE_NOTE, "warning", fixable)
             else:
@@ -546,25 +620,133 @@ class DeviceRng(FollowsValues, Rule):
         if not (isinstance(func, ast.Attribute) and func.attr == "apply" and len(call.args) == 1
                 and isinstance(call.args[0], ast.Name) and not call.keywords):
             return False
-        name = call.args[0].id
-        if name not in self._drawing_functions:
-            self._drawing_functions[name] = self._function_draws(name)
-        return self._drawing_functions[name] and self.placement(func.value) in ON_DEVICE
+        found = self._definition(call.args[0].id)
+        return (found is not None and isinstance(found[0], FUNCTION_TYPES) and _draws(found[0], found[1].resolve)
+                and self.placement(func.value) in ON_DEVICE)
 
-    def _function_draws(self, name: str) -> bool:
-        """Whether the function `name`, defined in the file or imported from a project module, draws."""
-        own = next((node for node in ast.walk(self.ctx.tree) if isinstance(node, FUNCTION_TYPES) and node.name == name),
-                   None)
-        if own is not None:
-            return _draws(own, self.ctx.imports.resolve)
-        project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
-        local = project.local_imports(project.import_statements(self.ctx.tree.body))
-        reference = ast.Call(func=ast.Name(name, ast.Load()), args=[], keywords=[])
-        for _, found, module in project.reached([reference], local, (), project.file_folder(self.ctx.path)):
-            function = module.functions.get(found)
-            if function is not None:
-                return _draws(function, module.imports.resolve)
+    def _initialises_on_device(self, call: ast.Call) -> bool:
+        """`model.init_weights()` (a method named as an initialiser, see cpu_code.INIT_NAME: `reset_parameters`,
+        `_init_weights`, ...) on a model on a device, or in a LightningModule's hook that runs after the Trainer
+        moved it (`self.model.init_weights()` in `on_train_start`), unless every weight is loaded over right after:
+        when the class that built it can be read (the file's or a project module's), whether that method draws
+        (`_method_draws`), else whether it is a conventional initialiser (`init_weights`, `reset_parameters`)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr not in DRAW_METHODS and func.attr != "apply"
+                and INIT_NAME.search(func.attr)):
+            return False
+        model = func.value
+        if (self.placement(model) not in ON_DEVICE and not self._after_trainer_move(model)) or self._loaded_after(model):
+            return False
+        built = self._built_by(model)
+        drawn = None if built is None else self._method_draws(*built, func.attr, set())
+        return drawn if drawn is not None else func.attr in default_device.INIT_METHODS
+
+    def _loaded_after(self, model: ast.expr) -> bool:
+        """`model.load_state_dict(sd)` (or a loader given the model) right after: what was drawn does not survive."""
+        return default_device.loaded_over_after(model, self.ctx.ancestors)
+
+    def _after_trainer_move(self, node: ast.expr) -> bool:
+        """`self...` in a LightningModule's hook that runs after the Trainer moved it to its device."""
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        function, owner = self._method_owner()
+        lightning = self.cpu_code.derived_classes("lightning", catalogue.LIGHTNING_MODULES.__contains__)
+        return (isinstance(node, ast.Name) and node.id == "self" and owner is not None and owner.name in lightning
+                and function.name in catalogue.LIGHTNING_DEVICE_HOOKS)
+
+    def _built_by(self, node: ast.expr | None) -> tuple[ast.ClassDef, Definitions] | None:
+        """The class (the file's or a project module's) whose call built the model `node` holds: through the names
+        and `self` attributes it was bound to, moves (`.to(device)`, `.cuda()`) and wrappers that take it first
+        (`fabric.setup(model)`, `DistributedDataParallel(model)`); None when unknown."""
+        for _ in range(8):
+            if isinstance(node, ast.Name):
+                bound = self.values.bindings.bound(node.id, node)
+                node = bound[-1] if bound else None
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                node = next(iter(self._self_values(node.attr)[-1:]), None)
+            elif not isinstance(node, ast.Call):
+                return None
+            elif isinstance(node.func, ast.Name):
+                found = self._definition(node.func.id)
+                return found if found is not None and isinstance(found[0], ast.ClassDef) else None
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in MOVES:
+                node = node.func.value
+            elif node.args and (isinstance(node.func, ast.Attribute) and node.func.attr in FABRIC_SETUPS
+                                or self.ctx.call_qualname(node) in catalogue.DATA_PARALLEL_WRAPPERS):
+                node = node.args[0]
+            else:
+                return None
+        return None
+
+    def _method_draws(self, cls: ast.ClassDef, scope: Definitions, name: str, seen: set[str]) -> bool | None:
+        """Whether method `name` of `cls` (or of a base class its module defines) draws weights: itself (`_draws`),
+        through the class's methods it calls (`self._init_weights()`, `self.apply(self._init_weights)`), a function
+        of its module it applies, or another module's initialiser, told by its name (`layer.init_weights()`); None
+        when neither `cls` nor those bases define it."""
+        method = _method(cls, name, scope.classes)
+        if method is None or name in seen:
+            return None if method is None else False
+        seen.add(name)
+        if _draws(method, scope.resolve):
+            return True
+        for call in (node for node in ast.walk(method) if isinstance(node, ast.Call)):
+            applied = call.args[0] if getattr(call.func, "attr", None) == "apply" and call.args else None
+            target = applied if applied is not None else call.func
+            if _on_self(target):
+                if self._method_draws(cls, scope, target.attr, seen) or target.attr in default_device.INIT_METHODS:
+                    return True
+            elif isinstance(applied, ast.Name) and applied.id in scope.functions:
+                if _draws(scope.functions[applied.id], scope.resolve):
+                    return True
+            elif getattr(call.func, "attr", None) in default_device.INIT_METHODS and applied is None:
+                return True
         return False
+
+    def _definition(self, name: str) -> tuple[ast.AST, Definitions] | None:
+        """The class or function `name` names: the file's own, or one that a project module it imports defines."""
+        if name not in self._definitions:
+            self._definitions[name] = self._find_definition(name)
+        return self._definitions[name]
+
+    def _find_definition(self, name: str) -> tuple[ast.AST, Definitions] | None:
+        tree = self.ctx.tree
+        own = Definitions({node.name: node for node in tree.body if isinstance(node, ast.ClassDef)},
+                          {node.name: node for node in ast.walk(tree) if isinstance(node, FUNCTION_TYPES)},
+                          self.ctx.imports.resolve)
+        if name in own.classes or name in own.functions:
+            return own.classes.get(name) or own.functions[name], own
+        project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
+        reference = ast.Call(func=ast.Name(name, ast.Load()), args=[], keywords=[])
+        for _, found, module in project.reached([reference], self._local_imports(), (),
+                                                project.file_folder(self.ctx.path)):
+            definition = module.classes.get(found) or module.functions.get(found)
+            if definition is not None:
+                return definition, Definitions(module.classes, module.functions, module.imports.resolve)
+        return None
+
+    def _local_imports(self) -> project.LocalImports:
+        if self._local is None:
+            self._local = project.local_imports(project.import_statements(self.ctx.tree.body))
+        return self._local
+
+    def _fills_argument(self, call: ast.Call) -> bool:
+        """A fill of the tensor an in-place initialiser is given, named with a trailing `_` as torch.nn.init's
+        are (timm's `variance_scaling_(tensor, ...)`: `tensor.normal_(std=s)`): initialisation code, which runs
+        where its caller's weights are (see cpu_code's `trunc_normal_` helpers)."""
+        function, _ = self._method_owner()
+        params = [*function.args.posonlyargs, *function.args.args] if function is not None else []
+        if not params or not function.name.endswith("_") or function.name.endswith("__"):
+            return False
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in catalogue.INPLACE_RANDOM_METHODS:
+            filled = func.value
+        elif self.ctx.call_qualname(call) in catalogue.TORCH_INIT_DRAWS:
+            filled = argument(call, 0, "tensor")
+        else:
+            return False
+        while isinstance(filled, ast.Attribute) and filled.attr in catalogue.DEVICE_PRESERVING_ATTRIBUTES:
+            filled = filled.value  # `tensor.data`
+        return isinstance(filled, ast.Name) and filled.id == params[0].arg
 
     def _is_pipeline(self, name: ast.Name) -> bool:
         """Whether `name` was last bound to a diffusers pipeline (`DiffusionPipeline.from_pretrained(...)`, also
@@ -639,14 +821,47 @@ class DeviceRng(FollowsValues, Rule):
                 and self._call_placement(node) == CPU)
 
     def _in_model_code(self) -> bool:
-        """Whether we are in a method of an `nn.Module` (or a Lightning module)."""
+        """Whether we are in a method of a module class (see _module_classes)."""
+        _, owner = self._method_owner()
+        return owner is not None and owner.name in self._module_classes()
+
+    def _method_owner(self) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, ast.ClassDef | None]:
+        """The innermost function around here, and the class it is a method of (None if none)."""
         ancestors = self.ctx.ancestors
         for i in range(len(ancestors) - 1, 0, -1):
             if isinstance(ancestors[i], FUNCTION_TYPES):
                 owner = ancestors[i - 1]
-                models = self.cpu_code.derived_classes("model", is_model_base)
-                return isinstance(owner, ast.ClassDef) and owner.name in models
-        return False
+                return ancestors[i], owner if isinstance(owner, ast.ClassDef) else None
+        return None, None
+
+    def _module_classes(self) -> frozenset[str]:
+        """The file's classes that are modules, derived (directly or through each other) from torch.nn's or a
+        Lightning module, from a deep-learning library's layer (catalogue.is_library_module: peft's
+        `LoraParallelLinear`, Megatron's `MegatronModule`), or from a project module's class that is one."""
+        if self._modules is None:
+            found: set[str] = set()
+            for node in ast.walk(self.ctx.tree):
+                if isinstance(node, ast.ClassDef) and any(self._module_base(base, found) for base in node.bases):
+                    found.add(node.name)
+            self._modules = frozenset(found)
+        return self._modules
+
+    def _module_base(self, base: ast.expr, found: set[str]) -> bool:
+        """Whether a base class is a module: one of `found` (the file's), or see _module_classes."""
+        if isinstance(base, ast.Name) and base.id in found:
+            return True
+        qualified = self.ctx.imports.resolve_any(base)
+        if qualified is not None and _is_module_base(qualified):
+            return True
+        if not (isinstance(base, ast.Name) and base.id in self._local_imports().refs):
+            return False
+        if self._project_modules is None:  # names bound to a project module's module class, looked up once
+            local = self._local_imports()
+            project.find_module.cache_clear()
+            derived = project.imported_subclasses(local, project.file_folder(self.ctx.path), _ModuleBases())
+            self._project_modules = {name for name, ref in local.refs.items()
+                                     if (ref.module, ref.level, ref.attr) in derived}
+        return base.id in self._project_modules
 
     # --- where values live -------------------------------------------------------------------
     def placement(self, node: ast.expr | None) -> str | None:
@@ -715,9 +930,11 @@ class DeviceRng(FollowsValues, Rule):
         if self._module_registry(call.func):  # `models.__dict__[args.arch]()`: a model class or factory
             return CPU if device is None else self.device_of(device)
         if not isinstance(call.func, ast.Attribute):  # the file's own module class: built on the CPU
-            models = self.cpu_code.derived_classes("model", is_model_base)
+            models = self._module_classes()
             return CPU if isinstance(call.func, ast.Name) and call.func.id in models and device is None else None
         method, receiver = call.func.attr, call.func.value
+        if method in FABRIC_SETUPS and call.args:
+            return self._fabric_device(receiver)
         if device is not None and (method == "to" or method.startswith("new_")):
             return self.device_of(device)
         if method in catalogue.ACCELERATOR_METHODS:
@@ -729,6 +946,18 @@ class DeviceRng(FollowsValues, Rule):
         if method in catalogue.DEVICE_PRESERVING_METHODS or method in DRAW_METHODS or method.startswith("new_"):
             return self.placement(receiver)
         return None
+
+    def _fabric_device(self, fabric: ast.expr) -> str | None:
+        """Where a Lightning Fabric puts what it sets up: a name assigned `Fabric(...)` (the CPU when made with
+        `accelerator="cpu"`), or a name `fabric` not assigned here in a file that imports lightning."""
+        if not isinstance(fabric, ast.Name):
+            return None
+        bound = self.values.bindings.bound(fabric.id, fabric)
+        made = bound[-1] if bound else None
+        if isinstance(made, ast.Call) and self.ctx.call_qualname(made) in default_device.FABRICS:
+            return CPU if catalogue.is_cpu_device(constant(keyword(made, "accelerator"))) else DEVICE
+        named = fabric.id == "fabric" and made is None and self.ctx.imports.imports_root("lightning")
+        return DEVICE if named else None
 
     def _module_registry(self, func: ast.expr) -> bool:
         """`<imported module>.__dict__[name]`: a model looked up by name in a models module (torchvision's, or
@@ -751,6 +980,40 @@ class DeviceRng(FollowsValues, Rule):
             return found
         name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
         return DEVICE if "device" in name.lower() or name in DEVICE_NAMES else None
+
+
+class Definitions(NamedTuple):
+    """One module's classes and functions by name, and how its names resolve (the linted file's, or a project
+    module's)."""
+
+    classes: dict[str, ast.ClassDef]
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+    resolve: Callable[[ast.AST], str | None]
+
+
+class _ModuleBases:
+    """The qualified names of module base classes, as a container (for project.imported_subclasses)."""
+
+    def __contains__(self, qualified: object) -> bool:
+        return isinstance(qualified, str) and _is_module_base(qualified)
+
+
+def _is_module_base(qualified: str) -> bool:
+    return is_model_base(qualified) or catalogue.is_library_module(qualified)
+
+
+def _method(cls: ast.ClassDef, name: str, classes: dict[str, ast.ClassDef], depth: int = 0):
+    """Method `name` of `cls`, or of the first base class (defined in the same module) that has it, else None."""
+    own = next((node for node in cls.body if isinstance(node, FUNCTION_TYPES) and node.name == name), None)
+    if own is not None or depth > 8:
+        return own
+    bases = (classes[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in classes)
+    return next((found for base in bases if (found := _method(base, name, classes, depth + 1)) is not None), None)
+
+
+def _on_self(node: ast.expr | None) -> bool:
+    """`self.<name>`: a method (or attribute) of the instance itself."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _draws(function: ast.AST, resolve) -> bool:

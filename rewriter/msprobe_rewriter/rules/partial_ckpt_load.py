@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, seeding
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -14,6 +14,12 @@ NON_STRICT = ("`{call}(..., strict=False)` loads the checkpoint partially: param
               "random initialisation; load complete checkpoints (strict=True) while comparing runs")
 POPPED = ("keys removed from `{name}` before it is loaded non-strictly: those parameters keep their random "
           "initialisation; load one complete checkpoint while comparing runs")
+HELPER_NOTE = " (by the project's `{helper}`, which raises nothing for the keys it misses)"
+OVERLAY = ("`{call}(..., strict=False)` overlays part of a checkpoint on a model `from_pretrained` built: the "
+           "parameters it misses keep the weights that loaded (random only where that checkpoint lacks them, as "
+           "transformers warns); check that every key of the overlay loads")
+POPPED_OVERLAY = ("keys removed from `{name}` before it is overlaid non-strictly on a model `from_pretrained` built: "
+                  "those parameters keep the weights that loaded")
 CHECKED_NOTE = (" (the keys it returns are checked here, so the partial load is deliberate: the parameters it "
                 "leaves still start from their random initialisation)")
 # Calls that only show a value: passing the missing keys to them is no check.
@@ -34,9 +40,15 @@ class PartialCkptLoad(Rule):
     message = ("the checkpoint is loaded partially, so some parameters keep their random initialisation: load it "
                "completely (strict) while comparing runs")
     summary = ("Flags `load_state_dict(..., strict=False)` (and other loaders called with `strict=False`, such as "
-               "Lightning's `load_from_checkpoint`; as information when the keys it returns are checked: read in "
-               "an `assert` or `if`, or passed on to a function that does more than print them); keys popped or deleted from a dict that the same function "
-               "then loads non-strictly (not buffers the model computes from its configuration, Swin's "
+               "Lightning's `load_from_checkpoint`; a `strict=` parameter or option counts with the value every "
+               "call of its function in the file passes, else its default, so open_clip's `strict=strict` defaulting "
+               "to True is strict; as information when the keys it returns are checked: read in an `assert` or "
+               "`if`, or passed on to a function that does more than print them, and when the model was last "
+               "assigned a `from_pretrained(...)`, whose weights the keys it misses keep, as in LLaVA's builder); "
+               "keys popped or deleted from a dict that the same function then loads non-strictly, itself or through "
+               "a project function (this file's, or an imported module's) that loads with `strict=False` or "
+               "`_load_from_state_dict` and raises nothing for the keys it misses, as BEiT's and ConvNeXt's "
+               "`utils.load_state_dict` (not buffers the model computes from its configuration, Swin's "
                "`relative_position_index` or `attn_mask`, nor a tensor the function has just filled with a constant); MindSpore `load_param_into_net` whose result (the parameters it did not "
                "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards) or only printed or "
                "logged, keys popped or deleted from the dict it loads, and `load_checkpoint` with "
@@ -124,8 +136,89 @@ def load_returning(model, state_dict):
     not_loaded = load_param_into_net(model, state_dict)
     return not_loaded
 """,
+        # open_clip: `strict=` is a parameter that defaults to True, and the file's call passes True too.
+        """\
+import torch
+
+
+def load_checkpoint(model, path, strict=True):
+    state_dict = torch.load(path, map_location="cpu")
+    if "position_ids" in state_dict and not hasattr(model, "text.position_ids"):
+        del state_dict["text.position_ids"]
+    return model.load_state_dict(state_dict, strict=strict)
+
+
+load_checkpoint(torch.nn.Linear(4, 2), "clip.pt", strict=True)
+""",
+        # A project helper that raises on the keys it misses unless told `strict=False` (mmcv's `load_state_dict`).
+        """\
+import torch
+
+
+def load_state_dict(module, state_dict, strict=True):
+    missing_keys, unexpected_keys, errors = [], [], []
+    module._load_from_state_dict(state_dict, "", {}, True, missing_keys, unexpected_keys, errors)
+    if strict and missing_keys:
+        raise RuntimeError(f"missing keys: {missing_keys}")
+
+
+def finetune(model, path):
+    checkpoint = torch.load(path, map_location="cpu")
+    del checkpoint["head.weight"]
+    load_state_dict(model, checkpoint)
+""",
     )
     invalid = (
+        # BEiT and ConvNeXt fine-tuning: the project's `load_state_dict` walks the modules with
+        # `_load_from_state_dict`, which only collects the keys it misses, and prints them.
+        Invalid("""\
+import torch
+
+
+def load_state_dict(model, state_dict, prefix=""):
+    missing_keys, unexpected_keys, error_msgs = [], [], []
+
+    def load(module, prefix=""):
+        module._load_from_state_dict(state_dict, prefix, {}, True, missing_keys, unexpected_keys, error_msgs)
+        for name, child in module._modules.items():
+            load(child, prefix + name + ".")
+
+    load(model, prefix=prefix)
+    if missing_keys:
+        print(f"Weights not initialized from pretrained model: {missing_keys}")
+
+
+def finetune(model, path):
+    checkpoint_model = torch.load(path, map_location="cpu")["model"]
+    state_dict = model.state_dict()
+    for k in ["head.weight", "head.bias"]:
+        if k in checkpoint_model and checkpoint_model[k].shape != state_dict[k].shape:
+            del checkpoint_model[k]
+    load_state_dict(model, checkpoint_model, prefix="")
+""", lines=(22,)),
+        # LLaVA's builder: projector weights overlaid on a model `from_pretrained` loaded (information).
+        Invalid("""\
+import torch
+from transformers import AutoModelForCausalLM
+
+
+def load(model_base, projector):
+    model = AutoModelForCausalLM.from_pretrained(model_base)
+    weights = torch.load(projector, map_location="cpu")
+    model.load_state_dict(weights, strict=False)
+    return model
+""", lines=(8,), severity="info"),
+        # `strict=` from a parameter that defaults to False, which no call of the file changes.
+        Invalid("""\
+import torch
+
+
+def restore(model, path, strict=False):
+    model.load_state_dict(torch.load(path), strict=strict)
+
+
+restore(torch.nn.Linear(4, 2), "init.pt")
+""", lines=(5,)),
         # Swin: buffers the model computes again, and a head it has just filled with zeros, leave the checkpoint
         # unreported; the load is information (the keys it returns are checked).
         Invalid("""\
@@ -239,6 +332,8 @@ def restore(net, path):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.removed: dict[tuple[int, str], list[Site]] = {}  # (function id, dict name) -> removal sites
+        self._local: project.LocalImports | None = None  # the file's imports of project modules, read once
+        self._functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # the file's top-level functions
 
     def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
@@ -250,7 +345,7 @@ def restore(net, path):
         """A deleted key the model makes again without drawing: a buffer computed from its configuration (Swin's
         `relative_position_index`, picked by `"relative_position_index" in k`), or a tensor the function has just
         filled with a constant (`nn.init.constant_(model.head.weight, 0.)` before `del state_dict["head.weight"]`)."""
-        function = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, FUNCTION_TYPES)), None)
+        function = self._function()
         literal = constant(key)
         if isinstance(literal, str):
             names = {literal}
@@ -285,16 +380,61 @@ def restore(net, path):
             self._check_torch_load(node, name)
 
     def _check_torch_load(self, node: ast.Call, name: str) -> None:
+        helper = self._project_helper(node)
         strict = keyword(node, "strict")
-        if strict is None and name == "load_state_dict" and len(node.args) > 1:
+        if strict is None and name == "load_state_dict" and len(node.args) > 1 and helper is None:
             strict = node.args[1]
-        if strict is not None and constant(strict) is False:
-            if self._result_checked():
+        # a caller elsewhere that passes `strict=False` is reported where it does
+        value = None if strict is None else opt_in.switch_default(self.ctx, strict, self._function(), callers_elsewhere=False)
+        overlay = self._pretrained(node.func)
+        if value is False:
+            if overlay:
+                self.report(node, OVERLAY.format(call=name), "info")
+            elif self._result_checked():
                 self.report(node, NON_STRICT.format(call=name) + CHECKED_NOTE, "info")
             else:
                 self.report(node, NON_STRICT.format(call=name))
-        if name == "load_state_dict" and strict is not None and constant(strict) is not True:
-            self._report_removed(argument(node, 0, "state_dict"))
+        if helper is not None:
+            if self._loads_partially(helper, node):
+                note = HELPER_NOTE.format(helper=ast.unparse(node.func))
+                for loaded in (*node.args, *(kw.value for kw in node.keywords)):
+                    self._report_removed(loaded, note)
+        elif name == "load_state_dict" and strict is not None and value is not True:
+            self._report_removed(argument(node, 0, "state_dict"), overlay=overlay)
+
+    def _project_helper(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The project function a call runs: one of this file's, or of a project module it imports (ConvNeXt's
+        `utils.load_state_dict(model, checkpoint_model)`)."""
+        if self._local is None:
+            project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
+            self._local = project.local_imports(project.import_statements(self.ctx.tree.body))
+            self._functions = {n.name: n for n in self.ctx.tree.body if isinstance(n, FUNCTION_TYPES)}
+        if isinstance(node.func, ast.Name) and node.func.id in self._functions:
+            return self._functions[node.func.id]
+        return pinning.helper_definition(node, project.file_folder(self.ctx.path), self._local, self._functions)
+
+    def _loads_partially(self, helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> bool:
+        """Whether a project helper, given `call`'s arguments, loads a state dict non-strictly and raises nothing:
+        it calls `load_state_dict(..., strict=False)` or `_load_from_state_dict` (which only collects the keys it
+        misses), and no `raise` or `assert` of it runs with those arguments (mmcv's `if strict: raise ...`)."""
+        values = dict(conditions.bind_arguments(helper, call, seeding.analyse(self.ctx).lookup))
+        lookup = conditions.parameter_lookup(values, conditions.no_lookup)
+        if not any(isinstance(node, ast.Call) and _non_strict(node, lookup) for node in ast.walk(helper)):
+            return False
+        return all(any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards)
+                   for _, guards, _ in conditions.walk([helper], (ast.Raise, ast.Assert)))
+
+    def _pretrained(self, func: ast.expr) -> bool:
+        """Whether the model a `model.load_state_dict` call loads into was last assigned, before the call in its
+        function, a `from_pretrained(...)` (LLaVA's builder overlays projector weights on such a model)."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return False
+        assigned = [node for node in ast.walk(self._function_or_module()) if isinstance(node, ast.Assign)
+                    and node.lineno < func.lineno and any(isinstance(t, ast.Name) and t.id == func.value.id
+                                                          for t in node.targets)]
+        last = max(assigned, key=lambda node: node.lineno).value if assigned else None
+        return (isinstance(last, ast.Call) and isinstance(last.func, ast.Attribute)
+                and last.func.attr in catalogue.PRETRAINED_CONSTRUCTORS)
 
     def _check_load_param(self, node: ast.Call) -> None:
         assigned = bool(self.ctx.ancestors) and isinstance(self.ctx.ancestors[-1], ast.Assign)
@@ -362,7 +502,11 @@ def restore(net, path):
 
     def _function_or_module(self) -> ast.AST:
         """The function around the call being visited, else the module."""
-        return next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), self.ctx.tree)
+        return self._function() or self.ctx.tree
+
+    def _function(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function around the node being visited, if any."""
+        return next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), None)
 
     def _check_load_checkpoint(self, node: ast.Call) -> None:
         into_net = argument(node, 1, "net") is not None
@@ -415,10 +559,13 @@ def restore(net, path):
     def _removed(self, name: str, node: ast.AST) -> None:
         self.removed.setdefault((self._scope(), name), []).append(self.ctx.site(node))
 
-    def _report_removed(self, loaded: ast.expr | None) -> None:
+    def _report_removed(self, loaded: ast.expr | None, note: str = "", overlay: bool = False) -> None:
         if isinstance(loaded, ast.Name):
             for site in self.removed.pop((self._scope(), loaded.id), []):
-                self.report(site, POPPED.format(name=loaded.id))
+                if overlay:
+                    self.report(site, POPPED_OVERLAY.format(name=loaded.id), "info")
+                else:
+                    self.report(site, POPPED.format(name=loaded.id) + note)
 
     def _scope(self) -> int:
         for node in reversed(self.ctx.ancestors):
@@ -432,6 +579,14 @@ def restore(net, path):
             func = func.value
         bound = self.ctx.imports.bindings.get(func.id) if isinstance(func, ast.Name) else None
         return bound is not None and bound.split(".", 1)[0] in PARSER_MODULES
+
+
+def _non_strict(call: ast.Call, lookup: conditions.Lookup) -> bool:
+    """`_load_from_state_dict(...)`, or `load_state_dict(..., strict=...)` false under `lookup`."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    strict = argument(call, 1, "strict") if name == "load_state_dict" else None
+    return name == "_load_from_state_dict" or strict is not None and conditions.value(strict, lookup) is False
 
 
 def _names_in(test: ast.expr, key: str) -> set[str]:

@@ -1,11 +1,11 @@
-"""MSP303 random-augment: random data augmentation (torchvision, MindSpore, timm)."""
+"""MSP303 random-augment: random data augmentation (torchvision, MindSpore, timm, albumentations, open_clip)."""
 
 from __future__ import annotations
 
 import ast
 
 from msprobe_rewriter import catalogue
-from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally
+from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword
 from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
@@ -17,6 +17,10 @@ SHUFFLE_MESSAGE = ("`{function}` shuffles with `{draw}`{through}, from a global 
 HAND_MESSAGE = ("`{function}` draws `{draw}`{through} for every sample: augmentation or sampling written by hand changes every "
                 "epoch; make it deterministic while debugging (skip it behind a flag, or draw from a generator of "
                 "its own seeded with a constant)")
+OPEN_CLIP_MESSAGE = ("open_clip's `{function}` returns a training transform (the first of the two transforms it "
+                     "returns, `preprocess_train`) that augments at random (random resized crops of images, random "
+                     "cuts of audio, and what `aug_cfg` asks for): train with the validation transform, "
+                     "`preprocess_val`, while debugging")
 
 
 class RandomAugment(FollowsValues, Rule):
@@ -35,7 +39,14 @@ class RandomAugment(FollowsValues, Rule):
                "`dataset.transforms` `Random*`, `RandomColorAdjust`, `RandomChoice`/`RandomApply`, `AutoAugment`, "
                "`RandAugment`, `CutMixBatch`, `MixUpBatch`, `dataset.audio` `MaskAlongAxisIID`; timm `create_transform(is_training=True)`, "
                "`create_loader`/`create_naflex_loader(is_training=True)`, `Mixup`, `NaFlexMixup`; mindcv "
-               "`create_transforms(is_training=True)` and `create_loader(is_training=True)` with `mixup`/`cutmix`. "
+               "`create_transforms(is_training=True)` and `create_loader(is_training=True)` with `mixup`/`cutmix` "
+               "(`is_training=True` read also from a `dict(..., is_training=True, **more)` passed as `**kwargs`); "
+               "albumentations' `Random*` transforms and those that draw what they do (`Rotate`, `ShiftScaleRotate`, "
+               "`Affine`, blurs, noise, `ColorJitter`, `CoarseDropout`, `OneOf`, ...) unless given `p=0`, those that "
+               "do one fixed thing with probability `p`, 0.5 by default (`HorizontalFlip`, `ToGray`, `Sequential`, "
+               "...), unless given `p` 0 or 1 or `always_apply=True`, and `Compose`, `Resize`, `Normalize`, ... when "
+               "given a `p` below 1; open_clip's `create_model_and_transforms` when the training transform it "
+               "returns is kept (not unpacked into `_` or a name the file never reads). "
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged. "
                "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
@@ -66,7 +77,12 @@ class RandomAugment(FollowsValues, Rule):
            "`CenterCrop`, `RandomResizedCrop` -> `Resize` + `CenterCrop`, MindSpore `RandomCropDecodeResize` -> "
            "`Decode` + `Resize` + `CenterCrop`) or remove it (flips, colour jitter, AutoAugment, erasing, mixing); for timm and "
            "mindcv's `create_transforms` pass `is_training=False`, for mindcv's `create_loader` `mixup=0.0, "
-           "cutmix=0.0`. Draws written by hand: skip them behind a flag, or draw from a generator of the dataset's "
+           "cutmix=0.0`. albumentations: `RandomCrop` -> `CenterCrop`, `RandomResizedCrop`/`RandomSizedCrop` -> "
+           "`Resize` (same `height`, `width`), the others removed (or given `p=0.0`), a `Compose` given `p` below 1 "
+           "`p=1.0`; from 1.4.21 it draws from generators of its own, which `random.seed` does not reach: "
+           "`Compose(seed=...)` repeats the augmentation from run to run, it does not remove it. open_clip: train "
+           "with the validation transform `create_model_and_transforms` returns (`preprocess_val`). "
+           "Draws written by hand: skip them behind a flag, or draw from a generator of the dataset's "
            "own seeded with a constant (`self.rng = random.Random(0)`), which nothing else can move. Restore them "
            "for real training.")
     valid = (
@@ -108,6 +124,13 @@ class RandomAugment(FollowsValues, Rule):
         "import random\n\nimport torch\n\n\ndef vis_boxes(image, boxes):\n"
         "    colors = [random.randint(0, 255) for _ in boxes]\n    return draw(image, boxes, colors)\n\n\n"
         "def add_noise(sample, sigma):\n    return sample + sigma * torch.randn_like(sample)\n",
+        # albumentations: fixed transforms applied always, a choice never made, flips told to run every time;
+        # open_clip's training transform dropped
+        "import albumentations as A\nimport open_clip\n\n"
+        "val = A.Compose([A.SmallestMaxSize(256), A.CenterCrop(224, 224), A.Normalize()], p=1.0)\n"
+        "never = A.OneOf([A.Blur(), A.GaussNoise()], p=0)\n"
+        "flips = [A.HorizontalFlip(p=1.0), A.VerticalFlip(always_apply=True)]  # always_apply: before 2.0\n"
+        "model, _, preprocess = open_clip.create_model_and_transforms(\"ViT-B-32\", pretrained=\"openai\")\n",
     )
     invalid = (
         # A dataset that shuffles its samples by hand (mindformers' loaders): reported as a shuffle.
@@ -243,6 +266,22 @@ class RandomAugment(FollowsValues, Rule):
                 "    start = random.randint(0, len(wav) - 16000)\n    return wav[start:start + 16000]\n\n\n"
                 "data = ds.GeneratorDataset(source, [\"wav\"], shuffle=False)\n"
                 "data = data.map(lambda wav: crop(wav), input_columns=[\"wav\"])\n", lines=(6,)),
+        # latent-diffusion's ImageNetSR crops with albumentations
+        Invalid("import albumentations\n\n\nclass ImageNetSR:\n    def __init__(self, size, random_crop=True):\n"
+                "        if random_crop:\n            self.cropper = albumentations.RandomCrop(height=size, width=size)\n"
+                "        else:\n            self.cropper = albumentations.CenterCrop(height=size, width=size)\n",
+                lines=(7,)),
+        # every albumentations transform runs with probability `p`: flips at 0.5 by default, a Compose given 0.9
+        Invalid("import albumentations as A\nfrom albumentations.pytorch import ToTensorV2\n\ntrain = A.Compose([\n"
+                "    A.RandomResizedCrop(height=224, width=224),\n    A.HorizontalFlip(),\n"
+                "    A.ShiftScaleRotate(p=0.5),\n    A.OneOf([A.Blur(p=0.01), A.ToGray(p=0.01)], p=0.5),\n"
+                "    A.Normalize(),\n    ToTensorV2(),\n], p=0.9)\n", lines=(4, 5, 6, 7, 8)),
+        # open_clip's training transform, kept; timm's `is_training=True` in a dict also holding `**aug_cfg`
+        Invalid("import open_clip\nfrom timm.data import create_transform\n\n"
+                "model, preprocess_train, preprocess_val = open_clip.create_model_and_transforms(\"ViT-B-32\")\n"
+                "train_data = ImageFolder(\"train/\", transform=preprocess_train)\n\n\n"
+                "def timm_transform(aug_cfg):\n    kwargs = dict(input_size=(3, 224, 224), is_training=True, **aug_cfg)\n"
+                "    return create_transform(**kwargs)\n", lines=(4, 10)),
     )
 
     def __init__(self, ctx) -> None:
@@ -262,13 +301,18 @@ class RandomAugment(FollowsValues, Rule):
         if (isinstance(node.func, ast.Name) and node.func.id in self._functions
                 and (function := self.cpu_code.item_function()) is not None):
             self._helper_calls.append((function, self.ctx.site(node), node.func.id))
+        qualified = self._qualname(node)
         if qualified is None:
-            self._mindcv(node, self.ctx.imports.resolve_any(node.func))
             return
         owner, _, short = qualified.rpartition(".")
         if catalogue.is_random_transform(qualified):
-            if not self._never_random(node, qualified, short) and not self._never_applied():
+            if not self._never_random(node, qualified) and not self._never_applied():
                 self.report(node, _twin_message(qualified))
+        elif catalogue.is_sometimes_applied(qualified):
+            if keyword(node, "p") is not None and _probability(node, qualified) not in (0, 1) \
+                    and not self._never_applied():
+                self.report(node, f"`{short}` given `p` below 1 runs on some samples only, at random: pass `p=1.0` "
+                                  "while debugging")
         elif short == "get_params" and catalogue.is_random_transform(owner):
             self.report(node, f"`{owner.rpartition('.')[2]}.get_params` draws random augmentation parameters: use "
                               "fixed parameters while debugging")
@@ -276,11 +320,49 @@ class RandomAugment(FollowsValues, Rule):
             self.report(node, f"timm's `{short}` augments at random: remove it while debugging")
         elif qualified in catalogue.TIMM_TRAINING_TRANSFORMS or qualified in catalogue.TIMM_TRAINING_LOADERS:
             position = catalogue.TIMM_TRAINING_TRANSFORMS.get(qualified, catalogue.TIMM_TRAINING_LOADERS.get(qualified))
-            training = self.values.keyword(node, "is_training", position)
+            training = self._argument(node, "is_training", position)
             if training not in (None, UNKNOWN) and constant(training) not in (None, False, 0) \
                     and constant(self.values.keyword(node, "no_aug")) is not True:
                 self.report(node, f"timm's `{short}(is_training=...)` builds random augmentation: pass "
                                   "`is_training=False` while debugging")
+        elif qualified in catalogue.OPEN_CLIP_TRAINING_TRANSFORMS:
+            if self._kept(node, catalogue.OPEN_CLIP_TRAINING_TRANSFORMS[qualified]):
+                self.report(node, OPEN_CLIP_MESSAGE.format(function=short), fixable=False)
+        else:
+            self._mindcv(node, qualified)
+
+    def _qualname(self, node: ast.Call) -> str | None:
+        """The callee's qualified name, also through imports of libraries the import tracker does not follow
+        (mindcv, albumentations, open_clip)."""
+        return self.ctx.call_qualname(node) or self.ctx.imports.resolve_any(node.func)
+
+    def _argument(self, node: ast.Call, name: str, position: int | None) -> object:
+        """`values.keyword`, also seeing through `**kwargs` bound to `dict(..., name=value, **more)` (open_clip's
+        timm arguments): a keyword given there holds, as `more` holding it too raises."""
+        value = self.values.keyword(node, name, position)
+        if value is not UNKNOWN:
+            return value
+        for mapping in (kw.value for kw in node.keywords if kw.arg is None):
+            if isinstance(mapping, ast.Name):
+                bound = self.values.bindings.bound(mapping.id, mapping)
+                mapping = bound[-1] if bound else None
+            if isinstance(mapping, ast.Call) and isinstance(mapping.func, ast.Name) and mapping.func.id == "dict" \
+                    and keyword(mapping, name) is not None:
+                return keyword(mapping, name)
+        return value
+
+    def _kept(self, node: ast.Call, index: int) -> bool:
+        """Whether the value at `index` of the tuple `node` returns is kept: not unpacked into `_` or a name the
+        file never reads (`model, _, preprocess = ...`, `model, train, val = ...` with `train` unused)."""
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if not (isinstance(parent, ast.Assign) and parent.value is node
+                and isinstance(parent.targets[0], (ast.Tuple, ast.List))
+                and len(parent.targets[0].elts) > index):
+            return True
+        target = parent.targets[0].elts[index]
+        return not isinstance(target, ast.Name) or any(
+            isinstance(other, ast.Name) and other.id == target.id and isinstance(other.ctx, ast.Load)
+            for other in ast.walk(self.ctx.tree))
 
     def _drawn_by_hand(self, node: ast.Call, qualified: str) -> None:
         """A global draw in code run for every sample: augmentation or sampling written by hand (once a function);
@@ -323,7 +405,7 @@ class RandomAugment(FollowsValues, Rule):
                     found[function.name] = draw
         return found
 
-    def _mindcv(self, node: ast.Call, qualified: str | None) -> None:
+    def _mindcv(self, node: ast.Call, qualified: str) -> None:
         """mindcv's `create_transforms(is_training=True)`, and `create_loader(is_training=True)` mixing batches."""
         if qualified in catalogue.MINDCV_TRAINING_TRANSFORMS:
             if self._true(self.values.keyword(node, "is_training", catalogue.MINDCV_TRAINING_TRANSFORMS[qualified])):
@@ -342,9 +424,9 @@ class RandomAugment(FollowsValues, Rule):
         """Whether an `is_training=` argument can be true (an expression can; a hidden one we skip)."""
         return value not in (None, UNKNOWN) and constant(value) not in (None, False, 0)
 
-    def _never_random(self, node: ast.Call, qualified: str, short: str) -> bool:
+    def _never_random(self, node: ast.Call, qualified: str) -> bool:
         """Probability 0, probability 1 when running is its only randomness, or only degenerate ranges."""
-        library = catalogue.transform_library(qualified) or ""
+        library, short = catalogue.transform_library(qualified) or "", qualified.rpartition(".")[2]
         ranges = catalogue.RANGE_ONLY_TRANSFORMS.get(library, {}).get(short)
         if ranges is not None and not node.args:
             given = {kw.arg: kw.value for kw in node.keywords if kw.arg in ranges[0]}
@@ -355,7 +437,7 @@ class RandomAugment(FollowsValues, Rule):
             value = argument(node, *fixed_by)
             if value is not None and (isinstance(constant(value), (int, float)) or _degenerate(value)):
                 return True
-        probability = _probability(node, library, short)
+        probability = _probability(node, qualified)
         return probability == 0 or (probability == 1 and short in catalogue.PROBABILITY_ONLY_TRANSFORMS)
 
     def _never_applied(self) -> bool:
@@ -363,16 +445,21 @@ class RandomAugment(FollowsValues, Rule):
         for ancestor in reversed(self.ctx.ancestors):
             if isinstance(ancestor, (ast.List, ast.Tuple, ast.keyword)):
                 continue
-            qualified = self.ctx.call_qualname(ancestor) if isinstance(ancestor, ast.Call) else None
-            library = catalogue.transform_library(qualified) if qualified else None
-            return library is not None and _probability(ancestor, library, qualified.rpartition(".")[2]) == 0
+            qualified = self._qualname(ancestor) if isinstance(ancestor, ast.Call) else None
+            return qualified is not None and _probability(ancestor, qualified) == 0
         return False
 
 
-def _probability(node: ast.Call, library: str, short: str) -> float | None:
-    """The literal probability a transform is applied with, when it takes one and it is given."""
-    spec = catalogue.TRANSFORM_PROBABILITY.get(library, {}).get(short)
-    probability = constant(argument(node, spec[1], spec[0])) if spec else None
+def _probability(node: ast.Call, qualified: str) -> float | None:
+    """The literal probability a transform is applied with, when it takes one and it is given (1 with
+    albumentations' `always_apply=True`, before 2.0)."""
+    spec = catalogue.probability_argument(qualified)
+    if spec is None:
+        return None
+    if catalogue.transform_library(qualified) == "albumentations" and constant(keyword(node, "always_apply")) is True:
+        return 1
+    given = keyword(node, spec[0]) if spec[1] is None else argument(node, spec[1], spec[0])
+    probability = constant(given)
     if isinstance(probability, bool) or not isinstance(probability, (int, float)):
         return None
     return probability

@@ -5,12 +5,17 @@ In a list of transforms (`Compose([...])`, MindSpore `map(operations=[...])`, an
 MindSpore `RandomCropDecodeResize(s)` becomes `Decode()` + `Resize(s)` + `CenterCrop(s)` (an int `s` resizes the
 shorter edge only; the crop keeps the square the random transform returned), MindSpore `RandomResize(s)` (which
 draws only the interpolation) `Resize(s)` (the catalogue's `TRANSFORM_TWINS`;
-`Resize` keeps the `interpolation` and `antialias` given),
+`Resize` keeps the `interpolation` and `antialias` given), albumentations' `RandomCrop(h, w)`
+`CenterCrop(height=h, width=w)` and its `RandomResizedCrop`/`RandomSizedCrop` `Resize(height=h, width=w)`,
 and every other random transform (flips, rotations, colour jitter, erasing, auto-augment) is removed.
 timm's and mindcv's transform factories get `is_training=False` (their evaluation transforms), mindcv's
-`create_loader` `mixup=0.0, cutmix=0.0`. Outside a list a single twin replaces the call, and a transform that only flips a coin gets probability 0.
+`create_loader` `mixup=0.0, cutmix=0.0`. Outside a list a single twin replaces the call, and a transform that only
+flips a coin (or any of albumentations', all skipped with `p=0`) gets probability 0. An albumentations transform
+that does one fixed thing, given `p` below 1 (`A.Compose([...], p=0.5)`), gets `p=1.0`.
 A transform with an argument the twin would drop that calls something (`scale=cfg.pop("scale")`) is left, with a
-note: the call may matter to the code around it.
+note: the call may matter to the code around it; so is a crop whose size the twin cannot read (`**kwargs`,
+albumentations 2's `size=(h, w)`), and open_clip's `create_model_and_transforms` (train with the `preprocess_val`
+it returns).
 
 A file that builds a multi-view wrapper, a class (its own or a project module's) whose `__call__` applies one
 transform of its own several times to each sample (MoCo's `TwoCropsTransform`, DINO's local crops, SimCLR's
@@ -71,6 +76,13 @@ class RandomAugment(Transform):
                 "import torchvision.transforms as T\n\ncrop = T.Compose([\n"
                 "    T.Resize(224, interpolation=T.InterpolationMode.BICUBIC),\n    T.CenterCrop(224),\n])\n"
                 "flips = T.Compose([])\n"),
+        # albumentations: every transform runs with probability `p` (a Compose's own too)
+        Example("import albumentations as A\nfrom albumentations.pytorch import ToTensorV2\n\ntrain = A.Compose([\n"
+                "    A.RandomCrop(256, 256),\n    A.HorizontalFlip(),\n    A.Normalize(),\n    ToTensorV2(),\n], p=0.9)\n"
+                "flip = A.VerticalFlip(p=0.5)\n",
+                "import albumentations as A\nfrom albumentations.pytorch import ToTensorV2\n\ntrain = A.Compose([\n"
+                "    A.CenterCrop(height=256, width=256),\n    A.Normalize(),\n    ToTensorV2(),\n], p=1.0)\n"
+                "flip = A.VerticalFlip(p=0.0)\n"),
         # MindSpore's RandomResize draws only the interpolation: it still resizes, so it becomes a Resize.
         Example("import mindspore.dataset.vision as vision\n\n"
                 "data = data.map(operations=[vision.RandomResize(28), vision.HWC2CHW()])\n",
@@ -90,6 +102,10 @@ class RandomAugment(Transform):
         edits: dict[cst.CSTNode, dict[int, list]] = {}
         for finding, call in sites:
             qualified = unit.names.qualname(call.func)
+            if qualified in catalogue.OPEN_CLIP_TRAINING_TRANSFORMS:
+                unit.note(finding.line, f"`{qualified.rpartition('.')[2]}` not rewritten: train with the validation "
+                                        "transform it returns (`preprocess_val`) while debugging")
+                continue
             if not finding.fixable:  # a draw written by hand (`random.random() < 0.5` in `__getitem__`)
                 unit.note(finding.line, "random draw written by hand not rewritten: make it deterministic yourself")
                 continue
@@ -97,14 +113,23 @@ class RandomAugment(Transform):
             if factory is not None:  # timm's and mindcv's factories: evaluation transforms, no batch mixing
                 unit.edits.rewrite(call, factory)
                 continue
+            if qualified is not None and catalogue.is_sometimes_applied(qualified):  # `A.Compose([...], p=0.5)`
+                unit.edits.rewrite(call, lambda c: nodes.set_argument(c, "p", cst.Float("1.0")))
+                continue
             if qualified is None or not catalogue.is_random_transform(qualified):
                 unit.note(finding.line, "random augmentation not rewritten (no deterministic twin known)")
                 continue
             short = qualified.rpartition(".")[2]
-            dropped = _dropped_call(call, catalogue.transform_twins(qualified))
+            dropped = _dropped_call(call, qualified)
             if dropped is not None:
                 unit.note(finding.line, f"`{short}` not rewritten: its argument `{nodes.code_of(dropped)}` calls "
                                         "something, which the rewrite would drop; make it deterministic yourself")
+                continue
+            missing = _missing_argument(call, qualified)
+            if missing is not None:
+                unit.note(finding.line, f"`{short}` not rewritten: its twin `{missing[0]}` needs the `{missing[1]}` "
+                                        "it gives in another form (`**kwargs`, albumentations 2's `size=(h, w)`); "
+                                        "replace it yourself")
                 continue
             twins = [self._twin(unit, call, qualified, name, carry) for name, carry in
                      catalogue.transform_twins(qualified)]
@@ -133,7 +158,7 @@ class RandomAugment(Transform):
         def build(updated: cst.Call) -> cst.Call:
             twin = cst.Call(func=func)
             for argument in carry:
-                given = nodes.argument(updated, argument, catalogue.TWIN_ARGUMENT_POSITIONS[argument])
+                given = nodes.argument(updated, argument, catalogue.twin_argument_position(qualified, argument))
                 if given is None:
                     continue
                 if argument == "size":
@@ -146,9 +171,11 @@ class RandomAugment(Transform):
 
     @staticmethod
     def _never(unit: Unit, call: cst.Call, qualified: str, short: str) -> bool:
-        """Give a coin-flip transform probability 0; False when it has no probability argument."""
-        spec = catalogue.TRANSFORM_PROBABILITY.get(catalogue.transform_library(qualified) or "", {}).get(short)
-        if spec is None or short not in catalogue.PROBABILITY_ONLY_TRANSFORMS:
+        """Give a coin-flip transform (any of albumentations', which all skip their work with `p=0`) probability 0;
+        False when it has no probability argument."""
+        spec = catalogue.probability_argument(qualified)
+        if spec is None or (short not in catalogue.PROBABILITY_ONLY_TRANSFORMS
+                            and catalogue.transform_library(qualified) != "albumentations"):
             return False
         keyword, position = spec
         unit.edits.rewrite(call, lambda c: nodes.set_argument(c, keyword, cst.Float("0.0"), position))
@@ -175,14 +202,25 @@ def _factory_fix(qualified: str | None):
     return None
 
 
-def _dropped_call(call: cst.Call, twins) -> cst.BaseExpression | None:
+def _dropped_call(call: cst.Call, qualified: str) -> cst.BaseExpression | None:
     """An argument of `call` that no twin carries over and whose value calls something (open_clip's
     `scale=aug_cfg_dict.pop('scale')`, which its pipeline relies on): dropping it would drop that call."""
-    carried = {id(found) for _, carry in twins for name in carry
-               if (found := nodes.argument(call, name, catalogue.TWIN_ARGUMENT_POSITIONS[name])) is not None}
+    carried = {id(found) for _, carry in catalogue.transform_twins(qualified) for name in carry
+               if (found := nodes.argument(call, name, catalogue.twin_argument_position(qualified, name))) is not None}
     for arg in call.args:
         if id(arg) not in carried and _calls(arg.value):
             return arg.value
+    return None
+
+
+def _missing_argument(call: cst.Call, qualified: str) -> tuple[str, str] | None:
+    """(twin, argument): an argument a twin cannot be built without (`size`, `height`, `width`) that `call` does
+    not give where the twin reads it."""
+    for twin, carry in catalogue.transform_twins(qualified):
+        for name in carry:
+            if name in catalogue.TWIN_REQUIRED_ARGUMENTS and nodes.argument(
+                    call, name, catalogue.twin_argument_position(qualified, name)) is None:
+                return twin, name
     return None
 
 

@@ -4,15 +4,18 @@
 `torch.randn(*shape, dtype=t, generator=g).to(d).requires_grad_(r)`: the same numbers as a CPU draw, the
 same dtype, device and `requires_grad` everywhere. `*_like(x)` draws on the CPU (`device="cpu"`: x's
 shape, dtype and memory layout, the numbers a CPU run draws) and moves to `x.device` (or to its `device=`); `bernoulli`/`multinomial`/`poisson` of a device tensor draw from `x.cpu()`;
-`torch.empty(..., device=d).normal_()` fills on the CPU and moves; a torch.nn module built with `device=d` is built on the
+`torch.empty(..., device=d).normal_()` fills on the CPU and moves, and so does a fill of a fresh `*_like(x)` tensor
+(`torch.rand_like(x).uniform_()`, `torch.empty_like(x).exponential_()`: made on the CPU, filled, moved to
+`x.device`); a torch.nn module built with `device=d` is built on the
 CPU and moved (`nn.Linear(n, n).to(d)`: the weights a CPU run draws); `x.normal_()` on a device tensor
 copies a CPU draw into `x`. The generator is kept; one made on a device in the same file
 (`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
 Modules and draws that an accelerator gets as the default device (`torch.set_default_device`, `with
-torch.device(d):`, Fabric's `init_module()`, `init_weights()` after `to_empty(device=d)`) are left with a note:
-where the model is built is the script's design. So are samples of a `torch.distributions` distribution
+torch.device(d):`, Fabric's `init_module()`, `init_weights()` or `apply(fn)` on a model already on the device)
+are left with a note: where the model is built is the script's design. So are samples of a `torch.distributions` distribution
 whose parameters live on a device (`Categorical(logits=logits).sample()`): sampling from CPU copies of its
-parameters is a change to the policy's code.
+parameters is a change to the policy's code. A draw it cannot rewrite (a `torch.nn.init` fill, an input that is
+not a plain name, `out=`, ...) is left with a note that says why and shows the CPU draw the finding suggests.
 diffusers' `latent_dist.sample()` (also of a posterior kept in a name or a list) and
 `randn_tensor(shape, device=d)` get torch's global CPU generator, `generator=torch.default_generator`: given a
 CPU generator, diffusers draws on the CPU and moves the result.
@@ -21,6 +24,7 @@ CPU generator, diffusers draws on the CPU and moves the result.
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -36,6 +40,7 @@ MOVED_AFTER = ("device", "requires_grad")  # keywords that leave the draw for `.
 # diffusers' randn_tensor(shape, generator, device, ...): where it takes its generator
 _DIFFUSERS_GENERATOR_POSITION = dict.fromkeys(catalogue.DIFFUSERS_RANDN_TENSOR, 1)
 SCALAR_FILLS = frozenset({"normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
+SUGGESTED = re.compile(r"\(`(.+)`\)")  # the CPU draw a finding's message shows
 
 
 class DeviceRng(Transform):
@@ -58,6 +63,10 @@ class DeviceRng(Transform):
                 "x.normal_(0.0, 0.02)\n",
                 "import torch\n\nmask = torch.empty(4, 4).uniform_().to(\"cuda\")\nx = torch.zeros(4).cuda()\n"
                 "x.copy_(torch.empty(x.shape, dtype=x.dtype).normal_(0.0, 0.02))\n"),
+        Example("import torch\n\n\ndef gumbel(logits):\n    logits = logits.cuda()\n"
+                "    return logits - torch.empty_like(logits).exponential_().log()\n",
+                "import torch\n\n\ndef gumbel(logits):\n    logits = logits.cuda()\n"
+                "    return logits - torch.empty_like(logits, device=\"cpu\").exponential_().to(logits.device).log()\n"),
         Example("import torch.nn as nn\n\n\ndef head(dim, device):\n    return nn.Linear(dim, 10, device=device, bias=False)\n",
                 "import torch.nn as nn\n\n\ndef head(dim, device):\n    return nn.Linear(dim, 10, bias=False).to(device)\n"),
         Example("import torch\n\ng = torch.Generator(device=\"cuda\").manual_seed(0)\n"
@@ -92,14 +101,20 @@ class DeviceRng(Transform):
         device_generators = _device_generators(unit)
         moved: set[cst.Call] = set()  # generators made on the CPU here, for the draws that use them
         left = []
-        for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
+        sites = unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call))
+        plans = {call: self._plan(unit, call) for finding, call in sites if finding.fixable}
+        refilled = {call.func.value: plan for call, plan in plans.items() if isinstance(call.func, cst.Attribute)}
+        for finding, call in sites:
             if not finding.fixable:  # an accelerator as the default device, a distribution's sample: the user's design
                 left.append((finding, call))
                 continue
-            rewrite = self._plan(unit, call)
-            if rewrite is None:
-                unit.note(finding.line, "device draw not rewritten (an `out=`, `*args`, or an input that is not a "
-                                        "plain name): draw it on the CPU yourself")
+            rewrite = plans[call]
+            if call in refilled:  # `torch.rand_like(x).uniform_()`: the fill redraws what this drew
+                if isinstance(refilled[call], str):
+                    _note(unit, finding, "its tensor is filled again on the device, which is not rewritten either")
+                continue
+            if isinstance(rewrite, str):
+                _note(unit, finding, rewrite)
                 continue
             unit.edits.rewrite(call, rewrite)
             generator = nodes.argument(call, "generator")
@@ -116,11 +131,12 @@ class DeviceRng(Transform):
                                         "device-rng)")
 
     def _plan(self, unit: Unit, call: cst.Call):
+        """The rewrite of a reported call, or why there is none."""
         if nodes.has_star(call) and not _only_star_size(call):
-            return None
+            return "its arguments are spread with `*`/`**`"
         qualified = unit.names.qualname(call.func)
         if nodes.argument(call, "out") is not None:
-            return None
+            return "it writes into `out=`"
         diffusers_generator = (_DIFFUSERS_GENERATOR_POSITION.get(qualified) if qualified
                                else 0 if _is_latent_sample(call) else None)  # where the call takes its generator
         if diffusers_generator is not None:
@@ -129,28 +145,53 @@ class DeviceRng(Transform):
                                                       nodes.expression(f"{torch}.default_generator"),
                                                       diffusers_generator)
         if qualified in LIKE:  # first: with a `device=` moved out, `rand_like(x)` would draw on x's device
-            source = nodes.argument(call, "input", 0)
-            if source is None or not nodes.is_pure(source.value):
-                return None
-            return _like_on_cpu
+            return _impure_input(call) or _like_on_cpu
         if ((qualified in catalogue.TORCH_DEVICE_DRAWS or qualified in catalogue.TORCH_RANDOM_INIT_MODULES)
                 and nodes.argument(call, "device") is not None):
             return _move_after
         if qualified in INPUT_DRAWS:
-            source = nodes.argument(call, "input", 0)
-            if source is None or not nodes.is_pure(source.value):
-                return None
-            return _draw_from_cpu_copy
+            return _impure_input(call) or _draw_from_cpu_copy
+        if qualified in catalogue.TORCH_INIT_DRAWS:
+            return "an initialiser fills its tensor in place"
         if qualified is None and isinstance(call.func, cst.Attribute):
-            receiver, method = call.func.value, call.func.attr.value
-            if isinstance(receiver, cst.Call) and nodes.argument(receiver, "device") is not None:
-                return _fill_then_move
-            if method in SCALAR_FILLS and nodes.is_pure(receiver):
-                torch = unit.module_name("torch")
-                return lambda updated: _fill_copy(updated, torch)
-            if method in catalogue.TENSOR_DRAW_METHODS and nodes.is_pure(receiver):
-                return _method_on_cpu_copy
-        return None
+            return self._plan_method(unit, call.func.value, call.func.attr.value)
+        return "a draw from tensors on the device"
+
+    def _plan_method(self, unit: Unit, receiver: cst.BaseExpression, method: str):
+        """The rewrite of a tensor method that draws (`x.normal_()`, `p.bernoulli()`), or why there is none."""
+        fresh = isinstance(receiver, cst.Call) and _is_like(unit.names.qualname(receiver.func))
+        if fresh and method in SCALAR_FILLS:  # `torch.empty_like(x).exponential_()`: made, filled, moved
+            return _impure_input(receiver) or (lambda updated: _fill_then_move(updated, like=True))
+        if isinstance(receiver, cst.Call) and nodes.argument(receiver, "device") is not None:
+            return _fill_then_move
+        if not nodes.is_pure(receiver):
+            return f"it fills `{nodes.code_of(receiver)}`, not a plain name"
+        if method in SCALAR_FILLS:
+            torch = unit.module_name("torch")
+            return lambda updated: _fill_copy(updated, torch)
+        if method in catalogue.TENSOR_DRAW_METHODS:
+            return _method_on_cpu_copy
+        return f"`{method}` may take a probability tensor on the device"
+
+
+def _note(unit: Unit, finding, reason: str) -> None:
+    """Say why a reported draw is left as it is, with the CPU draw its finding suggests."""
+    suggested = SUGGESTED.search(finding.message)
+    how = f"draw on the CPU as the finding shows (`{suggested.group(1)}`)" if suggested else "draw it on the CPU yourself"
+    unit.note(finding.line, f"device draw not rewritten ({reason}): {how}")
+
+
+def _is_like(qualified: str | None) -> bool:
+    """`torch.empty_like`, `torch.rand_like`, ...: a new tensor of x's shape, dtype and device."""
+    return qualified is not None and qualified.startswith("torch.") and qualified.endswith("_like")
+
+
+def _impure_input(call: cst.Call) -> str | None:
+    """Why a draw from its input tensor cannot be rewritten (the rewrite names it twice), or None."""
+    source = nodes.argument(call, "input", 0)
+    if source is None:
+        return "its input is not given first or as `input=`"
+    return None if nodes.is_pure(source.value) else f"its input `{nodes.code_of(source.value)}` is not a plain name"
 
 
 def _is_latent_sample(call: cst.Call) -> bool:
@@ -211,16 +252,20 @@ def _finish(draw: cst.BaseExpression, moved: dict[str, cst.BaseExpression]) -> c
 
 
 def _move_after(updated: cst.Call) -> cst.BaseExpression:
-    draw, moved = _split(updated)
-    return _finish(draw, moved)
+    return _finish(*_split(updated))
 
 
 def _like_on_cpu(updated: cst.Call) -> cst.BaseExpression:
     """`torch.randn_like(x, ...)` -> `torch.randn_like(x, ..., device="cpu").to(x.device)`."""
-    x = nodes.code_of(nodes.argument(updated, "input", 0).value)
-    draw, moved = _split(updated)
+    return _finish(*_like_split(updated))
+
+
+def _like_split(call: cst.Call) -> tuple[cst.Call, dict[str, cst.BaseExpression]]:
+    """`torch.X_like(x, ...)` made on the CPU, and what `_finish` adds: moved to its `device=`, else to `x.device`."""
+    x = nodes.code_of(nodes.argument(call, "input", 0).value)
+    draw, moved = _split(call)
     moved.setdefault("device", nodes.expression(f"{x}.device"))
-    return _finish(nodes.set_argument(draw, "device", nodes.expression('"cpu"')), moved)
+    return nodes.set_argument(draw, "device", nodes.expression('"cpu"')), moved
 
 
 def _draw_from_cpu_copy(updated: cst.Call) -> cst.BaseExpression:
@@ -232,9 +277,10 @@ def _draw_from_cpu_copy(updated: cst.Call) -> cst.BaseExpression:
     return nodes.method_call(draw, "to", nodes.expression(f"{x}.device"))
 
 
-def _fill_then_move(updated: cst.Call) -> cst.BaseExpression:
-    """`torch.empty(s, device=d).normal_()` -> `torch.empty(s).normal_().to(d)`."""
-    receiver, moved = _split(updated.func.value)
+def _fill_then_move(updated: cst.Call, like: bool = False) -> cst.BaseExpression:
+    """`torch.empty(s, device=d).normal_()` -> `torch.empty(s).normal_().to(d)`; `torch.rand_like(x).uniform_()`
+    (`like`) -> `torch.rand_like(x, device="cpu").uniform_().to(x.device)`."""
+    receiver, moved = (_like_split if like else _split)(updated.func.value)
     return _finish(updated.with_changes(func=updated.func.with_changes(value=receiver)), moved)
 
 

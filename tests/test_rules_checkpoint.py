@@ -1,0 +1,153 @@
+"""partial-ckpt-load (MSP601): what in-rule examples cannot express — project helpers in other files, how a
+`strict=` switch is read, and the messages."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_NAME
+
+RULE = RULES_BY_NAME["partial-ckpt-load"]
+
+# BEiT's and ConvNeXt's `utils.load_state_dict`: `_load_from_state_dict` only collects the keys it misses.
+CONVNEXT_UTILS = """\
+def load_state_dict(model, state_dict, prefix="", ignore_missing="relative_position_index"):
+    missing_keys, unexpected_keys, error_msgs = [], [], []
+    state_dict = state_dict.copy()
+
+    def load(module, prefix=""):
+        module._load_from_state_dict(state_dict, prefix, {}, True, missing_keys, unexpected_keys, error_msgs)
+        for name, child in module._modules.items():
+            if child is not None:
+                load(child, prefix + name + ".")
+
+    load(model, prefix=prefix)
+    if len(missing_keys) > 0:
+        print("Weights of {} not initialized from pretrained model: {}".format(type(model), missing_keys))
+"""
+
+# mmcv's `load_state_dict`: raises on missing keys only when told `strict=True`.
+MMCV_UTILS = """\
+def load_state_dict(module, state_dict, strict=False, logger=None):
+    missing_keys, unexpected_keys, err_msg = [], [], []
+    module._load_from_state_dict(state_dict, "", {}, True, missing_keys, unexpected_keys, err_msg)
+    if len(err_msg) > 0:
+        if strict:
+            raise RuntimeError(err_msg)
+        print(err_msg)
+
+
+def load_weights(model, state_dict, strict=True):
+    return model.load_state_dict(state_dict, strict=strict)
+"""
+
+FINETUNE = """\
+import torch
+{imports}
+
+
+def main(args, model):
+    checkpoint_model = torch.load(args.finetune, map_location="cpu")["model"]
+    state_dict = model.state_dict()
+    for k in ["head.weight", "head.bias"]:
+        if k in checkpoint_model and checkpoint_model[k].shape != state_dict[k].shape:
+            del checkpoint_model[k]
+    {load}
+"""
+
+
+def findings(tmp_path, utils: str, imports: str, load: str):
+    """MSP601's findings on a fine-tuning script beside a `utils.py`, as (line, severity, message)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "utils.py").write_text(utils)
+    script = tmp_path / "main.py"
+    script.write_text(FINETUNE.format(imports=imports, load=load))
+    result = lint_source(str(script), script.read_bytes(), [RULE])
+    assert not result.errors, result.errors
+    return [(f.line, f.severity, f.message) for f in result.findings]
+
+
+@pytest.mark.parametrize(("imports", "load"), [
+    ("import utils", "utils.load_state_dict(model, checkpoint_model, prefix=args.model_prefix)"),
+    ("from utils import load_state_dict", "load_state_dict(model, checkpoint_model)"),
+])
+def test_keys_deleted_before_a_project_helper_that_loads_non_strictly(tmp_path, imports, load):
+    """ConvNeXt's main.py deletes the head's keys, then loads the rest through its own non-strict helper."""
+    [(line, severity, message)] = findings(tmp_path, CONVNEXT_UTILS, imports, load)
+    assert (line, severity) == (10, "warning")
+    assert "keys removed from `checkpoint_model`" in message
+    assert f"the project's `{load.partition('(')[0]}`, which raises nothing" in message
+
+
+@pytest.mark.parametrize(("load", "expected"), [
+    ("utils.load_state_dict(model, checkpoint_model)", [10]),  # strict=False by default: warns only
+    ("utils.load_state_dict(model, checkpoint_model, strict=True)", []),  # raises on the keys it misses
+    ("utils.load_weights(model, checkpoint_model)", []),  # `strict=strict`, True by default
+    ("utils.load_weights(model, checkpoint_model, False)", [10]),
+])
+def test_project_helpers_are_read_with_the_arguments_given(tmp_path, load, expected):
+    assert [line for line, _, _ in findings(tmp_path, MMCV_UTILS, "import utils", load)] == expected
+
+
+def test_a_helper_that_does_not_load_is_not_followed(tmp_path):
+    """A project function named like a loader that loads nothing (it reads a file): the deletion is no partial load."""
+    utils = "import torch\n\n\ndef load_checkpoint(model, state_dict):\n    return torch.load(state_dict)\n"
+    assert findings(tmp_path, utils, "import utils", "utils.load_checkpoint(model, checkpoint_model)") == []
+
+
+def lint(code: str):
+    result = lint_source("snippet.py", textwrap.dedent(code).encode(), [RULE])
+    assert not result.errors, result.errors
+    return [(f.line, f.severity, f.message) for f in result.findings]
+
+
+OPEN_CLIP = """\
+import torch
+
+
+def load_checkpoint(model, path, strict=True):
+    state_dict = torch.load(path, map_location="cpu")
+    position_id_key = "text.transformer.embeddings.position_ids"
+    if position_id_key in state_dict and not hasattr(model, position_id_key):
+        del state_dict[position_id_key]
+    return model.load_state_dict(state_dict, strict=strict)
+"""
+
+
+@pytest.mark.parametrize(("calls", "expected"), [
+    ("", []),  # no call here: its default, True
+    ("load_checkpoint(model, path, strict=True)\n", []),  # open_clip's factory
+    ("load_checkpoint(model, path)\nload_checkpoint(model, path, strict=False)\n", [8]),  # either
+])
+def test_strict_from_a_parameter_takes_what_the_calls_pass(calls, expected):
+    found = lint(OPEN_CLIP + calls)
+    assert [line for line, _, _ in found if line <= 9] == expected
+
+
+def test_strict_false_from_every_call_is_a_partial_load():
+    found = lint(OPEN_CLIP + "load_checkpoint(model, path, strict=False)\n")
+    assert [(line, severity) for line, severity, _ in found] == [(8, "warning"), (9, "warning"), (10, "warning")]
+
+
+def test_an_overlay_on_a_pretrained_model_says_what_the_missing_keys_keep():
+    """LLaVA's builder: the projector's weights on a model `from_pretrained` built; the keys the overlay misses keep
+    the pretrained weights, not a random initialisation."""
+    found = lint("""\
+        import torch
+        from transformers import AutoModelForCausalLM
+
+
+        def load(model_base, projector, untrained):
+            model = AutoModelForCausalLM.from_pretrained(model_base)
+            weights = torch.load(projector, map_location="cpu")
+            weights.pop("lm_head.weight")
+            model.load_state_dict(weights, strict=False)
+            fresh = untrained()
+            fresh.load_state_dict(weights, strict=False)
+            return model, fresh
+        """)
+    assert [(line, severity) for line, severity, _ in found] == [(8, "info"), (9, "info"), (11, "warning")]
+    assert "from_pretrained" in found[1][2] and "keep the weights that loaded" in found[1][2]
+    assert "random initialisation" not in found[0][2] + found[1][2]

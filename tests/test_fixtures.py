@@ -143,3 +143,15 @@ def test_runnable_fixture(name, tmp_path):
         assert first == second, f"{name} claims to be reproducible but two runs differ: {first} vs {second}"
     else:
         assert first != second, f"{name} should not be reproducible as written, but two runs agree: {first}"
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_each_rule_finds_alone_what_it_finds_beside_the_others(path):
+    """Rules share per-file analyses (seeding facts, bindings): one that reads a whole-file analysis mid-traversal
+    would cache it half-built and change what the others report (nanochat's MSP104 vanished that way)."""
+    data = path.read_bytes()
+    together = {(f.code, f.line, f.message) for f in lint_source(str(path), data, ALL_RULES).findings
+                if f.code not in META_RULES}
+    alone = {(f.code, f.line, f.message) for rule in ALL_RULES if rule.code not in META_RULES
+             for f in lint_source(str(path), data, [rule]).findings}
+    assert together == alone

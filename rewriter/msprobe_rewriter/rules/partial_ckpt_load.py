@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, seeding
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword
@@ -30,6 +31,22 @@ MS_UNCHECKED = ("`{call}` skips the parameters it cannot find in the checkpoint 
                 "`load_param_into_net` returns and check that it is empty")
 MS_FILTERED = ("`load_checkpoint(..., {arg}=...)` loads only part of the checkpoint: the other parameters keep "
                "their random initialisation")
+
+
+@dataclass(frozen=True)
+class _Load:
+    """A torch load as the traversal saw it: the call, its name, the project helper it runs (if one), its
+    `strict=` argument, its function, whether it overlays a `from_pretrained` model, whether its result is checked,
+    and the keys deleted before it from the dicts it loads (dict name, deletion sites)."""
+
+    node: ast.Call
+    name: str
+    helper: ast.FunctionDef | ast.AsyncFunctionDef | None
+    strict: ast.expr | None
+    function: ast.AST | None
+    overlay: bool
+    checked: bool
+    removed: list
 
 
 class PartialCkptLoad(Rule):
@@ -332,6 +349,7 @@ def restore(net, path):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.removed: dict[tuple[int, str], list[Site]] = {}  # (function id, dict name) -> removal sites
+        self.loads: list[_Load] = []  # torch loads, judged in `finish`
         self._local: project.LocalImports | None = None  # the file's imports of project modules, read once
         self._functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # the file's top-level functions
 
@@ -380,27 +398,39 @@ def restore(net, path):
             self._check_torch_load(node, name)
 
     def _check_torch_load(self, node: ast.Call, name: str) -> None:
+        """Note what the load shows here (the traversal's view: its function, the keys deleted before it, whether
+        its result is checked); whether it is non-strict needs the whole file's defaults, so `finish` decides."""
         helper = self._project_helper(node)
         strict = keyword(node, "strict")
         if strict is None and name == "load_state_dict" and len(node.args) > 1 and helper is None:
             strict = node.args[1]
-        # a caller elsewhere that passes `strict=False` is reported where it does
-        value = None if strict is None else opt_in.switch_default(self.ctx, strict, self._function(), callers_elsewhere=False)
-        overlay = self._pretrained(node.func)
-        if value is False:
-            if overlay:
-                self.report(node, OVERLAY.format(call=name), "info")
-            elif self._result_checked():
-                self.report(node, NON_STRICT.format(call=name) + CHECKED_NOTE, "info")
-            else:
-                self.report(node, NON_STRICT.format(call=name))
         if helper is not None:
-            if self._loads_partially(helper, node):
-                note = HELPER_NOTE.format(helper=ast.unparse(node.func))
-                for loaded in (*node.args, *(kw.value for kw in node.keywords)):
-                    self._report_removed(loaded, note)
-        elif name == "load_state_dict" and strict is not None and value is not True:
-            self._report_removed(argument(node, 0, "state_dict"), overlay=overlay)
+            loaded = [*node.args, *(kw.value for kw in node.keywords)]
+        else:
+            loaded = [argument(node, 0, "state_dict")] if name == "load_state_dict" and strict is not None else []
+        self.loads.append(_Load(node, name, helper, strict, self._function(), self._pretrained(node.func),
+                                self._result_checked(), self._take_removed(loaded)))
+
+    def finish(self) -> None:
+        for load in self.loads:
+            self._judge_torch_load(load)
+
+    def _judge_torch_load(self, load: _Load) -> None:
+        # a caller elsewhere that passes `strict=False` is reported where it does
+        value = None if load.strict is None else opt_in.switch_default(self.ctx, load.strict, load.function,
+                                                                       callers_elsewhere=False)
+        if value is False:
+            if load.overlay:
+                self.report(load.node, OVERLAY.format(call=load.name), "info")
+            elif load.checked:
+                self.report(load.node, NON_STRICT.format(call=load.name) + CHECKED_NOTE, "info")
+            else:
+                self.report(load.node, NON_STRICT.format(call=load.name))
+        if load.helper is not None:
+            if self._loads_partially(load.helper, load.node):
+                self._report_removed(load.removed, HELPER_NOTE.format(helper=ast.unparse(load.node.func)))
+        elif load.strict is not None and value is not True:
+            self._report_removed(load.removed, overlay=load.overlay)
 
     def _project_helper(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The project function a call runs: one of this file's, or of a project module it imports (ConvNeXt's
@@ -440,7 +470,7 @@ def restore(net, path):
         assigned = bool(self.ctx.ancestors) and isinstance(self.ctx.ancestors[-1], ast.Assign)
         if self._result_dropped() or assigned and not self._result_checked():  # never looked at, or only printed
             self.report(node, MS_UNCHECKED.format(call="load_param_into_net"))
-        self._report_removed(argument(node, 1, "parameter_dict"))
+        self._report_removed(self._take_removed([argument(node, 1, "parameter_dict")]))
 
     def _result_checked(self) -> bool:
         """Whether the keys the call being visited returns are checked: the names it is assigned to (or that
@@ -559,13 +589,19 @@ def restore(net, path):
     def _removed(self, name: str, node: ast.AST) -> None:
         self.removed.setdefault((self._scope(), name), []).append(self.ctx.site(node))
 
-    def _report_removed(self, loaded: ast.expr | None, note: str = "", overlay: bool = False) -> None:
-        if isinstance(loaded, ast.Name):
-            for site in self.removed.pop((self._scope(), loaded.id), []):
+    def _take_removed(self, loaded: list[ast.expr | None]) -> list[tuple[str, list[Site]]]:
+        """The keys deleted, in the function being visited, from the dicts among `loaded`: (dict name, sites)."""
+        taken = [(item.id, self.removed.pop((self._scope(), item.id), [])) for item in loaded
+                 if isinstance(item, ast.Name)]
+        return [(name, sites) for name, sites in taken if sites]
+
+    def _report_removed(self, removed: list[tuple[str, list[Site]]], note: str = "", overlay: bool = False) -> None:
+        for name, sites in removed:
+            for site in sites:
                 if overlay:
-                    self.report(site, POPPED_OVERLAY.format(name=loaded.id), "info")
+                    self.report(site, POPPED_OVERLAY.format(name=name), "info")
                 else:
-                    self.report(site, POPPED.format(name=loaded.id) + note)
+                    self.report(site, POPPED.format(name=name) + note)
 
     def _scope(self) -> int:
         for node in reversed(self.ctx.ancestors):

@@ -13,6 +13,7 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from msprobe_rewriter import catalogue, conditions, environment, project
 from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword
@@ -193,15 +194,19 @@ def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined,
     return seeder_by_name(call)
 
 
-def helper_definition(call: ast.Call, folder, local: project.LocalImports,
-                      defined) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The definition a call of a project-local module's function runs (None: not one, or a class)."""
-    for ref, name in project.call_targets(call, local, defined):
+def called_function(call: ast.Call, functions: dict[str, ast.AST], folder, local: project.LocalImports
+                    ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, Path | None]:
+    """The function a call runs, and the project file it is in: one of the file's own (`functions`, by name; no
+    file), or a project module's through the file's imports (following re-exports); (None, None) for anything
+    else (a class, a library's function)."""
+    if isinstance(call.func, ast.Name) and call.func.id in functions:
+        return functions[call.func.id], None
+    for ref, name in project.call_targets(call, local, functions):
         module = _module(folder, ref)
         found = _resolve_function(module, name) if module is not None else None
         if isinstance(found, tuple) and found[2] is None:
-            return found[1]
-    return None
+            return found[1], found[0].path
+    return None, None
 
 
 def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.LocalImports, defined, depth: int,

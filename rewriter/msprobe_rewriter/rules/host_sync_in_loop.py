@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from msprobe_rewriter import catalogue, project
+from msprobe_rewriter import catalogue, pinning, project
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, target_name, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -166,6 +166,7 @@ class HostSyncInLoop(Rule):
         # Scopes (function ids, 0 for the module) whose text has a loop: only there can a name matter.
         self.looping_scopes: set[int] = {0} if LOOP_WORD.search(ctx.source) else set()
         self._project: project.LocalImports | None = None  # the file's imports of project modules, read once
+        self._functions: dict[str, ast.AST] = {}  # the file's top-level functions, by name (read with `_project`)
 
     # --- what names hold -------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
@@ -356,15 +357,10 @@ class HostSyncInLoop(Rule):
             return (found[-1] if found else None), None
         if not isinstance(node.func, ast.Name):
             return None, None
-        local = [item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES) and item.name == node.func.id]
-        if local:
-            return local[-1], None
         if self._project is None:
             self._project = project.local_imports(project.import_statements(self.ctx.tree.body))
-        for _, name, module in project.reached([node], self._project, (), project.file_folder(self.ctx.path)):
-            if name in module.functions:
-                return module.functions[name], module.path
-        return None, None
+            self._functions = {item.name: item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES)}
+        return pinning.called_function(node, self._functions, project.file_folder(self.ctx.path), self._project)
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
         if self._scope() in self.looping_scopes and self._tensorish(node.value):

@@ -439,9 +439,7 @@ def restore(net, path):
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
             self._local = project.local_imports(project.import_statements(self.ctx.tree.body))
             self._functions = {n.name: n for n in self.ctx.tree.body if isinstance(n, FUNCTION_TYPES)}
-        if isinstance(node.func, ast.Name) and node.func.id in self._functions:
-            return self._functions[node.func.id]
-        return pinning.helper_definition(node, project.file_folder(self.ctx.path), self._local, self._functions)
+        return pinning.called_function(node, self._functions, project.file_folder(self.ctx.path), self._local)[0]
 
     def _loads_partially(self, helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> bool:
         """Whether a project helper, given `call`'s arguments, loads a state dict non-strictly and raises nothing:

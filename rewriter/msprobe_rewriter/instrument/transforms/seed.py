@@ -466,10 +466,9 @@ def _returned_seed(call: ast.Call, unit: Unit) -> tuple[str, tuple[str, ast.stmt
 def _draws_when_none(call: ast.Call, value: ast.expr, unit: Unit) -> bool:
     """Whether the project helper `call` hands `value` to a parameter it tests against None (a seed it takes
     None for: ADDA's `init_random_seed` then draws one with `random.randint`), which seed_all would reject."""
-    local = [node for node in unit.tree.body if isinstance(node, FUNCTION_TYPES)
-             and isinstance(call.func, ast.Name) and node.name == call.func.id]
-    definition = local[-1] if local else pinning.helper_definition(
-        call, project.file_folder(unit.path), project.local_imports(project.import_statements(unit.tree.body)), ())
+    functions = {node.name: node for node in unit.tree.body if isinstance(node, FUNCTION_TYPES)}
+    definition, _ = pinning.called_function(
+        call, functions, project.file_folder(unit.path), project.local_imports(project.import_statements(unit.tree.body)))
     if definition is None:
         return False
     names = {name for name, argument in conditions.call_arguments(definition, call).items()

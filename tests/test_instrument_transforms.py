@@ -224,6 +224,12 @@ def test_mindspore_workers():
     assert "set_num_parallel_workers(1)" in out and "num_parallel_workers=1)" in out
 
 
+def test_a_data_module_naming_no_framework_is_fixed_as_lint_reports_it():
+    """Every file lint reads is instrumented: a split script naming only `random` gets its listing sorted."""
+    code = "import os\nimport random\n\nfor name in os.listdir(folder):\n    rows.append(name)\nrandom.shuffle(rows)\n"
+    assert "for name in sorted(os.listdir(folder)):" in fix(code, "unsorted-file-list")
+
+
 def test_loaders_imported_from_the_project_are_fixed_as_their_base(tmp_path):
     """A DataLoader subclass of another project file gets `shuffle=False` and a seeded generator; a project
     class that is no loader keeps its arguments (never MindSpore's `num_parallel_workers`)."""

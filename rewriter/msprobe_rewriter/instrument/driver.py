@@ -28,14 +28,14 @@ from msprobe_rewriter.instrument.structure import MismatchError
 from msprobe_rewriter.instrument.textio import Source, decode
 from msprobe_rewriter.instrument.transforms import ALL_TRANSFORMS, select
 from msprobe_rewriter.instrument.unit import Unit
+from msprobe_rewriter.lint import engine as lint_engine
 from msprobe_rewriter.lint.engine import lint_source, parse_error_message
 from msprobe_rewriter.rules import RULES_BY_NAME
 
-PREFILTER = re.compile(r"torch|mindspore|__main__|Trainer|mmengine|deepspeed|timm|mind(cv|yolo|formers|ocr|one|audio)"
-                       r"|detectron2")  # `__main__`: an
-# entry script may train through project code; `Trainer`, `mmengine`, `deepspeed`: a Hugging Face or Lightning trainer,
-# an mmengine runner, a DeepSpeed engine; `timm`, `mindcv`, ...: a model zoo's loader, model factory or trainer;
-# `detectron2`: its `default_setup`, which seeds from the config (a file may name neither torch nor a `__main__`)
+# Every file lint reads (a transform fixes lint's findings: a data module naming only numpy or mindspore.dataset
+# still gets its workers and file order fixed), and more: `Trainer`, `mmengine`, `deepspeed`: a Hugging Face or
+# Lightning trainer, an mmengine runner, a DeepSpeed engine; `mindocr`, ...: a model zoo's trainer.
+PREFILTER = re.compile(lint_engine.PREFILTER.pattern + r"|Trainer|mind(yolo|formers|ocr|one|audio)")
 
 
 class InstrumentError(Exception):

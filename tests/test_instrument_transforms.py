@@ -539,10 +539,25 @@ def test_data_code_in_a_project_module_the_run_leaves_out_is_noted(tmp_path):
     (tmp_path / "data.py").write_text(DATA_MODULE)
     main = str(tmp_path / "main.py")
     _, notes = instrument_text(main, ENTRY, only("data-shuffle"))
-    assert any("data code this run leaves out" in note and "data.py (MSP301 x1)" in note for note in notes), notes
+    assert any("left out of this run" in note and "data.py (MSP301 x1)" in note for note in notes), notes
     given = replace(only("data-shuffle"), given=frozenset({main, str(tmp_path / "data.py")}))
-    assert not any("data code" in note for note in instrument_text(main, ENTRY, given)[1])
-    assert not any("data code" in note for note in instrument_text(main, ENTRY, only("seed"))[1])
+    assert not any("left out" in note for note in instrument_text(main, ENTRY, given)[1])
+    assert not any("left out" in note for note in instrument_text(main, ENTRY, only("seed"))[1])
+
+
+def test_project_modules_the_instrument_would_not_change_are_not_named(tmp_path):
+    """DINO's utils.py draws by hand (a note, no rewrite): naming it would send the user to a file that stays as it
+    is. sd-scripts' train_util.py draws its noise on the device: a rewrite, so it is named."""
+    (tmp_path / "data.py").write_text("import random\nimport torch\n\n\nclass Flip(torch.utils.data.Dataset):\n"
+                                      "    def __getitem__(self, i):\n        img = self.data[i]\n"
+                                      "        if random.random() < 0.5:\n            img = img.flip(-1)\n"
+                                      "        return img\n\n\ndef build_loader(data):\n    return Flip(data)\n")
+    main = str(tmp_path / "main.py")
+    assert not any("left out" in note for note in instrument_text(main, ENTRY, only("random-augment"))[1])
+    (tmp_path / "data.py").write_text("import torch\n\n\ndef build_loader(data):\n"
+                                      "    return [x + torch.randn(3, device=\"cuda\") for x in data]\n")
+    notes = instrument_text(main, ENTRY, only("device-rng"))[1]
+    assert any("data.py (MSP201 x1)" in note for note in notes), notes
 
 
 def test_generators_seed_all_cannot_reach_get_a_note_in_any_file():

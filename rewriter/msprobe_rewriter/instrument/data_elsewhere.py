@@ -1,8 +1,10 @@
-"""Data code an entry script takes from project modules that the run leaves out: a note naming them.
+"""Code an entry script takes from project modules that the run leaves out: a note naming them.
 
 Swin's and ConvNeXt's `main.py` build their loaders, samplers and augmentation in `data/build.py` or
-`datasets.py`: instrumenting the entry script alone leaves the data order and augmentation random. The note
-names each such module with the data findings in it, so the user adds it to the run.
+`datasets.py`, sd-scripts draws its noise in `library/train_util.py`: instrumenting the entry script alone leaves
+the data order, augmentation and device draws random. The note names each such module that msprobe-instrument
+would change, with the findings it would fix there, so the user adds it to the run. A module with only findings
+it cannot fix (draws written by hand) is not named: instrumenting it changes nothing.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from msprobe_rewriter import project
@@ -18,29 +21,35 @@ from msprobe_rewriter.instrument.unit import Unit, shown_path
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import RULES_BY_NAME
 
-DATA_RULES = ("data-shuffle", "data-workers", "random-augment")  # the rules the data transforms fix
+# The transforms that fix code wherever it is (the others seed, wrap or switch in the entry script itself).
+FOLLOWED = ("data-shuffle", "data-workers", "random-augment", "unsorted-file-list", "device-rng", "noncontiguous")
 HOPS = 2  # the script's calls into project modules, and theirs
 
 
-def note_data_elsewhere(unit: Unit) -> None:
-    """Note the project modules the entry script calls into whose data code the selected data transforms would
-    change, when this run does not instrument them."""
-    rules = [RULES_BY_NAME[name] for name in DATA_RULES if name in unit.options.selected]
+def followed(selected: frozenset[str]) -> frozenset[str]:
+    """The selected transforms whose fixes in project modules the note is about."""
+    return frozenset(name for name in FOLLOWED if name in selected)
+
+
+def note_data_elsewhere(unit: Unit, would_change: Callable[[Path], bool]) -> None:
+    """Note the project modules the entry script calls into that the followed transforms would change
+    (`would_change`), when this run does not instrument them."""
+    rules = [RULES_BY_NAME[name] for name in followed(unit.options.selected)]
     if not rules or not unit.ctx.is_entry_script():
         return
     found = []
     for path in _called_modules(unit):
         if os.path.abspath(path) in unit.options.given or os.path.abspath(path) == os.path.abspath(unit.path):
             continue
-        findings = lint_source(str(path), path.read_bytes(), rules).findings
-        if findings:
+        findings = [finding for finding in lint_source(str(path), path.read_bytes(), rules).findings if finding.fixable]
+        if findings and would_change(path):
             counts = Counter(finding.code for finding in findings)
             found.append((path, ", ".join(f"{code} x{count}" for code, count in sorted(counts.items()))))
     if found:
         where = "; ".join(f"{shown_path(path)} ({counts})" for path, counts in found)
         files = " ".join(shown_path(path) for path, _ in found)
-        unit.note(None, f"data code this run leaves out, in project modules this script calls: {where}: instrument "
-                        f"them too (msprobe-instrument --write {unit.path} {files})")
+        unit.note(None, f"code msprobe-instrument would change in project modules this script calls, left out of "
+                        f"this run: {where}: instrument them too (msprobe-instrument --write {unit.path} {files})")
 
 
 def _called_modules(unit: Unit) -> list[Path]:

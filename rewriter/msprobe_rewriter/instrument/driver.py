@@ -11,18 +11,20 @@ wrapped; the result must parse, or the file is reported and left alone.
 from __future__ import annotations
 
 import ast
+import functools
 import gc
 import os
 import re
 import tokenize
 import warnings
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import libcst as cst
 
 from msprobe_rewriter import project
 from msprobe_rewriter.instrument import edits, markers, marking, undo, wrap
-from msprobe_rewriter.instrument.data_elsewhere import note_data_elsewhere
+from msprobe_rewriter.instrument.data_elsewhere import followed, note_data_elsewhere
 from msprobe_rewriter.instrument.options import Options
 from msprobe_rewriter.instrument.structure import MismatchError
 from msprobe_rewriter.instrument.textio import Source, decode
@@ -99,7 +101,8 @@ def _parse(path: str, text: str) -> ast.Module:
         raise InstrumentError(parse_error_message(exc)) from None
 
 
-def _instrument(path: str, original: str, options: Options, source: Source | None) -> tuple[str, list[str]]:
+def _instrument(path: str, original: str, options: Options, source: Source | None,
+                follow: bool = True) -> tuple[str, list[str]]:
     selected = options.selected or select((), (), options.grad_probe)
     tree = _parse(path, original)
     rules = [RULES_BY_NAME[t.rule] for t in ALL_TRANSFORMS
@@ -115,7 +118,8 @@ def _instrument(path: str, original: str, options: Options, source: Source | Non
         for transform in ALL_TRANSFORMS:
             if transform.name in selected:
                 transform().apply(unit)
-        note_data_elsewhere(unit)
+        if follow:
+            note_data_elsewhere(unit, lambda module: _changes_module(module, unit.options))
         if not unit.edits:
             return original, unit.notes
         result = _render(unit)
@@ -131,6 +135,28 @@ def _instrument(path: str, original: str, options: Options, source: Source | Non
         raise InstrumentError(f"internal error: the rewritten code does not parse ({exc.msg}, line {exc.lineno}); "
                               "file left unchanged") from None
     return result, unit.notes
+
+
+def _changes_module(path: Path, options: Options) -> bool:
+    """Whether the transforms that fix code anywhere would change the project module `path` (one that an entry
+    script calls into; several entry scripts of one folder run share the answer while the file is unchanged)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    return _changes_file(path, stat.st_mtime_ns, stat.st_size, options)
+
+
+@functools.lru_cache(maxsize=64)
+def _changes_file(path: Path, _mtime: int, _size: int, options: Options) -> bool:
+    try:
+        text = decode(path.read_bytes()).text
+        if markers.TAG in text or not PREFILTER.search(text):
+            return False
+        return _instrument(str(path), text, replace(options, selected=followed(options.selected)), None,
+                           follow=False)[0] != text
+    except (InstrumentError, OSError, SyntaxError, UnicodeError, LookupError, tokenize.TokenError):
+        return False
 
 
 def _libcst_failure(exc: cst.ParserSyntaxError, text: str) -> str:

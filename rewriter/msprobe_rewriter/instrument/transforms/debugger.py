@@ -110,7 +110,7 @@ class Debugger(Transform):
         "`MsprobeLightningCallback(debugger)`, an mmengine `Runner` or `FlexibleRunner` "
         "(OpenMMLab) `MsprobeMMEngineHook(debugger)` in `custom_hooks=`, or, built by `Runner.from_cfg(cfg)`, "
         "through `runner.register_hook(...)` after it, mindformers' `Trainer` `MsprobeStep(debugger)` (it trains "
-        "through Model.train; a note says to turn its data sinking off); they start, stop and step the debugger around "
+        "through Model.train; notes say to turn its data sinking and graph mode off); they start, stop and step the debugger around "
         "each optimizer step. The callback goes first, so that the step's end stops capture before the other "
         "callbacks' step-end work (latent diffusion's image logger samples the model there, mindocr's evaluator "
         "runs validation): an absent or `None` `callbacks=` becomes a list, a list gets it at its head, a name only "
@@ -507,8 +507,9 @@ class Debugger(Transform):
             unit.note(loop.node.lineno, "training loop body is on the header line: wrap it yourself")
             return False
         if loop.conditional:
-            unit.note(loop.node.lineno, "the optimizer steps under a condition here (gradient accumulation?): the "
-                                        "debugger steps once per iteration of this loop")
+            unit.note(loop.node.lineno, "the optimizer may update the weights only every few iterations here "
+                                        "(gradient accumulation): the debugger steps once per iteration of this "
+                                        "loop, that is once per micro-batch")
         if loop.threshold is not None:
             unit.note(loop.node.lineno, f"the optimizer steps here only when `{loop.threshold}`: the debugger steps once "
                                         "per iteration, so the first captured steps may hold no update (set the "
@@ -563,6 +564,10 @@ class Debugger(Transform):
             unit.note(train.call.lineno, "mindformers sinks data by default (`runner_config.sink_mode`): Model.train "
                       "then runs a sink of steps between two step callbacks, so a dump would cover them all; set "
                       "sink_mode to False in the config while debugging")
+            unit.note(train.call.lineno, "mindformers runs in graph mode unless its config says otherwise "
+                      "(`context.mode`, default GRAPH_MODE), where nothing is captured and dropout cells are not "
+                      "switched off: set `context.mode: 1` (PYNATIVE_MODE) in the config, or pass `--mode 1`, while "
+                      "debugging")
         keyword = loops.CALLBACK_KEYWORDS.get(train.library, "callbacks")
         current = nodes.argument(node, keyword, train.position)
         value = current.value if current is not None else None

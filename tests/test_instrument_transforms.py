@@ -318,8 +318,18 @@ JAX_SCRIPT = ("import random\n\nimport jax\nimport numpy as np\nimport optax\nfr
 def test_a_jax_script_that_takes_only_torch_utils_is_left_unchanged():
     out, notes = instrument_text("/p/dqn_jax.py", JAX_SCRIPT, Options())
     assert out == JAX_SCRIPT
-    assert notes == ["/p/dqn_jax.py: this file trains with JAX (from PyTorch it takes at most torch.utils): "
+    assert notes == ["/p/dqn_jax.py: this file is written for JAX (from PyTorch it takes only torch.utils): "
                      "msprobe-instrument instruments PyTorch and MindSpore code, so it is left unchanged"]
+
+
+def test_a_jax_script_is_said_to_be_written_for_jax_and_its_modules_are_left_quietly():
+    """vision_transformer: train.py is noted; models_vit.py (flax, no torch, no entry point) is left without a word."""
+    entry = "import jax\nimport numpy as np\n\nif __name__ == \"__main__\":\n    key = jax.random.PRNGKey(0)\n"
+    assert instrument_text("/p/train.py", entry, Options())[1] == [
+        "/p/train.py: this file is written for JAX: msprobe-instrument instruments PyTorch and MindSpore code, so it "
+        "is left unchanged"]
+    module = "import flax.linen as nn\nimport jax.numpy as jnp\nimport numpy as np\n\nx = np.random.rand(3)\n"
+    assert instrument_text("/p/models_vit.py", module, Options()) == (module, [])
 
 
 def test_a_torch_script_that_also_imports_jax_is_instrumented():

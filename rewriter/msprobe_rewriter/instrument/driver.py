@@ -111,8 +111,11 @@ def _instrument(path: str, original: str, options: Options, source: Source | Non
     findings = lint_source(path, data, rules).findings if rules else []
     unit = Unit(path, original, tree, _with_selection(options, selected), findings)
     if unit.other_framework:
-        unit.note(None, f"this file trains with {unit.other_framework} (from PyTorch it takes at most torch.utils): "
-                        "msprobe-instrument instruments PyTorch and MindSpore code, so it is left unchanged")
+        torch_utils = unit.ctx.imports.imports_root("torch")
+        if torch_utils or unit.ctx.is_entry_script():  # a library module of another framework: nothing to say
+            utils = " (from PyTorch it takes only torch.utils)" if torch_utils else ""
+            unit.note(None, f"this file is written for {unit.other_framework}{utils}: msprobe-instrument instruments "
+                            "PyTorch and MindSpore code, so it is left unchanged")
         return original, unit.notes
     try:
         for transform in ALL_TRANSFORMS:

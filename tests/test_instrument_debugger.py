@@ -1022,12 +1022,11 @@ def test_a_trainer_subclass_takes_the_callback_where_its_init_lets_it(init, expe
 @pytest.mark.parametrize("code", [
     "import torch\nfrom transformers import TrainerCallback, TrainingArguments\n\nargs = TrainingArguments('o')\n"
     "cb = TrainerCallback()\n",
-    "from detectron2.engine import DefaultTrainer\nimport torch\n\ntrainer = DefaultTrainer(cfg)\ntrainer.train()\n",
     "import torch\nfrom mingpt.trainer import Trainer\n\ntrainer = Trainer(config, model, data)\ntrainer.run()\n",
     "import torch\nfrom lightning.fabric import Fabric\n\nfabric = Fabric()\n",
     "import torch\nfrom trl import DDPOTrainer\n\nDDPOTrainer(config, reward_fn, prompt_fn, pipeline).train()\n",
-], ids=["arguments and callbacks", "detectron2", "minGPT", "Fabric", "TRL's diffusion trainer takes no callbacks"])
-def test_only_hugging_face_and_lightning_trainers_are_trainers(code):
+], ids=["arguments and callbacks", "minGPT", "Fabric", "TRL's diffusion trainer takes no callbacks"])
+def test_only_library_trainers_taking_callbacks_are_trainers(code):
     out, _ = run(code, "debugger")
     assert out == code
 
@@ -1341,3 +1340,16 @@ def test_a_mindformers_trainer_gets_its_callback_and_the_sink_and_graph_mode_not
     assert "callbacks=[MsprobeStep(debugger)]" in out
     assert any("sink_mode to False" in note for note in notes), notes
     assert any("set `context.mode: 1` (PYNATIVE_MODE)" in note for note in notes), notes
+
+
+def test_a_detectron2_trainer_subclass_gets_the_hook_and_its_inner_trainer_none():
+    """detectron2's tools/train_net.py runs a DefaultTrainer subclass; DiffusionDet's subclass also builds
+    `self._trainer = SimpleTrainer(...)` for itself, whose hooks never run: only the script's trainer gets it."""
+    code = ("from detectron2.engine import DefaultTrainer, SimpleTrainer\n\n\nclass Trainer(DefaultTrainer):\n"
+            "    def __init__(self, cfg):\n        super().__init__(cfg)\n"
+            "        self._trainer = SimpleTrainer(self.model, self.data_loader, self.optimizer)\n\n\n"
+            "def main(cfg):\n    trainer = Trainer(cfg)\n    trainer.resume_or_load(resume=False)\n"
+            "    return trainer.train()\n\n\nif __name__ == \"__main__\":\n    main(setup())\n")
+    out, _ = run(code, "debugger")
+    assert out.count("register_hooks([MsprobeDetectron2Hook(debugger)])") == 1
+    assert "    trainer = Trainer(cfg)\n    trainer.register_hooks([MsprobeDetectron2Hook(debugger)])\n" in strip(out)

@@ -206,5 +206,5 @@ def test_importing_the_runtime_imports_no_trainer_library():
     import sys
 
     code = ("import sys, msprobe_runtime.pytorch; print(any(name in sys.modules for name in "
-            "('transformers', 'lightning', 'pytorch_lightning', 'mmengine')))")
+            "('transformers', 'lightning', 'pytorch_lightning', 'mmengine', 'detectron2')))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

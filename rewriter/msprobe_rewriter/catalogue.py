@@ -1203,6 +1203,11 @@ MMENGINE_RUNNERS = frozenset({"mmengine.runner.Runner", "mmengine.runner.runner.
 # (every OpenMMLab `tools/test.py` builds one), so only its `train()` means the script trains.
 MMENGINE_RUNNER_BUILDS = frozenset({*MMENGINE_RUNNERS, *(f"{runner}.from_cfg" for runner in MMENGINE_RUNNERS),
                                     "mmengine.registry.RUNNERS.build"})
+# detectron2's trainers (DiffusionDet's and detectron2's tools/train_net.py subclass DefaultTrainer; the lazy-config
+# script builds SimpleTrainer or AMPTrainer): `trainer.train()` runs the steps, hooks go in `register_hooks([...])`.
+DETECTRON2_TRAINERS = frozenset(f"detectron2.engine.{module}{name}" for module, names in (
+    ("", ("DefaultTrainer", "SimpleTrainer", "AMPTrainer", "TrainerBase")), ("defaults.", ("DefaultTrainer",)),
+    ("train_loop.", ("SimpleTrainer", "AMPTrainer", "TrainerBase"))) for name in names)
 # SpeechBrain's `Brain`: a recipe subclasses it (`class ASR(sb.Brain)`) and runs `asr_brain.fit(...)`.
 SPEECHBRAIN_BRAINS = frozenset({"speechbrain.Brain", "speechbrain.core.Brain"})
 TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAIN_BRAINS
@@ -1211,7 +1216,8 @@ TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAIN
 # Dropout layers a project wraps (mindcv's `class Dropout(nn.Dropout)` in models/layers/compatibility.py).
 SUBCLASSED_DROPOUT = TORCH_DROPOUT_MODULES | frozenset(
     n for n in MINDSPORE_DROPOUT if ".nn." in n and n.rpartition(".")[2][:1].isupper())
-SUBCLASSED_CLASSES = SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS | SUBCLASSED_DROPOUT
+SUBCLASSED_CLASSES = (SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS | SUBCLASSED_DROPOUT
+                      | DETECTRON2_TRAINERS)
 
 # --- generator objects (unseeded-generator) -------------------------------------------------------
 # Factories of independent generators: qualified name -> (position, keyword) of their seed argument.

@@ -11,7 +11,8 @@ KNOWN_ROOTS = frozenset(
     {"torch", "torchvision", "torch_npu", "mindspore", "numpy", "random", "os", "deepspeed", "transformers",
      "accelerate", "lightning", "pytorch_lightning", "timm", "torchaudio", "torchtext", "msprobe",
      "msprobe_runtime", "trl", "peft", "sklearn", "mmengine", "mmcv", "diffusers", "torchdata", "speechbrain",
-     "hyperpyyaml", "flash_attn", "flash_attn_interface", "dgl", "torch_geometric", "megatron", "webdataset"}
+     "hyperpyyaml", "flash_attn", "flash_attn_interface", "dgl", "torch_geometric", "megatron", "webdataset",
+     "detectron2"}
 )
 
 

@@ -85,7 +85,7 @@ class CallbackTraining:
     call: ast.Call  # the call that takes `callbacks=`
     statement: ast.stmt
     function: Function
-    library: str  # "mindspore", "transformers", "lightning", "mmengine" or "mindformers"
+    library: str  # "mindspore", "transformers", "lightning", "mmengine", "mindformers" or "detectron2"
     position: int | None  # of `callbacks` among the positional arguments (None: by keyword only)
     optimizer: str | None  # MindSpore: the Model's optimizer, for `monitor`
     callbacks: str | None  # `callbacks=` is a name only ever assigned lists ("list": `name + [...]` works) or
@@ -146,13 +146,27 @@ class _Collector:
 
     def _trainer(self, call: ast.Call) -> tuple[str, bool] | None:
         """(library, takes `callbacks=`) when `call` constructs a Hugging Face or Lightning trainer, a subclass of
-        one defined in this file, or an mmengine runner (from a config: no `custom_hooks=`)."""
-        qualified = self.ctx.imports.resolve_any(call.func)
+        one defined in this file, an mmengine runner (from a config: no `custom_hooks=`) or a detectron2 trainer
+        (hooks registered after it; also one of two: `(AMPTrainer if amp else SimpleTrainer)(...)`)."""
+        callee = call.func
+        if isinstance(callee, ast.IfExp) and {self._detectron2(callee.body), self._detectron2(callee.orelse)} == {True}:
+            return self._detectron2_run()
+        qualified = self.ctx.imports.resolve_any(callee)
         owner, _, method = (qualified or "").rpartition(".")
         if method == "from_cfg" and owner in catalogue.MMENGINE_RUNNERS:
             return "mmengine", False
         library = trainer_library(qualified)
+        if library == "detectron2":
+            return self._detectron2_run()
         return (library, _takes_callbacks(self.ctx, call)) if library is not None else None
+
+    def _detectron2(self, callee: ast.expr) -> bool:
+        return self.ctx.imports.resolve_any(callee) in catalogue.DETECTRON2_TRAINERS
+
+    def _detectron2_run(self) -> tuple[str, bool] | None:
+        """A detectron2 trainer the script runs; not one a class builds for itself (DiffusionDet's `DefaultTrainer`
+        subclass makes `self._trainer = SimpleTrainer(...)` and runs only its `run_step`: its hooks never run)."""
+        return None if any(isinstance(node, ast.ClassDef) for node in self.ctx.ancestors) else ("detectron2", False)
 
     def _model_train(self, call: ast.Call) -> bool:
         """`model.train(...)` of a MindSpore `Model`: built from the class (also on the spot: `Model(...).train(...)`),
@@ -168,13 +182,15 @@ class _Collector:
 def trainer_library(qualified: str | None) -> str | None:
     """"transformers" for a Hugging Face trainer class (`transformers.Trainer`, `Seq2SeqTrainer`, trl's
     `SFTTrainer`, ...: lint's catalogue), "lightning" for Lightning's `Trainer`, "mmengine" for an mmengine
-    runner, "mindformers" for mindformers' `Trainer`, else None (`TrainingArguments`, a callback, TRL's diffusion trainers, which take no `callbacks=`)."""
+    runner, "mindformers" for mindformers' `Trainer`, "detectron2" for its trainers, else None (`TrainingArguments`, a callback, TRL's diffusion trainers, which take no `callbacks=`)."""
     if qualified in catalogue.HF_TRAINERS:
         return "transformers"
     if qualified in catalogue.MMENGINE_RUNNERS:
         return "mmengine"
     if qualified in catalogue.MINDFORMERS_TRAINERS:
         return "mindformers"
+    if qualified in catalogue.DETECTRON2_TRAINERS:
+        return "detectron2"
     return "lightning" if qualified in catalogue.LIGHTNING_TRAINER_BUILDS else None
 
 

@@ -3,7 +3,8 @@
 from msprobe_runtime.pytorch.debugger import PrecisionDebugger  # noqa: F401
 from msprobe_runtime.pytorch.seed import seed_all  # noqa: F401
 
-_CALLBACKS = ("MsprobeTrainerCallback", "MsprobeLightningCallback", "MsprobeMMEngineHook")  # built on first use: pytorch/callbacks.py
+# Built on first use (pytorch/callbacks.py): importing the runtime imports no trainer library.
+_CALLBACKS = ("MsprobeTrainerCallback", "MsprobeLightningCallback", "MsprobeMMEngineHook", "MsprobeDetectron2Hook")
 
 
 def __getattr__(name: str):

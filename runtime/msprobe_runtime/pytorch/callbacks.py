@@ -2,14 +2,15 @@
 
 `MsprobeTrainerCallback(debugger)` goes in the `callbacks=` of transformers' `Trainer` (and of the trainers
 built on it: `Seq2SeqTrainer`, TRL's), `MsprobeLightningCallback(debugger)` in those of Lightning's `Trainer`,
-`MsprobeMMEngineHook(debugger)` in an mmengine `Runner`'s hooks (`runner.register_hook(...)`);
-msprobe-instrument inserts them, as it inserts MindSpore's `MsprobeStep` for `Model.train`. One debugger
+`MsprobeMMEngineHook(debugger)` in an mmengine `Runner`'s hooks (`runner.register_hook(...)`),
+`MsprobeDetectron2Hook(debugger)` in a detectron2 trainer's (`trainer.register_hooks([...])`); msprobe-instrument
+inserts them, as it inserts MindSpore's `MsprobeStep` for `Model.train`. One debugger
 step is one optimizer step, with every micro-batch of gradient accumulation in it, as in a hand-written loop
 wrapped by msprobe-instrument; evaluation, logging and checkpoints between steps are not captured. With
 `"task": "grad_probe"` the callback also calls `debugger.monitor(model)` when training starts.
 
 Each class subclasses its library's own callback class, so it is built on first use (this module's
-`__getattr__`): importing msprobe_runtime.pytorch never imports transformers, Lightning or mmengine.
+`__getattr__`): importing msprobe_runtime.pytorch never imports transformers, Lightning, mmengine or detectron2.
 """
 
 from __future__ import annotations
@@ -169,6 +170,41 @@ def _mmengine_hook() -> type:
     return MsprobeMMEngineHook
 
 
+@cache
+def _detectron2_hook() -> type:
+    from detectron2.engine import HookBase
+    from torch.nn.parallel import DistributedDataParallel
+
+    class MsprobeDetectron2Hook(_DebuggedSteps, HookBase):
+        """detectron2's HookBase: capture from `before_step` to `after_step`, one iteration of `SimpleTrainer`/
+        `AMPTrainer` (and `DefaultTrainer`, which runs one of them) being one optimizer step. When training begins
+        it moves itself to the head of the trainer's hooks (`register_hooks` appends): its `after_step` then ends
+        the capture before the others' (`LRScheduler`, `EvalHook` evaluating, `PeriodicCheckpointer`, writers)."""
+
+        def before_train(self):
+            hooks = getattr(self.trainer, "_hooks", None)
+            if isinstance(hooks, list) and self in hooks:  # in the loop over the hooks: those after it keep their places
+                hooks.insert(0, hooks.pop(hooks.index(self)))
+            self._train_begins(self._model())
+
+        def before_step(self):
+            self._step_begins(self._model())
+
+        def after_step(self):
+            self._step_ends()
+
+        def after_train(self):
+            self._train_ends()
+
+        def _model(self):
+            """The trainer's model, out of its DistributedDataParallel (`create_ddp_model`)."""
+            model = self.trainer.model
+            return model.module if isinstance(model, DistributedDataParallel) else model
+
+    MsprobeDetectron2Hook.__module__, MsprobeDetectron2Hook.__qualname__ = __name__, "MsprobeDetectron2Hook"
+    return MsprobeDetectron2Hook
+
+
 def __getattr__(name: str) -> type:
     if name == "MsprobeTrainerCallback":
         return _trainer_callback()
@@ -176,4 +212,6 @@ def __getattr__(name: str) -> type:
         return _mmengine_hook()
     if name == "MsprobeLightningCallback":
         return _lightning_callback(_lightning_bases())
+    if name == "MsprobeDetectron2Hook":
+        return _detectron2_hook()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,9 +29,11 @@ DEBUGGERS = frozenset(f"{m}.PrecisionDebugger" for m in ("msprobe_runtime.pytorc
 # The runtime's step callback for each library (MindSpore's is msprobe.mindspore's name; msprobe has none for
 # the other two). msprobe-kit's callbacks also call `monitor` themselves when the config's task is grad_probe.
 CALLBACKS = {"mindspore": "MsprobeStep", "mindformers": "MsprobeStep", "transformers": "MsprobeTrainerCallback",
-             "lightning": "MsprobeLightningCallback", "mmengine": "MsprobeMMEngineHook"}
-# How a trainer built already takes one more callback, by library.
-ADD_CALLBACK = {"transformers": "add_callback", "mmengine": "register_hook"}
+             "lightning": "MsprobeLightningCallback", "mmengine": "MsprobeMMEngineHook",
+             "detectron2": "MsprobeDetectron2Hook"}
+# How a trainer built already takes one more callback, by library: the call, `{}` the callback.
+ADD_CALLBACK = {"transformers": "add_callback({})", "mmengine": "register_hook({})", "detectron2": "register_hooks([{}])"}
+RUN_AFTER = ("mmengine", "detectron2")  # the callback goes right before `holder.train(...)`, when there is one
 MSPROBE_CALLBACKS = ("mindspore", "mindformers")
 AFTER_CREATION = "after-debugger-creation"  # unit.shared: (statement, code) to insert before it once the debugger exists
 
@@ -110,7 +112,9 @@ class Debugger(Transform):
         "`MsprobeLightningCallback(debugger)`, an mmengine `Runner` or `FlexibleRunner` "
         "(OpenMMLab) `MsprobeMMEngineHook(debugger)` in `custom_hooks=`, or, built by `Runner.from_cfg(cfg)`, "
         "through `runner.register_hook(...)` after it, mindformers' `Trainer` `MsprobeStep(debugger)` (it trains "
-        "through Model.train; notes say to turn its data sinking and graph mode off); they start, stop and step the debugger around "
+        "through Model.train; notes say to turn its data sinking and graph mode off), a detectron2 trainer "
+        "(`DefaultTrainer` or a subclass, `SimpleTrainer`, `AMPTrainer`) `MsprobeDetectron2Hook(debugger)` through "
+        "`trainer.register_hooks([...])` (the hook puts itself first when training begins); they start, stop and step the debugger around "
         "each optimizer step. The callback goes first, so that the step's end stops capture before the other "
         "callbacks' step-end work (latent diffusion's image logger samples the model there, mindocr's evaluator "
         "runs validation): an absent or `None` `callbacks=` becomes a list, a list gets it at its head, a name only "
@@ -435,6 +439,17 @@ class Debugger(Transform):
                 "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
                 "runner = Runner.from_cfg(Config.fromfile('configs/retinanet.py'))\n"
                 "runner.register_hook(MsprobeMMEngineHook(debugger))\nrunner.train()\n"),
+        # detectron2's trainers take hooks through `register_hooks([...])`, before `trainer.train(...)` (the lazy-config
+        # script builds one of two); the hook puts itself first among the trainer's hooks when training begins.
+        Example("from detectron2.engine import AMPTrainer, SimpleTrainer\n\n"
+                "trainer = (AMPTrainer if amp else SimpleTrainer)(model, loader, optim)\n"
+                "trainer.register_hooks([hooks.IterationTimer()])\ntrainer.train(0, 100)\n",
+                "from detectron2.engine import AMPTrainer, SimpleTrainer\nimport os\n"
+                "from msprobe_runtime.pytorch import MsprobeDetectron2Hook, PrecisionDebugger\n\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "trainer = (AMPTrainer if amp else SimpleTrainer)(model, loader, optim)\n"
+                "trainer.register_hooks([hooks.IterationTimer()])\n"
+                "trainer.register_hooks([MsprobeDetectron2Hook(debugger)])\ntrainer.train(0, 100)\n"),
         # mindnlp runs transformers' Trainer on MindSpore (its `torch` is mindtorch): the PyTorch callback would
         # not work there, and nothing is added (with a note).
         Example("import mindnlp\nfrom transformers import Trainer\n\ntrainer = Trainer(model=model, args=args)\n"
@@ -589,9 +604,9 @@ class Debugger(Transform):
             return True
         holder = _assigned_to(train)
         if train.library in ADD_CALLBACK and holder is not None:
-            added = nodes.statement(
-                f"{holder}.{ADD_CALLBACK[train.library]}({unit.runtime(CALLBACKS[train.library])}({name}))")
-            run = _runner_train(unit, train, holder) if train.library == "mmengine" else None
+            callback = f"{unit.runtime(CALLBACKS[train.library])}({name})"
+            added = nodes.statement(f"{holder}.{ADD_CALLBACK[train.library].format(callback)}")
+            run = _runner_train(unit, train, holder) if train.library in RUN_AFTER else None
             if run is not None:  # OpenMMLab's tools/train.py builds the runner in either branch of an `if`
                 unit.edits.insert_before(unit.statement(run), [added])
             else:

@@ -365,7 +365,7 @@ def recording_torch_npu_stand_in() -> types.ModuleType:
     the module at call time, as the first call below does."""
     module = types.ModuleType("torch_npu")
     for name in ("dropout_with_byte_mask", "_npu_dropout", "npu_dropout_with_add_softmax", "npu_fusion_attention",
-                 "npu_dropout_gen_mask", "npu_fusion_attention_v2", "npu_fusion_attention_grad",
+                 "npu_flash_attention", "npu_dropout_gen_mask", "npu_fusion_attention_v2", "npu_fusion_attention_grad",
                  "npu_fusion_attention_grad_v2"):
         setattr(module, name, RecordingNpuOp())
     return module
@@ -386,12 +386,15 @@ def test_torch_npu_dropouts_pass_no_dropout(monkeypatch):
         user.npu_fusion_attention(x, x, x, 8, "BNSD", keep_prob=0.9)
         stand_in.npu_fusion_attention(x, x, x, 8, "BNSD", None, None, None, 1.0, 0.9)
         stand_in.npu_dropout_gen_mask(x.shape, p=0.1)
+        stand_in.npu_flash_attention(x, x, x, 8, pse=None, atten_mask=x, scale=0.1, keep_prob=0.9, input_layout="SBH")
+        stand_in.npu_flash_attention(x, x, x, 8, "BNSD", None, None, None, 1.0, 0.9)
     assert ops["dropout_with_byte_mask"].calls[0][0][1:] == (0.0, True)
     assert ops["npu_dropout_gen_mask"].calls[0][1] == {"p": 0.0}
     assert ops["_npu_dropout"].calls[0][1] == {"p": 0.0}
     assert ops["npu_dropout_with_add_softmax"].calls[0][0][3] == 0.0
     assert [call[1].get("keep_prob", call[0][9] if len(call[0]) > 9 else None)
             for call in ops["npu_fusion_attention"].calls] == [1.0, 1.0]
+    assert ops["npu_flash_attention"].calls[0][1]["keep_prob"] == 1.0 == ops["npu_flash_attention"].calls[1][0][9]
     assert all(getattr(stand_in, name) is op for name, op in ops.items()), "restored on the way out"
     stand_in.npu_fusion_attention(x, x, x, 8, "BNSD", keep_prob=0.9)
     assert ops["npu_fusion_attention"].calls[-1][1] == {"keep_prob": 0.9}

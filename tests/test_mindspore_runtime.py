@@ -111,6 +111,19 @@ def test_rm_dropout_covers_cells_functions_and_primitives_created_before():
     assert not (cells[0](x).asnumpy() == 1).all(), "restored: dropout draws masks again"
 
 
+def test_rm_dropout_covers_the_generated_dropout_primitive():
+    """mindformers' parallel-core Dropout calls `ops.auto_generate.DropoutExt()` by keyword with its own seed and
+    offset (an Ascend kernel: on CPU only the removed primitive can run)."""
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    primitive, original = ms.ops.auto_generate.DropoutExt(), ms.ops.auto_generate.DropoutExt.__call__
+    seed, offset = ms.Tensor(0, ms.int64), ms.Tensor(0, ms.int64)
+    with no_dropout():
+        out, mask = primitive(input=x, p=0.5, seed=seed, offset=offset)
+        assert (out.asnumpy() == 1).all() and (mask.asnumpy() == 1).all() and mask.dtype == ms.uint8
+        assert (primitive(x, 0.5, seed, offset)[0].asnumpy() == 1).all()
+    assert ms.ops.auto_generate.DropoutExt.__call__ is original, "restored"
+
+
 def test_rm_dropout_covers_stochastic_depth_cells_and_functions(monkeypatch):
     """mindcv's DropPath and model code's own copies, defined before or after the call, return their input."""
     library = types.ModuleType("stochastic_depth_library")

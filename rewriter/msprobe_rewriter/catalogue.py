@@ -876,6 +876,7 @@ NPU_DROP_PROBABILITY: dict[str, tuple[int, str]] = {
 # calls it), and MindSpore's (mindformers' flash attention: `FlashAttentionScore(head_num, keep_prob=1 - p)`).
 FUSED_ATTENTION_KEEP_PROBABILITY: dict[str, tuple[int | None, str]] = {
     "torch_npu.npu_fusion_attention": (9, "keep_prob"), "torch_npu.npu_fusion_attention_v2": (None, "keep_prob"),
+    "torch_npu.npu_flash_attention": (9, "keep_prob"),  # its older name (ModelZoo's ChatGLM2), same arguments
     "mindspeed.ops.fusion_attention_v2.npu_fusion_attention": (None, "keep_prob"),
     "mindspore.ops.operations.nn_ops.FlashAttentionScore": (1, "keep_prob"),
     **dict.fromkeys([f"{m}.flash_attention_score" for m in ("mindspore.ops", "mindspore.ops.function",
@@ -895,13 +896,27 @@ ADAPTER_DROPOUT_CONFIGS: dict[str, str] = {
     for package in ("peft", "peft.tuners.lora", "peft.tuners.adalora", "mindnlp.peft", "mindnlp.peft.tuners.lora")
     for config in ("LoraConfig", "AdaLoraConfig")
 }
-MINDSPORE_DROPOUT = frozenset({
+# The keep_prob primitives (`ops.Dropout`, `Dropout2D`, `Dropout3D`) under the names model code imports them by
+# (`from mindspore.ops import operations as P`: mindformers' `P.Dropout(keep_prob)`).
+_MS_KEEP_PROB_PRIMITIVES = frozenset(f"{module}.{name}" for module in (
+    "mindspore.ops", "mindspore.ops.operations", "mindspore.ops.auto_generate", "mindspore.ops.auto_generate.gen_ops_prim")
+    for name in ("Dropout", "Dropout2D", "Dropout3D"))
+MINDSPORE_DROPOUT = _MS_KEEP_PROB_PRIMITIVES | frozenset({
     "mindspore.nn.Dropout", "mindspore.nn.Dropout1d", "mindspore.nn.Dropout2d", "mindspore.nn.Dropout3d",
-    "mindspore.ops.Dropout", "mindspore.ops.dropout", "mindspore.ops.Dropout2D", "mindspore.ops.Dropout3D",
-    "mindspore.ops.dropout1d", "mindspore.ops.dropout2d", "mindspore.ops.dropout3d",
+    "mindspore.ops.dropout", "mindspore.ops.dropout1d", "mindspore.ops.dropout2d", "mindspore.ops.dropout3d",
     "mindspore.mint.nn.Dropout", "mindspore.mint.nn.functional.dropout", "mindspore.mint.nn.Dropout2d",
     "mindspore.mint.nn.functional.dropout2d", "mindspore.nn.DropoutExt", "mindspore.nn.Dropout2dExt",
+    "mindspore.ops.function.nn_func.dropout_ext", "mindspore.ops.function.nn_func.dropout2d_ext",
 })
+# MindSpore's generated dropout primitives, which take the probability with each call (`DropoutExt()(input, p,
+# seed, offset)`: mindformers' parallel-core `Dropout`; `mint`'s dropouts call the other two): reported where made.
+MINDSPORE_CALL_TIME_DROPOUT = frozenset(f"{module}.{name}" for module in (
+    "mindspore.ops.auto_generate", "mindspore.ops.auto_generate.gen_ops_prim")
+    for name in ("DropoutExt", "FuncDropoutExt", "Dropout2dExt"))
+# ... and their ready-made instances, called at once: name -> (position, keyword) of the probability, always applied.
+MINDSPORE_DROPOUT_OPS: dict[str, tuple[int, str]] = {
+    f"{module}.{name}": (1, "p") for module in ("mindspore.ops.auto_generate", "mindspore.ops.auto_generate.gen_ops_prim")
+    for name in ("dropout_ext_op", "func_dropout_ext_op", "dropout2d_ext_op")}
 # The masks MindSpore's fused attention is given (mindformers' flash attention): msprobe-kit's seed_all leaves them.
 MINDSPORE_FUSED_DROPOUT_MASKS = frozenset({"mindspore.ops.DropoutGenMask", "mindspore.ops.operations.DropoutGenMask"})
 
@@ -943,8 +958,7 @@ TORCH_RNN_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
 TORCH_DROPOUT_OFF_BY_DEFAULT = frozenset({"torch.nn.functional.alpha_dropout",
                                           "torch.nn.functional.feature_alpha_dropout"})
 # MindSpore dropouts whose first argument is `keep_prob` (1.0 means no dropout), not `p`.
-MINDSPORE_KEEP_PROB_DROPOUT = frozenset({"mindspore.nn.Dropout", "mindspore.ops.Dropout",
-                                         "mindspore.ops.Dropout2D", "mindspore.ops.Dropout3D"})
+MINDSPORE_KEEP_PROB_DROPOUT = _MS_KEEP_PROB_PRIMITIVES | {"mindspore.nn.Dropout"}
 
 # --- training steps (loop detection) ----------------------------------------------------------
 GRAD_FUNCTION_FACTORIES = frozenset({
@@ -1230,6 +1244,10 @@ GENERATOR_FACTORIES: dict[str, tuple[int, str]] = {
 # torch generator objects ignore `torch.manual_seed`: unseeded, each starts from the same fixed default
 # seed, so the script's seed does not control them (and two of them draw the same stream).
 TORCH_GENERATOR_CLASSES = frozenset({"torch.Generator", "torch._C.Generator"})
+# MindSpore's generator objects likewise: `mindspore.manual_seed`/`set_seed` seed only the default one, and a new
+# one starts from seed 0 (MindSpore 2.10: mindformers' parallel-core `Dropout` takes its seed and offset from one).
+MINDSPORE_GENERATOR_CLASSES = frozenset({"mindspore.Generator", "mindspore.common.Generator",
+                                         "mindspore.common.generator.Generator"})
 # MindSpore random operators that ignore `mindspore.set_seed` and take their own seeds (MindSpore 2.10, each
 # checked by running it twice in two processes, with and without `mindspore.set_seed`): with the seeds at
 # the values in `entropy` they draw fresh entropy (or read the clock) in every run; with another literal
@@ -1264,7 +1282,6 @@ _MS_RANDOM_PRIMITIVES: dict[str, RandomSeeds] = {
                      "SampleDistortedBoundingBoxV2"), _MS_SEED_PAIR),
     "RandomChoiceWithMask": RandomSeeds(((1, "seed"), (2, "seed2"))),
     "TruncatedNormal": RandomSeeds(((1, "seed"), (2, "seed2"))),
-    "Dropout": RandomSeeds(((1, "Seed0"), (2, "Seed1")), fix="pass fixed non-zero `Seed0=`/`Seed1=`"),
     "UniformCandidateSampler": RandomSeeds(((4, "seed"),), unseeded="seed 0 (the default)"),
     "Bernoulli": RandomSeeds(((0, "seed"),), frozenset({-1}), -1, "pass a fixed `seed=` (0 or more)",
                              "seed -1 (the default: the clock)"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from msprobe_rewriter import catalogue, opt_in
+from msprobe_rewriter import catalogue, conditions, opt_in
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
@@ -21,8 +21,10 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.TORCH_DROPOUT_MODULES, catalogue.TORCH_DROPOUT_FUNCTIONS, catalogue.TORCH_DROPOUT_KEYWORD_MODULES,
     catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT, catalogue.MINDSPORE_FUSED_DROPOUT_MASKS,
-    catalogue.NPU_DROP_PROBABILITY, catalogue.ADAPTER_DROPOUT_CONFIGS,
-    catalogue.FUSED_ATTENTION_KEEP_PROBABILITY) for q in table)
+    catalogue.NPU_DROP_PROBABILITY, catalogue.ADAPTER_DROPOUT_CONFIGS, catalogue.MINDSPORE_CALL_TIME_DROPOUT,
+    catalogue.MINDSPORE_DROPOUT_OPS, catalogue.FUSED_ATTENTION_KEEP_PROBABILITY) for q in table)
+# Kernels whose drop probability is an argument of the call, always applied: name -> its (position, keyword).
+DROP_PROBABILITY = {**catalogue.NPU_DROP_PROBABILITY, **catalogue.MINDSPORE_DROPOUT_OPS}
 # ... and of every stochastic-depth (DropPath) API.
 STOCHASTIC_DEPTH_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.STOCHASTIC_DEPTH_MODULES, catalogue.STOCHASTIC_DEPTH_FUNCTIONS) for q in table) | {
@@ -43,11 +45,14 @@ FUSED_MASK_MESSAGE = ("`DropoutGenMask` draws the dropout masks of fused attenti
                       "keep_prob at 1.0 while debugging (`seed_all(rm_dropout=True)` does not reach it)")
 MINDSPORE_KEEP_MESSAGE = ("dropout draws a new random mask every step; pass `keep_prob=1.0` (or `p=0.0`) while "
                           "debugging (its first argument is the probability of keeping, and 0 raises)")
+SEED_NOTE = "; its `Seed0`/`Seed1` do not make it repeat on Ascend, which ignores them"
+CALL_TIME_MESSAGE = ("`{name}` drops at random with the probability each call passes, with a new mask every step; "
+                     "pass p=0 to its calls while debugging (`seed_all(rm_dropout=True)` removes it in PyNative mode "
+                     "only: graph mode compiles it)")
 KEEP_PROB_MESSAGE = ("`keep_prob` below 1 drops attention weights at random, with a new mask every step; pass "
                      "keep_prob=1.0 while debugging")
 
-def _is_zero(value: object) -> bool:
-    return value is not NOT_CONSTANT and not isinstance(value, bool) and value == 0
+PARAMETER_DEPTH = 4  # model → stage → block → layer: the constructors a probability is handed down through
 
 
 class Dropout(Rule):
@@ -61,16 +66,22 @@ class Dropout(Rule):
     summary = ("Flags PyTorch and MindSpore dropout layers and functions, `dropout=` of attention, transformer and "
                "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1) and `dropout_p=` of "
                "`scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)`, unless the "
-               "probability is a literal 0 (keep_prob 1). Also flags "
+               "probability is a literal 0 (keep_prob 1); one taken from an option or a parameter that is 0 by default "
+               "(a layer's `drop=0.` that no call in the file sets, down through the models that hand it on) is "
+               "info, naming it, and so is a LoRA config built under an `if` that is off by default "
+               "(`if training_args.use_lora:`). Also flags "
                "stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
                "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
                "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
-               "unless the rate is a literal 0 or a per-block value / parameter handed down inside model code. On "
+               "unless the rate is a literal 0 or a per-block value (`dpr[i]`; not a config entry read by name, "
+               "`config['drop_path_rate']`) / parameter handed down inside model code. On "
                "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
                "`npu_dropout_with_add_softmax`, `_npu_dropout`, `npu_dropout_gen_mask`, the old `torch.npu_dropoutV2`, and "
-               "`npu_fusion_attention` and `npu_fusion_attention_v2` (and MindSpeed's `npu_fusion_attention` from "
+               "`npu_fusion_attention` (and its older name `npu_flash_attention`) and `npu_fusion_attention_v2` (and MindSpeed's `npu_fusion_attention` from "
                "`mindspeed.ops.fusion_attention_v2`) with a `keep_prob` other than 1; MindSpore's `FlashAttentionScore` and "
-               "`flash_attention_score` likewise, and `ops.DropoutGenMask`, which draws the masks of fused attention "
+               "`flash_attention_score` likewise, the keep_prob primitives however imported (`P.Dropout(keep_prob)`), the "
+               "generated `ops.auto_generate.DropoutExt` / `FuncDropoutExt` / `Dropout2dExt` (which take the probability "
+               "with each call: reported where made), their `*_op` instances and `dropout_ext`, and `ops.DropoutGenMask`, which draws the masks of fused attention "
                "(mindformers' flash attention; reported even where `seed_all(rm_dropout=True)` runs, which does not "
                "reach them), and stochastic depth written by hand: a mask drawn in a module-level function named "
                "for it (`drop_connect`, `drop_path`, `drop_block`, `layer_drop`, `stochastic_depth`) in a file "
@@ -88,11 +99,15 @@ class Dropout(Rule):
            "`drop_path_rate=0.` to the model (or construct `DropPath(0.)`) while debugging. msprobe-kit's "
            "`seed_all(rm_dropout=True)`, which `msprobe-instrument` adds, also removes torch_npu's dropouts (not the old "
            "fork's `torch.npu_dropoutV2` and `torch.npu_dropout_gen_mask`; it passes keep_prob=1.0 to "
-           "`npu_fusion_attention`, `npu_fusion_attention_v2` and their `_grad` functions, and to MindSpeed's when "
+           "`npu_fusion_attention` (and `npu_flash_attention`), `npu_fusion_attention_v2` and their `_grad` functions, and "
+           "to MindSpeed's when "
            "`mindspeed.ops.fusion_attention_v2` is imported before it runs), and makes stochastic depth the "
            "identity, by name: `DropPath` (also `NpuDropPath` and any class named `...DropPath`), `StochasticDepth` "
            "and `DropBlock2d` modules and cells (timm's, "
-           "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions.")
+           "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions. On MindSpore "
+           "it makes the dropout cells the identity in both modes, but the primitives (`ops.Dropout`, "
+           "`DropoutExt`, ...) only in PyNative mode: graph mode compiles them, so pass keep_prob=1.0 / p=0 there. "
+           "Seeding `ops.Dropout` (`Seed0`/`Seed1`) does not make it repeat on Ascend, which ignores its seeds.")
     valid = (
         # Instrumented: msprobe-kit's seed_all(rm_dropout=True) switches every dropout off at run time.
         "import torch.nn as nn\nfrom msprobe_runtime.pytorch import seed_all\n\nseed_all(seed=1234, mode=False, "
@@ -117,6 +132,10 @@ class Dropout(Rule):
         "    return npu_fusion_attention_grad(q, k, v, dout, n, \"SBH\", keep_prob=keep_prob)\n",
         "from mindspore.ops.operations.nn_ops import FlashAttentionScore\n\n"
         "attention = FlashAttentionScore(head_num=8, keep_prob=1.0, input_layout=\"BNSD\")\n",
+        "from mindspore.ops import operations as P\n\ndrop = P.Dropout(keep_prob=1.0)\n",
+        # ModelZoo's ChatGLM2 sets keep_prob once, just before the call.
+        "import torch_npu\n\n\ndef attend(q, k, v, n):\n    keep_prob = 1.0\n"
+        "    return torch_npu.npu_flash_attention(q, k, v, n, \"SBH\", keep_prob=keep_prob)[0]\n",
         "import torch\n\n\nclass Dropout:\n    pass\n\n\nd = Dropout()  # a local class\n",
         "import timm\nfrom timm.layers import DropPath, drop_path\n\n"
         "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.)\n"
@@ -133,6 +152,34 @@ class Dropout(Rule):
         "        self.drop_path = DropPath(drop_path) if drop_path > 0. else nn.Identity()\n",
     )
     invalid = (
+        # ModelZoo's ChatGLM2: `npu_flash_attention`, the older name of `npu_fusion_attention`.
+        Invalid("import torch_npu\n\n\ndef attend(q, k, v, n, mask):\n    return torch_npu.npu_flash_attention("
+                "q, k, v, n, pse=None, atten_mask=mask, keep_prob=0.9, input_layout=\"SBH\")[0]\n", lines=(5,)),
+        # Swin's layers take rates defaulting to 0 that the model hands down and no call in the file sets: info.
+        Invalid("import torch.nn as nn\n\n\nclass Mlp(nn.Module):\n    def __init__(self, dim, drop=0.):\n"
+                "        super().__init__()\n        self.drop = nn.Dropout(drop)\n\n\nclass Net(nn.Module):\n"
+                "    def __init__(self, drop_rate=0., **kwargs):\n        super().__init__()\n"
+                "        self.mlp = Mlp(8, drop=drop_rate)\n\n\nmodel = Net(depth=2)\n", lines=(7,), severity="info"),
+        # ... unless a call sets one; a model's stochastic depth read from a config by name is not handed down.
+        Invalid("import torch.nn as nn\n\n\nclass Mlp(nn.Module):\n    def __init__(self, dim, drop=0.):\n"
+                "        super().__init__()\n        self.drop = nn.Dropout(drop)\n\n\n"
+                "def build(config, make_model):\n    head = Mlp(8, drop=0.1)\n"
+                "    return head, make_model(drop_path_rate=config['drop_path_rate'])\n", lines=(7, 12)),
+        # Qwen's LoRA: built only in the mode its default-off switch turns on.
+        Invalid("from dataclasses import dataclass\n\nimport transformers\nfrom peft import LoraConfig, get_peft_model\n\n\n"
+                "@dataclass\nclass TrainingArguments(transformers.TrainingArguments):\n    use_lora: bool = False\n\n\n"
+                "def train(model):\n    parser = transformers.HfArgumentParser((TrainingArguments,))\n"
+                "    (training_args,) = parser.parse_args_into_dataclasses()\n    if training_args.use_lora:\n"
+                "        modules = [\"c_attn\"]\n        config = LoraConfig(r=8, lora_dropout=0.05, target_modules=modules)\n"
+                "        model = get_peft_model(model, config)\n        model.print_trainable_parameters()\n"
+                "    return model\n", lines=(17,), severity="info"),
+        # mindformers: the keep_prob primitive imported as `P`, and the generated one taking p with each call.
+        Invalid("import mindspore as ms\nfrom mindspore import nn\nfrom mindspore.ops import operations as P\n"
+                "from mindspore.ops.function.nn_func import dropout_ext\n\n\nclass Dropout(nn.Cell):\n"
+                "    def __init__(self, keep_prob=0.5):\n        super().__init__()\n"
+                "        self.dropout = P.Dropout(keep_prob)\n"
+                "        self.dropout_ext = ms.ops.auto_generate.DropoutExt().add_prim_attr(\"side_effect_hidden\", True)\n\n"
+                "    def construct(self, x):\n        return dropout_ext(x, 0.1)\n", lines=(10, 11, 14)),
         # ModelZoo's GPT-2 draws dropout masks ahead on a side stream.
         Invalid("import torch_npu\n\n\ndef mask(x, p):\n    return torch_npu.npu_dropout_gen_mask(x.shape, p=p)\n",
                 lines=(5,)),
@@ -216,7 +263,12 @@ class Dropout(Rule):
         self.stochastic_depth: list = []  # the reports of stochastic depth
         self.unreached: list = []  # the reports seed_all leaves on: MindSpore's fused attention, drops written by hand
         self.hand_written: set[str] = set()  # functions reported for stochastic depth written by hand
-        self.by_option: list = []  # (report, probability) where the probability is an expression (`args.dropout`)
+        # (report, probability, its value when off, the function around it) where the probability is an expression
+        # (`args.dropout`, a parameter `drop`)
+        self.by_option: list = []
+        self.adapters: list = []  # (report, the guards of the `if` statements around an adapter config)
+        self._callers: dict[str, list] | None = None  # name -> [(call, the function around it)], made when needed
+        self._owners: dict[int, ast.ClassDef] | None = None  # id(method) -> its class, made when needed
 
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
@@ -249,22 +301,33 @@ class Dropout(Rule):
             self._check_probability(node, keyword(node, name), default_fires=False,
                                     message=f"`{name}=` puts a dropout before every adapter layer, with a new mask "
                                             f"every step; pass {name}=0.0 while debugging")
+            if self.reports and self.reports[-1].node is node:
+                self.adapters.append((self.reports[-1], self._enclosing_guards(node)))
         elif qualified in catalogue.MINDSPORE_FUSED_DROPOUT_MASKS:
             self.report(node, FUSED_MASK_MESSAGE, fixable=False)
             self.unreached.append(self.reports[-1])
         elif qualified in catalogue.MINDSPORE_DROPOUT:
             self._check_mindspore(node, qualified)
-        elif qualified in catalogue.NPU_DROP_PROBABILITY:
-            self._check_probability(node, argument(node, *catalogue.NPU_DROP_PROBABILITY[qualified]),
-                                    default_fires=True)
+        elif qualified in catalogue.MINDSPORE_CALL_TIME_DROPOUT:
+            self.report(node, CALL_TIME_MESSAGE.format(name=qualified.rpartition(".")[2]))
+        elif qualified in DROP_PROBABILITY:
+            self._check_probability(node, argument(node, *DROP_PROBABILITY[qualified]), default_fires=True)
         elif qualified in catalogue.FUSED_ATTENTION_KEEP_PROBABILITY:
             position, name = catalogue.FUSED_ATTENTION_KEEP_PROBABILITY[qualified]
             keep = keyword(node, name) if position is None else argument(node, position, name)
             mindspore = qualified.startswith("mindspore.")
-            if keep is not None and constant(keep) != 1:
+            if keep is not None and self._literal(keep) != 1:
                 self.report(node, KEEP_PROB_MESSAGE + (FUSED_NOTE if mindspore else ""), fixable=False if mindspore else None)
                 if mindspore:
                     self.unreached.append(self.reports[-1])
+
+    def _enclosing_guards(self, node: ast.AST) -> list[conditions.Guard]:
+        """The (test, branch) of every `if` around `node`, innermost first: an adapter exists only in the mode
+        that builds it (`if training_args.use_lora:`), however long that block is."""
+        chain = [*self.ctx.ancestors, node]
+        return [(outer.test, inner in outer.body) for outer, inner in zip(reversed(chain[:-1]), reversed(chain[1:]),
+                                                                           strict=True)
+                if isinstance(outer, ast.If) and inner is not outer.test]
 
     def _check_hand_written(self, node: ast.Call) -> None:
         """A mask drawn in a module-level function named for stochastic depth (EfficientNet's `drop_connect(x,
@@ -290,13 +353,83 @@ class Dropout(Rule):
         """A file that calls `seed_all(..., rm_dropout=True)` runs with its dropout off: nothing to report, but
         the stochastic depth msprobe's own `seed_all` leaves on, and what no `seed_all` reaches. A probability
         taken from an option that defaults to 0 (`lora_dropout=args.lora_dropout`) is info, naming the option."""
-        for report, value in self.by_option:
-            if report.severity != "info" and opt_in.default_value(self.ctx, value) == 0:
+        for report, value, off, function in self.by_option:
+            if report.severity != "info":
+                self._settle_default(report, value, off, function)
+        for report, guards in self.adapters:
+            needed = next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None)
+            if needed is not None and report.severity != "info":
                 report.severity = "info"
-                report.message += f" (only when `{condition_text(value)}` > 0: 0 with the default arguments)"
+                report.message += f" (only when `{condition_text(needed)}`: off with the default arguments)"
         if self.removed is not None:
             kept = self.unreached + ([] if self.removed else self.stochastic_depth)
             self.reports = [report for report in self.reports if any(report is k for k in kept)]
+
+    def _literal(self, value: ast.expr) -> object:
+        """A literal, or a local name the function around it sets once to one (ChatGLM2's `keep_prob = 1.0`
+        before `npu_flash_attention(..., keep_prob=keep_prob)`); else `NOT_CONSTANT`."""
+        function = self.ctx.current_def()
+        if constant(value) is not NOT_CONSTANT or not isinstance(value, ast.Name) or function is None:
+            return constant(value)
+        stores = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == value.id
+                  and not isinstance(node.ctx, ast.Load)]
+        assigned = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                    and len(node.targets) == 1 and node.targets[0] in stores]
+        parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        if len(stores) != 1 or len(assigned) != 1 or value.id in parameters:
+            return NOT_CONSTANT
+        return constant(assigned[0])
+
+    def _settle_default(self, report, value: ast.expr, off: float, function: ast.AST | None) -> None:
+        """Info, naming the option or parameter, when the probability is off with the default arguments: an option
+        defaulting to it, or a parameter of `function` defaulting to it that no call in the file sets otherwise
+        (Swin's `Mlp(drop=0.)`, built by models whose own `drop_rate=0.` no call sets)."""
+        if opt_in.default_value(self.ctx, value) == off:
+            settled = "with the default arguments"
+        elif isinstance(value, ast.Name) and self._parameter_off(function, value.id, off, PARAMETER_DEPTH):
+            settled = "by default, and no call in this file passes another value"
+        else:
+            return
+        report.severity = "info"
+        report.message += f" (only when `{condition_text(value)}` {'<' if off else '>'} {off:g}: {off:g} {settled})"
+
+    def _parameter_off(self, function: ast.AST | None, name: str, off: float, depth: int) -> bool:
+        """Whether parameter `name` of `function` defaults to `off` and every call of `function` in the file
+        leaves it so: passes nothing, `off`, or (`depth` levels up) such a parameter of its own."""
+        if not isinstance(function, FUNCTION_TYPES) or depth == 0:
+            return False
+        default = parameter_defaults(function).get(name)
+        if default is None or not _is_value(constant(default), off):
+            return False
+        owner = self._owner(function)
+        callee = owner.name if owner is not None and function.name == "__init__" else function.name
+        for call, caller in self._calls_of(callee):
+            given = conditions.call_arguments(function, call, bound=owner is not None).get(name)
+            if given is None or not given[1]:  # not known (`**kwargs`), or not passed
+                continue
+            passed = given[0]
+            if not (_is_value(constant(passed), off) or (
+                    isinstance(passed, ast.Name) and self._parameter_off(caller, passed.id, off, depth - 1))):
+                return False
+        return True
+
+    def _owner(self, function: ast.AST) -> ast.ClassDef | None:
+        """The class `function` is a method of, if any."""
+        if self._owners is None:
+            self._owners = {id(item): node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)
+                            for item in node.body}
+        return self._owners.get(id(function))
+
+    def _calls_of(self, name: str) -> list:
+        """The calls in the file of a function or class named `name` (`Mlp(...)`, `self.block(...)`), each with
+        the function around it."""
+        if self._callers is None:
+            self._callers = {}
+            for function, node in _calls_by_function(self.ctx.tree, None):
+                callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                if callee is not None:
+                    self._callers.setdefault(callee, []).append((node, function))
+        return self._callers.get(name, [])
 
     def _report_stochastic_depth(self, node: ast.Call, what: str, fix: str) -> None:
         self.report(node, DROP_PATH_MESSAGE.format(what=what, fix=fix), fixable=False)
@@ -311,14 +444,16 @@ class Dropout(Rule):
                 if not self._decided_elsewhere(kw.value):
                     self._report_stochastic_depth(node, f"`{kw.arg}=`", f"pass `{kw.arg}=0.`")
                     if constant(kw.value) is NOT_CONSTANT:  # `drop_path_rate=args.drop_path`, 0 by default
-                        self.by_option.append((self.reports[-1], kw.value))
+                        self.by_option.append((self.reports[-1], kw.value, 0, None))
                 return
 
     def _decided_elsewhere(self, value: ast.expr) -> bool:
         """A literal 0 (or None: timm's `create_model` drops it), or model code handing a rate down: a
-        per-block rate (`dpr[i]`), `self.<attribute>`, or a parameter of the enclosing function that is
-        required or defaults to 0 (its caller passes the rate, and is checked there)."""
-        if _is_off(constant(value)) or isinstance(value, ast.Subscript):
+        per-block rate (`dpr[i]`, `dpr[start:end]`; not a config entry read by name, `config['drop_path_rate']`),
+        `self.<attribute>`, or a parameter of the enclosing function that is required or defaults to 0 (its
+        caller passes the rate, and is checked there)."""
+        if _is_off(constant(value)) or (isinstance(value, ast.Subscript)
+                                        and not isinstance(constant(value.slice), str)):
             return True
         if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
             return True
@@ -354,17 +489,18 @@ class Dropout(Rule):
                                                                "model)")
 
     def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool,
-                           message: str | None = None) -> None:
-        """Report unless the probability is a literal 0 (or absent with a zero default)."""
+                           message: str | None = None, off: float = 0) -> None:
+        """Report unless the probability is a literal 0 (`off`: a keep probability of 1), or absent with a
+        default that is off."""
         if value is None:
             if default_fires and not _has_double_star(node):
                 self.report(node, message)
             return
-        literal = constant(value)
-        if not _is_zero(literal):
+        literal = self._literal(value)
+        if literal is NOT_CONSTANT or isinstance(literal, bool) or literal != off:
             self.report(node, message)
             if literal is NOT_CONSTANT:
-                self.by_option.append((self.reports[-1], value))
+                self.by_option.append((self.reports[-1], value, off, self.ctx.current_def()))
 
     def _check_function(self, node: ast.Call, qualified: str) -> None:
         # torch.dropout(input, p, train) / F.dropout(input, p=0.5, training=True)
@@ -401,18 +537,33 @@ class Dropout(Rule):
                 self._check_probability(node, p, default_fires=True)
                 return
             keep = argument(node, 0, "keep_prob")
-            if keep is None:
-                if not _has_double_star(node):
-                    self.report(node, MINDSPORE_KEEP_MESSAGE)
-            elif constant(keep) != 1:
-                self.report(node, MINDSPORE_KEEP_MESSAGE)
+            primitive = qualified.endswith(".Dropout") and not qualified.startswith("mindspore.nn.")
+            self._check_probability(node, keep, default_fires=True, off=1,
+                                    message=MINDSPORE_KEEP_MESSAGE + (SEED_NOTE if primitive else ""))
             return
         self._check_probability(node, argument(node, 0, "p"), default_fires=True)
 
 
+def _calls_by_function(tree: ast.AST, function: ast.AST | None):
+    """Every call under `tree`, with the innermost function around it (without recursion: long expressions nest
+    deeply)."""
+    stack = [(tree, function)]
+    while stack:
+        node, function = stack.pop()
+        if isinstance(node, ast.Call):
+            yield function, node
+        inner = node if isinstance(node, FUNCTION_TYPES) else function
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+
+
+def _is_value(literal: object, wanted: float) -> bool:
+    """Whether a literal is the number `wanted` (not a bool)."""
+    return literal is not NOT_CONSTANT and not isinstance(literal, bool) and literal == wanted
+
+
 def _is_off(value: object) -> bool:
     """A literal rate that turns stochastic depth off: 0, or None (the layer's / model's default)."""
-    return value is None or _is_zero(value)
+    return value is None or _is_value(value, 0)
 
 
 def _has_double_star(node: ast.Call) -> bool:

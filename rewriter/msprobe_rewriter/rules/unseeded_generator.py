@@ -13,13 +13,17 @@ MS_OPERATORS = {**catalogue.MINDSPORE_RANDOM_PRIMITIVES, **catalogue.MINDSPORE_S
 CALL_SEEDED = catalogue.MINDSPORE_CALL_SEEDED_PRIMITIVES
 CALL_SEEDED_NAMES = frozenset(name.rpartition(".")[2] for name in CALL_SEEDED)
 CREATOR_NAMES = FACTORY_NAMES | CALL_SEEDED_NAMES | frozenset(
-    name.rpartition(".")[2] for name in (*MS_OPERATORS, *catalogue.TORCH_GENERATOR_CLASSES))
+    name.rpartition(".")[2] for name in (*MS_OPERATORS, *catalogue.TORCH_GENERATOR_CLASSES,
+                                         *catalogue.MINDSPORE_GENERATOR_CLASSES))
 SEEDING_METHODS = frozenset({"manual_seed", "set_state", "setstate"})
 UNSEEDED = "`{name}()` without a seed starts from fresh OS entropy in every run: pass a seed (`{name}(seed)`)"
 NONE_BY_DEFAULT = ("`{name}` is seeded from `{arg}`, which is None with the default arguments (fresh OS entropy): "
                    "give the seed option a default value")
 TORCH_UNSEEDED = ("this `torch.Generator` is never seeded: it ignores `torch.manual_seed` and starts from the same "
                   "fixed seed as every other generator; call `.manual_seed(seed)` on it")
+MINDSPORE_UNSEEDED = ("this MindSpore `Generator` is never seeded: it ignores `mindspore.manual_seed` and "
+                      "`mindspore.set_seed` and starts from seed 0, like every other one; call `.manual_seed(seed)` "
+                      "on it")
 OPERATOR_UNSEEDED = ("`{name}` with {seeds} is seeded afresh in every run, even after `mindspore.set_seed`: "
                      "{fix}")
 
@@ -32,12 +36,13 @@ class UnseededGenerator(Rule):
     message = "a random generator object is created without a seed: pass one (or call `.manual_seed(seed)`)"
     summary = ("Flags `np.random.default_rng()`, `np.random.RandomState()`, NumPy bit generators "
                "(`PCG64()`, ...), `np.random.SeedSequence()` and `random.Random()` created without a seed (or "
-               "with a literal None, or an argparse option whose default is None) and a `torch.Generator(...)`, "
+               "with a literal None, or an argparse option whose default is None), a `torch.Generator(...)` and a "
+               "MindSpore `Generator()` (which starts from seed 0), "
                "unless the variable holding it (a name in its function, an attribute in its class) is seeded "
                "later in the file (`.manual_seed(s)`, `.seed(s)`, `.set_state(...)`; a bare `.seed()` draws a "
                "fresh seed and does not count); also MindSpore random operators that ignore `mindspore.set_seed` "
                "and are left unseeded: primitives (`ops.StandardNormal()`, `ops.UniformReal()`, `ops.Gamma()`, "
-               "`ops.Multinomial()`, `ops.Dropout()`, `ops.UniformCandidateSampler(...)`, "
+               "`ops.Multinomial()`, `ops.UniformCandidateSampler(...)`, "
                "`ops.SampleDistortedBoundingBoxV2()`, `nn.SampledSoftmaxLoss(...)`, ...) created with every seed 0 "
                "(the default), `ops.Bernoulli()` with seed -1 (the default) and `ops.RandpermV2(seed=-1)` (both "
                "read the clock), `ops.Cauchy`, `ops.LogNormalReverse`, `ops.NonDeterministicInts` and `ops.Randperm`, "
@@ -56,11 +61,13 @@ class UnseededGenerator(Rule):
            "they take a fresh random seed on every run (MindSpore 2.10, checked by running them twice); with a "
            "fixed non-zero seed each call still draws new numbers, and the whole sequence repeats from run to "
            "run. MindSpore documents that on Ascend the seed of most of them (`StandardNormal`, `UniformReal`, "
-           "`Multinomial`, `RandomCategorical`, `Dropout`, ...) has no effect: there even a seeded operator "
+           "`Multinomial`, `RandomCategorical`, ...) has no effect: there even a seeded operator "
            "differs from run to run.")
     fix = ("Pass the run's seed when creating the generator (`np.random.default_rng(seed)`, `random.Random(seed)`) "
            "or seed a torch generator right away: `g = torch.Generator(); g.manual_seed(seed)` "
-           "(`torch.Generator().manual_seed(seed)` returns the generator). Give MindSpore primitives a fixed "
+           "(`torch.Generator().manual_seed(seed)` returns the generator; so does MindSpore's). The dropout "
+           "primitive `ops.Dropout` is MSP401's: turn it off (`keep_prob=1.0`) rather than seed it. Give MindSpore "
+           "primitives a fixed "
            "non-zero seed (`ops.StandardNormal(seed=seed)`, `ops.random_categorical(logits, n, seed=seed)`; for "
            "`ops.RandomCategorical` a non-zero third input of each call; for `ops.Bernoulli` a seed of 0 or "
            "more), or use the functional ops (`ops.standard_normal`), which follow `mindspore.set_seed`. On "
@@ -123,6 +130,7 @@ r = Random()
 g = default_rng()
 """,
         """\
+import mindspore as ms
 import mindspore.ops as ops
 from mindspore import nn
 from mindspore.ops import operations as P
@@ -132,6 +140,8 @@ uniform = P.UniformReal(seed=0, seed2=7)
 shuffle = ops.RandomShuffle(seed=args.seed)
 coin = ops.Bernoulli(seed=0)
 order = ops.RandpermV2()  # its default seed 0 is a fixed seed
+drop = ops.Dropout(keep_prob=0.9)  # dropout: MSP401 (seeding it does not help on Ascend)
+generator = ms.Generator().manual_seed(1)
 tokens = ops.random_categorical(logits, 4, seed=5)
 loss = nn.SampledSoftmaxLoss(64, 10000, seed=1)
 picks = ops.multinomial_with_replacement(probs, 5, 0, 8, True)
@@ -255,6 +265,16 @@ class DropPath(nn.Cell):
         self.rand = ops.UniformReal(seed=seed)
         self.sampler = ops.UniformCandidateSampler(1, 5, True, 100)
 """, lines=(9, 10)),
+        # mindformers' parallel-core Dropout takes its seed and offset from a new generator, which starts from 0.
+        Invalid("""\
+import mindspore as ms
+from mindspore.common.generator import Generator
+
+
+class Dropout:
+    def __init__(self):
+        self.seed, self.offset = Generator()._step(ms.Tensor(1, ms.int64))
+""", lines=(7,)),
         # Operators that take no seed, and a loss sampling its candidates with seed 0 (the default).
         Invalid("""\
 import mindspore as ms
@@ -321,6 +341,8 @@ def seeded(seed):
             message = self._factory_problem(node, qualified)
         elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
             message = TORCH_UNSEEDED
+        elif qualified in catalogue.MINDSPORE_GENERATOR_CLASSES:
+            message = MINDSPORE_UNSEEDED
         elif qualified in MS_OPERATORS:
             entry = MS_OPERATORS[qualified]
             message = _message(qualified, entry) if _unseeded(node, entry, self.ctx.current_def()) else None

@@ -6,9 +6,10 @@ still draw random masks. Here removal happens where every path meets, at the cla
 
 - the dropout Cells (`nn.Dropout`, `nn.Dropout1d/2d/3d`, `mint.nn.Dropout`, `mint.nn.Dropout2d`): their
   `construct` returns its input, for instances created before or after, in PyNative and graph mode;
-- the dropout primitives (`ops.Dropout`, `ops.Dropout2D`, `ops.Dropout3D` and the one behind
-  `mint.nn.functional.dropout`/`mint.nn.Dropout`): calling one returns its input (and an all-ones mask
-  where the primitive returns a mask). Every functional dropout (`ops.dropout`, `ops.dropout1d/2d/3d`,
+- the dropout primitives (`ops.Dropout`, `ops.Dropout2D`, `ops.Dropout3D`, the one behind
+  `mint.nn.functional.dropout`/`mint.nn.Dropout`, and `ops.auto_generate.DropoutExt`, which mindformers'
+  parallel-core `Dropout` calls with its own seed and offset): calling one returns its input (and an all-ones
+  mask where the primitive returns a mask: a uint8 one of the input's shape for `DropoutExt`). Every functional dropout (`ops.dropout`, `ops.dropout1d/2d/3d`,
   `mint.nn.functional.dropout`, `MultiheadAttention`'s) creates or calls one of them at call time, so
   they are covered however their names were bound. This path is PyNative's: graph mode compiles
   primitives without calling them from Python (dropout *cells* are covered there too).
@@ -39,15 +40,17 @@ def _identity_construct(self, input, *args, **kwargs):  # noqa: A002 - MindSpore
     return input
 
 
+def _first_argument(self, *args, **kwargs):
+    """The input, however it is passed (`input=` for the generated primitives, `x=` for `ops.Dropout`)."""
+    return args[0] if args else kwargs.get("input", kwargs.get("x"))
+
+
 def _mask_of(dtype):
-    def call(self, x):
+    def call(self, *args, **kwargs):
+        x = _first_argument(self, *args, **kwargs)
         return x, ops.ones_like(x, dtype=dtype or x.dtype)
 
     return call
-
-
-def _first_argument(self, input, *args, **kwargs):  # noqa: A002
-    return input
 
 
 def _input_of(x, *args, **kwargs):
@@ -64,6 +67,7 @@ _PRIMITIVES = {
     ops.Dropout: _mask_of(None),
     ops.Dropout2D: _mask_of(ms.bool_),
     ops.Dropout3D: _mask_of(ms.bool_),
+    gen_ops_prim.DropoutExt: _mask_of(ms.uint8),  # (input, p, seed, offset): mindformers' parallel-core Dropout
     gen_ops_prim.FuncDropoutExt: _first_argument,
     gen_ops_prim.Dropout2dExt: _first_argument,
 }

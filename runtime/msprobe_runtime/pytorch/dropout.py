@@ -22,7 +22,8 @@ call (with probability 0).
 On Ascend, torch_npu's dropouts are covered the same way once torch_npu is imported (seed_all imports it):
 `dropout_with_byte_mask` (behind `nn.DropoutWithByteMask` and torch_npu.contrib's function),
 `_npu_dropout`, `npu_dropout_with_add_softmax`, `npu_dropout_gen_mask` (probability 0), and
-`npu_fusion_attention`, `npu_fusion_attention_v2` and their `_grad` functions (keep_prob 1: a backward
+`npu_fusion_attention` (and its older name `npu_flash_attention`), `npu_fusion_attention_v2` and their `_grad`
+functions (keep_prob 1: a backward
 called by hand, as ring attention does, then replays no mask its forward did not apply). So are MindSpeed's
 `npu_fusion_attention` and `npu_fusion_attention_grad` (mindspeed.ops.fusion_attention_v2, MindSpeed-LLM's
 ring attention) when that module is imported before the removal: it is never imported here, as importing
@@ -83,6 +84,7 @@ _LIBRARY_TARGETS = {
     "torch_npu": {
         "dropout_with_byte_mask": (1, "p", 0.0), "_npu_dropout": (1, "p", 0.0),
         "npu_dropout_with_add_softmax": (3, "prob", 0.0), "npu_fusion_attention": (9, "keep_prob", 1.0),
+        "npu_flash_attention": (9, "keep_prob", 1.0),  # its older name (ModelZoo's ChatGLM2), same arguments
         "npu_dropout_gen_mask": (1, "p", 0.0),  # a mask drawn ahead for `npu_dropout_do_mask` (ModelZoo's GPT-2)
         "npu_fusion_attention_v2": _KEEP_ALL, "npu_fusion_attention_grad": _KEEP_ALL,
         "npu_fusion_attention_grad_v2": _KEEP_ALL,

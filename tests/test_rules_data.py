@@ -640,6 +640,41 @@ def test_hf_dataset_messages_and_fixes():
     assert "`seed=`" in found[1][2]
 
 
+@pytest.mark.parametrize(("default", "expected"), [("None", [(7, "warning")]), ("42", [])])
+def test_hf_dataset_seed_read_with_the_default_arguments(default, expected):
+    """diffusers' `shuffle(seed=args.seed)`: with `--seed` defaulting to None, datasets takes the seed from NumPy's
+    global state; a parameter no call of the file passes is not known."""
+    code = (HF + f"import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--seed', default={default})\n"
+            "args = parser.parse_args()\nd = load_dataset('x')['train'].shuffle(seed=args.seed)\n\n\n"
+            "def f(d, seed):\n    return load_dataset(d).shuffle(seed=seed)\n")
+    found = lint("data-shuffle", code)
+    assert [(line, severity) for line, severity, _ in found] == expected
+    assert all("with `seed=args.seed`, None with the default arguments" in message for _, _, message in found)
+
+
+@pytest.mark.parametrize(("call", "severity", "says"), [
+    ("DistributedSampler(ds)", "warning", "depends on the world size"),
+    ("DistributedSampler(ds, shuffle=True, seed=args.seed)", "warning", "depends on the world size"),
+    ("DistributedSampler(ds, num_replicas=world, rank=rank)", "warning", "depends on the world size"),  # MAE
+    ("DistributedSampler(ds, 1, 0, True, seed=0)", "info", "repeats in every run"),
+    ("DistributedSampler(ds, num_replicas=1, rank=0)", "info", "repeats in every run"),
+])
+def test_distributed_sampler_with_its_replicas_given_repeats_its_order(call, severity, says):
+    """torchtune's `StatefulDistributedSampler(ds, num_replicas=1, rank=0, shuffle=shuffle, seed=0)`: the world size
+    no longer decides the order, `seed` + epoch do."""
+    found = lint("data-shuffle", f"from torch.utils.data import DistributedSampler\ns = {call}\n")
+    assert [(line, sev) for line, sev, _ in found] == [(2, severity)]
+    assert says in found[0][2]
+
+
+def test_shuffle_messages_show_what_the_code_passes():
+    found = lint("data-shuffle", "from torch.utils.data import DataLoader, DistributedSampler\n"
+                                 "a = DataLoader(ds, shuffle=True)\nb = DataLoader(ds, 8, train)\n"
+                                 "c = DistributedSampler(ds, shuffle=is_train)\n")
+    assert [message.split("`")[1] for _, _, message in found] == [
+        "DataLoader(shuffle=True)", "DataLoader(shuffle=train)", "DistributedSampler(shuffle=is_train)"]
+
+
 def test_hf_dataset_from_a_project_package_of_that_name_is_not_one(tmp_path):
     """detr, guided-diffusion: a `datasets/` package of the project shadows the library."""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
@@ -779,6 +814,15 @@ def test_dataloader_positions_match_torch():
     ("import mindspore.dataset as ds\nd = ds.GeneratorDataset(source, [\"x\"], num_parallel_workers=n)\n", [2]),
     ("import mindspore.dataset as ds\nd = ds.ImageFolderDataset(p)\nd = d.batch(8, per_batch_map=mix, "
      "num_parallel_workers=4)\nd = d.batch(8, num_parallel_workers=4)\n", [3]),
+    # mindformers: a batch function of the file that only pads (through `partial`, or a name that may be None)
+    # draws nothing; one that draws, itself or through a function it calls, is reported; so is a `.map` of one
+    ("import mindspore.dataset as ds\nfrom functools import partial\nimport numpy as np\n\n\ndef pad(*cols, n):\n"
+     "    return tuple(np.pad(c, (0, n)) for c in cols)\n\n\ndef jitter(*cols):\n    return shift(cols)\n\n\n"
+     "def shift(cols):\n    return [c + np.random.rand() for c in cols]\n\n\nfn = None\nif dynamic:\n"
+     "    fn = partial(pad, n=8)\nd = ds.ImageFolderDataset(p)\nd = d.batch(8, per_batch_map=fn, num_parallel_workers=4)\n"
+     "d = d.batch(8, per_batch_map=jitter, num_parallel_workers=4)\n"
+     "d = d.map(operations=pad, input_columns='x', num_parallel_workers=4)\n"
+     "d = d.map(operations=shift, input_columns='x', num_parallel_workers=4)\n", [23, 25]),
 ])
 def test_data_workers_arguments(code, expected):
     assert lines("data-workers", code) == expected
@@ -1002,3 +1046,12 @@ def test_random_augment_open_clip_training_transform(code, expected):
 ])
 def test_random_augment_timm_is_training_beside_more_keywords(code, expected):
     assert lines("random-augment", "from timm.data import create_transform\n" + code) == expected
+
+
+def test_scandir_bound_by_with_is_not_wrapped_in_sorted():
+    """`with os.scandir(p) as entries:`: a sorted list is no context manager, so the fix sorts the entries read."""
+    code = ("import os\nimport torch\n\n\ndef list_files(path):\n    with os.scandir(path) as entries:\n"
+            "        return [e.path for e in entries]\n")
+    result = lint_source("snippet.py", code.encode(), [RULES_BY_NAME["unsorted-file-list"]])
+    assert [(f.line, f.fixable) for f in result.findings] == [(6, False)]
+    assert "`sorted(entries, key=lambda entry: entry.name)`" in result.findings[0].message

@@ -183,6 +183,13 @@ def test_nondeterministic_message_names_the_alternative():
     assert "mode='nearest'" in message
 
 
+def test_nondeterministic_on_ascend_gives_ascend_advice():
+    code = "import torch\nimport torch_npu\n\nctc = torch.nn.CTCLoss(blank=0).npu()\nout.index_add_(0, idx, src)\n"
+    messages = [message for _, _, message in lint("nondeterministic-op", code)]
+    assert len(messages) == 2 and all("on Ascend" in m and "CUBLAS" not in m and "CUDA" not in m for m in messages)
+    assert lines("nondeterministic-op", "import torch\n" + code.replace("\n\n", "\n\ntorch.use_deterministic_algorithms(True)\n")) == []
+
+
 def test_nondeterministic_switch_silences_only_what_it_fixes():
     code = """
         import torch
@@ -398,3 +405,61 @@ def test_dist_comm_reads_the_backend_a_name_was_given_before_the_call():
     """
     assert [message.split(" is initialised")[0] for _, _, message in lint("dist-no-deterministic-comm", code)] == [
         "NCCL communication"]
+
+
+@pytest.mark.parametrize("importing", ["import utils", "from . import utils", "import utils as U"])
+def test_host_sync_follows_helpers_called_on_a_project_module(tmp_path, importing):
+    """DINO's `utils.clip_gradients(student, clip)`: a function of an imported project module, called on the
+    module, whose body reads a tensor on the host at every call."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "utils.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        def clip_gradients(model, clip):
+            norms = torch.stack([p.grad.norm() for p in model.parameters()])
+            coef = (clip / (norms + 1e-6)).cpu().numpy()
+            return coef
+        """))
+    alias = importing.rpartition(" ")[2]
+    source = (f"import torch\n{importing}\n\n\ndef train(model, loader, optimizer):\n    for x in loader:\n"
+              f"        model(x).sum().backward()\n        {alias}.clip_gradients(model, 3.0)\n"
+              f"        {alias}.missing(model)\n        optimizer.step()\n")
+    path = tmp_path / "train.py"
+    path.write_text(source)
+    found = lint_source(str(path), source.encode(), [RULES_BY_NAME["host-sync-in-loop"]]).findings
+    assert [(f.line, f.code) for f in found] == [(8, "MSP502")]
+    assert "`.numpy()` on line 6 of utils.py" in found[0].message
+
+
+def test_no_deterministic_algos_hccl_backend_gets_ascend_advice():
+    code = """
+        import torch
+        import torch.distributed as dist
+
+        if __name__ == "__main__":
+            if args.is_npu:
+                torch.npu.set_device(args.local_rank)
+            else:
+                torch.cuda.set_device(args.local_rank)
+            dist.init_process_group(backend="hccl", init_method="env://")
+            model = torch.nn.Linear(2, 2)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            model(torch.randn(2, 2)).sum().backward()
+            opt.step()
+    """
+    ((_, _, message),) = lint("no-deterministic-algos", code)
+    assert "runs on Ascend" in message and "CUBLAS" not in message
+
+
+def test_tf32_impl_mode_names_the_operator_types_it_is_narrowed_to():
+    code = """
+        import torch
+        import torch_npu
+
+        option = {"ACL_OP_SELECT_IMPL_MODE": "high_performance", "ACL_OPTYPELIST_FOR_IMPLMODE": "LayerNorm"}
+        torch.npu.set_option(option)
+    """
+    ((_, severity, message),) = lint("tf32-enabled", code)
+    assert severity == "warning" and "for `LayerNorm` only" in message

@@ -1039,7 +1039,14 @@ MATMUL_FUNCTIONS = frozenset({
     "torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.nn.functional.linear",
     "mindspore.ops.matmul", "mindspore.ops.mm", "mindspore.ops.bmm", "mindspore.ops.dense",
     "mindspore.mint.matmul", "mindspore.mint.mm", "mindspore.mint.bmm", "mindspore.mint.nn.functional.linear",
+    # torch_npu's matmuls (ModelZoo's `npu_bmmV2(grad.transpose(-2, -1), self, [])`), also fused with a collective
+    "torch_npu.npu_bmmV2", "torch_npu.npu_linear", "torch_npu.npu_mm_all_reduce_base",
+    "torch_npu.npu_all_gather_base_mm", "torch_npu.npu_mm_reduce_scatter_base",
 })
+# Matmuls of the form `input @ weight.T`: they transpose their weight themselves, so a weight passed as `w.t()`
+# reaches the kernel as `w`, in its own layout; only their input is a matmul operand as given.
+LINEAR_FUNCTIONS = frozenset({"torch.nn.functional.linear", "torch_npu.npu_linear", "mindspore.ops.dense",
+                              "mindspore.mint.nn.functional.linear"})
 MATMUL_METHODS = frozenset({"matmul", "mm", "bmm"})
 # Base classes of hand-written backward code (`backward` of a torch.autograd.Function).
 AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function",
@@ -1224,14 +1231,13 @@ DETECTRON2_TRAINERS = frozenset(f"detectron2.engine.{module}{name}" for module, 
     ("train_loop.", ("SimpleTrainer", "AMPTrainer", "TrainerBase"))) for name in names)
 # SpeechBrain's `Brain`: a recipe subclasses it (`class ASR(sb.Brain)`) and runs `asr_brain.fit(...)`.
 SPEECHBRAIN_BRAINS = frozenset({"speechbrain.Brain", "speechbrain.core.Brain"})
-TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAIN_BRAINS
+TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAIN_BRAINS | DETECTRON2_TRAINERS
 # Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
 # as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).
 # Dropout layers a project wraps (mindcv's `class Dropout(nn.Dropout)` in models/layers/compatibility.py).
 SUBCLASSED_DROPOUT = TORCH_DROPOUT_MODULES | frozenset(
     n for n in MINDSPORE_DROPOUT if ".nn." in n and n.rpartition(".")[2][:1].isupper())
-SUBCLASSED_CLASSES = (SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS | SUBCLASSED_DROPOUT
-                      | DETECTRON2_TRAINERS)
+SUBCLASSED_CLASSES = SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS | SUBCLASSED_DROPOUT
 
 # --- generator objects (unseeded-generator) -------------------------------------------------------
 # Factories of independent generators: qualified name -> (position, keyword) of their seed argument.

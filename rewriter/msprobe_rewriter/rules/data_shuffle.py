@@ -26,9 +26,13 @@ LIBRARY_DATASETS, LIBRARY_WEBDATASET = "datasets", "webdataset"
 MAX_UNAMBIGUOUS_POSITIONALS = 3
 MAX_HELPER_DEPTH = 3  # calls followed from a project sampler's `__iter__` into functions of its module
 OPT_IN = " (only when `{switch}` is true: false with the default arguments)"
-LOADER_MESSAGE = "`DataLoader(shuffle=...)` draws a random order each epoch: pass `shuffle=False` while debugging"
+LOADER_MESSAGE = "the data loader draws a random order each epoch"  # msprobe-instrument reads it as a prefix
+LOADER_ADVICE = " (`{call}`): pass `shuffle=False` while debugging"
 DISTRIBUTED_MESSAGE = ("`{name}` {shuffles} (seeded by `seed` + epoch, so the order depends on the world size): "
                        "pass `shuffle=False` while debugging")
+# A constant `num_replicas=`: the world size no longer decides the order, `seed` (0 unless given) with the epoch does.
+REPLICAS_MESSAGE = ("`{name}` {shuffles}: pass `shuffle=False` while debugging (seeded by `seed` + epoch, with "
+                    "`num_replicas` a constant: the order repeats in every run; it still differs from another framework's)")
 DEEPSPEED_MESSAGE = ("`deepspeed.initialize(training_data=...)` builds a loader that shuffles (a `DistributedSampler`, "
                      "or a `RandomSampler` in one process): while debugging build a `DataLoader(..., shuffle=False)` "
                      "yourself and leave `training_data` out")
@@ -39,12 +43,15 @@ SEEDED_NOTE = (" (its own `generator=` repeats the order on every device; it sti
                "framework's)")
 SUBSET_ADVICE = ("pass its indices in order instead (`sampler=list(indices)`: any sequence of indices is a "
                  "sampler), or give it a seeded `generator=`,")
-HF_SHUFFLE_MESSAGE = ("Hugging Face `datasets`' `shuffle()` without `seed=` takes its seed from NumPy's global "
+HF_SHUFFLE_MESSAGE = ("Hugging Face `datasets`' `shuffle()` {unseeded} takes its seed from NumPy's global "
                       "generator (a streamed dataset's from fresh entropy), so anything else that draws from NumPy "
                       "changes the order: pass `seed=` or drop the shuffle while debugging")
-HF_SPLIT_MESSAGE = ("Hugging Face `datasets`' `train_test_split` shuffles, seeded from NumPy's global generator "
-                    "unless given `seed=`, so anything else that draws from NumPy changes the split: pass `seed=` "
+HF_SPLIT_MESSAGE = ("Hugging Face `datasets`' `train_test_split` {unseeded} shuffles, seeded from NumPy's global "
+                    "generator, so anything else that draws from NumPy changes the split: pass `seed=` "
                     "(or `shuffle=False`) while debugging")
+UNSEEDED = "without `seed=`"
+# `seed=args.seed` with `--seed` defaulting to None: datasets then draws the seed from NumPy's global state.
+SEED_NONE = "with `seed={seed}`, None with the default arguments,"
 WEBDATASET_MESSAGE = ("webdataset's `{name}` seeds a generator of its own from the clock and the process id "
                       "(`random.Random(int((os.getpid() + time.time()) * 1e9))`) unless given `rng=` or `seed=`: "
                       "the order changes on every run, whatever the script seeds; pass `rng=random.Random(seed)` "
@@ -59,6 +66,7 @@ class DataShuffle(FollowsValues, Rule):
     severity = "warning"
     frameworks = ("pytorch", "mindspore")
     fixable = True
+    switched_by_flags = True
     message = "the data order is random: pass `shuffle=False` (and use a sequential sampler) while debugging"
     summary = ("Flags `DataLoader(shuffle=True)` (or a `shuffle=` expression; also the graph libraries' loaders, "
                "PyG's `DataLoader`, `NeighborLoader`, `LinkNeighborLoader`, ... and DGL's `DataLoader`, "
@@ -73,8 +81,11 @@ class DataShuffle(FollowsValues, Rule):
                "loader shuffles through a `DistributedSampler` (a `RandomSampler` in one process); webdataset's "
                "`shuffle` stage and a `WebDataset` pipeline's `.shuffle(n)` without `rng=` or `seed=` (seeded "
                "from the clock); a Hugging Face dataset's `.shuffle()` and `.train_test_split()` without `seed=` or "
-               "`generator=` (seeded from NumPy's global generator), where the value is known to come from "
-               "`load_dataset`, `Dataset.from_...` or their methods. A class the file derives from `DataLoader` "
+               "`generator=` (seeded from NumPy's global generator; also given a `seed=` that is None with the default "
+               "arguments, diffusers' `seed=args.seed`), where the value is known to come from "
+               "`load_dataset`, `Dataset.from_...` or their methods. A torch `DistributedSampler` given a "
+               "constant `num_replicas=` is information: its order, drawn from `seed` + epoch, no longer depends on the world "
+               "size and repeats in every run (torchtune's `num_replicas=1, rank=0`). A class the file derives from `DataLoader` "
                "or `DistributedSampler` (yolov5's `InfiniteDataLoader`), or imports from a project module that "
                "derives it (through at most three files), counts as its base, and so does a name, or a `self` "
                "attribute within its class, every assignment binds to such classes (`loader = DataLoader if w "
@@ -93,7 +104,8 @@ class DataShuffle(FollowsValues, Rule):
            "shuffle unless told otherwise: a missing `shuffle=` means random order. A `shuffle=` given by an "
            "expression (`shuffle=is_train`) is flagged: on the training path it is true; one false with the default "
            "arguments (a parameter that defaults to False and that no call in the file sets, in a module no other "
-           "file of the project imports; an option that defaults to False) is information, naming it.")
+           "file of the project imports; an option that defaults to False) is information, naming it, and so is one "
+           "in a branch of a flag off with the default arguments (diffusers' `if args.max_train_samples is not None:`).")
     fix = ("While debugging pass `shuffle=False` to `DataLoader`, `DistributedSampler` and MindSpore datasets, "
            "replace `RandomSampler` with `SequentialSampler` (torchvision's `RandomClipSampler` with `UniformClipSampler`, "
            "MindSpore's `SubsetRandomSampler` with `SubsetSampler`), pass a `SubsetRandomSampler`'s indices "
@@ -135,8 +147,12 @@ class DataShuffle(FollowsValues, Rule):
         "data = create_dataset(\"imagenet\", \"/data\", \"train\", False)\n"
         "loader = create_loader(data, 32, is_training=True)  # mindcv's loader keeps its dataset's order\n"
         "coco = mindyolo.data.create_loader(coco_ds, None, [], [], 8, shuffle=False, num_parallel_workers=1)\n",
-        # seeded Hugging Face shuffles and splits; an object not known to be a dataset
-        "import torch\nfrom datasets import load_dataset\n\n\ndef build(path, cfg, seed):\n    data = load_dataset(\"json\", data_files=path)\n"
+        # seeded Hugging Face shuffles and splits (also by an option that defaults to a seed); an object not known
+        # to be a dataset
+        "import argparse\n\nimport torch\nfrom datasets import load_dataset\n\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument(\"--seed\", type=int, default=42)\nargs = parser.parse_args()\n"
+        "data = load_dataset(\"imagefolder\", data_dir=\"train/\")[\"train\"].shuffle(seed=args.seed)\n\n\n"
+        "def build(path, cfg, seed):\n    data = load_dataset(\"json\", data_files=path)\n"
         "    split = data[\"train\"].train_test_split(test_size=0.1, seed=seed)\n"
         "    ordered = data[\"train\"].train_test_split(0.1, shuffle=False)\n"
         "    return split[\"train\"].shuffle(seed=seed), data.shuffle(seeds=seed), ordered, cfg.shuffle()\n",
@@ -247,11 +263,21 @@ def train(args, net, trainset):
                 "DistributedSampler\n\n\ndef build(ds, distributed):\n    if distributed:\n"
                 "        sampler = DistributedSampler(ds)\n    else:\n        sampler = RandomSampler(ds)\n"
                 "    return DataLoader(ds, sampler=sampler)\n", lines=(7, 9)),
-        # torchtune's recipes: torchdata's checkpointable samplers
+        # torchtune's recipes: torchdata's checkpointable samplers; with a constant `num_replicas=` the world size no
+        # longer decides the order (seeded by `seed` + epoch): it repeats in every run
         Invalid("from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler\n\n\n"
-                "def sampler(ds, shuffle):\n"
-                "    return StatefulDistributedSampler(ds, num_replicas=1, rank=0, shuffle=shuffle, seed=0)\n",
-                lines=(5,)),
+                "def sampler(ds):\n"
+                "    return StatefulDistributedSampler(ds, num_replicas=1, rank=0, shuffle=True, seed=0)\n",
+                lines=(5,), severity="info"),
+        # diffusers' text-to-image script: `--seed` defaults to None, so the subset is drawn with NumPy's global
+        # state; only with `--max_train_samples`, which defaults to None
+        Invalid("import argparse\n\nimport torch\nfrom datasets import load_dataset\n\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument(\"--seed\", type=int, default=None)\n"
+                "parser.add_argument(\"--max_train_samples\", type=int, default=None)\nargs = parser.parse_args()\n"
+                "dataset = load_dataset(\"imagefolder\", data_dir=\"train/\")\n"
+                "if args.max_train_samples is not None:\n"
+                "    dataset[\"train\"] = dataset[\"train\"].shuffle(seed=args.seed).select(range(args.max_train_samples))\n",
+                lines=(12,), severity="info"),
         # torchvision's video references: clips drawn at random from each video
         Invalid("from torchvision.datasets.samplers import RandomClipSampler\n\n\n"
                 "def train_sampler(dataset, args):\n"
@@ -327,6 +353,9 @@ def train(args, net, trainset):
         # the function around the call); and the reports that rest on one, settled in `finish`
         self._switch: tuple[ast.expr, bool, ast.AST | None] | None = None
         self.by_option: list[tuple[Report, tuple[ast.expr, bool, ast.AST | None]]] = []
+        # Hugging Face shuffles and splits given `seed=` an expression (`args.seed`), read with the default
+        # arguments in `finish`: (where, the method, the seed, the function around the call)
+        self.by_seed: list[tuple[Site, str, ast.expr, ast.AST | None]] = []
 
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         super().visit_Assign(node)
@@ -368,6 +397,9 @@ def train(args, net, trainset):
         if qualified in catalogue.TIMM_SEEDED_SHUFFLE_LOADERS:
             self.report(self.data.site(node), message + TIMM_SEEDED_NOTE, "info", fixable)
             return
+        if self._fixed_replicas(node, qualified):
+            self.report(self.data.site(node), message, "info", fixable)
+            return
         generator = self.data.keyword(node, "generator")  # `generator=None`: the global generator
         seeded = catalogue.loader_positions(qualified) is not None or qualified in catalogue.TORCH_RANDOM_SAMPLERS
         if seeded and generator not in (None, UNKNOWN) and constant(generator) is not None:
@@ -392,6 +424,10 @@ def train(args, net, trainset):
             if default is not conditions.UNKNOWN and not (default or default is None and none_shuffles):
                 report.severity = "info"
                 report.message += OPT_IN.format(switch=condition_text(value))
+        self._switch = None
+        for site, method, seed, function in self.by_seed:
+            if opt_in.switch_default(self.ctx, seed, function, callers_elsewhere=True) is None:
+                self._report_hf(site, method, SEED_NONE.format(seed=condition_text(seed, 30)))
 
     def _held_classes(self, node: ast.Call) -> list[str] | None:
         """The classes a called name or `self` attribute may hold, when every value assigned to it is a known
@@ -433,6 +469,15 @@ def train(args, net, trainset):
             self._attributes[id(cls)] = _class_attributes(cls)
         return self._attributes[id(cls)].get(func.attr, [])
 
+    def _fixed_replicas(self, node: ast.Call, qualified: str) -> bool:
+        """A torch `DistributedSampler` given a constant `num_replicas=` (torchtune's `num_replicas=1, rank=0`; not
+        MAE's `num_replicas=num_tasks`, the world size): its order, drawn from `seed` + epoch by a generator of its
+        own, no longer depends on the world size."""
+        if qualified not in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
+            return False
+        replicas = self.data.keyword(node, "num_replicas", 1)
+        return isinstance(replicas, ast.expr) and isinstance(constant(replicas), int)
+
     def _sampler_fixable(self, qualified: str) -> bool:
         """Whether msprobe-instrument can put an ordered sampler in: a twin class, or the indices of torch's
         `SubsetRandomSampler` given as `sampler=` (any sequence of indices is a sampler)."""
@@ -449,24 +494,33 @@ def train(args, net, trainset):
         if not isinstance(func, ast.Attribute) or func.attr not in catalogue.UNSEEDED_SPLITS:
             return False
         library = self._library_of(func.value)
-        if library == LIBRARY_DATASETS:
-            if self._hf_unseeded(node, func.attr):
-                split = func.attr == "train_test_split"  # msprobe-instrument drops a shuffle, not a split
-                self.report(node, HF_SPLIT_MESSAGE if split else HF_SHUFFLE_MESSAGE, fixable=not split)
+        if library == LIBRARY_DATASETS and self._hf_shuffles(node, func.attr):
+            seeds = self._hf_seeds(node, func.attr)
+            if not seeds:
+                self._report_hf(self.ctx.site(node), func.attr, UNSEEDED)
+            elif len(seeds) == 1 and seeds[0] is not UNKNOWN and constant(seeds[0]) is NOT_CONSTANT:
+                function = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), None)
+                self.by_seed.append((self.ctx.site(node), func.attr, seeds[0], function))
         elif library == LIBRARY_WEBDATASET and func.attr == "shuffle":
             if self._buffers(node, "size", 0) and not self._given(node, "rng") and not self._given(node, "seed"):
                 self.report(node, WEBDATASET_MESSAGE.format(name=".shuffle(size)"))
         return library is not None
 
-    def _hf_unseeded(self, node: ast.Call, method: str) -> bool:
-        """`Dataset.shuffle`/`train_test_split` given neither a seed nor a generator (and not `shuffle=False`)."""
-        seeds, switch = catalogue.UNSEEDED_SPLITS[method]
-        if any(self._given(node, name, position) for position, name in seeds):
-            return False
-        if switch is None:
-            return True
-        shuffle = self.data.keyword(node, switch[1], switch[0])
+    def _hf_shuffles(self, node: ast.Call, method: str) -> bool:
+        """Whether `Dataset.shuffle`/`train_test_split` shuffles (not `shuffle=False`)."""
+        switch = catalogue.UNSEEDED_SPLITS[method][1]
+        shuffle = None if switch is None else self.data.keyword(node, switch[1], switch[0])
         return shuffle is None or self._shuffles(shuffle, False)
+
+    def _hf_seeds(self, node: ast.Call, method: str) -> list[ast.expr | object]:
+        """The seeds and generators a Hugging Face shuffle or split is given, but a None (UNKNOWN: `**kwargs`)."""
+        values = [self.data.keyword(node, name, position) for position, name in catalogue.UNSEEDED_SPLITS[method][0]]
+        return [value for value in values if value is UNKNOWN or value is not None and constant(value) is not None]
+
+    def _report_hf(self, site: Site, method: str, unseeded: str) -> None:
+        split = method == "train_test_split"  # msprobe-instrument drops a shuffle, not a split
+        message = HF_SPLIT_MESSAGE if split else HF_SHUFFLE_MESSAGE
+        self.report(site, message.format(unseeded=unseeded), fixable=not split)
 
     def _given(self, node: ast.Call, name: str, position: int | None = None) -> bool:
         """Whether an argument other than None is given (or may be, in `**kwargs`)."""
@@ -568,7 +622,8 @@ def train(args, net, trainset):
         positions = catalogue.loader_positions(qualified)
         if positions is not None:
             shuffle = self.data.keyword(node, "shuffle", positions.get("shuffle"))
-            return LOADER_MESSAGE if self._shuffles(shuffle, False) else None
+            advice = LOADER_ADVICE.format(call=_called_with(short, "shuffle", shuffle))
+            return LOADER_MESSAGE + advice if self._shuffles(shuffle, False) else None
         if _random_sampler(qualified):
             return f"`{short}` draws a random order: {_ordered_instead(qualified, short)} while debugging"
         if qualified in catalogue.WEBDATASET_SHUFFLES:
@@ -578,9 +633,10 @@ def train(args, net, trainset):
                 WEBDATASET_MESSAGE.format(name=short)
         if qualified in catalogue.TORCH_DISTRIBUTED_SAMPLERS:
             shuffle = self.data.keyword(node, "shuffle", catalogue.DISTRIBUTED_SAMPLER_SHUFFLE_POSITION)
+            template = REPLICAS_MESSAGE if self._fixed_replicas(node, qualified) else DISTRIBUTED_MESSAGE
             if shuffle is None:
-                return DISTRIBUTED_MESSAGE.format(name=short, shuffles="shuffles unless told otherwise")
-            return DISTRIBUTED_MESSAGE.format(name=f"{short}(shuffle=...)", shuffles="draws a random order") \
+                return template.format(name=short, shuffles="shuffles unless told otherwise")
+            return template.format(name=_called_with(short, "shuffle", shuffle), shuffles="draws a random order") \
                 if self._shuffles(shuffle, False) else None
         if qualified in catalogue.MINDSPORE_SHUFFLE_SAMPLERS:
             position, default = catalogue.MINDSPORE_SHUFFLE_SAMPLERS[qualified]
@@ -606,7 +662,7 @@ def train(args, net, trainset):
             self.report(self.data.site(node), f"{library}'s `{short}` shuffles unless told otherwise: pass "
                                               "`shuffle=False` while debugging")
         elif self._shuffles(shuffle, True):
-            self.report(self.data.site(node), f"{library}'s `{short}(shuffle=...)` draws a random order: pass "
+            self.report(self.data.site(node), f"{library}'s `{_called_with(short, 'shuffle', shuffle)}` draws a random order: pass "
                                               "`shuffle=False` while debugging")
 
     def _dataset_message(self, node: ast.Call, short: str) -> str | None:
@@ -626,7 +682,7 @@ def train(args, net, trainset):
                 return None
             return f"MindSpore's `{short}` shuffles unless told otherwise: pass `shuffle=False` while debugging"
         if self._shuffles(shuffle, True):
-            return f"`{short}(shuffle=...)` draws a random order: pass `shuffle=False` while debugging"
+            return f"`{_called_with(short, 'shuffle', shuffle)}` draws a random order: pass `shuffle=False` while debugging"
         return None
 
     def _dataset_shuffle(self, node: ast.Call) -> None:
@@ -783,6 +839,11 @@ def _class_attributes(cls: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
                             and part.value.id == owner and isinstance(part.ctx, ast.Store):
                         found.setdefault(part.attr, []).append(direct if part is target else None)
     return found
+
+
+def _called_with(short: str, name: str, value: object) -> str:
+    """`DataLoader(shuffle=True)`: the call with the argument as the code gives it (`...` when `**kwargs` hides it)."""
+    return f"{short}({name}={condition_text(value, 30) if isinstance(value, ast.expr) else '...'})"
 
 
 def _random_sampler(qualified: str) -> bool:

@@ -6,7 +6,7 @@ import ast
 
 from msprobe_rewriter import catalogue, opt_in, seeding
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword
+from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, Site, argument, constant, keyword
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
@@ -21,8 +21,13 @@ DEEPSPEED_MESSAGE = ("`deepspeed.initialize(training_data=...)` builds a `DataLo
                      "`generator=`: their seeds come from the global torch generator. For debugging runs build the "
                      "`DataLoader` yourself, with a seeded `generator=`, and leave `training_data` out")
 OPT_IN = " (only when `{workers}` > 0: no workers with the default arguments)"
-MINDSPORE_MESSAGE = ("{what} runs on several parallel workers, which can reseed or reorder random work: use "
+MINDSPORE_MESSAGE = ("{what} runs on several parallel workers: rows keep their order, but random operations draw in "
+                     "whatever order the workers are scheduled, so their results can differ between runs: use "
                      "`num_parallel_workers=1` for debugging runs")
+# Methods of a generator object that draw (`rng.integers(...)`, `state.shuffle(...)`).
+DRAWING_METHODS = frozenset({"rand", "randn", "randint", "random", "integers", "uniform", "normal", "choice",
+                             "shuffle", "permutation", "sample", "binomial", "poisson"})
+MAX_HELPER_DEPTH = 3  # functions of the file followed from a batch or map function
 
 
 class DataWorkers(FollowsValues, Rule):
@@ -41,7 +46,9 @@ class DataWorkers(FollowsValues, Rule):
                "torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
                "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers); "
                "MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
-               "`num_parallel_workers` > 1 (or an expression) (other source datasets, `ImageFolderDataset`, "
+               "`num_parallel_workers` > 1 (or an expression), unless the map or batch function is a function of the file (or "
+               "a `partial` of one) that draws no random number, itself or through the file's functions it calls "
+               "(mindformers' padding `per_batch_map`) (other source datasets, `ImageFolderDataset`, "
                "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
                "workers by default) unless its operations are all known deterministic transforms or the file "
                "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; that call with more than one; and mindyolo's "
@@ -60,7 +67,8 @@ class DataWorkers(FollowsValues, Rule):
            "the epoch started and on how many workers there are: a GPU run and an NPU run that differ in either "
            "augment the same sample differently. Generators of their own (`numpy.random.default_rng()` without a "
            "seed, ...) are not seeded by PyTorch at all. MindSpore's `map` runs Python and random operations on "
-           "several workers (8 by default), which can reseed or reorder random work.")
+           "several workers (8 by default): rows keep their order, but random operations draw in whatever order the "
+           "workers are scheduled.")
     fix = ("Workers are fine for throughput; for debugging runs derive their seeds from the run's seed: pass "
            "`generator=torch.Generator().manual_seed(seed)` and use the same `num_workers` in the runs you compare. "
            "PyTorch then seeds torch, `random` and numpy in every worker from it; a `worker_init_fn` is needed only "
@@ -211,7 +219,8 @@ def train(args, net, trainset):
                 self._map(node)
             elif node.func.attr == "batch" and self.data.is_dataset(node.func.value) is not False \
                     and self.data.keyword(node, "per_batch_map") is not None:
-                if _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)):
+                if _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)) and not self._draws_nothing(
+                        self.data.keyword(node, "per_batch_map"), node):
                     self._mindspore(node, "`.batch(per_batch_map=...)`")
 
     def _dataloader(self, node: ast.Call, positions: dict[str, int]) -> None:
@@ -250,13 +259,45 @@ def train(args, net, trainset):
                 self.ctx.imports.imports_root("mindspore")
                 and any(kw.arg in MINDSPORE_MAP_KEYWORDS for kw in node.keywords))):
             return
-        if self.data.is_deterministic(self.data.keyword(node, "operations", 0)):
+        operations = self.data.keyword(node, "operations", 0)
+        if self.data.is_deterministic(operations) or self._draws_nothing(operations, node):
             return
         workers = self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)
         if workers is None:
             self.default_worker_maps.append(self.ctx.site(node))
         elif _parallel(workers):
             self._mindspore(node, "`.map(...)`")
+
+    def _draws_nothing(self, value: ast.expr | None | object, at: ast.AST) -> bool:
+        """Whether a `per_batch_map` or `.map` operation is None or a function of this file (`functools.partial` of
+        one), through every value a name holds, that draws no random number, itself or through the file's
+        functions it calls (mindformers' `dyn_batch_wrapper`, which pads)."""
+        if not isinstance(value, ast.expr):
+            return False
+        functions = {item.name: item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES)}
+        if isinstance(value, ast.Name) and value.id not in functions:
+            bound = self.values.bindings.bound(value.id, at)
+            return bool(bound) and all(isinstance(v, ast.expr) and self._draws_nothing(v, at) for v in bound)
+        if isinstance(value, ast.Call) and self.ctx.imports.resolve_any(value.func) == "functools.partial" and value.args:
+            value = value.args[0]
+        if isinstance(value, ast.Constant):
+            return value.value is None
+        return isinstance(value, ast.Name) and value.id in functions and not self._draws(
+            functions[value.id], functions, MAX_HELPER_DEPTH)
+
+    def _draws(self, function: ast.AST, functions: dict[str, ast.AST], depth: int) -> bool:
+        """Whether a function calls a random API (a global draw, a MindSpore random operator, a random transform,
+        a generator's drawing method) or a function of the file that does (`depth` deep; deeper counts as one)."""
+        for call in (node for node in ast.walk(function) if isinstance(node, ast.Call)):
+            qualified = self.ctx.imports.resolve_any(call.func) or ""
+            if (qualified in catalogue.GLOBAL_RANDOM_DRAWS or qualified in catalogue.MINDSPORE_RANDOM_PRIMITIVES
+                    or qualified.startswith(("random.", "numpy.random.")) or catalogue.is_random_transform(qualified)
+                    or isinstance(call.func, ast.Attribute) and call.func.attr in DRAWING_METHODS):
+                return True
+            if isinstance(call.func, ast.Name) and call.func.id in functions and call.func.id != getattr(
+                    function, "name", None) and (depth <= 1 or self._draws(functions[call.func.id], functions, depth - 1)):
+                return True
+        return False
 
     def _mindspore(self, where, what: str) -> None:
         self.mindspore_reports.append((where if isinstance(where, Site) else self.ctx.site(where),

@@ -263,14 +263,14 @@ if __name__ == "__main__":
             position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
             backend = argument(node, *position) if position is not None else None
             assigned = _assigned_literal(backend, node, self.ctx.current_def() or self.ctx.tree)
-            on_nccl = bool(_backends(node, qualified, assigned) & catalogue.NCCL_BACKENDS)
+            on_nccl = bool(named_backends(node, qualified, assigned) & catalogue.NCCL_BACKENDS)
             self.sites.append((self.ctx.site(node), on_nccl, backend, self.ctx.current_def()))
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
         """`Fabric(devices=1)` (or `devices=[0]`) runs one process; the gloo backend,
         `Fabric(accelerator="cpu")` and `Accelerator(cpu=True)` run on the CPU: nothing to pin."""
-        backends = _backends(node, qualified)
+        backends = named_backends(node, qualified)
         if backends and backends <= catalogue.OTHER_BACKENDS:
             return True
         cpu = catalogue.DISTRIBUTED_CPU_KEYWORD.get(qualified)
@@ -315,7 +315,7 @@ def _assigned_literal(value: ast.expr | None, call: ast.Call, scope: ast.AST) ->
     return last.value if last is not None and isinstance(constant(last.value), str) else None
 
 
-def _backends(node: ast.Call, qualified: str, assigned: ast.expr | None = None) -> frozenset[str]:
+def named_backends(node: ast.Call, qualified: str, assigned: ast.expr | None = None) -> frozenset[str]:
     """The backends an init call names (or `assigned`, the literal its argument holds), as torch reads them: in
     any case (`"NCCL"`), and per device in a mapping (`"cpu:gloo,cuda:nccl"`), in every branch of a
     conditional; empty when one is not a constant."""
@@ -329,6 +329,14 @@ def _backends(node: ast.Call, qualified: str, assigned: ast.expr | None = None) 
     if not all(isinstance(name, str) for name in names):
         return frozenset()
     return frozenset(part.rpartition(":")[2].strip() for name in names for part in name.lower().split(","))
+
+
+def communicates_over_hccl(ctx) -> bool:
+    """Whether the file starts its collectives with HCCL, named as the only backend (ModelZoo's
+    `init_process_group(backend='hccl')`): its distributed runs are on Ascend, whatever CUDA fallback it keeps."""
+    calls = (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call))
+    return any(named_backends(call, qualified) == {"hccl"} for call in calls
+               if (qualified := ctx.call_qualname(call)) in catalogue.DISTRIBUTED_INIT_CALLS)
 
 
 def _before(effect: seeding.Effect, node: ast.AST, function: str | None) -> bool:

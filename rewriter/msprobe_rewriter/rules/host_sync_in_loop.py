@@ -49,7 +49,7 @@ class HostSyncInLoop(Rule):
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
                "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it), a call of a function "
-               "(of the file or a project module) or of the class's own method whose body reads a tensor with `.item()`, "
+               "(of the file or a project module, also called on the module: DINO's `utils.clip_gradients(...)`) or of the class's own method whose body reads a tensor with `.item()`, "
                "`.tolist()` or `.numpy()` (Swin's `get_grad_norm(model.parameters())`, one `.item()` per parameter), "
                "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, or one true in a single "
                "iteration, `if i == 100:` on the loop's variable; unless it steps an "
@@ -325,7 +325,7 @@ class HostSyncInLoop(Rule):
                 printed = next((a for a in node.args if self._tensorish(a)), None)
                 if printed is not None:
                     self._candidate(printed, "printing a tensor")
-        if qualified is None and not isinstance(func, ast.Attribute) or self.ctx.own_method_called(node):
+        if qualified is None:
             self._helper_sync(node)
 
     def visit_If(self, node: ast.If | ast.While) -> None:
@@ -349,14 +349,13 @@ class HostSyncInLoop(Rule):
 
     def _definition(self, node: ast.Call) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, Path | None]:
         """The function a call runs, and its project file (None: this file): the file's own (a function, or a
-        method of the class around the call), or a project module's, through the file's imports."""
+        method of the class around the call), or a project module's, through the file's imports (`clip_gradients(...)`
+        imported from it, or DINO's `utils.clip_gradients(...)` on the module)."""
         own = self.ctx.own_method_called(node)
         if own is not None:
             cls = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ClassDef)), None)
             found = [item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == own] if cls else []
             return (found[-1] if found else None), None
-        if not isinstance(node.func, ast.Name):
-            return None, None
         if self._project is None:
             self._project = project.local_imports(project.import_statements(self.ctx.tree.body))
             self._functions = {item.name: item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES)}

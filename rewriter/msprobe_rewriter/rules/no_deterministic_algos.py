@@ -6,11 +6,13 @@ from __future__ import annotations
 from msprobe_rewriter import catalogue, seeding
 from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.rules.dist_no_deterministic_comm import communicates_over_hccl
 from msprobe_rewriter.rules.seed_missing import report_parent_only, report_whole_script
 
 # Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "deepspeed",  # torch itself,
-                 "timm", "accelerate", "transformers", "trl", "mmengine", "speechbrain")  # then libraries on it
+                 "timm", "accelerate", "transformers", "trl", "mmengine", "speechbrain",  # then libraries on it
+                 "detectron2")
 TORCH_ITSELF = 6
 CONDITIONAL = ("deterministic kernels are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
@@ -48,7 +50,8 @@ class NoDeterministicAlgos(Rule):
                "`TrainingArguments(full_determinism=True)`, an mmengine runner's `randomness=dict(..., deterministic=True)`, "
                "SpeechBrain's `seed_everything(..., deterministic=True)`, "
                "or a project helper that does one of these; a script "
-               "that imports only transformers, TRL, mmengine or SpeechBrain counts as PyTorch). A MindSpore entry script likewise (one that "
+               "that imports only transformers, TRL, mmengine, SpeechBrain or detectron2 (whose `DefaultTrainer`, "
+               "`SimpleTrainer` and `AMPTrainer` train, subclasses included) counts as PyTorch). A MindSpore entry script likewise (one that "
                "imports mindnlp or mindtorch too: their `torch` runs on MindSpore, and their "
                "`torch.use_deterministic_algorithms(True)` switches MindSpore's on, so it counts), when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
@@ -351,6 +354,25 @@ if __name__ == "__main__":
     trainer = Trainer.from_argparse_args(trainer_opt, **trainer_kwargs)
     trainer.fit(model, data)
 """, lines=(4,)),
+        # detectron2's tools/train_net.py: a DefaultTrainer subclass trains; default_setup seeds, nothing switches.
+        Invalid("""\
+from detectron2.engine import DefaultTrainer, default_setup, launch
+
+
+class Trainer(DefaultTrainer):
+    pass
+
+
+def main(args):
+    cfg = setup(args)
+    default_setup(cfg, args)
+    trainer = Trainer(cfg)
+    return trainer.train()
+
+
+if __name__ == "__main__":
+    launch(main, args.num_gpus, args=(args,))
+""", lines=(15,)),
         # TRL's trainers are Hugging Face Trainers, and their configs TrainingArguments.
         Invalid("""\
 from trl import SFTConfig, SFTTrainer
@@ -404,8 +426,9 @@ for x in T.randn(10, 2, 4):
         framework = _framework(trackers)
         if framework is None:
             return
-        ascend = ctx.runs_on_ascend() or any(tracker.imports_root("torch_npu") for tracker in trackers)
-        only_ascend = ctx.runs_on_ascend()  # else a script serving CUDA too: its advice stays CUDA's
+        # HCCL as the backend: distributed runs are Ascend's even where a CUDA branch is kept (speech-transformer)
+        only_ascend = ctx.runs_on_ascend() or communicates_over_hccl(ctx)  # else CUDA too: its advice stays CUDA's
+        ascend = only_ascend or any(tracker.imports_root("torch_npu") for tracker in trackers)
 
         def switches_on(effect: seeding.Effect) -> bool:  # cuDNN's flag does nothing on Ascend
             return effect.summary.deterministic or effect.summary.cudnn and not ascend

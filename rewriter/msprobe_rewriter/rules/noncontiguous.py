@@ -12,6 +12,7 @@ from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     SCOPE_TYPES,
     Site,
+    argument,
     constant,
     keyword,
     target_name,
@@ -45,7 +46,9 @@ class Noncontiguous(Rule):
                "before `.view()`, or before a matmul or a return in custom backward code")
     summary = ("Flags `.t()`, `.T`, `.mT`, `.transpose()`, `.permute()`, `.swapaxes()` results that go straight "
                "into a PyTorch `.view()` that merges dimensions (anywhere), or into `matmul`/`mm`/`bmm`/`@`/"
-               "`F.linear` or a `return` inside custom backward code (`torch.autograd.Function.backward`, "
+               "torch_npu's `npu_bmmV2` (and its matmuls fused with a collective), the input of `F.linear`/"
+               "`npu_linear`/MindSpore's `dense` (not their weight, which they transpose themselves: "
+               "`F.linear(x, w.t())` multiplies by `w` as it is laid out) or a `return` inside custom backward code (`torch.autograd.Function.backward`, "
                "MindSpore `bprop`, functions named `*backward*`, and local helpers a backward calls), without "
                "`.contiguous()`. Through a local variable the finding is a warning. A view after a literal `permute(...)` "
                "that keeps neighbouring dimensions in order (`permute(0, 2, 3, 1)` keeps 2, 3) may merge those without "
@@ -86,6 +89,10 @@ class Noncontiguous(Rule):
         "    w = w.masked_fill(pad, float(\"-inf\"))\n    w = w.transpose(0, 2)\n    return w.view(bsz * heads, t, s)\n",
         # More dimensions than the transposed tensor has: the view splits one (DINOv2's ViT adapter).
         "import torch\n\n\ndef to_map(c, bs, dim, h, w):\n    return c.transpose(1, 2).view(bs, dim, h * 2, w * 2)\n",
+        # F.linear(x, W) computes x @ W.t(): `w.t()` as its weight reaches the kernel as `w`, contiguous
+        "import torch\nimport torch.nn.functional as F\n\n\nclass NormLinear(torch.autograd.Function):\n"
+        "    @staticmethod\n    def backward(ctx, dout):\n        w, = ctx.saved_tensors\n"
+        "        return F.linear(dout, w.t())\n",
         "import mindspore as ms\nfrom mindspore import ops\n\n\ndef merge(x, b, n):\n"
         "    return ops.transpose(x, (0, 2, 1)).view(b, n)  # MindSpore's view reshapes any layout\n",
     )
@@ -110,6 +117,11 @@ class Noncontiguous(Rule):
                 "class ColumnParallel(torch.autograd.Function):\n    @staticmethod\n"
                 "    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n"
                 "        return grad_output, _wgrad(grad_output, x)\n", lines=(6,)),
+        # ModelZoo's DINO: torch_npu's batched matmul in a custom backward
+        Invalid("import torch\nimport torch_npu\n\n\nclass MatmulApply(torch.autograd.Function):\n"
+                "    @staticmethod\n    def backward(ctx, grad):\n        a, b = ctx.saved_tensors\n"
+                "        return torch_npu.npu_bmmV2(grad, b, []), torch_npu.npu_bmmV2(grad.transpose(-2, -1), a, [])\n",
+                lines=(9,)),
         Invalid("import mindspore as ms\nfrom mindspore import nn, ops\n\n\nclass Dense(nn.Cell):\n"
                 "    def bprop(self, x, w, out, dout):\n        return ops.matmul(dout, w), ops.matmul(dout.T, x)\n",
                 lines=(7,)),
@@ -201,7 +213,11 @@ class Noncontiguous(Rule):
 
     def _call_sink(self, node: ast.Call) -> tuple[str, list[ast.expr]]:
         func = node.func
-        if self.ctx.call_qualname(node) in catalogue.MATMUL_FUNCTIONS:
+        qualified = self.ctx.call_qualname(node)
+        if qualified in catalogue.LINEAR_FUNCTIONS:  # `F.linear(x, w.t())` computes `x @ w`: `w` in its own layout
+            operand = argument(node, 0, "input")
+            return MATMUL, [] if operand is None else [operand]
+        if qualified in catalogue.MATMUL_FUNCTIONS:
             return MATMUL, [*node.args, *(kw.value for kw in node.keywords if kw.arg != "out")]
         if not isinstance(func, ast.Attribute) or self.ctx.qualname(func) is not None:
             return MATMUL, []

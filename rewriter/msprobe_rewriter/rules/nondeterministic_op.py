@@ -9,6 +9,7 @@ from msprobe_rewriter import catalogue, pinning
 from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword, target_name
 from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.rules.dist_no_deterministic_comm import communicates_over_hccl
 from msprobe_rewriter.values import FollowsValues, LocalValues
 
 LINEAR_MODES = frozenset({"linear", "bilinear", "bicubic", "trilinear"})
@@ -107,6 +108,11 @@ CONDITIONS: dict[str, Condition] = {
 
 
 NLL_LOSS_MODULES = frozenset({"torch.nn.CrossEntropyLoss", "torch.nn.NLLLoss"})
+# In a file that runs on Ascend only, CANN's kernels are what run: they accumulate in a varying order until
+# deterministic computing is on, which torch_npu switches on with PyTorch's deterministic switch.
+ASCEND_FIX = ("is not deterministic on Ascend until deterministic computing is on: call "
+              "`torch.use_deterministic_algorithms(True)` (torch_npu passes it on to CANN) or `seed_all(seed, "
+              "mode=True)`, which also sets `HCCL_DETERMINISTIC=true` for the collectives")
 
 
 class NondeterministicOp(FollowsValues, Rule):
@@ -132,7 +138,12 @@ class NondeterministicOp(FollowsValues, Rule):
                "detached, or a batch that a training loop's header binds (`for i, (imgs, targets) in "
                "enumerate(loader):` of a loop that runs training steps and makes no tensor require a gradient; "
                "not the targets of other loops), also after dtype, device and layout methods, these ops and "
-               "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`). PyTorch "
+               "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`). In "
+               "a file that runs on Ascend only (it imports torch_npu or uses NPU devices, and names no CUDA; or it "
+               "starts its collectives with the `hccl` backend) the "
+               "advice is Ascend's, without cuBLAS's variable: CANN's kernels vary run to run until deterministic "
+               "computing is on, which `torch.use_deterministic_algorithms(True)` (torch_npu honours it) or "
+               "`seed_all(seed, mode=True)` turns on, so there the switch silences every op. PyTorch "
                "only: MindSpore (2.10) documents no operator as non-deterministic by atomic accumulation (its "
                "docstrings only warn that duplicate indices leave the winner of `TensorScatterUpdate`, "
                "`ScatterUpdate`, `tensor_scatter_elements` or `Tensor.index_copy_` undefined), and on Ascend "
@@ -145,7 +156,9 @@ class NondeterministicOp(FollowsValues, Rule):
            "switch on they raise.")
     fix = ("Call `torch.use_deterministic_algorithms(True)` (set `CUBLAS_WORKSPACE_CONFIG=:4096:8` on CUDA) for the "
            "ops that have a deterministic kernel; for the others use the alternative in the message (nearest "
-           "interpolation, plain pooling, zero padding, computing on the CPU) while debugging. Convolutions are "
+           "interpolation, plain pooling, zero padding, computing on the CPU) while debugging. On Ascend the switch "
+           "(torch_npu turns CANN's deterministic computing on) or `seed_all(seed, mode=True)` covers every op, "
+           "and `HCCL_DETERMINISTIC=true` the collectives. Convolutions are "
            "covered by cudnn-benchmark; `gather`/`index_select` backward and `cumsum` (mostly on integer "
            "positions) are left to the deterministic switch and are not reported one by one.")
     valid = (
@@ -161,6 +174,9 @@ class NondeterministicOp(FollowsValues, Rule):
         "def accumulate(out, idx, src):\n    return out.index_add_(0, idx, src)\n",
         "import numpy as np\nimport torch\n\ncounts = np.bincount([1, 2, 2], weights=[0.5, 1.0, 1.0])\n"
         "mid = np.median(np.arange(5), axis=0)\n",
+        # Ascend (ModelZoo's CRNN): the deterministic switch covers CANN's CTC loss too
+        "import torch\nimport torch_npu\n\ntorch.use_deterministic_algorithms(True)\n"
+        "criterion = torch.nn.CTCLoss(blank=0).npu()\n",
         "import torch\n\n\ndef stats(x, idx):\n    hist = torch.bincount(idx)  # no weights: deterministic\n"
         "    top = x.scatter_reduce(0, idx, x, reduce='amax')\n    return x.median(), hist, top\n",
         "import statistics\nimport torch\n\nvalue = statistics.median([1, 2, 3])\n",
@@ -211,6 +227,9 @@ class NondeterministicOp(FollowsValues, Rule):
         "        train_step(model, optimizer, images)\n",
     )
     invalid = (
+        # Ascend only (MindSpeed's ring attention): Ascend's advice, no cuBLAS variable
+        Invalid("import torch\nimport torch_npu\n\n\ndef update(out, idx, src):\n"
+                "    return out.index_add_(0, idx, src.npu())\n", lines=(6,)),
         Invalid("import torch\n\n\ndef pool_tokens(x, batch, n):\n    out = torch.zeros(n, x.size(1), device=x.device)\n"
                 "    out.index_add_(0, batch, x)\n    out.scatter_add_(0, batch[:, None].expand_as(x), x)\n"
                 "    return out\n", lines=(6, 7)),
@@ -272,6 +291,7 @@ class NondeterministicOp(FollowsValues, Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.torch_file = ctx.imports.imports_root("torch")
+        self.ascend: bool | None = None  # whether it runs on Ascend, decided at the first finding
         self.values = LocalValues(ctx, self._gradient_free)
         self.cpu_code = CpuCode(ctx)
         self.switch_on = False
@@ -334,8 +354,7 @@ class NondeterministicOp(FollowsValues, Rule):
         fixed = key in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH or self._switch_fixes(node, short, offset)
         display = short if qualified is None or short[0].isupper() else qualified.replace("torch.nn.functional.",
                                                                                           "F.")
-        message = f"`{display}` is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
-        self.found.append((self.ctx.site(node), message, fixed, gradient_free))
+        self._add(node, display, key, fixed, gradient_free)
 
     def finish(self) -> None:
         for site, message, fixed, gradient_free in self.found:
@@ -352,9 +371,18 @@ class NondeterministicOp(FollowsValues, Rule):
         origin = self.ctx.assigned_calls.get(name.rpartition(".")[2]) if name else None
         if origin not in NLL_LOSS_MODULES or not _classes_moved_to_dim1(argument(node, 0, "input")):
             return
-        short = origin.rpartition(".")[2]
-        message = f"`{short}` is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[origin]}"
-        self.found.append((self.ctx.site(node), message, origin in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH, None))
+        self._add(node, origin.rpartition(".")[2], origin, origin in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH, None)
+
+    def _add(self, node: ast.Call, display: str, key: str, fixed: bool, gradient_free: Verdict) -> None:
+        """Record a finding: CUDA's advice for the op, or Ascend's (whose deterministic switch covers every op)
+        in a file that runs on Ascend only (or communicates over HCCL)."""
+        if self.ascend is None:
+            self.ascend = self.ctx.runs_on_ascend() or communicates_over_hccl(self.ctx)
+        if self.ascend:
+            message, fixed = f"`{display}` {ASCEND_FIX}", True
+        else:
+            message = f"`{display}` is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
+        self.found.append((self.ctx.site(node), message, fixed, gradient_free))
 
     def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
         """The catalogue key of the call and its argument offset; tensor methods are matched by name."""

@@ -59,7 +59,8 @@ class PartialCkptLoad(Rule):
     summary = ("Flags `load_state_dict(..., strict=False)` (and other loaders called with `strict=False`, such as "
                "Lightning's `load_from_checkpoint`; a `strict=` parameter or option counts with the value every "
                "call of its function in the file passes, else its default, so open_clip's `strict=strict` defaulting "
-               "to True is strict; as information when the keys it returns are checked: read in an `assert` or "
+               "to True is strict, and a literal False in the branch where the function's own `strict` parameter is false is "
+               "its caller's decision, as in MindSpeed's `load_state_dict` override; as information when the keys it returns are checked: read in an `assert` or "
                "`if`, or passed on to a function that does more than print them, and when the model was last "
                "assigned a `from_pretrained(...)`, whose weights the keys it misses keep, as in LLaVA's builder); "
                "keys popped or deleted from a dict that the same function then loads non-strictly, itself or through "
@@ -152,6 +153,18 @@ def load(model, state_dict):
 def load_returning(model, state_dict):
     not_loaded = load_param_into_net(model, state_dict)
     return not_loaded
+""",
+        # MindSpeed's override: a literal False where the caller's own `strict` is false is the caller's decision.
+        """\
+import torch
+
+
+class Layer(torch.nn.Module):
+    def load_state_dict(self, state_dict, strict=True):
+        if strict:
+            return super().load_state_dict(state_dict, strict=True)
+        else:
+            return super().load_state_dict(state_dict, strict=False)
 """,
         # open_clip: `strict=` is a parameter that defaults to True, and the file's call passes True too.
         """\
@@ -404,12 +417,34 @@ def restore(net, path):
         strict = keyword(node, "strict")
         if strict is None and name == "load_state_dict" and len(node.args) > 1 and helper is None:
             strict = node.args[1]
+        if strict is not None and constant(strict) is False and self._strict_refused(node):
+            return  # the caller asked for a non-strict load, and is reported where it does
         if helper is not None:
             loaded = [*node.args, *(kw.value for kw in node.keywords)]
         else:
             loaded = [argument(node, 0, "state_dict")] if name == "load_state_dict" and strict is not None else []
         self.loads.append(_Load(node, name, helper, strict, self._function(), self._pretrained(node.func),
                                 self._result_checked(), self._take_removed(loaded)))
+
+    def _strict_refused(self, node: ast.Call) -> bool:
+        """Whether the load runs in a branch where the function's own `strict` parameter is false: MindSpeed's
+        `def load_state_dict(self, state_dict, strict=True)` ending in `else: return super().load_state_dict(
+        state_dict, strict=False)`."""
+        function = self._function()
+        if function is None:
+            return False
+        parameters = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        switches = {parameter.arg for parameter in parameters if "strict" in parameter.arg}
+        path = [*self.ctx.ancestors, node]
+        for parent, child in zip(path[:-1], path[1:], strict=True):
+            if not isinstance(parent, ast.If):
+                continue
+            test, negated = parent.test, False
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, True
+            if isinstance(test, ast.Name) and test.id in switches and (child in parent.orelse) != negated:
+                return True
+        return False
 
     def finish(self) -> None:
         for load in self.loads:

@@ -17,6 +17,13 @@ CANN_MESSAGE = "{options} lower{s} float32 precision on Ascend ({how}): set {fix
 # option -> (what it does, the value that keeps float32)
 CANN_EFFECT = {"ACL_OP_SELECT_IMPL_MODE": ("approximate high-performance kernels", "high_precision")}
 CANN_LOWER = ("float32 operators run in float16/bfloat16", "must_keep_origin_dtype")
+# Switches that are on by default (PyTorch's cuDNN convolutions, torch_npu's): setting them on changes nothing.
+DEFAULT_ON = frozenset({("torch.backends.cudnn", "allow_tf32"), ("torch.npu.conv", "allow_hf32"),
+                        ("torch_npu.npu.conv", "allow_hf32")})
+DEFAULT_MESSAGE = ("`{attr} = True` is already the default, so convolutions keep running float32 in TF32/HF32 "
+                   "without this line: set it to False while comparing runs")
+# The option that narrows ACL_OP_SELECT_IMPL_MODE to the operator types it lists (ModelZoo's "LayerNorm").
+IMPL_MODE_TYPES = "ACL_OPTYPELIST_FOR_IMPLMODE"
 
 
 def same_literal(value: object, wanted: object) -> bool:
@@ -40,7 +47,10 @@ class Tf32Enabled(Rule):
                "precision, through torch_npu's `torch.npu.set_option({...})`, MindSpore's `ascend_config` or "
                "`op_precision.precision_mode(...)`: "
                "`ACL_PRECISION_MODE`/`precision_mode` `allow_fp32_to_fp16`, `force_fp16`, `allow_mix_precision*`, "
-               "`allow_fp32_to_bf16`, `force_lowerprecision`, and `ACL_OP_SELECT_IMPL_MODE: high_performance`.")
+               "`allow_fp32_to_bf16`, `force_lowerprecision`, and `ACL_OP_SELECT_IMPL_MODE: high_performance` (naming "
+               "the operator types `ACL_OPTYPELIST_FOR_IMPLMODE` narrows it to). Setting a switch that is on by "
+               "default (`torch.backends.cudnn.allow_tf32`, `torch.npu.conv.allow_hf32`) to True is information: "
+               "the line changes nothing, the convolutions round float32 either way.")
     why = ("TF32 (NVIDIA Ampere and later) and HF32 (Ascend) round float32 inputs of matmuls and convolutions "
            "to a 10-bit mantissa. The results then depend on the GPU generation and differ from CPU, from older "
            "GPUs and from the NPU by ~1e-3 relative, enough to hide or fake a precision bug in a comparison. "
@@ -111,8 +121,16 @@ if args.allow_tf32:
 import torch
 
 torch.backends.cuda.matmul.allow_tf32 = True
+torch.backends.cudnn.allow_tf32 = False
+""", lines=(3,)),
+        # PyTorch's and torch_npu's defaults for convolutions (detectron2's default_setup): information.
+        Invalid("""\
+import torch
+import torch_npu
+
 torch.backends.cudnn.allow_tf32 = True
-""", lines=(3, 4)),
+torch_npu.npu.conv.allow_hf32 = True
+""", lines=(4, 5), severity="info"),
         Invalid("""\
 import torch as T
 from torch import set_float32_matmul_precision as set_precision
@@ -135,7 +153,7 @@ import torch
 import torch_npu
 
 torch.npu.matmul.allow_hf32 = True
-torch_npu.npu.conv.allow_hf32 = True
+torch_npu.npu.matmul.allow_hf32 = True
 """, lines=(4, 5)),
         Invalid("""\
 import mindspore as ms
@@ -169,8 +187,12 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
         for target in node.targets:
             if not isinstance(target, ast.Attribute) or target.attr not in SWITCH_ATTRS:
                 continue
-            wanted = catalogue.TF32_SWITCHES.get((self.ctx.qualname(target.value), target.attr), NOT_CONSTANT)
-            if same_literal(value, wanted):
+            switch = (self.ctx.qualname(target.value), target.attr)
+            if not same_literal(value, catalogue.TF32_SWITCHES.get(switch, NOT_CONSTANT)):
+                continue
+            if switch in DEFAULT_ON:
+                self.report(target, DEFAULT_MESSAGE.format(attr=".".join(switch)), "info")
+            else:
                 self.report(target)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -205,11 +227,21 @@ ms.device_context.ascend.op_precision.precision_mode("allow_fp32_to_fp16")
         lowered = [(option, chosen) for option, chosen in ((option, constant(value)) for option, value in options)
                    if option in catalogue.CANN_REDUCED_PRECISION and chosen in catalogue.CANN_REDUCED_PRECISION[option]]
         if lowered:
-            effects = [CANN_EFFECT.get(option, CANN_LOWER) for option, _ in lowered]
+            effects = [_effect(option, options) for option, _ in lowered]
             self.report(node, CANN_MESSAGE.format(
                 options=", ".join(f"`{option}: {chosen}`" for option, chosen in lowered),
                 s="" if len(lowered) > 1 else "s", how="; ".join(how for how, _ in effects),
                 fixes=" and ".join(f"`{option}: {fix}`" for (option, _), (_, fix) in zip(lowered, effects, strict=True))))
+
+
+def _effect(option: object, options: list[tuple[object, ast.expr]]) -> tuple[str, str]:
+    """What a lowering option does and the value that keeps float32; an implementation mode named only for
+    some operator types (`ACL_OPTYPELIST_FOR_IMPLMODE: "LayerNorm"`) applies to those alone."""
+    how, fix = CANN_EFFECT.get(option, CANN_LOWER)
+    types = next((constant(value) for name, value in options if name == IMPL_MODE_TYPES), None)
+    if option == "ACL_OP_SELECT_IMPL_MODE" and isinstance(types, str) and types.strip():
+        how = f"{how} for `{types}` only, the types `{IMPL_MODE_TYPES}` lists"
+    return how, fix
 
 
 def _options(config: ast.Dict) -> list[tuple[object, ast.expr]]:

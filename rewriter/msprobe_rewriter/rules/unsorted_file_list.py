@@ -51,7 +51,7 @@ class UnsortedFileList(Rule):
                "dataset or loader, and one returned by a function that builds a file list (`get_image_paths`, "
                "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()`, also later in the "
                "function, or the list collected from it), or only counted, tested or searched (`len`, `in`, "
-               "`set`, `if os.listdir(d)`), is not flagged.")
+               "`set`, `if os.listdir(d)`), is not flagged; `with os.scandir(d) as entries:` is followed through `entries`.")
     why = ("Directory listings come in the order the file system stores its entries: on ext4 a hash order, on other "
            "file systems creation order, and it changes when a dataset is copied to another machine. Index i of a "
            "dataset built from it is then another file, so a seeded shuffle, a fixed `shuffle=False` order and a "
@@ -106,8 +106,36 @@ def get_image_paths(root):
             paths.append(os.path.join(folder, name))
     return sorted(paths)
 """,
+        # dinov2's ImageNet22k: a scandir bound by `with`, collected, then sorted.
+        """\
+import os
+
+import torch
+
+
+class Shards(torch.utils.data.Dataset):
+    def __init__(self, path):
+        found = []
+        with os.scandir(path) as entries:
+            for entry in entries:
+                found.append(entry.name)
+        self.ids = sorted(found)
+
+    def __getitem__(self, index):
+        return self.ids[index]
+""",
     )
     invalid = (
+        Invalid("""\
+import os
+
+import torch
+
+
+def list_image_files(path):
+    with os.scandir(path) as entries:
+        return [entry.path for entry in entries if entry.is_file()]
+""", lines=(7,)),
         Invalid("""\
 import os
 
@@ -173,9 +201,15 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
             return
         reach = self._reach(node, self._scope(), 0)
         if reach == DATA or reach == ORDERED and self._in_dataset_class():
-            fix = ("sort `dirs` in place and the files taken (`dirs.sort()`, `sorted(files)`), or sort the list "
-                   "collected" if label == "os.walk" else f"wrap it in `sorted(...)`{_scandir_key(label)}")
-            self.report(node, LISTING_MESSAGE.format(call=label, fix=fix), fixable=label != "os.walk")
+            managed = bool(self.ctx.ancestors) and isinstance(self.ctx.ancestors[-1], ast.withitem)
+            if label == "os.walk":
+                fix = ("sort `dirs` in place and the files taken (`dirs.sort()`, `sorted(files)`), or sort the list "
+                       "collected")
+            elif managed:  # a sorted list is no context manager: the entries are sorted where they are read
+                fix = "sort the entries where they are read (`sorted(entries, key=lambda entry: entry.name)`)"
+            else:
+                fix = f"wrap it in `sorted(...)`{_scandir_key(label)}"
+            self.report(node, LISTING_MESSAGE.format(call=label, fix=fix), fixable=label != "os.walk" and not managed)
 
     # --- where the listing's order goes -------------------------------------------------------
     def _reach(self, node: ast.AST, scope: ast.AST, depth: int) -> int:
@@ -217,6 +251,10 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
                 return self._loop_reach(parent, scope, depth) if child is parent.iter else FREE
             elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 return self._assigned_reach(parent, scope, depth)
+            elif isinstance(parent, ast.withitem):  # `with os.scandir(path) as entries:`
+                key = _key(parent.optional_vars) if parent.optional_vars is not None else None
+                return self._name_reach(key, parent.optional_vars, scope, depth) if key is not None else (
+                    FREE if parent.optional_vars is None else ORDERED)
             elif isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
                 return DATA if self._builds_file_list(scope) else ORDERED
             elif not isinstance(parent, (ast.Starred, ast.BinOp, ast.BoolOp, ast.List, ast.Tuple, ast.keyword,
@@ -245,9 +283,9 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
                 reach = max(reach, self._name_reach(key, loop, scope, depth) if key is not None else ORDERED)
         return reach
 
-    def _name_reach(self, name: str, binding: ast.stmt, scope: ast.AST, depth: int) -> int:
-        """Where the order of a list bound to `name` (`files`, `self.files`; by or in `binding`) goes: its later
-        uses in the scope, up to the next assignment of the name."""
+    def _name_reach(self, name: str, binding: ast.AST, scope: ast.AST, depth: int) -> int:
+        """Where the order of a list bound to `name` (`files`, `self.files`; by or in `binding`, or by a `with`
+        item's target) goes: its later uses in the scope, up to the next assignment of the name."""
         if depth >= MAX_DEPTH:
             return ORDERED
         end = _end(binding)

@@ -578,3 +578,14 @@ def test_generators_seed_all_cannot_reach_get_a_note_in_any_file():
     assert out == code
     assert [note.split(":")[1] for note in notes if "does not reach" in note] == ["5", "6"]
     assert all("unseeded-generator" not in transform.fixes for transform in ALL_TRANSFORMS)
+
+
+def test_a_scandir_bound_by_with_is_left_with_the_rules_advice():
+    """dinov2's `with os.scandir(path) as entries:`: `sorted(...)` there would break the `with`; a note says where
+    to sort."""
+    code = ("import os\nimport torch\n\n\nclass Folder(torch.utils.data.Dataset):\n    def __init__(self, p):\n"
+            "        with os.scandir(p) as entries:\n            self.items = [e.path for e in entries]\n")
+    out, notes = instrument_text("/p/data.py", code, only("unsorted-file-list"))
+    assert out == code
+    assert len(notes) == 1 and "not rewritten: `os.scandir` lists files" in notes[0]
+    assert "sorted(entries, key=lambda entry: entry.name)" in notes[0]

@@ -17,7 +17,9 @@ class FileOrder(Transform):
     summary = "Wraps directory listings that feed data in `sorted(...)`."
     details = ("`os.listdir(root)`, `glob.glob(pattern)` and pathlib's `glob`/`rglob`/`iterdir` become "
                "`sorted(...)` of themselves, `os.scandir(root)` is sorted by entry name. An `os.walk` loop is "
-               "left with a note: sort `dirs` in place and the files taken.")
+               "left with a note: sort `dirs` in place and the files taken; so is `with os.scandir(root) as "
+               "entries:` (a `with` needs the iterator itself): iterate `sorted(entries, key=lambda entry: "
+               "entry.name)`.")
     examples = (
         Example("import os\n\nimport torch\n\n\nclass Frames(torch.utils.data.Dataset):\n    def __init__(self, root):\n"
                 "        self.items = [os.path.join(root, f) for f in os.listdir(root)]\n",
@@ -33,7 +35,8 @@ class FileOrder(Transform):
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
             listing = nodes.dotted(call.func) or ""
             if not finding.fixable:
-                unit.note(finding.line, "`os.walk` not rewritten: sort `dirs` in place and the files you take")
+                unit.note(finding.line, "`os.walk` not rewritten: sort `dirs` in place and the files you take"
+                          if listing.endswith("walk") else f"not rewritten: {finding.message}")
                 continue
             key = [cst.Arg(nodes.expression("lambda entry: entry.name"), keyword=cst.Name("key"))] \
                 if listing.endswith("scandir") else []

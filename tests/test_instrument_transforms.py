@@ -115,6 +115,25 @@ def test_device_draw_left_alone_says_why_and_shows_the_cpu_draw():
     assert any("filled again on the device" in n for n in notes[2:])
 
 
+def test_device_block_of_a_device_held_in_a_name_is_noted():
+    """torchtune: `with training.set_default_dtype(dtype), self._device:` is left with a note, as `torch.device`."""
+    code = ("import torch\nfrom torchtune import config, training, utils\n\n\nclass Recipe:\n"
+            "    def __init__(self, cfg):\n        self._device = utils.get_device(device=cfg.device)\n\n"
+            "    def setup(self, cfg):\n        with training.set_default_dtype(self._dtype), self._device:\n"
+            "            return config.instantiate(cfg.model)\n")
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert out == code and len(notes) == 1 and notes[0].startswith("/p/m.py:10: not rewritten: modules built")
+
+
+def test_diffusers_cpu_generator_log_line_is_noted_once():
+    code = ("import torch\nfrom diffusers import AutoencoderKL\n\n\ndef step(vae, x, device):\n"
+            "    a = vae.encode(x.to(device)).latent_dist.sample()\n"
+            "    return a + vae.encode(x.to(device)).latent_dist.sample()\n")
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert strip(out).count("sample(generator=torch.default_generator)") == 2
+    assert len(notes) == 1 and notes[0].startswith("/p/m.py:6: diffusers logs \"The passed generator was created")
+
+
 # --- data ---------------------------------------------------------------------------------------------
 def test_dataloader_positional_shuffle_and_samplers():
     out = fix("import torch.utils.data as tud\n\nloader = tud.DataLoader(ds, 8, True)\n"

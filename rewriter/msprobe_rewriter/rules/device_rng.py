@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, default_device, project
-from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, keyword
+from msprobe_rewriter.context import FUNCTION_TYPES, SCOPE_TYPES, argument, constant, keyword, walk_scope
 from msprobe_rewriter.cpu_code import INIT_NAME, CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import FollowsValues, LocalValues
@@ -56,6 +56,14 @@ PRETRAINED_LIBRARIES = frozenset({"diffusers", "transformers"})  # `from_pretrai
 BUILTINS = frozenset(dir(builtins))
 DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and " + SAME_SEED + ": pass it a CPU generator, `generator=torch.default_generator`, and it draws on the "
                      "CPU and moves the result")
+
+
+SAMPLING_NOTE = (" (it only feeds a diffusers pipeline's sampling after the loop of training steps: the images "
+                 "it samples differ between the runs, the training does not)")
+CPU_DEFAULT_NOTE = " (`{name}` defaults to the CPU: this draws on a device only where a caller passes one)"
+# Module methods that iterate over a module's submodules or tensors, which live where the module does.
+MODULE_ITERATORS = frozenset({"modules", "children", "parameters", "buffers", "named_modules", "named_children",
+                              "named_parameters", "named_buffers"})
 
 
 MOVE_MESSAGE = "draw on the CPU and move the result (`{example}`): " + SAME_SEED
@@ -167,7 +175,12 @@ class DeviceRng(FollowsValues, Rule):
                "`with torch.device(\"cpu\")`. A `torch.Generator` made on a device (diffusers' validation "
                "`torch.Generator(device=accelerator.device)`) is flagged too, and so is a diffusers pipeline "
                "(`DiffusionPipeline.from_pretrained(...)`, moved to a device) called without a generator, as "
-               "DreamBooth generates its class images. "
+               "DreamBooth generates its class images; both are info where they only feed a pipeline's sampling "
+               "after the loop of training steps (images to look at: `pipeline(prompt, generator=g)` after it, also "
+               "after it in each epoch), not before it. A draw or module on a device that is a parameter defaulting to "
+               "the CPU (`device=None`, `device=\"cpu\"`) is info: it draws on a device only where a caller passes "
+               "one. A model built in the function and moved to a device only later (`model.cuda(args.gpu)`) is on "
+               "the CPU until then, and so are its submodules and tensors (`for layer in model.modules()`). "
                "`sample()`/`rsample()` of a `torch.distributions` distribution "
                "(`Categorical(logits=logits).sample()`, also one kept in a name) draws where its parameters live, "
                "checked as those inputs are (msprobe-instrument leaves these to you). In files that import diffusers it also flags diffusers' own draws "
@@ -279,6 +292,16 @@ class DeviceRng(FollowsValues, Rule):
         "    model = models.__dict__[args.arch]()\n    getattr(model, args.head).weight.data.normal_(mean=0.0, std=0.01)\n"
         "    head = timm.create_model(args.arch)\n    head.head.weight.data.normal_()\n"
         "    return model.cuda(args.gpu), head.cuda()\n",
+        # ModelZoo's ResNet-50: a model built here (by a project's factory, or torchvision's) and moved only later
+        # is still on the CPU while its layers are initialised; so are its submodules and parameters.
+        "import math\n\nimport torch\nimport torch.nn as nn\nimport torchvision.models as models\n"
+        "import resnet as nvmodels\n\n\ndef main(args):\n    if args.pretrained:\n"
+        "        model = nvmodels.build_resnet(\"resnet50\", \"classic\")\n    else:\n"
+        "        model = models.__dict__[args.arch](num_classes=args.num_classes)\n"
+        "    for layer in model.modules():\n        if isinstance(layer, nn.Linear):\n"
+        "            torch.nn.init.kaiming_normal_(layer.weight, a=math.sqrt(5))\n"
+        "    for name, p in model.named_parameters():\n        p.data.normal_()\n"
+        "    model.cuda(args.gpu)\n    return model.to(torch.float16)\n",
         # fairseq's layer factories: a module just built is on the CPU, and so are its parameters
         "import torch.nn as nn\n\n\ndef Linear(n_in, n_out):\n    m = nn.Linear(n_in, n_out)\n"
         "    nn.init.xavier_uniform_(m.weight)\n    return m.cuda()\n",
@@ -330,6 +353,29 @@ class DeviceRng(FollowsValues, Rule):
         Invalid("import torch\n\n\ndef log_validation(pipeline, args, accelerator):\n"
                 "    generator = torch.Generator(device=accelerator.device).manual_seed(args.seed)\n"
                 "    return pipeline(args.prompt, generator=generator).images\n", lines=(5,), severity="info"),
+        # Images sampled to look at after the loop of training steps (diffusers' final inference, or its
+        # unconditional script's samples after each epoch): the training does not see them.
+        Invalid("import torch\nfrom diffusers import DDPMPipeline, StableDiffusionPipeline\n\n\n"
+                "def main(args, accelerator, unet, scheduler, loader, optimizer):\n    for epoch in range(args.epochs):\n"
+                "        for batch in loader:\n            unet(batch).loss.backward()\n            optimizer.step()\n"
+                "        pipeline = DDPMPipeline(unet=unet, scheduler=scheduler)\n"
+                "        generator = torch.Generator(device=pipeline.device).manual_seed(0)\n"
+                "        images = pipeline(generator=generator, batch_size=4).images\n"
+                "    pipeline = StableDiffusionPipeline.from_pretrained(args.model, unet=unet)\n"
+                "    pipeline = pipeline.to(accelerator.device)\n"
+                "    generator = torch.Generator(device=accelerator.device).manual_seed(args.seed)\n"
+                "    return images, [pipeline(p, generator=generator).images[0] for p in args.prompts], pipeline(args.prompt)\n",
+                lines=(11, 15, 16), severity="info"),
+        # Images sampled before training are its data (DreamBooth's class images); a generator also used elsewhere.
+        Invalid("import torch\nfrom diffusers import StableDiffusionPipeline\n\n\n"
+                "def main(args, device, unet, loader, optimizer):\n"
+                "    pipeline = StableDiffusionPipeline.from_pretrained(args.model).to(device)\n"
+                "    generator = torch.Generator(device).manual_seed(0)\n"
+                "    images = pipeline(args.prompt, generator=generator).images\n    for batch in loader:\n"
+                "        unet(batch, images).loss.backward()\n        optimizer.step()\n"
+                "    generator = torch.Generator(device).manual_seed(1)\n"
+                "    return pipeline(args.prompt, generator=generator), torch.randn(4, generator=generator, device=device)\n",
+                lines=(7, 12, 13), severity="error"),
         Invalid("import torch\n\n\ndef train_step(unet, latents, device):\n"
                 "    g = torch.Generator(device).manual_seed(0)\n"
                 "    return unet(latents + torch.randn(latents.shape, generator=g, device=device))\n",
@@ -340,10 +386,12 @@ class DeviceRng(FollowsValues, Rule):
                 "    if isinstance(m, nn.Conv2d):\n        nn.init.normal_(m.weight, 0.0, 0.02)\n\n\n"
                 "device = torch.device(\"cuda:0\" if torch.cuda.is_available() else \"cpu\")\n"
                 "netG = nn.Sequential(nn.Conv2d(3, 8, 3)).to(device)\nnetG.apply(weights_init)\n", lines=(12,)),
-        # Initialised after the move: on the device's generator.
+        # Initialised after the move: on the device's generator (also through its modules).
         Invalid("import torch\nimport torchvision.models as models\n\n\ndef build(args):\n"
                 "    model = models.__dict__[args.arch]()\n    model.cuda(args.gpu)\n"
-                "    model.fc.weight.data.normal_(mean=0.0, std=0.01)\n", lines=(8,)),
+                "    model.fc.weight.data.normal_(mean=0.0, std=0.01)\n    for layer in model.modules():\n"
+                "        torch.nn.init.zeros_(layer.bias)\n        torch.nn.init.normal_(layer.weight)\n",
+                lines=(8, 11)),
         # PyTorch-GAN: a module moved in place (`generator.cuda()` as a statement) is on the device too.
         Invalid("import torch\nfrom models import Generator, weights_init_normal\n\n"
                 "cuda = torch.cuda.is_available()\ngenerator = Generator()\nif cuda:\n    generator.cuda()\n"
@@ -352,9 +400,12 @@ class DeviceRng(FollowsValues, Rule):
         # A module built on the device draws its initial weights there.
         Invalid("import torch.nn as nn\n\nproj = nn.Linear(64, 64, device=\"cuda\")\nnorm = nn.LayerNorm(64, device=\"cuda\")\n",
                 lines=(3,)),
-        # A factory argument that is None (or "cpu") by default: a warning, for callers that pass a device.
-        Invalid("import torch.nn as nn\n\n\ndef create_head(dim, classes, device=None):\n"
-                "    return nn.Linear(dim, classes, device=device)\n", lines=(5,), severity="warning"),
+        # A factory argument that is None (or "cpu") by default: info, for callers that pass a device (diffusers'
+        # `compute_density_for_timestep_sampling(..., device="cpu")`).
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef create_head(dim, classes, device=None):\n"
+                "    return nn.Linear(dim, classes, device=device)\n\n\n"
+                "def density(batch_size, device: torch.device | str = \"cpu\"):\n"
+                "    return torch.rand(size=(batch_size,), device=device)\n", lines=(6, 10), severity="info"),
         # An accelerator as the default device: the model's initial weights are drawn there.
         Invalid("import torch\n\ntorch.set_default_device(\"cuda\")\nmodel = torch.nn.Linear(4, 4)\n", lines=(3,)),
         Invalid("import torch\nfrom model import GPT\n\n\ndef build(config, device):\n    with torch.device(device):\n"
@@ -465,6 +516,10 @@ class DeviceRng(FollowsValues, Rule):
         self._modules: frozenset[str] | None = None  # see _module_classes
         self._project_modules: set[str] | None = None  # see _module_base
         self._local: project.LocalImports | None = None  # the file's imports of project modules
+        self._samplings: dict[int, Sampling] = {}  # id(a diffusers pipeline's call) -> where it samples
+        self._fed: dict[int, Sampling] = {}  # id(the `generator=` value of a pipeline's call) -> that sampling
+        self._generator_uses: dict[int, list[ast.expr]] = {}  # id(a device generator) -> what passes it on
+        self._moves: dict[int, dict[str, list[tuple[tuple[int, int], bool]]]] = {}  # see _moves_in
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -502,6 +557,9 @@ class DeviceRng(FollowsValues, Rule):
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
+        pipeline = qualified is None and isinstance(node.func, ast.Name) and self._is_pipeline(node.func)
+        if pipeline:
+            self._note_sampling(node)
         if not self._accelerator_file:
             self._accelerator_file = self._shows_accelerator(node, qualified)
         if default_device.sets_default(self.ctx, node, qualified, self.device_of):
@@ -518,7 +576,8 @@ class DeviceRng(FollowsValues, Rule):
             device = keyword(node, "device")
             if device is not None:
                 if self.device_of(device) != CPU:
-                    self.report(node, _device_message(node, device))
+                    note = self._cpu_default_note(device)
+                    self.report(node, _device_message(node, device) + note, "info" if note else None)
                 return
             inputs = [argument(node, signature.positional.index(name), name) for name in signature.inputs]
             self._check_inputs(node, [i for i in inputs if i is not None], _input_message(node, qualified, inputs))
@@ -529,14 +588,15 @@ class DeviceRng(FollowsValues, Rule):
             ancestors = self.ctx.ancestors
             if (device is not None and self.device_of(device) != CPU
                     and not default_device.weights_replaced(node, ancestors)):
-                passed = default_device.cpu_by_default(device, ancestors)  # a factory argument, the CPU by default
-                self.report(node, MODULE_MESSAGE.format(module=qualified.rpartition(".")[2])
-                            + (" (when a device is passed)" if passed else ""), "warning" if passed else None)
+                note = self._cpu_default_note(device)  # a factory argument, the CPU by default
+                self.report(node, MODULE_MESSAGE.format(module=qualified.rpartition(".")[2]) + note,
+                            "info" if note else None)
         elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
             device = argument(node, 0, "device")
             if device is not None and self.device_of(device) != CPU:
                 what, then = GENERATOR_USES[self.ctx.imports.imports_root("diffusers")]
                 self.report(node, GENERATOR_MESSAGE.format(call=_short(node), what=what, then=then), fixable=False)
+                self._generator_uses[id(node)] = self._generator_carriers(node)
         elif qualified in catalogue.DIFFUSERS_RANDN_TENSOR:
             device = argument(node, 2, "device")
             if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:
@@ -548,8 +608,7 @@ class DeviceRng(FollowsValues, Rule):
             parameters = [*made.args, *(kw.value for kw in made.keywords if kw.arg != "validate_args")]
             if any(self._tensor_valued(p) for p in parameters):  # Beta(alpha, alpha) of floats samples on the CPU
                 self._check_inputs(node, parameters, DISTRIBUTION_MESSAGE.format(call=_short(node)), fixable=False)
-        elif (qualified is None and isinstance(node.func, ast.Name) and self._is_pipeline(node.func)
-              and _without_generator(node, None)):
+        elif pipeline and _without_generator(node, None):
             # a diffusers pipeline draws its initial latents on its own device unless given a generator
             self._check_inputs(node, [node.func], DIFFUSERS_MESSAGE.format(draw=f"{node.func.id}(...)",
                                                                            where="the pipeline's device"), fixable=False)
@@ -562,11 +621,66 @@ class DeviceRng(FollowsValues, Rule):
 
     def finish(self) -> None:
         imports = self.ctx.imports
-        if not self._unknown_draws or not imports.imports_root("torch"):
-            return  # `x.normal_()` in a file without torch is not known to be torch's
-        if self._accelerator_file or any(imports.imports_root(r) for r in catalogue.ACCELERATOR_FRAMEWORK_ROOTS):
+        if self._unknown_draws and imports.imports_root("torch") and (  # torch's `x.normal_()`, not another's
+                self._accelerator_file or any(imports.imports_root(r) for r in catalogue.ACCELERATOR_FRAMEWORK_ROOTS)):
             for site, message, fixable in self._unknown_draws:
                 self.report(site, message + ACCELERATOR_FILE_NOTE, "warning", fixable)
+        for report in self.reports:
+            if report.severity != "info" and self._only_samples(report.node):
+                report.severity = "info"
+                report.message += SAMPLING_NOTE
+
+    # --- sampling after training -----------------------------------------------------------------
+    def _note_sampling(self, call: ast.Call) -> None:
+        """Keep where a diffusers pipeline's call samples, and the generator it is given."""
+        sampling = Sampling(call.lineno, self.ctx.current_def(), tuple(self.ctx.enclosing_loops()))
+        self._samplings[id(call)] = sampling
+        generator = keyword(call, "generator")
+        if generator is not None:
+            self._fed[id(generator)] = sampling
+
+    def _generator_carriers(self, made: ast.Call) -> list[ast.expr]:
+        """What passes on the generator `made` (with `.manual_seed(s)` chained on it): the later reads of the name
+        it is assigned to in this scope, or itself, given as an argument; none when it goes elsewhere."""
+        expr, ancestors = made, self.ctx.ancestors
+        index = len(ancestors) - 1
+        while (index >= 1 and isinstance(ancestors[index], ast.Attribute) and ancestors[index].value is expr
+               and isinstance(ancestors[index - 1], ast.Call) and ancestors[index - 1].func is ancestors[index]):
+            expr, index = ancestors[index - 1], index - 2
+        parent = ancestors[index] if index >= 0 else None
+        if isinstance(parent, ast.keyword):
+            return [expr]
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+            return []
+        name, end = parent.targets[0].id, (parent.end_lineno, parent.end_col_offset)
+        scope = next((node for node in reversed(ancestors) if isinstance(node, SCOPE_TYPES)), self.ctx.tree)
+        return [node for node in walk_scope(scope) if isinstance(node, ast.Name) and node.id == name
+                and isinstance(node.ctx, ast.Load) and (node.lineno, node.col_offset) > end]
+
+    def _only_samples(self, node: ast.AST) -> bool:
+        """Whether a reported call only feeds a diffusers pipeline's sampling after the training loop: the
+        pipeline's call itself, or a device generator passed on only as such a call's `generator=`."""
+        if id(node) in self._samplings:
+            return self._after_training(self._samplings[id(node)])
+        uses = self._generator_uses.get(id(node))
+        return bool(uses) and all(id(use) in self._fed and self._after_training(self._fed[id(use)]) for use in uses)
+
+    def _after_training(self, sampling: Sampling) -> bool:
+        """Whether a sampling comes after a loop of its function that runs training steps, and in none: what it
+        draws (images to look at) does not feed the training, as a pipeline's call before it may (DreamBooth's
+        class images)."""
+        if any(self.ctx.is_step_loop(loop) for loop in sampling.loops):
+            return False
+        function = sampling.function
+        return any(info.function == (function.name if function else None) and self.ctx.is_step_loop(info.node)
+                   and (function is None or function.lineno <= info.node.lineno)
+                   and info.node.end_lineno < sampling.line for info in self.ctx.loops.values())
+
+    def _cpu_default_note(self, device: ast.expr) -> str:
+        """For a device that is a parameter defaulting to the CPU (None or "cpu"), what that means; else ""."""
+        if not default_device.cpu_by_default(device, self.ctx.ancestors):
+            return ""
+        return CPU_DEFAULT_NOTE.format(name=ast.unparse(device))
 
     def _check_inputs(self, node: ast.Call, inputs: list, message: str | None = None,
                       in_data_code: bool = False, fixable: bool | None = None) -> None:
@@ -749,8 +863,8 @@ class DeviceRng(FollowsValues, Rule):
         return isinstance(filled, ast.Name) and filled.id == params[0].arg
 
     def _is_pipeline(self, name: ast.Name) -> bool:
-        """Whether `name` was last bound to a diffusers pipeline (`DiffusionPipeline.from_pretrained(...)`, also
-        moved: `pipeline = pipeline.to(device)`)."""
+        """Whether `name` was last bound to a diffusers pipeline (`DiffusionPipeline.from_pretrained(...)`, one built
+        from its parts, `DDPMPipeline(unet=unet, scheduler=scheduler)`, also moved: `pipeline = pipeline.to(device)`)."""
         bound = self.values.bindings.bound(name.id, name)
         index = len(bound) - 1
         value = bound[index] if bound else None
@@ -759,10 +873,10 @@ class DeviceRng(FollowsValues, Rule):
             if isinstance(value, ast.Name) and value.id == name.id:  # `pipeline = pipeline.to(device)`
                 index -= 1
                 value = bound[index] if index >= 0 else None
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                and value.func.attr == "from_pretrained"):
+        if not isinstance(value, ast.Call):
             return False
-        qualified = self.ctx.qualname(value.func.value) or ""
+        loaded = isinstance(value.func, ast.Attribute) and value.func.attr == "from_pretrained"
+        qualified = self.ctx.qualname(value.func.value if loaded else value.func) or ""
         return qualified.startswith("diffusers.") and "Pipeline" in qualified.rpartition(".")[2]
 
     def _is_latent_sample(self, call: ast.Call) -> bool:
@@ -875,9 +989,13 @@ class DeviceRng(FollowsValues, Rule):
             return None
         if isinstance(node, ast.Name):
             facts = self.values.facts(node.id, node)
-            if facts and all(fact == CPU for fact in facts):
+            if not facts:
+                return self._iterated_placement(node)
+            if all(fact == CPU for fact in facts):
                 return CPU
-            return facts[-1] if facts and facts[-1] in ON_DEVICE else None
+            if facts[-1] in ON_DEVICE:
+                return facts[-1]
+            return CPU if self._built_then_moved(node, facts) else None
         if isinstance(node, ast.Attribute):
             if node.attr == "device" or node.attr in catalogue.DEVICE_PRESERVING_ATTRIBUTES:
                 return self.placement(node.value)
@@ -893,6 +1011,71 @@ class DeviceRng(FollowsValues, Rule):
         if isinstance(node, ast.Call):
             return self._call_placement(node)
         return None
+
+    def _iterated_placement(self, name: ast.Name) -> str | None:
+        """Where a module's submodule or tensor lives that a loop around here takes (`for layer in
+        model.modules()`, `for n, p in model.named_parameters()`): where the module does."""
+        for node in reversed(self.ctx.ancestors):
+            if isinstance(node, SCOPE_TYPES):
+                return None
+            if (isinstance(node, (ast.For, ast.AsyncFor)) and any(
+                    isinstance(t, ast.Name) and t.id == name.id for t in ast.walk(node.target))):
+                made = node.iter
+                if (isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute)
+                        and made.func.attr in MODULE_ITERATORS):
+                    return self.placement(made.func.value)
+                return None
+        return None
+
+    def _built_then_moved(self, name: ast.Name, facts: list) -> bool:
+        """Whether the name holds what calls built on no known device (a model from a project's factory, or
+        torchvision's) and this function moves it to a device later (`model.cuda(args.gpu)`): it is still on the
+        CPU here."""
+        bound = self.values.bindings.bound(name.id, name)
+        if not bound or not all(isinstance(value, ast.Call) for value in bound) or any(f in ON_DEVICE for f in facts):
+            return False
+        scope = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, SCOPE_TYPES)), self.ctx.tree)
+        here = (name.lineno, name.col_offset)
+        later = sorted(event for event in self._moves_in(scope).get(name.id, ()) if event[0] > here)
+        return bool(later) and later[0][1]  # moved before it is bound again
+
+    def _moves_in(self, scope: ast.AST) -> dict[str, list[tuple[tuple[int, int], bool]]]:
+        """Per name, where a scope moves it to a device (True: `x.cuda()`, `x.to(device)`,
+        `nn.DataParallel(x).cuda()`) or binds it anew (False, where the assignment ends)."""
+        if id(scope) not in self._moves:
+            found: dict[str, list[tuple[tuple[int, int], bool]]] = {}
+            for node in walk_scope(scope):
+                if isinstance(node, ast.Call) and self._moves_to_device(node):
+                    moved = node.func.value
+                    if isinstance(moved, ast.Call) and moved.args:  # a wrapper, moved with what it wraps
+                        moved = moved.args[0]
+                    if isinstance(moved, ast.Name):
+                        found.setdefault(moved.id, []).append(((node.lineno, node.col_offset), True))
+                elif isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            end = (node.end_lineno, node.end_col_offset)
+                            found.setdefault(target.id, []).append((end, False))
+            self._moves[id(scope)] = found
+        return self._moves[id(scope)]
+
+    def _moves_to_device(self, call: ast.Call) -> bool:
+        """`.cuda()`, `.npu()`, or `.to(d)` with a device not literally the CPU (not a dtype: `.to(torch.half)`)."""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in catalogue.ACCELERATOR_METHODS:
+            return True
+        target = keyword(call, "device") or (call.args[0] if func.attr == "to" and call.args else None)
+        if func.attr != "to" or target is None:
+            return False
+        if isinstance(target, ast.Constant):
+            return isinstance(target.value, str) and not catalogue.is_cpu_device(target.value)
+        if not isinstance(target, ast.Call):
+            return self.ctx.qualname(target) is None
+        qualified = self.ctx.call_qualname(target)
+        return qualified is None or (qualified in catalogue.TORCH_DEVICE_CONSTRUCTORS
+                                     and not catalogue.is_cpu_device(constant(argument(target, 0, "type"))))
 
     def device_of(self, node: ast.expr) -> str:
         """Where a device argument points: a device that is not provably the CPU counts as DEVICE."""
@@ -980,6 +1163,14 @@ class DeviceRng(FollowsValues, Rule):
             return found
         name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
         return DEVICE if "device" in name.lower() or name in DEVICE_NAMES else None
+
+
+class Sampling(NamedTuple):
+    """Where a diffusers pipeline's call samples: its line, its function (None: module level), the loops around it."""
+
+    line: int
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None
+    loops: tuple[ast.AST, ...]
 
 
 class Definitions(NamedTuple):

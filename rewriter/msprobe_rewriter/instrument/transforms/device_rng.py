@@ -18,7 +18,9 @@ parameters is a change to the policy's code. A draw it cannot rewrite (a `torch.
 not a plain name, `out=`, ...) is left with a note that says why and shows the CPU draw the finding suggests.
 diffusers' `latent_dist.sample()` (also of a posterior kept in a name or a list) and
 `randn_tensor(shape, device=d)` get torch's global CPU generator, `generator=torch.default_generator`: given a
-CPU generator, diffusers draws on the CPU and moves the result.
+CPU generator, diffusers draws on the CPU and moves the result; diffusers logs that it does so at the info level
+on each such call, which a note says once per file. A `with` block that makes the default device one held in a
+name (torchtune's `with self._device:`) is noted as `with torch.device(d):` is.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ MOVED_AFTER = ("device", "requires_grad")  # keywords that leave the draw for `.
 # diffusers' randn_tensor(shape, generator, device, ...): where it takes its generator
 _DIFFUSERS_GENERATOR_POSITION = dict.fromkeys(catalogue.DIFFUSERS_RANDN_TENSOR, 1)
 SCALAR_FILLS = frozenset({"normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
+DIFFUSERS_LOG_NOTE = ("diffusers logs \"The passed generator was created on 'cpu' even though a tensor on ... was "
+                      "expected\" at the info level on each call given `torch.default_generator` (a script that sets "
+                      "diffusers' verbosity to info prints it every step): it is expected, the draw is on the CPU as "
+                      "intended")
 SUGGESTED = re.compile(r"\(`(.+)`\)")  # the CPU draw a finding's message shows
 
 
@@ -102,7 +108,10 @@ class DeviceRng(Transform):
         moved: set[cst.Call] = set()  # generators made on the CPU here, for the draws that use them
         left = []
         sites = unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call))
+        sited = {id(finding) for finding, _ in sites}  # the others name a device held in a name: `with self._device:`
+        left += [(finding, None) for finding in unit.findings.get(self.rule, []) if id(finding) not in sited]
         plans = {call: self._plan(unit, call) for finding, call in sites if finding.fixable}
+        logged = False  # whether diffusers' log line about CPU generators has been noted
         refilled = {call.func.value: plan for call, plan in plans.items() if isinstance(call.func, cst.Attribute)}
         for finding, call in sites:
             if not finding.fixable:  # an accelerator as the default device, a distribution's sample: the user's design
@@ -117,6 +126,9 @@ class DeviceRng(Transform):
                 _note(unit, finding, rewrite)
                 continue
             unit.edits.rewrite(call, rewrite)
+            if not logged and _diffusers_generator(unit, call) is not None:
+                unit.note(finding.line, DIFFUSERS_LOG_NOTE)
+                logged = True
             generator = nodes.argument(call, "generator")
             name = generator.value.value if generator is not None and isinstance(generator.value, cst.Name) else None
             for made in device_generators.pop(name, ()):  # each generator once
@@ -137,8 +149,7 @@ class DeviceRng(Transform):
         qualified = unit.names.qualname(call.func)
         if nodes.argument(call, "out") is not None:
             return "it writes into `out=`"
-        diffusers_generator = (_DIFFUSERS_GENERATOR_POSITION.get(qualified) if qualified
-                               else 0 if _is_latent_sample(call) else None)  # where the call takes its generator
+        diffusers_generator = _diffusers_generator(unit, call)
         if diffusers_generator is not None:
             torch = unit.module_name("torch")
             return lambda updated: nodes.set_argument(updated, "generator",
@@ -192,6 +203,12 @@ def _impure_input(call: cst.Call) -> str | None:
     if source is None:
         return "its input is not given first or as `input=`"
     return None if nodes.is_pure(source.value) else f"its input `{nodes.code_of(source.value)}` is not a plain name"
+
+
+def _diffusers_generator(unit: Unit, call: cst.Call) -> int | None:
+    """Where a reported diffusers draw (`randn_tensor`, `latent_dist.sample`) takes its generator; None for others."""
+    qualified = unit.names.qualname(call.func)
+    return _DIFFUSERS_GENERATOR_POSITION.get(qualified) if qualified else 0 if _is_latent_sample(call) else None
 
 
 def _is_latent_sample(call: cst.Call) -> bool:

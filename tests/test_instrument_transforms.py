@@ -544,6 +544,19 @@ def test_a_seed_a_project_helper_draws_when_none_gets_a_fallback(tmp_path):
             "not None else 1234, mode=False, rm_dropout=True)\n") in out
 
 
+def test_torchtune_set_seed_given_a_seed_that_may_be_none_gets_seed_all_before_it():
+    """torchtune's `set_seed(seed=None)` draws a seed from torch's generator, and the recipe keeps it (for its
+    sampler): seed_all goes before it, with a fallback for None, so that draw is seeded too and the deterministic
+    mode `set_seed(debug_mode=...)` sets is not switched off again; the user's seed is kept."""
+    code = ("import torch\nfrom torchtune import training\n\n\nclass Recipe:\n    def __init__(self, cfg):\n"
+            "        self.seed = training.set_seed(seed=cfg.seed, debug_mode=cfg.get(\"mode\", None))\n"
+            "        self.model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    Recipe(load())\n")
+    for target in ("runtime", "msprobe"):
+        out = fix(code, "seed", target=target)
+        assert ("    def __init__(self, cfg):\n        seed_all(seed=cfg.seed if cfg.seed is not None else 1234, "
+                "mode=False, rm_dropout=True)\n        self.seed = training.set_seed(seed=cfg.seed,") in out
+
+
 def test_deterministic_seed_goes_before_communication_started_on_import():
     """Arcface starts HCCL at module level (in a try block) and seeds in `main`: with --deterministic a
     seed_all(mode=True) also goes before that try, where HCCL reads its settings."""

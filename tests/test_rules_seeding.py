@@ -738,3 +738,76 @@ def test_every_seeded_family_has_a_label():
     from msprobe_rewriter.rules.seed_partial import FAMILY_LABEL
 
     assert set(SEED_CALLS) <= set(FAMILY_LABEL)
+
+
+# --- options defined by a project helper given the script's parser ------------------------------
+ADDS_OPTIONS = """
+def add_training_arguments(parser):
+    parser.add_argument("--seed", type=int, default=None)
+"""
+
+
+def test_a_seed_option_defined_by_a_parser_helper_of_the_project_keeps_its_default(project):
+    """sd-scripts' `train_util.add_training_arguments(parser)` defines `--seed` (None): `if args.seed is not None:`
+    skips the seeding (seed-missing), and `args.seed = random.randint(...)` under `if args.seed is None:` draws
+    the seed from the unseeded generator (entropy-seed)."""
+    write(project, {"library/__init__.py": "", "library/train_util.py": ADDS_OPTIONS,
+                    "guarded.py": """
+                        import argparse
+                        import torch
+                        from accelerate.utils import set_seed
+                        import library.train_util as train_util
+
+
+                        def train(args):
+                            if args.seed is not None:
+                                set_seed(args.seed)
+                            model = torch.nn.Linear(2, 2)
+                            torch.optim.SGD(model.parameters(), lr=0.1).step()
+
+
+                        if __name__ == "__main__":
+                            parser = argparse.ArgumentParser()
+                            train_util.add_training_arguments(parser)
+                            train(parser.parse_args())
+                        """,
+                    "drawn.py": """
+                        import argparse
+                        import random
+                        import torch
+                        from accelerate.utils import set_seed
+                        import library.train_util as train_util
+
+
+                        def train(args):
+                            if args.seed is None:
+                                args.seed = random.randint(0, 2**32)
+                            set_seed(args.seed)
+                            model = torch.nn.Linear(2, 2)
+                            torch.optim.SGD(model.parameters(), lr=0.1).step()
+
+
+                        if __name__ == "__main__":
+                            parser = argparse.ArgumentParser()
+                            train_util.add_training_arguments(parser)
+                            train(parser.parse_args())
+                        """})
+    assert lint(project / "guarded.py", "seed-missing") == [("seed-missing", 9)]
+    assert lint(project / "drawn.py", "entropy-seed") == [("entropy-seed", 12)]
+
+
+def test_an_object_seeded_from_a_draw_in_a_library_function_is_left_to_the_script(project):
+    """sd-scripts' `config_util`: a dataset's seed drawn from `random` in a function scripts import is fixed once
+    the script seeds `random`; the same code in the script itself, before it seeds, is reported."""
+    body = """
+        import random
+
+
+        def build(datasets):
+            seed = random.randint(0, 2**31)
+            for dataset in datasets:
+                dataset.set_seed(seed)
+        """
+    write(project, {"config_util.py": body, "train.py": "from config_util import build\n", "alone.py": body})
+    assert lint(project / "config_util.py", "entropy-seed") == []
+    assert lint(project / "alone.py", "entropy-seed") == [("entropy-seed", 8)]

@@ -1173,6 +1173,10 @@ NONDETERMINISTIC_FIXED_BY_SWITCH = frozenset(
 # dist-no-deterministic-comm) --------------------------------------------------------------------
 # Seeders that draw a fresh seed from the OS when called without one (or with None).
 SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT = frozenset({"random.seed", "numpy.random.seed"})
+# Seeders that draw a seed of their own when given None (or no seed) and return it: torchtune's
+# `training.set_seed(seed=None)` draws it with `torch.randint` from torch's unseeded generator. (Lightning's
+# `seed_everything(None)` does not in current releases, 2.6 checked: it reads PL_GLOBAL_SEED, else uses 0.)
+SEEDERS_DRAWING_FOR_NONE = frozenset({"torchtune.training.set_seed", "torchtune.training.seed.set_seed"})
 # Library setups that seed every generator from a config field and draw a fresh seed from the OS while the field
 # is negative, as it is by default: qualified name -> the fields read, in order. detectron2's `default_setup(cfg,
 # args)` reads `cfg.SEED` (a LazyConfig's `cfg.train.seed`), -1 unless set, and then calls `seed_all_rng(None)`.

@@ -5,7 +5,8 @@ A seed is followed back through the file's assignments as `assignments.Assignmen
 assignment counts when it runs with the argparse defaults); a seed that cannot be followed is unknown, and
 unknown is never reported (a `hash()` is the exception: see `_salted_hash`). Entropy is: a missing or None
 seed where that means OS entropy, a clock or entropy source (`catalogue.ENTROPY_SOURCES`), `torch.seed()`,
-`torch.initial_seed()` after it, or a `random` / `np.random` draw made before they are seeded.
+`torch.initial_seed()` after it, or a `random` / `np.random` draw made before they are seeded (not when it seeds an object in a function of a library
+module: the scripts calling it seed the generator first).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from msprobe_rewriter import catalogue, conditions, pinning, seeding
+from msprobe_rewriter import catalogue, conditions, pinning, project, seeding
 from msprobe_rewriter.assignments import MAX_DEPTH, AssignmentTracer, Binding, CallSite, key, start
 from msprobe_rewriter.context import EVAL_NAME, NOT_CONSTANT, FileContext, argument, constant, draws_globally
 
@@ -34,6 +35,9 @@ FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's globa
 NUMBER_FUNCTIONS = frozenset({"int", "float", "len", "round", "abs", "ord", "sum", "min", "max"})
 NUMBER_TYPES = frozenset({"int", "float", "bool", "complex"})  # parameters annotated so hold numbers
 FIX = "every run seeds differently; use a fixed seed (log it if you want to vary it deliberately)"
+DRAWS_FOR_NONE = ("`{name}` draws a seed from torch's unseeded generator when `{seed}` is None, and nothing here "
+                  "gives `{seed}` a value (torchtune's configs ship `seed: null`): such runs seed differently every "
+                  "time; set the seed in the config or on the command line (`seed=1234`)")
 RESEEDS = ("`{name}()` reseeds the default generator from OS entropy: every run draws differently; seed it with a "
            "fixed value instead (`manual_seed(seed)`)")
 
@@ -96,6 +100,13 @@ class _Tracer(AssignmentTracer):
             self.calls.append(call)
             if self.ctx.imports.resolve_any(call.node.func) in catalogue.ENTROPY_RESEEDERS:
                 self.reseeds.append(call)
+
+    def defaults(self, node: ast.expr) -> object:
+        """The default of option `args.<dest>`, also where a project helper given the file's parser defines it."""
+        if self._lookup is None:
+            calls = [*(call.node for call in self.all_calls), *seeding.analyse(self.ctx).helper_options()]
+            self._lookup = conditions.argparse_lookup(conditions.option_defaults(self.ctx.tree, calls))
+        return self._lookup(node)
 
     def passed(self, name: str, binding: Binding) -> list[tuple[ast.expr, tuple]] | None:
         """What the calls of a function of the file pass for its parameter `name` (the calls that run with the
@@ -217,6 +228,13 @@ class _Tracer(AssignmentTracer):
             return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]} before it is seeded", where_called=True)
         return None
 
+    def _seeds_object_in_library(self, node: ast.Call, scopes) -> bool:
+        """An object's seeding (`dataset.set_seed(seed)`) in a function of a library module (one other files of the
+        project import), given a draw from a global generator: the scripts calling the function seed that generator
+        first, so the draw is fixed then (sd-scripts' `config_util.generate_dataset_group_by_blueprint`)."""
+        return (isinstance(node.func, ast.Attribute) and not seeding.is_imported(self.ctx, node)
+                and any(isinstance(scope, FUNCTIONS) for scope in scopes) and project.imported_elsewhere(self.ctx.path))
+
     def _returned_origin(self, call: ast.Call, scopes) -> Origin | None:
         """The entropy a call of a function defined in this file returns, when every `return` of it has some."""
         binding = self.latest(call.func, scopes) if isinstance(call.func, ast.Name) else None
@@ -291,6 +309,8 @@ class _Tracer(AssignmentTracer):
             if problem is None:
                 continue
             origin, message = problem
+            if origin.where_called and self._seeds_object_in_library(node, call.scopes):
+                continue
             on_object = qualified not in catalogue.SEED_ARGUMENTS and getattr(node.func, "attr", "") in SEEDING_METHODS
             global_seed = qualified not in catalogue.GENERATOR_FACTORIES and not on_object  # `g.manual_seed(s)`
             if id(origin.node) in found:
@@ -326,13 +346,16 @@ class _Tracer(AssignmentTracer):
         else:
             return None
         name = ast.unparse(node.func)
-        entropy_when_none = qualified in catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT
+        draws_for_none = qualified in catalogue.SEEDERS_DRAWING_FOR_NONE
+        entropy_when_none = qualified in catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT or draws_for_none
         if seed is None:
-            if entropy_when_none and not node.args and not node.keywords:
+            if draws_for_none or entropy_when_none and not node.args and not node.keywords:
                 return Origin(node, ""), f"`{name}()` without a seed seeds from OS entropy: {FIX}"
             return None
         origin = self._origin(seed, scopes)
         if origin is None:
+            if draws_for_none and self._unknown_option(seed, scopes):
+                return Origin(node, ""), DRAWS_FOR_NONE.format(name=name, seed=ast.unparse(seed))
             return None
         if origin is NONE:
             if not entropy_when_none:
@@ -348,6 +371,12 @@ class _Tracer(AssignmentTracer):
             return Origin(node, ""), (f"the seed `{ast.unparse(seed)}` is None with the default arguments, so "
                                       f"`{name}` seeds from OS entropy: {FIX}; give the seed option a default")
         return origin, f"the seed comes from {origin.description}: {FIX}"
+
+    def _unknown_option(self, seed: ast.expr, scopes) -> bool:
+        """`cfg.seed` of a parameter `cfg`: an option or config field the file never assigns and whose default it
+        does not show (not a class's constant, `TestConfig.SEED`)."""
+        return (isinstance(seed, ast.Attribute) and not self.latest(seed, scopes)
+                and self._parameter_rooted(seed, scopes) and self.defaults(seed) is conditions.UNKNOWN)
 
     def _config_seed_problem(self, node: ast.Call, fields: tuple[str, ...]) -> tuple[Origin, str] | None:
         """A setup seeding from a config field whose default means OS entropy: a problem unless the file sets the

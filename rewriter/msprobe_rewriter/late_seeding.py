@@ -26,6 +26,11 @@ from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 # Calls that draw a layer's weights: torch and MindSpore layers, initialisers, torch draws.
 WEIGHT_DRAWS = (catalogue.TORCH_WEIGHTED_LAYERS | catalogue.MINDSPORE_WEIGHTED_LAYERS | catalogue.TORCH_INIT_DRAWS
                 | catalogue.MINDSPORE_INIT_DRAWS | catalogue.TORCH_RANDOM_DRAWS)
+MAX_FOLLOW = 3  # calls of the file's functions, classes and methods are followed this many levels deep
+# Names of numbers that identify a run or a resource (`session_id`, `master_port`): an integer drawn only for them
+# is metadata, not data, weights or noise.
+IDENTIFIER = re.compile(r"(?:^|_)(?:id|uid|session|port|nonce)$", re.IGNORECASE)
+INTEGER_DRAWS = frozenset({"randint", "randrange", "getrandbits"})
 HF_MODEL_CLASS = re.compile(r"(?!Auto|DataCollator)[A-Z]\w*(Model|For[A-Z]\w*)")
 
 
@@ -42,6 +47,7 @@ class LateDraws:
         self.assigned = [(node.targets[0].id, node.value) for node in ast.walk(ctx.tree) if isinstance(node, ast.Assign)
                          and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)]
         self.targets = {value: name for name, value in self.assigned}
+        self.aliases = _class_aliases(ctx.tree, self.definitions)
 
     def anywhere(self) -> bool:
         """Whether any call of the file may be one (a cheap test before the seeding order is worked out)."""
@@ -54,32 +60,51 @@ class LateDraws:
         beside it has its head."""
         return call is model or isinstance(model, ast.Name) and self.targets.get(call) == model.id
 
-    def first(self, call: ast.Call, with_model: bool, follow: bool) -> tuple[str, str, str] | None:
+    def first(self, call: ast.Call, with_model: bool, follow: int = MAX_FOLLOW,
+              seen: frozenset[ast.AST] = frozenset()) -> tuple[str, str, str] | None:
         """`("model" | "draw", family, where)` for a call that builds a model with new weights (when `with_model`)
-        or draws from a generator `family`; a call of a function or class of the file is followed one level
-        (`where` names the call inside; a model it loads weights into is skipped)."""
+        or draws from a generator `family`; a call of a function, class or method of the file is followed `follow`
+        levels deep (`where` names the draw inside; a model loaded with weights in the function that builds it is
+        skipped)."""
         kind = self._kind(call, with_model)
         if kind is not None:
             return (*kind, "")
-        definition = self.definitions.get(getattr(call.func, "id", None)) if follow else None
-        if isinstance(definition, ast.ClassDef):
-            definition = next((item for item in definition.body
-                               if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"), None)
-        for inner in sorted(iter_calls(definition), key=position) if definition else ():
-            found = self.first(inner, with_model, follow=False)
+        definition = self.callee(call) if follow else None
+        if definition is None or definition in seen:
+            return None
+        for inner in sorted(iter_calls(definition), key=position):
+            found = self.first(inner, with_model, follow - 1, seen | {definition})
             if found is not None and not (found[0] == "model" and self.loaded(inner, definition)):
-                return found[0], found[1], f" (`{condition_text(inner.func)}`, line {inner.lineno})"
+                return found[0], found[1], found[2] or f" (`{condition_text(inner.func)}`, line {inner.lineno})"
+        return None
+
+    def callee(self, call: ast.Call) -> ast.AST | None:
+        """What a call of the file's code runs: a function, a class's `__init__` (also through a name the class is
+        assigned to, `dataset_cls = SupervisedDataset`), or a method of the class around it (`self.build()`)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return _init(self.definitions.get(self.aliases.get(func.id, func.id)))
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            node = self.parents.get(call)
+            while node is not None and not isinstance(node, ast.ClassDef):
+                node = self.parents.get(node)
+            return next((item for item in node.body if isinstance(item, FUNCTION_TYPES) and item.name == func.attr),
+                        None) if node is not None else None
         return None
 
     def unused(self, call: ast.Call, points: list[tuple[ast.AST, frozenset[str]]]) -> bool:
         """Whether what `call` draws cannot outlive the seeding: its result is dropped and it is given nothing it
-        could shuffle (`sanity_check()`, `torch.rand(3)`), or it becomes the seed (`seed = random.randint(...)`,
-        entropy-seed's business)."""
+        could shuffle (`sanity_check()`, `torch.rand(3)`), it is an integer only bound to names of an
+        identifier (`session_id`, `master_port`), or it becomes the seed (`seed = random.randint(...)`, entropy-seed's
+        business)."""
         statement = self.statement(call)
         if isinstance(statement, ast.Expr) and statement.value is call:
             return not any(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript))
                            for a in (*call.args, *(k.value for k in call.keywords)))
         names = _assigned(statement)
+        if names and all(IDENTIFIER.search(name) for name in names) \
+                and (self.ctx.callee_name(call) or "") in INTEGER_DRAWS:
+            return True  # `session_id = random.randint(0, 2**32)`: it names the run, the computation never uses it
         return bool(names) and any(names & _mentioned(point) for point, _ in points
                                    if isinstance(point, ast.Call) and not is_trainer(self.ctx, point))
 
@@ -234,6 +259,19 @@ def _init(definition: ast.AST | None) -> ast.AST | None:
         return next((item for item in definition.body if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"),
                     None)
     return definition
+
+
+def _class_aliases(tree: ast.Module, definitions: dict[str, ast.AST]) -> dict[str, str]:
+    """Names bound only to one class of the file (`dataset_cls = SupervisedDataset`), with that class's name."""
+    bound: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    value = node.value.id if isinstance(node.value, ast.Name) else None
+                    bound.setdefault(target.id, set()).add(value)
+    return {name: values.pop() for name, values in bound.items()
+            if len(values) == 1 and isinstance(definitions.get(next(iter(values))), ast.ClassDef)}
 
 
 def _weighted_classes(ctx: FileContext) -> dict[str, str]:

@@ -67,6 +67,7 @@ class FileSeeding:
     trains: bool  # runs training steps, builds an optimizer or a trainer
     follow: Callable[[ast.AST], Summary]  # what a call into a project-local helper (or an import of one) pins
     trains_elsewhere: Callable[[], list[project.Module]]  # the project-local modules it trains through (read lazily)
+    option_helpers: Callable[[], list[ast.Call]] = list  # the calls of project helpers given its parser (read lazily)
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
     helper_calls: list[Located] = field(default_factory=list)  # calls and imports `follow` may resolve
     drawing: set[str | None] = field(default_factory=set)  # the functions drawing from torch's generator (None: module level)
@@ -84,6 +85,7 @@ class FileSeeding:
     _in_workers: dict[str, bool] = field(default_factory=dict)  # function -> whether spawned processes run it
     _effects: list[Effect] | None = None
     _training_modules: list[project.Module] | None = None
+    _helper_options: list[ast.Call] | None = None
 
     def lookup(self, node: ast.expr) -> object:
         """Default value of `args.<dest>` from the file's argparse definitions (or its dataclasses' fields, which
@@ -91,13 +93,22 @@ class FileSeeding:
         assigns to (`if args.seed is None: args.seed = 42`), and for every option when it overlays them all
         (`vars(args).update(config)`)."""
         if self._lookup is None:
-            defaults = conditions.option_defaults(self.tree, self.calls)
+            defaults = conditions.option_defaults(self.tree, [*self.calls, *self.helper_options()])
             for dest in self.assigned_attributes & defaults.keys():
                 defaults[dest] = conditions.UNKNOWN
             if any(conditions.overlays_options(call) for call in self.calls):
                 defaults = {}  # `vars(args).update(config)`: any option may be overwritten
             self._lookup = conditions.argparse_lookup(defaults)
         return self._lookup(node)
+
+    def helper_options(self) -> list[ast.Call]:
+        """The calls in the project functions the file passes its argparse parser to (sd-scripts'
+        `train_util.add_training_arguments(parser, True)`), whose `add_argument`s define the file's options
+        (found once)."""
+        if self._helper_options is None:
+            project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
+            self._helper_options = self.option_helpers()
+        return self._helper_options
 
     @property
     def effects(self) -> list[Effect]:
@@ -250,7 +261,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             found = pinning.helper_summary(call, folder, local, defined, 1, seeding.lookup)
         if found is not None:
             return found
-        return NOTHING if _is_local_def(call, defined) or not _is_imported(ctx, call) else pinning.seeder_by_name(call)
+        return NOTHING if _is_local_def(call, defined) or not is_imported(ctx, call) else pinning.seeder_by_name(call)
 
     def trains_elsewhere() -> list[project.Module]:
         """The project modules whose training the file runs (from calls that run with the default arguments); an
@@ -260,8 +271,13 @@ def _analyse(ctx: FileContext) -> FileSeeding:
         return [module for _, name, module in project.reached(calls, local, defined, folder)
                 if name in _training_names(module) and not (ctx.eval_file and module.classes_built(name))]
 
+    def option_helpers() -> list[ast.Call]:
+        given = _given_parser(ctx, [node for node, _, _ in nodes if isinstance(node, ast.Call)])
+        return [node for _, name, module in project.reached(given, local, defined, folder)
+                if name in module.functions for node in ast.walk(module.functions[name]) if isinstance(node, ast.Call)]
+
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
-                          trains_elsewhere)
+                          trains_elsewhere, option_helpers)
     seeding.local_calls = _local_calls(nodes, defined, ctx.tree)
     seeding.tree = ctx.tree
     seeding.assigned_attributes = frozenset(  # of objects, not of modules (`torch.backends.cuda.matmul.allow_tf32`)
@@ -297,6 +313,14 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             extra = ((guard, True),) if guard is not None else ()
             seeding.direct.append(Effect(node, summary, guards + extra, function))
     return seeding
+
+
+def _given_parser(ctx: FileContext, calls: list[ast.Call]) -> list[ast.Call]:
+    """The calls given, as an argument, a name the file assigns an `argparse.ArgumentParser(...)` to."""
+    parsers = {target_name(node.targets[0]) for node in ast.walk(ctx.tree) if isinstance(node, ast.Assign)
+               and isinstance(node.value, ast.Call)
+               and ctx.imports.resolve_any(node.value.func) == "argparse.ArgumentParser"}
+    return [call for call in calls if any(isinstance(arg, ast.Name) and arg.id in parsers for arg in call.args)]
 
 
 def _local_calls(nodes: list[Located], defined: set[str], tree: ast.Module) -> dict[str, list[CallSite]]:
@@ -366,7 +390,7 @@ def _is_local_def(call: ast.Call, defined: set[str]) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id in defined
 
 
-def _is_imported(ctx: FileContext, call: ast.Call) -> bool:
+def is_imported(ctx: FileContext, call: ast.Call) -> bool:
     """Whether the callee is a bare name or an attribute of an imported module (not of some object)."""
     func = call.func
     if isinstance(func, ast.Name):
@@ -471,7 +495,7 @@ def _pins(node: ast.AST, ctx: FileContext) -> bool:
         effects = pinning.assign_effects(node, ctx.qualname)
     elif isinstance(node, ast.Call):
         effects = pinning.call_effects(node, ctx.call_qualname(node) or method_qualname(ctx, node))
-        if _is_imported(ctx, node):  # by its name, unless a method of some object (a `torch.Generator` of its own)
+        if is_imported(ctx, node):  # by its name, unless a method of some object (a `torch.Generator` of its own)
             effects.append((pinning.seeder_by_name(node), None))
     else:
         return False

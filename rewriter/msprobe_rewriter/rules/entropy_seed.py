@@ -18,8 +18,8 @@ class EntropySeed(Rule):
                "`mindspore.manual_seed`, library seeders such as `seed_everything`, a generator's "
                "`.manual_seed(s)` / `.seed(s)`, `np.random.default_rng(s)`, `random.Random(s)`, and project "
                "helpers named like seeders) whose seed is missing or None where that means OS entropy "
-               "(`random.seed()`, `np.random.seed(None)`, an argparse option, or a dataclass field tyro parses, "
-               "defaulting to None), or comes from a "
+               "(`random.seed()`, `np.random.seed(None)`, an argparse option, also one a project function given "
+               "the parser defines, or a dataclass field tyro parses, defaulting to None), or comes from a "
                "clock (`time.time()`, `datetime.now()`), an entropy source (`os.urandom`, `secrets`, `uuid4()`, "
                "`os.getpid()`, `random.SystemRandom()`), `torch.seed()`, `torch.initial_seed()` after "
                "`torch.seed()`, a `random` / `np.random` / torch draw (torch's without `generator=`) made before those "
@@ -27,7 +27,11 @@ class EntropySeed(Rule):
                "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`), and a library setup "
                "that seeds from its config's seed field, which means OS entropy while the field keeps its negative "
                "default and the file never sets it (detectron2's `default_setup` with `cfg.SEED`, a LazyConfig's "
-               "`cfg.train.seed`). The seed "
+               "`cfg.train.seed`), and torchtune's `training.set_seed`, which draws a seed from torch's unseeded "
+               "generator when given None, given a config value or option whose default the file does not show "
+               "(`seed=cfg.seed`; its configs ship `seed: null`). A draw before seeding that seeds an object "
+               "(`dataset.set_seed(seed)`) in a function of a library module, one other project files import, is "
+               "left alone: the scripts calling it seed the generator first. The seed "
                "is followed through plain assignments, attribute assignments (`opt.manualSeed = ...`) and the "
                "returns of functions defined in the file (when every `return` of one draws entropy), the "
                "parameters of functions defined in the file (what every call of one passes, or its default: "
@@ -404,6 +408,17 @@ def main(seed=None):
 
 main()
 """, lines=(8,)),
+        # torchtune's `set_seed` draws a seed from torch's generator for None; the config value is not known here.
+        Invalid("""\
+import torch
+from torchtune import training
+
+
+class Recipe:
+    def __init__(self, cfg):
+        self.seed = training.set_seed(seed=cfg.seed)
+        self.model = torch.nn.Linear(2, 2)
+""", lines=(7,)),
     )
 
     def finish(self) -> None:

@@ -82,7 +82,8 @@ class SeedMissing(Rule):
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
                "that seeds at its top level. In such a script, seeding only under a "
                "condition that is false with the default arguments (`if args.seed is not None:` with `--seed` "
-               "defaulting to None; `if seed is not None:` in a function of the file every call of which passes such a "
+               "defaulting to None, also where a project function given the script's parser defines it, sd-scripts' "
+               "`train_util.add_training_arguments(parser)`; `if seed is not None:` in a function of the file every call of which passes such a "
                "value, or leaves a None default) is reported at that condition. A script whose only seeding draws a fresh seed every run "
                "(`random.seed()`, `torch.seed()`) is left to entropy-seed (MSP108), which points at that call: "
                "one finding per hazard. A script that seeds too late is reported at the first call that, before the "
@@ -96,7 +97,11 @@ class SeedMissing(Rule):
                "answering, CTC...; `from_config`; a transformers model class built directly; PEFT's "
                "`get_peft_model` with a `LoraConfig` of random `init_lora_weights`) or draws (`torch.randint`, "
                "`random.shuffle`, `np.random.permutation`, `dataset.shuffle()` or `train_test_split` without a "
-               "seed), itself or in a function or class of the file it calls. The seeding may be a seeding call, "
+               "seed), itself or in a function, class (also through a name bound to it, `dataset_cls = "
+               "SupervisedDataset`) or `self.` method of the file it calls, followed three calls deep (FastChat's "
+               "`make_supervised_data_module` builds a dataset whose `__init__` shuffles). An integer drawn only "
+               "for a name of an identifier (`session_id = random.randint(0, 2**32)`, a `master_port`) is "
+               "metadata, not data, weights or noise: it is not reported. The seeding may be a seeding call, "
                "a function of the file that seeds, or a Hugging Face trainer, which seeds only when constructed "
                "(then only the model it is given counts, and `Trainer(model_init=...)` builds the model after "
                "seeding). A model given weights afterwards (`model.load_state_dict(...)`, "
@@ -172,6 +177,26 @@ if __name__ == "__main__":
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     model(torch.randn(2, 4)).sum().backward()
     optimizer.step()
+""",
+        # sd-scripts: a session id drawn before seeding names the run; the computation never uses it.
+        """\
+import random
+
+import torch
+
+
+def train(seed=0):
+    session_id = random.randint(0, 2**32)
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+    torch.save({"session_id": session_id, "model": model.state_dict()}, "out.pt")
+
+
+if __name__ == "__main__":
+    train()
 """,
         # Each spawned worker seeds itself.
         """\
@@ -925,6 +950,34 @@ if __name__ == "__main__":
     data = fake_batches(64)
     Trainer(model=model, args=TrainingArguments(output_dir="out"), train_dataset=data).train()
 """, lines=(11,)),
+        # FastChat's train_flant5.py: a helper builds the dataset through a name bound to its class, whose
+        # `__init__` shuffles in a method it calls (followed three calls deep).
+        Invalid("""\
+import random
+
+import transformers
+
+
+class SupervisedDataset:
+    def __init__(self, n):
+        self.items = self.load(n)
+
+    def load(self, n):
+        items = list(range(n))
+        random.shuffle(items)
+        return items
+
+
+def make_data_module(n):
+    dataset_cls = SupervisedDataset
+    return dict(train_dataset=dataset_cls(n))
+
+
+if __name__ == "__main__":
+    model = transformers.AutoModelForCausalLM.from_pretrained("gpt2")
+    data_module = make_data_module(64)
+    transformers.Trainer(model=model, args=transformers.TrainingArguments("out"), **data_module).train()
+""", lines=(23,)),
         # alpaca-lora: LoRA's A matrices are drawn when the adapter is added (the shuffle after it draws too;
         # the first draw is reported).
         Invalid("""\
@@ -1096,7 +1149,7 @@ trainer.fit(LitModel())
         for call in sorted(iter_calls(scope), key=position):
             if call is first or (call.end_lineno, call.end_col_offset) > end or not late.straight(call, scope):
                 continue
-            found = late.first(call, late.builds(call, model) if trainer else True, follow=True)
+            found = late.first(call, late.builds(call, model) if trainer else True)
             if found is None or found[0] == "model" and late.loaded(call, scope) or late.unused(call, points):
                 continue
             kind, family, via = found

@@ -52,11 +52,14 @@ class Seed(Transform):
         "each other function that seeds with the same parameter, under a condition too, as DeepSpeed's pipeline example "
         "seeds `args.seed` in `train_base(args)` and in `train_pipe(args)`, one or the other of which runs), so it "
         "runs before the model is built or distributed communication starts. "
-        "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`, "
-        "torchtune's `self.seed = training.set_seed(seed=cfg.seed)`; given None they draw one), is followed by "
-        "`seed_all` with that variable. A project helper that tests the seed it is given against None and then "
-        "draws one (ADDA's `init_random_seed(config.manual_seed)`, `null` in its YAML) is followed by "
-        "`seed_all(seed=<seed> if <seed> is not None else 1234)`, as seed_all takes no None. "
+        "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`), "
+        "is followed by `seed_all` with that variable. A project helper that tests the seed it is given against "
+        "None and then draws one (ADDA's `init_random_seed(config.manual_seed)`, `null` in its YAML), or torchtune's "
+        "`training.set_seed`, which draws one from torch's generator, is followed by "
+        "`seed_all(seed=<seed> if <seed> is not None else 1234)`, as seed_all takes no None; when the script keeps "
+        "the seed it returns (torchtune's `self.seed = training.set_seed(seed=cfg.seed, debug_mode=...)`), "
+        "`seed_all` goes before it instead, so the seed it draws, and then uses for the sampler, comes from seeded "
+        "generators, and `seed_all(mode=False)` does not switch off the deterministic mode it sets. "
         "Seeding under the `__main__` guard counts as unconditional; seeding in a function of the script that runs "
         "only under a condition false with the default arguments (`if args.seed is not None: set_seed(args.seed)`) "
         "does not, nor does seeding that the processes `mp.spawn` starts never run (they re-import the script "
@@ -249,6 +252,8 @@ class Seed(Transform):
             if finding.config_seeded:  # a library setup seeding from its config: seed_all goes after it (below)
                 continue
             calls = [call for call in (finding.node, *finding.also) if isinstance(call, ast.Call)]
+            if _given_maybe_none(finding.node, unit):  # `training.set_seed(seed=cfg.seed)`: see `_user_seeds`
+                continue
             drawn = None if finding.salted_hash else _seed_assignment(finding, unit.analysis.parents)
             if drawn is not None:  # `opt.manualSeed = random.randint(1, 10000)`: fix the draw, keep a given seed
                 fixes.append((self._fix_value, drawn))
@@ -374,11 +379,12 @@ class Seed(Transform):
                 continue
             if _inside_loop_or_handler(call, unit.analysis.parents) or _in_callback(call, unit.analysis.parents):
                 continue
+            value = _seed_argument(call, unit)
+            drawn = value is not None and _draws_when_none(call, value, unit)
             returned = _returned_seed(call, unit)
-            if returned is not None:
+            if returned is not None and not drawn:
                 yield returned
                 continue
-            value = _seed_argument(call, unit)
             if value is None:
                 continue
             literal = constant(value)
@@ -388,9 +394,11 @@ class Seed(Transform):
             text = ast.get_source_segment(unit.text, value)
             if text is None or "\n" in text:
                 continue
-            if _draws_when_none(call, value, unit):  # ADDA's `init_random_seed(config.manual_seed)`, null in its YAML
+            if drawn:  # ADDA's `init_random_seed(config.manual_seed)`, null in its YAML; torchtune's `set_seed`
+                # A seeder whose drawn seed is kept (`self.seed = training.set_seed(seed=cfg.seed)`) gets seed_all
+                # before it: its draw then comes from seeded generators, and a determinism switch it makes stays on.
                 yield (f"{text} if {text} is not None else {unit.options.seed}",
-                       ("after", _statement_of(call, unit.analysis.parents)))
+                       ("before" if returned else "after", _statement_of(call, unit.analysis.parents)))
                 continue
             yield text, _placement(call, value, unit.analysis.parents, unit.tree)
 
@@ -463,14 +471,22 @@ def _returned_seed(call: ast.Call, unit: Unit) -> tuple[str, tuple[str, ast.stmt
     return (text, ("after", statement)) if text is not None and "\n" not in text else None
 
 
+def _given_maybe_none(node: ast.AST, unit: Unit) -> bool:
+    """A call of a seeder that draws for None given a seed that may be None: `_user_seeds` adds `seed_all(seed=<seed>
+    if <seed> is not None else 1234)` for it, keeping a seed the user gives."""
+    value = _seed_argument(node, unit) if isinstance(node, ast.Call) else None
+    return value is not None and _draws_when_none(node, value, unit)
+
+
 def _draws_when_none(call: ast.Call, value: ast.expr, unit: Unit) -> bool:
     """Whether the project helper `call` hands `value` to a parameter it tests against None (a seed it takes
-    None for: ADDA's `init_random_seed` then draws one with `random.randint`), which seed_all would reject."""
+    None for: ADDA's `init_random_seed` then draws one with `random.randint`), which seed_all would reject; or
+    `call` is a library seeder that draws a seed for None (torchtune's `set_seed`)."""
     functions = {node.name: node for node in unit.tree.body if isinstance(node, FUNCTION_TYPES)}
     definition, _ = pinning.called_function(
         call, functions, project.file_folder(unit.path), project.local_imports(project.import_statements(unit.tree.body)))
     if definition is None:
-        return False
+        return unit.ctx.imports.resolve_any(call.func) in catalogue.SEEDERS_DRAWING_FOR_NONE
     names = {name for name, argument in conditions.call_arguments(definition, call).items()
              if argument is not None and argument[0] is value}
     return any(isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in names

@@ -511,6 +511,41 @@ def test_a_wrapper_applying_each_transform_once_is_no_multi_view_wrapper():
     assert "T.Compose([T.Resize(224), T.CenterCrop(224), T.ToTensor()])" in out
 
 
+DEFINED_WRAPPER = ("import torchvision.transforms as T\n\n\nclass Augmentation:\n    def __init__(self, n):\n"
+                   "        self.n = n\n        self.crop = T.Compose([T.RandomResizedCrop(96), T.RandomHorizontalFlip()])\n\n"
+                   "    def __call__(self, image):\n{body}")
+
+
+@pytest.mark.parametrize("body", [
+    # DINOv2's DataAugmentationDINO: built in another module; the same crop twice, and in a comprehension
+    "        first = self.crop(image)\n        second = self.crop(image)\n        return [first, second]\n",
+    "        return [self.crop(image) for _ in range(self.n)]\n",
+], ids=["twice", "comprehension"])
+def test_random_augmentation_in_a_multi_view_class_the_file_defines_is_left_with_a_note(body):
+    code = DEFINED_WRAPPER.format(body=body)
+    out, notes = instrument_text("/project/augmentations.py", code, only("random-augment"))
+    assert out == code
+    assert any("`Augmentation` applies a transform several times" in note for note in notes), notes
+
+
+def test_detectron2_flips_never_crops_go_and_resizes_drawing_a_size_are_left_with_a_note():
+    """DiffusionDet's mapper: `RandomFlip` takes `prob`; detectron2 has no centre crop; a resize drawing its size
+    is kept (without it the images keep the size they were read at)."""
+    code = ("from detectron2.data import transforms as T\n\naugs = []\naugs.append(T.RandomFlip())\n"
+            "crop = [T.ResizeShortestEdge([400, 500, 600], sample_style=\"choice\"), T.RandomCrop(\"absolute\", 384)]\n")
+    out, notes = instrument_text("/project/mapper.py", code, only("random-augment"))
+    assert "augs.append(T.RandomFlip(prob=0.0))" in strip(out)
+    assert "crop = [T.ResizeShortestEdge([400, 500, 600], sample_style=\"choice\")]" in strip(out)
+    assert any("`ResizeShortestEdge` not rewritten" in note for note in notes), notes
+
+
+def test_a_transform_applied_to_each_frame_or_to_an_image_and_its_mask_makes_no_views():
+    for body in ("        return [self.crop(frame) for frame in image]\n",
+                 "        return self.crop(image), self.crop(image.mask)\n",
+                 "        image = self.crop(image)\n        image = self.crop(image)\n        return image\n"):
+        assert "T.Compose([T.Resize(96), T.CenterCrop(96)])" in fix(DEFINED_WRAPPER.format(body=body), "random-augment")
+
+
 def test_a_method_named_like_a_stepping_function_is_no_step():
     """ResNet18's `validate` calls `losses.update(...)` of an AverageMeter, while `profiling` defines a nested
     `update` that steps: the validation loop is not wrapped."""

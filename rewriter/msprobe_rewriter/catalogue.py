@@ -590,6 +590,7 @@ ALBUMENTATIONS_MODULES = (
     "albumentations.augmentations.dropout.coarse_dropout", "albumentations.augmentations.pixel.transforms",
     "albumentations.core.composition", "albumentations.pytorch", "albumentations.pytorch.transforms",
 )
+DETECTRON2_TRANSFORM_MODULES = ("detectron2.data.transforms", "detectron2.data.transforms.augmentation_impl")
 # albumentations applies each transform with probability `p`, drawn like its parameters: from Python's `random`
 # and NumPy's global generator before 1.4.21, then from generators of its own, seeded by `Compose(seed=...)` (from
 # the OS when not given; `random.seed` does not reach them). Besides its `Random*` (and 0.x's `IAA*`) transforms,
@@ -641,6 +642,25 @@ MINDSPORE_RANDOM_TRANSFORMS = frozenset({
     "CutOut", "BoundingBoxAugment",  # random patches; a random selection of boxes
     "MaskAlongAxisIID",  # audio: a mask of random width at a random start
 })
+# detectron2's augmentations draw from NumPy's global generator (`Augmentation._rand_range`, `np.random`): its
+# `Random*` (`RandomFlip` with `prob=0.5`, `RandomApply`, crops, rotation, brightness, ...) and these, which draw a
+# size (a scale; `ResizeShortestEdge` given several sizes, see `SAMPLED_VALUES`) or a crop's offset.
+DETECTRON2_RANDOM_TRANSFORMS = frozenset({"ResizeShortestEdge", "ResizeScale", "FixedSizeCrop", "MinIoURandomCrop"})
+# ... of which these set the size of the image they return: removing them would feed images at the size they
+# were read, so the instrument leaves them, with a note (give them one size while debugging).
+SIZING_RANDOM_TRANSFORMS = {"detectron2": frozenset({"ResizeShortestEdge", "ResizeScale", "RandomResize",
+                                                     "FixedSizeCrop"})}
+# detectron2's `ResizeShortestEdge` draws the shorter edge from `short_edge_length`, `RandomRotation` the angle
+# from `angle` (position, keyword): between two bounds with `sample_style` (position, keyword) "range", its
+# default, or among the values listed with "choice". One number, or equal values, draw nothing; a name given
+# without a sample style is taken for one number (as where they resize or rotate for inference).
+SAMPLED_VALUES: dict[str, dict[str, tuple[tuple[int, str], tuple[int, str]]]] = {
+    "detectron2": {"ResizeShortestEdge": ((0, "short_edge_length"), (2, "sample_style")),
+                   "RandomRotation": ((0, "angle"), (3, "sample_style"))},
+}
+# Methods of a library's base class of augmentations that draw from a global generator, called on `self` by its
+# subclasses: detectron2's `Augmentation._rand_range` (`np.random.uniform`).
+DRAWING_BASE_METHODS = {"_rand_range": "numpy.random.uniform"}
 # Buffers a model computes from its configuration, not drawn nor learned: a checkpoint may leave them out (Swin
 # deletes them before loading: "we always re-init it"). Relative-position tables (Swin, SwinV2, BEiT), window
 # attention masks, position ids (Hugging Face), rotary frequencies, BatchNorm's step counter.
@@ -687,6 +707,8 @@ LIBRARY_TRANSFORM_TWINS: dict[str, dict[str, tuple[tuple[str, tuple[str, ...]], 
                         (("Resize", ("height", "width", "interpolation")),)),
         "RandomCrop3D": (("CenterCrop3D", ("size",)),),
     },
+    # detectron2's RandomCrop(crop_type, crop_size): no centre crop among its augmentations; removed
+    "detectron2": {"RandomCrop": ()},
 }
 # Positions shared by torchvision's RandomResizedCrop(size, scale, ratio, interpolation, antialias),
 # MindSpore's RandomCropDecodeResize(size, scale, ratio, interpolation, max_attempts) and albumentations' crops
@@ -713,12 +735,14 @@ TRANSFORM_PROBABILITY: dict[str, dict[str, tuple[str, int]]] = {
         **dict.fromkeys(("RandomAdjustSharpness", "RandomApply"), ("prob", 1)),
         "RandomAutoContrast": ("prob", 2),
     },
+    "detectron2": {"RandomFlip": ("prob", 0), "RandomApply": ("prob", 1)},
 }
 # Transforms whose only randomness is whether they run: with probability 1 they are deterministic.
 PROBABILITY_ONLY_TRANSFORMS = frozenset({
     "RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "RandomInvert", "RandomEqualize",
     "RandomAutocontrast", "RandomAutoContrast", "RandomSolarize", "RandomPosterize", "RandomAdjustSharpness",
-    "RandomApply", "RandomHorizontalFlipWithBBox", "RandomVerticalFlipWithBBox", *ALBUMENTATIONS_COIN_FLIPS,
+    "RandomApply", "RandomHorizontalFlipWithBBox", "RandomVerticalFlipWithBBox", "RandomFlip",
+    *ALBUMENTATIONS_COIN_FLIPS,
 })
 # Transforms whose only randomness is drawing values from ranges: library -> class -> (range keywords,
 # keywords without a degenerate default). Given only degenerate ranges (`(a, a)`, `(a, a, b, b)`, or 0 for
@@ -795,7 +819,7 @@ MINDCV_MIXING_LOADERS: dict[str, tuple[int, tuple[tuple[int, str], ...]]] = {
 
 
 def transform_library(qualified: str) -> str | None:
-    """"torchvision", "mindspore" or "albumentations" when `qualified` is in one of their transform modules."""
+    """"torchvision", "mindspore", "albumentations" or "detectron2" when `qualified` is in one of their transform modules."""
     module = qualified.rpartition(".")[0]
     if module in TORCHVISION_TRANSFORM_MODULES:
         return "torchvision"
@@ -803,6 +827,8 @@ def transform_library(qualified: str) -> str | None:
         return "mindspore"
     if module in ALBUMENTATIONS_MODULES:
         return "albumentations"
+    if module in DETECTRON2_TRANSFORM_MODULES:
+        return "detectron2"
     return None
 
 
@@ -828,7 +854,7 @@ def probability_argument(qualified: str) -> tuple[str, int | None] | None:
 
 
 def is_random_transform(qualified: str) -> bool:
-    """Whether `qualified` names a random torchvision / MindSpore / albumentations data transform."""
+    """Whether `qualified` names a random torchvision / MindSpore / albumentations / detectron2 data transform."""
     module, _, name = qualified.rpartition(".")
     if module in TORCHVISION_TRANSFORM_MODULES:
         return name.startswith("Random") or name in TORCHVISION_RANDOM_TRANSFORMS
@@ -837,7 +863,14 @@ def is_random_transform(qualified: str) -> bool:
     if module in ALBUMENTATIONS_MODULES:
         return (name.startswith(("Random", "IAA")) or name in ALBUMENTATIONS_RANDOM_TRANSFORMS
                 or name in ALBUMENTATIONS_COIN_FLIPS)
+    if module in DETECTRON2_TRANSFORM_MODULES:
+        return name.startswith("Random") or name in DETECTRON2_RANDOM_TRANSFORMS
     return False
+
+
+def sizes_at_random(qualified: str) -> bool:
+    """Whether the random transform `qualified` sets the size of the image it returns (`SIZING_RANDOM_TRANSFORMS`)."""
+    return qualified.rpartition(".")[2] in SIZING_RANDOM_TRANSFORMS.get(transform_library(qualified) or "", ())
 
 
 def is_sometimes_applied(qualified: str) -> bool:

@@ -1,10 +1,11 @@
-"""MSP303 random-augment: random data augmentation (torchvision, MindSpore, timm, albumentations, open_clip)."""
+"""MSP303 random-augment: random data augmentation (torchvision, MindSpore, timm, albumentations, open_clip,
+detectron2)."""
 
 from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, opt_in
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword
 from msprobe_rewriter.cpu_code import CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -46,11 +47,16 @@ class RandomAugment(FollowsValues, Rule):
                "do one fixed thing with probability `p`, 0.5 by default (`HorizontalFlip`, `ToGray`, `Sequential`, "
                "...), unless given `p` 0 or 1 or `always_apply=True`, and `Compose`, `Resize`, `Normalize`, ... when "
                "given a `p` below 1; open_clip's `create_model_and_transforms` when the training transform it "
-               "returns is kept (not unpacked into `_` or a name the file never reads). "
+               "returns is kept (not unpacked into `_` or a name the file never reads); "
+               "detectron2's `data.transforms` `Random*` (`RandomFlip` unless given `prob` 0 or 1, `RandomApply`, "
+               "`RandomCrop`, `RandomRotation` given a range or a choice, ...), `ResizeScale`, `FixedSizeCrop` and "
+               "`ResizeShortestEdge` given several sizes (a literal list, or any with a `sample_style`). "
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged. "
                "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
-               "NumPy's global generator or torch's (without `generator=`; a shuffle is named one; not in an "
+               "NumPy's global generator or torch's (without `generator=`; detectron2's `self._rand_range()`; a "
+               "shuffle is named one; a draw compared below an option that is 0 by default, `random.random() < "
+               "args.proportion_empty_prompts`, only when nothing else draws, at the info level; not in an "
                "`except` block, which draws another sample when one fails to load) in code that runs for every sample "
                "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, and the methods of the file's "
                "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
@@ -81,7 +87,9 @@ class RandomAugment(FollowsValues, Rule):
            "`Resize` (same `height`, `width`), the others removed (or given `p=0.0`), a `Compose` given `p` below 1 "
            "`p=1.0`; from 1.4.21 it draws from generators of its own, which `random.seed` does not reach: "
            "`Compose(seed=...)` repeats the augmentation from run to run, it does not remove it. open_clip: train "
-           "with the validation transform `create_model_and_transforms` returns (`preprocess_val`). "
+           "with the validation transform `create_model_and_transforms` returns (`preprocess_val`). detectron2: "
+           "`RandomFlip(prob=0.0)`, the other random augmentations removed, except those that size the image "
+           "(`ResizeShortestEdge` given several sizes: give it one; `ResizeScale`, `FixedSizeCrop`). "
            "Draws written by hand: skip them behind a flag, or draw from a generator of the dataset's "
            "own seeded with a constant (`self.rng = random.Random(0)`), which nothing else can move. Restore them "
            "for real training.")
@@ -131,6 +139,12 @@ class RandomAugment(FollowsValues, Rule):
         "never = A.OneOf([A.Blur(), A.GaussNoise()], p=0)\n"
         "flips = [A.HorizontalFlip(p=1.0), A.VerticalFlip(always_apply=True)]  # always_apply: before 2.0\n"
         "model, _, preprocess = open_clip.create_model_and_transforms(\"ViT-B-32\", pretrained=\"openai\")\n",
+        # detectron2 at inference: a flip always applied, one size (a number, equal bounds, a name without a
+        # sample style, as its test-time augmentation passes), one angle
+        "from detectron2.data import transforms as T\n\n\ndef tta(cfg, min_size, angle):\n"
+        "    flip = T.RandomFlip(prob=1.0)\n    resize = T.ResizeShortestEdge(800, 1333)\n"
+        "    same = T.ResizeShortestEdge([cfg.MIN_SIZE_TEST, cfg.MIN_SIZE_TEST], cfg.MAX_SIZE_TEST)\n"
+        "    return flip, resize, same, T.ResizeShortestEdge(min_size, 1333), T.RandomRotation(angle=angle)\n",
     )
     invalid = (
         # A dataset that shuffles its samples by hand (mindformers' loaders): reported as a shuffle.
@@ -162,6 +176,30 @@ class RandomAugment(FollowsValues, Rule):
                 "parser.add_argument(\"--random_flip\", action=\"store_true\")\nargs = parser.parse_args()\n"
                 "flip = transforms.RandomHorizontalFlip() if args.random_flip else transforms.Lambda(lambda x: x)\n",
                 lines=(8,), severity="info"),
+        # detectron2's augmentations (DiffusionDet's mapper): a flip, a crop, a shorter edge chosen among three;
+        # a subclass of its Augmentation drawing through the base's `self._rand_range()`
+        Invalid("import numpy as np\nfrom detectron2.data import transforms as T\n\n\n"
+                "def build_augmentation(cfg):\n    augs = [T.RandomFlip()]\n"
+                "    crop = [T.ResizeShortestEdge([400, 500, 600], sample_style=\"choice\"), T.RandomCrop(\"absolute\", "
+                "(384, 600))]\n    return augs, crop\n\n\nclass Grey(T.Augmentation):\n"
+                "    def get_transform(self, image):\n        if self._rand_range() < 0.5:\n"
+                "            return GreyTransform()\n        return T.NoOpTransform()\n", lines=(6, 7, 13)),
+        # diffusers' ControlNet example: an empty prompt when `random.random() < args.proportion_empty_prompts`
+        # (default 0, so never): the draw named is the caption chosen (`random.choice`); a function drawing only
+        # that way is info
+        Invalid("import argparse\nimport random\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--proportion_empty_prompts\", type=float, default=0)\nargs = parser.parse_args()\n\n\n"
+                "def main():\n    def tokenize_captions(examples):\n"
+                "        return [\"\" if random.random() < args.proportion_empty_prompts else random.choice(c)\n"
+                "                for c in examples[\"captions\"]]\n\n"
+                "    def preprocess_train(examples):\n        examples[\"ids\"] = tokenize_captions(examples)\n"
+                "        return examples\n\n    dataset.with_transform(preprocess_train)\n", lines=(15,)),
+        Invalid("import argparse\nimport random\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--proportion_empty_prompts\", type=float, default=0)\nargs = parser.parse_args()\n\n\n"
+                "def drop_prompts(examples):\n"
+                "    examples[\"text\"] = [\"\" if random.random() < args.proportion_empty_prompts else t\n"
+                "                        for t in examples[\"text\"]]\n    return examples\n\n\n"
+                "dataset.with_transform(drop_prompts)\n", lines=(10,), severity="info"),
         # x-transformers' TextSamplerDataset: a dataset named for sampling text, not a sampler.
         Invalid("import random\n\nfrom torch.utils.data import Dataset\n\n\nclass TextSamplerDataset(Dataset):\n"
                 "    def __getitem__(self, index):\n        start = random.randint(0, len(self.data) - 1025)\n"
@@ -289,14 +327,21 @@ class RandomAugment(FollowsValues, Rule):
         self.values = LocalValues(ctx, lambda value: None)  # only to see into `**kwargs` dicts
         self.cpu_code = CpuCode(ctx)
         self._hand_drawn: set[int] = set()  # functions reported for drawing by hand
+        self._draws: dict[int, list[tuple]] = {}  # function -> its draws by hand: (function, site, draw, through, threshold)
         self._helper_calls: list = []  # (per-sample function, site, callee name): calls of the file's functions
         self._functions = _named_once(ctx.tree)
+        self._methods = {item.name for cls in ast.walk(ctx.tree) if isinstance(cls, ast.ClassDef)
+                         for item in cls.body if isinstance(item, FUNCTION_TYPES)}  # (where they draw is reported)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         qualified = self.ctx.call_qualname(node)
         if draws_globally(node, qualified):
             self._drawn_by_hand(node, qualified)
+            return
+        method = _self_method(node)
+        if method in catalogue.DRAWING_BASE_METHODS and method not in self._methods:  # detectron2's `_rand_range`
+            self._drawn_by_hand(node, catalogue.DRAWING_BASE_METHODS[method], f" (through `{method}`)")
             return
         if (isinstance(node.func, ast.Name) and node.func.id in self._functions
                 and (function := self.cpu_code.item_function()) is not None):
@@ -364,9 +409,10 @@ class RandomAugment(FollowsValues, Rule):
             isinstance(other, ast.Name) and other.id == target.id and isinstance(other.ctx, ast.Load)
             for other in ast.walk(self.ctx.tree))
 
-    def _drawn_by_hand(self, node: ast.Call, qualified: str) -> None:
-        """A global draw in code run for every sample: augmentation or sampling written by hand (once a function);
-        not one in an `except` block (another sample drawn when one fails to load: mindocr's datasets)."""
+    def _drawn_by_hand(self, node: ast.Call, qualified: str, through: str = "") -> None:
+        """A global draw in code run for every sample: augmentation or sampling written by hand (reported in
+        `finish`, once a function); not one in an `except` block (another sample drawn when one fails to load:
+        mindocr's datasets)."""
         if any(isinstance(ancestor, ast.ExceptHandler) for ancestor in self.ctx.ancestors):
             return
         function = self.cpu_code.item_function()
@@ -374,35 +420,73 @@ class RandomAugment(FollowsValues, Rule):
             # a sample function's draw from Python's or NumPy's generator (with torch's, a function of a
             # `sample` or `image` is as often model code: diffusers names its latents `sample`)
             function = self.cpu_code.sample_function()
-        if function is not None and id(function) not in self._hand_drawn:
-            self._hand_drawn.add(id(function))
-            message = SHUFFLE_MESSAGE if qualified in catalogue.GLOBAL_SHUFFLES else HAND_MESSAGE
-            self.report(node, message.format(function=function.name, draw=qualified, through=""), fixable=False)
+        if function is not None:
+            threshold = _threshold(node, self.ctx.ancestors[-1]) if self.ctx.ancestors else None
+            self._draws.setdefault(id(function), []).append((function, self.ctx.site(node), qualified, through,
+                                                             threshold))
 
     def finish(self) -> None:
-        """Per-sample code that draws through a function of the file (mindocr's `CVRandomRotation.__call__` calls
-        `sample_uniform`, which calls `np.random.uniform`): reported at the call, once per function."""
+        """Report each function's first draw that changes data with the default arguments (not `random.random()
+        < args.p` with `p` 0 by default), its own or through a function of the file that draws (mindocr's
+        `CVRandomRotation.__call__` calls `sample_uniform`, which calls `np.random.uniform`: reported at the call);
+        a function with no other draw than those, at the info level."""
+        idle: dict[int, tuple] = {}
+        for key, draws in self._draws.items():
+            changing = [draw for draw in draws if not self._never_true(draw[-1])]
+            if changing:
+                self._hand_drawn.add(key)
+                self._report_draw(*changing[0])
+            else:
+                idle[key] = draws[0]
         helpers = None
         for function, site, callee in self._helper_calls:
             if id(function) in self._hand_drawn:
                 continue
             helpers = self._drawing_helpers() if helpers is None else helpers
             if callee in helpers:
-                self._hand_drawn.add(id(function))
-                self.report(site, HAND_MESSAGE.format(function=function.name, draw=helpers[callee],
-                                                      through=f" (through `{callee}`)"), fixable=False)
+                name, threshold = helpers[callee]
+                draw = (function, site, name, f" (through `{callee}`)", threshold)
+                if not self._never_true(draw[-1]):
+                    self._hand_drawn.add(id(function))
+                    idle.pop(id(function), None)
+                    self._report_draw(*draw)
+                else:
+                    idle.setdefault(id(function), draw)
+        for draw in idle.values():
+            self._report_draw(*draw)
 
-    def _drawing_helpers(self) -> dict[str, str]:
+    def _never_true(self, threshold: ast.expr | None) -> bool:
+        """Whether a draw compared below `threshold` is never below it with the default arguments (0 by default:
+        `random.random() < args.proportion_empty_prompts`)."""
+        return threshold is not None and opt_in.default_value(self.ctx, threshold) == 0
+
+    def _report_draw(self, function, site, draw: str, through: str, threshold: ast.expr | None) -> None:
+        """Report a draw written by hand; at the info level when it is never below its threshold by default."""
+        message = (SHUFFLE_MESSAGE if draw in catalogue.GLOBAL_SHUFFLES else HAND_MESSAGE).format(
+            function=function.name, draw=draw, through=through)
+        if self._never_true(threshold):
+            self.report(site, f"{message} (only when `{ast.unparse(threshold)}` > 0: 0 with the default arguments)",
+                        severity="info", fixable=False)
+        else:
+            self.report(site, message, fixable=False)
+
+    def _drawing_helpers(self) -> dict[str, tuple[str, ast.expr | None]]:
         """The file's functions (module-level, or nested under a name no other function has: the diffusers examples
         define `tokenize_captions` inside `main()`) that draw from a global generator, and are not reported
-        themselves as per-sample code: name -> the first draw's name."""
+        themselves as per-sample code: name -> (the draw to name, the threshold it is compared below). The draw
+        named is the first that changes the data with the default arguments (`random.choice(caption)`, not
+        `random.random() < args.proportion_empty_prompts`, default 0), else the first."""
         found = {}
         for function in self._functions.values():
             if not self.cpu_code.runs_per_sample(function):
-                draw = next((qualified for node in ast.walk(function) if isinstance(node, ast.Call)
-                             and draws_globally(node, qualified := self.ctx.call_qualname(node))), None)
-                if draw is not None:
-                    found[function.name] = draw
+                compared = {id(call): threshold for compare in ast.walk(function) if isinstance(compare, ast.Compare)
+                            for call in (compare.left, *compare.comparators)
+                            if (threshold := _threshold(call, compare)) is not None}
+                draws = [(qualified, compared.get(id(node))) for node in ast.walk(function) if isinstance(node, ast.Call)
+                         and draws_globally(node, qualified := self.ctx.call_qualname(node))]
+                changing = [draw for draw in draws if not self._never_true(draw[1])]
+                if draws:
+                    found[function.name] = (changing or draws)[0]
         return found
 
     def _mindcv(self, node: ast.Call, qualified: str) -> None:
@@ -432,6 +516,9 @@ class RandomAugment(FollowsValues, Rule):
             given = {kw.arg: kw.value for kw in node.keywords if kw.arg in ranges[0]}
             if given and ranges[1] <= given.keys() and all(map(_degenerate, given.values())):
                 return True
+        sampled = catalogue.SAMPLED_VALUES.get(library, {}).get(short)
+        if sampled is not None and _one_value(argument(node, *sampled[0]), argument(node, *sampled[1])):
+            return True
         fixed_by = catalogue.FIXED_BY_NUMBER.get(library, {}).get(short)
         if fixed_by is not None:
             value = argument(node, *fixed_by)
@@ -468,6 +555,10 @@ def _probability(node: ast.Call, qualified: str) -> float | None:
 def _twin_message(qualified: str) -> str:
     """The finding's message: the deterministic twin when the catalogue knows one, else removal."""
     short = qualified.rpartition(".")[2]
+    if catalogue.sizes_at_random(qualified):
+        several = " when given several sizes" if short in catalogue.SAMPLED_VALUES.get("detectron2", {}) else ""
+        return (f"`{short}` draws the size (or the position) of the image it returns{several}: give it one size "
+                "while debugging (removing it would feed the images at the size they were read)")
     twins = catalogue.transform_twins(qualified)
     if twins:
         replacement = " + ".join(f"`{name}`" for name, _ in twins)
@@ -483,6 +574,33 @@ def _degenerate(value: ast.expr) -> bool:
         return False
     elts = value.elts
     return all(ast.dump(elts[i]) == ast.dump(elts[i + 1]) for i in range(0, len(elts), 2))
+
+
+def _one_value(values: ast.expr | None, style: ast.expr | None) -> bool:
+    """Whether detectron2's `ResizeShortestEdge(values, sample_style=style)` resizes to one size (`RandomRotation`
+    rotates by one angle): a number, equal values, or a name given without a sample style (`SAMPLED_VALUES`)."""
+    if isinstance(values, (ast.Tuple, ast.List)):
+        return len({ast.dump(value) for value in values.elts}) == 1
+    return isinstance(constant(values), (int, float)) or style is None
+
+
+def _threshold(node: ast.AST, parent: ast.AST) -> ast.expr | None:
+    """What the draw `node` is compared below in `parent` (`random.random() < p`, `p > np.random.rand()`)."""
+    if not isinstance(parent, ast.Compare) or len(parent.ops) != 1:
+        return None
+    if parent.left is node and isinstance(parent.ops[0], (ast.Lt, ast.LtE)):
+        return parent.comparators[0]
+    if parent.comparators[0] is node and isinstance(parent.ops[0], (ast.Gt, ast.GtE)):
+        return parent.left
+    return None
+
+
+def _self_method(node: ast.Call) -> str | None:
+    """The name of the method of its own `node` calls (`self.name(...)`), if any."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return func.attr
+    return None
 
 
 def _named_once(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -15,11 +15,16 @@ that does one fixed thing, given `p` below 1 (`A.Compose([...], p=0.5)`), gets `
 A transform with an argument the twin would drop that calls something (`scale=cfg.pop("scale")`) is left, with a
 note: the call may matter to the code around it; so is a crop whose size the twin cannot read (`**kwargs`,
 albumentations 2's `size=(h, w)`), and open_clip's `create_model_and_transforms` (train with the `preprocess_val`
-it returns).
+it returns). detectron2's `RandomFlip` gets `prob=0.0`, its other random augmentations are removed from lists,
+except those that draw the size of the image they return (`ResizeShortestEdge` given several sizes,
+`ResizeScale`, `FixedSizeCrop`, `RandomResize`): without them the images would keep the size they were read at,
+so they are left, with a note.
 
 A file that builds a multi-view wrapper, a class (its own or a project module's) whose `__call__` applies one
 transform of its own several times to each sample (MoCo's `TwoCropsTransform`, DINO's local crops, SimCLR's
-`[self.base_transform(x) for i in range(self.n_views)]`), keeps its random augmentation, with a note: without it
+`[self.base_transform(x) for i in range(self.n_views)]`; not one transform applied to each frame, or to an image
+and its mask), or that defines one holding random augmentation, whoever builds it (DINOv2's
+`DataAugmentationDINO`; its `forward` counts too), keeps its random augmentation, with a note: without it
 the views would be identical and the contrastive task would be trivial. The loader's seeded `generator=` (the
 data-workers transform) makes that augmentation repeat from run to run.
 """
@@ -92,7 +97,7 @@ class RandomAugment(Transform):
 
     def apply(self, unit: Unit) -> None:
         sites = unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call))
-        views = _multi_view_wrappers(unit)
+        views = _multi_view_wrappers(unit, [finding.line for finding, _ in sites])
         if sites and views:
             unit.note(sites[0][0].line, f"`{views[0]}` applies a transform several times to each sample (views of "
                       "one image): random augmentation left, as the views would be identical without it (the "
@@ -120,6 +125,11 @@ class RandomAugment(Transform):
                 unit.note(finding.line, "random augmentation not rewritten (no deterministic twin known)")
                 continue
             short = qualified.rpartition(".")[2]
+            if catalogue.sizes_at_random(qualified):  # detectron2's `ResizeShortestEdge([640, 800], ...)`
+                unit.note(finding.line, f"`{short}` not rewritten: it draws the size (or position) of the image it "
+                                        "returns, and without it the images would keep the size they were read at; "
+                                        "give it one size yourself")
+                continue
             dropped = _dropped_call(call, qualified)
             if dropped is not None:
                 unit.note(finding.line, f"`{short}` not rewritten: its argument `{nodes.code_of(dropped)}` calls "
@@ -294,9 +304,10 @@ def _opening_whitespace(container: cst.List | cst.Tuple) -> cst.BaseParenthesiza
     return after if isinstance(after, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" ")
 
 
-def _multi_view_wrappers(unit: Unit) -> list[str]:
-    """The classes the file builds, its own or a project module's, whose `__call__` applies a transform of its own
-    several times to each sample: one `self.<attribute>(...)` called twice or in a loop or comprehension."""
+def _multi_view_wrappers(unit: Unit, lines: list[int]) -> list[str]:
+    """The classes whose `__call__` applies a transform of its own several times to each sample (views of it):
+    those the file builds, its own or a project module's, and those it defines around random augmentation (at
+    `lines`), whoever builds them (DINOv2's `DataAugmentationDINO`; their `forward` too)."""
     tree = unit.tree
     own = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
@@ -305,22 +316,47 @@ def _multi_view_wrappers(unit: Unit) -> list[str]:
     local = project.local_imports(project.import_statements(tree.body))
     for _, name, module in project.reached(calls, local, defined, project.file_folder(unit.path)):
         built += module.classes_built(name)
-    return list(dict.fromkeys(cls.name for cls in built if _applies_repeatedly(cls)))
+    holding = [cls for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef)
+               and any(cls.lineno <= line <= (cls.end_lineno or cls.lineno) for line in lines)]
+    views = [cls for cls in built if _applies_repeatedly(cls, ("__call__",))]
+    views += [cls for cls in holding if _applies_repeatedly(cls, ("__call__", "forward"))]
+    return list(dict.fromkeys(cls.name for cls in views))
 
 
-def _applies_repeatedly(cls: ast.ClassDef) -> bool:
-    call = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "__call__"), None)
-    if call is None:
-        return False
+def _applies_repeatedly(cls: ast.ClassDef, methods: tuple[str, ...]) -> bool:
+    """Whether one of `methods` applies a transform of its own several times to one input: `self.<attribute>(x)`
+    twice with the same arguments, or in a loop or comprehension whose names its arguments do not use
+    (`[self.t(x) for _ in range(n)]`, not `[self.t(frame) for frame in frames]`); not one feeding its input
+    (`img = self.convert(img, ...)`, a chain of steps)."""
     seen: set[str] = set()
     repeating = (*LOOP_TYPES, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
-    todo: list[tuple[ast.AST, bool]] = [(node, False) for node in ast.iter_child_nodes(call)]
+    todo: list[tuple[ast.AST, frozenset[str] | None]] = [
+        (item, None) for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name in methods]
+    chained = {id(step.value) for method, _ in todo for step in ast.walk(method) if isinstance(step, ast.Assign)
+               and _names(step.value, ast.Load) & set().union(*(_names(t, ast.Store) for t in step.targets))}
     while todo:
-        node, repeated = todo.pop()
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        node, bound = todo.pop()
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and id(node) not in chained
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
-            if repeated or node.func.attr in seen:
+            used = set().union(*(_names(arg, ast.Load) for arg in (*node.args, *node.keywords)))
+            if bound is not None and not used & bound or ast.dump(node) in seen:
                 return True
-            seen.add(node.func.attr)
-        todo += [(child, repeated or isinstance(node, repeating)) for child in ast.iter_child_nodes(node)]
+            seen.add(ast.dump(node))
+        once, outer = _evaluated_once(node), bound
+        if isinstance(node, repeating):
+            bound = (bound or frozenset()) | _names(node, ast.Store)
+        todo += [(child, outer if child is once else bound) for child in ast.iter_child_nodes(node)]
     return False
+
+
+def _evaluated_once(node: ast.AST) -> ast.AST | None:
+    """What a loop or comprehension evaluates once, before repeating: a `for`'s iterable, a comprehension's first."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return node.iter
+    generators = getattr(node, "generators", None)
+    return generators[0] if generators else None
+
+
+def _names(node: ast.AST, context: type) -> set[str]:
+    """The names `node` reads (`ast.Load`) or binds (`ast.Store`)."""
+    return {name.id for name in ast.walk(node) if isinstance(name, ast.Name) and isinstance(name.ctx, context)}

@@ -375,4 +375,15 @@ def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, see
         env = conditions.bind_arguments(own[1], call, lookup, bound=own[2] is not None)
         return _function_summary(own[0], own[1], depth, env, seen, own[2])
     followed = helper_summary(call, module.path.parent, module.local, module.functions, depth + 1, lookup)
-    return followed if followed is not None else seeder_by_name(call)
+    if followed is not None:
+        return followed
+    return seeder_by_name(call) if _names_a_function(module, call) else NOTHING
+
+
+def _names_a_function(module: project.Module, call: ast.Call) -> bool:
+    """Whether the callee is a bare name or reached from an imported module, so that its name says what it
+    does: a method of some object (sd-scripts' `dataset.set_seed(seed)`) seeds that object only."""
+    func = call.func
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and (func is call.func or func.id in module.imports.bindings)

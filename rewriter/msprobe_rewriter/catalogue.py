@@ -978,6 +978,11 @@ STOCHASTIC_DEPTH_CLASS = "DropPath"
 # `drop_path=`: on calls into timm.
 STOCHASTIC_DEPTH_KEYWORD = "drop_path_rate"
 STOCHASTIC_DEPTH_BLOCK_KEYWORD = "drop_path"
+# Model factories whose `drop_rate=` turns on the dropout layers of the model they build (timm's classifier and, in
+# its ViTs, position and projection dropout; mindcv's likewise): their own layers take the rate as a parameter.
+FACTORY_DROPOUT_KEYWORD = "drop_rate"
+DROPOUT_MODEL_FACTORIES = frozenset({"timm.create_model", "timm.models.create_model", "mindcv.create_model",
+                                     "mindcv.models.create_model"})
 
 # Where `dropout=` sits positionally in those constructors.
 TORCH_DROPOUT_KEYWORD_POSITIONS: dict[str, int] = {

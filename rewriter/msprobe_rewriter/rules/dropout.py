@@ -29,6 +29,8 @@ DROP_PROBABILITY = {**catalogue.NPU_DROP_PROBABILITY, **catalogue.MINDSPORE_DROP
 STOCHASTIC_DEPTH_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.STOCHASTIC_DEPTH_MODULES, catalogue.STOCHASTIC_DEPTH_FUNCTIONS) for q in table) | {
     catalogue.STOCHASTIC_DEPTH_CLASS}
+FACTORY_DROPOUT_MESSAGE = ("`drop_rate=` turns on the model's dropout layers, each drawing a new random mask every "
+                           "step: pass `drop_rate=0.` while debugging")
 DROP_PATH_MESSAGE = ("{what} turns on stochastic depth: every training step drops whole residual branches at random, "
                      "which msprobe's `seed_all(rm_dropout=True)` leaves on (msprobe-kit's turns it off); {fix} while "
                      "debugging")
@@ -69,8 +71,8 @@ class Dropout(Rule):
                "probability is a literal 0 (keep_prob 1); one taken from an option or a parameter that is 0 by default "
                "(a layer's `drop=0.` that no call in the file sets, down through the models that hand it on) is "
                "info, naming it, and so is a LoRA config built under an `if` that is off by default "
-               "(`if training_args.use_lora:`). Also flags "
-               "stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
+               "(`if training_args.use_lora:`), and `drop_rate=` on timm's and mindcv's `create_model` (the dropout "
+               "layers of the model it builds). Also flags stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
                "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
                "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
                "unless the rate is a literal 0 or a per-block value (`dpr[i]`; not a config entry read by name, "
@@ -138,7 +140,7 @@ class Dropout(Rule):
         "    return torch_npu.npu_flash_attention(q, k, v, n, \"SBH\", keep_prob=keep_prob)[0]\n",
         "import torch\n\n\nclass Dropout:\n    pass\n\n\nd = Dropout()  # a local class\n",
         "import timm\nfrom timm.layers import DropPath, drop_path\n\n"
-        "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.)\n"
+        "model = timm.create_model(\"vit_base_patch16_224\", drop_rate=0., drop_path_rate=0.)\n"
         "layer = DropPath()  # drop_prob defaults to 0\nout = drop_path(layer, 0.1)  # training defaults to False\n",
         "import torch.nn as nn\nfrom timm.models.vision_transformer import Block, VisionTransformer\n\n\n"
         "class Net(VisionTransformer):  # rates handed down: decided (and checked) where the model is built\n"
@@ -205,6 +207,12 @@ class Dropout(Rule):
         Invalid("from mindspore import ops\nfrom mindspore.ops.operations.nn_ops import FlashAttentionScore\n\n"
                 "attention = FlashAttentionScore(head_num=8, keep_prob=0.9, input_layout=\"BNSD\")\n"
                 "masks = ops.DropoutGenMask()\n", lines=(4, 5)),
+        # timm's and mindcv's model factories: `drop_rate=` turns on the dropout layers of the model they build
+        # (an option defaulting to 0 is information).
+        Invalid("import timm\n\nmodel = timm.create_model(\"vit_small_patch16_224\", drop_rate=0.1)\n", lines=(3,)),
+        Invalid("import argparse\n\nimport timm\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument(\"--drop\", type=float, default=0.0)\nargs = parser.parse_args()\n"
+                "model = timm.create_model(\"resnet50\", drop_rate=args.drop)\n", lines=(8,), severity="info"),
         # msprobe's own seed_all(rm_dropout=True) leaves stochastic depth on.
         Invalid("import timm\nimport torch\nfrom msprobe.pytorch import seed_all\n\nseed_all(1234, False, True)\n"
                 "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.1)\nhead = torch.nn.Dropout(0.1)\n",
@@ -436,7 +444,14 @@ class Dropout(Rule):
         self.stochastic_depth.append(self.reports[-1])
 
     def _check_drop_path_rate(self, node: ast.Call) -> None:
-        """`drop_path_rate=` on any call (a model factory), `drop_path=` on a call into timm (a block)."""
+        """`drop_path_rate=` on any call (a model factory), `drop_path=` on a call into timm (a block); `drop_rate=`
+        on timm's and mindcv's `create_model` (the model's dropout layers)."""
+        rate = keyword(node, catalogue.FACTORY_DROPOUT_KEYWORD)
+        if rate is not None and not self._decided_elsewhere(rate) and (
+                self.ctx.imports.resolve_any(node.func) in catalogue.DROPOUT_MODEL_FACTORIES):
+            self.report(node, FACTORY_DROPOUT_MESSAGE)
+            if constant(rate) is NOT_CONSTANT:  # `drop_rate=args.drop`, 0 by default
+                self.by_option.append((self.reports[-1], rate, 0, None))
         for kw in node.keywords:
             if kw.arg == catalogue.STOCHASTIC_DEPTH_KEYWORD or (
                     kw.arg == catalogue.STOCHASTIC_DEPTH_BLOCK_KEYWORD

@@ -232,7 +232,7 @@ class _Tracer(AssignmentTracer):
         """An object's seeding (`dataset.set_seed(seed)`) in a function of a library module (one other files of the
         project import), given a draw from a global generator: the scripts calling the function seed that generator
         first, so the draw is fixed then (sd-scripts' `config_util.generate_dataset_group_by_blueprint`)."""
-        return (isinstance(node.func, ast.Attribute) and not seeding.is_imported(self.ctx, node)
+        return (isinstance(node.func, ast.Attribute) and not pinning.names_a_function(self.ctx.imports.bindings, node)
                 and any(isinstance(scope, FUNCTIONS) for scope in scopes) and project.imported_elsewhere(self.ctx.path))
 
     def _returned_origin(self, call: ast.Call, scopes) -> Origin | None:

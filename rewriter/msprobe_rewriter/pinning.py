@@ -377,13 +377,14 @@ def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, see
     followed = helper_summary(call, module.path.parent, module.local, module.functions, depth + 1, lookup)
     if followed is not None:
         return followed
-    return seeder_by_name(call) if _names_a_function(module, call) else NOTHING
+    return seeder_by_name(call) if names_a_function(module.imports.bindings, call) else NOTHING
 
 
-def _names_a_function(module: project.Module, call: ast.Call) -> bool:
-    """Whether the callee is a bare name or reached from an imported module, so that its name says what it
-    does: a method of some object (sd-scripts' `dataset.set_seed(seed)`) seeds that object only."""
+def names_a_function(bindings: dict[str, str], call: ast.Call) -> bool:
+    """Whether the callee is a bare name or an attribute of an imported module (`bindings`: the file's imported
+    names), so that its name says what it does: a method of some object (sd-scripts' `dataset.set_seed(seed)`)
+    seeds that object only."""
     func = call.func
     while isinstance(func, ast.Attribute):
         func = func.value
-    return isinstance(func, ast.Name) and (func is call.func or func.id in module.imports.bindings)
+    return isinstance(func, ast.Name) and (func is call.func or func.id in bindings)

@@ -261,7 +261,9 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             found = pinning.helper_summary(call, folder, local, defined, 1, seeding.lookup)
         if found is not None:
             return found
-        return NOTHING if _is_local_def(call, defined) or not is_imported(ctx, call) else pinning.seeder_by_name(call)
+        if _is_local_def(call, defined) or not pinning.names_a_function(ctx.imports.bindings, call):
+            return NOTHING
+        return pinning.seeder_by_name(call)
 
     def trains_elsewhere() -> list[project.Module]:
         """The project modules whose training the file runs (from calls that run with the default arguments); an
@@ -390,16 +392,6 @@ def _is_local_def(call: ast.Call, defined: set[str]) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id in defined
 
 
-def is_imported(ctx: FileContext, call: ast.Call) -> bool:
-    """Whether the callee is a bare name or an attribute of an imported module (not of some object)."""
-    func = call.func
-    if isinstance(func, ast.Name):
-        return True
-    while isinstance(func, ast.Attribute):
-        func = func.value
-    return isinstance(func, ast.Name) and func.id in ctx.imports.bindings
-
-
 def _function_name(node: ast.expr) -> str:
     if isinstance(node, ast.Call) and node.args:  # functools.partial(seed_worker, ...)
         node = node.args[0]
@@ -495,7 +487,8 @@ def _pins(node: ast.AST, ctx: FileContext) -> bool:
         effects = pinning.assign_effects(node, ctx.qualname)
     elif isinstance(node, ast.Call):
         effects = pinning.call_effects(node, ctx.call_qualname(node) or method_qualname(ctx, node))
-        if is_imported(ctx, node):  # by its name, unless a method of some object (a `torch.Generator` of its own)
+        # by its name, unless a method of some object (a `torch.Generator` of its own)
+        if pinning.names_a_function(ctx.imports.bindings, node):
             effects.append((pinning.seeder_by_name(node), None))
     else:
         return False

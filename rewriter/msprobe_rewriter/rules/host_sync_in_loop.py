@@ -30,6 +30,7 @@ TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.lina
                                      "mindspore.ops", "mindspore.mint", "mindspore.numpy"})
 NOT_TENSOR_FUNCTIONS = frozenset({"is_tensor", "numel", "is_floating_point", "is_complex", "get_default_dtype",
                                   "is_grad_enabled", "device", "get_rank", "typename"})
+EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})  # calls that end the run
 HELPER_READS = frozenset({"item", "tolist", "numpy"})  # host reads looked for in the helpers a step calls
 SYNC_NAMES = catalogue.HOST_SYNC_METHODS | {name.rsplit(".", 1)[1] for name in catalogue.HOST_SYNC_CALLS}
 # Calls that act on a host value: RL's `envs.step(actions)`, `scheduler.step(val_loss)`, a NaN check.
@@ -50,11 +51,13 @@ class HostSyncInLoop(Rule):
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
                "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it), a call of a function "
                "(of the file or a project module, also called on the module: DINO's `utils.clip_gradients(...)`) or of the class's own method whose body reads a tensor with `.item()`, "
-               "`.tolist()` or `.numpy()` (Swin's `get_grad_norm(model.parameters())`, one `.item()` per parameter), "
+               "`.tolist()` or `.numpy()` at every call (Swin's `get_grad_norm(model.parameters())`, one `.item()` per parameter; "
+               "under no `if` but a presence check, DINO's `if p.grad is not None:`), "
                "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, or one true in a single "
                "iteration, `if i == 100:` on the loop's variable; unless it steps an "
                "optimizer the loop steps nowhere else: gradient accumulation's guard runs at every training step) are the usual "
-               "remedy and are not reported; neither are `.cpu()` on a model, numbers that are already Python "
+               "remedy and are not reported; neither are reads in an error message or a branch that ends the run "
+               "(`raise`, `sys.exit(1)`: DINO prints the non-finite loss once, on the way out), `.cpu()` on a model, numbers that are already Python "
                "values, or the batches a `DataLoader` of the file yields, which stay on the host until the loop moves "
                "them (`labels.numpy()` of PyTorch-GAN's InfoGAN). A read the host acts on (a branch on it, or a call that acts on it, `math.isfinite(...)` "
                "or RL's `envs.step(actions)`, directly or through the name it is assigned to) is reported with a "
@@ -68,6 +71,11 @@ class HostSyncInLoop(Rule):
            "epoch; for debugging comparisons use msprobe's async dump, which keeps statistics on the device and "
            "transfers them once per step.")
     valid = (
+        # DINO prints the loss in the branch that ends the run: once, on the way out.
+        "import sys\n\nimport torch\n\n\ndef train(model, loader, optimizer):\n    for x in loader:\n"
+        "        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"
+        "        if optimizer.state.get('failed'):\n            print('Loss is {}'.format(loss.item()))\n"
+        "            sys.exit(1)\n",
         # ModelZoo's ResNet50 times the first 100 steps: the sync runs once.
         "import torch\n\nfor i, (x, y) in enumerate(loader):\n    loss = model(x).sum()\n    loss.backward()\n"
         "    optimizer.step()\n    if i == 100:\n        torch.cuda.synchronize()\n",
@@ -146,6 +154,13 @@ class HostSyncInLoop(Rule):
         Invalid("import torch\n\nloader = torch.utils.data.DataLoader(data, batch_size=8)\n"
                 "for imgs, labels in loader:\n    labels = labels.cuda()\n    loss = model(imgs.cuda()).sum()\n"
                 "    loss.backward()\n    optimizer.step()\n    print(labels.tolist())\n", lines=(9,)),
+        # DINO's clip_gradients: the read is under a presence check, which holds for every trained parameter
+        Invalid("import torch\n\n\ndef clip_gradients(model, clip):\n    norms = []\n"
+                "    for name, p in model.named_parameters():\n        if p.grad is not None:\n"
+                "            param_norm = p.grad.data.norm(2)\n            norms.append(param_norm.item())\n"
+                "    return norms\n\n\ndef train(model, loader, optimizer):\n    for x in loader:\n"
+                "        model(x).sum().backward()\n        clip_gradients(model, 3.0)\n        optimizer.step()\n",
+                lines=(16,)),
         # Swin's SimMIM: a helper called every step reads each parameter's gradient norm on the host
         Invalid("import torch\n\n\ndef get_grad_norm(parameters):\n    total = 0.0\n    for p in parameters:\n"
                 "        total += p.grad.norm().item() ** 2\n    return total ** 0.5\n\n\n"
@@ -385,13 +400,26 @@ class HostSyncInLoop(Rule):
         return self._tensorish(receiver) is not False
 
     def _candidate(self, node: ast.AST, what: str, use: str | None = None) -> None:
-        if any(isinstance(a, ast.Raise) for a in self.ctx.ancestors):
+        if any(isinstance(a, ast.Raise) for a in self.ctx.ancestors) or self._on_the_way_out(node):
             return  # an error message: runs once, on the way out
         loops = self._loops_running(node)
         if loops:
             use = use or self._host_use(node, loops[0])
             message = f"{what} in the training loop: " + (NEEDED.format(use=use) if use else REMEDY)
             self.candidates.append((self.ctx.site(node), loops, message))
+
+    def _on_the_way_out(self, node: ast.AST) -> bool:
+        """Whether `node` is in a branch that ends the run (`print(loss.item()); sys.exit(1)` after a non-finite
+        loss, DINO): it runs once, not every step."""
+        path = [*self.ctx.ancestors, node]
+        for parent, child in zip(path, path[1:], strict=False):
+            branch = parent.body if isinstance(parent, ast.If) and child in parent.body else \
+                parent.orelse if isinstance(parent, ast.If) and child in parent.orelse else None
+            last = branch[-1] if branch else None
+            if isinstance(last, ast.Raise) or isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) \
+                    and ast.unparse(last.value.func) in EXITS:
+                return True
+        return False
 
     def _host_use(self, node: ast.AST, loop: ast.AST) -> str | None:
         """What needs the value on the host, where the code shows it: a branch (`if loss.item() > best:`, early
@@ -515,14 +543,23 @@ def _host_read(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Call | N
 
 
 def _unconditional(function: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function that run at every call: not under an `if` or in a conditional expression, not in
-    a nested function or class."""
+    """The nodes of a function that run at every call: not under an `if` (other than a presence check, DINO's
+    `if p.grad is not None:` over the parameters) or in a conditional expression, not in a nested function or
+    class."""
     todo = list(ast.iter_child_nodes(function))
     while todo:
         node = todo.pop()
         yield node
-        if not isinstance(node, (ast.If, ast.IfExp, *FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
+        if isinstance(node, ast.If) and _presence_check(node.test):
+            todo.extend(node.body)
+        elif not isinstance(node, (ast.If, ast.IfExp, *FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
+
+
+def _presence_check(test: ast.expr) -> bool:
+    """`x is not None`: a test of whether something exists, not a switch that logging or a period turns on."""
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
 
 
 def _numpy_call(node: ast.AST) -> bool:

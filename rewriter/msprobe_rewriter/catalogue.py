@@ -47,6 +47,21 @@ SEED_CALLS: dict[str, frozenset[str]] = {
     "mindspore-dataset": _MS_SET_SEED | _MS_DATASET_SEED,
     "dgl": frozenset({"dgl.seed", "dgl.random.seed"}),  # DGL's C++ generator, which its samplers draw from
 }
+# Generator state getters and setters, by the family they save or put back: code that saves a state and puts it
+# back (`state = torch.get_rng_state()` ... `torch.set_rng_state(state)`, sd-scripts' sample_images_common around
+# the seeds of its sample prompts) leaves no seeding of that family behind. A state loaded from a checkpoint is not
+# such a pair.
+RNG_STATE_GETTERS: dict[str, str] = {
+    **dict.fromkeys(("torch.get_rng_state", "torch.random.get_rng_state"), "torch"),
+    **dict.fromkeys((f"torch.{device}.{module}get_rng_state{suffix}" for device in ("cuda", "npu", "xpu")
+                     for module in ("", "random.") for suffix in ("", "_all")), "torch-accelerator"),
+    "random.getstate": "random", "numpy.random.get_state": "numpy",
+}
+RNG_STATE_SETTERS: dict[str, str] = {
+    name.replace("get_rng_state", "set_rng_state").replace("getstate", "setstate").replace("get_state", "set_state"):
+        family for name, family in RNG_STATE_GETTERS.items()}
+# `with torch.random.fork_rng():` puts torch's generators (the CPU one and the devices') back when its block ends.
+RNG_FORKS = frozenset({"torch.random.fork_rng"})
 # Packages whose import makes `torch` mindtorch, a torch API that runs on MindSpore (mindnlp imports it, and
 # its patched transformers and TRL then train mindtorch modules): such a script runs MindSpore, not PyTorch.
 TORCH_ON_MINDSPORE = ("mindnlp", "mindtorch")

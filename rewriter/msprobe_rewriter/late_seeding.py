@@ -8,7 +8,7 @@ import re
 
 from msprobe_rewriter import catalogue, seeding
 from msprobe_rewriter.assignments import is_main_guard
-from msprobe_rewriter.conditions import condition_text
+from msprobe_rewriter.conditions import Guard, condition_text
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     LOOP_TYPES,
@@ -132,17 +132,25 @@ class LateDraws:
     def straight(self, node: ast.AST, scope: ast.AST | None) -> bool:
         """Whether `node` runs whenever `scope` (None: the function or module around it) runs up to it: in no
         loop, comprehension, branch (the main guard aside), `except` or `else` block."""
+        return self.branches(node, scope) == []
+
+    def branches(self, node: ast.AST, scope: ast.AST | None) -> list[Guard] | None:
+        """The guards (`if` test, truth it needs) that `node` runs under in `scope` (None: the function or module
+        around it), outermost first, when only `if` branches (the main guard aside) lie between them; None when a
+        loop, comprehension, conditional expression, `except` or `else` block does."""
+        guards: list[Guard] = []
         child, parent = node, self.parents.get(node)
         while parent is not scope and not (scope is None and isinstance(parent, (*FUNCTION_TYPES, ast.Module))):
             if parent is None or isinstance(parent, (*LOOP_TYPES, ast.IfExp, ast.BoolOp, ast.Match, ast.comprehension,
                                                      ast.ExceptHandler, ast.Lambda, ast.ClassDef, *FUNCTION_TYPES)):
-                return False
-            if isinstance(parent, ast.If) and not (is_main_guard(parent.test) and child in parent.body):
-                return False
+                return None
+            if isinstance(parent, ast.If) and child is not parent.test \
+                    and not (is_main_guard(parent.test) and child in parent.body):
+                guards.append((parent.test, child in parent.body))
             if isinstance(parent, ast.Try) and child not in parent.body:
-                return False
+                return None
             child, parent = parent, self.parents.get(parent)
-        return True
+        return guards[::-1]
 
     def _kind(self, call: ast.Call, with_model: bool) -> tuple[str, str] | None:
         """`("draw", family)` for a call that draws random numbers, `("model", family)` for one that builds a model
@@ -167,10 +175,12 @@ class LateDraws:
     def random_lora(self, config: ast.expr | None, user: ast.Call) -> bool:
         """Whether a PEFT config (inline, or the last one assigned to its name before `user`) is a LoRA config
         with a random `init_lora_weights`."""
-        if isinstance(config, ast.Name):  # assigned in straight-line code: not `if args.use_peft: config = ...`
+        if isinstance(config, ast.Name):  # assigned under no condition `user` is not under itself
             config = next((value for name, value in reversed(self.assigned) if name == config.id
                            and value.lineno < user.lineno), None)
-            config = config if config is not None and self.straight(config, None) else None
+            guards, used_under = (self.branches(config, None), self.branches(user, None)) if config else (None, None)
+            config = config if guards is not None and used_under is not None \
+                and guards == used_under[:len(guards)] else None
         if not isinstance(config, ast.Call) or self.ctx.call_qualname(config) not in catalogue.PEFT_LORA_CONFIGS:
             return False
         init = keyword(config, "init_lora_weights")

@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from msprobe_rewriter import catalogue, conditions, environment, project
-from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword
+from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword, target_name
 
 FAMILIES = frozenset(catalogue.SEED_CALLS)
 MAX_DEPTH = 2  # the script's helper, and the helper's helper in a third file
@@ -58,6 +58,7 @@ DETERMINISTIC = Summary(deterministic=True)
 CUDNN = Summary(cudnn=True)
 HCCL = Summary(hccl=True)
 NCCL = Summary(nccl=True)
+TORCH_FAMILIES = frozenset({"torch", "torch-accelerator"})
 
 
 # --- direct effects (catalogue knowledge) ------------------------------------------------------
@@ -161,6 +162,30 @@ def seeder_by_name(call: ast.Call) -> Summary:
     wants_determinism = any(kw.arg is not None and DETERMINISM_KEYWORD.search(kw.arg) and constant(kw.value) is not False
                             for kw in call.keywords)
     return Summary(FAMILIES, deterministic=wants_determinism)
+
+
+def outliving(function: ast.AST, resolve: Resolve) -> Callable[[ast.AST, Summary], Summary]:
+    """What a statement of `function` pins that outlives the function: not the generator families it saves and puts
+    back (`state = torch.get_rng_state()` ... `torch.set_rng_state(state)`), nor torch's inside a
+    `with torch.random.fork_rng():` block."""
+    saved = {}
+    for node in ast.walk(function):
+        value = node.value if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        value = value.body if isinstance(value, ast.IfExp) else value  # `... if torch.cuda.is_available() else None`
+        if isinstance(value, ast.Call) and resolve(value.func) in catalogue.RNG_STATE_GETTERS:
+            saved[target_name(node.targets[0])] = catalogue.RNG_STATE_GETTERS[resolve(value.func)]
+    restored = frozenset(family for node in ast.walk(function) if isinstance(node, ast.Call) and node.args
+                         and (family := catalogue.RNG_STATE_SETTERS.get(resolve(node.func) or "")) is not None
+                         and saved.get(getattr(node.args[0], "id", None)) == family)
+    forked = {id(inner) for node in ast.walk(function) if isinstance(node, (ast.With, ast.AsyncWith))
+              and any(isinstance(item.context_expr, ast.Call) and resolve(item.context_expr.func) in catalogue.RNG_FORKS
+                      for item in node.items) for inner in ast.walk(node)}
+
+    def left(node: ast.AST, summary: Summary) -> Summary:
+        gone = restored | (TORCH_FAMILIES if id(node) in forked else frozenset())
+        return replace(summary, families=summary.families - gone) if summary.families & gone else summary
+
+    return left
 
 
 def summarise(effects: list[tuple[Summary, ast.expr | None]], lookup: conditions.Lookup) -> Summary:
@@ -339,9 +364,10 @@ def _function_summary(module: project.Module, function, depth: int, env: tuple, 
     lookup = conditions.parameter_lookup(dict(env), conditions.no_lookup)
     seen = seen | {(str(module.path), function.lineno)}
     total = NOTHING
+    left = outliving(function, module.imports.resolve)
     for node, guards, _ in conditions.walk(function.body, WALKED):
         if not any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards):
-            total |= _statement_summary(module, node, depth, lookup, seen, owner)
+            total |= left(node, _statement_summary(module, node, depth, lookup, seen, owner))
     module.memo[key] = total
     return total
 

@@ -70,6 +70,8 @@ class FileSeeding:
     option_helpers: Callable[[], list[ast.Call]] = list  # the calls of project helpers given its parser (read lazily)
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
     helper_calls: list[Located] = field(default_factory=list)  # calls and imports `follow` may resolve
+    # function -> what a statement of it pins beyond it (see pinning.outliving)
+    outliving: dict[str, Callable[[ast.AST, Summary], Summary]] = field(default_factory=dict)
     drawing: set[str | None] = field(default_factory=set)  # the functions drawing from torch's generator (None: module level)
     exporting: set[str | None] = field(default_factory=set)  # the functions exporting a model
     loads_weights: bool = False
@@ -117,9 +119,13 @@ class FileSeeding:
         if self._effects is None:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
             followed = [Effect(call, summary, guards, function) for call, guards, function in self.helper_calls
-                        if (summary := self.follow(call)) != NOTHING]
+                        if (summary := self.left(function, call, self.follow(call))) != NOTHING]
             self._effects = sorted(self.direct + followed, key=lambda e: (e.node.lineno, e.node.col_offset))
         return self._effects
+
+    def left(self, function: str | None, node: ast.AST, summary: Summary) -> Summary:
+        """What `node`, a statement of `function` (None: module level), pins beyond that function."""
+        return self.outliving[function](node, summary) if function in self.outliving else summary
 
     @property
     def random_work(self) -> bool:
@@ -285,6 +291,8 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     seeding.assigned_attributes = frozenset(  # of objects, not of modules (`torch.backends.cuda.matmul.allow_tf32`)
         target.attr for node, _, _ in nodes if isinstance(node, ast.Assign) for target in node.targets
         if isinstance(target, ast.Attribute) and ctx.qualname(target.value) is None)
+    seeding.outliving = {node.name: pinning.outliving(node, ctx.qualname) for node, _, _ in nodes
+                         if isinstance(node, FUNCTION_TYPES)}
     seeding.definitions = {node.name: node for node, _, _ in nodes
                            if isinstance(node, FUNCTION_TYPES) and node.name in seeding.local_calls}
     made: dict[tuple[str | None, str], ast.Call] = {}  # (function, name) -> the call last assigned to the name
@@ -313,7 +321,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             continue
         for summary, guard in found:
             extra = ((guard, True),) if guard is not None else ()
-            seeding.direct.append(Effect(node, summary, guards + extra, function))
+            seeding.direct.append(Effect(node, seeding.left(function, node, summary), guards + extra, function))
     return seeding
 
 

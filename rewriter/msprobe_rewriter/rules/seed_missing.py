@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from msprobe_rewriter import catalogue, entropy, seeding
+from msprobe_rewriter import catalogue, entropy, opt_in, seeding
 from msprobe_rewriter.assignments import is_main_guard
-from msprobe_rewriter.conditions import condition_text
+from msprobe_rewriter.conditions import Guard, condition_text, holding, truth
 from msprobe_rewriter.context import (
     EVAL_NAME,
     FUNCTION_TYPES,
@@ -80,7 +80,9 @@ class SeedMissing(Rule):
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
-               "that seeds at its top level. In such a script, seeding only under a "
+               "that seeds at its top level. Seeding that a function undoes does not count: of a generator whose state "
+               "it saved and puts back (`torch.set_rng_state(state)` after sampling with seeds of its own, "
+               "sd-scripts' `sample_images`), or torch's in a `with torch.random.fork_rng():` block. In such a script, seeding only under a "
                "condition that is false with the default arguments (`if args.seed is not None:` with `--seed` "
                "defaulting to None, also where a project function given the script's parser defines it, sd-scripts' "
                "`train_util.add_training_arguments(parser)`; `if seed is not None:` in a function of the file every call of which passes such a "
@@ -89,8 +91,10 @@ class SeedMissing(Rule):
                "one finding per hazard. A script that seeds too late is reported at the first call that, before the "
                "default run's first seeding (nothing seeded earlier: not at module level or on import before the "
                "function runs, not in a function of the file that runs it), in the same straight-line code (no "
-               "loop, branch other than the main guard, or `except` between them) and in the same function or at "
-               "module level, builds a model with new weights from a generator that seeding seeds (an `nn.Module`, "
+               "loop, branch other than the main guard, or `except` between them; a call under `if` branches is "
+               "reported only when no such call is, naming the condition: at the info level when it is off with "
+               "the default arguments, Qwen's `if training_args.use_lora:`, as a warning when the defaults do not "
+               "tell) and in the same function or at module level, builds a model with new weights from a generator that seeding seeds (an `nn.Module`, "
                "Lightning module or MindSpore `Cell` of the file whose code builds a weighted layer such as "
                "`nn.Linear`/`nn.Dense` or draws; such a layer itself; `from_pretrained` of a transformers class "
                "whose head a base checkpoint lacks: sequence, token, image or audio classification, question "
@@ -135,6 +139,24 @@ class SeedMissing(Rule):
            "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
            "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
+        # The RNG state put back comes from a checkpoint, not from before the seeding: the seeding stays.
+        """\
+import torch
+
+
+def setup(checkpoint):
+    torch.manual_seed(0)
+    state = torch.load(checkpoint)["rng_state"]
+    torch.set_rng_state(state)
+
+
+if __name__ == "__main__":
+    setup("last.pt")
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+""",
         # An `if` that raises ends the run: the seeding after it runs in every run that goes on.
         """\
 import argparse
@@ -645,6 +667,58 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # sd-scripts: the sampling helper seeds for each prompt and then puts the saved states back, so the one
+        # seeding that outlives it is skipped with `--seed` at its default.
+        Invalid("""\
+import argparse
+
+import torch
+
+
+def sample_images(model, prompt_seed):
+    rng_state = torch.get_rng_state()
+    cuda_rng_state = torch.cuda.get_rng_state() if torch.cuda.is_available() else None
+    torch.manual_seed(prompt_seed)
+    model(torch.randn(1, 4))
+    torch.set_rng_state(rng_state)
+    if cuda_rng_state is not None:
+        torch.cuda.set_rng_state(cuda_rng_state)
+
+
+def train(args):
+    if args.seed is not None:
+        torch.manual_seed(args.seed)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(10):
+        model(torch.randn(2, 4)).sum().backward()
+        optimizer.step()
+        sample_images(model, 42)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=None)
+    train(parser.parse_args())
+""", lines=(17,)),
+        # Seeding inside `fork_rng` ends with the block: the training after it is unseeded.
+        Invalid("""\
+import torch
+
+
+def main():
+    with torch.random.fork_rng():
+        torch.manual_seed(1)
+        preview = torch.randn(4)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4) + preview).sum().backward()
+    optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+"""),
         # guided diffusion's sampling scripts: the weights are loaded, and the project's sampler draws the noise.
         Invalid("""\
 import torch
@@ -999,6 +1073,56 @@ def train(base_model="huggyllama/llama-7b"):
 if __name__ == "__main__":
     train()
 """, lines=(9,)),
+        # Qwen's finetune.py: LoRA is added under a switch that is off with the default arguments (its LoRA
+        # shell scripts turn it on); the finding names the switch, at the info level.
+        Invalid("""\
+from dataclasses import dataclass, field
+
+import transformers
+from peft import LoraConfig, get_peft_model
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    use_lora: bool = field(default=False)
+
+
+def train():
+    (training_args,) = transformers.HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained("Qwen/Qwen-7B")
+    if training_args.use_lora:
+        lora_config = LoraConfig(r=64, lora_alpha=16, target_modules=["c_attn"])
+        model = get_peft_model(model, lora_config)
+    trainer = transformers.Trainer(model=model, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    train()
+""", lines=(17,), severity="info"),
+        # A draw under a condition whose value the defaults do not tell: a warning naming it.
+        Invalid("""\
+import random
+
+import torch
+
+
+def main(cfg):
+    if cfg.data.shuffle_files:
+        random.shuffle(cfg.data.files)
+    random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for path in cfg.data.files:
+        loss = model(torch.load(path)).sum()
+        loss.backward()
+        opt.step()
+
+
+if __name__ == "__main__":
+    main(load_config())
+""", lines=(8,), severity="warning"),
         # Sampling script: draws noise but never seeds.
         Invalid("""\
 import torch
@@ -1141,36 +1265,57 @@ trainer.fit(LitModel())
 
     def _report_late(self, late: LateDraws, scope: ast.AST, points: list[tuple[ast.AST, frozenset[str]]]) -> None:
         """Report in `scope`, whose first seeding point (`points`: all of them, in source order) is the default
-        run's first seeding, the first call before it that draws from a generator a later point seeds."""
+        run's first seeding, the first call before it that draws from a generator a later point seeds: the first
+        in straight-line code, else the first under `if` branches (with their condition)."""
         ctx, first = self.ctx, points[0][0]
         trainer = is_trainer(ctx, first)
         model = argument(first, 0, "model") if trainer and keyword(first, "model_init") is None else None
         end = (first.end_lineno, first.end_col_offset)
+        guarded = None
         for call in sorted(iter_calls(scope), key=position):
-            if call is first or (call.end_lineno, call.end_col_offset) > end or not late.straight(call, scope):
+            guards = late.branches(call, scope)
+            if call is first or (call.end_lineno, call.end_col_offset) > end or guards is None \
+                    or guards and guarded is not None:
                 continue
             found = late.first(call, late.builds(call, model) if trainer else True)
             if found is None or found[0] == "model" and late.loaded(call, scope) or late.unused(call, points):
                 continue
             kind, family, via = found
             seeder = next((node for node, families in points if family in families), None)
-            if seeder is not None and (late.straight(seeder, scope) or seeder is first):
-                self._report_one(call, kind, via, seeder, trainer and seeder is first)
+            if seeder is None or not (late.straight(seeder, scope) or seeder is first):
+                continue
+            late_call = (call, kind, via, seeder, trainer and seeder is first, guards)
+            if not guards:
+                self._report_one(*late_call)
                 return
+            guarded = late_call
         adapter = keyword(first, "peft_config") if trainer else None
         if adapter is not None and ctx.call_qualname(first) in catalogue.TRL_PEFT_BEFORE_SEED \
                 and late.random_lora(adapter, first):
             self._report_one(first, "model", " (the LoRA matrices of its `peft_config=`)", first, True,
                              seeder_text="Trainer.__init__")
+        elif guarded is not None:
+            self._report_one(*guarded)
 
     def _report_one(self, call: ast.Call, kind: str, via: str, seeder: ast.AST, trainer: bool,
-                    seeder_text: str | None = None) -> None:
+                    guards: list[Guard] = (), seeder_text: str | None = None) -> None:
+        """Report a late call; one under `if` branches names their condition, at the info level when it is off
+        with the default arguments, as a warning when that is unknown."""
         fix = SEED_FIRST + " it" if trainer else SEED_EARLIER
         if kind == "model" and trainer and seeder is not call:
             fix += ", or build the model in the trainer's `model_init=`"
         text = LATE_MODEL if kind == "model" else LATE_DRAW
-        self.report(call, text.format(call=condition_text(call.func), via=via, line=seeder.lineno,
-                                      seeder=seeder_text or code_text(seeder), fix=fix))
+        message = text.format(call=condition_text(call.func), via=via, line=seeder.lineno,
+                              seeder=seeder_text or code_text(seeder), fix=fix)
+        off = next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None)
+        unknown = [guard for guard in guards if truth(guard[0], seeding.analyse(self.ctx).lookup) is None]
+        if off is not None:
+            self.report(call, f"{message} (only when `{condition_text(off)}`: off with the default arguments)",
+                        severity="info")
+        elif unknown:
+            self.report(call, f"{message} (when `{condition_text(holding(unknown[-1]))}`)", severity="warning")
+        else:
+            self.report(call, message)
 
 
 def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str,

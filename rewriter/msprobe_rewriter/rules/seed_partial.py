@@ -16,7 +16,9 @@ SAYS_SEED = re.compile("seed", re.IGNORECASE)
 # The family a framework's new weights draw from (MindSpore's initialisers use NumPy's generator).
 MODEL_FAMILY = {"torch": "torch", "mindspore": "numpy"}
 # Last name components of the draws and of the seeders: a cheap filter before resolving a callee.
-WATCHED_NAMES = frozenset(name.rpartition(".")[2] for name in (*catalogue.DRAW_FAMILY, *pinning.SEEDER_FAMILIES))
+WATCHED_NAMES = frozenset(name.rpartition(".")[2] for name in (*catalogue.DRAW_FAMILY, *pinning.SEEDER_FAMILIES,
+                                                               *catalogue.TORCH_DATALOADERS,
+                                                               *catalogue.TORCH_RANDOM_SAMPLERS))
 SEED_HINT = {"random": "`random.seed(seed)`", "numpy": "`np.random.seed(seed)`", "torch": "`torch.manual_seed(seed)`",
              "torch-accelerator": "`torch.manual_seed(seed)`",
              "mindspore": "`mindspore.set_seed(seed)`", "mindspore-generator": "`mindspore.manual_seed(seed)`"}
@@ -51,7 +53,8 @@ class SeedPartial(Rule):
                "initialisers from NumPy's): "
                "Python's "
                "`random`, NumPy's global generator (also behind `mindspore.common.initializer`), torch's global "
-               "generator (`torch.rand*`, `torch.nn.init`; `torch.cuda.manual_seed_all` and the other device seeders, "
+               "generator (`torch.rand*`, `torch.nn.init`, the order of a `DataLoader(shuffle=True)` or a random sampler "
+               "given no `generator=`; `torch.cuda.manual_seed_all` and the other device seeders, "
                "Megatron's `model_parallel_cuda_manual_seed` among them, seed only the accelerators' generators, not "
                "this CPU one, which `torch.manual_seed` seeds with them; a draw given a `device=` other than the CPU, "
                "or an input tensor, `torch.rand_like(x)`, may use an accelerator's), MindSpore's operator RNG (`ops.standard_normal`, "
@@ -77,6 +80,19 @@ class SeedPartial(Rule):
            "lot with one `seed_all(seed)` call, which seeds them all. Better still, draw from an explicit seeded "
            "generator (`np.random.default_rng(seed)`).")
     valid = (
+        # The loader shuffles with a generator of its own, seeded.
+        """\
+import random
+
+import torch
+from torch.utils.data import DataLoader
+
+if __name__ == "__main__":
+    random.seed(0)
+    loader = DataLoader(list(range(10)), shuffle=True, generator=torch.Generator().manual_seed(0))
+    for batch in loader:
+        print(batch)
+""",
         # Megatron's tests: a CUDA draw after seeding the CUDA generators.
         """\
 import torch
@@ -188,6 +204,25 @@ np.random.shuffle([1, 2, 3])
 """,
     )
     invalid = (
+        # Megatron's simple training loop example: the loader's order comes from torch's CPU generator, which
+        # `model_parallel_cuda_manual_seed` leaves unseeded.
+        Invalid("""\
+import torch
+from megatron.core.tensor_parallel import model_parallel_cuda_manual_seed
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, optimizer):
+    for batch in DataLoader(dataset, batch_size=8, shuffle=True):
+        model(batch).sum().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    model_parallel_cuda_manual_seed(123)
+    model = torch.nn.Linear(4, 1).cuda()
+    train(model, torch.randn(64, 4, device="cuda"), torch.optim.SGD(model.parameters(), lr=0.1))
+""", lines=(7,)),
         # DGL's seeder seeds its samplers' generator only.
         Invalid("import dgl\nimport torch\n\ndgl.seed(0)\nnoise = torch.randn(4, 8)\n", lines=(5,)),
         # An entry script's model draws its initial weights from torch's generator, which it leaves unseeded.
@@ -322,15 +357,18 @@ def make_weight(shape):
                 self.seeded |= summary.families
             return
         family = catalogue.DRAW_FAMILY.get(qualified)
+        what = f"`{qualified}` draws"
+        if family is None and _shuffles_globally(node, qualified):
+            family, what = "torch", f"`{condition_text(node.func)}(...)` draws its random order"
         if family is None or not _draws_globally(node, qualified):
             return
         if family == "torch" and self._may_draw_on_accelerator(node, qualified):
             family = "torch-accelerator"
         site = self.ctx.site(node)
-        self.first.setdefault(family, (site, f"`{qualified}` draws"))
+        self.first.setdefault(family, (site, what))
         function = self.ctx.current_def()
         if function is not None:
-            self.in_def.setdefault(function, []).append((family, site, f"`{qualified}` draws"))
+            self.in_def.setdefault(function, []).append((family, site, what))
 
     def _may_draw_on_accelerator(self, call: ast.Call, qualified: str) -> bool:
         """Whether a torch draw may use an accelerator's generator: it is given a `device=` other than the CPU, or
@@ -439,6 +477,19 @@ def _runs_on_import(effect: seeding.Effect) -> bool:
 
 def _position(node: ast.AST) -> tuple[int, int]:
     return node.lineno, node.col_offset
+
+
+def _shuffles_globally(call: ast.Call, qualified: str | None) -> bool:
+    """A torch data loader given `shuffle=True`, or a random sampler, with no `generator=`: its order comes from torch's
+    global generator."""
+    if qualified in catalogue.TORCH_RANDOM_SAMPLERS:
+        return True
+    if qualified not in catalogue.TORCH_DATALOADERS:
+        return False
+    positions = catalogue.DATALOADER_POSITIONS
+    given = {name: argument(call, positions[name], name) for name in ("shuffle", "sampler", "batch_sampler", "generator")}
+    return constant(given["shuffle"]) is True and not any(given[name] for name in ("sampler", "batch_sampler",
+                                                                                   "generator"))
 
 
 def _draws_globally(call: ast.Call, qualified: str) -> bool:

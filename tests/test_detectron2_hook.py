@@ -88,4 +88,5 @@ def test_hook_monitors_the_model_for_the_gradient_probe(tmp_path):
 
     debugger = PrecisionDebugger(config_path=write_config(tmp_path, task="grad_probe", section={"grad_level": "L0"}))
     _train([MsprobeDetectron2Hook(debugger)])
+    debugger.close()  # the summaries are written on a background thread
     assert len(list(tmp_path.rglob("grad_summary_*.csv"))) == STEPS

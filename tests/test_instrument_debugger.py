@@ -1353,3 +1353,89 @@ def test_a_detectron2_trainer_subclass_gets_the_hook_and_its_inner_trainer_none(
     out, _ = run(code, "debugger")
     assert out.count("register_hooks([MsprobeDetectron2Hook(debugger)])") == 1
     assert "    trainer = Trainer(cfg)\n    trainer.register_hooks([MsprobeDetectron2Hook(debugger)])\n" in strip(out)
+
+
+def test_validation_and_saving_after_the_step_stay_outside_the_window():
+    code = (HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n"
+            "for i, x in enumerate(loader):\n    model(x).sum().backward()\n    opt.step()\n"
+            "    if i % 10 == 0:\n        print(i)\n\n    # end of step\n"
+            "    valid_losses, should_stop = validate_and_save(model)\n    if should_stop:\n        break\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines.index("debugger.step()") < lines.index("# end of step") < lines.index(
+        "valid_losses, should_stop = validate_and_save(model)")
+    assert lines.index("print(i)") < lines.index("finally:")  # the step's logging stays in
+
+
+def test_callbacks_after_a_stepping_method_stay_outside_the_window():
+    code = (HEAD + "class Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+            "        self.optimizer = torch.optim.SGD(model.parameters(), lr=1)\n\n"
+            "    def run(self):\n        while True:\n            self.model(x).sum().backward()\n"
+            "            self.optimizer.step()\n            self.trigger_callbacks('on_batch_end')\n"
+            "            self.iter_num += 1\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines.index("debugger.step()") < lines.index("self.trigger_callbacks('on_batch_end')")
+
+
+def test_evaluation_before_the_step_stays_before_start():
+    code = (HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\nwhile True:\n"
+            "    lr = get_lr(it)\n    if it % eval_interval == 0:\n        losses = estimate_loss()\n"
+            "        torch.save(model.state_dict(), 'ckpt.pt')\n    model(x).sum().backward()\n    opt.step()\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines.index("torch.save(model.state_dict(), 'ckpt.pt')") < lines.index("debugger.start(model=model)")
+    assert lines.index("debugger.start(model=model)") + 1 == lines.index("try:")
+
+
+def test_activation_checkpointing_is_part_of_the_step():
+    code = ("import torch\nfrom torch.utils.checkpoint import checkpoint\n\nmodel = Net()\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=1)\nfor x in loader:\n"
+            "    if use_ckpt:\n        y = checkpoint(model, x)\n    y.sum().backward()\n    opt.step()\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines.index("debugger.start(model=model)") < lines.index("y = checkpoint(model, x)")
+
+
+def test_data_sink_of_a_train_step_function_is_the_step_with_a_note():
+    code = ("import mindspore\nfrom mindspore import nn\n\nnet = nn.Dense(2, 1)\nopt = nn.Adam(net.trainable_params())\n\n\n"
+            "def train_step(x, y):\n    loss, grads = grad_fn(x, y)\n    opt(grads)\n    return loss\n\n\n"
+            "sink_process = mindspore.data_sink(train_step, dataset, sink_size=4)\nfor epoch in range(10):\n"
+            "    loss = sink_process()\n")
+    out, notes = run(code, "debugger")
+    assert lines_of(out)[lines_of(out).index("for epoch in range(10):") + 1] == "debugger.start(model=net)"
+    assert any("pass sink_size=1" in note for note in notes)
+
+
+def test_data_sink_of_a_step_cell_handed_in_is_the_step():
+    code = ("import mindspore\n\n\nclass PPOTrainer:\n    def train(self, ppo_with_grad, dataset):\n"
+            "        sink_process = mindspore.data_sink(ppo_with_grad, dataset, sink_size=self.sink_size)\n"
+            "        for epoch in range(3):\n            out = sink_process()\n")
+    out, _ = run(code, "debugger")
+    assert "out = sink_process()" in lines_of(out)[lines_of(out).index("try:") + 1]
+
+
+def test_data_sink_of_an_evaluation_function_is_no_step():
+    code = ("import mindspore\n\n\ndef eval_step(x, y):\n    return net(x)\n\n\n"
+            "sink_process = mindspore.data_sink(eval_step, dataset)\nfor epoch in range(3):\n    out = sink_process()\n")
+    assert "debugger" not in run(code, "debugger")[0]
+
+
+def test_megatron_pretrain_points_at_its_training_loop():
+    code = ("from megatron.training import pretrain\n\nif __name__ == \"__main__\":\n"
+            "    pretrain(train_valid_test_datasets_provider, model_provider, forward_step)\n")
+    _, notes = run(code, "debugger")
+    assert any("megatron/training/training.py" in note and "--deterministic-mode" in note for note in notes)
+
+
+def test_the_network_handed_to_a_stepping_helper_is_the_model():
+    code = (HEAD + "class Trainer:\n    def __init__(self, actor, actor_optim, strategy):\n"
+            "        self.actor, self.actor_optim, self.strategy = actor, actor_optim, strategy\n\n"
+            "    def fit(self, loader):\n        for x in loader:\n            loss = self.actor(x).sum()\n"
+            "            self.strategy.backward(loss, self.actor, self.actor_optim)\n"
+            "            self.strategy.optimizer_step(self.actor_optim, self.actor, self.scheduler)\n")
+    assert "debugger.start(model=self.actor)" in lines_of(run(code, "debugger")[0])
+
+
+def test_a_trainer_only_evaluated_gets_no_callback():
+    code = ("from mindformers import Trainer\n\nif __name__ == \"__main__\":\n    if mode == 'train':\n"
+            "        trainer = Trainer(args=config, task=task)\n        trainer.train()\n    else:\n"
+            "        trainer = Trainer(args=config, task=task)\n        trainer.evaluate()\n")
+    out, _ = run(code, "debugger")
+    assert out.count("MsprobeStep(debugger)") == 1

@@ -1026,6 +1026,18 @@ MINDSPORE_TRAIN_STEP_CELLS = frozenset({
 # Megatron's `train_step(forward_step_func, data_iterator, model, optimizer, scheduler, config)`, which
 # MindSpeed-LLM's and other Megatron-based training loops call once per iteration.
 LIBRARY_TRAIN_STEPS = frozenset({"megatron.training.training.train_step", "megatron.training.train_step"})
+# Megatron's `pretrain(...)`: it builds the model and runs the training loop of megatron/training/training.py.
+MEGATRON_PRETRAIN = frozenset({"megatron.training.pretrain", "megatron.training.training.pretrain"})
+# `mindspore.data_sink(fn, dataset, sink_size=...)`: a function that runs `fn` on `sink_size` batches per call.
+MINDSPORE_DATA_SINK = frozenset({"mindspore.data_sink", "mindspore.train.data_sink",
+                                 "mindspore.train.data_sink.data_sink"})
+# Words of a called function's name that mark work between training steps, not of one: validation, evaluation,
+# checkpointing, step-end callbacks (fairseq's `validate_and_save`, minGPT's `trigger_callbacks`, `torch.save`).
+BETWEEN_STEPS_WORDS = frozenset({"valid", "validate", "validation", "val", "eval", "evaluate", "evaluation", "test",
+                                 "save", "checkpoint", "ckpt", "callback", "callbacks"})
+# Activation checkpointing recomputes a forward inside the step: no checkpoint saved.
+ACTIVATION_CHECKPOINT_MODULES = ("torch.utils.checkpoint", "deepspeed.checkpointing",
+                                 "megatron.core.tensor_parallel.random")
 MINDSPORE_MODEL_CLASSES = frozenset({"mindspore.Model", "mindspore.train.Model", "mindspore.train.model.Model"})
 OPTIMIZER_MODULES = ("torch.optim", "mindspore.nn", "mindspore.experimental.optim", "mindspore.mint.optim",
                      "transformers.optimization", "deepspeed.ops.adam", "apex.optimizers")

@@ -48,6 +48,9 @@ MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size",
 HF_TRAINER_ROOTS = ("transformers", "trl")  # packages of the trainers that take a step callback (for notes)
 LIGHTNING_ROOTS = ("lightning", "pytorch_lightning")
 MMENGINE_ROOTS = ("mmengine",)
+# What a trainer runs that trains nothing (Hugging Face's and mindformers' `evaluate`/`predict`, Lightning's
+# `validate`/`test`/`predict`).
+EVALUATION_RUNS = frozenset({"evaluate", "predict", "validate", "test"})
 # The keyword a library's training takes its step callbacks by (else `callbacks`).
 CALLBACK_KEYWORDS = {"mmengine": "custom_hooks"}
 
@@ -67,6 +70,7 @@ class TrainingLoop:
     built_inside: str | None = None  # a model `node` builds (then `models` is empty: not there yet)
     threshold: str | None = None  # the step runs only past a threshold (`global_step > args.learning_starts`)
     by_hand: bool = False  # every step applies gradients by hand (`w -= lr * w.grad`): no optimizer steps
+    stepping: tuple[ast.AST, ...] = ()  # what applies gradients in `node`: step calls, calls of stepping functions
 
     @property
     def model(self) -> str | None:
@@ -506,8 +510,11 @@ class _Finder:
         return self._kinds[key]
 
     def _find_cell_kind(self, construction: ast.Call) -> str | None:
-        if self.ctx.call_qualname(construction) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
+        qualified = self.ctx.call_qualname(construction)
+        if qualified in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
             return "step"
+        if qualified in catalogue.MINDSPORE_DATA_SINK:
+            return "sink" if self._sinks_steps(construction) else None
         if not isinstance(construction.func, CLASS_REFS):
             return None
         classes = self._cell_classes(construction)
@@ -525,6 +532,22 @@ class _Finder:
             if isinstance(value, ast.Call) and value is not construction and self._cell_kind(value) is not None:
                 held.append(value)
         return held
+
+    def _sinks_steps(self, sink: ast.Call) -> bool:
+        """Whether `mindspore.data_sink(fn, dataset, ...)` runs training steps: `fn` is a train-step cell, a function of
+        the file that applies gradients, or what the file does not define (a parameter, as mindrlhf's
+        `PPOTrainer.train(self, ppo_with_grad, dataset)` is given its `TrainOneStepWithLossScaleCell`: data sinking
+        is for training)."""
+        fn = argument(sink, 0, "fn")
+        if isinstance(fn, ast.Call):
+            return self._cell_kind(fn) is not None
+        name = target_name(fn) if fn is not None else None
+        if name is None:
+            return False
+        value = self.assignments.get(name)
+        if name in self.functions:
+            return any(step.loop is None and step.function is self.functions[name] for step in self.collector.steps)
+        return value is None or isinstance(value, ast.Call) and self._cell_kind(value) is not None
 
     def _cell_classes(self, construction: ast.Call) -> list[tuple[ast.ClassDef, object]]:
         """The class `construction` instantiates (defined in this file or in a project module), with the import
@@ -642,7 +665,16 @@ class _Finder:
         return TrainingLoop(loop, function, models, self.trained.optimizers(steps),
                             conditional or step.conditional, outermost, local, inner_steps, built_inside,
                             source_text(self.ctx.source, threshold) if threshold is not None else None,
-                            all(updated_by_hand(step) is not None for step in steps))
+                            all(updated_by_hand(step) is not None for step in steps), self._stepping_nodes(loop))
+
+    def _stepping_nodes(self, loop: ast.stmt) -> tuple[ast.AST, ...]:
+        """What applies gradients in `loop` (inner loops included): step calls, and calls of stepping functions."""
+        def within(inner: ast.stmt | None) -> bool:
+            return inner is not None and (inner is loop or inside(inner, loop))
+
+        steps = [step.call for step in self.collector.steps if within(step.loop)]
+        return (*steps, *(call for name, inner, _, _, call in self.collector.calls
+                          if name in self.steppers and within(inner)))
 
     def _threshold(self, call: ast.Call, loop: ast.stmt) -> ast.expr | None:
         """The test of an `if` between `loop` and the step `call` that compares against a bound (`if global_step >
@@ -668,6 +700,8 @@ class _Finder:
             statement = call
             while not isinstance(statement, ast.stmt):
                 statement = self.parents[statement]
+            if library != "mindspore" and self._only_evaluated(statement):
+                continue
             position = 2 if library == "mindspore" else None  # Model.train(epoch, dataset, callbacks, ...)
             optimizer = None
             if library == "mindspore":
@@ -682,6 +716,20 @@ class _Finder:
             found.append(CallbackTraining(call, statement, function, library, position, optimizer,
                                           self._callbacks_kind(callbacks, library), takes_callbacks))
         return found
+
+    def _only_evaluated(self, statement: ast.stmt) -> bool:
+        """Whether the trainer `statement` assigns is only evaluated where it is built: the later statements of
+        its block call its `evaluate`/`predict`/`validate`/`test` and nothing else of it (run_dpo.py's `run_mode ==
+        'eval'` branch of mindformers): it trains nothing."""
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            return False
+        holder = target_name(statement.targets[0])
+        block = next((getattr(self.parents.get(statement), field) for field in ("body", "orelse", "finalbody")
+                      if statement in getattr(self.parents.get(statement), field, [])), [statement])
+        runs = {node.func.attr for later in block[block.index(statement) + 1:] for node in ast.walk(later)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and target_name(node.func.value) == holder}
+        return bool(runs) and runs <= EVALUATION_RUNS
 
     def _callbacks_kind(self, callbacks: ast.expr | None, library: str) -> str | None:
         """"list" for a name only ever assigned lists, "one" for a single callback (a class's construction, or a

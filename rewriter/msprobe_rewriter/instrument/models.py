@@ -115,8 +115,24 @@ class TrainedModels:
             return (owner,) if owner and owner not in self.stepping_objects else models  # `trainer` is no model
         if models:
             return models
+        handed = self._handed_networks(steps, function)
+        if handed:
+            return handed
         fallback = self._usual_model(function)
         return (fallback,) if fallback is not None else ()
+
+    def _handed_networks(self, steps: list[ast.AST], function: Function) -> tuple[str, ...]:
+        """The networks handed beside the optimizer to a helper that steps it, the arguments the file calls as a
+        module (OpenRLHF's `strategy.optimizer_step(self.actor_optim, self.actor, ...)` and `self.actor(...)`),
+        valid inside `function`."""
+        called = {source_text(self.ctx.source, node.func) for node in ast.walk(self.ctx.tree)
+                  if isinstance(node, ast.Call) and is_name_chain(node.func)}
+        handed = (arg for step in steps if isinstance(step, ast.Call) and isinstance(step.func, ast.Attribute)
+                  and step.func.attr in STEP_METHODS for arg in step.args)
+        return tuple(dict.fromkeys(text for arg in handed if is_name_chain(arg)
+                                   and not self.ctx.is_optimizer_name(target_name(arg) or "")
+                                   and (text := source_text(self.ctx.source, arg)) in called
+                                   and self._visible(root_name(arg), function)))
 
     def optimizers(self, steps: list[ast.AST]) -> str | None:
         """What the optimizers applied by `steps` are called, the first step's first: one, or a list of several (a
@@ -222,6 +238,8 @@ class TrainedModels:
         if self.ctx.call_qualname(cell) in catalogue.MINDSPORE_TRAIN_STEP_CELLS:
             owners = self._optimizer_owners([argument(cell, 1, "optimizer")], function)
             return owners or ([_innermost_network(cell.args[0])] if cell.args else [])
+        if self.ctx.call_qualname(cell) in catalogue.MINDSPORE_DATA_SINK:  # `data_sink(train_step, dataset)`
+            return self._sunk_networks(cell, function, seen)
         held = [step for step in self.held_steps(cell) if id(step) not in seen]  # a name rebound holds itself
         if held:
             return [network for step in held for network in self._cell_networks(step, function, seen | {id(cell)})]
@@ -231,6 +249,19 @@ class TrainedModels:
         networks = [_innermost_network(arg) for arg in cell.args]
         return [node for node in networks if isinstance(node, ast.Name)
                 and isinstance(self.assignments.get(node.id, cell), ast.Call) and not self.ctx.is_optimizer_name(node.id)]
+
+    def _sunk_networks(self, sink: ast.Call, function: Function, seen: frozenset[int]) -> list[ast.expr]:
+        """The networks the function a `mindspore.data_sink(fn, ...)` sinks trains: a train-step cell's, or those
+        the optimizers a function of the file applies update."""
+        held = [step for step in self.held_steps(sink) if id(step) not in seen]
+        if held:
+            return [network for step in held for network in self._cell_networks(step, function, seen | {id(sink)})]
+        fn = argument(sink, 0, "fn")
+        definition = self.functions.get(fn.id) if isinstance(fn, ast.Name) else None
+        if not isinstance(definition, FUNCTION_TYPES):
+            return []
+        return self._optimizer_owners([self._optimizer(node) for node in walk_scope(definition)
+                                       if isinstance(node, ast.Call) and self.ctx.is_optimizer_step(node)], function)
 
     def _object_networks(self, construction: ast.Call, function: Function) -> list[ast.expr]:
         """The networks a project object whose method steps was built with: what the optimizers among its

@@ -38,10 +38,10 @@ MARK = "\f\f"
 MARKED = re.compile(r"^([ \t\f]*?)\f\f([ \t]*)\f\f")
 
 
-def wrap_loop(name: str, default_indent: str, skips: int = 0):
+def wrap_loop(name: str, default_indent: str, skips: int = 0, after: int = 0):
     """A rewrite of a loop whose body holds `name.start(...)` after its first `skips` statements (the
     iterations it skips, `if step < resume_step: continue`, are not captured): what follows goes into
-    try/finally.
+    try/finally, but for the last `after` statements (work between steps: validation, checkpointing).
 
     The try body is rendered with its indentation between two `MARK`s, so `split` can tell exactly
     which lines libcst indented (statements, continuation lines, comments) and which it did not (the
@@ -53,9 +53,10 @@ def wrap_loop(name: str, default_indent: str, skips: int = 0):
         indent = block.indent if block.indent is not None else default_indent
         finalbody = cst.Finally(body=cst.IndentedBlock(body=[_line(f"{name}.stop()"), _line(f"{name}.step()")],
                                                        header=_comment(), indent=block.indent))
-        guarded = cst.Try(body=cst.IndentedBlock(body=list(block.body[skips + 1:]), header=_comment(),
+        end = len(block.body) - after
+        guarded = cst.Try(body=cst.IndentedBlock(body=list(block.body[skips + 1:end]), header=_comment(),
                                                  indent=MARK + indent + MARK), finalbody=finalbody)
-        return loop.with_changes(body=block.with_changes(body=[*block.body[:skips + 1], guarded]))
+        return loop.with_changes(body=block.with_changes(body=[*block.body[:skips + 1], guarded, *block.body[end:]]))
 
     return rewrite
 

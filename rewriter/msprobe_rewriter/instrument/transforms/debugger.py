@@ -12,11 +12,13 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
+from msprobe_rewriter import catalogue
 from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.context import LOOP_TYPES, target_name, walk_scope
 from msprobe_rewriter.instrument import loops, nodes, scopes, wrap
@@ -59,7 +61,10 @@ class Debugger(Transform):
         "`scaler.step(optimizer)`, a DeepSpeed engine's `engine.step()` or `engine.train_batch()` (the engine, "
         "from `deepspeed.initialize`, is the model `start` takes), Megatron's `train_step(forward_step_func, "
         "data_iterator, model, optimizer, ...)` (MindSpeed-LLM's loop), MindSpore `optimizer(grads)` or a "
-        "`TrainOneStepCell` call, also of a "
+        "`TrainOneStepCell` call, a `mindspore.data_sink(fn, dataset, sink_size=...)` function's call when `fn` "
+        "is a train-step cell, a function of the file that applies an optimizer, or given from outside, as mindrlhf's "
+        "`PPOTrainer.train(ppo_with_grad, ...)` is (a note says each call runs sink_size steps: pass sink_size=1 "
+        "while debugging), also of a "
         "train-step cell of the project's own that subclasses one or whose `construct` applies an optimizer, "
         "as MindSpore GANs have, or of a cell of the project's own that is given train-step cells and calls them "
         "in its `construct`, as `ColorModel(TrainOneStepWithLossScaleCell(...))` or `AnimeGAN(step_d, step_g)` are), "
@@ -88,7 +93,9 @@ class Debugger(Transform):
         "the helper cannot be read, to one named for parameters when the name holds a network there: built by "
         "a network class, moved with `.cuda()`/`.to(...)`, wrapped in `DistributedDataParallel`, or given "
         "`.parameters()`, `.train()` and the like; for such an object, the networks among the arguments it was "
-        "built with, else the attributes whose parameters its class reads, `start(model=trainer.model)`; when no "
+        "built with, else the attributes whose parameters its class reads, `start(model=trainer.model)`; when the "
+        "optimizer cannot be read, the network handed beside it to a helper that steps it and called as a module in "
+        "the file, OpenRLHF's `strategy.optimizer_step(self.actor_optim, self.actor, ...)`; when no "
         "optimizer leads to one, a model by its usual name, `model`, `net`, ..., else what the function first switches to "
         "training mode, open_clip's `task.train()`); "
         "when the loop steps the optimizers of several models (also through a stepping function, seq2seq's `train(...)` stepping `encoder_optimizer` and `decoder_optimizer`) (a GAN's "
@@ -101,11 +108,17 @@ class Debugger(Transform):
         "instead, so it exists once. "
         "The loop body's checks that skip an iteration before it trains (`if step < resume_step: continue`, as "
         "resumed runs skip the batches done) stay before `start`: a skipped iteration is not captured and takes no "
-        "step, so step N is the same batch in a resumed run as in one from the start. "
+        "step, so step N is the same batch in a resumed run as in one from the start. The window ends after "
+        "the statement that steps (and its logging), before the first one after it that does work between steps, "
+        "named for it: validation, evaluation, checkpoint saving, step-end callbacks (fairseq's `validate_and_save(...)`, "
+        "minGPT's `self.trigger_callbacks('on_batch_end')`, Megatron's `save_checkpoint_and_time(...)`), and starts "
+        "after an `if` doing such work before the statement that trains (nanoGPT's `if iter_num % eval_interval == 0:` "
+        "evaluating and saving): their forwards are not dumped as part of the step. "
         "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`, with a note when "
         "`dataset_sink_mode` may be on (data sinking runs a sink of steps per callback: one dump would cover "
         "them all). Training a library trainer runs gets the runtime's callback in the trainer's construction, "
-        "the debugger created before it: a Hugging Face trainer (`Trainer`, `Seq2SeqTrainer`, any `...Trainer` "
+        "the debugger created before it (not a trainer the block building it only evaluates, calling its "
+        "`evaluate`/`predict`/`validate`/`test`): a Hugging Face trainer (`Trainer`, `Seq2SeqTrainer`, any `...Trainer` "
         "class of `transformers` or `trl` such as `SFTTrainer`, also a subclass of one defined in the file) "
         "`MsprobeTrainerCallback(debugger)`, Lightning's `Trainer` (`lightning`, `lightning.pytorch`, "
         "`pytorch_lightning`; also built by Lightning 1.x's `Trainer.from_argparse_args(args, **kwargs)`) "
@@ -131,7 +144,10 @@ class Debugger(Transform):
         "msprobe_runtime.mindspore, which seeds mindtorch too). "
         "A project class named `Trainer` is no library's: its loop, if it has one, is the training loop. The config is "
         "`config.json` beside the script (`--config PATH`; `--emit-config` writes a default one). When no "
-        "loop is found the tool says so and adds nothing; when the step runs only past a bound (`if global_step > "
+        "loop is found the tool says so and adds nothing (for Megatron's `pretrain(...)` the note names its loop, "
+        "`train()` in megatron/training/training.py, to instrument, and the flags that make runs comparable, "
+        "`--deterministic-mode --attention-dropout 0 --hidden-dropout 0`: seed_all's rm_dropout does not reach "
+        "Transformer Engine); when the step runs only past a bound (`if global_step > "
         "args.learning_starts:`, as off-policy RL does) a note says the first captured steps may hold no "
         "update; when an entry script's loop lives in a function it "
         "imports from another file of the project (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are "
@@ -199,6 +215,18 @@ class Debugger(Transform):
                 "for step, x in enumerate(torch.randn(4, 8, 2)):\n    if step < resume_step:\n        continue\n"
                 "    debugger.start(model=model)\n    try:\n        model(x).sum().backward()\n        opt.step()\n"
                 "    finally:\n        debugger.stop()\n        debugger.step()\n"),
+        # Saving a checkpoint after the step is work between steps: the window ends before it, so that what it
+        # runs (a validation pass's forwards, fairseq's `validate_and_save(...)`) is not dumped as part of the step.
+        Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "for step, x in enumerate(torch.randn(4, 8, 2)):\n    model(x).sum().backward()\n    opt.step()\n"
+                "    if step % 2 == 0:\n        torch.save(model.state_dict(), \"ckpt.pt\")\n",
+                "import torch\nimport os\nfrom msprobe_runtime.pytorch import PrecisionDebugger\n\n"
+                "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))\n"
+                "for step, x in enumerate(torch.randn(4, 8, 2)):\n    debugger.start(model=model)\n    try:\n"
+                "        model(x).sum().backward()\n        opt.step()\n"
+                "    finally:\n        debugger.stop()\n        debugger.step()\n"
+                "    if step % 2 == 0:\n        torch.save(model.state_dict(), \"ckpt.pt\")\n"),
         # Plain SGD written out (pytorch/examples' regression): the update after backward() is the step, and the
         # model is the module whose parameters it runs over.
         Example("import torch\n\nfc = torch.nn.Linear(4, 1)\nfor x in torch.randn(4, 8, 4):\n    fc.zero_grad()\n"
@@ -499,6 +527,10 @@ class Debugger(Transform):
 
     @staticmethod
     def _no_loop_note(unit: Unit) -> None:
+        megatron = _megatron_pretrain(unit)
+        if megatron is not None:
+            unit.note(*megatron)
+            return
         helpers = loops.loops_in_helpers(unit.ctx)
         if helpers:
             where = ", ".join(f"`{name}` in {shown_path(path)}" for name, path, _ in helpers)
@@ -532,6 +564,12 @@ class Debugger(Transform):
         if loop.inner_steps:
             unit.note(loop.node.lineno, "an optimizer also steps in a loop inside this one (a critic or actor "
                                         "update): the debugger steps once per iteration of this loop, around both")
+        sink = next((node for node in loop.stepping if isinstance(node, ast.Call) and unit.ctx.assigned_calls.get(
+            target_name(node.func) or "") in catalogue.MINDSPORE_DATA_SINK), None)
+        if sink is not None:
+            unit.note(sink.lineno, f"`{scopes.source_text(unit.text, sink.func)}()` comes from mindspore.data_sink: "
+                                   "each call runs sink_size steps, and the debugger steps once per call, so a dump "
+                                   "covers them all; pass sink_size=1 (and no jit_config) while debugging")
         call = f"{name}.start(model={loop.model})" if loop.model else f"{name}.start()"
         if loop.built_inside is not None:
             unit.note(loop.node.lineno, f"the model (`{loop.built_inside}`) is built inside this loop: `start()` gets "
@@ -539,10 +577,10 @@ class Debugger(Transform):
         elif loop.model is None:
             unit.note(loop.node.lineno, "model not found: `start()` without a model dumps APIs only")
         start = nodes.statement(call)
-        skips = _leading_skips(unit, loop.node, node)
+        head, tail = _window(unit, loop, node)
         unit.edits.rewrite(node, lambda updated: updated.with_changes(
-            body=updated.body.with_changes(body=[*updated.body.body[:skips], start, *updated.body.body[skips:]])))
-        unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent, skips)]
+            body=updated.body.with_changes(body=[*updated.body.body[:head], start, *updated.body.body[head:]])))
+        unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent, head, tail)]
         return True
 
     @staticmethod
@@ -802,21 +840,55 @@ def _assigned_to(train: loops.CallbackTraining) -> str | None:
     return ast.unparse(target) if scopes.is_name_chain(target) else None
 
 
-def _leading_skips(unit: Unit, loop: ast.For | ast.While, node: cst.CSTNode) -> int:
-    """How many statements open the loop's body by skipping the iteration, before it trains (`if step <
-    resume_step: continue`, as resumable training scripts skip the batches done): the debugger starts after
-    them, so that a skipped iteration takes no step of the debugger's."""
-    count = 0
-    for statement in loop.body[:-1]:
-        if not (isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Continue)
-                and not _trains(unit, statement)):
-            break
-        count += 1
-    if count == 0:
-        return 0
-    last = unit.statement(loop.body[count - 1])
+def _window(unit: Unit, loop, node: cst.CSTNode) -> tuple[int, int]:
+    """How many statements of the loop's body stay before `start` and after the `try`, as counted in `node` (the
+    loop's libcst body). Before: the checks that skip an iteration before it trains (`if step < resume_step:
+    continue`: a skipped iteration takes no step of the debugger's), and an `if` doing work between steps before
+    the first statement that trains (nanoGPT's `if iter_num % eval_interval == 0:` evaluating and saving); after:
+    the statements from the first one after the last step that does work between steps (fairseq's
+    `validate_and_save(...)`, minGPT's `trigger_callbacks('on_batch_end')`): no validation forward is dumped as
+    part of a step."""
+    body = loop.node.body
+    holding = [i for i, statement in enumerate(body) if _trains(unit, statement, loop.stepping)]
+    if not holding:
+        return 0, 0
+    head = 0
+    for i, statement in enumerate(body[:holding[0]]):
+        if (head == i and _skips(unit, statement, loop.stepping)
+                or isinstance(statement, ast.If) and _between_steps(unit, statement)):
+            head = i + 1
+    tail = next((len(body) - i for i in range(holding[-1] + 1, len(body)) if _between_steps(unit, body[i])), 0)
     statements = list(node.body.body)
-    return statements.index(last) + 1 if last in statements else 0
+
+    def index(statement: ast.stmt) -> int | None:
+        found = unit.statement(statement)
+        return statements.index(found) if found in statements else None
+
+    first = index(body[head - 1]) if head else -1
+    last = index(body[len(body) - tail]) if tail else len(statements)
+    if first is None or last is None:
+        return 0, 0
+    return first + 1, len(statements) - last
+
+
+def _skips(unit: Unit, statement: ast.stmt, stepping: tuple[ast.AST, ...]) -> bool:
+    """Whether `statement` is a check that ends the iteration before it trains (`if step < resume_step: continue`)."""
+    return (isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Continue)
+            and not _trains(unit, statement, stepping))
+
+
+def _between_steps(unit: Unit, statement: ast.stmt) -> bool:
+    """Whether `statement` calls what is done between training steps, by the called name's words: validation,
+    evaluation, saving a checkpoint, step-end callbacks (not activation checkpointing, part of the step)."""
+    for node in ast.walk(statement):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        words = {word.lower() for word in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)}
+        if words & catalogue.BETWEEN_STEPS_WORDS and not (unit.ctx.imports.resolve_any(node.func) or "").startswith(
+                catalogue.ACTIVATION_CHECKPOINT_MODULES):
+            return True
+    return False
 
 
 def _runner_train(unit: Unit, train: loops.CallbackTraining, holder: str) -> ast.stmt | None:
@@ -836,9 +908,11 @@ def _runner_train(unit: Unit, train: loops.CallbackTraining, holder: str) -> ast
     return None
 
 
-def _trains(unit: Unit, statement: ast.stmt) -> bool:
-    return any(isinstance(n, ast.Call) and (unit.ctx.is_optimizer_step(n) or getattr(n.func, "attr", "") == "backward")
-               for n in ast.walk(statement))
+def _trains(unit: Unit, statement: ast.stmt, stepping: tuple[ast.AST, ...]) -> bool:
+    """Whether `statement` applies gradients (one of `stepping`, an optimizer step) or computes them."""
+    ids = {id(node) for node in stepping}
+    return any(id(n) in ids or isinstance(n, ast.Call) and (
+        unit.ctx.is_optimizer_step(n) or getattr(n.func, "attr", "") == "backward") for n in ast.walk(statement))
 
 
 def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
@@ -872,6 +946,22 @@ def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
                                      f"not construct: add {_trainer_callbacks(unit)} to its callbacks where it is "
                                      "built; debugger not added")
     return None
+
+
+def _megatron_pretrain(unit: Unit) -> tuple[int, str] | None:
+    """(line, note) for Megatron's `pretrain(...)`: its training loop is `train()` in Megatron's
+    megatron/training/training.py (that file of the checkout beside the script, when there is one)."""
+    call = next((node for node in ast.walk(unit.tree) if isinstance(node, ast.Call)
+                 and unit.ctx.imports.resolve_any(node.func) in catalogue.MEGATRON_PRETRAIN), None)
+    if call is None:
+        return None
+    beside = os.path.join(os.path.dirname(unit.path), "megatron", "training", "training.py")
+    where = (f"instrument {shown_path(beside)}" if os.path.isfile(beside)
+             else "instrument megatron/training/training.py of the Megatron checkout in use")
+    return call.lineno, (f"`{scopes.source_text(unit.text, call.func)}(...)` runs Megatron's training loop, `train()` "
+                         f"in megatron/training/training.py: {where}; to compare runs, pass `--deterministic-mode "
+                         "--attention-dropout 0 --hidden-dropout 0` (seed_all's rm_dropout does not reach Transformer "
+                         "Engine's dropout); debugger not added here")
 
 
 def _brain_fit(unit: Unit) -> tuple[int, str] | None:

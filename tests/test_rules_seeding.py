@@ -465,20 +465,29 @@ def test_a_script_training_through_a_mindspore_module_gets_the_mindspore_message
     assert [(f.line, "MindSpore" in f.message) for f in result.findings] == [(12, True)]
 
 
-def test_a_project_module_that_trains_deterministically_is_trusted(project):
-    """A module that pins anything is trusted: what it pins is not followed from there."""
-    switched = TRAINER_MODULE.replace("    def run_loop(self):\n",
-                                      "    def run_loop(self):\n        torch.backends.cudnn.deterministic = True\n")
-    write(project, {"trainer.py": switched,
-                    "train.py": DELEGATING_SCRIPT.format(name="TrainLoop", call="TrainLoop(model, data).run_loop()")})
-    assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == []
-
-
-def test_a_project_module_that_trains_and_seeds_is_trusted(project):
+@pytest.mark.parametrize(("pins", "expected"), [
+    ("torch.backends.cudnn.deterministic = True", [("seed-missing", 12)]),
+    # fairseq's Trainer seeds (`utils.set_torch_seed` in `_set_seed`) but switches no deterministic kernels on.
+    ("set_seed(0)", [("no-deterministic-algos", 12)]),
+    ("set_seed(0, deterministic=True)", []),
+])
+def test_a_project_module_that_trains_is_trusted_with_what_it_pins(project, pins, expected):
+    """What a training module pins is not followed from the script: a module that seeds is trusted to seed,
+    one that switches deterministic kernels on to switch them on, and nothing more."""
     write(project, {"trainer.py": TRAINER_MODULE.replace("    def run_loop(self):\n",
-                                                         "    def run_loop(self):\n        set_seed(0)\n"),
+                                                         f"    def run_loop(self):\n        {pins}\n"),
                     "train.py": DELEGATING_SCRIPT.format(name="TrainLoop", call="TrainLoop(model, data).run_loop()")})
-    assert lint(project / "train.py", "seed-missing") == []
+    assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == expected
+
+
+def test_a_project_function_given_to_a_launcher_trains(project):
+    """fairseq's hydra_train.py runs `fairseq_cli.train.main` through `distributed_utils.call_main(cfg, pre_main)`."""
+    write(project, {"trainer.py": TRAINER_MODULE.replace("def train_one_epoch(model, optimizer, loader):\n",
+                                                         "def train_one_epoch(model, optimizer, loader):\n"
+                                                         "    set_seed(0)\n"),
+                    "train.py": DELEGATING_SCRIPT.format(name="train_one_epoch as pre_main",
+                                                         call="call_main(args, pre_main)")})
+    assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == [("no-deterministic-algos", 12)]
 
 
 def test_calling_a_project_module_that_only_evaluates_needs_no_seed(project):
@@ -811,3 +820,30 @@ def test_an_object_seeded_from_a_draw_in_a_library_function_is_left_to_the_scrip
     write(project, {"config_util.py": body, "train.py": "from config_util import build\n", "alone.py": body})
     assert lint(project / "config_util.py", "entropy-seed") == []
     assert lint(project / "alone.py", "entropy-seed") == [("entropy-seed", 8)]
+
+
+MEGATRON_QUANTIZE = """
+import torch
+from megatron.training import get_model, initialize_megatron
+
+
+def score(model, batches):
+    for batch in batches:
+        model(batch).mean().backward()
+
+
+if __name__ == "__main__":
+    initialize_megatron()
+    score(get_model(model_provider), batches)
+"""
+
+
+def test_megatron_scripts_get_megatron_advice_at_its_set_up(tmp_path):
+    """Megatron-LM's modelopt quantize.py trains (auto-quantize's backward) after `initialize_megatron`: seeded,
+    but deterministic kernels and NCCL's algorithm come only with `--deterministic-mode`."""
+    path = tmp_path / "quantize.py"
+    path.write_text(MEGATRON_QUANTIZE)
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME[name] for name in (
+        "seed-missing", "no-deterministic-algos", "dist-no-deterministic-comm")])
+    assert [(f.name, f.line, "`--deterministic-mode`" in f.message) for f in result.findings] == [
+        ("no-deterministic-algos", 12, True), ("dist-no-deterministic-comm", 12, True)]

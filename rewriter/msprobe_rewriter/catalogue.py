@@ -109,6 +109,11 @@ RM_DROPOUT_SEEDERS: dict[str, tuple[int, bool]] = {
     "msprobe_runtime.pytorch.seed_all": (2, True), "msprobe_runtime.mindspore.seed_all": (2, True),
     "msprobe.pytorch.seed_all": (2, False), "msprobe.mindspore.seed_all": (2, False),
 }
+# Megatron's set-up, `initialize_megatron` (which `pretrain` runs before it trains, megatron/training/training.py):
+# it seeds `random`, NumPy, torch and the tensor-parallel CUDA generators with `--seed` (default 1234,
+# `_set_random_seed`) and starts the process group (`--distributed-backend`, nccl by default); see MEGATRON_SETUPS.
+_MEGATRON_INITIALIZE_MODULES = ("megatron.training.initialize", "megatron.training", "megatron.initialize")
+MEGATRON_INITIALIZE = frozenset(f"{module}.initialize_megatron" for module in _MEGATRON_INITIALIZE_MODULES)
 # Helpers from popular libraries that seed every generator at once.
 SEED_ALL_CALLS = frozenset({
     "transformers.set_seed", "transformers.enable_full_determinism",
@@ -117,11 +122,16 @@ SEED_ALL_CALLS = frozenset({
     "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
     "accelerate.utils.random.set_seed", "diffusers.training_utils.set_seed", *LIGHTNING_SEED_EVERYTHING,
     *FABRIC_SEED_EVERYTHING, *SPEECHBRAIN_SEED_EVERYTHING,
-    # Megatron's set-up seeds `random`, NumPy, torch and the tensor-parallel CUDA generators with `args.seed`
-    # (`_set_random_seed` in `initialize_megatron`), as MindSpeed-LLM's and other Megatron-based scripts start
-    *(f"{module}.{name}" for module in ("megatron.training.initialize", "megatron.training", "megatron.initialize")
-      for name in ("initialize_megatron", "_set_random_seed")),
+    # Megatron's set-up (MindSpeed-LLM's and other Megatron-based scripts start with it)
+    *MEGATRON_INITIALIZE, *(f"{module}._set_random_seed" for module in _MEGATRON_INITIALIZE_MODULES),
 })
+# fairseq's hub models (`BARTModel.from_pretrained(...)`, `torch.hub.load("pytorch/fairseq", ...)`): their
+# `sample(sentences, beam=1, **kwargs)` generates by beam search (fairseq/hub_utils.py, models/bart/hub_interface.py),
+# drawing only when given `sampling=True`.
+FAIRSEQ_ROOT = "fairseq"
+FAIRSEQ_HUB_SAMPLE = "sample"
+FAIRSEQ_SAMPLING_SWITCH = "sampling"
+TORCH_HUB_LOADS = frozenset({"torch.hub.load"})
 # Loaders of a configuration that seeds when loaded, taking no seed argument: SpeechBrain recipes seed in their
 # hparams YAML (`__set_seed: !apply:speechbrain.utils.seed_everything [!ref <seed>]`), which loading it runs.
 # The file is named on the command line, so it is trusted to.
@@ -1265,6 +1275,12 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "mindspore.set_deterministic": (0, "deterministic"),
     "mindspore.set_context": (None, "deterministic"), "mindspore.context.set_context": (None, "deterministic"),
 }
+# Megatron's set-up, itself or in `pretrain`: deterministic kernels (`torch.use_deterministic_algorithms(True)`,
+# CUBLAS_WORKSPACE_CONFIG, NVTE_ALLOW_NONDETERMINISTIC_ALGO=0) and a fixed NCCL_ALGO (set, or required by older
+# releases) come only with `--deterministic-mode` (`ModelParallelConfig.deterministic_mode`, False by default).
+MEGATRON_SETUPS = MEGATRON_INITIALIZE | MEGATRON_PRETRAIN
+# `initialize_megatron(skip_mpu_initialization=True)` returns before it starts communication (and seeds).
+MEGATRON_SKIP_DISTRIBUTED = "skip_mpu_initialization"
 # cuDNN attribute whose `True` makes convolutions deterministic.
 CUDNN_DETERMINISTIC_ATTR = "deterministic"
 # Calls that set HCCL_DETERMINISTIC themselves (same convention as DETERMINISM_CALLS).

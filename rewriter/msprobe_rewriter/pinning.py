@@ -34,6 +34,7 @@ SEEDER_FAMILIES: dict[str, frozenset[str]] = {
        for calls in catalogue.SEED_CALLS.values() for seeder in calls},
     **dict.fromkeys(catalogue.SEED_ALL_CALLS, FAMILIES),
     **dict.fromkeys(catalogue.SEEDING_LOADERS, FAMILIES),
+    **dict.fromkeys(catalogue.MEGATRON_PRETRAIN, FAMILIES),  # with `--seed` (see MEGATRON_INITIALIZE)
 }
 
 

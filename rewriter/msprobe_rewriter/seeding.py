@@ -21,7 +21,15 @@ from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, project
 from msprobe_rewriter.assignments import is_main_guard
-from msprobe_rewriter.context import EVAL_NAME, FUNCTION_TYPES, FileContext, argument, keyword, target_name
+from msprobe_rewriter.context import (
+    EVAL_NAME,
+    FUNCTION_TYPES,
+    FileContext,
+    argument,
+    constant,
+    keyword,
+    target_name,
+)
 from msprobe_rewriter.pinning import NOTHING, Summary
 
 # What makes a script's randomness matter: it trains, or it samples (draws from torch's generator) from
@@ -39,6 +47,17 @@ MAX_TRAINING_FILES = 3  # training steps are followed through at most this many 
 Guard = conditions.Guard
 Located = tuple[ast.AST, tuple[Guard, ...], "str | None"]  # a node, the `if` tests around it, its function
 CallSite = tuple[tuple[Guard, ...], "str | None", ast.Call]  # a call's `if` tests, the function it is in, the call
+Trusted = Callable[[Summary], bool]  # what a training module must pin to be trusted with it (see `_training_names`)
+
+
+def seeds(summary: Summary) -> bool:
+    """Trust for the seeding rules: a training module that seeds a generator family."""
+    return bool(summary.families)
+
+
+def switches_on(summary: Summary) -> bool:
+    """Trust for the determinism rule: a training module that switches deterministic kernels on."""
+    return summary.deterministic or summary.cudnn
 
 
 @dataclass(frozen=True)
@@ -66,7 +85,8 @@ class FileSeeding:
     calls: list[ast.Call]
     trains: bool  # runs training steps, builds an optimizer or a trainer
     follow: Callable[[ast.AST], Summary]  # what a call into a project-local helper (or an import of one) pins
-    trains_elsewhere: Callable[[], list[project.Module]]  # the project-local modules it trains through (read lazily)
+    # the project-local modules it trains through, those that pin what `Trusted` accepts left out (read lazily)
+    trains_elsewhere: Callable[[Trusted], list[project.Module]]
     option_helpers: Callable[[], list[ast.Call]] = list  # the calls of project helpers given its parser (read lazily)
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
     helper_calls: list[Located] = field(default_factory=list)  # calls and imports `follow` may resolve
@@ -86,7 +106,7 @@ class FileSeeding:
     _skipped: dict[str, ast.expr | None] = field(default_factory=dict)  # function -> what skips all its calls
     _in_workers: dict[str, bool] = field(default_factory=dict)  # function -> whether spawned processes run it
     _effects: list[Effect] | None = None
-    _training_modules: list[project.Module] | None = None
+    _training_modules: dict[Trusted, list[project.Module]] = field(default_factory=dict)
     _helper_options: list[ast.Call] | None = None
 
     def lookup(self, node: ast.expr) -> object:
@@ -129,22 +149,26 @@ class FileSeeding:
 
     @property
     def random_work(self) -> bool:
-        """Whether the file's randomness matters: it trains (itself, or through project code it calls), or
-        samples from weights it loads."""
-        return self.trains or (self.samples and self.loads_weights) or bool(self.training_modules())
+        """Whether the file's randomness matters to its seeding: see `needs`."""
+        return self.needs(seeds)
+
+    def needs(self, trusted: Trusted) -> bool:
+        """Whether the file's randomness matters: it trains (itself, or through project code it calls that does
+        not pin what `trusted` accepts), or samples from weights it loads."""
+        return self.trains or (self.samples and self.loads_weights) or bool(self.training_modules(trusted))
 
     @property
     def samples(self) -> bool:
         """Whether the file draws from torch's generator other than for a model export's example inputs."""
         return bool(self.drawing - self.exporting)
 
-    def training_modules(self) -> list[project.Module]:
+    def training_modules(self, trusted: Trusted) -> list[project.Module]:
         """The project-local modules whose training code the file calls (improved-diffusion's `train_util`
-        for `TrainLoop(...).run_loop()`), found once."""
-        if self._training_modules is None:
+        for `TrainLoop(...).run_loop()`), but for those that pin what `trusted` accepts, found once."""
+        if trusted not in self._training_modules:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
-            self._training_modules = self.trains_elsewhere()
-        return self._training_modules
+            self._training_modules[trusted] = self.trains_elsewhere(trusted)
+        return self._training_modules[trusted]
 
     def skipping_guard(self, effect: Effect) -> ast.expr | None:
         """The condition that keeps `effect` from running with the default arguments, if any: one around it,
@@ -271,13 +295,16 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             return NOTHING
         return pinning.seeder_by_name(call)
 
-    def trains_elsewhere() -> list[project.Module]:
-        """The project modules whose training the file runs (from calls that run with the default arguments); an
+    def trains_elsewhere(trusted: Trusted) -> list[project.Module]:
+        """The project modules whose training the file runs (from calls that run with the default arguments, and
+        project functions these are given to run: fairseq's `call_main(cfg, main)`); an
         evaluation script (`eval.py`) that only builds a training class (Wide&Deep's eval.py builds its TrainStepWrap for `Model(train_net).eval(...)`) runs none."""
-        calls = [node for node, guards, function in nodes if isinstance(node, ast.Call) and not _is_eval(function)
-                 and seeding._false_guard(guards) is None]  # not `elif opt.profile:` with the flag off by default
-        return [module for _, name, module in project.reached(calls, local, defined, folder)
-                if name in _training_names(module) and not (ctx.eval_file and module.classes_built(name))]
+        live = [(node, function) for node, guards, function in nodes if isinstance(node, ast.Call)
+                and not _is_eval(function) and seeding._false_guard(guards) is None]  # not `elif opt.profile:` off
+        handed = _handed_over(live, local, _bound_names(ctx.tree))
+        return [module for call, name, module in project.reached([*(c for c, _ in live), *handed], local, defined, folder)
+                if name in _training_names(module, trusted) and (call not in handed or name in module.functions)
+                and not (ctx.eval_file and module.classes_built(name))]
 
     def option_helpers() -> list[ast.Call]:
         given = _given_parser(ctx, [node for node, _, _ in nodes if isinstance(node, ast.Call)])
@@ -297,6 +324,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
                            if isinstance(node, FUNCTION_TYPES) and node.name in seeding.local_calls}
     made: dict[tuple[str | None, str], ast.Call] = {}  # (function, name) -> the call last assigned to the name
     unused = _unused_functions(ctx.tree) if ctx.is_entry_script() else frozenset()  # a library's are its API
+    hub = _loads_fairseq_hub(ctx, seeding.calls)
     for node, guards, function in nodes:
         if function in unused:  # never runs: a seeder the script defines but never calls pins nothing
             continue
@@ -309,7 +337,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             found = pinning.assign_effects(node, ctx.qualname)
         elif isinstance(node, ast.Call):
             qualified = ctx.call_qualname(node) or method_qualname(ctx, node)
-            _note_call(ctx, seeding, node, qualified, function)
+            _note_call(ctx, seeding, node, qualified, function, hub)
             if qualified is None:
                 owner = node.func.value if isinstance(node.func, ast.Attribute) else None
                 if isinstance(owner, ast.Name) and (function, owner.id) in made:
@@ -323,6 +351,27 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             extra = ((guard, True),) if guard is not None else ()
             seeding.direct.append(Effect(node, seeding.left(function, node, summary), guards + extra, function))
     return seeding
+
+
+def _handed_over(calls: list[tuple[ast.Call, str | None]], local: project.LocalImports,
+                 bound: dict[str, set[str]]) -> list[ast.Call]:
+    """A call of each project function imported by name that a call (in its function) is given to run, fairseq's
+    `call_main(cfg, pre_main)` (not a name the function binds itself: a parameter named like an import)."""
+    return [ast.Call(func=arg, args=[], keywords=[]) for call, function in calls
+            for arg in (*call.args, *(kw.value for kw in call.keywords))
+            if isinstance(arg, ast.Name) and arg.id in local.refs and arg.id not in bound.get(function, ())]
+
+
+def _bound_names(tree: ast.Module) -> dict[str, set[str]]:
+    """The names each function of the file binds (its parameters and assigned names), by function name."""
+    bound: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, FUNCTION_TYPES):
+            names = bound.setdefault(node.name, set())
+            names.update(arg.arg for arg in ast.walk(node.args) if isinstance(arg, ast.arg))
+            names.update(inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name)
+                         and isinstance(inner.ctx, ast.Store))
+    return bound
 
 
 def _given_parser(ctx: FileContext, calls: list[ast.Call]) -> list[ast.Call]:
@@ -407,9 +456,9 @@ def _function_name(node: ast.expr) -> str:
 
 
 def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified: str | None,
-               function: str | None) -> None:
+               function: str | None, hub: bool) -> None:
     """Record what a call (in `function`) says about the script: worker seeding, and (outside evaluation
-    code) whether it trains, draws, exports a model, or loads weights."""
+    code) whether it trains, draws, exports a model, or loads weights (`hub`: see `_sampler_draws`)."""
     worker_init = keyword(call, "worker_init_fn")
     if worker_init is not None:
         seeding.worker_init.add(_function_name(worker_init))
@@ -424,7 +473,7 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
         seeding.trains = True  # seeds only from a config's truthy seed, and not in (semi-)auto parallel mode
     if qualified is not None:
         if (qualified in catalogue.TRAINER_CLASSES or qualified in catalogue.LIGHTNING_TRAINER_BUILDS
-                or catalogue.is_optimizer_class(qualified)):
+                or qualified in catalogue.MEGATRON_PRETRAIN or catalogue.is_optimizer_class(qualified)):
             seeding.trains = True
         elif qualified in SAMPLING_DRAWS:
             seeding.drawing.add(function)
@@ -434,26 +483,53 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
             seeding.loads_weights = True
     if isinstance(call.func, ast.Attribute) and call.func.attr in WEIGHT_LOADING_METHODS:
         seeding.loads_weights = True
-    elif qualified is None and isinstance(call.func, ast.Attribute) and SAMPLING_METHOD.match(call.func.attr):
+    elif qualified is None and isinstance(call.func, ast.Attribute) and _sampler_draws(call.func.attr, call, hub):
         seeding.drawing.add(function)  # a diffusion sampler's loop draws its noise in project code
 
 
-def _training_names(module: project.Module, files_left: int = MAX_TRAINING_FILES) -> frozenset[str]:
+def _sampler_draws(method: str, call: ast.Call, hub: bool) -> bool:
+    """Whether a method call of some object draws by its name (`SAMPLING_METHOD`): not when told not to sample
+    (`sampling=False`), nor, in a file that loads fairseq's hub models (`hub`), their `sample(...)`, which
+    searches by beam unless given `sampling=` true (the keywords of a `**` dict are not read)."""
+    if not SAMPLING_METHOD.match(method):
+        return False
+    switch = keyword(call, catalogue.FAIRSEQ_SAMPLING_SWITCH)
+    if switch is not None:
+        return constant(switch) is not False
+    return not (hub and method == catalogue.FAIRSEQ_HUB_SAMPLE)
+
+
+def _loads_fairseq_hub(ctx: FileContext, calls: list[ast.Call]) -> bool:
+    """Whether the file loads a fairseq hub model (`BARTModel.from_pretrained(...)` of a fairseq class,
+    `torch.hub.load("pytorch/fairseq", ...)`)."""
+    for call in calls:
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr in ("from_pretrained", "load")):
+            continue  # a cheap filter before the names are resolved
+        qualified = ctx.imports.resolve_any(call.func) or ""  # fairseq is not among the known libraries
+        if qualified.partition(".")[0] == catalogue.FAIRSEQ_ROOT and qualified.endswith(".from_pretrained"):
+            return True
+        repository = constant(argument(call, 0, "repo_or_dir")) if qualified in catalogue.TORCH_HUB_LOADS else None
+        if isinstance(repository, str) and catalogue.FAIRSEQ_ROOT in repository:
+            return True
+    return False
+
+
+def _training_names(module: project.Module, trusted: Trusted, files_left: int = MAX_TRAINING_FILES) -> frozenset[str]:
     """The functions and classes of a project-local module that run training steps (improved-diffusion's
     `TrainLoop`, a `train_one_epoch`, a factory returning such a class), themselves or through the training functions they import from other
     project modules (WeNet's `Executor.train` calls `batch_backward` of `train_utils`), followed `files_left`
-    files deep; none when the module pins anything itself (seeds, switches deterministic kernels on) or
-    calls a helper named like a seeder, since what it pins is not followed from there (computed once per
-    module and depth)."""
-    key = ("training_names", files_left)
+    files deep; none when what the module pins itself (directly, or by calling a helper named like a seeder)
+    is what `trusted` accepts, since what it pins is not followed from there: a training module that seeds is
+    trusted to seed, not to switch deterministic kernels on (computed once per module, trust and depth)."""
+    key = ("training_names", trusted, files_left)
     found = module.memo.get(key)
     if found is None:
         module.memo[key] = frozenset()  # modules importing each other find nothing more through the cycle
-        ctx, pins = _training_context(module)
+        ctx, pinned = _training_context(module)
         names: set[str] = set()
-        if not pins:
+        if not trusted(pinned):
             stepping = ctx.stepping_functions()
-            imported = _imported_training(module, files_left - 1) if files_left > 1 else set()
+            imported = _imported_training(module, trusted, files_left - 1) if files_left > 1 else set()
             if imported:
                 stepping = ctx.functions_calling(stepping | imported)
             stepping = {name for name in stepping if not _is_eval(name)}
@@ -465,17 +541,21 @@ def _training_names(module: project.Module, files_left: int = MAX_TRAINING_FILES
     return found
 
 
-def _training_context(module: project.Module) -> tuple[FileContext, bool]:
-    """A project module's traversed context, and whether it pins anything (computed once per module)."""
+def _training_context(module: project.Module) -> tuple[FileContext, Summary]:
+    """A project module's traversed context, and what its statements pin, under any condition (computed once
+    per module)."""
     found = module.memo.get("training_context")
     if found is None:
         ctx = FileContext(str(module.path), module.source, module.tree)
         ctx.traverse({})
-        found = module.memo["training_context"] = (ctx, any(_pins(node, ctx) for node in ast.walk(module.tree)))
+        pinned = NOTHING
+        for node in ast.walk(module.tree):
+            pinned |= _pinned(node, ctx)
+        found = module.memo["training_context"] = (ctx, pinned)
     return found
 
 
-def _imported_training(module: project.Module, files_left: int) -> set[str]:
+def _imported_training(module: project.Module, trusted: Trusted, files_left: int) -> set[str]:
     """The names `module` imports (`from x import name`) that are training functions or classes of their
     project module."""
     folder = module.path.parent
@@ -483,14 +563,13 @@ def _imported_training(module: project.Module, files_left: int) -> set[str]:
     for name, ref in module.local.refs.items():
         path = project.find_module(folder, ref.module, ref.level) if ref.attr else None
         target = project.load(path) if path is not None else None
-        if target is not None and ref.attr in _training_names(target, files_left):
+        if target is not None and ref.attr in _training_names(target, trusted, files_left):
             found.add(name)
     return found
 
 
-def _pins(node: ast.AST, ctx: FileContext) -> bool:
-    """Whether a call or assignment seeds a generator family or switches deterministic kernels on, by the
-    catalogue or (a call not in it) by its name."""
+def _pinned(node: ast.AST, ctx: FileContext) -> Summary:
+    """What a call or assignment pins, under any condition, by the catalogue or (a call not in it) by its name."""
     if isinstance(node, ast.Assign):
         effects = pinning.assign_effects(node, ctx.qualname)
     elif isinstance(node, ast.Call):
@@ -499,8 +578,11 @@ def _pins(node: ast.AST, ctx: FileContext) -> bool:
         if pinning.names_a_function(ctx.imports.bindings, node):
             effects.append((pinning.seeder_by_name(node), None))
     else:
-        return False
-    return any(summary.families or summary.deterministic or summary.cudnn for summary, _ in effects)
+        return NOTHING
+    total = NOTHING
+    for summary, _ in effects:
+        total |= summary
+    return total
 
 
 def _trains(ctx: FileContext) -> bool:

@@ -10,7 +10,8 @@ from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import Site, argument, constant, keyword, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
 
-INIT_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.DISTRIBUTED_INIT_CALLS)
+STARTS = catalogue.DISTRIBUTED_INIT_CALLS | catalogue.MEGATRON_SETUPS  # Megatron's starts NCCL (`--distributed-backend`)
+INIT_NAMES = frozenset(name.rpartition(".")[2] for name in STARTS)
 
 
 class DistNoDeterministicComm(Rule):
@@ -23,6 +24,10 @@ class DistNoDeterministicComm(Rule):
     nccl_message = ("NCCL communication is initialised but its algorithm is never pinned: set "
                     "`os.environ[\"NCCL_ALGO\"] = \"Ring\"` (and `NCCL_PROTO=Simple`) before this call; on Ascend, "
                     "where the backend is HCCL, set `HCCL_DETERMINISTIC=true`")
+    megatron_message = ("Megatron's set-up starts NCCL communication here (`--distributed-backend` is nccl by default) "
+                        "and fixes its algorithm only under `--deterministic-mode`: pass `--deterministic-mode` (Megatron "
+                        "then sets, or requires, a fixed `NCCL_ALGO`), or set `os.environ[\"NCCL_ALGO\"] = \"Ring\"` "
+                        "before this call; on Ascend, where the backend is HCCL, set `HCCL_DETERMINISTIC=true`")
     summary = ("Flags `torch.distributed.init_process_group`, `deepspeed.init_distributed`, "
                "`mindspore.communication.init` (and Accelerate's `Accelerator` / Lightning's `Fabric`, which "
                "initialise the process group themselves, as does OpenMMLab's `init_dist` from mmcv or mmengine) in a file that never sets `HCCL_DETERMINISTIC` (set "
@@ -37,7 +42,11 @@ class DistNoDeterministicComm(Rule):
                "`Fabric(accelerator=\"cpu\")` or "
                "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged; `deepspeed.initialize` counts when it is "
                "the first of an entry script (it starts communication itself). With the `nccl` backend named (also as one branch of a conditional), "
-               "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so.")
+               "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so. "
+               "Megatron's set-up (`pretrain`, `initialize_megatron` unless given `skip_mpu_initialization=True`), called in an "
+               "entry script, starts NCCL communication itself "
+               "(`--distributed-backend` is nccl by default) and fixes its algorithm only under `--deterministic-mode`: "
+               "it is reported likewise, with that advice.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
            "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
            "multi-device run differ in the last bits from run to run, and the difference grows over the steps.")
@@ -143,6 +152,30 @@ def prepare_deepspeed(model, config):
     engine, *_ = deepspeed.initialize(model=model, config=config)
     return engine
 """,
+        """\
+import os
+
+from megatron.training import initialize_megatron
+
+if __name__ == "__main__":
+    os.environ["NCCL_ALGO"] = "Ring"
+    initialize_megatron(extra_args_provider=add_args)
+""",
+        # Megatron-LM's tools/report_theoretical_memory.py: the set-up stops before it starts communication.
+        """\
+from megatron.training.initialize import initialize_megatron
+
+if __name__ == "__main__":
+    initialize_megatron(allow_no_cuda=True, skip_mpu_initialization=True)
+""",
+        # MindSpeed's patched `pretrain`, a library function: the entry script calling it is given the option.
+        """\
+from megatron.training.initialize import initialize_megatron
+
+
+def pretrain(train_valid_test_dataset_provider, model_provider, extra_args_provider=None, args_defaults=None):
+    initialize_megatron(extra_args_provider=extra_args_provider, args_defaults=args_defaults)
+""",
         # yolov5: NCCL where it is available, else gloo; NCCL pinned.
         """\
 import os
@@ -154,6 +187,15 @@ dist.init_process_group(backend="nccl" if dist.is_nccl_available() else "gloo")
 """,
     )
     invalid = (
+        # Megatron's `pretrain` (and `initialize_megatron`) start NCCL communication, with a fixed algorithm only
+        # under `--deterministic-mode`.
+        Invalid("""\
+from megatron.core.enums import ModelType
+from megatron.training import pretrain
+
+if __name__ == "__main__":
+    pretrain(train_valid_test_datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)
+""", lines=(5,)),
         # ArcFace: the two branches of one try/except.
         Invalid("import torch.distributed as dist\n\ntry:\n    dist.init_process_group(backend=\"hccl\")\n"
                 "except KeyError:\n    dist.init_process_group(backend=\"hccl\", init_method=\"tcp://127.0.0.1:1\")\n",
@@ -259,7 +301,11 @@ if __name__ == "__main__":
             if constant(keyword(node, "dist_init_required")) is False or self.sites:
                 return  # communication started already, or by an earlier init call of the file
             self.engine_starts = True
-        if qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
+        if qualified in catalogue.MEGATRON_SETUPS:
+            if constant(keyword(node, catalogue.MEGATRON_SKIP_DISTRIBUTED)) is True:
+                return  # tools/report_theoretical_memory.py: no communication
+            self.sites.append((self.ctx.site(node), True, None, self.ctx.current_def()))
+        elif qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
             position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
             backend = argument(node, *position) if position is not None else None
             assigned = _assigned_literal(backend, node, self.ctx.current_def() or self.ctx.tree)
@@ -287,7 +333,11 @@ if __name__ == "__main__":
             return  # a library's `deepspeed.initialize` (TRL's `prepare_deepspeed`) runs after the script's start
         effects = seeding.analyse(self.ctx).effects
         reported = set()  # functions reported once already: their other calls are alternatives (try/except, if/else)
+        entry = self.ctx.is_entry_script()
         for site, on_nccl, backend, definition in self.sites:
+            megatron = self.ctx.call_qualname(site.node) in catalogue.MEGATRON_SETUPS
+            if megatron and not entry:
+                continue  # a library's (MindSpeed's patched `pretrain`): the entry script is given the option
             function = definition.name if definition is not None else None
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]
             if any(summary.hccl for summary in before) or id(definition) in reported:
@@ -300,7 +350,7 @@ if __name__ == "__main__":
             elif not on_nccl:
                 self.report(site)
             elif not any(summary.nccl for summary in before):
-                self.report(site, self.nccl_message)
+                self.report(site, self.megatron_message if megatron else self.nccl_message)
 
 
 def _assigned_literal(value: ast.expr | None, call: ast.Call, scope: ast.AST) -> ast.expr | None:

@@ -3,7 +3,11 @@ kernels."""
 
 from __future__ import annotations
 
+import ast
+
 from msprobe_rewriter import catalogue, seeding
+from msprobe_rewriter.conditions import condition_text
+from msprobe_rewriter.context import FileContext
 from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.dist_no_deterministic_comm import communicates_over_hccl
@@ -12,7 +16,7 @@ from msprobe_rewriter.rules.seed_missing import report_parent_only, report_whole
 # Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "deepspeed",  # torch itself,
                  "timm", "accelerate", "transformers", "trl", "mmengine", "speechbrain",  # then libraries on it
-                 "detectron2")
+                 "detectron2", "megatron")
 TORCH_ITSELF = 6
 CONDITIONAL = ("deterministic kernels are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
@@ -29,6 +33,10 @@ CUDNN_ONLY_MESSAGE = ("cuDNN's flag is this script's only determinism switch: it
                       "CUDA kernels (`gather`/`index_select` backward, `scatter_add`, `index_add`, cuBLAS reductions) "
                       "still sum in a different order every run: also call `torch.use_deterministic_algorithms(True)` "
                       "(with `CUBLAS_WORKSPACE_CONFIG=:4096:8`), or `seed_all(seed, mode=True)`")
+MEGATRON_MESSAGE = ("Megatron's set-up (`{call}`) seeds but leaves deterministic kernels off unless `--deterministic-mode` "
+                    "is passed: pass `--deterministic-mode` (Megatron then calls `torch.use_deterministic_algorithms(True)`"
+                    " and sets, or requires, a fixed `NCCL_ALGO`; recent releases also set `CUBLAS_WORKSPACE_CONFIG` "
+                    "and `NVTE_ALLOW_NONDETERMINISTIC_ALGO=0`), or call `seed_all(seed, mode=True)` first")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
                      "`mindspore.set_deterministic(True)` (it also sets HCCL_DETERMINISTIC), or "
                      "`seed_all(seed, mode=True)`")
@@ -50,7 +58,7 @@ class NoDeterministicAlgos(Rule):
                "`TrainingArguments(full_determinism=True)`, an mmengine runner's `randomness=dict(..., deterministic=True)`, "
                "SpeechBrain's `seed_everything(..., deterministic=True)`, "
                "or a project helper that does one of these; a script "
-               "that imports only transformers, TRL, mmengine, SpeechBrain or detectron2 (whose `DefaultTrainer`, "
+               "that imports only transformers, TRL, mmengine, SpeechBrain, Megatron or detectron2 (whose `DefaultTrainer`, "
                "`SimpleTrainer` and `AMPTrainer` train, subclasses included) counts as PyTorch). A MindSpore entry script likewise (one that "
                "imports mindnlp or mindtorch too: their `torch` runs on MindSpore, and their "
                "`torch.use_deterministic_algorithms(True)` switches MindSpore's on, so it counts), when it never calls "
@@ -58,7 +66,11 @@ class NoDeterministicAlgos(Rule):
                "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
                "condition. A script that names no framework but trains through a project module (improved-"
                "diffusion's `image_train.py` and its `TrainLoop`) is checked for the framework that module "
-               "imports; a training module that seeds or switches deterministic kernels on itself is trusted. A "
+               "imports; a training module that switches deterministic kernels on itself is trusted (one that only seeds, as "
+               "fairseq's `Trainer`, is not; a project function the script hands to a launcher, fairseq's "
+               "`call_main(cfg, main)`, counts as called). Megatron's `pretrain(...)` seeds (with `--seed`) and trains, "
+               "and its set-up (also `initialize_megatron`) switches deterministic kernels on only under "
+               "`--deterministic-mode`: a script calling it is reported at that call, with that advice. A "
                "script that switches them on only in the parent process that `torch.multiprocessing.spawn` (or "
                "`start_processes`) starts a function of the file from is reported at that call: the new processes "
                "re-import the file without its `__main__` block, so only switches at module level or in the code "
@@ -195,6 +207,14 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # Megatron's `pretrain` seeds and trains, with deterministic kernels only under `--deterministic-mode`.
+        Invalid("""\
+from megatron.core.enums import ModelType
+from megatron.training import pretrain
+
+if __name__ == "__main__":
+    pretrain(train_valid_test_datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)
+""", lines=(5,)),
         # ModelZoo's scripts for torch 1.5 use `torch.npu` without torch_npu: cuDNN's flag does nothing there.
         Invalid("import torch\nimport torch.npu\n\ntorch.npu.set_device(\"npu:0\")\n"
                 "torch.backends.cudnn.deterministic = True\nmodel = torch.nn.Linear(2, 2).to(\"npu:0\")\n"
@@ -422,7 +442,8 @@ for x in T.randn(10, 2, 4):
         facts = seeding.analyse(ctx)
         # A script that names no framework (improved-diffusion's image_train.py) runs that of the project
         # modules it trains through.
-        trackers = [ctx.imports] if _framework([ctx.imports]) else [m.imports for m in facts.training_modules()]
+        trackers = ([ctx.imports] if _framework([ctx.imports])
+                    else [m.imports for m in facts.training_modules(seeding.switches_on)])
         framework = _framework(trackers)
         if framework is None:
             return
@@ -436,14 +457,24 @@ for x in T.randn(10, 2, 4):
         message = MINDSPORE_MESSAGE if framework == "mindspore" else ASCEND_MESSAGE if only_ascend else None
         if ascend and any(effect.summary.cudnn for effect in facts.effects):
             message = ASCEND_CUDNN_MESSAGE
+        setup = megatron_setup(ctx)  # `--deterministic-mode` is the switch, on CUDA and on Ascend
+        if setup is not None:
+            message = MEGATRON_MESSAGE.format(call=condition_text(setup.func))
         verdict = facts.default_run(switches_on)
-        report_whole_script(self, facts, verdict, CONDITIONAL, message)
-        report_parent_only(self, facts, switches_on, PARENT_ONLY)
-        if framework == "pytorch" and verdict.pinned and facts.random_work and not any(
+        report_whole_script(self, facts, verdict, CONDITIONAL, message, seeding.switches_on, setup)
+        report_parent_only(self, facts, switches_on, PARENT_ONLY, seeding.switches_on)
+        if framework == "pytorch" and verdict.pinned and facts.needs(seeding.switches_on) and not any(
                 effect.summary.deterministic for effect in facts.effects):
             cudnn = next(effect for effect in facts.effects if effect.summary.cudnn)
             if not facts.spawned or facts.runs_in_workers(cudnn):  # else: only in the parent (PARENT_ONLY)
                 self.report(cudnn.node, CUDNN_ONLY_MESSAGE, "info")
+
+
+def megatron_setup(ctx: FileContext) -> ast.Call | None:
+    """The file's first call of Megatron's set-up (`pretrain`, `initialize_megatron`), if any."""
+    calls = [node for node in ast.walk(ctx.tree)
+             if isinstance(node, ast.Call) and ctx.call_qualname(node) in catalogue.MEGATRON_SETUPS]
+    return min(calls, key=lambda node: (node.lineno, node.col_offset), default=None)
 
 
 def _framework(trackers: list[ImportTracker]) -> str | None:

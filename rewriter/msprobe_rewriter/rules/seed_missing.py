@@ -74,10 +74,10 @@ class SeedMissing(Rule):
                "trains, as tutorials run theirs) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
-               "deep) or "
-               "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), but never "
+               "deep; also one the script hands to a launcher, fairseq's `call_main(cfg, main)`; a module that seeds itself is trusted to) or "
+               "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, but not one given `sampling=False`, nor the `sample(...)` of fairseq's hub models, which searches by beam unless given `sampling=True`; plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), but never "
                "seeds: not directly, "
-               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), and not through a "
+               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), not by Megatron's `pretrain(...)`, which seeds with `--seed` before it trains, and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
                "that seeds at its top level. Seeding that a function undoes does not count: of a generator whose state "
@@ -665,8 +665,39 @@ if __name__ == "__main__":
     for _ in range(10):
         train_step(forward_step, data_iterator, model, optimizer, scheduler, config)
 """,
+        # Megatron's `pretrain` runs that set-up (seeding with `--seed`, 1234 by default), then trains.
+        """\
+from megatron.core.enums import ModelType
+from megatron.training import pretrain
+
+if __name__ == "__main__":
+    pretrain(train_valid_test_datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)
+""",
+        # fairseq's hub models' `sample(...)` searches by beam unless given `sampling=True`: nothing is drawn.
+        """\
+import torch
+from fairseq.models.bart import BARTModel
+
+
+@torch.no_grad()
+def summarize(bart, lines, **kwargs):
+    return bart.sample(lines, **kwargs)
+
+
+if __name__ == "__main__":
+    bart = BARTModel.from_pretrained("checkpoints", checkpoint_file="model.pt").eval()
+    print(summarize(bart, ["text"], beam=4, lenpen=2.0))
+""",
     )
     invalid = (
+        # ... and samples when told to.
+        Invalid("""\
+from fairseq.models.speech_dlm import SpeechDLM
+
+if __name__ == "__main__":
+    model = SpeechDLM.from_pretrained("checkpoints", checkpoint_file="model.pt").eval()
+    print(model.sample(["units"], sampling=True, sampling_topk=10))
+""", lines=(3,)),
         # sd-scripts: the sampling helper seeds for each prompt and then puts the saved states back, so the one
         # seeding that outlives it is skipped with `--seed` at its default.
         Invalid("""\
@@ -1319,22 +1350,24 @@ trainer.fit(LitModel())
 
 
 def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str,
-                        message: str | None = None) -> None:
-    """Report an entry script that trains or samples and pins nothing: at the condition that skips its
-    pinning code, or at the script (with `message`, else the rule's)."""
-    if verdict.pinned or not facts.random_work:
+                        message: str | None = None, trusted: seeding.Trusted = seeding.seeds,
+                        at: ast.AST | None = None) -> None:
+    """Report an entry script that trains or samples and pins nothing (a project module it trains through that
+    pins what `trusted` accepts is trusted to): at the condition that skips its pinning code, or at `at`, else
+    at the script (with `message`, else the rule's)."""
+    if verdict.pinned or not facts.needs(trusted):
         return
     if verdict.skipped_by is not None:
         rule.report(verdict.skipped_by, conditional.format(condition=condition_text(verdict.skipped_by)))
     else:
-        rule.report(entry_location(rule.ctx), message)
+        rule.report(at or entry_location(rule.ctx), message)
 
 
 def report_parent_only(rule: Rule, facts: seeding.FileSeeding, wanted: Callable[[seeding.Effect], bool],
-                       message: str) -> None:
+                       message: str, trusted: seeding.Trusted = seeding.seeds) -> None:
     """Report the first `mp.spawn` of a file whose pinning code (the effects `wanted` accepts) all runs in the
-    parent process only, where the spawned processes never run it."""
-    if not facts.spawned or not facts.random_work:
+    parent process only, where the spawned processes never run it (`trusted`: see `report_whole_script`)."""
+    if not facts.spawned or not facts.needs(trusted):
         return
     pinning = [effect for effect in facts.effects if wanted(effect)]
     if pinning and not any(facts.runs_in_workers(effect) for effect in pinning):

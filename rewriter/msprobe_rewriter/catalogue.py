@@ -377,6 +377,9 @@ TORCH_TENSOR_FACTORIES = frozenset(
                            "FloatTensor", "LongTensor")
 )
 TORCH_DEVICE_CONSTRUCTORS = frozenset({"torch.device"})
+# Classes of torch.nn that wrap the tensor they are given, where it lives (not modules that build weights).
+TORCH_TENSOR_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                                   "torch.nn.parameter.Buffer"})
 # Legacy typed constructors that allocate on the GPU (`torch.cuda.FloatTensor(2, 3).normal_()`).
 TORCH_CUDA_TENSOR_TYPES = frozenset("torch.cuda." + n for n in (
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",

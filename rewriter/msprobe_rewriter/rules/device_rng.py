@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import re
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -67,29 +69,55 @@ MODULE_ITERATORS = frozenset({"modules", "children", "parameters", "buffers", "n
 
 
 MOVE_MESSAGE = "draw on the CPU and move the result (`{example}`): " + SAME_SEED
+THROWAWAY_NAME = re.compile(r"(?i)(^|_)(warm_?up|bench(mark)?|dummy)(_|$)")  # functions whose draws are thrown away
+THROWAWAY_NOTE = " (what it draws is thrown away: a warm-up, a benchmark's input, a dummy step)"
+RNG_TRACKER = "rng_tracker"  # Megatron's `get_cuda_rng_tracker()`, MindSpeed's and DeepSpeed's trackers alike
+TRACKER_MESSAGE = ("`{call}` in `with {fork}:` draws from the CUDA generator state an RNG tracker keeps per "
+                   "model-parallel rank, and " + SAME_SEED + ": {how}")
+TRACKER_ADVICE = {  # in weight initialisation, and elsewhere
+    True: "initialise the weights on the CPU and move them (Megatron's `--use-cpu-initialization`)",
+    False: ("a plain CPU draw would leave the tracker's stream and its per-rank seed: draw with a CPU "
+            "`torch.Generator` seeded as the tracker seeds this state (`model_parallel_cuda_manual_seed`), then move "
+            "the result"),
+}
 PLAIN = (ast.Name, ast.Attribute, ast.Subscript)  # tensors an example may name twice (`w.copy_(... w.shape ...)`)
+SHOWN_LENGTH = 30  # an expression longer than this is named by a free name in an example
+FREE_NAMES = ("x", "t", "w", "tensor")
 
 
-def _input_message(call: ast.Call, qualified: str, inputs: list[ast.expr | None]) -> str:
+def _input_message(call: ast.Call, qualified: str, inputs: list[ast.expr | None], free: str) -> str:
     """For a draw from a tensor, the move that fits it: `rand_like(x)` from `rand(x.shape, dtype=x.dtype)`,
-    `multinomial(probs, n)` (also `randint_like(x, n)`, `normal(0, std)`) from CPU copies of its tensors; `x`
-    stands for a tensor shown by no plain name."""
+    `multinomial(probs, n)` (also `randint_like(x, n)`, `normal(0, std)`) from CPU copies of its tensors (see
+    `_shown` for `free`)."""
     name = qualified.rpartition(".")[2]
     tensors = [i for i in inputs if i is not None and not _is_number(i)]
-    shown = _shown(tensors[0] if tensors else None, "x")
+    shown = _shown(tensors[0] if tensors else None, free)
     if name.endswith("_like") and name != "randint_like":
         return MOVE_MESSAGE.format(example=f"torch.{name[:-5]}({shown}.shape, dtype={shown}.dtype).to({shown}.device)")
 
     def on_cpu(value: ast.expr) -> ast.expr:
-        return ast.Name(f"{_shown(value, 'x')}.cpu()") if any(value is t for t in tensors) else value
+        return ast.Name(f"{_shown(value, free)}.cpu()") if any(value is t for t in tensors) else value
 
     copied = ast.Call(call.func, [on_cpu(a) for a in call.args], [ast.keyword(k.arg, on_cpu(k.value)) for k in call.keywords])
     return f"draw from a CPU copy and move the result (`{_short(copied)}.to({shown}.device)`): {SAME_SEED}"
 
 
-def _shown(tensor: ast.expr | None, placeholder: str) -> str:
-    """How an example names a tensor: its source when plain (it may be written twice), else `placeholder`."""
-    return ast.unparse(tensor) if isinstance(tensor, PLAIN) else placeholder
+def _shown(tensor: ast.expr | None, free: str) -> str:
+    """How an example names a tensor (written twice or more): its source when plain, or short (parenthesised unless
+    a call: `c.float().shape`, `(x * 2).shape`), else `free`, a name the file does not use."""
+    if isinstance(tensor, PLAIN):
+        return ast.unparse(tensor)
+    text = ast.unparse(tensor) if tensor is not None else ""
+    if not text or len(text) > SHOWN_LENGTH:
+        return free
+    return text if isinstance(tensor, ast.Call) else f"({text})"
+
+
+def _free_name(tree: ast.AST) -> str:
+    """A name for a tensor in a message's example that the file does not use (`x`, else `t`, ...)."""
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    used |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    return next(name for name in (*FREE_NAMES, *(f"x{i}" for i in range(len(used) + 1))) if name not in used)
 
 
 def _device_message(call: ast.Call, device: ast.expr) -> str:
@@ -101,11 +129,11 @@ def _without_device(call: ast.Call) -> ast.Call:
     return ast.Call(call.func, call.args, [kw for kw in call.keywords if kw.arg != "device"])
 
 
-def _init_message(call: ast.Call) -> str:
+def _init_message(call: ast.Call, free: str) -> str:
     """For a `torch.nn.init` draw: the same initialiser on a CPU tensor of that shape, copied in through `.data`
     (as the initialiser, outside autograd: `w.data.copy_(nn.init.kaiming_uniform_(torch.empty(w.shape), a=1))`)."""
     tensor = argument(call, 0, "tensor")
-    shown = _shown(tensor, "w")
+    shown = _shown(tensor, free)
     empty = ast.Name(f"torch.empty({shown}.shape)")
     on_cpu = ast.unparse(ast.Call(call.func, [empty, *call.args[1:]], [kw for kw in call.keywords if kw.arg != "tensor"]))
     if len(on_cpu) > 72:  # its other arguments elided (a one-line message)
@@ -124,14 +152,14 @@ def _init_message_on_device(call: ast.Call, fn: str) -> str:
     return APPLY_MESSAGE.format(call=_short(call), fn=fn, first=_short(first))
 
 
-def _method_message(call: ast.Call) -> str:
+def _method_message(call: ast.Call, free: str) -> str:
     """For a tensor method that draws: the same draw on the CPU, then moved: copied into a tensor shown by name
     (`w.copy_(torch.empty(w.shape, dtype=w.dtype).uniform_(-1, 1))`), drawn from a CPU copy (`p.cpu().bernoulli()`),
     or on a new CPU tensor (`torch.empty(4).exponential_().to(device)`, `torch.empty(shape)` when not shown; a new
     `*_like(x)` made on the CPU: `torch.empty_like(x, device="cpu").exponential_().to(x.device)`)."""
     receiver, method = call.func.value, call.func.attr
     draw = _short(ast.Call(ast.Name(method), call.args, call.keywords))
-    shown = _shown(receiver, "x")
+    shown = _shown(receiver, free)
     if method in catalogue.TENSOR_DRAW_METHODS:
         return MOVE_MESSAGE.format(example=f"{shown}.cpu().{draw}.to({shown}.device)")
     if isinstance(receiver, PLAIN):
@@ -206,7 +234,16 @@ class DeviceRng(FollowsValues, Rule):
                "in a LightningModule hook that runs after the Trainer moved it, `on_train_start`) when it draws: "
                "read in the class that built the model (the file's or a project module's), or, when that cannot be "
                "read, a conventional initialiser (`init_weights`, `reset_parameters`); msprobe-instrument leaves "
-               "these to you.")
+               "these to you. Tensors made without `device=`, and what is computed from them alone (views, "
+               "arithmetic, indexing, comparisons, torch functions), are on the CPU, and so is a module built into an "
+               "attribute (`self.proj = nn.Linear(...)`) or by a module class (the file's or a project module's) whose "
+               "`__init__` puts nothing on a device. Draws in an RNG tracker's fork (Megatron's `with "
+               "get_cuda_rng_tracker().fork():`, also kept in a name) take the CUDA generator state it keeps per "
+               "model-parallel rank: they are errors with the tracker's advice (a CPU generator seeded as the "
+               "tracker's state; in weight initialisation, `--use-cpu-initialization`), and so is such a block that "
+               "hands weights to an initialiser (`init_method(weight)`); msprobe-instrument leaves them to you. A draw "
+               "whose value is thrown away (in a function named for a warm-up, a benchmark or a dummy step, or bound "
+               "to names `del`eted later) is info.")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
@@ -302,6 +339,19 @@ class DeviceRng(FollowsValues, Rule):
         "            torch.nn.init.kaiming_normal_(layer.weight, a=math.sqrt(5))\n"
         "    for name, p in model.named_parameters():\n        p.data.normal_()\n"
         "    model.cuda(args.gpu)\n    return model.to(torch.float16)\n",
+        # fairseq's compute_block_mask_2d: tensors made here without `device=`, and what is computed from them
+        # (views, arithmetic, indexing, comparisons, `.float()`, torch functions of them), are on the CPU; so is a
+        # module just built into an attribute, or by a module class whose `__init__` puts nothing on a device.
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\ndef block_mask(B, sz, n, nbs):\n"
+        "    inp = torch.zeros((B, 1, sz, sz))\n    first = torch.multinomial(1 - inp.view(B, -1), n)\n"
+        "    mask = F.conv_transpose2d(inp, torch.ones((1, 1, 2, 2)), stride=2).squeeze(1).reshape(B, -1)\n"
+        "    m = mask[0]\n    cands = (1 - m + nbs[0]) > 1\n"
+        "    return first, torch.multinomial(cands.float(), n), torch.multinomial(-m, n)\n\n\n"
+        "class Decoder(nn.Module):\n    def build_output_projection(self, dim, vocab):\n"
+        "        self.output_projection = nn.Linear(dim, vocab, bias=False)\n"
+        "        nn.init.normal_(self.output_projection.weight, std=dim**-0.5)\n"
+        "        self.embed = Embedding(vocab, dim)\n        nn.init.normal_(self.embed.weight)\n\n\n"
+        "class Embedding(nn.Embedding):\n    pass\n\n\ndef main(model):\n    model.cuda()\n",
         # fairseq's layer factories: a module just built is on the CPU, and so are its parameters
         "import torch.nn as nn\n\n\ndef Linear(n_in, n_out):\n    m = nn.Linear(n_in, n_out)\n"
         "    nn.init.xavier_uniform_(m.weight)\n    return m.cuda()\n",
@@ -499,6 +549,26 @@ class DeviceRng(FollowsValues, Rule):
                 "class LULoRAParallelLinear(LoraParallelLinear):\n    def enable_lu_lora(self, name):\n"
                 "        self.lora_B[name].weight.data = torch.randn_like(self.lora_B[name].weight.data) * 1e-4\n",
                 lines=(7,), severity="warning"),
+        # A module built into an attribute and moved; a module class whose `__init__` allocates on the GPU (Megatron's
+        # parallel layers): its weights' device is not the CPU.
+        Invalid("import torch\nfrom torch import nn\n\n\nclass ParallelLinear(nn.Module):\n    def __init__(self, n):\n"
+                "        self.weight = nn.Parameter(torch.empty(n, n, device=torch.cuda.current_device()))\n\n"
+                "    def build(self, n):\n        self.proj = nn.Linear(n, n).cuda()\n"
+                "        nn.init.normal_(self.proj.weight)\n\n\n"
+                "def build(n):\n    layer = ParallelLinear(n)\n    nn.init.normal_(layer.weight)\n    return layer\n",
+                lines=(11, 16)),
+        # Megatron's RNG tracker: draws in its fork take the CUDA generator state it keeps per model-parallel rank,
+        # also weights initialised there by an initialiser handed in (`_initialize_affine_weight_gpu`).
+        Invalid("import torch\nfrom megatron.core.tensor_parallel import get_cuda_rng_tracker\n\n\n"
+                "def route(logits):\n    with get_cuda_rng_tracker().fork():\n"
+                "        return logits + torch.randn(logits.shape[-1], device=logits.device) + logits.clone().normal_()\n"
+                "\n\ndef _initialize_affine_weight_gpu(weight, init_method):\n"
+                "    with get_cuda_rng_tracker().fork():\n        init_method(weight)\n",
+                lines=(7, 11), severity="error"),
+        # Megatron's JIT warm-up and a value deleted after use: what is drawn is thrown away.
+        Invalid("import torch\n\n\ndef _warmup_jit_function(fn):\n    fn(torch.rand(8, device=\"cuda\"))\n\n\n"
+                "def probe(fn):\n    x = torch.rand(8, device=\"cuda\")\n    fn(x)\n    del x\n",
+                lines=(5, 9), severity="info"),
         # Rainbow's NoisyLinear: fresh noise in the device model's buffers at every step (not initialisation).
         Invalid("import torch\nfrom torch import nn\n\n\nclass NoisyLinear(nn.Linear):\n"
                 "    def reset_noise(self):\n        self.weight_epsilon.normal_()\n", lines=(7,), severity="warning"),
@@ -520,13 +590,86 @@ class DeviceRng(FollowsValues, Rule):
         self._fed: dict[int, Sampling] = {}  # id(the `generator=` value of a pipeline's call) -> that sampling
         self._generator_uses: dict[int, list[ast.expr]] = {}  # id(a device generator) -> what passes it on
         self._moves: dict[int, dict[str, list[tuple[tuple[int, int], bool]]]] = {}  # see _moves_in
+        self._free = _free_name(ctx.tree)  # see _shown
+        self._attributes: dict[int, dict[str, list[tuple[tuple[int, int], ast.expr]]]] = {}  # see _attribute_values
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
             expr = item.context_expr
+            if self._forks(expr) and (init := self._opaque_initialiser(node)) is not None:
+                self.report(expr, TRACKER_MESSAGE.format(call=_short(init), fork=_short(expr), how=TRACKER_ADVICE[True]),
+                            fixable=False)
             made = None if isinstance(expr, ast.Call) else self._device_object(expr)
             if default_device.device_block(self.ctx, node, expr, self.ctx.ancestors, self.device_of, made):
                 self.report(expr, BLOCK_MESSAGE.format(call=_short(expr)), fixable=False)
+
+    def _report_draw(self, node: ast.Call, message: str, severity: str | None = None,
+                     fixable: bool | None = None) -> None:
+        """Report a draw; one in an RNG tracker's fork with the tracker's advice (weights initialised on the CPU
+        where it initialises them), left to the user."""
+        fork = self._tracker_fork()
+        if fork is None and severity != "info" and self._thrown_away(node):
+            self.report(node, message + THROWAWAY_NOTE, "info", fixable)
+        elif fork is None:
+            self.report(node, message, severity, fixable)
+        else:
+            how = TRACKER_ADVICE[self.cpu_code.here()]
+            self.report(node, TRACKER_MESSAGE.format(call=_short(node), fork=_short(fork), how=how), fixable=False)
+
+    def _thrown_away(self, node: ast.Call) -> bool:
+        """Whether what `node` draws is thrown away: in a function named for a warm-up, a benchmark or a dummy step
+        (Megatron's `_warmup_jit_function`, `bench_gemms`, `dummy_step`), or bound to names the function `del`s later
+        (`del bias, input`)."""
+        functions = [n for n in self.ctx.ancestors if isinstance(n, FUNCTION_TYPES)]
+        if any(THROWAWAY_NAME.search(function.name) for function in functions):
+            return True
+        statement = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, ast.stmt)), None)
+        if not functions or not isinstance(statement, ast.Assign):
+            return False
+        names = {t.id for t in statement.targets if isinstance(t, ast.Name)}
+        deleted = {t.id for n in walk_scope(functions[-1]) if isinstance(n, ast.Delete) and n.lineno > statement.lineno
+                   for t in n.targets if isinstance(t, ast.Name)}
+        return len(names) == len(statement.targets) and names <= deleted
+
+    # --- RNG trackers -----------------------------------------------------------------------
+    def _tracker_fork(self) -> ast.expr | None:
+        """The item of a `with` around here, in this function, that forks an RNG tracker's CUDA generator state
+        (Megatron's `with get_cuda_rng_tracker().fork():`, also kept in a name first), if any."""
+        for node in reversed(self.ctx.ancestors):
+            if isinstance(node, SCOPE_TYPES):
+                return None
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                found = next((item.context_expr for item in node.items if self._forks(item.context_expr)), None)
+                if found is not None:
+                    return found
+        return None
+
+    def _forks(self, expr: ast.expr, follow: bool = True) -> bool:
+        """`<tracker>.fork(...)`, either branch of `a if c else b`, or a name bound to one
+        (`rng_context = tracker.fork(name) if tracker.is_initialized() else nullcontext()`)."""
+        if isinstance(expr, ast.IfExp):
+            return self._forks(expr.body, follow) or self._forks(expr.orelse, follow)
+        if isinstance(expr, ast.Name) and follow:
+            return any(isinstance(value, ast.expr) and self._forks(value, False)
+                       for value in self.values.bindings.bound(expr.id, expr))
+        return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "fork"
+                and self._is_tracker(expr.func.value))
+
+    def _is_tracker(self, expr: ast.expr, follow: bool = True) -> bool:
+        """An RNG tracker: `get_cuda_rng_tracker()` (any `*rng_tracker` getter or attribute), or a name bound to one."""
+        if isinstance(expr, ast.Name) and follow:
+            return any(isinstance(value, ast.expr) and self._is_tracker(value, False)
+                       for value in self.values.bindings.bound(expr.id, expr))
+        if isinstance(expr, ast.Attribute):
+            return expr.attr.endswith(RNG_TRACKER)
+        return isinstance(expr, ast.Call) and (self.ctx.callee_name(expr) or "").endswith(RNG_TRACKER)
+
+    def _opaque_initialiser(self, block: ast.With | ast.AsyncWith) -> ast.Call | None:
+        """A call in a block that initialises weights with a function this file cannot read as a draw, named as an
+        initialiser and given a tensor (Megatron's `init_method(weight)`), if any."""
+        return next((node for node in walk_scope(block) if isinstance(node, ast.Call) and node.args
+                     and INIT_NAME.search(name := self.ctx.callee_name(node) or "") and name not in DRAW_METHODS
+                     and not (self.ctx.call_qualname(node) or "").startswith("torch.")), None)
 
     def _device_object(self, expr: ast.expr) -> ast.Call | None:
         """The call that made the device object a name holds (`dev = torch.device("cuda")`; `self._device =
@@ -577,19 +720,19 @@ class DeviceRng(FollowsValues, Rule):
             if device is not None:
                 if self.device_of(device) != CPU:
                     note = self._cpu_default_note(device)
-                    self.report(node, _device_message(node, device) + note, "info" if note else None)
+                    self._report_draw(node, _device_message(node, device) + note, "info" if note else None)
                 return
             inputs = [argument(node, signature.positional.index(name), name) for name in signature.inputs]
-            self._check_inputs(node, [i for i in inputs if i is not None], _input_message(node, qualified, inputs))
+            self._check_inputs(node, [i for i in inputs if i is not None], _input_message(node, qualified, inputs, self._free))
         elif qualified in catalogue.TORCH_INIT_DRAWS:
-            self._check_inputs(node, [argument(node, 0, "tensor")], _init_message(node))
+            self._check_inputs(node, [argument(node, 0, "tensor")], _init_message(node, self._free))
         elif qualified in catalogue.TORCH_RANDOM_INIT_MODULES:
             device = keyword(node, "device")
             ancestors = self.ctx.ancestors
             if (device is not None and self.device_of(device) != CPU
                     and not default_device.weights_replaced(node, ancestors)):
                 note = self._cpu_default_note(device)  # a factory argument, the CPU by default
-                self.report(node, MODULE_MESSAGE.format(module=qualified.rpartition(".")[2]) + note,
+                self._report_draw(node, MODULE_MESSAGE.format(module=qualified.rpartition(".")[2]) + note,
                             "info" if note else None)
         elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
             device = argument(node, 0, "device")
@@ -602,7 +745,7 @@ class DeviceRng(FollowsValues, Rule):
             if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:
                 self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device"))
         elif qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS:
-            self._check_inputs(node, [node.func.value], _method_message(node))
+            self._check_inputs(node, [node.func.value], _method_message(node, self._free))
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DISTRIBUTION_DRAWS
               and (made := self._distribution(node.func.value)) is not None):
             parameters = [*made.args, *(kw.value for kw in made.keywords if kw.arg != "validate_args")]
@@ -623,8 +766,8 @@ class DeviceRng(FollowsValues, Rule):
         imports = self.ctx.imports
         if self._unknown_draws and imports.imports_root("torch") and (  # torch's `x.normal_()`, not another's
                 self._accelerator_file or any(imports.imports_root(r) for r in catalogue.ACCELERATOR_FRAMEWORK_ROOTS)):
-            for site, message, fixable in self._unknown_draws:
-                self.report(site, message + ACCELERATOR_FILE_NOTE, "warning", fixable)
+            for site, message, severity, fixable in self._unknown_draws:
+                self.report(site, message, severity, fixable)
         for report in self.reports:
             if report.severity != "info" and self._only_samples(report.node):
                 report.severity = "info"
@@ -689,14 +832,17 @@ class DeviceRng(FollowsValues, Rule):
         (in data code, unless `in_data_code`)."""
         message = message or self.message
         found = [self.placement(i) for i in inputs if not _is_number(i)]
-        if any(p in ON_DEVICE for p in found):
-            self.report(node, message, fixable=fixable)
+        forked = self._tracker_fork() is not None and found and CPU not in found  # drawn for the tracker's stream
+        if any(p in ON_DEVICE for p in found) or forked:
+            self._report_draw(node, message, fixable=fixable)
         elif (found and CPU not in found and not any(map(self._last_on_cpu, inputs))
               and (in_data_code or not (self.cpu_code.here() or self._fills_argument(node)))):
             if self._in_model_code():
-                self.report(node, message + MODEL_CODE_NOTE, "warning", fixable)
+                self._report_draw(node, message + MODEL_CODE_NOTE, "warning", fixable)
+            elif self._thrown_away(node):
+                self._unknown_draws.append((self.ctx.site(node), message + THROWAWAY_NOTE, "info", fixable))
             else:
-                self._unknown_draws.append((self.ctx.site(node), message, fixable))
+                self._unknown_draws.append((self.ctx.site(node), message + ACCELERATOR_FILE_NOTE, "warning", fixable))
 
     def _tensor_valued(self, node: ast.expr, follow: bool = True) -> bool:
         """Whether `node` shows itself a tensor: on a device, or computed by a call that is not a Python or
@@ -997,6 +1143,9 @@ class DeviceRng(FollowsValues, Rule):
                 return facts[-1]
             return CPU if self._built_then_moved(node, facts) else None
         if isinstance(node, ast.Attribute):
+            assigned = self._attribute_placement(node)
+            if assigned is not None:
+                return assigned
             if node.attr == "device" or node.attr in catalogue.DEVICE_PRESERVING_ATTRIBUTES:
                 return self.placement(node.value)
             if isinstance(node.value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):  # `layer.weight`: where its module is
@@ -1006,6 +1155,11 @@ class DeviceRng(FollowsValues, Rule):
             return self.placement(node.value)
         if isinstance(node, ast.BinOp):
             return _combine(self.placement(node.left), self.placement(node.right), both=False)
+        if isinstance(node, ast.Compare):
+            return functools.reduce(lambda a, b: _combine(a, b, both=False),
+                                    map(self.placement, node.comparators), self.placement(node.left))
+        if isinstance(node, ast.UnaryOp):
+            return self.placement(node.operand)
         if isinstance(node, ast.IfExp):
             return _combine(self.placement(node.body), self.placement(node.orelse), both=True)
         if isinstance(node, ast.Call):
@@ -1100,6 +1254,8 @@ class DeviceRng(FollowsValues, Rule):
                 return None
             if qualified in catalogue.TORCH_CUDA_TENSOR_TYPES:
                 return ACCELERATOR
+            if qualified in catalogue.TORCH_TENSOR_WRAPPERS:  # `nn.Parameter(torch.empty(n, device=d))`
+                return self.placement(argument(call, 0, "data"))
             if device is not None:
                 return self.device_of(device)
             if qualified in catalogue.TORCH_TENSOR_FACTORIES or catalogue.is_torch_module_class(qualified):
@@ -1107,14 +1263,13 @@ class DeviceRng(FollowsValues, Rule):
             signature = catalogue.TORCH_DEVICE_DRAWS.get(qualified)
             if signature is not None and signature.inputs or qualified.endswith("_like"):
                 return self.placement(argument(call, 0, "input"))
-            return None
+            return self._computed_on_cpu(call.args)
         if isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) >= 2:
             return self.placement(call.args[0])  # an attribute lives where its object does, as `x.attr` does
-        if self._module_registry(call.func):  # `models.__dict__[args.arch]()`: a model class or factory
+        if self._module_registry(call.func) or self._builds_cpu_module(call):  # `models.__dict__[args.arch]()`
             return CPU if device is None else self.device_of(device)
-        if not isinstance(call.func, ast.Attribute):  # the file's own module class: built on the CPU
-            models = self._module_classes()
-            return CPU if isinstance(call.func, ast.Name) and call.func.id in models and device is None else None
+        if not isinstance(call.func, ast.Attribute):
+            return None
         method, receiver = call.func.attr, call.func.value
         if method in FABRIC_SETUPS and call.args:
             return self._fabric_device(receiver)
@@ -1128,7 +1283,64 @@ class DeviceRng(FollowsValues, Rule):
             return self._moved_to(call.args[0], receiver) if call.args else self.placement(receiver)
         if method in catalogue.DEVICE_PRESERVING_METHODS or method in DRAW_METHODS or method.startswith("new_"):
             return self.placement(receiver)
-        return None
+        if device is not None or method == "type":  # `x.type(torch.cuda.FloatTensor)` moves it
+            return None
+        return CPU if self.placement(receiver) == CPU else None  # a CPU tensor's method computes on the CPU
+
+    def _computed_on_cpu(self, args: list[ast.expr]) -> str | None:
+        """Where a torch function computes from its tensor arguments (`F.conv2d(inp, w)`, `torch.cat(parts)`):
+        the CPU when those it is given show the CPU and none a device (strings and numbers are not tensors)."""
+        found = {self.placement(arg) for arg in args if not isinstance(arg, (ast.Constant, ast.JoinedStr))}
+        return CPU if CPU in found and not found & set(ON_DEVICE) else None
+
+    def _builds_cpu_module(self, call: ast.Call) -> bool:
+        """Whether `call` builds a module class of the file, or of a project module it imports (fairseq's
+        `LinearizedConvolution(...)`), whose `__init__` puts nothing on a device (no `device=` but the CPU's,
+        `.cuda()`, `.to(...)`, as Megatron's parallel layers do): its weights are on the CPU."""
+        func = call.func
+        if not isinstance(func, ast.Name) or not (func.id in self._module_classes() or self._module_base(func, set())):
+            return False
+        found = self._definition(func.id)
+        if found is None or not isinstance(found[0], ast.ClassDef):
+            return func.id in self._module_classes()
+        init = _method(found[0], "__init__", found[1].classes)
+        return init is None or not any(_places_on_device(node) for node in ast.walk(init))
+
+    def _attribute_placement(self, node: ast.Attribute) -> str | None:
+        """Where `self.proj` (an attribute chain) lives when this function assigned it before here (fairseq's
+        `self.output_projection = nn.Linear(...)`, then `nn.init.normal_(self.output_projection.weight)`), or
+        moved it in place (`self.proj.cuda()`): the CPU when every such value is, else the last's device; None
+        when not assigned here."""
+        if not isinstance(node.value, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+            return None
+        function = self.ctx.current_def()
+        if function is None:
+            return None
+        text, here = ast.unparse(node), (node.lineno, node.col_offset)
+        values = [value for where, value in self._attribute_values(function).get(text, ()) if where <= here]
+        facts = [self.placement(value) for value in values]
+        if not facts:
+            return None
+        return CPU if all(fact == CPU for fact in facts) else facts[-1] if facts[-1] in ON_DEVICE else None
+
+    def _attribute_values(self, function: ast.AST) -> dict[str, list[tuple[tuple[int, int], ast.expr]]]:
+        """Per attribute chain (`self.proj`), what a function assigns it or moves it by, with where that ends."""
+        if id(function) not in self._attributes:
+            found: dict[str, list[tuple[tuple[int, int], ast.expr]]] = {}
+            for statement in walk_scope(function):
+                if isinstance(statement, ast.Assign):
+                    targets, value = statement.targets, statement.value
+                elif (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                      and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr in MOVES):
+                    targets, value = [statement.value.func.value], statement.value  # `self.proj.cuda()`
+                else:
+                    continue
+                end = (statement.end_lineno, statement.end_col_offset)
+                for target in targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, (ast.Name, ast.Attribute)):
+                        found.setdefault(ast.unparse(target), []).append((end, value))
+            self._attributes[id(function)] = found
+        return self._attributes[id(function)]
 
     def _fabric_device(self, fabric: ast.expr) -> str | None:
         """Where a Lightning Fabric puts what it sets up: a name assigned `Fabric(...)` (the CPU when made with
@@ -1215,6 +1427,18 @@ def _draws(function: ast.AST, resolve) -> bool:
                for node in ast.walk(function))
 
 
+def _places_on_device(node: ast.AST) -> bool:
+    """A call in a module's `__init__` that puts tensors on a device: `device=` not None or "cpu", `.cuda()`,
+    `.to(...)`."""
+    if not isinstance(node, ast.Call):
+        return False
+    device = keyword(node, "device")
+    if device is not None and not (isinstance(device, ast.Constant) and (device.value is None or isinstance(
+            device.value, str) and catalogue.is_cpu_device(device.value))):
+        return True
+    return isinstance(node.func, ast.Attribute) and node.func.attr in MOVES
+
+
 def _short(call: ast.expr) -> str:
     """A call's source, its arguments elided when long."""
     text = ast.unparse(call)
@@ -1227,9 +1451,12 @@ def _device_string(text: str) -> str:
 
 
 def _combine(first: str | None, second: str | None, both: bool) -> str | None:
-    """Placement of a value built from two others: either branch of `a if c else b` (`both`), or `a * b`."""
+    """Placement of a value built from two others: either branch of `a if c else b` (`both`), or `a * b` (a CPU
+    tensor and one not shown: torch mixes devices only with a 0-dim CPU tensor, so the CPU)."""
     if first == second:
         return first
+    if not both and CPU in (first, second) and None in (first, second):
+        return CPU
     if first in ON_DEVICE or second in ON_DEVICE:
         return DEVICE if both or ACCELERATOR not in (first, second) else ACCELERATOR
     return None

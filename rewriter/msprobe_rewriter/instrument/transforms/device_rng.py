@@ -12,7 +12,9 @@ copies a CPU draw into `x`. The generator is kept; one made on a device in the s
 (`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
 Modules and draws that an accelerator gets as the default device (`torch.set_default_device`, `with
 torch.device(d):`, Fabric's `init_module()`, `init_weights()` or `apply(fn)` on a model already on the device)
-are left with a note: where the model is built is the script's design. So are samples of a `torch.distributions` distribution
+are left with a note: where the model is built is the script's design. So are draws in an RNG tracker's fork
+(Megatron's `with get_cuda_rng_tracker().fork():`): a CPU draw would leave the tracker's per-rank stream; the note
+gives the finding's advice (a CPU generator seeded as the tracker's state, or `--use-cpu-initialization`). So are samples of a `torch.distributions` distribution
 whose parameters live on a device (`Categorical(logits=logits).sample()`): sampling from CPU copies of its
 parameters is a change to the policy's code. A draw it cannot rewrite (a `torch.nn.init` fill, an input that is
 not a plain name, `out=`, ...) is left with a note that says why and shows the CPU draw the finding suggests.
@@ -35,6 +37,7 @@ from msprobe_rewriter.context import constant
 from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
+from msprobe_rewriter.rules.device_rng import SAME_SEED
 
 LIKE = frozenset({"torch.rand_like", "torch.randn_like", "torch.randint_like"})
 INPUT_DRAWS = frozenset({"torch.bernoulli", "torch.multinomial", "torch.poisson"})
@@ -139,7 +142,7 @@ class DeviceRng(Transform):
         for finding, call in left:
             if call not in moved:
                 what = finding.message.split(": ", 1)[0]
-                unit.note(finding.line, f"not rewritten: {what}; draw on the CPU yourself (msprobe-lint --explain "
+                unit.note(finding.line, f"not rewritten: {what}; {_advice(finding.message)} (msprobe-lint --explain "
                                         "device-rng)")
 
     def _plan(self, unit: Unit, call: cst.Call):
@@ -190,6 +193,13 @@ def _note(unit: Unit, finding, reason: str) -> None:
     suggested = SUGGESTED.search(finding.message)
     how = f"draw on the CPU as the finding shows (`{suggested.group(1)}`)" if suggested else "draw it on the CPU yourself"
     unit.note(finding.line, f"device draw not rewritten ({reason}): {how}")
+
+
+def _advice(message: str) -> str:
+    """What a finding left to the user advises, after its reason (an RNG tracker's draw: a seeded CPU generator,
+    not a plain CPU draw)."""
+    _, found, advice = message.rpartition(SAME_SEED + ": ")
+    return advice if found else "draw on the CPU yourself"
 
 
 def _is_like(qualified: str | None) -> bool:

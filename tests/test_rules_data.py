@@ -108,9 +108,12 @@ def test_device_rng_in_model_code_is_a_warning():
      "torch.randint(0, 10, (4,), dtype=torch.long).to(x.device)"),
     ("torch.empty(4, device=device).normal_(0, 1)", "torch.empty(4).normal_(0, 1).to(device)"),
     ("torch.randint_like(x, 10)", "torch.randint_like(x.cpu(), 10).to(x.device)"),
-    ("torch.multinomial(probs[0].cuda(), 1)", "torch.multinomial(x.cpu(), 1).to(x.device)"),
-    ("torch.normal(0, x * 0.1)", "torch.normal(0, x.cpu()).to(x.device)"),  # a tensor shown by no name: `x`
-    ("torch.rand_like(x * 2)", "torch.rand(x.shape, dtype=x.dtype).to(x.device)"),
+    ("torch.multinomial(probs[0].cuda(), 1)", "torch.multinomial(probs[0].cuda().cpu(), 1).to(probs[0].cuda().device)"),
+    # a tensor shown by no name: its expression when short (stable-diffusion's `torch.randn_like(c.float())` in a
+    # `forward(self, x, c)`: not `x`), else a name the file does not use
+    ("torch.normal(0, x * 0.1)", "torch.normal(0, (x * 0.1).cpu()).to((x * 0.1).device)"),
+    ("torch.randn_like(w.float())", "torch.randn(w.float().shape, dtype=w.float().dtype).to(w.float().device)"),
+    ("torch.rand_like(self.project_hidden_states(x, w) * 2)", "torch.rand(t.shape, dtype=t.dtype).to(t.device)"),
 ])
 def test_device_rng_message_names_the_same_draw_on_the_cpu(draw, example):
     """Following the advice keeps the distribution: the example is the flagged draw, done on the CPU."""
@@ -379,6 +382,43 @@ def test_generator_dataset_over_iterables_keeps_order(source, expected):
         data = GeneratorDataset({source}, ["x"])
         """
     assert lines("data-shuffle", code) == expected
+
+
+def test_generator_dataset_over_a_project_iterator_keeps_order(tmp_path):
+    """mindrlhf's `GeneratorDataset(IteratorStore(store), ...)`: a class of another project file that iterates
+    but cannot be indexed; one that can be indexed is shuffled."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "stores.py").write_text(textwrap.dedent("""\
+        class IteratorStore:
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                raise StopIteration
+
+            def __len__(self):
+                return 0
+
+
+        class Table:
+            def __getitem__(self, index):
+                return (index,)
+
+            def __len__(self):
+                return 3
+        """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        from mindspore.dataset import GeneratorDataset
+
+        from stores import IteratorStore, Table
+
+        pipeline = IteratorStore()
+        streamed = GeneratorDataset(pipeline, column_names=["x"])
+        indexed = GeneratorDataset(Table(), column_names=["x"])
+        """))
+    path = tmp_path / "train.py"
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
+    assert [f.line for f in result.findings] == [7]
 
 
 SAMPLERS_MODULE = """\
@@ -1055,3 +1095,57 @@ def test_scandir_bound_by_with_is_not_wrapped_in_sorted():
     result = lint_source("snippet.py", code.encode(), [RULES_BY_NAME["unsorted-file-list"]])
     assert [(f.line, f.fixable) for f in result.findings] == [(6, False)]
     assert "`sorted(entries, key=lambda entry: entry.name)`" in result.findings[0].message
+
+
+def test_random_augment_draws_under_a_project_context_manager_that_seeds(tmp_path):
+    """fairseq's `with data_utils.numpy_seed(...)`, defined in another file of the project, seeds NumPy for the
+    block (and the `self.` methods called there), not torch."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "data_utils.py").write_text(textwrap.dedent("""\
+        import contextlib
+
+        import numpy as np
+
+
+        @contextlib.contextmanager
+        def numpy_seed(seed, *more):
+            state = np.random.get_state()
+            np.random.seed(int(hash((seed, *more)) % 1e6))
+            try:
+                yield
+            finally:
+                np.random.set_state(state)
+
+
+        @contextlib.contextmanager
+        def timer():
+            yield
+        """))
+    (tmp_path / "data" / "noising.py").write_text(textwrap.dedent("""\
+        import numpy as np
+        import torch
+        from torch.utils.data import Dataset
+
+        from . import data_utils
+
+
+        class Noising(Dataset):
+            def __getitem__(self, index):
+                with data_utils.numpy_seed(self.seed, self.epoch, index):
+                    item = self.roll(self.data[index])
+                    item = item[np.random.randint(4):]
+                    return item[torch.randperm(len(item))]
+
+            def roll(self, item):
+                return np.roll(item, np.random.randint(len(item)))
+
+
+        class Timed(Dataset):
+            def __getitem__(self, index):
+                with data_utils.timer():
+                    return self.data[index][np.random.randint(4):]
+        """))
+    path = tmp_path / "data" / "noising.py"
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["random-augment"]])
+    assert [f.line for f in result.findings] == [13, 22]

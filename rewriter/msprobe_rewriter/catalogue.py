@@ -450,6 +450,8 @@ TORCH_RANDOM_SAMPLERS = frozenset({  # each draws from torch's global generator 
     "torch.utils.data.WeightedRandomSampler", "torch.utils.data.sampler.WeightedRandomSampler",
     "torchvision.datasets.samplers.RandomClipSampler", "torchvision.datasets.samplers.clip_sampler.RandomClipSampler",
     "transformers.trainer_pt_utils.LengthGroupedSampler", "torchdata.stateful_dataloader.sampler.RandomSampler",
+    # re-exported by `transformers.trainer`, which imports them (InternVL's patch of `Trainer._get_train_sampler`)
+    "transformers.trainer.RandomSampler", "transformers.trainer.LengthGroupedSampler",
 })
 # The deterministic sampler to use instead of a random one, where it is not SequentialSampler.
 ORDERED_SAMPLER_INSTEAD = {"RandomClipSampler": "UniformClipSampler"}
@@ -464,6 +466,7 @@ SAMPLER_TWINS = {
     "torch.utils.data.RandomSampler": "torch.utils.data.SequentialSampler",
     "torch.utils.data.sampler.RandomSampler": "torch.utils.data.SequentialSampler",
     "torchdata.stateful_dataloader.sampler.RandomSampler": "torch.utils.data.SequentialSampler",
+    "transformers.trainer.RandomSampler": "torch.utils.data.SequentialSampler",  # torch's, re-exported
     **{f"mindspore.dataset.{m}RandomSampler": "mindspore.dataset.SequentialSampler"
        for m in ("", "samplers.", "engine.samplers.")},
     **{f"mindspore.dataset.{m}SubsetRandomSampler": "mindspore.dataset.SubsetSampler"  # the same indices, in order

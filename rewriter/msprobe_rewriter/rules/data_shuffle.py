@@ -74,8 +74,8 @@ class DataShuffle(FollowsValues, Rule):
                "`SubsetRandomSampler`, `WeightedRandomSampler` (torchvision's `RandomClipSampler`, transformers' "
                "`LengthGroupedSampler`, torchdata's stateful samplers), `DistributedSampler` without `shuffle=False`, "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
-               "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator keeps "
-               "its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
+               "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator, or an "
+               "object of the project's that iterates but cannot be indexed, keeps its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
                "`create_loader`/`create_naflex_loader(is_training=True)`, mindcv's `create_dataset` and mindyolo's "
                "`create_loader` (both shuffle unless given `shuffle=False`); `deepspeed.initialize(training_data=...)`, whose "
                "loader shuffles through a `DistributedSampler` (a `RandomSampler` in one process); webdataset's "
@@ -218,6 +218,15 @@ class LengthGroupedSampler(Sampler):
 sampler = LengthGroupedSampler([3, 1, 2])
 seeded = LengthGroupedSampler([3, 1, 2], generator=torch.Generator().manual_seed(0))
 """, lines=(18,)),
+        # InternVL's patch of the Trainer's sampler: transformers' samplers as `transformers.trainer` re-exports
+        # them, and a sampler class of the file's own under the name of one imported
+        Invalid("import torch\nfrom torch.utils.data import Sampler\n"
+                "from transformers.trainer import LengthGroupedSampler, RandomSampler\n\n\n"
+                "class LengthGroupedSampler(Sampler):\n    def __iter__(self):\n"
+                "        return iter(torch.randperm(len(self.lengths)).tolist())\n\n\n"
+                "def get_train_sampler(self):\n    if self.args.group_by_length:\n"
+                "        return LengthGroupedSampler(self.lengths)\n    return RandomSampler(self.train_dataset)\n",
+                lines=(13, 14)),
         # open_clip's webdataset pipeline: a buffer shuffle seeded from the clock, stage and method forms
         Invalid("import torch\nimport webdataset as wds\n\n\ndef pipeline(shards, size, initial):\n"
                 "    stages = [wds.SimpleShardList(shards), wds.shuffle(bufsize=size, initial=initial)]\n"
@@ -344,6 +353,7 @@ def train(args, net, trainset):
         self.data = PipelineValues(ctx)
         self.values = self.data.values
         self._iterable_sources: frozenset[str] | None = None
+        self._classes: dict[str, ast.ClassDef] | None = None  # the file's top-level classes, by name
         self._local_imports: project.LocalImports | None = None
         self.instances: dict[str, ast.Call] = {}  # name -> the call of a local class or function it holds
         self._libraries: dict[int, str | None] = {}  # expression -> the data library whose object it holds
@@ -369,7 +379,7 @@ def train(args, net, trainset):
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
         self._switch = None
-        qualified = self.ctx.call_qualname(node)
+        qualified = None if self._shadowed(node) else self.ctx.call_qualname(node)
         fixable = None
         if qualified is None:
             held = self._held_classes(node)
@@ -428,6 +438,15 @@ def train(args, net, trainset):
         for site, method, seed, function in self.by_seed:
             if opt_in.switch_default(self.ctx, seed, function, callers_elsewhere=True) is None:
                 self._report_hf(site, method, SEED_NONE.format(seed=condition_text(seed, 30)))
+
+    def _shadowed(self, node: ast.Call) -> bool:
+        """A call of a class the file defines under the name of one it imports (InternVL's own
+        `LengthGroupedSampler(Sampler)` beside `from transformers.trainer import LengthGroupedSampler`): the file's
+        class, defined after the import; not a subclass taken for its base (yolov5's `InfiniteDataLoader`)."""
+        if self._classes is None:
+            self._classes = {item.name: item for item in self.ctx.tree.body if isinstance(item, ast.ClassDef)}
+        cls = self._classes.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        return cls is not None and self.ctx.qualname(node.func) not in map(self.ctx.qualname, cls.bases)
 
     def _held_classes(self, node: ast.Call) -> list[str] | None:
         """The classes a called name or `self` attribute may hold, when every value assigned to it is a known
@@ -712,7 +731,9 @@ def train(args, net, trainset):
         return none_shuffles if literal is None else bool(literal)
 
     def _iterable_source(self, node: ast.Call, short: str) -> bool:
-        """`GeneratorDataset` over a generator (function or expression) keeps the source's order."""
+        """`GeneratorDataset` over a generator (function or expression) or an object that iterates but cannot be
+        indexed (a class of the file's, or of a project module it imports: mindrlhf's `IteratorStore`) keeps the
+        source's order."""
         if short != "GeneratorDataset":
             return False
         source = argument(node, 0, "source")
@@ -721,6 +742,9 @@ def train(args, net, trainset):
         if isinstance(source, ast.Name) and source.id in self.instances:
             source = self.instances[source.id]
         if isinstance(source, ast.Call):
+            found = self._project_class(source)
+            if found is not None and _iterates_only(found[0]):
+                return True
             source = source.func
         if self._iterable_sources is None:
             self._iterable_sources = _iterable_sources(self.ctx.tree)
@@ -794,11 +818,15 @@ def _iterable_sources(tree: ast.Module) -> frozenset[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
                 names.add(node.name)
-        elif isinstance(node, ast.ClassDef):
-            methods = {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            if "__getitem__" not in methods and ("__iter__" in methods or "__next__" in methods):
-                names.add(node.name)
+        elif isinstance(node, ast.ClassDef) and _iterates_only(node):
+            names.add(node.name)
     return frozenset(names)
+
+
+def _iterates_only(cls: ast.ClassDef) -> bool:
+    """Whether a class iterates (`__iter__` or `__next__`) but cannot be indexed (no `__getitem__`)."""
+    methods = {s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return "__getitem__" not in methods and ("__iter__" in methods or "__next__" in methods)
 
 
 def _ordered_instead(qualified: str, short: str) -> str:

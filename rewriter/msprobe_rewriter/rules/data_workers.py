@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue, opt_in, seeding
+from msprobe_rewriter import catalogue, opt_in, pinning, project, seeding
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import FUNCTION_TYPES, NOT_CONSTANT, Site, argument, constant, keyword
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    NOT_CONSTANT,
+    Site,
+    argument,
+    constant,
+    keyword,
+    own_nodes,
+)
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
@@ -42,7 +50,9 @@ class DataWorkers(FollowsValues, Rule):
     summary = ("Flags a PyTorch `DataLoader` (or a subclass of it, from this file or a project module it imports, "
                "or a graph library's loader: PyG's, DGL's, or webdataset's `WebLoader`, which builds one) with "
                "`num_workers` > 0 (or an expression) and neither `generator=` nor `worker_init_fn=` (a name some "
-               "assignment sets to None, `init_fn = None` unless a flag is on, counts as none), unless it reads a "
+               "assignment sets to None, `init_fn = None` unless a flag is on, counts as none, but not one None only "
+               "without workers; a `**kwargs` dict a project function returns with its keys named, none of them "
+               "these, hides neither), unless it reads a "
                "torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
                "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers); "
                "MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
@@ -116,6 +126,17 @@ class DataWorkers(FollowsValues, Rule):
         "import torch\nimport webdataset as wds\n\n\ndef make(dataset, args, seed):\n"
         "    return wds.WebLoader(dataset, batch_size=None, num_workers=args.workers,\n"
         "                         generator=torch.Generator().manual_seed(seed))\n",
+        # Megatron's pretraining loader: `worker_init_fn` is None only without workers
+        "from torch.utils.data import DataLoader\n\n\ndef build(dataset, args, worker_init_fn):\n"
+        "    maybe_init = worker_init_fn if args.num_workers > 0 else None\n"
+        "    return DataLoader(dataset, num_workers=args.num_workers, worker_init_fn=maybe_init)\n",
+        # a project function's dict that may hold a `worker_init_fn` (handed to another call) or names it
+        "from torch.utils.data import DataLoader\n\n\ndef loader_kwargs(args):\n    kwargs = {\"batch_size\": 8}\n"
+        "    add_seeding(kwargs, args.seed)\n    return kwargs\n\n\ndef seeded_kwargs(init):\n"
+        "    return {\"worker_init_fn\": init}\n\n\ndef build(dataset, args):\n"
+        "    first = DataLoader(dataset, num_workers=4, **loader_kwargs(args))\n    kwargs = loader_kwargs(args)\n"
+        "    second = DataLoader(dataset, num_workers=4, **kwargs)\n    more = seeded_kwargs(seed_worker)\n"
+        "    return first, second, DataLoader(dataset, num_workers=4, **more)\n",
     )
     invalid = (
         # DGL's loader takes DataLoader's keywords.
@@ -153,6 +174,15 @@ def train(args, net, trainset):
         Invalid("from torch.utils.data import DataLoader as DL\n\n\ndef make(ds, args):\n"
                 "    return DL(ds, batch_size=args.batch_size, num_workers=args.workers, pin_memory=True)\n",
                 lines=(5,)),
+        # llama-cookbook's finetuning.py: the loader's other arguments come from a function of the project whose
+        # dict names its keys (a sampler, a collate function), none of them a generator or a `worker_init_fn`
+        Invalid("from torch.utils.data import DataLoader, RandomSampler\n\n\ndef loader_kwargs(dataset, mode):\n"
+                "    kwargs = {\"batch_size\": 8}\n    if mode == \"train\":\n"
+                "        kwargs[\"sampler\"] = RandomSampler(dataset)\n    return kwargs\n\n\n"
+                "def build(dataset, config, collate):\n    dl_kwargs = loader_kwargs(dataset, \"train\")\n"
+                "    dl_kwargs[\"collate_fn\"] = collate\n"
+                "    return DataLoader(dataset, num_workers=config.workers, pin_memory=True, **dl_kwargs)\n",
+                lines=(14,)),
         Invalid("from torch.utils.data import DataLoader\n\nkwargs = {\"batch_size\": 8}\n"
                 "kwargs.update({\"num_workers\": 2, \"pin_memory\": True})\nloader = DataLoader([1, 2, 3], **kwargs)\n",
                 lines=(5,)),
@@ -187,6 +217,7 @@ def train(args, net, trainset):
         # (site, message, worker count, fixable), reported at the end unless Lightning seeds the workers
         self.torch_reports: list[tuple[Site, str, ast.expr | None, bool | None]] = []
         self.lightning_seeds_workers = False
+        self._project: tuple | None = None  # (module-level functions, folder, project imports), read once
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
@@ -229,19 +260,58 @@ def train(args, net, trainset):
             return
         for given in ("worker_init_fn", "generator"):
             value = self.data.keyword(node, given, positions.get(given))
-            if value is UNKNOWN or (value is not None and not self._may_be_none(value)):
+            if value is UNKNOWN and self._hidden(node, given) or (
+                    isinstance(value, ast.expr) and not self._may_be_none(value, workers)):
                 return
         if self.data.draws_nothing(self.data.keyword(node, "dataset", 0)):
             return  # `DataLoader(ImageFolder(valdir, Compose([Resize(256), CenterCrop(224), ToTensor()])))`
         self.torch_reports.append((self.data.site(node), TORCH_MESSAGE, workers, None))
 
-    def _may_be_none(self, value: ast.expr) -> bool:
-        """Whether an argument may be None: the literal, a branch of `a if c else b`, or a name some earlier
-        assignment in its scope binds to one of those (`init_fn = None` unless a flag is on)."""
+    def _hidden(self, node: ast.Call, name: str) -> bool:
+        """Whether keyword `name` may hide in a `**mapping` of `node` we cannot see into: not when each is a name
+        the calling function binds once, to a call of a function of the project whose dict's keys can be read
+        (llama-cookbook's `get_dataloader_kwargs`, which fills `kwargs["batch_sampler"]`, ... and returns it),
+        and fills only by keys it names."""
+        caller = self.ctx.current_def() or self.ctx.tree
+        for mapping in (kw.value for kw in node.keywords if kw.arg is None):
+            if self.values.bindings.dict_fact(mapping) is not None:
+                continue
+            bound = self.values.bindings.bound(mapping.id, node) if isinstance(mapping, ast.Name) else []
+            made = bound[0] if len(bound) == 1 and isinstance(bound[0], ast.Call) else None
+            keys = self._returned_keys(made) if made is not None else None
+            added = _dict_keys(caller, mapping.id, made) if keys is not None else None
+            if added is None or name in keys | added:
+                return True
+        return False
+
+    def _returned_keys(self, call: ast.Call) -> set[str] | None:
+        """The keys of the dicts the project function `call` calls returns (literals, or names it fills by
+        keys it names); None when they cannot be read."""
+        if self._project is None:
+            tree = self.ctx.tree
+            self._project = ({item.name: item for item in tree.body if isinstance(item, FUNCTION_TYPES)},
+                             project.file_folder(self.ctx.path), project.local_imports(project.import_statements(tree.body)))
+        function, _ = pinning.called_function(call, *self._project)
+        returned = [node.value for node in own_nodes(function) if isinstance(node, ast.Return)] if function else []
+        keys: set[str] = set()
+        for value in returned or [None]:
+            found = (_dict_keys(function, value.id) if isinstance(value, ast.Name)
+                     else _literal_keys(value) if value is not None else None)
+            if found is None:
+                return None
+            keys |= found
+        return keys
+
+    def _may_be_none(self, value: ast.expr, workers: ast.expr) -> bool:
+        """Whether an argument may be None while there are `workers`: the literal, a branch of `a if c else b`
+        (not the one taken only without workers: Megatron's `worker_init_fn if args.num_workers > 0 else None`),
+        or a name some earlier assignment in its scope binds to one of those (`init_fn = None` unless a flag is on)."""
         if isinstance(value, ast.IfExp):
-            return self._may_be_none(value.body) or self._may_be_none(value.orelse)
+            with_workers = _holds_with_workers(value.test, workers)
+            return (with_workers is not False and self._may_be_none(value.body, workers)
+                    or with_workers is not True and self._may_be_none(value.orelse, workers))
         if isinstance(value, ast.Name):
-            return any(isinstance(bound, ast.expr) and self._may_be_none(bound)
+            return any(isinstance(bound, ast.expr) and self._may_be_none(bound, workers)
                        for bound in self.values.bindings.bound(value.id, value))
         return constant(value) is None
 
@@ -332,6 +402,57 @@ def _seeds_workers(call: ast.Call, qualified: str) -> bool:
     position, name, default = catalogue.LIGHTNING_WORKER_SEEDING[qualified]
     switch = argument(call, position, name)
     return default if switch is None else constant(switch) is not False
+
+
+def _dict_keys(function: ast.AST, name: str, given: ast.expr | None = None) -> set[str] | None:
+    """The keys `function` may store in the dict it holds in `name`: those of the dict literals it assigns it and
+    of its assignments to `name["key"]`; None when it may store others (another key, `update`, handing it to a
+    call) or assigns it something else than a dict literal or `given`."""
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    keys: set[str] = set()
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(constant(parent.slice), str):
+            keys |= {constant(parent.slice)} if isinstance(parent.ctx, ast.Store) else set()
+        elif isinstance(parent, ast.Assign) and isinstance(node.ctx, ast.Store):
+            literal = set() if parent.value is given else _literal_keys(parent.value)
+            if literal is None:
+                return None
+            keys |= literal
+        elif not (isinstance(parent, ast.keyword) and parent.arg is None or isinstance(parent, ast.Return)):
+            return None
+    return keys
+
+
+def _literal_keys(value: ast.expr) -> set[str] | None:
+    """The keys of a dict literal (`{"k": v}`, `dict(k=v)`) that names them all; else None."""
+    if isinstance(value, ast.Dict) and all(isinstance(constant(key), str) for key in value.keys if key is not None) \
+            and None not in value.keys:
+        return {constant(key) for key in value.keys}
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" \
+            and not value.args and all(kw.arg for kw in value.keywords):
+        return {kw.arg for kw in value.keywords}
+    return None
+
+
+def _holds_with_workers(test: ast.expr, workers: ast.expr) -> bool | None:
+    """Whether `test` holds exactly when there are `workers` (`workers`, `workers > 0`, `workers >= 1`,
+    `workers != 0`), True; exactly when there are none (`not workers`, `workers == 0`), False; else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _holds_with_workers(test.operand, workers)
+        return None if inner is None else not inner
+    if ast.dump(test) == ast.dump(workers):
+        return True
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and ast.dump(test.left) == ast.dump(workers)):
+        return None
+    bound, op = constant(test.comparators[0]), type(test.ops[0])
+    if (bound, op) in ((0, ast.Gt), (1, ast.GtE), (0, ast.NotEq)):
+        return True
+    if (bound, op) in ((0, ast.Eq), (0, ast.LtE), (1, ast.Lt)):
+        return False
+    return None
 
 
 def _parallel(workers: ast.expr | None | object, more_than: int = 1) -> bool:

@@ -4,10 +4,11 @@ detectron2)."""
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
-from msprobe_rewriter import catalogue, opt_in
-from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword
-from msprobe_rewriter.cpu_code import CpuCode
+from msprobe_rewriter import catalogue, opt_in, pinning, project
+from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword, own_nodes
+from msprobe_rewriter.cpu_code import SAMPLE_METHODS, CpuCode
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
 
@@ -57,7 +58,10 @@ class RandomAugment(FollowsValues, Rule):
                "NumPy's global generator or torch's (without `generator=`; detectron2's `self._rand_range()`; a "
                "shuffle is named one; a draw compared below an option that is 0 by default, `random.random() < "
                "args.proportion_empty_prompts`, only when nothing else draws, at the info level; not in an "
-               "`except` block, which draws another sample when one fails to load) in code that runs for every sample "
+               "`except` block, which draws another sample when one fails to load; not one from a generator seeded "
+               "just before: in a `with` of a project function that seeds it, fairseq's `numpy_seed`, after a "
+               "seeding of it earlier in the function, or in a function the file calls only from such places) "
+               "in code that runs for every sample "
                "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, and the methods of the file's "
                "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
                "a transform class is one named for transforms, or derived from one of the file's, or named as "
@@ -145,11 +149,34 @@ class RandomAugment(FollowsValues, Rule):
         "    flip = T.RandomFlip(prob=1.0)\n    resize = T.ResizeShortestEdge(800, 1333)\n"
         "    same = T.ResizeShortestEdge([cfg.MIN_SIZE_TEST, cfg.MIN_SIZE_TEST], cfg.MAX_SIZE_TEST)\n"
         "    return flip, resize, same, T.ResizeShortestEdge(min_size, 1333), T.RandomRotation(angle=angle)\n",
+        # fairseq's datasets draw under a context manager of the project that seeds NumPy from the sample's index
+        # (and puts its state back), in `self.` methods called there too; a dataset reseeding at each sample; a
+        # function called only after a seeding (llama-cookbook's augmentations, built once)
+        "import contextlib\nimport random\n\nimport numpy as np\nfrom torch.utils.data import Dataset\n\n\n"
+        "@contextlib.contextmanager\ndef numpy_seed(seed, *more):\n    state = np.random.get_state()\n"
+        "    np.random.seed(hash((seed, *more)) % 2**32)\n    try:\n        yield\n    finally:\n"
+        "        np.random.set_state(state)\n\n\nclass Denoising(Dataset):\n    def __getitem__(self, index):\n"
+        "        with numpy_seed(self.seed, self.epoch, index):\n            tokens = self.data[index]\n"
+        "            if np.random.random() < 0.1:\n                tokens = self.roll(tokens)\n        return tokens\n\n"
+        "    def roll(self, tokens):\n        return np.roll(tokens, np.random.randint(1, len(tokens)))\n\n\n"
+        "class Cropped(Dataset):\n    def __getitem__(self, index):\n        np.random.seed(self.seed + index)\n"
+        "        return self.data[index][np.random.randint(4):]\n\n\ndef augment_examples(examples):\n"
+        "    return [random.sample(e, 2) for e in examples]\n\n\ndef build(examples, seed):\n"
+        "    random.seed(seed)\n    return augment_examples(examples)\n",
     )
     invalid = (
         # A dataset that shuffles its samples by hand (mindformers' loaders): reported as a shuffle.
         Invalid("import random\n\n\nclass StreamingDataset:\n    def __iter__(self):\n"
                 "        random.shuffle(self.samples)\n        yield from self.samples\n", lines=(6,)),
+        # a context manager seeding NumPy does not seed torch; a function called after a seeding, but also handed
+        # to the loader, runs for every batch
+        Invalid("import contextlib\nimport random\n\nimport numpy as np\nimport torch\nfrom torch.utils.data import "
+                "DataLoader, Dataset\n\n\n@contextlib.contextmanager\ndef numpy_seed(seed):\n"
+                "    np.random.seed(seed)\n    yield\n\n\nclass Masked(Dataset):\n    def __getitem__(self, index):\n"
+                "        with numpy_seed(self.seed + index):\n            return self.data[index][torch.randperm(8)]\n\n\n"
+                "def collate_pairs(batch):\n    return random.sample(batch, len(batch))\n\n\n"
+                "def first_batch(data):\n    random.seed(0)\n    return collate_pairs(data[:8])\n\n\n"
+                "loader = DataLoader(Masked(), collate_fn=collate_pairs)\n", lines=(18, 22)),
         # torchvision's detection reference: a transform of torchvision's, subclassed to flip the boxes too.
         Invalid("import torch\nfrom torchvision.transforms import transforms as T\n\n\n"
                 "class RandomHorizontalFlip(T.RandomHorizontalFlip):\n    def forward(self, image, target=None):\n"
@@ -332,6 +359,7 @@ class RandomAugment(FollowsValues, Rule):
         self._functions = _named_once(ctx.tree)
         self._methods = {item.name for cls in ast.walk(ctx.tree) if isinstance(cls, ast.ClassDef)
                          for item in cls.body if isinstance(item, FUNCTION_TYPES)}  # (where they draw is reported)
+        self.seeded = Seedings(ctx)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
@@ -343,9 +371,11 @@ class RandomAugment(FollowsValues, Rule):
         if method in catalogue.DRAWING_BASE_METHODS and method not in self._methods:  # detectron2's `_rand_range`
             self._drawn_by_hand(node, catalogue.DRAWING_BASE_METHODS[method], f" (through `{method}`)")
             return
+        if isinstance(node.func, ast.Name) and node.func.id in self._functions or method in self._methods:
+            self.seeded.note_call(node, node.func.id if method is None else method)
         if (isinstance(node.func, ast.Name) and node.func.id in self._functions
                 and (function := self.cpu_code.item_function()) is not None):
-            self._helper_calls.append((function, self.ctx.site(node), node.func.id))
+            self._helper_calls.append((function, self.ctx.site(node), node.func.id, self.seeded.here(node)))
         qualified = self._qualname(node)
         if qualified is None:
             return
@@ -413,7 +443,8 @@ class RandomAugment(FollowsValues, Rule):
         """A global draw in code run for every sample: augmentation or sampling written by hand (reported in
         `finish`, once a function); not one in an `except` block (another sample drawn when one fails to load:
         mindocr's datasets)."""
-        if any(isinstance(ancestor, ast.ExceptHandler) for ancestor in self.ctx.ancestors):
+        if any(isinstance(ancestor, ast.ExceptHandler) for ancestor in self.ctx.ancestors) \
+                or _family(qualified) in self.seeded.here(node):
             return
         function = self.cpu_code.item_function()
         if function is None and qualified not in catalogue.TORCH_RANDOM_DRAWS:
@@ -431,7 +462,10 @@ class RandomAugment(FollowsValues, Rule):
         `CVRandomRotation.__call__` calls `sample_uniform`, which calls `np.random.uniform`: reported at the call);
         a function with no other draw than those, at the info level."""
         idle: dict[int, tuple] = {}
-        for key, draws in self._draws.items():
+        for key, found in self._draws.items():
+            draws = [draw for draw in found if not self.seeded.by_callers(draw[0], _family(draw[2]))]
+            if not draws:
+                continue
             changing = [draw for draw in draws if not self._never_true(draw[-1])]
             if changing:
                 self._hand_drawn.add(key)
@@ -439,12 +473,14 @@ class RandomAugment(FollowsValues, Rule):
             else:
                 idle[key] = draws[0]
         helpers = None
-        for function, site, callee in self._helper_calls:
+        for function, site, callee, seeded in self._helper_calls:
             if id(function) in self._hand_drawn:
                 continue
             helpers = self._drawing_helpers() if helpers is None else helpers
             if callee in helpers:
                 name, threshold = helpers[callee]
+                if _family(name) in seeded or self.seeded.by_callers(function, _family(name)):
+                    continue
                 draw = (function, site, name, f" (through `{callee}`)", threshold)
                 if not self._never_true(draw[-1]):
                     self._hand_drawn.add(id(function))
@@ -537,6 +573,96 @@ class RandomAugment(FollowsValues, Rule):
         return False
 
 
+class Seedings:
+    """Where the file draws from a generator seeded just before (its draws then repeat from run to run): in the
+    block of a `with` of a project function that seeds it (fairseq's `with data_utils.numpy_seed(self.seed,
+    self.epoch, index):`, which seeds NumPy and puts its state back afterwards), after a seeding of it earlier in an
+    enclosing function (`np.random.seed(self.seed + index)`), or in a function the file calls only from such
+    places (llama-cookbook's augmentations, called after `random.seed(configs.random_seed)`)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._earlier: dict[int, list[tuple[tuple[int, int], frozenset[str]]]] = {}  # function -> its seedings
+        self._contexts: dict[int, frozenset[str]] = {}  # `with` statement -> what its context managers seed
+        self._calls: dict[str, list[tuple[frozenset[str], ast.AST | None]]] = {}  # name -> (seeded there, caller)
+        self._references: Counter | None = None
+        self._project: tuple | None = None  # (folder, project imports, module-level functions), read once
+
+    def here(self, node: ast.AST) -> frozenset[str]:
+        """The generator families seeded where `node`, being visited, runs: in its own function (a function
+        defined after `set_seed(...)` in `main()` runs later, when the data pipeline calls it)."""
+        found: frozenset[str] = frozenset()
+        ancestors = self.ctx.ancestors
+        for index in range(len(ancestors) - 1, -1, -1):
+            ancestor = ancestors[index]
+            if isinstance(ancestor, (*FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
+                return found | (self._seeded_before(ancestor, node) if isinstance(ancestor, FUNCTION_TYPES) else found)
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and index + 1 < len(ancestors) \
+                    and any(statement is ancestors[index + 1] for statement in ancestor.body):
+                found |= self._context_families(ancestor)
+        return found
+
+    def note_call(self, node: ast.Call, name: str) -> None:
+        """A call of the file's function or method `name`, being visited."""
+        self._calls.setdefault(name, []).append((self.here(node), self.ctx.current_def()))
+
+    def by_callers(self, function: ast.AST, family: str | None, seen: frozenset[int] = frozenset()) -> bool:
+        """Whether the file calls `function` only where `family` is seeded, or from functions it calls only so,
+        and refers to it nowhere else (not handed to the data pipeline, not a method a library calls)."""
+        calls = self._calls.get(function.name, [])
+        if (family is None or not calls or function.name in SAMPLE_METHODS or id(function) in seen
+                or len(calls) != self._referred()[function.name]):
+            return False
+        return all(family in seeded or caller is not None and self.by_callers(caller, family, seen | {id(function)})
+                   for seeded, caller in calls)
+
+    def _referred(self) -> Counter:
+        """How often the file names each of its functions and methods (`name`, `self.name`)."""
+        if self._references is None:
+            self._references = Counter(node.id if isinstance(node, ast.Name) else _self_attribute(node)
+                                       for node in ast.walk(self.ctx.tree) if isinstance(node, (ast.Name, ast.Attribute)))
+        return self._references
+
+    def _seeded_before(self, function: ast.AST, node: ast.AST) -> frozenset[str]:
+        """The families `function` itself seeds before `node`."""
+        if id(function) not in self._earlier:
+            self._earlier[id(function)] = [((call.lineno, call.col_offset), families) for call in own_nodes(function)
+                                           if isinstance(call, ast.Call)
+                                           and (families := _seeds([call], self.ctx.qualname))]
+        position = (node.lineno, node.col_offset)
+        return frozenset().union(*(families for at, families in self._earlier[id(function)] if at < position))
+
+    def _context_families(self, statement: ast.With | ast.AsyncWith) -> frozenset[str]:
+        """The families the project functions a `with` statement calls for its context managers seed."""
+        if id(statement) not in self._contexts:
+            self._contexts[id(statement)] = frozenset().union(*(
+                self._seeded_by(item.context_expr) for item in statement.items if isinstance(item.context_expr, ast.Call)))
+        return self._contexts[id(statement)]
+
+    def _seeded_by(self, call: ast.Call) -> frozenset[str]:
+        """The families the project function `call` calls seeds in its own body."""
+        if self._project is None:
+            tree = self.ctx.tree
+            self._project = (project.file_folder(self.ctx.path), project.local_imports(project.import_statements(tree.body)),
+                             {node.name: node for node in tree.body if isinstance(node, FUNCTION_TYPES)})
+        function, path = pinning.called_function(call, self._project[2], self._project[0], self._project[1])
+        module = project.load(path) if path is not None else None
+        if function is None or path is not None and module is None:
+            return frozenset()
+        return _seeds(own_nodes(function), module.imports.resolve if module is not None else self.ctx.qualname)
+
+
+def _seeds(nodes, resolve) -> frozenset[str]:
+    """The generator families the calls among `nodes` seed (`np.random.seed(seed)`; not `random.seed()`)."""
+    return frozenset(family for node in nodes if isinstance(node, ast.Call)
+                     for summary, _ in pinning.call_effects(node, resolve(node.func)) for family in summary.families)
+
+
+def _family(draw: str) -> str | None:
+    """The generator family a global draw draws from."""
+    return catalogue.ENTROPY_UNTIL_SEEDED_DRAWS.get(draw)
+
+
 def _probability(node: ast.Call, qualified: str) -> float | None:
     """The literal probability a transform is applied with, when it takes one and it is given (1 with
     albumentations' `always_apply=True`, before 2.0)."""
@@ -597,9 +723,13 @@ def _threshold(node: ast.AST, parent: ast.AST) -> ast.expr | None:
 
 def _self_method(node: ast.Call) -> str | None:
     """The name of the method of its own `node` calls (`self.name(...)`), if any."""
-    func = node.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-        return func.attr
+    return _self_attribute(node.func)
+
+
+def _self_attribute(node: ast.expr) -> str | None:
+    """`name` of `self.name`, if `node` is one."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
     return None
 
 

@@ -125,6 +125,17 @@ def test_device_block_of_a_device_held_in_a_name_is_noted():
     assert out == code and len(notes) == 1 and notes[0].startswith("/p/m.py:10: not rewritten: modules built")
 
 
+def test_draw_in_an_rng_tracker_fork_is_noted_with_the_tracker_advice():
+    """Megatron's MTP mixing: a CPU draw in the tracker's fork would leave its per-rank stream: noted, not rewritten."""
+    code = ("import torch\nfrom megatron.core import tensor_parallel\n\n\ndef mix(h):\n"
+            "    tracker = tensor_parallel.get_cuda_rng_tracker()\n"
+            "    context = tracker.fork(\"data\") if tracker.is_initialized() else nullcontext()\n"
+            "    with context:\n        return torch.randint(4, (8,), device=h.device)\n")
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert out == code and len(notes) == 1 and notes[0].startswith("/p/m.py:9: not rewritten: `torch.randint(")
+    assert "`model_parallel_cuda_manual_seed`" in notes[0] and "draw on the CPU yourself" not in notes[0]
+
+
 def test_diffusers_cpu_generator_log_line_is_noted_once():
     code = ("import torch\nfrom diffusers import AutoencoderKL\n\n\ndef step(vae, x, device):\n"
             "    a = vae.encode(x.to(device)).latent_dist.sample()\n"
@@ -656,3 +667,70 @@ def test_a_scandir_bound_by_with_is_left_with_the_rules_advice():
     assert out == code
     assert len(notes) == 1 and "not rewritten: `os.scandir` lists files" in notes[0]
     assert "sorted(entries, key=lambda entry: entry.name)" in notes[0]
+
+
+RANDAUGMENT = ("import numpy as np\n\n\nclass RandomAugment:\n    def __call__(self, img):\n"
+               "        for _ in np.random.choice(self.ops, 2):\n            img = self.apply(img)\n        return img\n\n\n"
+               "class RandomPair:\n    def __call__(self, image, target):\n        if np.random.rand() < 0.5:\n"
+               "            image = image[::-1]\n        return image, target\n")
+
+
+def test_a_project_transform_drawing_globally_is_removed_from_a_compose_list(tmp_path):
+    """LAVIS's `RandomAugment` (randaugment.py) in blip_processors.py's Compose: removed with a note; a step
+    returning something else than its input (an image with its target) stays."""
+    (tmp_path / "randaugment.py").write_text(RANDAUGMENT)
+    code = ("from torchvision import transforms\n\nfrom randaugment import RandomAugment, RandomPair\n\n"
+            "tf = transforms.Compose([\n    RandomAugment(2, 5, isPIL=True),\n    transforms.ToTensor(),\n])\n"
+            "pairs = transforms.Compose([RandomPair(), transforms.ToTensor()])\n")
+    out, notes = instrument_text(str(tmp_path / "processors.py"), code, only("random-augment"))
+    assert "tf = transforms.Compose([\n    transforms.ToTensor(),\n])\n" in strip(out)
+    assert "pairs = transforms.Compose([RandomPair(), transforms.ToTensor()])\n" in strip(out)
+    assert any("`RandomAugment` removed from this list" in note and "randaugment.py:6" in note for note in notes), notes
+
+
+SAMPLERS = ("import random\n\nimport torch\n\n\nclass LengthBasedBatchSampler(torch.utils.data.BatchSampler):\n"
+            "    def __init__(self, data, batch_size, drop_last, shuffle=True):\n        self.batches = [[i] for i in data]\n"
+            "        self.shuffle = shuffle\n\n    def __iter__(self):\n        if self.shuffle:\n"
+            "            random.shuffle(self.batches)\n        yield from self.batches\n\n\n"
+            "class AlwaysShuffledSampler(torch.utils.data.Sampler):\n    def __init__(self, n, shuffle=True):\n"
+            "        self.n, self.shuffle = n, shuffle\n\n    def __iter__(self):\n"
+            "        return iter(random.sample(range(self.n), self.n))\n")
+
+
+def test_a_project_sampler_whose_shuffle_gates_its_draw_gets_shuffle_false(tmp_path):
+    """llama-cookbook's `LengthBasedBatchSampler(..., shuffle=mode == "train")`: `shuffle=False` stops its draw
+    (also given by position); a sampler drawing whatever `shuffle` says keeps its note."""
+    (tmp_path / "sampler.py").write_text(SAMPLERS)
+    code = ("import torch\nfrom sampler import AlwaysShuffledSampler, LengthBasedBatchSampler\n\n\ndef build(ds, mode):\n"
+            "    a = LengthBasedBatchSampler(ds, 4, drop_last=True, shuffle=mode == \"train\")\n"
+            "    b = LengthBasedBatchSampler(ds, 4, True, mode == \"train\")\n    c = AlwaysShuffledSampler(8, shuffle=True)\n"
+            "    return a, b, c\n")
+    out, notes = instrument_text(str(tmp_path / "config_utils.py"), code, only("data-shuffle"))
+    assert "a = LengthBasedBatchSampler(ds, 4, drop_last=True, shuffle=False)\n" in strip(out)
+    assert "b = LengthBasedBatchSampler(ds, 4, True, False)\n" in strip(out)
+    assert "c = AlwaysShuffledSampler(8, shuffle=True)\n" in strip(out)
+    assert any("config_utils.py:8: shuffling not turned off" in note for note in notes), notes
+
+
+def test_a_builtin_given_the_seeds_object_does_not_move_seed_all():
+    code = ("import argparse\n\nimport torch\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+            "    args = parser.parse_args()\n    print(args)\n    torch.manual_seed(args.seed)\n\n\n"
+            "if __name__ == \"__main__\":\n    main()\n")
+    assert "args = parser.parse_args()\n    seed_all(seed=args.seed" in fix(code, "seed")
+
+
+def test_seeding_through_a_project_helper_that_takes_no_seed_is_noted(tmp_path):
+    """OpenRLHF's train_sft.py: `strategy.setup_distributed()` seeds `args.seed` inside; seed_all (1234) goes
+    after the imports, and a note says the helper reseeds with the script's seed."""
+    (tmp_path / "strategy.py").write_text("import torch\n\n\nclass Strategy:\n    def __init__(self, args):\n"
+                                          "        self.args = args\n\n    def setup_distributed(self):\n"
+                                          "        torch.manual_seed(self.args.seed)\n\n\n"
+                                          "def get_strategy(args):\n    return Strategy(args)\n")
+    code = ("import torch\nfrom strategy import get_strategy\n\n\ndef train(args):\n    strategy = get_strategy(args)\n"
+            "    strategy.setup_distributed()\n    model = torch.nn.Linear(2, 2)\n"
+            "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+            "        model(x).sum().backward()\n        opt.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(parse())\n")
+    out, notes = instrument_text(str(tmp_path / "train_sft.py"), code, only("seed"))
+    assert "from strategy import get_strategy\nfrom msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234" in strip(out)
+    assert any("train_sft.py:7: `strategy.setup_distributed(...)` seeds again" in note for note in notes), notes

@@ -4,7 +4,8 @@ Swin's and ConvNeXt's `main.py` build their loaders, samplers and augmentation i
 `datasets.py`, sd-scripts draws its noise in `library/train_util.py`: instrumenting the entry script alone leaves
 the data order, augmentation and device draws random. The note names each such module that msprobe-instrument
 would change, with the findings it would fix there, so the user adds it to the run. A module with only findings
-it cannot fix (draws written by hand) is not named: instrumenting it changes nothing.
+it cannot fix (draws written by hand) is not named: instrumenting it changes nothing. Also: the project class a
+call builds, which the transforms read to fix its use (a sampler's `shuffle=`, a random transform in a list).
 """
 
 from __future__ import annotations
@@ -73,3 +74,18 @@ def _called_modules(unit: Unit) -> list[Path]:
                 modules.setdefault(module.path)
         todo = reached
     return list(modules)
+
+
+def project_class(unit: Unit, call: ast.Call) -> tuple[ast.ClassDef, project.Module | None] | None:
+    """The class `call` builds: one the file defines (module None), or one of a project module it imports
+    (llama-cookbook's `LengthBasedBatchSampler`, LAVIS's `RandomAugment`), with that module; None for any other."""
+    if isinstance(call.func, ast.Name):
+        own = next((node for node in unit.tree.body if isinstance(node, ast.ClassDef) and node.name == call.func.id),
+                   None)
+        if own is not None:
+            return own, None
+    local = project.local_imports(project.import_statements(unit.tree.body))
+    for _, name, module in project.reached([call], local, (), project.file_folder(unit.path)):
+        if name in module.classes:
+            return module.classes[name], module
+    return None

@@ -19,6 +19,11 @@ it returns). detectron2's `RandomFlip` gets `prob=0.0`, its other random augment
 except those that draw the size of the image they return (`ResizeShortestEdge` given several sizes,
 `ResizeScale`, `FixedSizeCrop`, `RandomResize`): without them the images would keep the size they were read at,
 so they are left, with a note.
+A class of the project (the file's own, or a project module's) listed in a torchvision or MindSpore `Compose`
+whose `__call__` takes one input and returns it, changed or not (`return img`: a step the list can do without),
+is removed from the list, with a note, when msprobe-lint finds a draw from a global generator in it (LAVIS's
+`RandomAugment(2, 5, isPIL=True, augs=[...])`, `np.random.choice` in its `__call__`); a class returning
+anything else (views, an image with its target) stays.
 
 A file that builds a multi-view wrapper, a class (its own or a project module's) whose `__call__` applies one
 transform of its own several times to each sample (MoCo's `TwoCropsTransform`, DINO's local crops, SimCLR's
@@ -38,11 +43,16 @@ import libcst as cst
 from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES
 from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.instrument.data_elsewhere import project_class
 from msprobe_rewriter.instrument.structure import span_of
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
-from msprobe_rewriter.instrument.unit import Unit
+from msprobe_rewriter.instrument.unit import Unit, shown_path
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.project import Module
+from msprobe_rewriter.rules import RULES_BY_NAME
 
 CONTAINERS = (cst.List, cst.Tuple)
+PIPELINE_MODULES = (*catalogue.TORCHVISION_TRANSFORM_MODULES, *catalogue.MINDSPORE_TRANSFORM_MODULES)
 
 
 class RandomAugment(Transform):
@@ -93,6 +103,15 @@ class RandomAugment(Transform):
                 "data = data.map(operations=[vision.RandomResize(28), vision.HWC2CHW()])\n",
                 "import mindspore.dataset.vision as vision\n\n"
                 "data = data.map(operations=[vision.Resize(28), vision.HWC2CHW()])\n"),
+        # A class of the project returning the image it is given, drawing from a global generator: removed.
+        Example("import random\n\nimport torchvision.transforms as T\nfrom PIL import ImageOps\n\n\nclass Solarize:\n"
+                "    def __call__(self, img):\n        if random.random() < 0.2:\n"
+                "            img = ImageOps.solarize(img)\n        return img\n\n\n"
+                "tf = T.Compose([T.Resize(256), Solarize(), T.ToTensor()])\n",
+                "import random\n\nimport torchvision.transforms as T\nfrom PIL import ImageOps\n\n\nclass Solarize:\n"
+                "    def __call__(self, img):\n        if random.random() < 0.2:\n"
+                "            img = ImageOps.solarize(img)\n        return img\n\n\n"
+                "tf = T.Compose([T.Resize(256), T.ToTensor()])\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -153,6 +172,10 @@ class RandomAugment(Transform):
                 unit.edits.rewrite(call, twins[0])
             elif not self._never(unit, call, qualified, short):
                 unit.note(finding.line, f"`{short}` outside a list of transforms: remove it yourself")
+        for container, index, item, where in _project_random_steps(unit):
+            edits.setdefault(container, {}).setdefault(index, [])
+            unit.note(item.lineno, f"`{ast.unparse(item.func)}` removed from this list of transforms: it draws from "
+                                   f"a global generator ({where})")
         for container, changes in edits.items():
             unit.edits.rewrite(container, lambda updated, changes=changes: _splice(updated, changes))
 
@@ -302,6 +325,60 @@ def _opening_whitespace(container: cst.List | cst.Tuple) -> cst.BaseParenthesiza
     opening = container.lbracket if isinstance(container, cst.List) else (container.lpar[0] if container.lpar else None)
     after = opening.whitespace_after if opening is not None else None
     return after if isinstance(after, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" ")
+
+
+def _project_random_steps(unit: Unit) -> list[tuple[cst.CSTNode, int, ast.Call, str]]:
+    """(list, index, element, where it draws) for each element of a torchvision or MindSpore `Compose` list that
+    builds a class of the project returning its input (`_returns_its_input`) in which msprobe-lint finds a draw."""
+    found = []
+    for node in ast.walk(unit.tree):
+        steps = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        qualified = unit.ctx.call_qualname(node) if isinstance(steps, (ast.List, ast.Tuple)) else None
+        if qualified is None or qualified.rpartition(".")[2] != "Compose" or \
+                qualified.rpartition(".")[0] not in PIPELINE_MODULES:
+            continue
+        for index, item in enumerate(steps.elts):
+            built = project_class(unit, item) if isinstance(item, ast.Call) else None
+            where = _draw_in(unit, *built) if built is not None and _returns_its_input(built[0]) else None
+            container = unit.node_for(steps, CONTAINERS) if where is not None else None
+            if container is not None:
+                found.append((container, index, item, where))
+    return found
+
+
+def _returns_its_input(cls: ast.ClassDef) -> bool:
+    """Whether the class's `__call__` takes one input and returns it, changed or not (`return img`): a step that
+    maps an image to an image, which a list of transforms can do without."""
+    call = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "__call__"), None)
+    if call is None or call.args.vararg or call.args.kwarg or call.args.kwonlyargs:
+        return False
+    parameters = [*call.args.posonlyargs, *call.args.args]
+    if len(parameters) != 2:
+        return False
+    returns, todo = [], list(call.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        if not isinstance(node, (*FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return bool(returns) and all(isinstance(node.value, ast.Name) and node.value.id == parameters[1].arg
+                                 for node in returns)
+
+
+def _draw_in(unit: Unit, cls: ast.ClassDef, module: Module | None) -> str | None:
+    """Where msprobe-lint's random-augment finds a draw inside `cls` (`path:line`); None when it finds none."""
+    if module is None:
+        path, findings = unit.path, unit.findings.get(RandomAugment.rule, [])
+    else:
+        path = module.path
+        findings = module.memo.get(RandomAugment.rule)
+        if findings is None:
+            rules = [RULES_BY_NAME[RandomAugment.rule]]
+            findings = module.memo[RandomAugment.rule] = lint_source(str(path), module.source.encode(), rules).findings
+    line = next((finding.line for finding in findings
+                 if cls.lineno <= finding.line <= (cls.end_lineno or cls.lineno)), None)
+    return None if line is None else f"{shown_path(path)}:{line}"
 
 
 def _multi_view_wrappers(unit: Unit, lines: list[int]) -> list[str]:

@@ -7,17 +7,26 @@ MindSpore's samplers get `shuffle=False`; MindSpore datasets (which shuffle unle
 and so do the model zoos' loader factories (mindcv's `create_dataset`, mindyolo's `create_loader`);
 `dataset.shuffle(n)` is dropped from the pipeline (MindSpore's, a Hugging Face dataset's, a webdataset pipeline's).
 `sampler=SubsetRandomSampler(indices)` -> `sampler=list(indices)` (MindSpore: `SubsetSampler(indices)`).
+A sampler class of the project (the file's own, or a project module's) that draws its order from a global
+generator gets `shuffle=False` when its `shuffle` parameter gates the draw: with it false, its `__iter__` (and
+the functions of its module it calls) draws nothing (llama-cookbook's `LengthBasedBatchSampler`, `if
+self.shuffle: random.shuffle(batches)`); otherwise a note.
 """
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from msprobe_rewriter import catalogue
+from msprobe_rewriter.context import FUNCTION_TYPES
 from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.instrument.data_elsewhere import project_class
+from msprobe_rewriter.instrument.structure import span_of
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
-from msprobe_rewriter.rules.data_shuffle import LOADER_MESSAGE
+from msprobe_rewriter.rules.data_shuffle import LOADER_MESSAGE, _attribute_lookup, _global_draw, _parameters
 
 FALSE = cst.Name("False")
 # Arguments a twin sampler keeps: (keyword, position or None).
@@ -82,11 +91,22 @@ class DataShuffle(Transform):
                 "from mindcv.data import create_dataset\nfrom mindyolo.data import create_loader\n\n"
                 "images = create_dataset(name=\"imagenet\", root=\"data/\", split=\"train\", shuffle=False)\n"
                 "boxes = create_loader(coco, collate, names, columns, 16, shuffle=False)\n"),
+        # llama-cookbook's LengthBasedBatchSampler: its `shuffle` gates the only draw
+        Example("import random\n\nimport torch\n\n\nclass LengthSampler(torch.utils.data.BatchSampler):\n"
+                "    def __init__(self, data, batch_size, shuffle=True):\n        self.batches = [[i] for i in data]\n"
+                "        self.shuffle = shuffle\n\n    def __iter__(self):\n        if self.shuffle:\n"
+                "            random.shuffle(self.batches)\n        yield from self.batches\n\n\n"
+                "sampler = LengthSampler(range(8), 2, shuffle=mode == \"train\")\n",
+                "import random\n\nimport torch\n\n\nclass LengthSampler(torch.utils.data.BatchSampler):\n"
+                "    def __init__(self, data, batch_size, shuffle=True):\n        self.batches = [[i] for i in data]\n"
+                "        self.shuffle = shuffle\n\n    def __iter__(self):\n        if self.shuffle:\n"
+                "            random.shuffle(self.batches)\n        yield from self.batches\n\n\n"
+                "sampler = LengthSampler(range(8), 2, shuffle=False)\n"),
     )
 
     def apply(self, unit: Unit) -> None:
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
-            rewrite = self._plan(unit, call, finding.message)
+            rewrite = self._plan(unit, call, finding.message) or _project_sampler(unit, finding)
             if rewrite is None or isinstance(rewrite, str):
                 unit.note(finding.line, f"shuffling not turned off here: {rewrite or 'no deterministic replacement known'}")
             else:
@@ -164,3 +184,31 @@ class DataShuffle(Transform):
             return updated.with_changes(func=func, args=args)
 
         return rewrite
+
+
+def _project_sampler(unit: Unit, finding):
+    """`shuffle=False` for a sampler class of the project whose `shuffle` parameter gates its draw from a global
+    generator (its `__iter__` draws with the call's arguments, and nothing once `shuffle` is False); None else."""
+    built = next((node for node in ast.walk(unit.tree) if isinstance(node, ast.Call)
+                  and unit.span(node) == span_of(finding)), None)
+    found = project_class(unit, built) if built is not None else None
+    if found is None or any(isinstance(arg, ast.Starred) for arg in built.args):
+        return None
+    cls, module = found
+    methods = {item.name: item for item in cls.body if isinstance(item, FUNCTION_TYPES)}
+    init, iterate = methods.get("__init__"), methods.get("__iter__")
+    if init is None or "shuffle" not in _parameters(init):
+        return None
+    position = _parameters(init)["shuffle"][0]
+    imports = unit.ctx.imports if module is None else module.imports
+    functions = {node.name: node for node in (unit.tree if module is None else module.tree).body
+                 if isinstance(node, FUNCTION_TYPES)}
+    given = position is not None and position < len(built.args)  # by position: replaced there
+    unshuffled = ast.Call(func=built.func, args=[ast.Constant(False) if index == position else arg
+                                                 for index, arg in enumerate(built.args)],
+                          keywords=[*(keyword for keyword in built.keywords if keyword.arg != "shuffle"),
+                                    *([] if given else [ast.keyword(arg="shuffle", value=ast.Constant(False))])])
+    if (_global_draw(iterate, imports, functions, _attribute_lookup(cls, init, built)) is None
+            or _global_draw(iterate, imports, functions, _attribute_lookup(cls, init, unshuffled)) is not None):
+        return None
+    return lambda c: nodes.set_argument(c, "shuffle", FALSE, position)

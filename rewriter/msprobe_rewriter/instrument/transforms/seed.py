@@ -48,7 +48,9 @@ class Seed(Transform):
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
         "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
         "right after the statement that binds its names or fills their object (after `args = parse_args()`, after "
-        "icefall's `params.update(vars(args))`, at the top of the function for a parameter, and then also at the top of "
+        "icefall's `params.update(vars(args))`, after any call given the object, also in a tuple or list, as "
+        "llama-cookbook's `update_config((train_config, fsdp_config), **kwargs)`, a builtin's but `setattr`'s "
+        "excepted), at the top of the function for a parameter, and then also at the top of "
         "each other function that seeds with the same parameter, under a condition too, as DeepSpeed's pipeline example "
         "seeds `args.seed` in `train_base(args)` and in `train_pipe(args)`, one or the other of which runs), so it "
         "runs before the model is built or distributed communication starts. "
@@ -68,7 +70,9 @@ class Seed(Transform):
         "method of a dataset or sampler class (DLRM's `reset_numpy_seed`, which `__getitem__` calls), a `__call__` "
         "(a `worker_init_fn` object). "
         "The user's own seeding calls stay (they set the same value again). Otherwise `seed_all(seed=1234)` "
-        "(`--seed N`) goes right after the imports. A seed that changes from run to run (entropy-seed) is "
+        "(`--seed N`) goes right after the imports; where the script seeds through a project helper that takes "
+        "no seed from here (OpenRLHF's `strategy.setup_distributed()` seeds `args.seed` inside), a note says that "
+        "the helper reseeds with the script's seed, to give the same with `--seed`. A seed that changes from run to run (entropy-seed) is "
         "fixed where it varies: a seed variable assigned a draw (`opt.manualSeed = random.randint(1, 10000)` "
         "when no seed was given) is assigned the fixed seed instead, so a seed given on the command line still "
         "wins and the seed the script logs is the one it uses; a seeding call that varies by itself "
@@ -148,6 +152,15 @@ class Seed(Transform):
                 "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int, default=42)\n"
                 "    params = argparse.Namespace(lr=0.1)\n    params.__dict__.update(vars(parser.parse_args()))\n"
                 "    seed_all(seed=params.seed, mode=False, rm_dropout=True)\n    torch.manual_seed(params.seed)\n"
+                "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        # llama-cookbook: a call given the seed's object, also in a tuple, fills it (`--seed 7`): after that call.
+        Example("import torch\n\n\ndef main(**kwargs):\n    train_config, fsdp_config = TrainConfig(), FsdpConfig()\n"
+                "    update_config((train_config, fsdp_config), **kwargs)\n    torch.manual_seed(train_config.seed)\n"
+                "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n",
+                "import torch\nfrom msprobe_runtime.pytorch import seed_all\n\n\ndef main(**kwargs):\n"
+                "    train_config, fsdp_config = TrainConfig(), FsdpConfig()\n"
+                "    update_config((train_config, fsdp_config), **kwargs)\n"
+                "    seed_all(seed=train_config.seed, mode=False, rm_dropout=True)\n    torch.manual_seed(train_config.seed)\n"
                 "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
         # A model file whose `__main__` block only tries the model: seeded there, so importing it seeds nothing.
         Example("import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\nif __name__ == \"__main__\":\n"
@@ -281,6 +294,8 @@ class Seed(Transform):
             return
         if binding is None:
             unit.edits.insert_after(unit.after_imports(), [statement])
+            if seed is None:
+                _note_helper_seeding(unit, varying)
             return
         where, anchor = binding
         target = unit.statement(anchor)
@@ -366,19 +381,7 @@ class Seed(Transform):
         under a condition that does not test the seed, as `if args.seed is not None:` does), each with where
         `seed_all` must go for it to be defined (None: after imports); seeding calls in `varying` (seeds from
         entropy, fixed by `_fix_seed`) do not count."""
-        facts = seeding.analyse(unit.ctx)
-        for effect in facts.effects:
-            call = effect.node
-            skipping = facts.skipping_guard(effect)  # false with the defaults, also around every call
-            if conditional:
-                guarded = any(_reads_as_seed(test) for test in (*(t for t, _ in effect.guards), skipping) if test)
-            else:  # (`if args.seed:` around the call of a helper that seeds)
-                guarded = skipping is not None or not all(is_main_guard(test) for test, _ in effect.guards)
-            if (not isinstance(call, ast.Call) or not effect.summary.families or id(call) in varying or guarded
-                    or facts.spawned and not facts.runs_in_workers(effect)):  # mp.spawn's processes never run it
-                continue
-            if _inside_loop_or_handler(call, unit.analysis.parents) or _in_callback(call, unit.analysis.parents):
-                continue
+        for call in _start_up_seedings(unit, varying, conditional):
             value = _seed_argument(call, unit)
             drawn = value is not None and _draws_when_none(call, value, unit)
             returned = _returned_seed(call, unit)
@@ -401,6 +404,38 @@ class Seed(Transform):
                        ("before" if returned else "after", _statement_of(call, unit.analysis.parents)))
                 continue
             yield text, _placement(call, value, unit.analysis.parents, unit.tree)
+
+
+def _note_helper_seeding(unit: Unit, varying: set[int]) -> None:
+    """Note a call that seeds at start-up through a project helper with a seed seed_all cannot read from here
+    (OpenRLHF's `strategy.setup_distributed()` seeds `args.seed` inside): it runs after the fixed seed_all,
+    so its seed is the one the run draws with."""
+    call = next((call for call in _start_up_seedings(unit, varying)
+                 if _seed_argument(call, unit) is None and _returned_seed(call, unit) is None), None)
+    if call is not None:
+        unit.note(call.lineno, f"`{ast.unparse(call.func)}(...)` seeds again after seed_all, with the script's own "
+                               f"seed, which seed_all cannot read here (it sets {unit.options.seed}): the run draws "
+                               "from the script's seed; give msprobe-instrument the same with --seed")
+
+
+def _start_up_seedings(unit: Unit, varying: set[int], conditional: bool = False) -> Iterator[ast.Call]:
+    """The seeding calls the run makes at start-up, unconditionally (with `conditional`, also under a condition
+    that does not test the seed, as `if args.seed is not None:` does; `if args.seed:` around the call of a helper
+    that seeds counts as one that does); not those in `varying`, those in a loop, handler or data callback, nor
+    those the processes `mp.spawn` starts never run."""
+    facts = seeding.analyse(unit.ctx)
+    for effect in facts.effects:
+        call = effect.node
+        skipping = facts.skipping_guard(effect)  # false with the defaults, also around every call
+        if conditional:
+            guarded = any(_reads_as_seed(test) for test in (*(t for t, _ in effect.guards), skipping) if test)
+        else:
+            guarded = skipping is not None or not all(is_main_guard(test) for test, _ in effect.guards)
+        if (not isinstance(call, ast.Call) or not effect.summary.families or id(call) in varying or guarded
+                or facts.spawned and not facts.runs_in_workers(effect)):  # mp.spawn's processes never run it
+            continue
+        if not (_inside_loop_or_handler(call, unit.analysis.parents) or _in_callback(call, unit.analysis.parents)):
+            yield call
 
 
 def _alternative_starts(seeds: list, seed: str, anchor: ast.stmt, parents: dict[ast.AST, ast.AST]) -> list[ast.stmt]:
@@ -784,15 +819,23 @@ def _dotted(node: ast.expr) -> str | None:
 
 
 def _filled(call: ast.Call) -> set[str]:
-    """The name whose object a call made as a statement may change: the receiver of a method
-    (`params.update(...)`, `args.__dict__.update(...)`, `vars(args).update(...)`) or `setattr`'s target."""
+    """The names whose objects a call made as a statement may change: the receiver of a method
+    (`params.update(...)`, `args.__dict__.update(...)`, `vars(args).update(...)`) and the objects it is given,
+    also in a tuple or list (`setattr(x, ...)`, llama-cookbook's `update_config((train_config, fsdp_config),
+    **kwargs)`); a builtin but `setattr` changes none of its arguments (`print(args)`)."""
     func = call.func
-    if isinstance(func, ast.Name):
-        target = call.args[0] if func.id == "setattr" and call.args else None
-    else:
+    found = set()
+    if isinstance(func, ast.Attribute):
         target = func
         while isinstance(target, ast.Attribute):
             target = target.value
         if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "vars" and target.args:
             target = target.args[0]
-    return {target.id} if isinstance(target, ast.Name) else set()
+        found |= {target.id} if isinstance(target, ast.Name) else set()
+    elif isinstance(func, ast.Name) and func.id in BUILTIN_NAMES and func.id != "setattr":
+        return found
+    for given in (*call.args, *(keyword.value for keyword in call.keywords)):
+        given = given.value if isinstance(given, ast.Starred) else given
+        items = given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]
+        found |= {item.id for item in items if isinstance(item, ast.Name)}
+    return found

@@ -953,6 +953,19 @@ TORCH_DROPOUT_KEYWORD_MODULES: dict[str, float] = {
     "torch.nn.TransformerDecoderLayer": 0.1,
 }
 SDPA_FUNCTIONS = frozenset({"torch.nn.functional.scaled_dot_product_attention"})
+# Transformer Engine's modules that drop inside its fused kernels (cuDNN / flash attention, fused bias-dropout-add),
+# which no dropout patching reaches: name -> {keyword: ((position, default))}.
+_TE_DPA = {"attention_dropout": (3, 0.0)}
+_TE_MHA = {"attention_dropout": (3, 0.1)}
+_TE_LAYER = {"hidden_dropout": (5, 0.1), "attention_dropout": (6, 0.1)}
+TE_DROPOUT_MODULES: dict[str, dict[str, tuple[int, float]]] = {
+    **dict.fromkeys(("transformer_engine.pytorch.DotProductAttention",
+                     "transformer_engine.pytorch.attention.DotProductAttention"), _TE_DPA),
+    **dict.fromkeys(("transformer_engine.pytorch.MultiheadAttention",
+                     "transformer_engine.pytorch.attention.MultiheadAttention"), _TE_MHA),
+    **dict.fromkeys(("transformer_engine.pytorch.TransformerLayer",
+                     "transformer_engine.pytorch.transformer.TransformerLayer"), _TE_LAYER),
+}
 # Adapter configs whose layers get a dropout of their own (PEFT wraps each adapted layer's input in `nn.Dropout(p)`):
 # name -> the keyword of its probability (default 0).
 ADAPTER_DROPOUT_CONFIGS: dict[str, str] = {
@@ -1102,8 +1115,6 @@ BACKWARD_HOOK_CALLS = frozenset({
     "torch.nn.modules.module.register_module_full_backward_pre_hook",
     "mindspore.ops.HookBackward", "mindspore.ops.operations.HookBackward",
 })
-# `Tensor.register_hook` (and autograd Node.register_hook): a gradient hook on one tensor.
-TENSOR_HOOK_METHOD = "register_hook"
 
 # --- memory layout ----------------------------------------------------------------------------
 # Tensor methods / properties / functions that return a strided (non-contiguous) view.

@@ -22,7 +22,8 @@ DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.TORCH_DROPOUT_MODULES, catalogue.TORCH_DROPOUT_FUNCTIONS, catalogue.TORCH_DROPOUT_KEYWORD_MODULES,
     catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT, catalogue.MINDSPORE_FUSED_DROPOUT_MASKS,
     catalogue.NPU_DROP_PROBABILITY, catalogue.ADAPTER_DROPOUT_CONFIGS, catalogue.MINDSPORE_CALL_TIME_DROPOUT,
-    catalogue.MINDSPORE_DROPOUT_OPS, catalogue.FUSED_ATTENTION_KEEP_PROBABILITY) for q in table)
+    catalogue.MINDSPORE_DROPOUT_OPS, catalogue.FUSED_ATTENTION_KEEP_PROBABILITY, catalogue.TE_DROPOUT_MODULES)
+    for q in table)
 # Kernels whose drop probability is an argument of the call, always applied: name -> its (position, keyword).
 DROP_PROBABILITY = {**catalogue.NPU_DROP_PROBABILITY, **catalogue.MINDSPORE_DROPOUT_OPS}
 # ... and of every stochastic-depth (DropPath) API.
@@ -51,6 +52,9 @@ SEED_NOTE = "; its `Seed0`/`Seed1` do not make it repeat on Ascend, which ignore
 CALL_TIME_MESSAGE = ("`{name}` drops at random with the probability each call passes, with a new mask every step; "
                      "pass p=0 to its calls while debugging (`seed_all(rm_dropout=True)` removes it in PyNative mode "
                      "only: graph mode compiles it)")
+TE_MESSAGE = ("`{name}` drops with {rates} inside Transformer Engine's fused kernels, with a "
+              "new mask every step, which `seed_all(rm_dropout=True)` does not reach: set it to 0 while debugging "
+              "(Megatron: `--attention-dropout 0 --hidden-dropout 0`)")
 KEEP_PROB_MESSAGE = ("`keep_prob` below 1 drops attention weights at random, with a new mask every step; pass "
                      "keep_prob=1.0 while debugging")
 
@@ -80,7 +84,10 @@ class Dropout(Rule):
                "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
                "`npu_dropout_with_add_softmax`, `_npu_dropout`, `npu_dropout_gen_mask`, the old `torch.npu_dropoutV2`, and "
                "`npu_fusion_attention` (and its older name `npu_flash_attention`) and `npu_fusion_attention_v2` (and MindSpeed's `npu_fusion_attention` from "
-               "`mindspeed.ops.fusion_attention_v2`) with a `keep_prob` other than 1; MindSpore's `FlashAttentionScore` and "
+               "`mindspeed.ops.fusion_attention_v2`) with a `keep_prob` other than 1; Transformer Engine's `DotProductAttention`, `MultiheadAttention` and "
+               "`TransformerLayer` (Megatron's default `transformer_impl`; also `super().__init__` in a class derived "
+               "from one) with an `attention_dropout=` / `hidden_dropout=` other than 0 (reported even where "
+               "`seed_all(rm_dropout=True)` runs: their fused kernels are out of its reach); MindSpore's `FlashAttentionScore` and "
                "`flash_attention_score` likewise, the keep_prob primitives however imported (`P.Dropout(keep_prob)`), the "
                "generated `ops.auto_generate.DropoutExt` / `FuncDropoutExt` / `Dropout2dExt` (which take the probability "
                "with each call: reported where made), their `*_op` instances and `dropout_ext`, and `ops.DropoutGenMask`, which draws the masks of fused attention "
@@ -152,8 +159,18 @@ class Dropout(Rule):
         "import torch.nn as nn\nfrom timm.models.layers import DropPath\n\n\nclass Block(nn.Module):\n"
         "    def __init__(self, dim, drop_path=0.):\n        super().__init__()\n"
         "        self.drop_path = DropPath(drop_path) if drop_path > 0. else nn.Identity()\n",
+        # Transformer Engine's attention with its rate at 0 (DotProductAttention's default)
+        "import torch\nimport transformer_engine as te\n\nattention = te.pytorch.DotProductAttention(16, 64)\n"
+        "layer = te.pytorch.TransformerLayer(1024, 4096, 16, hidden_dropout=0.0, attention_dropout=0.0)\n",
     )
     invalid = (
+        # Megatron's Transformer Engine modules (its default transformer_impl): fused kernels, which no seed_all reaches
+        Invalid("import torch\nimport transformer_engine as te\nfrom msprobe_runtime.pytorch import seed_all\n\n"
+                "seed_all(1234, rm_dropout=True)\n\n\nclass TEDotProductAttention(te.pytorch.DotProductAttention):\n"
+                "    def __init__(self, config, attention_dropout=None):\n"
+                "        super().__init__(num_attention_heads=config.num_attention_heads, attention_dropout=(\n"
+                "            config.attention_dropout if attention_dropout is None else attention_dropout))\n\n\n"
+                "layer = te.pytorch.TransformerLayer(1024, 4096, 16, attention_dropout=0.0)\n", lines=(10, 14)),
         # ModelZoo's ChatGLM2: `npu_flash_attention`, the older name of `npu_fusion_attention`.
         Invalid("import torch_npu\n\n\ndef attend(q, k, v, n, mask):\n    return torch_npu.npu_flash_attention("
                 "q, k, v, n, pse=None, atten_mask=mask, keep_prob=0.9, input_layout=\"SBH\")[0]\n", lines=(5,)),
@@ -290,6 +307,11 @@ class Dropout(Rule):
             return
         if name in MASK_DRAWS:
             self._check_hand_written(node)
+        if name == "__init__":
+            base = self._transformer_engine_base(node)
+            if base is not None:
+                self._check_transformer_engine(node, base)
+            return
         if name not in DROPOUT_NAMES:
             return
         # also from libraries the import tracker does not follow (MindSpeed's, mindnlp's)
@@ -302,6 +324,8 @@ class Dropout(Rule):
             self._check_function(node, qualified)
         elif qualified in catalogue.TORCH_DROPOUT_KEYWORD_MODULES:
             self._check_keyword_module(node, qualified)
+        elif qualified in catalogue.TE_DROPOUT_MODULES:
+            self._check_transformer_engine(node, qualified)
         elif qualified in catalogue.SDPA_FUNCTIONS:
             self._check_probability(node, argument(node, 4, "dropout_p"), default_fires=False)
         elif qualified in catalogue.ADAPTER_DROPOUT_CONFIGS:
@@ -328,6 +352,31 @@ class Dropout(Rule):
                 self.report(node, KEEP_PROB_MESSAGE + (FUSED_NOTE if mindspore else ""), fixable=False if mindspore else None)
                 if mindspore:
                     self.unreached.append(self.reports[-1])
+
+    def _check_transformer_engine(self, node: ast.Call, qualified: str) -> None:
+        """Transformer Engine's attention and layer modules (Megatron's default `transformer_impl`): their dropout
+        runs in fused kernels that no `seed_all` reaches; one finding per call, for the first rate that is on."""
+        rates = catalogue.TE_DROPOUT_MODULES[qualified]
+        message = TE_MESSAGE.format(name=qualified.rpartition(".")[2], rates=" and ".join(
+            f"`{name}=` (default {default:g})" for name, (_, default) in rates.items()))
+        for name, (position, default) in rates.items():
+            before = len(self.reports)
+            self._check_probability(node, argument(node, position, name), default_fires=default > 0, fixable=False,
+                                    message=message)
+            if len(self.reports) > before:
+                self.unreached.append(self.reports[-1])
+                return
+
+    def _transformer_engine_base(self, node: ast.Call) -> str | None:
+        """The Transformer Engine module that `super().__init__(...)` builds, in a class derived from one (Megatron's
+        `TEDotProductAttention(te.pytorch.DotProductAttention)`)."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
+                and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+            return None
+        owner = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ClassDef)), None)
+        bases = (self.ctx.imports.resolve_any(base) for base in owner.bases) if owner is not None else ()
+        return next((q for q in bases if q in catalogue.TE_DROPOUT_MODULES), None)
 
     def _enclosing_guards(self, node: ast.AST) -> list[conditions.Guard]:
         """The (test, branch) of every `if` around `node`, innermost first: an adapter exists only in the mode
@@ -504,16 +553,16 @@ class Dropout(Rule):
                                                                "model)")
 
     def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool,
-                           message: str | None = None, off: float = 0) -> None:
+                           message: str | None = None, off: float = 0, fixable: bool | None = None) -> None:
         """Report unless the probability is a literal 0 (`off`: a keep probability of 1), or absent with a
         default that is off."""
         if value is None:
             if default_fires and not _has_double_star(node):
-                self.report(node, message)
+                self.report(node, message, fixable=fixable)
             return
         literal = self._literal(value)
         if literal is NOT_CONSTANT or isinstance(literal, bool) or literal != off:
-            self.report(node, message)
+            self.report(node, message, fixable=fixable)
             if literal is NOT_CONSTANT:
                 self.by_option.append((self.reports[-1], value, off, self.ctx.current_def()))
 

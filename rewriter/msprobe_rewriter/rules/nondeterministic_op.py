@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 
 from msprobe_rewriter import catalogue, pinning
-from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, keyword, target_name
-from msprobe_rewriter.cpu_code import CpuCode
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    NOT_CONSTANT,
+    Site,
+    argument,
+    constant,
+    keyword,
+    target_name,
+)
+from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.dist_no_deterministic_comm import communicates_over_hccl
 from msprobe_rewriter.values import FollowsValues, LocalValues
@@ -18,6 +27,21 @@ DETERMINISTIC_REDUCTIONS = frozenset({"amax", "amin"})
 SEGMENTATION_VOID_LABEL = 255
 # Calls that switch PyTorch's deterministic mode on (their first argument must not be a literal off value).
 SWITCH_CALLS = {"torch.use_deterministic_algorithms": (False,), "torch.set_deterministic_debug_mode": (0, "default")}
+# Asks whether the switch is on: under `if torch.are_deterministic_algorithms_enabled():` the kernels it fixes run.
+SWITCH_QUERY = "torch.are_deterministic_algorithms_enabled"
+# Image augmentation libraries that work on the CPU (NumPy arrays): a file using one and defining no module is
+# data-pipeline code (latent-diffusion's BSRGAN degradations).
+CPU_AUGMENTATION_LIBRARIES = ("albumentations", "imgaug")
+# Accumulating ops -> the positions of their index (None: a tuple of them) and of the values they add (method
+# form; one more for the function form). Not `put_` without `accumulate`: duplicates pick a winner, of any dtype.
+ACCUMULATED_SOURCE = {"index_add": (1, 2, "source"), "scatter_add": (1, 2, "src"), "index_put": (None, 1, "values"),
+                      "scatter_reduce": (1, 2, "src"), "scatter": (1, 2, "src")}
+INTEGER_DTYPES = frozenset(f"torch.{name}" for name in (
+    "long", "int", "short", "int64", "int32", "int16", "int8", "uint8", "bool"))
+INTEGER_CASTS = frozenset({"long", "int", "short", "byte", "bool"})
+INTEGER_LIKE = frozenset({"torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like"})
+# A parameter named for images (or frames, audio) of a function that is no module's method holds data.
+DATA_PARAMETER = re.compile(r"(img|image|pic|frame|video|audio|wav|waveform)s?", re.IGNORECASE)
 # Last components of every name the rule knows: calls named otherwise are skipped without resolving them.
 KNOWN_NAMES = frozenset(name.rsplit(".", 1)[1] for name in (*catalogue.NONDETERMINISTIC_OPS, *SWITCH_CALLS,
                                                              *catalogue.DETERMINISM_CALLS))
@@ -138,7 +162,12 @@ class NondeterministicOp(FollowsValues, Rule):
                "detached, or a batch that a training loop's header binds (`for i, (imgs, targets) in "
                "enumerate(loader):` of a loop that runs training steps and makes no tensor require a gradient; "
                "not the targets of other loops), also after dtype, device and layout methods, these ops and "
-               "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`). In "
+               "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`), "
+               "a result detached before any other use (`x = F.interpolate(x, ...)` then `x = x.detach()`), or an "
+               "image parameter (`image`, `imgs`, `frame`) of a method of a plain class (no module). Nor are "
+               "ops the switch fixes inside `if torch.are_deterministic_algorithms_enabled():`, accumulations of "
+               "integer tensors (counts: exact in any order), or anything in a data-pipeline file (it uses "
+               "albumentations or imgaug and defines no module). In "
                "a file that runs on Ascend only (it imports torch_npu or uses NPU devices, and names no CUDA; or it "
                "starts its collectives with the `hccl` backend) the "
                "advice is Ascend's, without cuBLAS's variable: CANN's kernels vary run to run until deterministic "
@@ -225,8 +254,35 @@ class NondeterministicOp(FollowsValues, Rule):
         "def train(model, optimizer, loader):\n    for batch in loader:\n"
         "        images = F.interpolate(batch['image'].cuda(), scale_factor=2, mode='bicubic')\n"
         "        train_step(model, optimizer, images)\n",
+        # latent-diffusion's get_input: the resized batch is detached before any other use; segment-anything's
+        # resize transform of an input image (a plain class); counts added as integers are exact
+        "import torch\nimport torch.nn.functional as F\n\n\nclass Model(torch.nn.Module):\n"
+        "    def get_input(self, batch, k, size):\n        x = batch[k].float()\n        if size != x.shape[2]:\n"
+        "            x = F.interpolate(x, size=size, mode='bicubic')\n        x = x.detach()\n        return x\n\n\n"
+        "class ResizeLongestSide:\n    def apply_image_torch(self, image, size):\n"
+        "        return F.interpolate(image, size, mode='bilinear', align_corners=False)\n\n\n"
+        "def batched_bincount(index, n, dim=-1):\n    out = index.new_zeros(n)\n"
+        "    out.scatter_add_(dim, index, torch.ones_like(index, dtype=index.dtype))\n"
+        "    return out.index_add_(0, index, torch.ones(len(index), dtype=torch.long))\n",
+        # latent-diffusion's BSRGAN degradations: a data-pipeline file (a CPU augmentation library, no module)
+        "import albumentations\nimport torch\n\n\ndef blur(x, k):\n"
+        "    x = torch.nn.functional.pad(x, pad=(1, 1, 1, 1), mode='replicate')\n"
+        "    return torch.nn.functional.conv2d(x, k)\n",
     )
     invalid = (
+        # Megatron's MoE unpermute: `index_add_` only where the deterministic kernels run; not its other branch
+        Invalid("import torch\n\n\ndef unpermute(out, idx, tokens, hidden):\n"
+                "    if torch.are_deterministic_algorithms_enabled():\n        out.index_add_(0, idx, tokens)\n"
+                "    else:\n        out.scatter_add_(0, idx.unsqueeze(1).expand(-1, hidden), tokens)\n"
+                "    return out\n", lines=(8,)),
+        # a result used before it is detached; an image parameter of a module's forward (a layer's input);
+        # a float source
+        Invalid("import torch\nimport torch.nn.functional as F\n\n\ndef resize(feat, size):\n"
+                "    x = F.interpolate(feat, size=size, mode='bilinear')\n    y = x * 2\n    x = x.detach()\n"
+                "    return x, y\n\n\nclass Head(torch.nn.Module):\n    def forward(self, image, idx):\n"
+                "        out = torch.zeros(4, device=image.device)\n        out.scatter_add_(0, idx, torch.ones_like(image))\n"
+                "        return F.interpolate(image, scale_factor=2, mode='bilinear'), out\n",
+                lines=(6, 15, 16)),
         # Ascend only (MindSpeed's ring attention): Ascend's advice, no cuBLAS variable
         Invalid("import torch\nimport torch_npu\n\n\ndef update(out, idx, src):\n"
                 "    return out.index_add_(0, idx, src.npu())\n", lines=(6,)),
@@ -342,7 +398,7 @@ class NondeterministicOp(FollowsValues, Rule):
             return
         short = key.rsplit(".", 1)[1]
         condition = CONDITIONS.get(short.rstrip("_"))
-        if condition is not None and not condition(node, offset):
+        if condition is not None and not condition(node, offset) or self._adds_integers(node, short, offset):
             return
         if short == "median" and qualified is None and not self._indices_read(node):
             return  # `.median(n)` of some object (a history buffer, a DataFrame) or a tensor's values only
@@ -382,6 +438,8 @@ class NondeterministicOp(FollowsValues, Rule):
             message, fixed = f"`{display}` {ASCEND_FIX}", True
         else:
             message = f"`{display}` is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
+        if fixed and self._under_switch(node):
+            return
         self.found.append((self.ctx.site(node), message, fixed, gradient_free))
 
     def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
@@ -417,11 +475,107 @@ class NondeterministicOp(FollowsValues, Rule):
     def _harmless(self, node: ast.Call, key: str) -> Verdict:
         """Whether this call gives the same result every time: it runs on the CPU, or its forward is
         deterministic and no gradient flows back through it (grad mode is off, or its input needs none)."""
-        if self.cpu_code.here():
+        if self.cpu_code.here() or self._augmentation_file():
             return GRADIENT_FREE
         if key not in catalogue.NONDETERMINISTIC_BACKWARD_ONLY:
             return None
-        return GRADIENT_FREE if self._without_grad() else self._gradient_free(argument(node, 0, "input"))
+        if self._without_grad() or self._detached_next(node):
+            return GRADIENT_FREE
+        return self._gradient_free(argument(node, 0, "input"))
+
+    def _augmentation_file(self) -> bool:
+        """A file of data-pipeline code: it uses a CPU image augmentation library and defines no module."""
+        return any(self.ctx.imports.imports_root(root) for root in CPU_AUGMENTATION_LIBRARIES) \
+            and not self.cpu_code.derived_classes("model", is_model_base)
+
+    def _detached_next(self, node: ast.Call) -> bool:
+        """`x = F.interpolate(x, ...)` whose result is next read by `x = x.detach()` or `return x.detach()`
+        (latent-diffusion's `get_input`): no gradient flows back through it."""
+        statement = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if not (isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)):
+            return False
+        name = statement.targets[0].id
+        for later in self._statements_after(statement):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(later)):
+                return _detaches(later, name)
+        return False
+
+    def _statements_after(self, statement: ast.stmt) -> Iterator[ast.stmt]:
+        """The statements that run next after `statement` (the one being visited), in order, also after the
+        `if`, `with` and `try` blocks holding it, but not past the end of a loop's body or a function's."""
+        child: ast.AST = statement
+        for parent in reversed(self.ctx.ancestors[:-1]):
+            block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                          if isinstance(b, list) and any(s is child for s in b)), None)
+            if block is None:
+                return
+            yield from block[next(i for i, s in enumerate(block) if s is child) + 1:]
+            if not isinstance(parent, (ast.If, ast.With, ast.AsyncWith, ast.Try)):
+                return
+            child = parent
+
+    def _under_switch(self, node: ast.Call) -> bool:
+        """Inside `if torch.are_deterministic_algorithms_enabled():` (or its `else` after `if not ...`): there
+        the deterministic kernels run (Megatron's MoE unpermute picks `index_add_` so)."""
+        path = [*self.ctx.ancestors, node]
+        for parent, child in zip(path[:-1], path[1:], strict=True):
+            if isinstance(parent, ast.If) and child is not parent.test:
+                wanted = any(s is child for s in parent.body)
+            elif isinstance(parent, ast.IfExp) and child is not parent.test:
+                wanted = child is parent.body
+            else:
+                continue
+            if self._asks_switch(parent.test, wanted):
+                return True
+        return False
+
+    def _asks_switch(self, test: ast.expr, wanted: bool) -> bool:
+        """Whether `test` having the truth `wanted` means the deterministic switch is on."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._asks_switch(test.operand, not wanted)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and wanted:
+            return any(self._asks_switch(value, True) for value in test.values)
+        return wanted and isinstance(test, ast.Call) and self.ctx.call_qualname(test) == SWITCH_QUERY
+
+    def _adds_integers(self, node: ast.Call, short: str, offset: int) -> bool:
+        """An accumulating op adding an integer tensor (a count: fairseq's `scatter_add_(dim, index,
+        torch.ones_like(index))`): integer sums are exact in any order."""
+        positions = ACCUMULATED_SOURCE.get(short.rstrip("_"))
+        if positions is None:
+            return False
+        index_at, source_at, source_name = positions
+        index = argument(node, index_at + offset, "index") if index_at is not None else None
+        return self._integer(argument(node, source_at + offset, source_name), index)
+
+    def _integer(self, node: ast.expr | None, index: ast.expr | None) -> bool:
+        """An integer tensor: the op's own index, one cast to an integer dtype, made with one (`dtype=torch.long`,
+        `dtype=index.dtype`), or made like an integer tensor (`torch.ones_like(index)`, `index.new_ones(n)`)."""
+        if node is None:
+            return False
+        if index is not None and ast.dump(node) == ast.dump(index):
+            return True
+        if not isinstance(node, ast.Call):
+            return False
+        dtype = keyword(node, "dtype")
+        if dtype is not None:
+            return self._integer_dtype(dtype, index)
+        func = node.func
+        if self.ctx.call_qualname(node) in INTEGER_LIKE:
+            return self._integer(argument(node, 0, "input"), index)
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in INTEGER_CASTS and not node.args:
+            return True
+        if func.attr in ("to", "type") and node.args:
+            return self._integer_dtype(node.args[0], index)
+        return func.attr.startswith("new_") and self._integer(func.value, index)
+
+    def _integer_dtype(self, dtype: ast.expr, index: ast.expr | None) -> bool:
+        """`torch.long` and the like, or the dtype of an integer tensor (`index.dtype`)."""
+        if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
+            return self._integer(dtype.value, index)
+        return self.ctx.qualname(dtype) in INTEGER_DTYPES
 
     def _gradient_free(self, node: ast.expr | None) -> Verdict:
         """Whether a tensor needs no gradient as far as this function shows: read from a loaded checkpoint or
@@ -468,11 +622,31 @@ class NondeterministicOp(FollowsValues, Rule):
             return None  # `[F.interpolate(x, ...) for x in features]`: a comprehension's target
         verdict: Verdict = GRADIENT_FREE if loop is None else frozenset({loop})
         facts = self.values.facts(node.id, node)
-        if not facts and loop is None:
+        data = self._data_parameter(node.id)
+        if data:
+            facts = facts[1:]  # the parameter's own entry comes first: unknown, but data
+        if not facts and loop is None and not data:
             return None
         for fact in facts:
             verdict = _both(verdict, fact if isinstance(fact, frozenset) else None)
         return verdict
+
+    def _data_parameter(self, name: str) -> bool:
+        """`name` is a parameter named for images (`image`, `imgs`) of the innermost function, a method of a
+        plain class (no module): data, which needs no gradient (segment-anything's `ResizeLongestSide.
+        apply_image_torch`). Not of a module-level function: a helper named so may warp features that are being
+        optimised (FRESCO's `bilinear_sample(img, ...)`, which `flow_warp(feature, ...)` calls)."""
+        if not DATA_PARAMETER.fullmatch(name):
+            return False
+        ancestors = self.ctx.ancestors
+        index = next((i for i in range(len(ancestors) - 1, -1, -1) if isinstance(ancestors[i], FUNCTION_TYPES)), None)
+        if index is None:
+            return False
+        args = ancestors[index].args
+        owner = ancestors[index - 1] if index else None
+        models = self.cpu_code.derived_classes("model", is_model_base)
+        return any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)) \
+            and isinstance(owner, ast.ClassDef) and owner.name not in models
 
     def _binding_loop(self, node: ast.Name) -> ast.AST | None:
         """The innermost `for` loop (its body or else clause) or comprehension around `node` whose targets bind
@@ -515,3 +689,16 @@ class NondeterministicOp(FollowsValues, Rule):
         if short == "pad":
             return _in(argument(node, 2, "mode"), frozenset({"replicate"}))
         return False
+
+
+def _detaches(statement: ast.stmt, name: str) -> bool:
+    """`name = name.detach()` or `return name.detach()`."""
+    if isinstance(statement, ast.Assign):
+        if not (len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+                and statement.targets[0].id == name):
+            return False
+    elif not isinstance(statement, ast.Return):
+        return False
+    value = statement.value
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "detach" \
+        and isinstance(value.func.value, ast.Name) and value.func.value.id == name

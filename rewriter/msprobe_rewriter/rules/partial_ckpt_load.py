@@ -23,6 +23,8 @@ POPPED_OVERLAY = ("keys removed from `{name}` before it is overlaid non-strictly
                   "those parameters keep the weights that loaded")
 CHECKED_NOTE = (" (the keys it returns are checked here, so the partial load is deliberate: the parameters it "
                 "leaves still start from their random initialisation)")
+FALLBACK_NOTE = (" (a fallback after a strict load of the same checkpoint failed: the keys that failure named keep "
+                 "their random initialisation)")
 # Calls that only show a value: passing the missing keys to them is no check.
 REPORTING_CALLS = frozenset({"print", "info", "warning", "warn", "debug", "log", "error", "write", "echo", "format",
                              "pprint", "str", "repr", "len"})
@@ -37,7 +39,7 @@ MS_FILTERED = ("`load_checkpoint(..., {arg}=...)` loads only part of the checkpo
 class _Load:
     """A torch load as the traversal saw it: the call, its name, the project helper it runs (if one), its
     `strict=` argument, its function, whether it overlays a `from_pretrained` model, whether its result is checked,
-    and the keys deleted before it from the dicts it loads (dict name, deletion sites)."""
+    whether it is the fallback of a strict load that failed, and the keys deleted before it from the dicts it loads (dict name, deletion sites)."""
 
     node: ast.Call
     name: str
@@ -46,6 +48,7 @@ class _Load:
     function: ast.AST | None
     overlay: bool
     checked: bool
+    fallback: bool
     removed: list
 
 
@@ -61,7 +64,9 @@ class PartialCkptLoad(Rule):
                "call of its function in the file passes, else its default, so open_clip's `strict=strict` defaulting "
                "to True is strict, and a literal False in the branch where the function's own `strict` parameter is false is "
                "its caller's decision, as in MindSpeed's `load_state_dict` override; as information when the keys it returns are checked: read in an `assert` or "
-               "`if`, or passed on to a function that does more than print them, and when the model was last "
+               "an `if` that does more than print or log them, or passed on to a function that does more than print "
+               "them, when it is the fallback in the `except` of a `try` that loaded the same dict strictly (LAVIS's "
+               "best-model reload), and when the model was last "
                "assigned a `from_pretrained(...)`, whose weights the keys it misses keep, as in LLaVA's builder); "
                "keys popped or deleted from a dict that the same function then loads non-strictly, itself or through "
                "a project function (this file's, or an imported module's) that loads with `strict=False` or "
@@ -264,7 +269,7 @@ def load_pretrained(model, path):
     missing, unexpected = model.load_state_dict(state_dict, strict=False)
     assert all("relative_position_index" in k or k == "head.weight" for k in missing)
 """, lines=(10,), severity="info"),
-        # latent diffusion: either branch's keys are checked, as when the call is assigned straight
+        # latent diffusion: either branch's keys (one finding for the line) are only printed, as MindSpore's are
         Invalid("""\
 import torch
 
@@ -275,7 +280,31 @@ def init_from_ckpt(self, path, only_model=False):
         sd, strict=False)
     if len(missing) > 0:
         print(f"Missing Keys: {missing}")
-""", lines=(6,), severity="info"),
+""", lines=(6,), severity="warning"),
+        # ... and checked: information; so is LAVIS's fallback after a strict load of the same dict failed
+        Invalid("""\
+import logging
+
+import torch
+
+
+def init_from_ckpt(self, path, only_model=False):
+    sd = torch.load(path, map_location="cpu")["state_dict"]
+    missing, unexpected = self.load_state_dict(sd, strict=False) if not only_model else self.model.load_state_dict(
+        sd, strict=False)
+    if missing:
+        raise KeyError(missing)
+
+
+def reload_best(model, path):
+    checkpoint = torch.load(path, map_location="cpu")
+    try:
+        model.load_state_dict(checkpoint["model"])
+    except RuntimeError:
+        logging.warning("key mismatch: loading with strict=False")
+        model.load_state_dict(checkpoint["model"], strict=False)
+    return model
+""", lines=(8, 20), severity="info"),
         # mindrlhf's PPO trainer: the list is only printed, and the value head stays random.
         Invalid("""\
 import mindspore
@@ -424,7 +453,21 @@ def restore(net, path):
         else:
             loaded = [argument(node, 0, "state_dict")] if name == "load_state_dict" and strict is not None else []
         self.loads.append(_Load(node, name, helper, strict, self._function(), self._pretrained(node.func),
-                                self._result_checked(), self._take_removed(loaded)))
+                                self._result_checked(), self._fallback(node), self._take_removed(loaded)))
+
+    def _fallback(self, node: ast.Call) -> bool:
+        """Whether the load runs in an `except` handler of a `try` that first loads the same dict with the same
+        method strictly (LAVIS's best-model reload: `try: model.load_state_dict(ckpt["model"])` `except
+        RuntimeError: model.load_state_dict(ckpt["model"], strict=False)`)."""
+        handler = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ExceptHandler)), None)
+        attempt = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.Try)
+                        and any(h is handler for h in a.handlers)), None)
+        if attempt is None or not node.args:
+            return False
+        loaded, method = ast.dump(node.args[0]), ast.dump(node.func)
+        return any(isinstance(call, ast.Call) and len(call.args) == 1 and ast.dump(call.func) == method
+                   and ast.dump(call.args[0]) == loaded and _strict(keyword(call, "strict"))
+                   for statement in attempt.body for call in ast.walk(statement))
 
     def _strict_refused(self, node: ast.Call) -> bool:
         """Whether the load runs in a branch where the function's own `strict` parameter is false: MindSpeed's
@@ -449,6 +492,14 @@ def restore(net, path):
     def finish(self) -> None:
         for load in self.loads:
             self._judge_torch_load(load)
+        seen: set[tuple[int, str]] = set()  # one finding per line: a conditional expression picks between two loads
+        kept = []
+        for report in self.reports:
+            key = (report.node.lineno, report.message)
+            if key not in seen:
+                seen.add(key)
+                kept.append(report)
+        self.reports = kept
 
     def _judge_torch_load(self, load: _Load) -> None:
         # a caller elsewhere that passes `strict=False` is reported where it does
@@ -457,8 +508,9 @@ def restore(net, path):
         if value is False:
             if load.overlay:
                 self.report(load.node, OVERLAY.format(call=load.name), "info")
-            elif load.checked:
-                self.report(load.node, NON_STRICT.format(call=load.name) + CHECKED_NOTE, "info")
+            elif load.checked or load.fallback:
+                note = CHECKED_NOTE if load.checked else FALLBACK_NOTE
+                self.report(load.node, NON_STRICT.format(call=load.name) + note, "info")
             else:
                 self.report(load.node, NON_STRICT.format(call=load.name))
         if load.helper is not None:
@@ -507,7 +559,8 @@ def restore(net, path):
 
     def _result_checked(self) -> bool:
         """Whether the keys the call being visited returns are checked: the names it is assigned to (or that
-        those are unpacked into) are read in an `assert`, an `if` or `while` test, passed to a call that does not
+        those are unpacked into) are read in an `assert`, an `if` test (whose branches do more than print or log),
+        a `while` test, passed to a call that does not
         only print or log them (torchtune's `validate_missing_and_unexpected_for_lora(base_missing=...)`), or
         returned to the caller."""
         parent = self._result_holder()
@@ -521,6 +574,8 @@ def restore(net, path):
                     and node.lineno >= parent.end_lineno):
                 names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         for node in ast.walk(scope):
+            if isinstance(node, ast.If) and _only_reports(node.body) and _only_reports(node.orelse):
+                continue  # `if len(missing) > 0: print(missing)` shows them, and the load goes on
             if isinstance(node, (ast.Assert, ast.If, ast.While)):
                 tested = node.test
             elif isinstance(node, (ast.Return, ast.Yield)) and node.value is not None:
@@ -648,6 +703,21 @@ def restore(net, path):
             func = func.value
         bound = self.ctx.imports.bindings.get(func.id) if isinstance(func, ast.Name) else None
         return bound is not None and bound.split(".", 1)[0] in PARSER_MODULES
+
+
+def _only_reports(statements: list[ast.stmt]) -> bool:
+    """Statements that only print or log (or do nothing)."""
+    return all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and (isinstance(s.value, ast.Constant) or (
+        isinstance(s.value, ast.Call) and _callee(s.value.func) in REPORTING_CALLS)) for s in statements)
+
+
+def _strict(value: ast.expr | None) -> bool:
+    """A `strict=` argument left out (True by default) or a literal True."""
+    return value is None or constant(value) is True
+
+
+def _callee(func: ast.expr) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _non_strict(call: ast.Call, lookup: conditions.Lookup) -> bool:

@@ -41,7 +41,7 @@ import ast
 import libcst as cst
 
 from msprobe_rewriter import catalogue, project
-from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES
+from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES, own_nodes
 from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.data_elsewhere import project_class
 from msprobe_rewriter.instrument.structure import span_of
@@ -355,13 +355,7 @@ def _returns_its_input(cls: ast.ClassDef) -> bool:
     parameters = [*call.args.posonlyargs, *call.args.args]
     if len(parameters) != 2:
         return False
-    returns, todo = [], list(call.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Return):
-            returns.append(node)
-        if not isinstance(node, (*FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
+    returns = [node for node in own_nodes(call) if isinstance(node, ast.Return)]
     return bool(returns) and all(isinstance(node.value, ast.Name) and node.value.id == parameters[1].arg
                                  for node in returns)
 

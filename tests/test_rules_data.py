@@ -951,6 +951,38 @@ def test_data_workers_seed_that_may_be_none(code, expected):
     assert lines("data-workers", "from torch.utils.data import DataLoader\n" + code) == [line + 1 for line in expected]
 
 
+@pytest.mark.parametrize(("code", "expected"), [
+    # a `worker_init_fn` that names nothing seed- or generator-like seeds nothing (Megatron's closes file descriptors)
+    ("def init(_):\n    os.close(3)\n\nl = DataLoader(ds, num_workers=4, worker_init_fn=init)\n", [4]),
+    ("def init(_):\n    helper()\n\ndef helper():\n    random.seed(0)\n\n"
+     "l = DataLoader(ds, num_workers=4, worker_init_fn=init)\n", []),  # seeds through a function of the file
+    ("def init(_):\n    info = get_worker_info()\n    np.random.seed(info.seed % 2**32)\n\n"
+     "l = DataLoader(ds, num_workers=4, worker_init_fn=init)\n", []),
+    ("def init(_):\n    get_worker_info().dataset.rng = np.random.default_rng()\n\n"
+     "l = DataLoader(ds, num_workers=4, worker_init_fn=init)\n", []),  # a generator of its own
+    ("l = DataLoader(ds, num_workers=4, worker_init_fn=imported_init)\n", []),  # not known: trusted
+    ("l = DataLoader(ds, num_workers=4, worker_init_fn=lambda _: None)\n", []),  # not read
+    ("def make(d):\n    return None\n\nl = DataLoader(ds, num_workers=4, worker_init_fn=make(ds))\n", [4]),
+    ("def make(d):\n    return seed_worker\n\nl = DataLoader(ds, num_workers=4, worker_init_fn=make(ds))\n", []),
+])
+def test_data_workers_init_fn_that_seeds_nothing(code, expected):
+    assert lines("data-workers", "from torch.utils.data import DataLoader\n" + code) == [line + 1 for line in expected]
+
+
+def test_data_workers_init_fn_of_a_project_module(tmp_path):
+    """The `worker_init_fn` is read from the project module it is imported from; the message names it."""
+    (tmp_path / "workers.py").write_text("import os\n\n\ndef close_fds(_):\n    os.close(3)\n\n\n"
+                                         "def no_init(dataset):\n    return None\n")
+    code = ("from torch.utils.data import DataLoader\n\nimport workers\nfrom workers import close_fds\n\n"
+            "a = DataLoader(ds, num_workers=4, worker_init_fn=close_fds)\n"
+            "b = DataLoader(ds, num_workers=4, worker_init_fn=workers.no_init(ds))\n")
+    (tmp_path / "train.py").write_text(code)
+    result = lint_source(str(tmp_path / "train.py"), code.encode(), [RULES_BY_NAME["data-workers"]])
+    assert [f.line for f in result.findings] == [6, 7]
+    assert "the `worker_init_fn` given (`close_fds`) seeds no generator" in result.findings[0].message
+    assert "worker_init_fn" not in result.findings[1].message
+
+
 def test_data_workers_fixable_per_finding():
     """msprobe-instrument seeds every loader it reports; DeepSpeed's own loader it cannot reach."""
     code = textwrap.dedent("""\

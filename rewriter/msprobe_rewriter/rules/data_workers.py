@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from msprobe_rewriter import catalogue, opt_in, pinning, project, seeding
 from msprobe_rewriter.conditions import condition_text
@@ -36,6 +37,9 @@ MINDSPORE_MESSAGE = ("{what} runs on several parallel workers: rows keep their o
 DRAWING_METHODS = frozenset({"rand", "randn", "randint", "random", "integers", "uniform", "normal", "choice",
                              "shuffle", "permutation", "sample", "binomial", "poisson"})
 MAX_HELPER_DEPTH = 3  # functions of the file followed from a batch or map function
+# A name in a `worker_init_fn` that may seed something (`np.random.seed`, `default_rng`, `info.seed`, `set_state`).
+SEEDING_WORDS = re.compile(r"seed|rng|random|generator|state", re.IGNORECASE)
+SEEDS_NOTHING = "the `worker_init_fn` given (`{init}`) seeds no generator, and "
 
 
 class DataWorkers(FollowsValues, Rule):
@@ -51,7 +55,9 @@ class DataWorkers(FollowsValues, Rule):
                "or a graph library's loader: PyG's, DGL's, or webdataset's `WebLoader`, which builds one) with "
                "`num_workers` > 0 (or an expression) and neither `generator=` nor `worker_init_fn=` (a name some "
                "assignment sets to None, `init_fn = None` unless a flag is on, counts as none, but not one None only "
-               "without workers; a `**kwargs` dict a project function returns with its keys named, none of them "
+               "without workers; so do a function of the file or project that names nothing seed- or generator-like, "
+               "itself or through the file's functions it calls (Megatron's closes file descriptors), and a call of "
+               "a project function that returns None (SlowFast's `loader_worker_init_fn(dataset)`); a `**kwargs` dict a project function returns with its keys named, none of them "
                "these, hides neither), unless it reads a "
                "torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
                "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers); "
@@ -130,6 +136,10 @@ class DataWorkers(FollowsValues, Rule):
         "from torch.utils.data import DataLoader\n\n\ndef build(dataset, args, worker_init_fn):\n"
         "    maybe_init = worker_init_fn if args.num_workers > 0 else None\n"
         "    return DataLoader(dataset, num_workers=args.num_workers, worker_init_fn=maybe_init)\n",
+        # a `worker_init_fn` that seeds numpy in each worker
+        "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\n\n\ndef seed_worker(worker_id):\n"
+        "    np.random.seed(torch.initial_seed() % 2**32)\n\n\n"
+        "loader = DataLoader(range(10), num_workers=4, worker_init_fn=seed_worker)\n",
         # a project function's dict that may hold a `worker_init_fn` (handed to another call) or names it
         "from torch.utils.data import DataLoader\n\n\ndef loader_kwargs(args):\n    kwargs = {\"batch_size\": 8}\n"
         "    add_seeding(kwargs, args.seed)\n    return kwargs\n\n\ndef seeded_kwargs(init):\n"
@@ -200,6 +210,13 @@ def train(args, net, trainset):
                 lines=(6,)),
         Invalid("from torch.utils.data import DataLoader\n\ntest_loader = DataLoader([1, 2], num_workers=4)\n",
                 lines=(3,), severity="info"),
+        # Megatron's `worker_init_fn` closes file descriptors and seeds nothing; SlowFast's factory returns None.
+        Invalid("import os\n\nfrom torch.utils.data import DataLoader\n\n\ndef no_init(dataset):\n    return None\n\n\n"
+                "def build(dataset, args):\n    def worker_init_fn(_):\n        os.close(3)\n\n"
+                "    maybe = worker_init_fn if args.num_workers > 0 else None\n"
+                "    first = DataLoader(dataset, num_workers=args.num_workers, worker_init_fn=maybe)\n"
+                "    return first, DataLoader(dataset, num_workers=4, worker_init_fn=no_init(dataset))\n",
+                lines=(15, 16)),
         # Without `workers=True`, Lightning leaves the workers' seeds to PyTorch.
         Invalid("import lightning as L\nfrom torch.utils.data import DataLoader\n\nL.seed_everything(42)\n"
                 "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
@@ -258,14 +275,58 @@ def train(args, net, trainset):
         workers = self.data.keyword(node, catalogue.TORCH_WORKER_KEYWORD, positions.get("num_workers"))
         if not _parallel(workers, more_than=0):
             return
+        message = TORCH_MESSAGE
         for given in ("worker_init_fn", "generator"):
             value = self.data.keyword(node, given, positions.get(given))
-            if value is UNKNOWN and self._hidden(node, given) or (
-                    isinstance(value, ast.expr) and not self._may_be_none(value, workers)):
+            if value is UNKNOWN and self._hidden(node, given):
                 return
+            if isinstance(value, ast.expr) and not self._may_be_none(value, workers):
+                if given == "generator" or not self._seeds_nothing(value, node):
+                    return
+                message = SEEDS_NOTHING.format(init=ast.unparse(value)) + TORCH_MESSAGE
         if self.data.draws_nothing(self.data.keyword(node, "dataset", 0)):
             return  # `DataLoader(ImageFolder(valdir, Compose([Resize(256), CenterCrop(224), ToTensor()])))`
-        self.torch_reports.append((self.data.site(node), TORCH_MESSAGE, workers, None))
+        self.torch_reports.append((self.data.site(node), message, workers, None))
+
+    def _seeds_nothing(self, value: ast.expr, at: ast.AST) -> bool:
+        """Whether a `worker_init_fn` is known to seed nothing: every function it can be (through names, `a if c
+        else b`, `partial(f, ...)`) is one of the file or the project that names nothing seed- or generator-like,
+        itself or through the file's functions it calls (Megatron's closes the workers' GPU file descriptors)."""
+        functions = self._worker_functions(value, at)
+        own = {item.name: item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES)}
+        return bool(functions) and None not in functions and not any(
+            _may_seed(function, own, MAX_HELPER_DEPTH) for function in functions)
+
+    def _worker_functions(self, value: ast.expr, at: ast.AST) -> list[ast.AST | None]:
+        """The functions a `worker_init_fn` value can be; None in the list for one that is not known."""
+        if isinstance(value, ast.IfExp):
+            return [*self._worker_functions(value.body, at), *self._worker_functions(value.orelse, at)]
+        if isinstance(value, ast.Call) and self.ctx.imports.resolve_any(value.func) == "functools.partial" and value.args:
+            return self._worker_functions(value.args[0], at)
+        if constant(value) is None:
+            return []
+        if isinstance(value, ast.Name):
+            scope = self.ctx.current_def()
+            nested = [child for holder in ([scope, *own_nodes(scope)] if scope else [])
+                      for child in ast.iter_child_nodes(holder)
+                      if isinstance(child, FUNCTION_TYPES) and child.name == value.id]
+            if nested:
+                return nested[-1:]
+            bound = self.values.bindings.bound(value.id, at)
+            if bound:
+                return [item for held in bound for item in (
+                    self._worker_functions(held, at) if isinstance(held, ast.expr) else [None])]
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            return [self._project_function(ast.Call(func=value, args=[], keywords=[]))]
+        return [None]
+
+    def _project_function(self, call: ast.Call) -> ast.AST | None:
+        """The function of this file or of a project module that `call` runs; None for anything else."""
+        if self._project is None:
+            tree = self.ctx.tree
+            self._project = ({item.name: item for item in tree.body if isinstance(item, FUNCTION_TYPES)},
+                             project.file_folder(self.ctx.path), project.local_imports(project.import_statements(tree.body)))
+        return pinning.called_function(call, *self._project)[0]
 
     def _hidden(self, node: ast.Call, name: str) -> bool:
         """Whether keyword `name` may hide in a `**mapping` of `node` we cannot see into: not when each is a name
@@ -287,11 +348,7 @@ def train(args, net, trainset):
     def _returned_keys(self, call: ast.Call) -> set[str] | None:
         """The keys of the dicts the project function `call` calls returns (literals, or names it fills by
         keys it names); None when they cannot be read."""
-        if self._project is None:
-            tree = self.ctx.tree
-            self._project = ({item.name: item for item in tree.body if isinstance(item, FUNCTION_TYPES)},
-                             project.file_folder(self.ctx.path), project.local_imports(project.import_statements(tree.body)))
-        function, _ = pinning.called_function(call, *self._project)
+        function = self._project_function(call)
         returned = [node.value for node in own_nodes(function) if isinstance(node, ast.Return)] if function else []
         keys: set[str] = set()
         for value in returned or [None]:
@@ -313,6 +370,8 @@ def train(args, net, trainset):
         if isinstance(value, ast.Name):
             return any(isinstance(bound, ast.expr) and self._may_be_none(bound, workers)
                        for bound in self.values.bindings.bound(value.id, value))
+        if isinstance(value, ast.Call) and (function := self._project_function(value)) is not None:
+            return _returns_none(function)  # SlowFast's `loader_worker_init_fn(dataset)`, which returns None
         return constant(value) is None
 
     def _zoo_loader(self, node: ast.Call, qualified: str) -> None:
@@ -395,6 +454,27 @@ def _fixable(call: ast.Call) -> bool | None:
     """False for a MindSpore call msprobe-instrument leaves: one whose worker count may hide in `*args`/`**kwargs`."""
     hidden = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
     return False if hidden and keyword(call, catalogue.MINDSPORE_WORKER_KEYWORD) is None else None
+
+
+def _returns_none(function: ast.AST) -> bool:
+    """Whether a function may return None: a bare `return`, `return None`, or no `return` with a value at all."""
+    returned = [node.value for node in own_nodes(function) if isinstance(node, ast.Return)]
+    return not any(value is not None for value in returned) or any(
+        value is None or constant(value) is None for value in returned)
+
+
+def _may_seed(function: ast.AST, functions: dict[str, ast.AST], depth: int) -> bool:
+    """Whether a function names anything seed- or generator-like (a call, an attribute, a name), itself or through
+    the file's functions it calls (`depth` deep; deeper counts as seeding)."""
+    for node in ast.walk(function):
+        word = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+        if SEEDING_WORDS.search(word):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions \
+                and functions[node.func.id] is not function \
+                and (depth <= 1 or _may_seed(functions[node.func.id], functions, depth - 1)):
+            return True
+    return False
 
 
 def _seeds_workers(call: ast.Call, qualified: str) -> bool:

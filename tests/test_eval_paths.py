@@ -45,6 +45,14 @@ def test_functions_that_also_train_keep_their_severity(name):
     assert severities("train.py", source) == {"warning"}
 
 
+@pytest.mark.parametrize(("name", "severity"), [("is_valid_field", "warning"), ("check_valid_boxes", "warning"),
+                                               ("valid_mask", "warning"), ("valid_epoch", "info"), ("valid", "info")])
+def test_functions_testing_what_is_valid_are_not_evaluation(name, severity):
+    """audiocraft's `is_valid_field` drops text fields at random in a training dataset: "valid" means allowed."""
+    source = f"from torch.utils.data import DataLoader\n\n\ndef {name}(data):\n    return DataLoader(data, shuffle=True)\n"
+    assert severities("train.py", source) == {severity}
+
+
 def test_a_script_training_in_train_eval_needs_seeding():
     """mindspore models PL_FGSA: the training loop is in `train_eval`, and nothing seeds."""
     source = ("from mindspore import nn\n\n\ndef train_eval(data):\n    model = nn.Dense(4, 2)\n"

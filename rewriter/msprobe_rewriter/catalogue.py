@@ -1511,6 +1511,13 @@ ENTROPY_RESEEDERS: dict[str, str] = {
     **dict.fromkeys(("mindspore.seed", "mindspore.common.seed", "mindspore.common.generator.seed"),
                     "mindspore-generator"),
 }
+# Default generators, whose own bare `.seed()` reseeds them from OS entropy (`torch.cuda.default_generators[i].seed()`):
+# name (a generator, or a tuple of them per device) -> generator family.
+DEFAULT_GENERATORS: dict[str, str] = {
+    "torch.default_generator": "torch", "torch.random.default_generator": "torch",
+    "torch.cuda.default_generators": "torch-accelerator", "torch.npu.default_generators": "torch-accelerator",
+    "torch_npu.npu.default_generators": "torch-accelerator",
+}
 # Names of functions that reseed from entropy by contract (`torch.seed`, `Generator.seed`): the seeding
 # calls inside their implementations (in torch-like libraries) are not reported.
 RESEEDER_FUNCTION_NAMES = frozenset(name.rpartition(".")[2] for name in ENTROPY_RESEEDERS)

@@ -48,7 +48,12 @@ _SCALAR_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "kind", "con
 # Functions, loaders and datasets whose names say "evaluation only" (post-processing of predictions too: detectron2's
 # `sem_seg_postprocess`): their findings drop to info. A name that also says it trains (`train_eval`,
 # `train_and_evaluate`, `fit_and_test`) is not evaluation only.
-EVAL_NAME = re.compile(r"^(?!.*(?:^|_)(?:train|training|fit)(?:_|$))(?:.*_)?"
+# Not a name that tests or picks what is allowed: `is_valid_field` in a training dataset (audiocraft),
+# `check_valid_boxes`, `valid_mask`; `valid_epoch`, `valid_step` and `valid` do evaluate.
+_VALID_PREDICATE = (r"(?!.*(?:^|_)(?:is|are|has|check|ensure|assert|filter|keep)_valid(?:_|$))"
+                    r"(?!.*(?:^|_)valid_(?:masks?|inds?|indices|ids?|fields?|keys?|box|boxes|regions?|pixels?|points?"
+                    r"|tokens?|len|length|range)(?:_|$))")
+EVAL_NAME = re.compile(r"^(?!.*(?:^|_)(?:train|training|fit)(?:_|$))" + _VALID_PREDICATE + r"(?:.*_)?"
                        r"(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference|postprocess"
                        r"|postprocessing)(_|$)", re.IGNORECASE)
 

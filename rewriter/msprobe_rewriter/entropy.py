@@ -98,7 +98,7 @@ class _Tracer(AssignmentTracer):
         super().note_call(call)
         if self.ctx.callee_name(call.node) in CALLEE_NAMES or _named_like_seeder(call.node):
             self.calls.append(call)
-            if self.ctx.imports.resolve_any(call.node.func) in catalogue.ENTROPY_RESEEDERS:
+            if reseeded_family(self.ctx, call.node) is not None:
                 self.reseeds.append(call)
 
     def defaults(self, node: ast.expr) -> object:
@@ -217,7 +217,7 @@ class _Tracer(AssignmentTracer):
             return Origin(call, f"{line}, which returns {returned.description}")
         if qualified in catalogue.ENTROPY_SOURCES:
             return Origin(call, f"{line}, {catalogue.ENTROPY_SOURCES[qualified]}")
-        if qualified in catalogue.ENTROPY_RESEEDERS:
+        if reseeded_family(self.ctx, call) is not None:
             return Origin(call, f"{line}, which reseeds from OS entropy")
         if qualified in catalogue.INITIAL_SEED_READERS:
             reseed = self._reseeded_before(call, catalogue.INITIAL_SEED_READERS[qualified], scopes)
@@ -283,7 +283,7 @@ class _Tracer(AssignmentTracer):
         if function in facts.worker_init:
             return None  # inside a DataLoader worker it reads the per-worker seed, derived from the base seed
         events = [(start(r.node), r.node) for r in self.reseeds
-                  if catalogue.ENTROPY_RESEEDERS[self.ctx.imports.resolve_any(r.node.func)] == family
+                  if reseeded_family(self.ctx, r.node) == family
                   and self.runs(r.guards, r.scopes) is not False]
         events += [(start(e.node), None) for e in facts.effects
                    if family in e.summary.families and facts.skipping_guard(e) is None]
@@ -408,6 +408,17 @@ def _sets_config_field(tree: ast.Module, fields: tuple[str, ...]) -> bool:
             if any(node.value == field or node.value.startswith(field + "=") for field in fields):
                 return True
     return False
+
+
+def reseeded_family(ctx: FileContext, call: ast.Call) -> str | None:
+    """The generator family a call reseeds from OS entropy: `torch.seed()`, `torch.cuda.seed()`, ..., or a default
+    generator's own bare `.seed()` (`torch.cuda.default_generators[i].seed()`); else None."""
+    family = catalogue.ENTROPY_RESEEDERS.get(ctx.imports.resolve_any(call.func) or "")
+    func = call.func
+    if family is not None or not (isinstance(func, ast.Attribute) and func.attr == "seed") or call.args or call.keywords:
+        return family
+    receiver = func.value.value if isinstance(func.value, ast.Subscript) else func.value
+    return catalogue.DEFAULT_GENERATORS.get(ctx.imports.resolve_any(receiver) or "")
 
 
 def _returned_values(function: ast.AST) -> list[ast.expr]:

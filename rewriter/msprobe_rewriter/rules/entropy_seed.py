@@ -21,7 +21,8 @@ class EntropySeed(Rule):
                "(`random.seed()`, `np.random.seed(None)`, an argparse option, also one a project function given "
                "the parser defines, or a dataclass field tyro parses, defaulting to None), or comes from a "
                "clock (`time.time()`, `datetime.now()`), an entropy source (`os.urandom`, `secrets`, `uuid4()`, "
-               "`os.getpid()`, `random.SystemRandom()`), `torch.seed()`, `torch.initial_seed()` after "
+               "`os.getpid()`, `random.SystemRandom()`), `torch.seed()` (or a default generator's own `.seed()`: "
+               "`torch.cuda.default_generators[i].seed()`), `torch.initial_seed()` after "
                "`torch.seed()`, a `random` / `np.random` / torch draw (torch's without `generator=`) made before those "
                "generators are seeded (torch's default generators start from OS entropy too), or the "
                "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`), and a library setup "
@@ -326,6 +327,17 @@ torch.seed()
 seed = np.random.randint(0, 10000)
 torch.manual_seed(seed)
 """, lines=(4, 6)),
+        # A default generator's own bare `.seed()` reseeds it from OS entropy (SlowFast's reversible MViT).
+        Invalid("""\
+import torch
+
+
+def block_seed(device):
+    return torch.cuda.default_generators[device].seed()
+
+
+torch.manual_seed(torch.default_generator.seed())
+""", lines=(5, 8)),
         Invalid("""\
 import argparse
 

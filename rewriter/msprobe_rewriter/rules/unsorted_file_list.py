@@ -13,6 +13,8 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 LISTING_FUNCTIONS = frozenset({"os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob"})
 # pathlib.Path's listing methods (fsspec's and tf.io.gfile's `glob` do not sort either).
 LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
+# Paths into an archive: they list its members in the order the archive stores them, the same on every machine.
+ARCHIVE_PATHS = frozenset({"zipfile.Path", "zipfile._path.Path"})
 LISTING_NAMES = LISTING_METHODS | {name.rpartition(".")[2] for name in LISTING_FUNCTIONS}
 LISTING_MESSAGE = ("`{call}` lists files in the file system's order, which differs between machines and copies of the "
                    "data, so sample i is another file on the other side: {fix}")
@@ -51,7 +53,7 @@ class UnsortedFileList(Rule):
                "dataset or loader, and one returned by a function that builds a file list (`get_image_paths`, "
                "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()`, also later in the "
                "function, or the list collected from it), or only counted, tested or searched (`len`, `in`, "
-               "`set`, `if os.listdir(d)`), is not flagged; `with os.scandir(d) as entries:` is followed through `entries`.")
+               "`set`, `if os.listdir(d)`), is not flagged, nor is a path into a zip archive (`zipfile.Path(zf).iterdir()`: the archive's stored order); `with os.scandir(d) as entries:` is followed through `entries`.")
     why = ("Directory listings come in the order the file system stores its entries: on ext4 a hash order, on other "
            "file systems creation order, and it changes when a dataset is copied to another machine. Index i of a "
            "dataset built from it is then another file, so a seeded shuffle, a fixed `shuffle=False` order and a "
@@ -105,6 +107,21 @@ def get_image_paths(root):
         for name in names:
             paths.append(os.path.join(folder, name))
     return sorted(paths)
+""",
+        # A path into a zip archive lists the members in the archive's stored order (audiocraft's cache).
+        """\
+import zipfile
+
+import torch
+
+
+class Cached(torch.utils.data.Dataset):
+    def __init__(self, archive):
+        root = zipfile.Path(zipfile.ZipFile(archive))
+        self.items = list(root.iterdir())
+
+    def __getitem__(self, index):
+        return self.items[index]
 """,
         # dinov2's ImageNet22k: a scandir bound by `with`, collected, then sorted.
         """\
@@ -195,6 +212,8 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
                 return
             label = qualified
         elif isinstance(func, ast.Attribute) and func.attr in LISTING_METHODS:
+            if self._archive_path(func.value):
+                return
             module = self.ctx.imports.resolve_any(func)  # `glob.glob`: the module, not a Path's method
             label = module if module in LISTING_FUNCTIONS else f"Path.{func.attr}"
         else:
@@ -336,6 +355,15 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
     def _builds_file_list(self, scope: ast.AST) -> bool:
         return (isinstance(scope, FUNCTION_TYPES) and DATA_FUNCTION.search(scope.name) is not None
                 and NOT_DATA_FUNCTION.search(scope.name) is None)
+
+    def _archive_path(self, receiver: ast.expr) -> bool:
+        """Whether a listing method's receiver is a path into an archive (`zipfile.Path(zf)`, or a name the scope
+        binds only to one): its members come in the archive's stored order, and `sorted` would fail on them."""
+        if isinstance(receiver, ast.Name):
+            bound = [node.value for node in walk_scope(self._scope()) if isinstance(node, ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == receiver.id for t in node.targets)]
+            return bool(bound) and all(self._archive_path(value) for value in bound)
+        return isinstance(receiver, ast.Call) and self.ctx.imports.resolve_any(receiver.func) in ARCHIVE_PATHS
 
     def _scope(self) -> ast.AST:
         for node in reversed(self.ctx.ancestors):

@@ -539,6 +539,15 @@ def test_random_augmentation_in_a_multi_view_class_the_file_defines_is_left_with
     assert any("`Augmentation` applies a transform several times" in note for note in notes), notes
 
 
+def test_a_collator_drawing_per_sample_is_no_multi_view_wrapper():
+    """ijepa's `MaskCollator` samples a block mask for each sample of the batch: not views of one image."""
+    code = ("import torch\n\n\nclass MaskCollator:\n    def __call__(self, batch):\n"
+            "        return [self._mask(len(batch)) for _ in range(len(batch))]\n\n"
+            "    def _mask(self, n):\n        return torch.randint(0, n, (1,))\n")
+    _, notes = instrument_text("/project/masks.py", code, only("random-augment"))
+    assert not any("applies a transform several times" in note for note in notes), notes
+
+
 def test_detectron2_flips_never_crops_go_and_resizes_drawing_a_size_are_left_with_a_note():
     """DiffusionDet's mapper: `RandomFlip` takes `prob`; detectron2 has no centre crop; a resize drawing its size
     is kept (without it the images keep the size they were read at)."""

@@ -284,6 +284,9 @@ class FileContext:
             info.steps |= steps
             if callee_name:
                 info.called.add(callee_name)
+            # a function handed to a call in the loop runs there too (ijepa's `gpu_timer(train_step)`)
+            info.called.update(arg.id for arg in (*call.args, *(kw.value for kw in call.keywords))
+                               if isinstance(arg, ast.Name))
         elif function is None:
             self.module_level_steps |= steps
             if callee_name:

@@ -147,6 +147,9 @@ class _Collector:
             self.trains.append((call, function, "mindspore", True))
         elif isinstance(call.func, ast.Attribute) and target_name(call.func.value) is not None:
             self.method_calls.append(_Step(call, loop, function, conditional))
+        if loop is not None:  # a function handed to a call in a loop runs there: ijepa's `gpu_timer(train_step)`
+            self.calls.extend((arg.id, loop, function, conditional, call) for arg in (*call.args, *(
+                keyword.value for keyword in call.keywords)) if isinstance(arg, ast.Name))
 
     def _trainer(self, call: ast.Call) -> tuple[str, bool] | None:
         """(library, takes `callbacks=`) when `call` constructs a Hugging Face or Lightning trainer, a subclass of
@@ -279,10 +282,10 @@ def _skips_before(loop: ast.AST, statement: ast.AST) -> bool:
     body = loop.body
     earlier = body[:body.index(statement)] if statement in body else []
     return any(isinstance(node, ast.If) and _counts(node.test)
-               and any(isinstance(inner, ast.Continue) for inner in _same_loop(node.body)) for node in _same_loop(earlier))
+               and any(isinstance(inner, ast.Continue) for inner in same_loop(node.body)) for node in same_loop(earlier))
 
 
-def _same_loop(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
+def same_loop(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
     """`statements` and the statements nested in them, not those of a nested loop or function."""
     todo = list(statements)
     while todo:

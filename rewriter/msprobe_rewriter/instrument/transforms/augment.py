@@ -53,6 +53,8 @@ from msprobe_rewriter.rules import RULES_BY_NAME
 
 CONTAINERS = (cst.List, cst.Tuple)
 PIPELINE_MODULES = (*catalogue.TORCHVISION_TRANSFORM_MODULES, *catalogue.MINDSPORE_TRANSFORM_MODULES)
+# First parameters of a `__call__` that collates: it is given the list of samples of a batch.
+BATCH_PARAMETERS = frozenset({"batch", "samples", "examples", "features", "instances", "data_list"})
 
 
 class RandomAugment(Transform):
@@ -391,7 +393,15 @@ def _multi_view_wrappers(unit: Unit, lines: list[int]) -> list[str]:
                and any(cls.lineno <= line <= (cls.end_lineno or cls.lineno) for line in lines)]
     views = [cls for cls in built if _applies_repeatedly(cls, ("__call__",))]
     views += [cls for cls in holding if _applies_repeatedly(cls, ("__call__", "forward"))]
-    return list(dict.fromkeys(cls.name for cls in views))
+    return list(dict.fromkeys(cls.name for cls in views if not _collates(cls)))
+
+
+def _collates(cls: ast.ClassDef) -> bool:
+    """Whether a class collates a batch (named for it, or its `__call__` takes a batch): a draw per sample there
+    is no view of one image (ijepa's `MaskCollator` samples a mask per sample)."""
+    call = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "__call__"), None)
+    first = call.args.args[1].arg if call is not None and len(call.args.args) > 1 else ""
+    return "collat" in cls.name.lower() or first in BATCH_PARAMETERS
 
 
 def _applies_repeatedly(cls: ast.ClassDef, methods: tuple[str, ...]) -> bool:

@@ -107,7 +107,8 @@ class Debugger(Transform):
         "(`train_one_epoch(model, ...)`, or `task = state.task` from its parameters) it is created at module level "
         "instead, so it exists once. "
         "The loop body's checks that skip an iteration before it trains (`if step < resume_step: continue`, as "
-        "resumed runs skip the batches done) stay before `start`: a skipped iteration is not captured and takes no "
+        "resumed runs skip the batches done, also nested in another `if`: `if resume:` / `if i < done: continue`) "
+        "stay before `start`: a skipped iteration is not captured and takes no "
         "step, so step N is the same batch in a resumed run as in one from the start. The window ends after "
         "the statement that steps (and its logging), before the first one after it that does work between steps, "
         "named for it: validation, evaluation, checkpoint saving, step-end callbacks (fairseq's `validate_and_save(...)`, "
@@ -609,8 +610,10 @@ class Debugger(Transform):
             return False
         if train.library == "mindspore":
             sinking = nodes.argument(node, "dataset_sink_mode", 3)
-            if sinking is not None and not (isinstance(sinking.value, cst.Name) and sinking.value.value == "False"):
-                unit.note(train.call.lineno, "dataset_sink_mode may be on: with data sinking (Ascend, GPU) Model.train "
+            literal = sinking.value.value if sinking is not None and isinstance(sinking.value, cst.Name) else None
+            if sinking is not None and literal != "False":
+                state = "is on" if literal == "True" else "may be on"
+                unit.note(train.call.lineno, f"dataset_sink_mode {state}: with data sinking (Ascend, GPU) Model.train "
                           "runs a sink of steps between two step callbacks, so a dump would cover them all; pass "
                           "dataset_sink_mode=False while debugging")
         elif train.library == "mindformers":
@@ -872,9 +875,10 @@ def _window(unit: Unit, loop, node: cst.CSTNode) -> tuple[int, int]:
 
 
 def _skips(unit: Unit, statement: ast.stmt, stepping: tuple[ast.AST, ...]) -> bool:
-    """Whether `statement` is a check that ends the iteration before it trains (`if step < resume_step: continue`)."""
-    return (isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Continue)
-            and not _trains(unit, statement, stepping))
+    """Whether `statement` is a check that ends the iteration before it trains (`if step < resume_step: continue`,
+    also nested: TinyLlama's `if resume:` / `if curr_iter < initial_iter: ... continue` / `else: resume = False`)."""
+    return (isinstance(statement, ast.If) and not _trains(unit, statement, stepping)
+            and any(isinstance(node, ast.Continue) for node in loops.same_loop([statement])))
 
 
 def _between_steps(unit: Unit, statement: ast.stmt) -> bool:

@@ -151,3 +151,28 @@ def test_an_overlay_on_a_pretrained_model_says_what_the_missing_keys_keep():
     assert [(line, severity) for line, severity, _ in found] == [(8, "info"), (9, "info"), (11, "warning")]
     assert "from_pretrained" in found[1][2] and "keep the weights that loaded" in found[1][2]
     assert "random initialisation" not in found[0][2] + found[1][2]
+
+
+LOAD_RETURNING_KEYS = """\
+    import torch
+
+
+    def load_checkpoint(model, path):
+        msg = model.load_state_dict(torch.load(path), strict=False)
+        return model, msg
+
+"""
+
+
+@pytest.mark.parametrize(("caller", "severity"), [
+    # BLIP's `blip_nlvr`: the caller only prints the keys returned
+    ("def build(model, path):\n    model, msg = load_checkpoint(model, path)\n    print(msg.missing_keys)\n"
+     "    return model\n", "warning"),
+    # BLIP's `blip_decoder`: the caller asserts nothing is missing
+    ("def build(model, path):\n    model, msg = load_checkpoint(model, path)\n"
+     "    assert len(msg.missing_keys) == 0\n    return model\n", "info"),
+    ("", "info"),  # no caller in the file: the callers elsewhere may check them
+])
+def test_keys_returned_to_the_caller_count_as_checked_where_the_caller_checks_them(caller, severity):
+    found = lint(LOAD_RETURNING_KEYS + textwrap.indent(caller, "    "))
+    assert [(line, found_severity) for line, found_severity, _ in found] == [(5, severity)]

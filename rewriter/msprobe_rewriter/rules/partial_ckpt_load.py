@@ -28,6 +28,9 @@ FALLBACK_NOTE = (" (a fallback after a strict load of the same checkpoint failed
 # Calls that only show a value: passing the missing keys to them is no check.
 REPORTING_CALLS = frozenset({"print", "info", "warning", "warn", "debug", "log", "error", "write", "echo", "format",
                              "pprint", "str", "repr", "len"})
+# A network's methods listing its parameters (to compare their names with a checkpoint's keys).
+PARAMETER_LISTINGS = frozenset({"parameters_and_names", "parameters_dict", "get_parameters", "trainable_params",
+                                "named_parameters", "state_dict"})
 MS_UNCHECKED = ("`{call}` skips the parameters it cannot find in the checkpoint and only logs a warning naming "
                 "them (`strict_load=True` does not change that): take the `param_not_load` list "
                 "`load_param_into_net` returns and check that it is empty")
@@ -74,7 +77,7 @@ class PartialCkptLoad(Rule):
                "`utils.load_state_dict` (not buffers the model computes from its configuration, Swin's "
                "`relative_position_index` or `attn_mask`, nor a tensor the function has just filled with a constant); MindSpore `load_param_into_net` whose result (the parameters it did not "
                "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards) or only printed or "
-               "logged, keys popped or deleted from the dict it loads, and `load_checkpoint` with "
+               "logged (unless the function then lists the network's parameters and raises: a comparison by hand), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
                "`choice_func=`/`filter_prefix=`/`specify_prefix=` whose dict goes into a network (not resume counters read "
                "by name, nor a `filter_prefix=` that leaves out only optimizer and loop state, `learning_rate`, "
                "`global_step`, `moments`, ...), or with `net=` (it loads into the network "
@@ -158,6 +161,19 @@ def load(model, state_dict):
 def load_returning(model, state_dict):
     not_loaded = load_param_into_net(model, state_dict)
     return not_loaded
+""",
+        # mindediting's wrapper compares the network's parameter names with the checkpoint's itself, and raises.
+        """\
+import mindspore as ms
+
+
+def load(model, path):
+    params = ms.load_checkpoint(path)
+    ms.load_param_into_net(model, params)
+    names = [param.name for _, param in model.parameters_and_names()]
+    missing = [name for name in names if name not in params]
+    if missing:
+        raise RuntimeError(f"not in the checkpoint: {missing}")
 """,
         # MindSpeed's override: a literal False where the caller's own `strict` is false is the caller's decision.
         """\
@@ -553,41 +569,78 @@ def restore(net, path):
 
     def _check_load_param(self, node: ast.Call) -> None:
         assigned = bool(self.ctx.ancestors) and isinstance(self.ctx.ancestors[-1], ast.Assign)
-        if self._result_dropped() or assigned and not self._result_checked():  # never looked at, or only printed
+        unchecked = self._result_dropped() or assigned and not self._result_checked()  # never looked at, or printed
+        if unchecked and not self._checked_by_hand(node):
             self.report(node, MS_UNCHECKED.format(call="load_param_into_net"))
         self._report_removed(self._take_removed([argument(node, 1, "parameter_dict")]))
+
+    def _checked_by_hand(self, node: ast.Call) -> bool:
+        """Whether the function lists the network's parameters after the load and raises (mindediting's wrapper
+        compares their names with the checkpoint's keys itself)."""
+        net = argument(node, 0, "net")
+        later = [inner for inner in ast.walk(self._function_or_module()) if getattr(inner, "lineno", 0) > node.lineno]
+        return net is not None and any(isinstance(inner, ast.Raise) for inner in later) and any(
+            isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr in PARAMETER_LISTINGS and ast.dump(inner.func.value) == ast.dump(net) for inner in later)
 
     def _result_checked(self) -> bool:
         """Whether the keys the call being visited returns are checked: the names it is assigned to (or that
         those are unpacked into) are read in an `assert`, an `if` test (whose branches do more than print or log),
         a `while` test, passed to a call that does not
         only print or log them (torchtune's `validate_missing_and_unexpected_for_lora(base_missing=...)`), or
-        returned to the caller."""
-        parent = self._result_holder()
-        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+        returned to the caller: one that checks them, where the file's own calls of its function are all there is
+        to see (BLIP's `blip_nlvr` only prints the `msg` that `load_checkpoint` returns), else any."""
+        return self._checked(self._result_holder(), self._function_or_module(), follow_returns=True)
+
+    def _checked(self, holder: ast.AST | None, scope: ast.AST, follow_returns: bool,
+                 positions: frozenset[int] | None = None) -> bool:
+        """Whether the names `holder` (an assignment) binds, only those at `positions` of a tuple target when
+        given, are checked later in `scope` (see `_result_checked`)."""
+        if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1):
             return False
-        target = parent.targets[0]
+        target = holder.targets[0]
+        if positions is not None and isinstance(target, ast.Tuple):
+            target = ast.Tuple(elts=[item for index, item in enumerate(target.elts) if index in positions])
         names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and n.id != "_"}
-        scope = self._function_or_module()
         for node in ast.walk(scope):  # `missing, unexpected = msgs`: those names hold them too
             if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names
-                    and node.lineno >= parent.end_lineno):
+                    and node.lineno >= holder.end_lineno):
                 names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         for node in ast.walk(scope):
             if isinstance(node, ast.If) and _only_reports(node.body) and _only_reports(node.orelse):
                 continue  # `if len(missing) > 0: print(missing)` shows them, and the load goes on
+            returned = isinstance(node, (ast.Return, ast.Yield)) and node.value is not None
             if isinstance(node, (ast.Assert, ast.If, ast.While)):
                 tested = node.test
-            elif isinstance(node, (ast.Return, ast.Yield)) and node.value is not None:
+            elif returned:
                 tested = node.value  # handed to the caller, who may check them
             elif isinstance(node, ast.Call) and self.ctx.callee_name(node) not in REPORTING_CALLS:
                 tested = ast.Tuple(elts=[*node.args, *(kw.value for kw in node.keywords)])
             else:
                 continue
-            if getattr(node, "lineno", 0) >= parent.end_lineno and any(
+            if getattr(node, "lineno", 0) >= holder.end_lineno and any(
                     isinstance(n, ast.Name) and n.id in names for n in ast.walk(tested)):
-                return True
+                return not (returned and follow_returns) or self._callers_check(scope, tested, names)
         return False
+
+    def _callers_check(self, function: ast.AST, returned: ast.expr, names: set[str]) -> bool:
+        """Whether the callers of a module-level `function` returning the keys in `returned` check them: any
+        caller, when the file calls it; True when it does not (its callers are elsewhere, unseen)."""
+        tree = self.ctx.tree
+        if function not in tree.body:
+            return True
+        parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                 and node.func.id == getattr(function, "name", None)]
+        positions = frozenset(index for index, item in enumerate(returned.elts) if any(
+            isinstance(n, ast.Name) and n.id in names for n in ast.walk(item))) if isinstance(returned, ast.Tuple) else None
+        for call in calls:
+            holder, scope = parents.get(id(call)), call
+            while scope is not tree and not isinstance(scope, FUNCTION_TYPES):
+                scope = parents[id(scope)]
+            if self._checked(holder, scope, follow_returns=False, positions=positions):
+                return True
+        return not calls
 
     def _result_dropped(self) -> bool:
         """Whether the call being visited has its result (or the first item of it) thrown away: a bare

@@ -51,7 +51,7 @@ class UnsortedFileList(Rule):
                "from torch's data classes, or with a `__getitem__`), one that is shuffled, sampled or split by "
                "position (`random.shuffle(files)`, `files[:n_train]`, `train_test_split(files)`), one handed to a "
                "dataset or loader, and one returned by a function that builds a file list (`get_image_paths`, "
-               "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()`, also later in the "
+               "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()` (not another list sorted in a loop over it), also later in the "
                "function, or the list collected from it), or only counted, tested or searched (`len`, `in`, "
                "`set`, `if os.listdir(d)`), is not flagged, nor is a path into a zip archive (`zipfile.Path(zf).iterdir()`: the archive's stored order); `with os.scandir(d) as entries:` is followed through `entries`.")
     why = ("Directory listings come in the order the file system stores its entries: on ext4 a hash order, on other "
@@ -194,6 +194,26 @@ def list_audio_files(root):
 
 clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffle=False)
 """, lines=(9, 15)),
+        # mindediting's GoPro: each folder's frames are sorted, the folders themselves are not.
+        Invalid("""\
+import os
+
+import torch
+
+
+class Videos(torch.utils.data.Dataset):
+    def __init__(self, root):
+        folders = [os.path.join(root, name) for name in os.listdir(root)]
+        self.frames = []
+        for folder in folders:
+            names = os.listdir(folder)
+            names.sort()
+            for name in names:
+                self.frames.append(os.path.join(folder, name))
+
+    def __getitem__(self, index):
+        return self.frames[index]
+""", lines=(8,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -290,15 +310,17 @@ clips = ds.GeneratorDataset(list(Path("clips").rglob("*.wav")), ["path"], shuffl
     def _loop_reach(self, loop: ast.For | ast.AsyncFor, scope: ast.AST, depth: int) -> int:
         """A loop over a listing: its order reaches what the loop collects (or yields)."""
         reach = FREE
+        targets = {name.id for name in ast.walk(loop.target) if isinstance(name, ast.Name)}
         for node in (n for statement in loop.body for n in walk_scope(statement)):
             if isinstance(node, (ast.Yield, ast.YieldFrom)):
                 reach = max(reach, DATA if self._builds_file_list(scope) else ORDERED)
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sort"
-                  and isinstance(node.func.value, ast.Name)):
-                return FREE  # `dirs.sort()` in an os.walk loop: the author orders the walk
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ACCUMULATES:
-                owner = node.func.value
-                key = _key(owner)
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id in targets):
+                return FREE  # `dirs.sort()` in an os.walk loop: the author orders the walk (not another list)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ACCUMULATES
+                  or isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)  # `files += [...]` too
+                  and isinstance(node.value, (ast.List, ast.ListComp, ast.Tuple))):
+                key = _key(node.func.value if isinstance(node, ast.Call) else node.target)
                 reach = max(reach, self._name_reach(key, loop, scope, depth) if key is not None else ORDERED)
         return reach
 

@@ -25,7 +25,8 @@ MINDSPORE_UNSEEDED = ("this MindSpore `Generator` is never seeded: it ignores `m
                       "`mindspore.set_seed` and starts from seed 0, like every other one; call `.manual_seed(seed)` "
                       "on it")
 OPERATOR_UNSEEDED = ("`{name}` with {seeds} is seeded afresh in every run, even after `mindspore.set_seed`: "
-                     "{fix}")
+                     "{fix} (on Ascend, where MindSpore ignores the seeds of most random operators, draw on the host "
+                     "with seeded NumPy and copy the result to the device)")
 
 
 class UnseededGenerator(Rule):

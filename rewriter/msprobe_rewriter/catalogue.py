@@ -966,6 +966,23 @@ TE_DROPOUT_MODULES: dict[str, dict[str, tuple[int, float]]] = {
     **dict.fromkeys(("transformer_engine.pytorch.TransformerLayer",
                      "transformer_engine.pytorch.transformer.TransformerLayer"), _TE_LAYER),
 }
+# Attention kernels outside torch that drop attention weights inside their own CUDA kernel, which no dropout patching
+# reaches: name -> (position, keyword) of the drop probability (default 0, or required). FlashAttention 2's
+# functions (flash_attn/flash_attn_interface.py, also exported by the package), its 1.x `flash_attn_unpadded_*`
+# names, and xformers' `memory_efficient_attention(query, key, value, attn_bias=None, p=0.0, ...)`.
+_FLASH_ATTN_DROPOUT = {"flash_attn_func": 3, "flash_attn_qkvpacked_func": 1, "flash_attn_kvpacked_func": 2,
+                       "flash_attn_varlen_func": 7, "flash_attn_varlen_qkvpacked_func": 3,
+                       "flash_attn_varlen_kvpacked_func": 6}
+_FLASH_ATTN_1_DROPOUT = {"flash_attn_unpadded_func": 7, "flash_attn_unpadded_qkvpacked_func": 3,
+                         "flash_attn_unpadded_kvpacked_func": 6}
+KERNEL_ATTENTION_DROPOUT: dict[str, tuple[int, str]] = {
+    **{f"{module}.{name}": (position, "dropout_p") for module in ("flash_attn", "flash_attn.flash_attn_interface")
+       for name, position in _FLASH_ATTN_DROPOUT.items()},
+    **{f"flash_attn.flash_attn_interface.{name}": (position, "dropout_p")
+       for name, position in _FLASH_ATTN_1_DROPOUT.items()},
+    **dict.fromkeys(("xformers.ops.memory_efficient_attention", "xformers.ops.fmha.memory_efficient_attention"),
+                    (4, "p")),
+}
 # Adapter configs whose layers get a dropout of their own (PEFT wraps each adapted layer's input in `nn.Dropout(p)`):
 # name -> the keyword of its probability (default 0).
 ADAPTER_DROPOUT_CONFIGS: dict[str, str] = {

@@ -14,6 +14,7 @@ from msprobe_rewriter.context import (
     constant,
     keyword,
     parameter_defaults,
+    switch_guard,
 )
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -22,8 +23,14 @@ DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.TORCH_DROPOUT_MODULES, catalogue.TORCH_DROPOUT_FUNCTIONS, catalogue.TORCH_DROPOUT_KEYWORD_MODULES,
     catalogue.SDPA_FUNCTIONS, catalogue.MINDSPORE_DROPOUT, catalogue.MINDSPORE_FUSED_DROPOUT_MASKS,
     catalogue.NPU_DROP_PROBABILITY, catalogue.ADAPTER_DROPOUT_CONFIGS, catalogue.MINDSPORE_CALL_TIME_DROPOUT,
-    catalogue.MINDSPORE_DROPOUT_OPS, catalogue.FUSED_ATTENTION_KEEP_PROBABILITY, catalogue.TE_DROPOUT_MODULES)
+    catalogue.MINDSPORE_DROPOUT_OPS, catalogue.FUSED_ATTENTION_KEEP_PROBABILITY, catalogue.TE_DROPOUT_MODULES,
+    catalogue.KERNEL_ATTENTION_DROPOUT)
     for q in table)
+# Library classes whose dropout a derived class sets in its `super().__init__(...)` (Megatron's
+# `TEDotProductAttention`, audiocraft's `StreamingTransformerLayer(nn.TransformerEncoderLayer)`, mindediting's
+# `Dropout(nn.Dropout)`): checked there, with the base's arguments.
+DROPOUT_BASES = (frozenset(catalogue.TE_DROPOUT_MODULES) | frozenset(catalogue.TORCH_DROPOUT_KEYWORD_MODULES)
+                 | catalogue.SUBCLASSED_DROPOUT)
 # Kernels whose drop probability is an argument of the call, always applied: name -> its (position, keyword).
 DROP_PROBABILITY = {**catalogue.NPU_DROP_PROBABILITY, **catalogue.MINDSPORE_DROPOUT_OPS}
 # ... and of every stochastic-depth (DropPath) API.
@@ -55,10 +62,17 @@ CALL_TIME_MESSAGE = ("`{name}` drops at random with the probability each call pa
 TE_MESSAGE = ("`{name}` drops with {rates} inside Transformer Engine's fused kernels, with a "
               "new mask every step, which `seed_all(rm_dropout=True)` does not reach: set it to 0 while debugging "
               "(Megatron: `--attention-dropout 0 --hidden-dropout 0`)")
+KERNEL_ATTENTION_MESSAGE = ("`{name}` drops attention weights with `{keyword}=` inside its own kernel, with a new mask "
+                            "every step, which `seed_all(rm_dropout=True)` does not reach: pass {keyword}=0.0 while "
+                            "debugging")
 KEEP_PROB_MESSAGE = ("`keep_prob` below 1 drops attention weights at random, with a new mask every step; pass "
                      "keep_prob=1.0 while debugging")
 
-PARAMETER_DEPTH = 4  # model → stage → block → layer: the constructors a probability is handed down through
+# Methods a module's or cell's call runs (`block(x)`): their calls are not found by name.
+CALLED_THROUGH_OBJECT = frozenset({"forward", "construct", "__call__"})
+# model → stage → block → attention → layer → a project's dropout wrapper: the constructors a probability is handed
+# down through
+PARAMETER_DEPTH = 6
 
 
 class Dropout(Rule):
@@ -70,11 +84,13 @@ class Dropout(Rule):
     fixable = True
     message = "dropout draws a new random mask every step; set its probability to 0 while debugging"
     summary = ("Flags PyTorch and MindSpore dropout layers and functions, `dropout=` of attention, transformer and "
-               "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1) and `dropout_p=` of "
-               "`scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)`, unless the "
+               "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1; in a class derived from one, at its "
+               "`super().__init__(...)`) and `dropout_p=` of `scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)`, unless the "
                "probability is a literal 0 (keep_prob 1); one taken from an option or a parameter that is 0 by default "
-               "(a layer's `drop=0.` that no call in the file sets, down through the models that hand it on) is "
-               "info, naming it, and so is a LoRA config built under an `if` that is off by default "
+               "(a layer's `drop=0.` that no call in the file sets, down through the models that hand it on; also through "
+               "`float(p)`, a keep probability `1 - p`, `p if self.training else 0.0` and an attribute `__init__` stores "
+               "from such a parameter, `self.dropout_p`) is info, naming it, and so is a dropout built only under a "
+               "condition on such parameters (`nn.Dropout(rate) if rate > 0.0 else None`, `if use_dropout:`), a LoRA config built under an `if` that is off by default "
                "(`if training_args.use_lora:`), and `drop_rate=` on timm's and mindcv's `create_model` (the dropout "
                "layers of the model it builds). Also flags stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
                "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
@@ -86,8 +102,11 @@ class Dropout(Rule):
                "`npu_fusion_attention` (and its older name `npu_flash_attention`) and `npu_fusion_attention_v2` (and MindSpeed's `npu_fusion_attention` from "
                "`mindspeed.ops.fusion_attention_v2`) with a `keep_prob` other than 1; Transformer Engine's `DotProductAttention`, `MultiheadAttention` and "
                "`TransformerLayer` (Megatron's default `transformer_impl`; also `super().__init__` in a class derived "
-               "from one) with an `attention_dropout=` / `hidden_dropout=` other than 0 (reported even where "
-               "`seed_all(rm_dropout=True)` runs: their fused kernels are out of its reach); MindSpore's `FlashAttentionScore` and "
+               "from one) with an `attention_dropout=` / `hidden_dropout=` other than 0, and FlashAttention's "
+               "`flash_attn_func` (and its packed, varlen and 1.x `unpadded` forms; `dropout_p`) and xformers' "
+               "`memory_efficient_attention` (`p`), also called through an attribute (`self.attend = flash_attn_func`) "
+               "(all reported even where `seed_all(rm_dropout=True)` runs: their fused kernels are out of its reach); "
+               "MindSpore's `FlashAttentionScore` and "
                "`flash_attention_score` likewise, the keep_prob primitives however imported (`P.Dropout(keep_prob)`), the "
                "generated `ops.auto_generate.DropoutExt` / `FuncDropoutExt` / `Dropout2dExt` (which take the probability "
                "with each call: reported where made), their `*_op` instances and `dropout_ext`, and `ops.DropoutGenMask`, which draws the masks of fused attention "
@@ -96,7 +115,9 @@ class Dropout(Rule):
                "for it (`drop_connect`, `drop_path`, `drop_block`, `layer_drop`, `stochastic_depth`) in a file "
                "without timm's `DropPath` class (likewise reported where seed_all runs). A file that calls msprobe-kit's "
                "`seed_all(..., rm_dropout=True)` (msprobe-instrument adds it) runs with all of it off and gets no "
-               "finding; one that calls msprobe's own gets the stochastic-depth findings only.")
+               "finding; one that calls msprobe's own gets the stochastic-depth findings only. A project subclass of a "
+               "dropout layer with parameters of its own (mindediting's `Dropout(drop_prob)` passing "
+               "`keep_prob=1 - drop_prob`) is checked at its `super().__init__(...)`, not where it is built.")
     why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "
            "masks differ between devices (GPU vs NPU) and between frameworks, so two runs that should match "
            "diverge from the first step, and a precision comparison cannot tell dropout noise from a real bug. "
@@ -116,7 +137,9 @@ class Dropout(Rule):
            "torchvision's, mindcv's and model code's own) and `drop_path`/`stochastic_depth` functions. On MindSpore "
            "it makes the dropout cells the identity in both modes, but the primitives (`ops.Dropout`, "
            "`DropoutExt`, ...) only in PyNative mode: graph mode compiles them, so pass keep_prob=1.0 / p=0 there. "
-           "Seeding `ops.Dropout` (`Seed0`/`Seed1`) does not make it repeat on Ascend, which ignores its seeds.")
+           "Seeding `ops.Dropout` (`Seed0`/`Seed1`) does not make it repeat on Ascend, which ignores its seeds. "
+           "FlashAttention (`dropout_p=`), xformers (`p=`) and Transformer Engine drop inside their own kernels, "
+           "which no patching reaches: pass 0.0 there for debugging runs.")
     valid = (
         # Instrumented: msprobe-kit's seed_all(rm_dropout=True) switches every dropout off at run time.
         "import torch.nn as nn\nfrom msprobe_runtime.pytorch import seed_all\n\nseed_all(seed=1234, mode=False, "
@@ -162,6 +185,11 @@ class Dropout(Rule):
         # Transformer Engine's attention with its rate at 0 (DotProductAttention's default)
         "import torch\nimport transformer_engine as te\n\nattention = te.pytorch.DotProductAttention(16, 64)\n"
         "layer = te.pytorch.TransformerLayer(1024, 4096, 16, hidden_dropout=0.0, attention_dropout=0.0)\n",
+        # FlashAttention's dropout_p defaults to 0; its Triton version and the kv-cache kernel have no dropout.
+        "from flash_attn import flash_attn_func, flash_attn_with_kvcache\n"
+        "from flash_attn.flash_attn_triton import flash_attn_func as triton_attention\n\n\n"
+        "def attend(q, k, v, bias, k_cache, v_cache):\n    out = flash_attn_func(q, k, v, causal=True)\n"
+        "    return out + triton_attention(q, k, v, bias, True) + flash_attn_with_kvcache(q, k_cache, v_cache)\n",
     )
     invalid = (
         # Megatron's Transformer Engine modules (its default transformer_impl): fused kernels, which no seed_all reaches
@@ -171,6 +199,48 @@ class Dropout(Rule):
                 "        super().__init__(num_attention_heads=config.num_attention_heads, attention_dropout=(\n"
                 "            config.attention_dropout if attention_dropout is None else attention_dropout))\n\n\n"
                 "layer = te.pytorch.TransformerLayer(1024, 4096, 16, attention_dropout=0.0)\n", lines=(10, 14)),
+        # FlashAttention and xformers drop in their own kernels, out of seed_all's reach: also a rate that only
+        # training uses (gpt-neox), and a function kept as an attribute (OLMo).
+        Invalid("import torch\nfrom flash_attn import flash_attn_func, flash_attn_varlen_func\n"
+                "from msprobe_runtime.pytorch import seed_all\nfrom xformers import ops\n\nseed_all(1234, rm_dropout=True)\n\n\n"
+                "class Attention(torch.nn.Module):\n    def __init__(self, p=0.1):\n        super().__init__()\n"
+                "        self.p = p\n        self.varlen = flash_attn_varlen_func\n\n"
+                "    def forward(self, q, k, v, cu, n):\n"
+                "        a = flash_attn_func(q, k, v, self.p if self.training else 0.0, causal=True)\n"
+                "        b = self.varlen(q, k, v, cu, cu, n, n, dropout_p=self.p)\n"
+                "        return a + b + ops.memory_efficient_attention(q, k, v, None, p=0.1)\n", lines=(16, 17, 18)),
+        # audiocraft's layer derives from torch's, which drops with the rate its `super().__init__` passes.
+        Invalid("import torch.nn as nn\n\n\nclass Layer(nn.TransformerEncoderLayer):\n"
+                "    def __init__(self, d_model, num_heads, dim_feedforward=2048, dropout=0.1, **kwargs):\n"
+                "        super().__init__(d_model, num_heads, dim_feedforward, dropout, batch_first=True, **kwargs)\n",
+                lines=(6,)),
+        # mindediting's `Dropout` takes torch's drop probability (`Dropout(0.0)` is off): checked where it passes
+        # keep_prob on, 1 - 0 in every call of the file.
+        Invalid("import mindspore.nn as nn\n\n\nclass Dropout(nn.Dropout):\n    def __init__(self, drop_prob):\n"
+                "        super().__init__(keep_prob=1 - drop_prob)\n\n\nclass Mlp(nn.Cell):\n"
+                "    def __init__(self, dim, drop=0.0):\n        super().__init__()\n"
+                "        self.drop = Dropout(drop) if drop > 0.0 else nn.Identity()\n        self.off = Dropout(0.0)\n",
+                lines=(6,), severity="info"),
+        # audiocraft hands the layer's rate to its attention in a dict of options: not 0 by default then.
+        Invalid("import torch.nn as nn\n\n\nclass Attention(nn.Module):\n    def __init__(self, dropout=0.0):\n"
+                "        super().__init__()\n        self.drop = nn.Dropout(dropout)\n\n\nclass Layer(nn.Module):\n"
+                "    def __init__(self, dropout=0.1):\n        super().__init__()\n"
+                "        attn_kwargs = {\"dropout\": dropout}\n        self.attn = Attention(**attn_kwargs)\n",
+                lines=(7,), severity="warning"),
+        # InternViT's FlashAttention stores its rate (0 unless a call sets it) for training: info.
+        Invalid("import torch\nfrom flash_attn import flash_attn_varlen_qkvpacked_func\n\n\n"
+                "class FlashAttention(torch.nn.Module):\n    def __init__(self, attention_dropout=0.0):\n"
+                "        super().__init__()\n        self.dropout_p = attention_dropout\n\n"
+                "    def forward(self, qkv, cu, n):\n"
+                "        return flash_attn_varlen_qkvpacked_func(qkv, cu, n, self.dropout_p if self.training else 0.0)\n",
+                lines=(11,), severity="info"),
+        # NAFNet's and mindrl's dropouts, built only when a parameter that no call sets asks for them: info.
+        Invalid("import mindspore.nn as nn\n\n\nclass Block(nn.Cell):\n"
+                "    def __init__(self, c, drop_out_rate=0.0, keep_probs=None, dropout=0.0):\n        super().__init__()\n"
+                "        self.dropout1 = nn.Dropout(drop_out_rate) if drop_out_rate > 0.0 else None\n"
+                "        self.dropout2 = nn.Dropout(p=float(dropout))\n        if keep_probs:\n"
+                "            self.drops = nn.CellList([nn.Dropout(keep_prob=k) for k in keep_probs])\n\n\n"
+                "blocks = [Block(8) for _ in range(4)]\n", lines=(7, 8, 10), severity="info"),
         # ModelZoo's ChatGLM2: `npu_flash_attention`, the older name of `npu_fusion_attention`.
         Invalid("import torch_npu\n\n\ndef attend(q, k, v, n, mask):\n    return torch_npu.npu_flash_attention("
                 "q, k, v, n, pse=None, atten_mask=mask, keep_prob=0.9, input_layout=\"SBH\")[0]\n", lines=(5,)),
@@ -294,6 +364,25 @@ class Dropout(Rule):
         self.adapters: list = []  # (report, the guards of the `if` statements around an adapter config)
         self._callers: dict[str, list] | None = None  # name -> [(call, the function around it)], made when needed
         self._owners: dict[int, ast.ClassDef] | None = None  # id(method) -> its class, made when needed
+        self._settled: dict[tuple, bool] = {}  # memo of `_parameter_off`
+        self.aliases: dict[tuple, str] = {}  # (class, attribute) -> the dropout API `self.<attribute> = ...` names
+        self.built: dict[int, tuple] = {}  # id(report) -> (the function around it, the guards of its branch)
+
+    def report(self, where, message=None, severity=None, fixable=None) -> None:
+        """Also keep where the reported dropout is built: the function around it, and the conditions it needs."""
+        super().report(where, message, severity, fixable)
+        node = self.reports[-1].node
+        switch = switch_guard(node, self.ctx.ancestors)
+        self.built[id(self.reports[-1])] = (self.ctx.current_def(),
+                                            [switch, *self._enclosing_guards(node)] if switch else
+                                            self._enclosing_guards(node))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """`self.flash_attn_func = flash_attn_func` (OLMo): the class's calls of `self.flash_attn_func(...)` reach it."""
+        keys = [key for key in map(self._attribute_key, node.targets) if key is not None]
+        qualified = self.ctx.imports.resolve_any(node.value) if keys else None
+        if qualified is not None and qualified.rpartition(".")[2] in DROPOUT_NAMES:
+            self.aliases.update(dict.fromkeys(keys, qualified))
 
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
@@ -307,15 +396,7 @@ class Dropout(Rule):
             return
         if name in MASK_DRAWS:
             self._check_hand_written(node)
-        if name == "__init__":
-            base = self._transformer_engine_base(node)
-            if base is not None:
-                self._check_transformer_engine(node, base)
-            return
-        if name not in DROPOUT_NAMES:
-            return
-        # also from libraries the import tracker does not follow (MindSpeed's, mindnlp's)
-        qualified = self.ctx.call_qualname(node) or self.ctx.imports.resolve_any(node.func)
+        qualified = self._callee(node, name)
         if qualified is None:
             return
         if qualified in catalogue.TORCH_DROPOUT_MODULES:
@@ -328,6 +409,10 @@ class Dropout(Rule):
             self._check_transformer_engine(node, qualified)
         elif qualified in catalogue.SDPA_FUNCTIONS:
             self._check_probability(node, argument(node, 4, "dropout_p"), default_fires=False)
+        elif qualified in catalogue.KERNEL_ATTENTION_DROPOUT:
+            position, name = catalogue.KERNEL_ATTENTION_DROPOUT[qualified]
+            self._check_unreached(node, argument(node, position, name), False, KERNEL_ATTENTION_MESSAGE.format(
+                name=qualified.rpartition(".")[2], keyword=name))
         elif qualified in catalogue.ADAPTER_DROPOUT_CONFIGS:
             name = catalogue.ADAPTER_DROPOUT_CONFIGS[qualified]
             self._check_probability(node, keyword(node, name), default_fires=False,
@@ -353,30 +438,72 @@ class Dropout(Rule):
                 if mindspore:
                     self.unreached.append(self.reports[-1])
 
+    def _callee(self, node: ast.Call, name: str | None) -> str | None:
+        """The dropout API a call reaches: by its name (also from libraries the import tracker does not follow:
+        MindSpeed's, mindnlp's), through an attribute alias (`self.flash_attn_func(...)`), or, for
+        `super().__init__(...)`, the library class its class derives from; not a project class with parameters of
+        its own (mindediting's `Dropout(drop_prob)`), whose `super().__init__` is checked instead."""
+        if name == "__init__":
+            return self._dropout_base(node)
+        aliased = self.aliases.get(self._attribute_key(node.func)) if self.aliases else None
+        if aliased is not None:
+            return aliased
+        if name not in DROPOUT_NAMES or self._own_parameters(node.func):
+            return None
+        return self.ctx.call_qualname(node) or self.ctx.imports.resolve_any(node.func)
+
+    def _attribute_key(self, node: ast.AST) -> tuple | None:
+        """(the class around, attribute) for `self.<attribute>`."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            owner = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ClassDef)), None)
+            return (owner and owner.name, node.attr)
+        return None
+
+    def _own_parameters(self, func: ast.expr) -> bool:
+        """Whether `func` names a class of the file whose `__init__` takes parameters of its own, not only
+        `*args, **kwargs` handed on."""
+        if not isinstance(func, ast.Name):
+            return False
+        owner = next((n for n in self.ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == func.id), None)
+        init = next((n for n in owner.body if isinstance(n, FUNCTION_TYPES) and n.name == "__init__"), None) \
+            if owner is not None else None
+        arguments = init.args if init is not None else None
+        return arguments is not None and (len(arguments.posonlyargs + arguments.args + arguments.kwonlyargs) > 1
+                                          or not (arguments.vararg or arguments.kwarg))
+
+    def _check_unreached(self, node: ast.Call, value: ast.expr | None, default_fires: bool, message: str) -> bool:
+        """`_check_probability` for a dropout no `seed_all` reaches: reported also where one runs."""
+        before = len(self.reports)
+        self._check_probability(node, value, default_fires=default_fires, fixable=False, message=message)
+        if len(self.reports) > before:
+            self.unreached.append(self.reports[-1])
+        return len(self.reports) > before
+
     def _check_transformer_engine(self, node: ast.Call, qualified: str) -> None:
         """Transformer Engine's attention and layer modules (Megatron's default `transformer_impl`): their dropout
-        runs in fused kernels that no `seed_all` reaches; one finding per call, for the first rate that is on."""
+        runs in fused kernels that no `seed_all` reaches; one finding per call, for the first rate that is on,
+        naming the rates that may be (with their default where not given)."""
         rates = catalogue.TE_DROPOUT_MODULES[qualified]
+        given = {name: argument(node, position, name) for name, (position, _) in rates.items()}
         message = TE_MESSAGE.format(name=qualified.rpartition(".")[2], rates=" and ".join(
-            f"`{name}=` (default {default:g})" for name, (_, default) in rates.items()))
-        for name, (position, default) in rates.items():
-            before = len(self.reports)
-            self._check_probability(node, argument(node, position, name), default_fires=default > 0, fixable=False,
-                                    message=message)
-            if len(self.reports) > before:
-                self.unreached.append(self.reports[-1])
+            f"`{name}=`" if given[name] is not None else f"`{name}=` (default {default:g})"
+            for name, (_, default) in rates.items()
+            if (default > 0 if given[name] is None else not _is_value(self._literal(given[name]), 0))))
+        for name, (_, default) in rates.items():
+            if self._check_unreached(node, given[name], default > 0, message):
                 return
 
-    def _transformer_engine_base(self, node: ast.Call) -> str | None:
-        """The Transformer Engine module that `super().__init__(...)` builds, in a class derived from one (Megatron's
-        `TEDotProductAttention(te.pytorch.DotProductAttention)`)."""
+    def _dropout_base(self, node: ast.Call) -> str | None:
+        """The library class with dropout that `super().__init__(...)` builds, in a class derived from one
+        (Megatron's `TEDotProductAttention(te.pytorch.DotProductAttention)`, audiocraft's
+        `StreamingTransformerLayer(nn.TransformerEncoderLayer)`)."""
         func = node.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
                 and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
             return None
         owner = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ClassDef)), None)
         bases = (self.ctx.imports.resolve_any(base) for base in owner.bases) if owner is not None else ()
-        return next((q for q in bases if q in catalogue.TE_DROPOUT_MODULES), None)
+        return next((q for q in bases if q in DROPOUT_BASES), None)
 
     def _enclosing_guards(self, node: ast.AST) -> list[conditions.Guard]:
         """The (test, branch) of every `if` around `node`, innermost first: an adapter exists only in the mode
@@ -418,6 +545,9 @@ class Dropout(Rule):
             if needed is not None and report.severity != "info":
                 report.severity = "info"
                 report.message += f" (only when `{condition_text(needed)}`: off with the default arguments)"
+        for report in self.reports:
+            if report.severity != "info":
+                self._settle_guards(report, *self.built[id(report)])
         if self.removed is not None:
             kept = self.unreached + ([] if self.removed else self.stochastic_depth)
             self.reports = [report for report in self.reports if any(report is k for k in kept)]
@@ -441,28 +571,86 @@ class Dropout(Rule):
         """Info, naming the option or parameter, when the probability is off with the default arguments: an option
         defaulting to it, or a parameter of `function` defaulting to it that no call in the file sets otherwise
         (Swin's `Mlp(drop=0.)`, built by models whose own `drop_rate=0.` no call sets)."""
+        value, off = _rate(value, off)
+        value, function = self._attribute_source(value, function)
         if opt_in.default_value(self.ctx, value) == off:
             settled = "with the default arguments"
         elif isinstance(value, ast.Name) and self._parameter_off(function, value.id, off, PARAMETER_DEPTH):
-            settled = "by default, and no call in this file passes another value"
+            settled = ("by default, and no call in this file passes another value"
+                       if value.id in parameter_defaults(function) else "in every call in this file")
         else:
             return
         report.severity = "info"
         report.message += f" (only when `{condition_text(value)}` {'<' if off else '>'} {off:g}: {off:g} {settled})"
 
-    def _parameter_off(self, function: ast.AST | None, name: str, off: float, depth: int) -> bool:
-        """Whether parameter `name` of `function` defaults to `off` and every call of `function` in the file
-        leaves it so: passes nothing, `off`, or (`depth` levels up) such a parameter of its own."""
+    def _attribute_source(self, value: ast.expr, function: ast.AST | None) -> tuple[ast.expr, ast.AST | None]:
+        """For `self.dropout_p` in a method, the parameter of `__init__` its one assignment in the class stores
+        (InternViT's `self.dropout_p = attention_dropout`), with that `__init__`; else `value` and `function`."""
+        owner = self._owner(function) if isinstance(function, FUNCTION_TYPES) else None
+        if owner is None or self._attribute_key(value) is None:
+            return value, function
+        stores = [(node, method) for method in owner.body if isinstance(method, FUNCTION_TYPES)
+                  for node in ast.walk(method) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                  and any(_same_attribute(target, value) for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+        if len(stores) == 1 and isinstance(stores[0][0], ast.Assign) and stores[0][1].name == "__init__" \
+                and isinstance(stores[0][0].value, ast.Name):
+            return stores[0][0].value, stores[0][1]
+        return value, function
+
+    def _settle_guards(self, report, function: ast.AST | None, guards: list[conditions.Guard]) -> None:
+        """Info when the dropout is built only under a condition on parameters of `function` that is false while
+        every call in the file leaves them at their defaults (NAFNet's `nn.Dropout(rate) if rate > 0.0 else None`,
+        `if dropout_layer_params:`)."""
+        if not isinstance(function, FUNCTION_TYPES):
+            return
+        defaults = parameter_defaults(function)
+        assigned = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)
+                    and isinstance(node.ctx, ast.Store)}
+
+        def lookup(node: ast.expr) -> object:
+            if isinstance(node, ast.Name) and node.id in defaults and node.id not in assigned:
+                default = constant(defaults[node.id])
+                if default is not NOT_CONSTANT and self._parameter_off(function, node.id, default, PARAMETER_DEPTH):
+                    return default
+            return conditions.UNKNOWN
+
+        off = next((guard for guard in guards if conditions.truth(guard[0], lookup) is (not guard[1])), None)
+        if off is not None:
+            report.severity = "info"
+            report.message += (f" (built only when `{condition_text(conditions.holding(off))}`: not so by default, "
+                               f"and no call in this file passes another value)")
+
+    def _parameter_off(self, function: ast.AST | None, name: str, off: object, depth: int) -> bool:
+        """Whether parameter `name` of `function` is `off` in every call of `function` in the file (at least one
+        where it is required): passed `off`, or left at a default of `off`, or (`depth` levels up) passed such a
+        parameter of the caller's own."""
         if not isinstance(function, FUNCTION_TYPES) or depth == 0:
             return False
+        key = (id(function), name, type(off), off, depth)
+        if key not in self._settled:
+            self._settled[key] = self._calls_leave(function, name, off, depth)
+        return self._settled[key]
+
+    def _calls_leave(self, function: ast.FunctionDef, name: str, off: object, depth: int) -> bool:
+        """`_parameter_off`, not memoised."""
+        arguments = function.args
         default = parameter_defaults(function).get(name)
-        if default is None or not _is_value(constant(default), off):
+        if name not in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)} or (
+                default is not None and not _is_value(constant(default), off)):
             return False
         owner = self._owner(function)
+        if owner is not None and function.name in CALLED_THROUGH_OBJECT:
+            return False  # `block(x, max_doc_len=...)`: calls this does not find by name
         callee = owner.name if owner is not None and function.name == "__init__" else function.name
-        for call, caller in self._calls_of(callee):
+        calls = self._calls_of(callee)
+        if default is None and not calls:
+            return False
+        for call, caller in calls:
             given = conditions.call_arguments(function, call, bound=owner is not None).get(name)
+            given = _dict_entry(call, name, caller) or given
             if given is None or not given[1]:  # not known (`**kwargs`), or not passed
+                if default is None:
+                    return False
                 continue
             passed = given[0]
             if not (_is_value(constant(passed), off) or (
@@ -620,9 +808,45 @@ def _calls_by_function(tree: ast.AST, function: ast.AST | None):
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
 
 
-def _is_value(literal: object, wanted: float) -> bool:
-    """Whether a literal is the number `wanted` (not a bool)."""
-    return literal is not NOT_CONSTANT and not isinstance(literal, bool) and literal == wanted
+def _is_value(literal: object, wanted: object) -> bool:
+    """Whether a literal is `wanted` (a number is no bool)."""
+    return literal is not NOT_CONSTANT and isinstance(literal, bool) == isinstance(wanted, bool) and literal == wanted
+
+
+def _dict_entry(call: ast.Call, name: str, caller: ast.AST | None) -> tuple[ast.expr, bool] | None:
+    """(the value, True) that `**options` passes as `name`, where the function around the call sets `options` to
+    a dict display with that key (audiocraft's `attn_kwargs = {'dropout': dropout, ...}`)."""
+    spread = {kw.value.id for kw in call.keywords if kw.arg is None and isinstance(kw.value, ast.Name)}
+    for node in ast.walk(caller) if spread and caller is not None else ():
+        if (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict)
+                and any(isinstance(t, ast.Name) and t.id in spread
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
+            found = [v for k, v in zip(node.value.keys, node.value.values, strict=True) if constant(k) == name]
+            if found:
+                return found[0], True
+    return None
+
+
+def _same_attribute(target: ast.expr, value: ast.expr) -> bool:
+    """Whether `target` is `self.<the attribute of value>`."""
+    return (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+            and target.attr == value.attr)
+
+
+def _rate(value: ast.expr, off: float) -> tuple[ast.expr, float]:
+    """The rate behind a conversion, a complement or a switch to off, and its value when off: `float(dropout)` is
+    `dropout`, a keep probability `1 - drop_prob` is off when `drop_prob` is 0, and `p if self.training else 0.0`
+    is `p` (the other branch is off)."""
+    while True:
+        if isinstance(value, ast.IfExp) and _is_value(constant(value.orelse), off):
+            value = value.body
+        elif (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("float", "int")
+                and len(value.args) == 1 and not value.keywords):
+            value = value.args[0]
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub) and _is_value(constant(value.left), 1):
+            value, off = value.right, 1 - off
+        else:
+            return value, off
 
 
 def _is_off(value: object) -> bool:
@@ -631,5 +855,5 @@ def _is_off(value: object) -> bool:
 
 
 def _has_double_star(node: ast.Call) -> bool:
-    """Whether `**kwargs` may pass the argument we look for."""
-    return any(kw.arg is None for kw in node.keywords)
+    """Whether `**kwargs` (or `*args`) may pass the argument we look for."""
+    return any(kw.arg is None for kw in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args)

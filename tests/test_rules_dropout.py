@@ -1,0 +1,268 @@
+"""MSP401 dropout: fused attention kernels outside torch, layers derived from torch's and MindSpore's, dropouts
+built only under a parameter's condition, and the wording of Transformer Engine's findings."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_NAME
+
+RULE = RULES_BY_NAME["dropout"]
+
+
+def lint(code: str):
+    """(line, severity, message) of each MSP401 finding on a dedented snippet."""
+    result = lint_source("snippet.py", textwrap.dedent(code).encode(), [RULE])
+    assert not result.errors, result.errors
+    return [(f.line, f.severity, f.message) for f in result.findings if f.code == RULE.code]
+
+
+def lines(code: str) -> list[int]:
+    return [line for line, _, _ in lint(code)]
+
+
+FA = "import torch\nfrom flash_attn import flash_attn_func, flash_attn_qkvpacked_func, flash_attn_varlen_func\n"
+FA1 = "import torch\nfrom flash_attn.flash_attn_interface import flash_attn_unpadded_func, flash_attn_unpadded_qkvpacked_func\n"
+XF = "import torch\nimport xformers.ops as xops\nfrom xformers.ops import memory_efficient_attention\n"
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    (FA + "out = flash_attn_func(q, k, v, 0.1)\n", [3]),  # dropout_p is the fourth argument
+    (FA + "out = flash_attn_func(q, k, v, 0.0, causal=True)\n", []),
+    (FA + "out = flash_attn_func(q, k, v, dropout_p=p if training else 0.0)\n", [3]),
+    (FA + "out = flash_attn_qkvpacked_func(qkv, 0.1)\n", [3]),
+    (FA + "out = flash_attn_varlen_func(q, k, v, cu, cu, n, n, 0.1)\n", [3]),
+    (FA + "out = flash_attn_varlen_func(q, k, v, cu, cu, n, n)\n", []),  # dropout_p defaults to 0
+    (FA1 + "out = flash_attn_unpadded_func(q, k, v, cu, cu, n, n, 0.1)\n", [3]),
+    (FA1 + "out = flash_attn_unpadded_qkvpacked_func(qkv, cu, n, 0.0)\n", []),
+    (XF + "out = xops.memory_efficient_attention(q, k, v, mask, 0.2)\n", [4]),  # p is the fifth argument
+    (XF + "out = memory_efficient_attention(q, k, v, p=0.0)\n", []),
+    (XF + "out = xops.memory_efficient_attention(q, k, v)\n", []),
+])
+def test_kernel_attention_dropout(code, expected):
+    assert lines(code) == expected
+
+
+def test_kernel_attention_dropout_is_out_of_seed_alls_reach():
+    found = lint(FA + "from msprobe_runtime.pytorch import seed_all\n\nseed_all(1234, rm_dropout=True)\n"
+                      "out = flash_attn_func(q, k, v, dropout_p=0.1)\n")
+    ((line, severity, message),) = found
+    assert (line, severity) == (6, "warning")
+    assert "`seed_all(rm_dropout=True)` does not reach" in message and "dropout_p=0.0" in message
+
+
+def test_attribute_alias_is_per_class():
+    """`self.attend = flash_attn_func` makes `self.attend(...)` that function in its class only."""
+    assert lines(FA + textwrap.dedent("""\
+
+
+        class FlashAttention(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attend = flash_attn_func
+
+            def forward(self, q, k, v):
+                return self.attend(q, k, v, dropout_p=0.1)
+
+
+        class Plain(torch.nn.Module):
+            def forward(self, q, k, v):
+                return self.attend(q, k, v, dropout_p=0.1)
+        """)) == [11]
+
+
+@pytest.mark.parametrize(("init", "expected"), [
+    ("super().__init__(d_model, nhead, 2048, 0.1, batch_first=True)", [7]),
+    ("super().__init__(d_model, nhead, dropout=0.0)", []),
+    ("super().__init__(d_model, nhead)", [7]),  # dropout=0.1 by default
+    ("super().__init__(d_model, nhead, **kwargs)", []),  # may pass it
+    ("super().__init__(d_model, nhead, *kwargs.values())", []),  # likewise
+    ("super(Layer, self).__init__(d_model, nhead, dropout=dropout)", [7]),  # dropout=0.1 below
+])
+def test_subclass_of_transformer_layer_is_checked_at_super_init(init, expected):
+    assert lines(f"""\
+        import torch.nn as nn
+
+
+        class Layer(nn.TransformerEncoderLayer):
+            def __init__(self, d_model, nhead, dropout=0.1, **kwargs):
+                x = 1
+                {init}
+        """) == expected
+
+
+def test_subclass_of_transformer_layer_is_removed_by_seed_all():
+    """seed_all(rm_dropout=True) reaches torch's layers, derived or not (unlike Transformer Engine's)."""
+    assert lint("""\
+        import torch.nn as nn
+        from msprobe_runtime.pytorch import seed_all
+
+        seed_all(1234, rm_dropout=True)
+
+
+        class Layer(nn.TransformerEncoderLayer):
+            def __init__(self, d_model, nhead):
+                super().__init__(d_model, nhead, 2048, 0.1)
+        """) == []
+
+
+MS_DROPOUT = """\
+import mindspore.nn as nn
+
+
+class Dropout(nn.Dropout):
+    def __init__(self, drop_prob):
+        super().__init__(keep_prob=1 - drop_prob)
+
+"""
+
+
+def test_project_dropout_with_own_parameters_is_checked_at_super_init():
+    """mindediting's `Dropout(drop_prob)`: its calls take a drop probability (keep_prob advice would not run)."""
+    found = lint(MS_DROPOUT + "\nhead = Dropout(0.1)\noff = Dropout(0.0)\n")
+    assert [(line, severity) for line, severity, _ in found] == [(6, "warning")]
+
+
+def test_project_dropout_off_in_every_call_is_info():
+    ((_, severity, message),) = lint(MS_DROPOUT + "\noff = Dropout(0.0)\n")
+    assert severity == "info" and "`drop_prob` > 0: 0 in every call in this file" in message
+
+
+def test_project_dropout_handing_arguments_on_is_checked_where_built():
+    assert lines("""\
+        import torch.nn as nn
+
+
+        class Dropout(nn.Dropout):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+
+
+        head = Dropout(0.1)
+        """) == [9]
+
+
+NAF_BLOCK = """\
+import mindspore.nn as nn
+
+
+class Block(nn.Cell):
+    def __init__(self, c, drop_out_rate=0.0):
+        super().__init__()
+        self.dropout = nn.Dropout(p=drop_out_rate) if drop_out_rate > 0.0 else None
+"""
+
+
+@pytest.mark.parametrize(("call", "severity"), [
+    ("Block(8)", "info"),
+    ("Block(8, drop_out_rate=0.0)", "info"),
+    ("Block(8, drop_out_rate=0.1)", "warning"),
+    ("Block(8, 0.1)", "warning"),
+])
+def test_dropout_built_under_a_parameters_condition(call, severity):
+    ((_, found, _),) = lint(NAF_BLOCK + f"\n\nblock = {call}\n")
+    assert found == severity
+
+
+def test_condition_on_a_parameter_the_model_turns_on_stays_a_warning():
+    """LPIPS: the linear layer's `use_dropout=False`, but the model passes its own `use_dropout=True`."""
+    found = lint("""\
+        import mindspore.nn as nn
+
+
+        class NetLinLayer(nn.Cell):
+            def __init__(self, chn_in, use_dropout=False):
+                super().__init__()
+                self.layers = [nn.Dropout(p=0.5)] if use_dropout else []
+
+
+        class Model(nn.Cell):
+            def __init__(self, use_dropout=True):
+                super().__init__()
+                self.lin = NetLinLayer(64, use_dropout=use_dropout)
+        """)
+    assert [(line, severity) for line, severity, _ in found] == [(7, "warning")]
+
+
+def test_rate_through_float_is_traced():
+    """mindrl's `nn.Dropout(p=float(dropout))`, with `dropout=0.` that no call sets."""
+    ((_, severity, message),) = lint("""\
+        import mindspore.nn as nn
+
+
+        class RNN(nn.Cell):
+            def __init__(self, hidden, dropout=0.):
+                super().__init__()
+                self.dropout_op = nn.Dropout(p=float(dropout))
+        """)
+    assert severity == "info" and "`dropout` > 0" in message
+
+
+def test_rate_stored_in_init_is_traced_to_its_parameter():
+    """InternViT's FlashAttention: `self.dropout_p = attention_dropout` (0.0, no call sets it), used only in training."""
+    ((_, severity, message),) = lint(FA + textwrap.dedent("""\
+
+
+        class FlashAttention(torch.nn.Module):
+            def __init__(self, softmax_scale=None, attention_dropout=0.0):
+                super().__init__()
+                self.dropout_p = attention_dropout
+
+            def forward(self, qkv, cu, n):
+                return flash_attn_varlen_func(qkv, qkv, qkv, cu, cu, n, n, self.dropout_p if self.training else 0.0)
+        """))
+    assert severity == "info" and "`attention_dropout` > 0" in message
+
+
+def test_rate_passed_in_a_dict_of_options_counts():
+    """audiocraft: the layer hands its `dropout=0.1` to the attention in `attn_kwargs`."""
+    ((_, severity, _),) = lint("""\
+        import torch.nn as nn
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, dropout=0.0):
+                super().__init__()
+                self.drop = nn.Dropout(dropout)
+
+
+        class Layer(nn.Module):
+            def __init__(self, dim, dropout=0.1):
+                super().__init__()
+                attn_kwargs = {"dim": dim, "dropout": dropout}
+                self.attn = Attention(**attn_kwargs)
+        """)
+    assert severity == "warning"
+
+
+def test_parameter_of_forward_is_not_settled_by_calls_by_name():
+    """A module's `forward` runs through `module(x, p)`: its parameters are not known to stay at their defaults."""
+    ((_, severity, _),) = lint("""\
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Head(nn.Module):
+            def forward(self, x, p=0.0):
+                return F.dropout(x, p, self.training)
+        """)
+    assert severity == "warning"
+
+
+TE = "import transformer_engine as te\n\n\nclass Attention(te.pytorch.{base}):\n    def __init__(self, args):\n"
+
+
+@pytest.mark.parametrize(("base", "init", "named", "unnamed"), [
+    # gpt-neox passes its option: no default to speak of
+    ("MultiheadAttention", "super().__init__(args.hidden, args.heads, attention_dropout=args.attention_dropout)",
+     "`attention_dropout=` inside", "default"),
+    ("MultiheadAttention", "super().__init__(args.hidden, args.heads)", "`attention_dropout=` (default 0.1)", None),
+    ("TransformerLayer", "super().__init__(args.hidden, args.ffn, args.heads, hidden_dropout=0.0)",
+     "`attention_dropout=` (default 0.1)", "hidden_dropout"),
+])
+def test_transformer_engine_names_default_only_when_not_given(base, init, named, unnamed):
+    ((_, _, message),) = lint(TE.format(base=base) + f"        {init}\n")
+    assert named in message
+    assert unnamed is None or unnamed not in message

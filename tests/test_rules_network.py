@@ -252,6 +252,33 @@ def test_nondeterministic_conditions(code, expected):
     assert lines("nondeterministic-op", code) == expected
 
 
+def test_nondeterministic_index_copy_names_duplicate_indices():
+    code = "import torch\n\n\ndef write(t, idx, val, input_pos):\n    t.index_copy_(1, input_pos, val)\n" \
+           "    return t.index_copy_(1, idx.cuda(), val)\n"
+    ((line, _, message),) = lint("nondeterministic-op", code)
+    assert line == 6 and message.startswith("`index_copy_` with duplicate indices is not deterministic on CUDA")
+
+
+@pytest.mark.parametrize(("folders", "package", "extra", "expected"), [
+    (("slowfast", "datasets"), True, "", []),  # SlowFast's transforms of a sample's frames
+    (("slowfast", "datasets"), True, "class Head(torch.nn.Module):\n    pass\n", [6]),  # it defines a module
+    (("slowfast", "datasets"), False, "", [6]),  # a folder named so, but no package: a checkout under /data/
+    (("slowfast", "models"), True, "", [6]),
+])
+def test_nondeterministic_data_package(tmp_path, folders, package, extra, expected):
+    folder = tmp_path.joinpath(*folders)
+    folder.mkdir(parents=True)
+    for level in (folder, folder.parent) if package else ():
+        (level / "__init__.py").write_text("")
+    code = ("import torch\n\n\ndef random_short_side_scale_jitter(images, size, index, src):\n"
+            "    images.index_add_(0, index, src)  # forward accumulation: its device decides\n"
+            "    return torch.nn.functional.interpolate(images, size=size, mode='bilinear')\n\n\n" + extra)
+    path = folder / "transform.py"
+    path.write_text(code)
+    result = lint_source(str(path), code.encode(), [RULES_BY_NAME["nondeterministic-op"]])
+    assert sorted(f.line for f in result.findings) == [5, *expected]
+
+
 def test_nondeterministic_catalogue_is_consistent():
     ops = catalogue.NONDETERMINISTIC_OPS
     assert catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH <= ops.keys()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 
-from msprobe_rewriter import catalogue, pinning
+from msprobe_rewriter import catalogue, pinning, project
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     NOT_CONSTANT,
@@ -19,7 +20,7 @@ from msprobe_rewriter.context import (
 from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.dist_no_deterministic_comm import communicates_over_hccl
-from msprobe_rewriter.values import FollowsValues, LocalValues
+from msprobe_rewriter.values import DictFact, FollowsValues, LocalValues
 
 LINEAR_MODES = frozenset({"linear", "bilinear", "bicubic", "trilinear"})
 NONDETERMINISTIC_PADDING = frozenset({"reflect", "replicate"})
@@ -40,6 +41,19 @@ INTEGER_DTYPES = frozenset(f"torch.{name}" for name in (
     "long", "int", "short", "int64", "int32", "int16", "int8", "uint8", "bool"))
 INTEGER_CASTS = frozenset({"long", "int", "short", "byte", "bool"})
 INTEGER_LIKE = frozenset({"torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like"})
+# `index_copy` is non-deterministic only when its index repeats (the copy written last wins). Indices unique by
+# construction: these calls (a range, a permutation, sorted distinct values), what keeps their elements, a tensor
+# of a list built from consecutive ranges, and token positions (a KV cache written at `input_pos`).
+DUPLICATE_INDEX_OPS = frozenset({"index_copy"})
+UNIQUE_INDEX_CALLS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique"})
+UNIQUE_INDEX_METHODS = frozenset({"argsort", "unique"})
+INDEX_KEEPING_METHODS = frozenset({"to", "cuda", "cpu", "long", "int", "contiguous", "clone", "detach"})
+INDEX_TENSORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.IntTensor"})
+POSITION_INDEX = re.compile(r"(input_|cache_)?pos(ition)?s?")
+# Calls that change the list or tensor they are called on (what it holds, or whether it needs a gradient).
+CHANGING_CALLS = frozenset({"append", "extend", "insert", "requires_grad_"})
+# Folders of a data package (SlowFast's `slowfast/datasets/`): code there prepares samples, which need no gradient.
+DATA_FOLDERS = frozenset({"data", "datasets", "dataset", "dataloader", "dataloaders"})
 # A parameter named for images (or frames, audio) of a function that is no module's method holds data.
 DATA_PARAMETER = re.compile(r"(img|image|pic|frame|video|audio|wav|waveform)s?", re.IGNORECASE)
 # Last components of every name the rule knows: calls named otherwise are skipped without resolving them.
@@ -149,16 +163,21 @@ class NondeterministicOp(FollowsValues, Rule):
                "`torch.use_deterministic_algorithms(True)`")
     summary = ("Flags calls of operators that `torch.use_deterministic_algorithms` documents as non-deterministic "
                "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
-               "`index_copy_`, `bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
+               "`index_copy_` (with duplicate indices: not on a range, `argsort` or `unique` index, a tensor of a list of "
+               "consecutive ranges (TinyLlama's LoRA `lora_ind`) or token positions (a KV cache written at `input_pos`)), "
+               "`bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear and bicubic modes, adaptive and 3-D pooling, reflection and "
                "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`) or given `ignore_index=255`, the void label of segmentation masks (also `nn.CrossEntropyLoss`/`nn.NLLLoss`, given `ignore_index=255` or called, through the name or attribute holding one, on such a moved input: open_clip's `self.caption_loss(logits.permute(0, 2, 1), labels)`): 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown), and FlashAttention's `flash_attn_func` / `flash_attn_varlen_func` (and "
-               "their packed forms; versions 2 and 3) without `deterministic=True`, naming the deterministic way out. "
+               "their packed forms; versions 2 and 3; also through an attribute the class sets to one, OLMo's "
+               "`self.flash_attn_func = flash_attn_func`) without `deterministic=True`, naming the deterministic way out. "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on (also through "
                "`seed_all(mode=True)`, `set_seed(..., deterministic=True)` or `enable_full_determinism()`); none is "
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
                "initialisation), and those whose forward is deterministic (interpolation, pooling, padding, "
                "`grid_sample`, ...) not where no gradient flows back through them: under `torch.no_grad()` or "
-               "`inference_mode`, or on a tensor read from a checkpoint (`torch.load(...)`, `state_dict()`), "
+               "`inference_mode`, or on a tensor read from a checkpoint (`torch.load(...)`, `state_dict()`; also "
+               "through a loop over its `.items()` or `.values()`), a parameter created with `requires_grad=False` "
+               "(also handed to a method of its class: ijepa's `pos_embed`), a dict entry holding such a tensor, "
                "detached, or a batch that a training loop's header binds (`for i, (imgs, targets) in "
                "enumerate(loader):` of a loop that runs training steps and makes no tensor require a gradient; "
                "not the targets of other loops), also after dtype, device and layout methods, these ops and "
@@ -167,7 +186,9 @@ class NondeterministicOp(FollowsValues, Rule):
                "image parameter (`image`, `imgs`, `frame`) of a method of a plain class (no module). Nor are "
                "ops the switch fixes inside `if torch.are_deterministic_algorithms_enabled():`, accumulations of "
                "integer tensors (counts: exact in any order), or anything in a data-pipeline file (it uses "
-               "albumentations or imgaug and defines no module). In "
+               "albumentations or imgaug and defines no module); nor those whose forward is deterministic in a file "
+               "of a data package (a package folder named `data`, `datasets`, ...: SlowFast's `datasets/transform.py`) "
+               "that defines no module. In "
                "a file that runs on Ascend only (it imports torch_npu or uses NPU devices, and names no CUDA; or it "
                "starts its collectives with the `hccl` backend) the "
                "advice is Ascend's, without cuBLAS's variable: CANN's kernels vary run to run until deterministic "
@@ -268,6 +289,31 @@ class NondeterministicOp(FollowsValues, Rule):
         "import albumentations\nimport torch\n\n\ndef blur(x, k):\n"
         "    x = torch.nn.functional.pad(x, pad=(1, 1, 1, 1), mode='replicate')\n"
         "    return torch.nn.functional.conv2d(x, k)\n",
+        # `index_copy` on indices unique by construction: a KV cache written at the new tokens' positions
+        # (lit-llama), a range, and TinyLlama's LoRA `lora_ind`, extended by consecutive ranges
+        "import torch\n\n\nclass LoRAQKV(torch.nn.Module):\n    def __init__(self, q, kv, enable_k):\n"
+        "        super().__init__()\n        self.lora_ind = []\n        self.lora_ind.extend(range(0, q))\n"
+        "        if enable_k:\n            self.lora_ind.extend(range(q, q + kv))\n\n"
+        "    def zero_pad(self, x, out):\n        result = x.new_zeros(x.shape[0], out)\n"
+        "        return result.index_copy(1, torch.tensor(self.lora_ind, device=x.device), x)\n\n"
+        "    def cache(self, cache_k, k, input_pos):\n        rows = torch.arange(k.size(0)).to(k.device)\n"
+        "        return cache_k.index_copy_(2, input_pos, k), cache_k.index_copy(0, rows, k)\n",
+        # no gradient: a new tensor kept in a dict (audiocraft's saliency), a checkpoint's tensors through
+        # `.items()` (SlowFast's loader), a parameter created frozen and handed to a method (ijepa)
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\ndef salience(d, rate):\n"
+        "    out = {}\n    out['salience'] = torch.Tensor(d['salience']).float().permute(1, 0)\n"
+        "    return F.interpolate(out['salience'].unsqueeze(0), scale_factor=rate, mode='linear')\n\n\n"
+        "def load_pretrained(path, size):\n    state = torch.load(path, map_location='cpu')['model_state']\n"
+        "    for k, v in state.items():\n        v = v.t().unsqueeze(0)\n"
+        "        state[k] = F.interpolate(v, size=size, mode='linear')[0].t()\n    return state\n\n\n"
+        "class ViT(nn.Module):\n    def __init__(self, n, d):\n        super().__init__()\n"
+        "        self.pos_embed = nn.Parameter(torch.zeros(1, n, d), requires_grad=False)\n\n"
+        "    def forward(self, x):\n        return x + self.resize(x, self.pos_embed)\n\n"
+        "    def resize(self, x, pos_embed):\n        return F.interpolate(pos_embed, size=x.shape[-1], mode='bicubic')\n",
+        # FlashAttention kept in an attribute, told to be deterministic
+        "import torch\nfrom flash_attn import flash_attn_func\n\n\nclass Attention(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.attn_fn = flash_attn_func\n\n"
+        "    def forward(self, q, k, v):\n        return self.attn_fn(q, k, v, causal=True, deterministic=True)\n",
     )
     invalid = (
         # Megatron's MoE unpermute: `index_add_` only where the deterministic kernels run; not its other branch
@@ -342,6 +388,23 @@ class NondeterministicOp(FollowsValues, Rule):
                 "        super().__init__()\n        self.caption_loss = nn.CrossEntropyLoss(ignore_index=pad_id)\n\n"
                 "    def forward(self, logits, labels):\n        return self.caption_loss(logits.permute(0, 2, 1), labels)\n",
                 lines=(10,)),
+        # duplicate indices may occur: a helper's index, a list extended by overlapping ranges or appended to
+        Invalid("import torch\n\n\ndef write(t, idx, val):\n    return t.index_copy_(1, idx, val)\n\n\n"
+                "def spread(x, n):\n    rows = list(range(0, n))\n    rows.extend(range(0, n))\n    more = []\n"
+                "    more.append(n)\n    out = torch.zeros(2 * n, x.size(1))\n"
+                "    out.index_copy_(0, torch.tensor(rows), x)\n    return out.index_copy(0, torch.tensor(more), x[:1])\n",
+                lines=(5, 14, 15)),
+        # gradients flow: loops over a model's outputs and a trainable parameter (unfrozen later); FlashAttention
+        # kept in an attribute (OLMo, GPT-NeoX), also where it may be None
+        Invalid("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n"
+                "def upsample_all(model, x):\n    out = []\n    for v in model(x).values():\n"
+                "        out.append(F.interpolate(v, scale_factor=2, mode='bilinear'))\n    return out\n\n\nclass ViT(nn.Module):\n    def __init__(self, n, d, flash):\n"
+                "        super().__init__()\n        self.pos_embed = nn.Parameter(torch.zeros(1, n, d), requires_grad=False)\n"
+                "        self.pos_embed.requires_grad = True\n        self.attn_fn = None\n        if flash:\n"
+                "            from flash_attn.flash_attn_interface import flash_attn_func\n"
+                "            self.attn_fn = flash_attn_func\n\n    def forward(self, x, q, k, v):\n"
+                "        pos = F.interpolate(self.pos_embed, size=x.shape[-1], mode='bicubic')\n"
+                "        return x + pos, self.attn_fn(q, k, v, causal=True)\n", lines=(9, 24, 25)),
     )
 
     def __init__(self, ctx) -> None:
@@ -356,6 +419,9 @@ class NondeterministicOp(FollowsValues, Rule):
         # each `for` loop or comprehension, in source order, and the names its targets bind
         self.binders: list[tuple[ast.For | ast.AsyncFor | ast.expr, frozenset[str]]] = []
         self.grad_enabled_at: list[tuple[int, int]] = []  # where a tensor is made to require a gradient
+        self._in_data_package: bool | None = None
+        self._method_calls: dict[str, list[ast.Call]] | None = None  # `x.name(...)` calls of the file, per name
+        self._writes_in: dict[tuple[int, str], dict[str, list[ast.expr]]] = {}  # (scope, kind) -> name -> writes
 
     def visit_For(self, node: ast.For | ast.AsyncFor | ast.ListComp | ast.SetComp | ast.DictComp
                   | ast.GeneratorExp) -> None:
@@ -382,10 +448,11 @@ class NondeterministicOp(FollowsValues, Rule):
         if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" \
                 and constant(argument(node, 0, "requires_grad")) is not False:
             self.grad_enabled_at.append((node.lineno, node.col_offset))
-        if self.ctx.callee_name(node) not in KNOWN_NAMES:
+        alias = self._attribute_alias(node)
+        if alias is None and self.ctx.callee_name(node) not in KNOWN_NAMES:
             self._loss_module_call(node)
             return
-        qualified = self.ctx.call_qualname(node)
+        qualified = alias or self.ctx.call_qualname(node)
         if qualified in SWITCH_CALLS:
             first = constant(argument(node, 0, "mode" if qualified.endswith("algorithms") else "debug_mode"))
             self.switch_on |= first is NOT_CONSTANT or first not in SWITCH_CALLS[qualified]
@@ -398,7 +465,8 @@ class NondeterministicOp(FollowsValues, Rule):
             return
         short = key.rsplit(".", 1)[1]
         condition = CONDITIONS.get(short.rstrip("_"))
-        if condition is not None and not condition(node, offset) or self._adds_integers(node, short, offset):
+        if condition is not None and not condition(node, offset) or self._adds_integers(node, short, offset) \
+                or short.rstrip("_") in DUPLICATE_INDEX_OPS and self._unique(argument(node, 1 + offset, "index")):
             return
         if short == "median" and qualified is None and not self._indices_read(node):
             return  # `.median(n)` of some object (a history buffer, a DataFrame) or a tensor's values only
@@ -434,10 +502,12 @@ class NondeterministicOp(FollowsValues, Rule):
         in a file that runs on Ascend only (or communicates over HCCL)."""
         if self.ascend is None:
             self.ascend = self.ctx.runs_on_ascend() or communicates_over_hccl(self.ctx)
+        named = f"`{display}` with duplicate indices" if key.rsplit(".", 1)[1].rstrip("_") in DUPLICATE_INDEX_OPS \
+            else f"`{display}`"
         if self.ascend:
-            message, fixed = f"`{display}` {ASCEND_FIX}", True
+            message, fixed = f"{named} {ASCEND_FIX}", True
         else:
-            message = f"`{display}` is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
+            message = f"{named} is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
         if fixed and self._under_switch(node):
             return
         self.found.append((self.ctx.site(node), message, fixed, gradient_free))
@@ -479,7 +549,7 @@ class NondeterministicOp(FollowsValues, Rule):
             return GRADIENT_FREE
         if key not in catalogue.NONDETERMINISTIC_BACKWARD_ONLY:
             return None
-        if self._without_grad() or self._detached_next(node):
+        if self._without_grad() or self._detached_next(node) or self._data_package():
             return GRADIENT_FREE
         return self._gradient_free(argument(node, 0, "input"))
 
@@ -487,6 +557,15 @@ class NondeterministicOp(FollowsValues, Rule):
         """A file of data-pipeline code: it uses a CPU image augmentation library and defines no module."""
         return any(self.ctx.imports.imports_root(root) for root in CPU_AUGMENTATION_LIBRARIES) \
             and not self.cpu_code.derived_classes("model", is_model_base)
+
+    def _data_package(self) -> bool:
+        """A file of a data package (a package folder named `data`, `datasets`, ...: SlowFast's
+        `slowfast/datasets/transform.py`) that defines no module: it prepares samples, through which no gradient
+        flows back."""
+        if self._in_data_package is None:
+            self._in_data_package = _in_data_folder(self.ctx.path) \
+                and not self.cpu_code.derived_classes("model", is_model_base)
+        return self._in_data_package
 
     def _detached_next(self, node: ast.Call) -> bool:
         """`x = F.interpolate(x, ...)` whose result is next read by `x = x.detach()` or `return x.detach()`
@@ -590,13 +669,14 @@ class NondeterministicOp(FollowsValues, Rule):
         if isinstance(node, ast.Name):
             return self._name_gradient_free(node)
         if isinstance(node, ast.Subscript):
-            return self._gradient_free(node.value)
+            stored = self._dict_item(node)
+            return self._gradient_free(node.value if stored is None else stored)
         if isinstance(node, ast.UnaryOp):
             return self._gradient_free(node.operand)
         if isinstance(node, ast.BinOp):
             return _both(self._gradient_free(node.left), self._gradient_free(node.right))
         if isinstance(node, ast.Attribute):
-            return GRADIENT_FREE if node.attr == "data" else None
+            return GRADIENT_FREE if node.attr == "data" or self._frozen_attribute(node) else None
         if not isinstance(node, ast.Call):
             return None
         qualified = self.ctx.call_qualname(node)
@@ -620,9 +700,9 @@ class NondeterministicOp(FollowsValues, Rule):
         loop = self._binding_loop(node)
         if loop is not None and not isinstance(loop, (ast.For, ast.AsyncFor)):
             return None  # `[F.interpolate(x, ...) for x in features]`: a comprehension's target
-        verdict: Verdict = GRADIENT_FREE if loop is None else frozenset({loop})
+        verdict: Verdict = GRADIENT_FREE if loop is None else self._loop_verdict(loop)
         facts = self.values.facts(node.id, node)
-        data = self._data_parameter(node.id)
+        data = self._data_parameter(node.id) or self._given_frozen(node.id)
         if data:
             facts = facts[1:]  # the parameter's own entry comes first: unknown, but data
         if not facts and loop is None and not data:
@@ -647,6 +727,139 @@ class NondeterministicOp(FollowsValues, Rule):
         models = self.cpu_code.derived_classes("model", is_model_base)
         return any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)) \
             and isinstance(owner, ast.ClassDef) and owner.name not in models
+
+    def _given_frozen(self, name: str) -> bool:
+        """`name` is a parameter of a method that the file calls only as `self.method(...)` in its class, each
+        time with a frozen attribute for it (ijepa's `self.interpolate_pos_encoding(x, self.pos_embed)`)."""
+        owner, function = self._owner(), self.ctx.current_def()
+        if owner is None or function is None or function not in owner.body:
+            return False
+        params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        if name not in params[1:]:
+            return False
+        if self._method_calls is None:
+            self._method_calls = {}
+            for call in ast.walk(self.ctx.tree):
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+                    self._method_calls.setdefault(call.func.attr, []).append(call)
+        calls = self._method_calls.get(function.name, [])
+        return bool(calls) and all(
+            _self_attribute(c.func) and owner.lineno <= c.lineno <= (owner.end_lineno or owner.lineno)
+            and self._frozen_attribute(argument(c, params.index(name) - 1, name)) for c in calls)
+
+    def _frozen_attribute(self, node: ast.expr | None) -> bool:
+        """`self.name` that the class only ever sets to `nn.Parameter(..., requires_grad=False)` (ijepa's sin-cos
+        `pos_embed`) and never makes require a gradient."""
+        if not _self_attribute(node):
+            return False
+        writes = self._writes(self._owner(), _self_attribute_name).get(node.attr)
+        return bool(writes) and all(
+            isinstance(w, ast.Call) and self.ctx.call_qualname(w) in catalogue.TORCH_TENSOR_WRAPPERS
+            and constant(argument(w, 1, "requires_grad")) is False for w in writes)
+
+    def _attribute_alias(self, node: ast.Call) -> str | None:
+        """The known op that a `self.name(...)` call runs: every value but None that the class assigns to
+        `self.name` is that imported function (OLMo's `self.flash_attn_func = flash_attn_func` in `__init__`)."""
+        if not _self_attribute(node.func):
+            return None
+        writes = self._writes(self._owner(), _self_attribute_name).get(node.func.attr, [])
+        functions = {self.ctx.qualname(w) if isinstance(w, (ast.Name, ast.Attribute)) else None
+                     for w in writes if not (isinstance(w, ast.Constant) and w.value is None)}
+        alias = functions.pop() if len(functions) == 1 else None
+        return alias if alias in catalogue.NONDETERMINISTIC_OPS else None
+
+    def _owner(self) -> ast.ClassDef | None:
+        """The innermost class around here."""
+        return next((n for n in reversed(self.ctx.ancestors) if isinstance(n, ast.ClassDef)), None)
+
+    def _writes(self, scope: ast.AST | None, name_of: Callable[[ast.AST], str | None]) -> dict[str, list[ast.expr]]:
+        """Per name (`name_of` of a node), what every statement of `scope` writes into it: the assigned value, or
+        the target or call that changes it otherwise (`x += ...`, `x[i] = ...`, `x.extend(...)`)."""
+        if scope is None:
+            return {}
+        key = (id(scope), name_of.__name__)
+        if key not in self._writes_in:
+            found: dict[str, list[ast.expr]] = {}
+            for node in ast.walk(scope):
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    whole = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+                    for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                        for part in ast.walk(target):
+                            if name_of(part) is not None:
+                                found.setdefault(name_of(part), []).append(
+                                    whole if part is target and whole is not None else target)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in CHANGING_CALLS and name_of(node.func.value) is not None:
+                    found.setdefault(name_of(node.func.value), []).append(node)
+            self._writes_in[key] = found
+        return self._writes_in[key]
+
+    def _unique(self, index: ast.expr | None) -> bool:
+        """An index without duplicates by construction: `torch.arange(n)`, `randperm`, `argsort`, `unique`
+        (also moved or cast), a tensor of a list built from consecutive ranges, a name only ever
+        bound to those, or token positions (`input_pos`: a KV cache written where each new token goes)."""
+        if isinstance(index, (ast.Name, ast.Attribute)) and POSITION_INDEX.fullmatch(target_name(index) or ""):
+            return True
+        if isinstance(index, ast.Name):
+            bound = self.values.bindings.bound(index.id, index)
+            return bool(bound) and all(isinstance(value, ast.expr) and self._unique(value) for value in bound)
+        if not isinstance(index, ast.Call):
+            return False
+        qualified = self.ctx.call_qualname(index)
+        if qualified in UNIQUE_INDEX_CALLS:
+            return True
+        if qualified in INDEX_TENSORS:
+            return self._range_list(argument(index, 0, "data"))
+        func = index.func
+        if qualified is not None or not isinstance(func, ast.Attribute):
+            return False
+        return func.attr in UNIQUE_INDEX_METHODS or func.attr in INDEX_KEEPING_METHODS and self._unique(func.value)
+
+    def _range_list(self, value: ast.expr | None) -> bool:
+        """`range(n)`, `list(range(a, b))`, or a list (a local name or a `self.` attribute) only ever set to `[]`
+        or a range and extended by ranges, each starting where the one before stops (TinyLlama's LoRA
+        `lora_ind`, extended by the query, key and value ranges that are enabled)."""
+        if _range_bounds(value) is not None:
+            return True
+        if _self_attribute(value):
+            writes = self._writes(self._owner(), _self_attribute_name).get(value.attr, [])
+        elif isinstance(value, ast.Name):
+            writes = self._writes(self.ctx.current_def(), _name_id).get(value.id, [])
+        else:
+            return False
+        ranges = []
+        for write in writes:
+            if isinstance(write, ast.List) and not write.elts:
+                continue
+            if isinstance(write, ast.Call) and isinstance(write.func, ast.Attribute) and write.func.attr == "extend" \
+                    and len(write.args) == 1:
+                write = write.args[0]
+            bounds = _range_bounds(write)
+            if bounds is None:
+                return False
+            ranges.append(((write.lineno, write.col_offset), *bounds))
+        ranges.sort()
+        return bool(ranges) and all(later[1] == earlier[2] for earlier, later in pairwise(ranges))
+
+    def _dict_item(self, node: ast.Subscript) -> ast.expr | None:
+        """What was last stored under a literal key of a dict a name holds (audiocraft's
+        `saliency_dict_['salience'] = torch.Tensor(...)`), if known."""
+        key = constant(node.slice)
+        if not (isinstance(key, str) and isinstance(node.value, ast.Name)):
+            return None
+        fact = self.values.last(node.value.id, node)
+        return fact.get(key) if isinstance(fact, DictFact) else None
+
+    def _loop_verdict(self, loop: ast.AST) -> Verdict:
+        """What a `for` loop's targets hold: the entries of a gradient-free mapping when it runs over its
+        `.items()` or `.values()` (a checkpoint's state dict); otherwise a batch, if the loop runs training steps."""
+        iterable = getattr(loop, "iter", None)
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+                and iterable.func.attr in ("items", "values") and not iterable.args:
+            source = self._gradient_free(iterable.func.value)
+            if source is not None:
+                return source
+        return frozenset({loop})
 
     def _binding_loop(self, node: ast.Name) -> ast.AST | None:
         """The innermost `for` loop (its body or else clause) or comprehension around `node` whose targets bind
@@ -689,6 +902,42 @@ class NondeterministicOp(FollowsValues, Rule):
         if short == "pad":
             return _in(argument(node, 2, "mode"), frozenset({"replicate"}))
         return False
+
+
+def _self_attribute(node: ast.AST | None) -> bool:
+    """`self.name`."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _self_attribute_name(node: ast.AST) -> str | None:
+    return node.attr if _self_attribute(node) else None
+
+
+def _name_id(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _range_bounds(value: ast.expr | None) -> tuple[str, str] | None:
+    """The start and stop (dumped) of `range(stop)`, `range(start, stop)` or `list(...)` of one."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "list" \
+            and len(value.args) == 1:
+        value = value.args[0]
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "range"
+            and 1 <= len(value.args) <= 2 and not value.keywords):
+        return None
+    start = ast.dump(value.args[0]) if len(value.args) == 2 else ast.dump(ast.Constant(0))
+    return start, ast.dump(value.args[-1])
+
+
+def _in_data_folder(path: str) -> bool:
+    """Whether a package folder holding the file (one with `__init__.py`, up to the package's top) is named for
+    data; the folders above the package do not count (a checkout under `/data/`)."""
+    folder = project.file_folder(path)
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        if folder.name in DATA_FOLDERS:
+            return True
+        folder = folder.parent
+    return False
 
 
 def _detaches(statement: ast.stmt, name: str) -> bool:

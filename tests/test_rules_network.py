@@ -363,6 +363,159 @@ def test_host_sync_ignores_models_python_values_and_flags():
     assert [(line, "the sync stays" in message) for line, _, message in lint("host-sync-in-loop", code)] == [(16, True)]
 
 
+def test_host_sync_periodic_guard_reads_n_from_the_defaults():
+    """`% N` skips steps unless N is 1 with the defaults: an option's, a parameter's, a module constant's."""
+    code = """
+        import argparse
+
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--log_every", type=int, default=1)
+        parser.add_argument("--save_every", type=int, default=100)
+        args = parser.parse_args()
+        every = 10
+
+
+        def train(model, loader, opt, print_freq=1, other=5):
+            for i, x in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                opt.step()
+                if i % args.log_every == 0:
+                    print(loss.item())
+                if i % args.save_every == 0:
+                    print(loss.item())
+                if i % print_freq == 0:
+                    print(loss.item())
+                if i % other == 0:
+                    print(loss.item())
+                if i % every == 0:
+                    print(loss.item())
+                if i % unknown == 0:
+                    print(loss.item())
+
+
+        train(None, [], None)
+    """
+    assert lines("host-sync-in-loop", code) == [19, 23]
+
+
+def test_host_sync_unpacking_forgets_what_a_name_held():
+    """SlowFast: `top1_err = None` early, then `top1_err, top5_err = [...]` of device values."""
+    code = """
+        import torch
+
+        def train(model, loader, optimizer):
+            for x, y in loader:
+                loss = model(x).sum()
+                loss.backward()
+                optimizer.step()
+                top1_err, top5_err = None, None
+                top1_err, top5_err = [1.0 - c for c in model.correct(x, y)]
+                print(top1_err.item())
+    """
+    assert lines("host-sync-in-loop", code) == [11]
+
+
+def test_host_sync_closures_run_where_the_loop_calls_or_hands_them():
+    """An optimizer's `step(closure)` runs it every step; a closure called under `% 10` or never is no sync."""
+    code = """
+        import torch
+
+
+        def train(model, loader, opt):
+            def closure():
+                opt.zero_grad()
+                loss = model(x).sum()
+                loss.backward()
+                print(loss.item())
+                return loss
+
+            def log():
+                print(f"{loss.item()}")
+
+            def unused():
+                print(loss.item())
+
+            for i, x in enumerate(loader):
+                opt.step(closure)
+                if i % 10 == 0:
+                    log()
+    """
+    assert lines("host-sync-in-loop", code) == [10]
+
+
+def test_host_sync_backward_loop_whose_callers_step_nothing_is_an_epoch():
+    """Only a caller that steps the optimizer makes a backward-only loop the micro-batches of one step."""
+    code = """
+        import torch
+
+
+        def train_epoch(model, loader):
+            for x in loader:
+                loss = model(x).sum()
+                loss.backward()
+            return loss
+
+
+        def main(model, loader):
+            for epoch in range(10):
+                loss = train_epoch(model, loader)
+                print(loss.item())
+    """
+    assert lines("host-sync-in-loop", code) == []
+
+
+def test_host_sync_loop_handing_the_step_to_an_epoch_function_runs_epochs():
+    """mindcv's `train_epoch(loader, ..., train_step, ...)`: the step runs in the helper's loop, not per epoch."""
+    code = """
+        import mindspore as ms
+
+
+        def build_train_step(grad_fn, optimizer):
+            def train_step(data, label):
+                loss, grads = grad_fn(data, label)
+                optimizer(grads)
+                return loss
+            return train_step
+
+
+        def train_epoch(loader, train_step):
+            for data, label in loader:
+                loss = train_step(data, label)
+            return loss
+
+
+        def train(loader, train_step, epochs):
+            for epoch in range(epochs):
+                loss = train_epoch(loader, train_step)
+                print(loss.asnumpy())
+    """
+    assert lines("host-sync-in-loop", code) == []
+
+
+def test_host_sync_helper_float_read_under_a_switch_is_not_every_call():
+    code = """
+        import torch
+
+
+        def grad_stats(params, verbose):
+            for p in params:
+                if verbose:
+                    print(float(torch.norm(p.grad)))
+                norm = float(p.grad)
+
+
+        def train(model, loader, optimizer):
+            for x in loader:
+                model(x).sum().backward()
+                grad_stats(model.parameters(), False)
+                optimizer.step()
+    """
+    assert lines("host-sync-in-loop", code) == []
+
+
 # --- backward-hook -----------------------------------------------------------------------------
 @pytest.mark.parametrize(("code", "expected"), [
     # a tensor's or an autograd node's hook adds no node to the graph: not reported

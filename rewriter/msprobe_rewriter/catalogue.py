@@ -1121,6 +1121,9 @@ HOST_SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist", "asnumpy"})
 HOST_SYNC_CALLS = frozenset({"torch.cuda.synchronize", "torch.npu.synchronize", "torch_npu.npu.synchronize",
                              "torch.accelerator.synchronize", "mindspore.hal.synchronize", "mindspore.synchronize",
                              "mindspore.runtime.synchronize"})
+# Calls that run the function they are handed after the step's device work, not in it: XLA's step closures
+# (`xm.add_step_closure(print_loss, args=(loss,))`, XLA's remedy for logging a step's values).
+DEFERRED_STEP_CLOSURES = frozenset({"torch_xla.core.xla_model.add_step_closure"})
 BACKWARD_HOOK_METHODS = frozenset({
     "register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook",
     "register_backward_pre_hook",  # MindSpore Cell

@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
-from msprobe_rewriter import catalogue, pinning, project
+from msprobe_rewriter import catalogue, opt_in, pinning, project
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import FUNCTION_TYPES, Site, target_name, walk_scope
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    NOT_CONSTANT,
+    LoopInfo,
+    Site,
+    constant,
+    iter_calls,
+    target_name,
+    walk_scope,
+)
 from msprobe_rewriter.rules.base import Invalid, Rule
 
+Position = tuple[int, int]  # (line, column)
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+MAX_CLOSURE_DEPTH = 3  # closures in closures followed to the loop that runs them
 LOOP_WORD = re.compile(r"\b(?:for|while)\b")
 LOSS_NAME = re.compile(r"^(?!(?:use|is|has|enable|with|do|compute|apply|return|log|print)_)(?:loss|\w+_loss|loss_(?!(?:fn|fns|func|function|type|name|weight|weights|scale|scaler|"
                        r"history|list|log|logs|meter|dict|cfg|config|kwargs|args|mask|key|keys|mode|kind)(?:_|$))\w+)$")
@@ -32,6 +46,7 @@ NOT_TENSOR_FUNCTIONS = frozenset({"is_tensor", "numel", "is_floating_point", "is
                                   "is_grad_enabled", "device", "get_rank", "typename"})
 EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})  # calls that end the run
 HELPER_READS = frozenset({"item", "tolist", "numpy"})  # host reads looked for in the helpers a step calls
+BUILTIN_NAMES = frozenset(dir(builtins))
 SYNC_NAMES = catalogue.HOST_SYNC_METHODS | {name.rsplit(".", 1)[1] for name in catalogue.HOST_SYNC_CALLS}
 # Calls that act on a host value: RL's `envs.step(actions)`, `scheduler.step(val_loss)`, a NaN check.
 HOST_CONSUMERS = frozenset({"step", "isfinite", "isnan", "isinf"})
@@ -39,6 +54,15 @@ NEEDED = ("{use}, so the host needs this value and the sync stays; keep it the s
           "read changes how device work is scheduled)")
 REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; keep statistics "
           "on the device (msprobe's async dump) and read them every N steps")
+
+
+class Runs(NamedTuple):
+    """Where a piece of code runs at every iteration: the loops around it in its function, the `% N` guards it is
+    under (their N: known once the file is read), and the closure it is in (`(scope, name)`), whose runs add."""
+
+    loops: list[ast.AST]
+    guards: list[tuple[list[ast.expr], Function | None]]
+    closure: tuple[int, str] | None
 
 
 class HostSyncInLoop(Rule):
@@ -51,9 +75,18 @@ class HostSyncInLoop(Rule):
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
                "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it), a call of a function "
                "(of the file or a project module, also called on the module: DINO's `utils.clip_gradients(...)`) or of the class's own method whose body reads a tensor with `.item()`, "
-               "`.tolist()` or `.numpy()` at every call (Swin's `get_grad_norm(model.parameters())`, one `.item()` per parameter; "
-               "under no `if` but a presence check, DINO's `if p.grad is not None:`), "
-               "and `torch.cuda.synchronize()`. Reads under a periodic guard (`if step % N == 0:`, or one true in a single "
+               "`.tolist()`, `.numpy()` or `float()` of what a torch function returns at every call (Swin's "
+               "`get_grad_norm(model.parameters())`, one `.item()` per parameter; "
+               "under no `if` but a presence check, DINO's `if p.grad is not None:`, or a filter of the items it walks, "
+               "ijepa's `grad_logger`), "
+               "and `torch.cuda.synchronize()`; also in a function defined in the loop's function that the loop calls or "
+               "hands to a call (ijepa's `gpu_timer(train_step)`, an optimizer's `step(closure)`; not XLA's "
+               "`xm.add_step_closure`, which runs it after the step's device work). A method that runs "
+               "`backward()` per micro-batch is part of the step of the method that calls it and steps the optimizer "
+               "(OLMo's `train_batch` in `train_step`). A name bound in one arm of an `if` keeps its earlier kind in "
+               "the other arms (SlowFast's `loss = loss.item()` for detection only). "
+               "Reads under a periodic guard (`if step % N == 0:` with N not 1 by the defaults: a literal, a module "
+               "constant, a parameter's or an option's default; lit-llama's `log_interval = 1` reads every step; or one true in a single "
                "iteration, `if i == 100:` on the loop's variable; unless it steps an "
                "optimizer the loop steps nowhere else: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are reads in an error message or a branch that ends the run "
@@ -106,6 +139,15 @@ class HostSyncInLoop(Rule):
         "import numpy as np\nimport torch\n\nloader = torch.utils.data.DataLoader(data, batch_size=8)\n"
         "for i, (imgs, labels) in enumerate(loader):\n    codes = np.eye(10)[labels.numpy()]\n"
         "    loss = model(imgs.cuda(), codes).sum()\n    loss.backward()\n    optimizer.step()\n",
+        # diffusers' XLA script hands its print to `xm.add_step_closure`: it runs after the step's device work
+        "import torch\nimport torch_xla.core.xla_model as xm\n\n\ndef train(model, loader, optimizer):\n"
+        "    for x in loader:\n        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n\n"
+        "        def print_loss(loss):\n            print(f'loss {loss}')\n\n"
+        "        xm.add_step_closure(print_loss, args=(loss,))\n",
+        # a closure called under a periodic guard, whose N is a module constant
+        "import torch\n\nlog_interval = 10\n\n\ndef train(model, loader, optimizer):\n    def log(loss):\n"
+        "        print(loss.item())\n\n    for i, x in enumerate(loader):\n        loss = model(x).sum()\n"
+        "        loss.backward()\n        optimizer.step()\n        if i % log_interval == 0:\n            log(loss)\n",
     )
     invalid = (
         # NVIDIA's ImageNet example names a loss class `loss` in another function: this `loss` is a tensor.
@@ -166,6 +208,34 @@ class HostSyncInLoop(Rule):
                 "        total += p.grad.norm().item() ** 2\n    return total ** 0.5\n\n\n"
                 "def train(model, loader, optimizer):\n    for x in loader:\n        model(x).sum().backward()\n"
                 "        norm = get_grad_norm(model.parameters())\n        optimizer.step()\n", lines=(14,)),
+        # SlowFast: the detection branch's `loss = loss.item()` leaves `loss` a tensor in the other branch
+        Invalid("import torch\n\n\ndef train(model, loader, optimizer, detection):\n    for x in loader:\n"
+                "        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"
+                "        if detection:\n            loss = loss.item()\n        else:\n"
+                "            loss, top1 = (loss.item(), 0.0)\n", lines=(10, 12)),
+        # lit-llama: a log interval of 1 (a module constant) reads at every step
+        Invalid("import torch\n\nlog_interval = 1\n\n\ndef train(model, loader, optimizer):\n"
+                "    for iter_num, x in enumerate(loader):\n        loss = model(x).sum()\n        loss.backward()\n"
+                "        optimizer.step()\n        if iter_num % log_interval == 0:\n"
+                "            print(f'loss {loss.item():.4f}')\n", lines=(12,)),
+        # ijepa: the step is a closure the loop hands to a timer; it returns `float(loss)` and logs each
+        # parameter's gradient norm with `float(torch.norm(...))`
+        Invalid("import torch\n\n\ndef grad_logger(named_params):\n    norms = []\n    for n, p in named_params:\n"
+                "        if p.grad is not None and not n.endswith('.bias'):\n"
+                "            norms.append(float(torch.norm(p.grad.data)))\n    return norms\n\n\n"
+                "def main(encoder, loader, optimizer, gpu_timer):\n    for imgs in loader:\n"
+                "        def train_step():\n            loss = encoder(imgs).mean()\n            loss.backward()\n"
+                "            optimizer.step()\n            stats = grad_logger(encoder.named_parameters())\n"
+                "            return float(loss), stats\n        (loss, stats), etime = gpu_timer(train_step)\n",
+                lines=(18, 19)),
+        # OLMo: `train_batch` runs `backward()` per micro-batch; the method the loop calls, `train_step`, then
+        # steps the optimizer and reads the loss: one step per call
+        Invalid("import torch\n\n\nclass Trainer:\n    def train_batch(self, batch):\n"
+                "        for micro_batch in batch:\n            loss = self.model(micro_batch).mean()\n"
+                "            loss.backward()\n        return loss\n\n    def train_step(self, batch):\n"
+                "        loss = self.train_batch(batch)\n        self.optim.step()\n"
+                "        self.cur_train_loss = loss.item()\n\n    def fit(self):\n"
+                "        for batch in self.train_loader:\n            self.train_step(batch)\n", lines=(18,)),
         # DETR: the logged loss is a `sum()` of a dict of device tensors
         Invalid("import torch\n\n\ndef train(model, loader, optimizer, weights):\n    for x, y in loader:\n"
                 "        parts = model(x, y)\n        scaled = {k: v * weights[k] for k, v in parts.items()}\n"
@@ -175,9 +245,11 @@ class HostSyncInLoop(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.kinds: dict[tuple[int, str], bool | None] = {}  # (scope, name) -> holds a tensor?
-        self.pending: list[tuple[tuple[int, int], tuple[int, str], bool | None]] = []
-        self.candidates: list[tuple[Site, list[ast.AST], str]] = []
+        # (scope, name) -> its bindings in source order: (from where, holds a tensor?, the other arms of its `if`s)
+        self.bindings: dict[tuple[int, str], list[tuple[Position, bool | None, list[tuple[Position, Position]]]]] = {}
+        self.candidates: list[tuple[Site, Runs, str]] = []
+        self.closures: dict[tuple[int, str], Function] = {}  # (scope, name) -> a function defined in a function
+        self.closure_runs: dict[tuple[int, str], list[Runs]] = {}  # where each closure is called or handed on
         # Scopes (function ids, 0 for the module) whose text has a loop: only there can a name matter.
         self.looping_scopes: set[int] = {0} if LOOP_WORD.search(ctx.source) else set()
         self._project: project.LocalImports | None = None  # the file's imports of project modules, read once
@@ -198,6 +270,8 @@ class HostSyncInLoop(Rule):
                 name = target_name(element)
                 if name is not None:
                     self._bind_later(node, name, self._tensorish(value))
+                for unpacked in _unpacked(element):  # `loss, acc = fn()`: each holds what the code cannot tell
+                    self._bind_later(node, unpacked, None)
 
     visit_AnnAssign = visit_Assign
 
@@ -214,7 +288,8 @@ class HostSyncInLoop(Rule):
         on_host = literal or self._loader_batches(node.iter)
         for target in ast.walk(node.target):  # `for flag in [False, True]:` binds Python values
             if isinstance(target, ast.Name):
-                self.kinds[(self._scope(), target.id)] = False if on_host else None
+                self._bind(node, (self._scope(), target.id), (node.lineno, node.col_offset),
+                           False if on_host else None)
 
     def _loader_batches(self, iterated: ast.expr) -> bool:
         """Whether a loop iterates `DataLoader`s the file builds (also through `enumerate`/`tqdm`/`zip`): their
@@ -230,7 +305,12 @@ class HostSyncInLoop(Rule):
     visit_AsyncFor = visit_For
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if not self.looping_scopes or not LOOP_WORD.search("\n".join(self.ctx.lines[node.lineno - 1:node.end_lineno])):
+        owner = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, (*FUNCTION_TYPES, ast.ClassDef))), None)
+        closure = isinstance(owner, FUNCTION_TYPES) and id(owner) in self.looping_scopes
+        if closure:  # ijepa's `def train_step():` in its loop: runs wherever the loop calls it
+            self.closures[(id(owner), node.name)] = node
+        elif not self.looping_scopes or not LOOP_WORD.search(
+                "\n".join(self.ctx.lines[node.lineno - 1:node.end_lineno])):
             return
         self.looping_scopes.add(id(node))
         arguments = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
@@ -240,25 +320,32 @@ class HostSyncInLoop(Rule):
             annotation = argument.annotation
             scalar = isinstance(annotation, ast.Name) and annotation.id in ("bool", "int", "float", "str")
             if scalar or isinstance(default, ast.Constant) and default.value is not None:
-                self.kinds[(id(node), argument.arg)] = False  # a Python number / flag parameter
+                self._bind(node, (id(node), argument.arg), (node.lineno, node.col_offset), False)  # a number / flag
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _bind_later(self, node: ast.stmt, name: str, kind: bool | None) -> None:
         """Bind after the statement's own value was visited (`loss = float(loss)` reads the old `loss`)."""
-        self.pending.append(((node.end_lineno or 0, node.end_col_offset or 0), (self._scope(), name), kind))
+        self._bind(node, (self._scope(), name), (node.end_lineno or 0, node.end_col_offset or 0), kind)
+
+    def _bind(self, node: ast.stmt, key: tuple[int, str], start: Position, kind: bool | None) -> None:
+        """Record a binding by statement `node` from `start` on, except in the other arms of the `if`s around it
+        (SlowFast's `loss = loss.item()` for detection leaves `loss` a tensor in the classification `else:`)."""
+        path = [*self.ctx.ancestors, node]
+        others = [_span(parent.orelse) for parent, child in zip(path, path[1:], strict=False)
+                  if isinstance(parent, ast.If) and parent.orelse and any(child is s for s in parent.body)]
+        self.bindings.setdefault(key, []).append((start, kind, others))
 
     def _scope(self) -> int:
         return next((id(a) for a in reversed(self.ctx.ancestors) if isinstance(a, FUNCTION_TYPES)), 0)
 
     def _kind_of(self, name: str, at: ast.AST) -> bool | None:
+        """What the latest binding of `name` that reaches `at` holds (None: unknown or unbound)."""
         position = (at.lineno, at.col_offset)
-        ready = [p for p in self.pending if p[0] <= position]
-        if ready:
-            self.pending = [p for p in self.pending if p[0] > position]
-            for _, key, kind in ready:
-                self.kinds[key] = kind
-        return self.kinds.get((self._scope(), name))
+        for start, kind, others in reversed(self.bindings.get((self._scope(), name), ())):
+            if start <= position and not any(first <= position <= last for first, last in others):
+                return kind
+        return None
 
     def _tensorish(self, expr: ast.AST) -> bool | None:
         """True: holds a device tensor; False: a Python value or a non-tensor; None: cannot tell."""
@@ -318,6 +405,7 @@ class HostSyncInLoop(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         if self._scope() not in self.looping_scopes:
             return
+        self._note_closure_run(node)
         func = node.func
         qualified = self.ctx.call_qualname(node) if self.ctx.callee_name(node) in SYNC_NAMES else None
         if qualified in catalogue.HOST_SYNC_CALLS:
@@ -343,6 +431,20 @@ class HostSyncInLoop(Rule):
         if qualified is None:
             self._helper_sync(node)
 
+    def _note_closure_run(self, call: ast.Call) -> None:
+        """Record where a closure runs: called (`step()`) or handed to a call (ijepa's `gpu_timer(train_step)`, an
+        optimizer's `step(closure)`), which runs it; not to XLA's `add_step_closure`, which runs it after the step."""
+        scope = self._scope()
+        handed = [call.func, *call.args, *(k.value for k in call.keywords)]
+        names = {n.id for n in handed if isinstance(n, ast.Name) and (scope, n.id) in self.closures}
+        if not names or self.ctx.imports.resolve_any(call.func) in catalogue.DEFERRED_STEP_CLOSURES:
+            return
+        runs = self._runs(call)
+        if runs is None:
+            return
+        for name in names:
+            self.closure_runs.setdefault((scope, name), []).append(runs)
+
     def visit_If(self, node: ast.If | ast.While) -> None:
         """`if torch.isnan(loss):`, `while not flag.any():`: testing a tensor calls `bool()` on it, a sync."""
         test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
@@ -359,7 +461,7 @@ class HostSyncInLoop(Rule):
         definition, path = self._definition(node)
         read = _host_read(definition) if definition is not None else None
         if read is not None:
-            where = f"`.{read.func.attr}()` on line {read.lineno}" + (f" of {path.name}" if path else "")
+            where = f"{_read_text(read)} on line {read.lineno}" + (f" of {path.name}" if path else "")
             self._candidate(node, f"`{condition_text(node.func, 40)}(...)` reads a tensor on the host ({where})")
 
     def _definition(self, node: ast.Call) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, Path | None]:
@@ -402,11 +504,12 @@ class HostSyncInLoop(Rule):
     def _candidate(self, node: ast.AST, what: str, use: str | None = None) -> None:
         if any(isinstance(a, ast.Raise) for a in self.ctx.ancestors) or self._on_the_way_out(node):
             return  # an error message: runs once, on the way out
-        loops = self._loops_running(node)
-        if loops:
-            use = use or self._host_use(node, loops[0])
+        runs = self._runs(node)
+        region = runs and (runs.loops[0] if runs.loops else self.closures.get(runs.closure))
+        if region is not None:
+            use = use or self._host_use(node, region)
             message = f"{what} in the training loop: " + (NEEDED.format(use=use) if use else REMEDY)
-            self.candidates.append((self.ctx.site(node), loops, message))
+            self.candidates.append((self.ctx.site(node), runs, message))
 
     def _on_the_way_out(self, node: ast.AST) -> bool:
         """Whether `node` is in a branch that ends the run (`print(loss.item()); sys.exit(1)` after a non-finite
@@ -454,35 +557,65 @@ class HostSyncInLoop(Rule):
                     return f"the host branches on `{found}`"
         return None
 
-    def _loops_running(self, node: ast.AST) -> list[ast.AST]:
-        """Loops whose every iteration evaluates `node` (not a `for` header, not under `if step % N`)."""
+    def _runs(self, node: ast.AST) -> Runs | None:
+        """Where every iteration evaluates `node` (see Runs; not in a `for` header); None under a guard true in
+        one iteration only (`if i == 100:`)."""
         ancestors = self.ctx.ancestors
-        loops = []
+        runs = Runs([], [], None)
         for index in range(len(ancestors) - 1, -1, -1):
             ancestor = ancestors[index]
             child = ancestors[index + 1] if index + 1 < len(ancestors) else node
-            if isinstance(ancestor, FUNCTION_TYPES + (ast.Lambda, ast.ClassDef)):
+            if isinstance(ancestor, FUNCTION_TYPES):
+                outer = next((a for a in reversed(ancestors[:index]) if isinstance(a, FUNCTION_TYPES)), None)
+                key = (id(outer), ancestor.name)
+                return runs._replace(closure=key if self.closures.get(key) is ancestor else None)
+            if isinstance(ancestor, (ast.Lambda, ast.ClassDef)):
                 break
-            if (isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body)
-                    and (self._periodic(ancestor.test) or _once(ancestor.test, ancestors[:index]))
-                    and not self._steps_optimizer(ancestor, ancestors[:index])):
-                return []
+            if isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body):
+                once, divisors = _once(ancestor.test, ancestors[:index]), self._divisors(ancestor.test)
+                if (once or divisors) and not self._steps_optimizer(ancestor, ancestors[:index]):
+                    if once:
+                        return None
+                    runs.guards.append((divisors, self.ctx.current_def()))
             if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
                 if not (isinstance(ancestor, (ast.For, ast.AsyncFor)) and child in (ancestor.iter, ancestor.target)):
-                    loops.append(ancestor)
-        return loops
+                    runs.loops.append(ancestor)
+        return runs
 
-    def _periodic(self, test: ast.expr) -> bool:
-        """A `step % N == 0`-style guard, also through a name the function assigns one to (open_clip's
+    def _divisors(self, test: ast.expr) -> list[ast.expr]:
+        """The N of each `step % N` a guard tests, also through a name the function assigns one to (open_clip's
         `is_metric_step = (i_accum % metric_every == 0) or is_console_step`)."""
-        if _is_periodic(test):
-            return True
+        found = _divisors(test)
         names = {node.id for node in ast.walk(test) if isinstance(node, ast.Name)}
+        if found or not names:
+            return found
         scope = self.ctx.current_def() or self.ctx.tree
-        return bool(names) and any(
-            isinstance(node, ast.Assign) and _is_periodic(node.value)
-            and any(isinstance(target, ast.Name) and target.id in names for target in node.targets)
-            for node in walk_scope(scope))
+        return [divisor for node in walk_scope(scope) if isinstance(node, ast.Assign)
+                and any(isinstance(target, ast.Name) and target.id in names for target in node.targets)
+                for divisor in _divisors(node.value)]
+
+    def _skips_steps(self, guard: tuple[list[ast.expr], Function | None]) -> bool:
+        """Whether a `% N` guard skips iterations: not when each N is 1 (lit-llama's module-level `log_interval =
+        1`; an option or a parameter that defaults to 1)."""
+        divisors, function = guard
+        return any(self._value(divisor, function) != 1 for divisor in divisors)
+
+    def _value(self, node: ast.expr, function: Function | None) -> object:
+        """What `node` holds with the defaults: a literal, a module constant (a name the file binds once, at
+        the top level), an option's default or a parameter's value (see opt_in.switch_default)."""
+        parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} if function else set()
+        if isinstance(node, ast.Name) and node.id not in parameters:
+            return self._module_constant(node.id)
+        return opt_in.switch_default(self.ctx, node, function, True)
+
+    def _module_constant(self, name: str) -> object:
+        """The literal a name is bound to by its only binding in the file, a top-level assignment, else
+        NOT_CONSTANT."""
+        stores = [node for node in ast.walk(self.ctx.tree)
+                  if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)]
+        assign = next((statement for statement in self.ctx.tree.body if isinstance(statement, ast.Assign)
+                       and len(stores) == 1 and stores[0] in statement.targets), None)
+        return constant(assign.value) if assign is not None else NOT_CONSTANT
 
     def _acts_on(self, call: ast.Call) -> bool:
         """Whether a call acts on the host values it is given: an environment's or a plateau scheduler's `step`, a
@@ -508,52 +641,122 @@ class HostSyncInLoop(Rule):
                 if isinstance(node, ast.Call) and self.ctx.is_optimizer_step(node)}
 
     def finish(self) -> None:
-        per_step = self._per_step_functions()
-        for site, loops, message in self.candidates:
-            if any(self._runs_a_step(loop, per_step) for loop in loops):
+        if not self.candidates:
+            return
+        epoch_level = self._epoch_level_functions()
+        per_step = self.ctx.stepping_functions() - epoch_level
+        for site, runs, message in self.candidates:
+            if any(self._runs_a_step(loop, per_step, epoch_level) for loop in self._loops_of(runs)):
                 self.report(site, message)
 
-    def _per_step_functions(self) -> set[str]:
-        """Stepping functions that run one step per call, not a whole epoch (a step loop of their own)."""
+    def _loops_of(self, runs: Runs, depth: int = 0) -> list[ast.AST]:
+        """The loops each of whose iterations runs the code: its own, and in a closure those where the closure
+        is called or handed on; none under a guard that skips iterations."""
+        if any(map(self._skips_steps, runs.guards)):
+            return []
+        loops = list(runs.loops)
+        if runs.closure is not None and depth < MAX_CLOSURE_DEPTH:
+            for outer in self.closure_runs.get(runs.closure, ()):
+                loops += self._loops_of(outer, depth + 1)
+        return loops
+
+    def _epoch_level_functions(self) -> set[str]:
+        """Functions that run a whole epoch per call, not one step: a step loop of their own (other than the
+        micro-batches of one step: OLMo's `train_batch` runs `backward()` per micro-batch, and its caller
+        `train_step` then steps the optimizer), or a call of such a function."""
         ctx = self.ctx
-        epoch_level = {info.function for info in ctx.loops.values() if info.function and ctx.is_step_loop(info.node)}
+        appliers = self._applying_functions()
+        epoch_level = {info.function for info in ctx.loops.values() if info.function and ctx.is_step_loop(info.node)
+                       and not self._accumulates(info, appliers)}
         changed = True
         while changed:
             callers = {name for name, info in ctx.functions.items() if info.called & epoch_level}
             changed = not callers <= epoch_level
             epoch_level |= callers
-        return ctx.stepping_functions() - epoch_level
+        return epoch_level
 
-    def _runs_a_step(self, loop: ast.AST, per_step: set[str]) -> bool:
-        """Whether each iteration of `loop` runs one training step (not a whole epoch through a helper)."""
+    def _applying_functions(self) -> set[str]:
+        """The file's functions that step an optimizer themselves (not through another function)."""
+        return {node.name for node in ast.walk(self.ctx.tree) if isinstance(node, FUNCTION_TYPES)
+                and any(map(self.ctx.is_optimizer_step, iter_calls(node)))}
+
+    def _accumulates(self, info: LoopInfo, appliers: set[str]) -> bool:
+        """Whether a step loop accumulates the gradients of one step: it steps no optimizer (nor calls a function
+        that does), and a function that calls its function does."""
+        ctx = self.ctx
+        if any(map(ctx.is_optimizer_step, iter_calls(info.node))) or info.called & ctx.functions_calling(appliers):
+            return False
+        return any(info.function in ctx.functions[name].called for name in appliers if name in ctx.functions)
+
+    def _runs_a_step(self, loop: ast.AST, per_step: set[str], epoch_level: set[str]) -> bool:
+        """Whether each iteration of `loop` runs one training step: not a whole epoch through a helper, which also
+        runs the step function handed to it (mindcv's `train_epoch(..., train_step, ...)`)."""
         info = self.ctx.loops.get(id(loop))
-        return info is not None and (info.steps or bool(info.called & per_step))
+        return info is not None and (info.steps or bool(info.called & per_step) and not _callees(loop) & epoch_level)
+
+
+def _callees(loop: ast.AST) -> set[str]:
+    """The functions (`f(...)`) and own methods (`self.f(...)`) a loop calls, not those merely handed to a call
+    (a flag named `train` is no call of a method `train`)."""
+    return {call.func.id if isinstance(call.func, ast.Name) else call.func.attr for call in iter_calls(loop)
+            if isinstance(call.func, ast.Name) or isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"}
 
 
 def _host_read(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Call | None:
-    """The first `.item()`, `.tolist()` or `.numpy()` a function runs on a tensor at every call (not under an
-    `if`, as a trainer's `if should_log:` is; not on what NumPy returns; not in a nested function), None if none."""
+    """The first read of a tensor on the host a function runs at every call (see `_every_call`), one under no
+    `if` first: `.item()`, `.tolist()` or `.numpy()` (not on what NumPy returns), or `float()`/`int()` of what a
+    torch function returns (ijepa's `float(torch.norm(p.grad.data))`); None if none."""
     numpy_values = {target.id for node in walk_scope(function) if isinstance(node, ast.Assign)
                     and _numpy_call(node.value) for target in node.targets if isinstance(target, ast.Name)}
-    reads = [node for node in _unconditional(function) if isinstance(node, ast.Call)
-             and isinstance(node.func, ast.Attribute) and node.func.attr in HELPER_READS and not node.args
-             and not _numpy_call(node.func.value)
-             and not (isinstance(node.func.value, ast.Name) and node.func.value.id in numpy_values)]
-    return min(reads, key=lambda node: (node.lineno, node.col_offset), default=None)
+    reads = [(guarded, node.lineno, node.col_offset, node) for node, guarded in _every_call(function)
+             if isinstance(node, ast.Call) and (_converts_torch_value(node) or _reads_tensor(node, numpy_values))]
+    return min(reads, key=lambda read: read[:3], default=(None,) * 4)[3]
 
 
-def _unconditional(function: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function that run at every call: not under an `if` (other than a presence check, DINO's
-    `if p.grad is not None:` over the parameters) or in a conditional expression, not in a nested function or
-    class."""
-    todo = list(ast.iter_child_nodes(function))
+def _reads_tensor(call: ast.Call, numpy_values: set[str]) -> bool:
+    """`x.item()`, `x.tolist()`, `x.numpy()`, not on what NumPy returns (`numpy_values`: names bound to it)."""
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr in HELPER_READS and not call.args
+            and not _numpy_call(func.value) and not (isinstance(func.value, ast.Name) and func.value.id in numpy_values))
+
+
+def _converts_torch_value(call: ast.Call) -> bool:
+    """`float(torch.norm(g))`, `int(torch.argmax(x))`: a Python number made of a tensor a torch function returns."""
+    if not (isinstance(call.func, ast.Name) and call.func.id in ("float", "int") and len(call.args) == 1):
+        return False
+    inner = call.args[0]
+    name = inner.func if isinstance(inner, ast.Call) else None
+    return (isinstance(name, ast.Attribute) and isinstance(name.value, ast.Name) and name.value.id == "torch"
+            and name.attr[:1].islower() and name.attr not in NOT_TENSOR_FUNCTIONS)
+
+
+def _read_text(read: ast.Call) -> str:
+    return f"`{read.func.id}()`" if isinstance(read.func, ast.Name) else f"`.{read.func.attr}()`"
+
+
+def _every_call(function: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
+    """The nodes of a function that run at every call, each with whether an `if` guards it: not under an `if`
+    other than a presence check (DINO's `if p.grad is not None:` over the parameters) or a filter of the items
+    a loop of the function walks (ijepa's `if (p.grad is not None) and not n.endswith('.bias'):` over the named
+    parameters), not in a conditional expression, not in a nested function or class."""
+    todo = [(child, frozenset(), False) for child in ast.iter_child_nodes(function)]
     while todo:
-        node = todo.pop()
-        yield node
-        if isinstance(node, ast.If) and _presence_check(node.test):
-            todo.extend(node.body)
-        elif not isinstance(node, (ast.If, ast.IfExp, *FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
+        node, items, guarded = todo.pop()
+        yield node, guarded
+        if isinstance(node, ast.If):
+            if _presence_check(node.test) or _filters(node.test, items):
+                todo.extend((child, items, True) for child in node.body)
+        elif not isinstance(node, (ast.IfExp, *FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                items = items | {name.id for name in ast.walk(node.target) if isinstance(name, ast.Name)}
+            todo.extend((child, items, guarded) for child in ast.iter_child_nodes(node))
+
+
+def _filters(test: ast.expr, items: frozenset[str]) -> bool:
+    """Whether a test reads nothing but the items a loop walks (and builtins): it picks items, every call."""
+    names = {node.id for node in ast.walk(test) if isinstance(node, ast.Name)}
+    return bool(names & items) and names <= items | BUILTIN_NAMES
 
 
 def _presence_check(test: ast.expr) -> bool:
@@ -570,6 +773,25 @@ def _numpy_call(node: ast.AST) -> bool:
     while isinstance(root, ast.Attribute):
         root = root.value
     return isinstance(root, ast.Name) and root.id in ("np", "numpy")
+
+
+def _span(statements: list[ast.stmt]) -> tuple[Position, Position]:
+    """Where a block of statements starts and ends."""
+    return (statements[0].lineno, statements[0].col_offset), (statements[-1].end_lineno or 0,
+                                                              statements[-1].end_col_offset or 0)
+
+
+def _unpacked(target: ast.expr) -> Iterator[str]:
+    """The names an unpacking target binds (`loss, (a, b), *rest`), none for a plain name."""
+    if isinstance(target, ast.Starred):
+        target = target.value
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            inner = element.value if isinstance(element, ast.Starred) else element
+            name = target_name(inner)
+            if name is not None:
+                yield name
+            yield from _unpacked(inner)
 
 
 def _holds(statement: ast.stmt, node: ast.AST) -> bool:
@@ -591,6 +813,6 @@ def _once(test: ast.expr, outer: list[ast.AST]) -> bool:
             and any(isinstance(side, ast.Name) and side.id in counters for side in (test.left, *test.comparators)))
 
 
-def _is_periodic(test: ast.AST) -> bool:
-    """`step % N == 0`-style guards: the sync runs once every N iterations."""
-    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
+def _divisors(test: ast.AST) -> list[ast.expr]:
+    """The N of each `step % N` in a `step % N == 0`-style guard (the sync runs once every N iterations)."""
+    return [node.right for node in ast.walk(test) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)]

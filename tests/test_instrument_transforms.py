@@ -136,6 +136,39 @@ def test_draw_in_an_rng_tracker_fork_is_noted_with_the_tracker_advice():
     assert "`model_parallel_cuda_manual_seed`" in notes[0] and "draw on the CPU yourself" not in notes[0]
 
 
+def test_device_draw_read_on_the_host_is_not_moved_back():
+    """BLIP: a negative drawn and read with `.item()` at once: drawn from a CPU copy, and not moved back."""
+    code = ("import torch\n\n\ndef pick(w, dev):\n    w = w.to(dev)\n    i = torch.multinomial(w, 1).item()\n"
+            "    return i, torch.randint(0, 4, (1,), device=dev).tolist(), torch.multinomial(w, 1)\n")
+    after = fix(code, "device-rng")
+    assert "i = torch.multinomial(w.cpu(), 1).item()" in after
+    assert "torch.randint(0, 4, (1,)).tolist(), torch.multinomial(w.cpu(), 1).to(w.device)" in after
+    namespace: dict = {}
+    exec(compile(after, "pick.py", "exec"), namespace)
+    assert namespace["pick"](torch.full((3,), 1 / 3), "cpu")[0] in (0, 1, 2)
+
+
+def test_module_function_is_not_rewritten_as_a_tensor_draw():
+    """audiocraft: `utils` is a module (`from ..utils import utils`): `utils.cpu().multinomial(...)` would crash."""
+    code = ("import torch\nfrom torch import nn\nfrom ..utils import utils\n\n\nclass LM(nn.Module):\n"
+            "    def forward(self, probs):\n        return utils.multinomial(probs, num_samples=1)\n")
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert out == code and notes == []
+
+
+def test_device_module_that_may_be_meta_or_initialised_again_is_noted():
+    """OLMo's `device=config.init_device` may be "meta": a CPU build of a meta model is not what it asks for;
+    gpt-neox's router layer is initialised again on the GPU: both are left with a note."""
+    code = ("import torch\nfrom torch import nn\n\n\ndef build(config, init_method):\n"
+            "    head = nn.Linear(8, 8, device=config.init_device)\n"
+            "    layer = nn.Linear(8, 8, bias=False, device=torch.cuda.current_device())\n    init_method(layer.weight)\n"
+            "    return head, layer\n")
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert out == code and len(notes) == 2
+    assert notes[0].startswith("/p/m.py:6: not rewritten: `Linear(..., device=...)` draws") and "meta" in notes[0]
+    assert notes[1].startswith("/p/m.py:8: not rewritten: `init_method(layer.weight)` initialises again")
+
+
 def test_diffusers_cpu_generator_log_line_is_noted_once():
     code = ("import torch\nfrom diffusers import AutoencoderKL\n\n\ndef step(vae, x, device):\n"
             "    a = vae.encode(x.to(device)).latent_dist.sample()\n"

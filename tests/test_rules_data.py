@@ -323,6 +323,144 @@ def test_device_rng_ignores_names_not_imported_from_torch():
     assert lint("device-rng", code) == []
 
 
+def findings(rule_name: str, code: str, path: str = "snippet.py"):
+    rule = RULES_BY_NAME[rule_name]
+    result = lint_source(path, textwrap.dedent(code).encode(), [rule])
+    return [f for f in result.findings if f.code == rule.code]
+
+
+def test_device_rng_module_functions_are_not_tensor_draws():
+    """audiocraft: `from ..utils import utils` binds a module: `utils.multinomial(...)` is its function (rewriting it
+    to `utils.cpu()...` crashed at run time); a local name of the same spelling is a tensor again."""
+    code = """\
+        import torch
+        from torch import nn
+        from ..utils import utils
+        from pkg import helpers as h
+
+
+        class LM(nn.Module):
+            def forward(self, probs, utils2):
+                a = utils.multinomial(probs, num_samples=1) + h.bernoulli(probs)
+                h = probs.cuda()
+                return a, h.bernoulli()
+        """
+    assert lines("device-rng", code) == [11]
+
+
+def test_device_rng_draw_read_on_the_host_is_not_moved_back():
+    code = """\
+        import torch
+
+
+        def pick(weights, n):
+            weights = weights.cuda()
+            a = torch.multinomial(weights[0], 1).item()
+            b = torch.randint(0, n, (1,), device=weights.device).tolist()
+            c = weights.multinomial(1).cpu()
+            return a, b, c, torch.multinomial(weights, 1)
+        """
+    messages = [message for _, _, message in lint("device-rng", code)]
+    assert "(`torch.multinomial(weights[0].cpu(), 1)`)" in messages[0]
+    assert "(`torch.randint(0, n, (1,))`)" in messages[1] and "(`weights.cpu().multinomial(1)`)" in messages[2]
+    assert all("read right away" in m and ".to(" not in m for m in messages[:3])
+    assert "(`torch.multinomial(weights.cpu(), 1).to(weights.device)`)" in messages[3]
+
+
+def test_device_rng_fabric_strategy_decides_where_init_module_builds():
+    template = """\
+        import lightning as L
+        from lightning.fabric.strategies import FSDPStrategy, DDPStrategy
+        from model import GPT
+
+        fabric = L.Fabric(strategy={})
+        with fabric.init_module():
+            model = GPT(config)
+        """
+    found = {strategy: [(line, severity) for line, severity, _ in lint("device-rng", template.format(strategy))]
+             for strategy in ('"fsdp"', "FSDPStrategy()", "DDPStrategy()", '"auto"', 'FSDPStrategy() if n else "ddp"')}
+    assert found == {'"fsdp"': [], "FSDPStrategy()": [], "DDPStrategy()": [(6, "error")], '"auto"': [(6, "error")],
+                     'FSDPStrategy() if n else "ddp"': [(6, "warning")]}
+
+
+def test_device_rng_fabric_device_block():
+    code = """\
+        import lightning as L
+        from model import LLaMA
+
+        fabric = L.Fabric(accelerator="cuda")
+        with fabric.device:
+            model = LLaMA(config)
+        with fabric.device:
+            steps = 3
+        """
+    assert [(line, severity) for line, severity, _ in lint("device-rng", code)] == [(5, "error")]
+
+
+def test_device_rng_module_initialised_again_on_the_device():
+    """gpt-neox: the build's draw does not survive; the initialiser's does, and is reported, left to the user. A
+    bias drawn by the build, or an initialiser that may not run, leaves the build's draw."""
+    code = """\
+        import torch
+        from torch import nn
+
+
+        def build(n, init_method, device, flag):
+            a = nn.Linear(n, n, bias=False, device=device)
+            init_method(a.weight)
+            b = nn.Linear(n, n, device=device)
+            nn.init.normal_(b.weight)
+            c = nn.Linear(n, n, device=device)
+            c.reset_parameters()
+            d = nn.Linear(n, n, bias=False, device=device)
+            if flag:
+                init_method(d.weight)
+            return a, b, c, d
+        """
+    found = findings("device-rng", code)
+    assert [(f.line, f.fixable) for f in found] == [(7, False), (8, True), (9, True), (11, False), (12, True)]
+    assert found[0].message.startswith("`init_method(a.weight)` initialises again the weights of a `Linear` built on")
+
+
+def test_device_rng_module_initialised_again_by_its_class():
+    """OLMo: `reset_parameters()` initialises the whole layer again; Megatron's GDN re-draws only the conv's weight
+    (and only with `conv_init`): its bias keeps the build's draw."""
+    code = """\
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, config):
+                self.ff = nn.Linear(8, 8, device=config.init_device)
+                self.conv1d = nn.Conv1d(8, 8, 3, device=torch.cuda.current_device())
+
+            def reset_parameters(self):
+                init_normal(self.ff, std=0.02)
+                if self.conv_init is not None:
+                    nn.init.uniform_(self.conv1d.weight, -self.conv_init, self.conv_init)
+        """
+    assert lines("device-rng", code) == [8]
+
+
+def test_device_rng_module_on_a_device_that_may_be_meta_is_left_to_the_user():
+    code = """\
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def __init__(self, cfg, device):
+                self.a = nn.Linear(8, 8, device=cfg.init_device)
+                self.b = nn.Linear(8, 8, device=device)
+                self.c = nn.Linear(8, 8, device=cfg.device)
+                if device.type != "meta":
+                    pass
+        """
+    found = findings("device-rng", code)
+    assert [(f.line, f.fixable) for f in found] == [(6, False), (7, False), (8, True)]
+    assert "(`cfg.init_device` may be the meta device, where nothing is drawn" in found[0].message
+
+
 def test_device_rng_catalogue_matches_torch_signatures():
     torch = pytest.importorskip("torch")
     for qualified, signature in catalogue.TORCH_DEVICE_DRAWS.items():

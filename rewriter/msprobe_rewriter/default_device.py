@@ -32,6 +32,10 @@ SETTERS = frozenset({"torch.set_default_device"})
 TENSOR_TYPE_SETTERS = frozenset({"torch.set_default_tensor_type"})
 DEVICE_CONTEXTS = frozenset({"torch.device"})
 FABRICS = frozenset({"lightning.Fabric", "lightning.fabric.Fabric"})
+# Fabric strategies whose `init_module()` never enters the device (it builds on the CPU, or on the meta device with
+# `empty_init=True`): FSDP's and model parallelism's, as classes and by their registered names.
+SHARDED_STRATEGIES = frozenset({"FSDPStrategy", "XLAFSDPStrategy", "ModelParallelStrategy"})
+SHARDED_STRATEGY_NAMES = frozenset({"fsdp", "fsdp_cpu_offload", "xla_fsdp"})
 # Methods that (re)initialise a module's weights in place.
 INIT_METHODS = frozenset({"init_weights", "_init_weights", "initialize_weights", "init_parameters",
                           "reset_parameters", "apply"})
@@ -65,14 +69,7 @@ def device_block(ctx: FileContext, block: ast.With | ast.AsyncWith, item: ast.ex
     helper and held in a name: torchtune's `with self._device:`) and its block builds a module or draws in it; a
     block whose models get every weight loaded afterwards (`load_checkpoint(fabric, model, path)`, as
     fine-tuning does) does not count."""
-    made = made if made is not None else item
-    if not isinstance(made, ast.Call):
-        return False
-    if ctx.call_qualname(made) in DEVICE_CONTEXTS:
-        device = argument(made, 0, "type")
-        if device is None or device_of(device) == CPU:
-            return False
-    elif made is item and not _fabric_init(ctx, item):
+    if not _makes_default(ctx, item, device_of, made):
         return False
     later = [other.context_expr for other in block.items[[i.context_expr for i in block.items].index(item) + 1:]]
     if any(isinstance(other, ast.Call) and ctx.call_qualname(other) in DEVICE_CONTEXTS
@@ -85,6 +82,20 @@ def device_block(ctx: FileContext, block: ast.With | ast.AsyncWith, item: ast.ex
     scope = _innermost(ancestors, SCOPE_TYPES) or ctx.tree
     return not any(isinstance(node, ast.Call) and node.lineno > block.end_lineno and _loads_into(node, built)
                    for node in walk_scope(scope))
+
+
+def _makes_default(ctx: FileContext, item: ast.expr, device_of: DeviceOf, made: ast.Call | None) -> bool:
+    """Whether `with item:` makes a device that is not the CPU the default one (see device_block); a Fabric's
+    `device` (lit-llama's `with fabric.device:`) is its root device, a `torch.device`."""
+    if made is None and isinstance(item, ast.Attribute) and item.attr == "device":
+        return _is_fabric(ctx, item.value) and device_of(item) != CPU
+    made = made if made is not None else item
+    if not isinstance(made, ast.Call):
+        return False
+    if ctx.call_qualname(made) in DEVICE_CONTEXTS:
+        device = argument(made, 0, "type")
+        return device is not None and device_of(device) != CPU
+    return made is not item or _fabric_init(ctx, item)
 
 
 def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: DeviceOf,
@@ -116,10 +127,10 @@ def loaded_over_after(model: ast.expr, ancestors: list[ast.AST]) -> bool:
     """Whether the statements after the one at the end of `ancestors` load weights into the model named
     `model` (`model.load_state_dict(sd)`, or a loader given it): what it drew before does not survive."""
     return isinstance(model, ast.Name) and any(isinstance(node, ast.Call) and _loads_into(node, {model.id})
-                                               for statement in _following(ancestors) for node in ast.walk(statement))
+                                               for statement in following(ancestors) for node in ast.walk(statement))
 
 
-def _following(ancestors: list[ast.AST]) -> list[ast.stmt]:
+def following(ancestors: list[ast.AST]) -> list[ast.stmt]:
     """The statements after the innermost statement around here, in its own block (straight after it)."""
     for index in range(len(ancestors) - 1, 0, -1):
         statement, parent = ancestors[index], ancestors[index - 1]
@@ -192,16 +203,50 @@ def _names_built(node: ast.expr, built: set[str]) -> bool:
 
 
 def _fabric_init(ctx: FileContext, call: ast.Call) -> bool:
-    """A Lightning Fabric's `init_module()` that initialises weights (not `empty_init=True`): a name assigned a
-    `Fabric(...)`, or called `fabric` in a file that imports lightning."""
+    """A Lightning Fabric's `init_module()` that initialises weights on the device (not `empty_init=True`, nor with
+    only strategies that keep it off the device, see fabric_strategies)."""
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "init_module" and isinstance(func.value, ast.Name)):
+    if not (isinstance(func, ast.Attribute) and func.attr == "init_module" and _is_fabric(ctx, func.value)):
         return False
-    owner = func.value.id
-    if not (ctx.assigned_calls.get(owner) in FABRICS
-            or owner == "fabric" and any(ctx.imports.imports_root(root) for root in ("lightning", "lightning_fabric"))):
+    return constant(keyword(call, "empty_init")) is not True and fabric_strategies(ctx) != {True}
+
+
+def _is_fabric(ctx: FileContext, node: ast.expr) -> bool:
+    """A name assigned a `Fabric(...)`, or called `fabric` in a file that imports lightning."""
+    if not isinstance(node, ast.Name):
         return False
-    return constant(keyword(call, "empty_init")) is not True
+    return ctx.assigned_calls.get(node.id) in FABRICS or node.id == "fabric" and any(
+        ctx.imports.imports_root(root) for root in ("lightning", "lightning_fabric"))
+
+
+def fabric_strategies(ctx: FileContext) -> set[bool]:
+    """For each strategy the file's `Fabric(...)` calls may get (a name followed to what its scope assigns it,
+    TinyLlama's `FSDPStrategy(...)` or `"auto"` by device count), whether its `init_module()` stays off the device
+    (Lightning's FSDP and model-parallel strategies never enter the root device); empty when no Fabric is made here."""
+    found: set[bool] = set()
+    for scope in (ctx.tree, *(node for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES))):
+        for call in walk_scope(scope):
+            if isinstance(call, ast.Call) and ctx.call_qualname(call) in FABRICS:
+                strategy = keyword(call, "strategy")
+                values = [strategy] if not isinstance(strategy, ast.Name) else [
+                    node.value for node in walk_scope(scope) if isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == strategy.id for t in node.targets)]
+                found.update(flag for value in values for flag in _sharded(ctx, value))
+    return found
+
+
+def _sharded(ctx: FileContext, strategy: ast.expr | None) -> set[bool]:
+    """Whether a strategy (each branch of `a if c else b`) keeps `init_module()` off the device: `FSDPStrategy(...)`,
+    `strategy="fsdp"`."""
+    if isinstance(strategy, ast.IfExp):
+        return _sharded(ctx, strategy.body) | _sharded(ctx, strategy.orelse)
+    return {_sharded_one(ctx, strategy)}
+
+
+def _sharded_one(ctx: FileContext, strategy: ast.expr | None) -> bool:
+    if isinstance(strategy, ast.Call):
+        return (ctx.callee_name(strategy) or "") in SHARDED_STRATEGIES
+    return constant(strategy) in SHARDED_STRATEGY_NAMES
 
 
 def _builds_or_draws(ctx: FileContext, node: ast.AST) -> bool:

@@ -33,6 +33,13 @@ DEFAULT_MESSAGE = ("`{call}` makes an accelerator the default device: modules bu
 BLOCK_MESSAGE = ("modules built and tensors drawn without `device=` in this `with {call}:` block take their "
                  f"numbers (initial weights too) from the device's generator, and {SAME_SEED}: build on the CPU "
                  "and move (`Net().to(device)`), or on `torch.device(\"meta\")` and load the weights")
+REINIT_MESSAGE = ("`{call}` initialises again the weights of a `{module}` built on a device: its generator draws "
+                  "them, and " + SAME_SEED + ": build it on the CPU, initialise it there, then move it (`{module}(...)`, "
+                  "then `{call}`, then `.to(device)`)")
+META_NOTE = (" (`{device}` may be the meta device, where nothing is drawn: build on the CPU only where it is not; "
+             "msprobe-instrument leaves this to you)")
+SHARDED_NOTE = (" (only where the file's Fabric gets a strategy other than FSDP's: FSDP's `init_module()` builds on "
+                "the CPU)")
 MODULE_MESSAGE = ("`{module}(..., device=...)` draws its initial weights on that device, and " + SAME_SEED
                   + ": build it on the CPU and move it (`{module}(...).to(device)`)")
 INIT_MESSAGE = ("`{call}` initialises weights that `to_empty(device=...)` put on a device: its generator draws "
@@ -85,21 +92,30 @@ SHOWN_LENGTH = 30  # an expression longer than this is named by a free name in a
 FREE_NAMES = ("x", "t", "w", "tensor")
 
 
-def _input_message(call: ast.Call, qualified: str, inputs: list[ast.expr | None], free: str) -> str:
+def _moved(lead: str, draw: str, device: str, host: bool) -> str:
+    """Advice to draw on the CPU and move the result to `device`; no move for a result read on the `host` right away
+    (BLIP's `torch.multinomial(weights[b], 1).item()`)."""
+    if host:
+        return f"{lead}, where its result is read right away (`{draw}`): {SAME_SEED}"
+    return f"{lead} and move the result (`{draw}.to({device})`): {SAME_SEED}"
+
+
+def _input_message(call: ast.Call, qualified: str, inputs: list[ast.expr | None], free: str, host: bool) -> str:
     """For a draw from a tensor, the move that fits it: `rand_like(x)` from `rand(x.shape, dtype=x.dtype)`,
     `multinomial(probs, n)` (also `randint_like(x, n)`, `normal(0, std)`) from CPU copies of its tensors (see
-    `_shown` for `free`)."""
+    `_shown` for `free`, `_moved` for `host`)."""
     name = qualified.rpartition(".")[2]
     tensors = [i for i in inputs if i is not None and not _is_number(i)]
     shown = _shown(tensors[0] if tensors else None, free)
     if name.endswith("_like") and name != "randint_like":
-        return MOVE_MESSAGE.format(example=f"torch.{name[:-5]}({shown}.shape, dtype={shown}.dtype).to({shown}.device)")
+        return _moved("draw on the CPU", f"torch.{name[:-5]}({shown}.shape, dtype={shown}.dtype)", f"{shown}.device",
+                      host)
 
     def on_cpu(value: ast.expr) -> ast.expr:
         return ast.Name(f"{_shown(value, free)}.cpu()") if any(value is t for t in tensors) else value
 
     copied = ast.Call(call.func, [on_cpu(a) for a in call.args], [ast.keyword(k.arg, on_cpu(k.value)) for k in call.keywords])
-    return f"draw from a CPU copy and move the result (`{_short(copied)}.to({shown}.device)`): {SAME_SEED}"
+    return _moved("draw from a CPU copy", _short(copied), f"{shown}.device", host)
 
 
 def _shown(tensor: ast.expr | None, free: str) -> str:
@@ -120,9 +136,9 @@ def _free_name(tree: ast.AST) -> str:
     return next(name for name in (*FREE_NAMES, *(f"x{i}" for i in range(len(used) + 1))) if name not in used)
 
 
-def _device_message(call: ast.Call, device: ast.expr) -> str:
+def _device_message(call: ast.Call, device: ast.expr, host: bool) -> str:
     """For a draw given `device=`: the same call without it, then moved (`torch.rand(16, 100).to(device)`)."""
-    return MOVE_MESSAGE.format(example=f"{_short(_without_device(call))}.to({_short(device)})")
+    return _moved("draw on the CPU", _short(_without_device(call)), _short(device), host)
 
 
 def _without_device(call: ast.Call) -> ast.Call:
@@ -152,16 +168,17 @@ def _init_message_on_device(call: ast.Call, fn: str) -> str:
     return APPLY_MESSAGE.format(call=_short(call), fn=fn, first=_short(first))
 
 
-def _method_message(call: ast.Call, free: str) -> str:
+def _method_message(call: ast.Call, free: str, host: bool) -> str:
     """For a tensor method that draws: the same draw on the CPU, then moved: copied into a tensor shown by name
     (`w.copy_(torch.empty(w.shape, dtype=w.dtype).uniform_(-1, 1))`), drawn from a CPU copy (`p.cpu().bernoulli()`),
     or on a new CPU tensor (`torch.empty(4).exponential_().to(device)`, `torch.empty(shape)` when not shown; a new
-    `*_like(x)` made on the CPU: `torch.empty_like(x, device="cpu").exponential_().to(x.device)`)."""
+    `*_like(x)` made on the CPU: `torch.empty_like(x, device="cpu").exponential_().to(x.device)`; see `_moved` for
+    `host`)."""
     receiver, method = call.func.value, call.func.attr
     draw = _short(ast.Call(ast.Name(method), call.args, call.keywords))
     shown = _shown(receiver, free)
     if method in catalogue.TENSOR_DRAW_METHODS:
-        return MOVE_MESSAGE.format(example=f"{shown}.cpu().{draw}.to({shown}.device)")
+        return _moved("draw on the CPU", f"{shown}.cpu().{draw}", f"{shown}.device", host)
     if isinstance(receiver, PLAIN):
         return MOVE_MESSAGE.format(example=f"{shown}.copy_(torch.empty({shown}.shape, dtype={shown}.dtype).{draw})")
     if (isinstance(receiver, ast.Call) and ast.unparse(receiver.func).endswith("_like") and receiver.args
@@ -206,23 +223,35 @@ class DeviceRng(FollowsValues, Rule):
                "DreamBooth generates its class images; both are info where they only feed a pipeline's sampling "
                "after the loop of training steps (images to look at: `pipeline(prompt, generator=g)` after it, also "
                "after it in each epoch), not before it. A draw or module on a device that is a parameter defaulting to "
-               "the CPU (`device=None`, `device=\"cpu\"`) is info: it draws on a device only where a caller passes "
-               "one. A model built in the function and moved to a device only later (`model.cuda(args.gpu)`) is on "
+               "the CPU (`device=None`, `device=\"cpu\"`), or a field so defaulting of a parameter's class "
+               "(`config.init_device` of `config: ModelConfig`), is info: it draws on a device only where a caller "
+               "passes one. A draw whose result is read on the host right away (`.item()`, `.tolist()`) is advised "
+               "(and rewritten) without the move back. A model built in the function and moved to a device only later (`model.cuda(args.gpu)`) is on "
                "the CPU until then, and so are its submodules and tensors (`for layer in model.modules()`). "
                "`sample()`/`rsample()` of a `torch.distributions` distribution "
                "(`Categorical(logits=logits).sample()`, also one kept in a name) draws where its parameters live, "
-               "checked as those inputs are (msprobe-instrument leaves these to you). In files that import diffusers it also flags diffusers' own draws "
+               "checked as those inputs are (msprobe-instrument leaves these to you). A random method of a module "
+               "(a name an import binds: audiocraft's `utils.multinomial(probs, 1)`) is not a tensor's. In files that import diffusers it also flags diffusers' own draws "
                "without a generator: `randn_tensor(shape, device=d)` on a device, and "
                "`vae.encode(x).latent_dist.sample()` (the VAE's device, shown or not, as above, and in data code "
                "too), also of a posterior kept in a name (`posterior = vae.encode(x).latent_dist`, or a name "
                "ending in `latent_dist`) or in a list it is appended to (`latents_cache[step].sample()`, "
                "DreamBooth's `--cache_latents`). A torch.nn module built with `device=` a device (`nn.Linear(d, d, "
                "device=\"cuda\")`, also `Conv*`, `Embedding`, RNNs, `MultiheadAttention`, `Transformer*` layers: those "
-               "whose construction draws weights) is flagged too. It also flags an accelerator made the default device, where "
+               "whose construction draws weights) is flagged too, unless its weights are loaded over, or every weight (the "
+               "module given to an initialiser, or the weight of one without bias) is initialised again by the "
+               "statement after it (then that initialiser, on the device, is flagged instead: gpt-neox's "
+               "`init_method(self.layer.weight)`; msprobe-instrument leaves it to you) or by an initialising method of "
+               "its class (OLMo's `reset_parameters()`, flagged where it runs on a device); one on a device that may be the meta device "
+               "(`device=config.init_device`, or one the file compares with \"meta\") is left to you (a CPU build "
+               "of a meta model). It also flags an accelerator made the default device, where "
                "modules are built and tensors drawn without `device=`: `torch.set_default_device(\"cuda\")`, "
                "`torch.set_default_tensor_type(torch.cuda.FloatTensor)`, a `with torch.device(d):` block (`d` not "
                "the CPU or meta; also a device object held in a name, `dev = torch.device(d)` or torchtune's "
-               "`self._device = utils.get_device(...)`, then `with self._device:`) or a Lightning Fabric's `with fabric.init_module():` block (unless `empty_init=True`) "
+               "`self._device = utils.get_device(...)`, then `with self._device:`; a Lightning Fabric's root device, "
+               "lit-llama's `with fabric.device:`) or a Lightning Fabric's `with fabric.init_module():` block (unless "
+               "`empty_init=True`; not with Lightning's FSDP or model-parallel strategy, whose `init_module()` builds "
+               "on the CPU, a warning where the file gives its Fabric such a strategy only in some runs) "
                "that builds a module or draws (unless every weight of the models it builds is loaded afterwards, "
                "`load_checkpoint(fabric, model, path)` or `model.load_state_dict(sd)`, not `strict=False`), and "
                "`init_weights()`, `reset_parameters()` or `apply(fn)` on a model "
@@ -380,6 +409,23 @@ class DeviceRng(FollowsValues, Rule):
         "import torch\nfrom diffusers import AutoencoderKL\n\n\n"
         "def train(vae, loader, dist):\n    cache = [vae.encode(x).latent_dist for x in loader]\n"
         "    return [d.sample(generator=torch.default_generator) for d in cache] + [dist.sample()]  # not a posterior\n",
+        # audiocraft: a name an import binds is a module (`utils.multinomial` is its function, reported in its file).
+        "import torch\nfrom torch import nn\nfrom ..utils import utils\nimport helpers.sampling\n\n\n"
+        "class LM(nn.Module):\n    def forward(self, probs):\n"
+        "        return utils.multinomial(probs, num_samples=1), helpers.sampling.bernoulli(probs)\n",
+        # OLMo: a class whose `reset_parameters()` draws every weight again (a module given to an initialiser, or the
+        # weight of one without bias); what counts is where that runs.
+        "import torch\nfrom torch import nn\nfrom .initialization import init_normal\n\n\nclass Block(nn.Module):\n"
+        "    def __init__(self, config):\n"
+        "        self.ff = nn.Linear(config.d_model, config.d_model, device=config.init_device)\n"
+        "        self.blocks = nn.ModuleDict(dict(wte=nn.Embedding(9, 8, device=config.init_device)))\n\n"
+        "    def reset_parameters(self):\n        init_normal(self.ff, std=0.02)\n"
+        "        nn.init.normal_(self.blocks.wte.weight)\n",
+        # TinyLlama, lit-gpt: Lightning's FSDP strategy builds in `init_module()` on the CPU (never the root device).
+        "import lightning as L\nfrom lightning.fabric.strategies import FSDPStrategy\nfrom model import GPT\n\n\n"
+        "def main(config, devices):\n    strategy = FSDPStrategy(auto_wrap_policy={GPT}) if devices > 1 else \"fsdp\"\n"
+        "    fabric = L.Fabric(devices=devices, strategy=strategy)\n    with fabric.init_module(empty_init=False):\n"
+        "        model = GPT(config)\n    return fabric.setup(model)\n",
     )
     invalid = (
         # The DCGAN tutorial: wrapped for data parallelism between the move and the initialisation.
@@ -572,6 +618,28 @@ class DeviceRng(FollowsValues, Rule):
         # Rainbow's NoisyLinear: fresh noise in the device model's buffers at every step (not initialisation).
         Invalid("import torch\nfrom torch import nn\n\n\nclass NoisyLinear(nn.Linear):\n"
                 "    def reset_noise(self):\n        self.weight_epsilon.normal_()\n", lines=(7,), severity="warning"),
+        # lit-llama: a Fabric's `device` is its root device; `with fabric.device:` builds every weight there.
+        Invalid("import lightning as L\nfrom model import LLaMA\n\n\ndef main(config):\n"
+                "    fabric = L.Fabric(accelerator=\"cuda\", devices=4, strategy=\"fsdp\")\n    with fabric.device:\n"
+                "        model = LLaMA(config)\n    return fabric.setup_module(model)\n", lines=(7,), severity="error"),
+        # TinyLlama: FSDP's `init_module()` builds on the CPU, the single-device strategy ("auto") on the device.
+        Invalid("import lightning as L\nfrom lightning.fabric.strategies import FSDPStrategy\nfrom model import GPT\n\n\n"
+                "def main(config, devices):\n    strategy = FSDPStrategy() if devices > 1 else \"auto\"\n"
+                "    fabric = L.Fabric(devices=devices, strategy=strategy)\n    with fabric.init_module(empty_init=False):\n"
+                "        model = GPT(config)\n", lines=(9,), severity="warning"),
+        # gpt-neox's router: a layer built on the GPU and initialised again there; the draw that survives is that one.
+        Invalid("import torch\n\n\nclass Router(torch.nn.Module):\n    def __init__(self, args, init_method):\n"
+                "        self.layer = torch.nn.Linear(args.hidden, args.experts, bias=False, device=\"cuda\")\n"
+                "        init_method(self.layer.weight)\n", lines=(7,), severity="error"),
+        # OLMo: a config field that defaults to None (the CPU) is info, as such a parameter is; one that may be the
+        # meta device is left to the user (a CPU build of a meta model).
+        Invalid("from dataclasses import dataclass\n\nfrom torch import nn\n\n\n@dataclass\nclass ModelConfig:\n"
+                "    init_device: str | None = None\n\n\nclass Head(nn.Module):\n"
+                "    def __init__(self, config: ModelConfig):\n"
+                "        self.out = nn.Linear(8, 8, device=config.init_device)\n", lines=(13,), severity="info"),
+        # BLIP: a negative drawn and read on the host right away (`.item()`) need not move back.
+        Invalid("import torch\n\n\ndef negatives(weights):\n    weights = weights.cuda()\n"
+                "    return [torch.multinomial(weights[b], 1).item() for b in range(4)]\n", lines=(6,), severity="error"),
     )
 
     def __init__(self, ctx) -> None:
@@ -592,6 +660,8 @@ class DeviceRng(FollowsValues, Rule):
         self._moves: dict[int, dict[str, list[tuple[tuple[int, int], bool]]]] = {}  # see _moves_in
         self._free = _free_name(ctx.tree)  # see _shown
         self._attributes: dict[int, dict[str, list[tuple[tuple[int, int], ast.expr]]]] = {}  # see _attribute_values
+        self._imported: set[str] | None = None  # names the file's imports bind, see _is_module
+        self._meta: set[str] | None = None  # see _may_be_meta
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -601,7 +671,10 @@ class DeviceRng(FollowsValues, Rule):
                             fixable=False)
             made = None if isinstance(expr, ast.Call) else self._device_object(expr)
             if default_device.device_block(self.ctx, node, expr, self.ctx.ancestors, self.device_of, made):
-                self.report(expr, BLOCK_MESSAGE.format(call=_short(expr)), fixable=False)
+                sharded = (isinstance(expr, ast.Call) and getattr(expr.func, "attr", None) == "init_module"
+                           and True in default_device.fabric_strategies(self.ctx))  # only in some runs
+                self.report(expr, BLOCK_MESSAGE.format(call=_short(expr)) + (SHARDED_NOTE if sharded else ""),
+                            "warning" if sharded else None, fixable=False)
 
     def _report_draw(self, node: ast.Call, message: str, severity: str | None = None,
                      fixable: bool | None = None) -> None:
@@ -714,26 +787,25 @@ class DeviceRng(FollowsValues, Rule):
             self.report(node, _init_message_on_device(node, node.args[0].id), fixable=False)
         elif self._initialises_on_device(node):
             self.report(node, _init_message_on_device(node, node.func.attr), fixable=False)
+        host = self._read_on_host(node)
         if qualified in catalogue.TORCH_DEVICE_DRAWS:
             signature = catalogue.TORCH_DEVICE_DRAWS[qualified]
             device = keyword(node, "device")
             if device is not None:
                 if self.device_of(device) != CPU:
                     note = self._cpu_default_note(device)
-                    self._report_draw(node, _device_message(node, device) + note, "info" if note else None)
+                    self._report_draw(node, _device_message(node, device, host) + note, "info" if note else None)
                 return
             inputs = [argument(node, signature.positional.index(name), name) for name in signature.inputs]
-            self._check_inputs(node, [i for i in inputs if i is not None], _input_message(node, qualified, inputs, self._free))
+            self._check_inputs(node, [i for i in inputs if i is not None],
+                               _input_message(node, qualified, inputs, self._free, host))
         elif qualified in catalogue.TORCH_INIT_DRAWS:
             self._check_inputs(node, [argument(node, 0, "tensor")], _init_message(node, self._free))
         elif qualified in catalogue.TORCH_RANDOM_INIT_MODULES:
             device = keyword(node, "device")
-            ancestors = self.ctx.ancestors
             if (device is not None and self.device_of(device) != CPU
-                    and not default_device.weights_replaced(node, ancestors)):
-                note = self._cpu_default_note(device)  # a factory argument, the CPU by default
-                self._report_draw(node, MODULE_MESSAGE.format(module=qualified.rpartition(".")[2]) + note,
-                            "info" if note else None)
+                    and not default_device.weights_replaced(node, self.ctx.ancestors)):
+                self._check_module(node, qualified.rpartition(".")[2], device)
         elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
             device = argument(node, 0, "device")
             if device is not None and self.device_of(device) != CPU:
@@ -744,8 +816,9 @@ class DeviceRng(FollowsValues, Rule):
             device = argument(node, 2, "device")
             if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:
                 self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device"))
-        elif qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS:
-            self._check_inputs(node, [node.func.value], _method_message(node, self._free))
+        elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS
+              and not self._is_module(node.func.value)):
+            self._check_inputs(node, [node.func.value], _method_message(node, self._free, host))
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DISTRIBUTION_DRAWS
               and (made := self._distribution(node.func.value)) is not None):
             parameters = [*made.args, *(kw.value for kw in made.keywords if kw.arg != "validate_args")]
@@ -761,6 +834,89 @@ class DeviceRng(FollowsValues, Rule):
             self._check_inputs(node, [node.func.value],
                                DIFFUSERS_MESSAGE.format(draw="latent_dist.sample()", where="the VAE's device"),
                                in_data_code=True)
+
+    # --- modules built on a device ------------------------------------------------------------
+    def _check_module(self, node: ast.Call, module: str, device: ast.expr) -> None:
+        """Report a module built on a device, unless what initialises every weight again follows it (the statement
+        after it, or an initialising method of its class: OLMo's `reset_parameters()`, whose draws count where it
+        runs); report such a statement's initialiser on the device (gpt-neox's `init_method(self.layer.weight)` of a
+        layer without bias), unless it reports itself (a torch.nn.init draw, the module's own `reset_parameters()`)."""
+        held = self._held_name(node)
+        if held is not None and self._initialised_by_class(node, held, module):
+            return
+        note = self._cpu_default_note(device)  # a factory argument, the CPU by default
+        severity = "info" if note else None
+        again = None if held is None else next(
+            (later.value for later in default_device.following(self.ctx.ancestors) if isinstance(later, ast.Expr)
+             and isinstance(later.value, ast.Call) and self._initialises(later.value, held)), None)
+        if again is not None and not (self.ctx.call_qualname(again) in catalogue.TORCH_INIT_DRAWS
+                                      or getattr(again.func, "attr", None) in default_device.INIT_METHODS):
+            self.report(again, REINIT_MESSAGE.format(call=_short(again), module=module) + note, severity, fixable=False)
+        if again is None or not _initialises_all(node, again, module):
+            meta = self._may_be_meta(device)  # `.to(init_device)` would build a meta model on the CPU
+            self._report_draw(node, MODULE_MESSAGE.format(module=module) + note
+                              + (META_NOTE.format(device=_short(device)) if meta else ""), severity,
+                              False if meta else None)
+
+    def _held_name(self, module: ast.Call) -> str | None:
+        """What holds the module built here: the target it is assigned to (`self.ff`), or its key in a dict given to
+        what is assigned or updated (OLMo's `self.transformer = nn.ModuleDict(dict(wte=...))`, `self.transformer.update(
+        {"wpe": ...})`: `self.transformer.wte`, `self.transformer.wpe`); None if none."""
+        key, child = "", module
+        for parent in reversed(self.ctx.ancestors):
+            if isinstance(parent, ast.keyword) and not key and parent.arg:
+                key = "." + parent.arg
+            elif isinstance(parent, ast.Dict) and not key:
+                found = next((k for k, v in zip(parent.keys, parent.values, strict=True) if v is child), None)
+                key = f".{constant(found)}" if isinstance(constant(found), str) else ""
+            elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is not None:
+                return ast.unparse(parent.targets[0] if isinstance(parent, ast.Assign) else parent.target) + key
+            elif isinstance(parent, ast.Call) and getattr(parent.func, "attr", None) == "update" and key:
+                return ast.unparse(parent.func.value) + key
+            elif isinstance(parent, ast.stmt):
+                return None
+            child = parent
+        return None
+
+    def _initialised_by_class(self, module: ast.Call, held: str, name: str) -> bool:
+        """Whether the class (of the file) of the method around here, or a base class of it, has another method named
+        as an initialiser that initialises every weight of `self.<...>` the module is built into again."""
+        function, owner = self._method_owner()
+        found = self._definition(owner.name) if owner is not None else None
+        if found is None or found[0] is not owner or not held.startswith("self."):
+            return False
+        methods = [method for cls in _class_chain(owner, found[1].classes) for method in cls.body
+                   if isinstance(method, FUNCTION_TYPES) and method is not function
+                   and not method.name.startswith("__") and INIT_NAME.search(method.name)]
+        return any(isinstance(call, ast.Call) and self._initialises(call, held) and _initialises_all(module, call, name)
+                   for method in methods for call in ast.walk(method))
+
+    def _initialises(self, call: ast.Call, held: str) -> bool:
+        """Whether `call` initialises the module `held` names: an initialiser given it or its weight first
+        (`init_method(self.layer.weight)`, `init_normal(self.ff_out, std)`), or its own (`self.layer.reset_parameters()`)."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in default_device.INIT_METHODS:
+            return ast.unparse(func.value) == held
+        given = call.args[0] if call.args else None
+        return (given is not None and INIT_NAME.search(self.ctx.callee_name(call) or "") is not None
+                and ast.unparse(given) in (held, f"{held}.weight", f"{held}.weight.data"))
+
+    def _may_be_meta(self, device: ast.expr) -> bool:
+        """Whether a device may be the meta device: named `init_device` (OLMo's `config.init_device`), or what the
+        file compares with or sets to "meta" (`device.type == "meta"`)."""
+        if self._meta is None:
+            self._meta = set()
+            for node in ast.walk(self.ctx.tree):
+                if isinstance(node, ast.Compare):
+                    operands = [node.left, *node.comparators]
+                elif isinstance(node, ast.Assign):
+                    operands = [*node.targets, node.value]
+                else:
+                    continue
+                if any(constant(operand) == "meta" for operand in operands):
+                    self._meta.update(ast.unparse(_untyped(operand)) for operand in operands)
+        name = device.attr if isinstance(device, ast.Attribute) else getattr(device, "id", None)
+        return name == "init_device" or ast.unparse(device) in self._meta
 
     def finish(self) -> None:
         imports = self.ctx.imports
@@ -820,10 +976,27 @@ class DeviceRng(FollowsValues, Rule):
                    and info.node.end_lineno < sampling.line for info in self.ctx.loops.values())
 
     def _cpu_default_note(self, device: ast.expr) -> str:
-        """For a device that is a parameter defaulting to the CPU (None or "cpu"), what that means; else ""."""
-        if not default_device.cpu_by_default(device, self.ctx.ancestors):
+        """For a device that is a parameter, or a field of a parameter's class (`config.init_device` of `config:
+        ModelConfig`), defaulting to the CPU (None or "cpu"), what that means; else ""."""
+        if not (default_device.cpu_by_default(device, self.ctx.ancestors) or self._field_cpu_default(device)):
             return ""
         return CPU_DEFAULT_NOTE.format(name=ast.unparse(device))
+
+    def _field_cpu_default(self, device: ast.expr) -> bool:
+        """`config.init_device` where the function's parameter `config` is annotated with a class (the file's or a
+        project module's) whose field `init_device` defaults to None or "cpu" (OLMo's `ModelConfig`)."""
+        function = self.ctx.current_def()
+        if function is None or not (isinstance(device, ast.Attribute) and isinstance(device.value, ast.Name)):
+            return False
+        args = function.args
+        given = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == device.value.id), None)
+        found = self._definition(given.annotation.id) if given is not None and isinstance(
+            given.annotation, ast.Name) else None
+        if found is None or not isinstance(found[0], ast.ClassDef):
+            return False
+        default = next((node.value for node in found[0].body if isinstance(node, ast.AnnAssign)
+                        and isinstance(node.target, ast.Name) and node.target.id == device.attr), None)
+        return isinstance(default, ast.Constant) and default.value in (None, CPU)
 
     def _check_inputs(self, node: ast.Call, inputs: list, message: str | None = None,
                       in_data_code: bool = False, fixable: bool | None = None) -> None:
@@ -1055,6 +1228,25 @@ class DeviceRng(FollowsValues, Rule):
             self._latent_names = names, lists
         return self._latent_names
 
+    def _read_on_host(self, call: ast.Call) -> bool:
+        """Whether what `call` draws is read to the host right away (`.item()`, `.tolist()`, `.cpu()`)."""
+        ancestors = self.ctx.ancestors
+        return (len(ancestors) >= 2 and isinstance(attribute := ancestors[-1], ast.Attribute)
+                and attribute.attr in catalogue.HOST_SYNC_METHODS and isinstance(ancestors[-2], ast.Call)
+                and ancestors[-2].func is attribute)
+
+    def _is_module(self, node: ast.expr) -> bool:
+        """A name an import binds, not bound again here, or an attribute of one (audiocraft's `from ..utils import
+        utils`, then `utils.multinomial(probs, 1)`): a module's function, never a tensor's method."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, ast.Name) or self.values.bindings.bound(node.id, node):
+            return False
+        if self._imported is None:
+            self._imported = {alias.asname or alias.name.partition(".")[0] for statement in ast.walk(self.ctx.tree)
+                              if isinstance(statement, (ast.Import, ast.ImportFrom)) for alias in statement.names}
+        return node.id in self._imported
+
     def _last_on_cpu(self, node: ast.expr) -> bool:
         """A name whose latest assignment puts it on the CPU (`x = x.cpu()`), whatever came before."""
         return isinstance(node, ast.Name) and self.values.last(node.id, node) == CPU
@@ -1146,6 +1338,8 @@ class DeviceRng(FollowsValues, Rule):
             assigned = self._attribute_placement(node)
             if assigned is not None:
                 return assigned
+            if node.attr == "device" and (fabric := self._fabric_device(node.value)) is not None:
+                return fabric  # a Lightning Fabric's root device
             if node.attr == "device" or node.attr in catalogue.DEVICE_PRESERVING_ATTRIBUTES:
                 return self.placement(node.value)
             if isinstance(node.value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):  # `layer.weight`: where its module is
@@ -1412,6 +1606,29 @@ def _method(cls: ast.ClassDef, name: str, classes: dict[str, ast.ClassDef], dept
         return own
     bases = (classes[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in classes)
     return next((found for base in bases if (found := _method(base, name, classes, depth + 1)) is not None), None)
+
+
+def _class_chain(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> list[ast.ClassDef]:
+    """`cls` and the base classes its module defines, nearest first."""
+    chain, todo = [], [cls]
+    while todo and len(chain) < 8:
+        current = todo.pop(0)
+        chain.append(current)
+        todo += [classes[b.id] for b in current.bases if isinstance(b, ast.Name) and b.id in classes]
+    return chain
+
+
+def _initialises_all(module: ast.Call, again: ast.Call, name: str) -> bool:
+    """Whether `again` initialises every weight `module` drew: its own initialiser, one given the module, or one
+    given its weight where it has no bias (`bias=False`, an embedding)."""
+    given = again.args[0] if again.args and getattr(again.func, "attr", None) not in default_device.INIT_METHODS else None
+    weight_only = given is not None and ast.unparse(given).endswith((".weight", ".weight.data"))
+    return not weight_only or constant(keyword(module, "bias")) is False or "Embedding" in name
+
+
+def _untyped(node: ast.expr) -> ast.expr:
+    """A device of `device.type`, else the node."""
+    return node.value if isinstance(node, ast.Attribute) and node.attr == "type" else node
 
 
 def _on_self(node: ast.expr | None) -> bool:

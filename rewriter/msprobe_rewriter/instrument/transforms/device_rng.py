@@ -8,11 +8,14 @@ shape, dtype and memory layout, the numbers a CPU run draws) and moves to `x.dev
 (`torch.rand_like(x).uniform_()`, `torch.empty_like(x).exponential_()`: made on the CPU, filled, moved to
 `x.device`); a torch.nn module built with `device=d` is built on the
 CPU and moved (`nn.Linear(n, n).to(d)`: the weights a CPU run draws); `x.normal_()` on a device tensor
-copies a CPU draw into `x`. The generator is kept; one made on a device in the same file
+copies a CPU draw into `x`. A draw whose result is read on the host right away (`torch.multinomial(w, 1).item()`,
+`.tolist()`, `.cpu()`) is drawn on the CPU and not moved back. The generator is kept; one made on a device in the same file
 (`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
 Modules and draws that an accelerator gets as the default device (`torch.set_default_device`, `with
 torch.device(d):`, Fabric's `init_module()`, `init_weights()` or `apply(fn)` on a model already on the device)
-are left with a note: where the model is built is the script's design. So are draws in an RNG tracker's fork
+are left with a note: where the model is built is the script's design. So is a module built on a device that may be
+the meta device (`device=config.init_device`: a CPU build of a meta model), and one initialised again right after
+(`init_method(layer.weight)`: that draw, on the device, is the one that survives). So are draws in an RNG tracker's fork
 (Megatron's `with get_cuda_rng_tracker().fork():`): a CPU draw would leave the tracker's per-rank stream; the note
 gives the finding's advice (a CPU generator seeded as the tracker's state, or `--use-cpu-initialization`). So are samples of a `torch.distributions` distribution
 whose parameters live on a device (`Categorical(logits=logits).sample()`): sampling from CPU copies of its
@@ -35,6 +38,7 @@ import libcst as cst
 from msprobe_rewriter import catalogue
 from msprobe_rewriter.context import constant
 from msprobe_rewriter.instrument import nodes
+from msprobe_rewriter.instrument.structure import span_of
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 from msprobe_rewriter.rules.device_rng import SAME_SEED
@@ -78,6 +82,10 @@ class DeviceRng(Transform):
                 "    return logits - torch.empty_like(logits, device=\"cpu\").exponential_().to(logits.device).log()\n"),
         Example("import torch.nn as nn\n\n\ndef head(dim, device):\n    return nn.Linear(dim, 10, device=device, bias=False)\n",
                 "import torch.nn as nn\n\n\ndef head(dim, device):\n    return nn.Linear(dim, 10, bias=False).to(device)\n"),
+        Example("import torch\n\n\ndef negative(weights):\n    weights = weights.cuda()\n"
+                "    return torch.multinomial(weights, 1).item()\n",
+                "import torch\n\n\ndef negative(weights):\n    weights = weights.cuda()\n"
+                "    return torch.multinomial(weights.cpu(), 1).item()\n"),
         Example("import torch\n\ng = torch.Generator(device=\"cuda\").manual_seed(0)\n"
                 "noise = torch.randn(4, device=\"cuda\", generator=g)\n",
                 "import torch\n\ng = torch.Generator().manual_seed(0)\nnoise = torch.randn(4, generator=g).to(\"cuda\")\n"),
@@ -113,7 +121,9 @@ class DeviceRng(Transform):
         sites = unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call))
         sited = {id(finding) for finding, _ in sites}  # the others name a device held in a name: `with self._device:`
         left += [(finding, None) for finding in unit.findings.get(self.rule, []) if id(finding) not in sited]
-        plans = {call: self._plan(unit, call) for finding, call in sites if finding.fixable}
+        host = _read_on_host(unit)
+        plans = {call: _unmoved(self._plan(unit, call)) if span_of(finding) in host else self._plan(unit, call)
+                 for finding, call in sites if finding.fixable}
         logged = False  # whether diffusers' log line about CPU generators has been noted
         refilled = {call.func.value: plan for call, plan in plans.items() if isinstance(call.func, cst.Attribute)}
         for finding, call in sites:
@@ -186,6 +196,25 @@ class DeviceRng(Transform):
         if method in catalogue.TENSOR_DRAW_METHODS:
             return _method_on_cpu_copy
         return f"`{method}` may take a probability tensor on the device"
+
+
+def _read_on_host(unit: Unit) -> set[tuple[int, int, int, int]]:
+    """The spans of calls whose result is read to the host right away (`torch.multinomial(w, 1).item()`)."""
+    return {unit.span(node.func.value) for node in ast.walk(unit.tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and node.func.attr in catalogue.HOST_SYNC_METHODS
+            and isinstance(node.func.value, ast.Call)}
+
+
+def _unmoved(rewrite):
+    """A rewrite without its final move, for a draw read on the host right away: `torch.multinomial(w.cpu(), 1)`."""
+    if isinstance(rewrite, str):
+        return rewrite
+
+    def unmoved(updated: cst.Call) -> cst.BaseExpression:
+        draw = rewrite(updated)
+        moved = isinstance(draw, cst.Call) and isinstance(draw.func, cst.Attribute) and draw.func.attr.value == "to"
+        return draw.func.value if moved else draw
+    return unmoved
 
 
 def _note(unit: Unit, finding, reason: str) -> None:

@@ -223,6 +223,33 @@ def test_subset_random_sampler_reads_its_indices_in_order():
     assert len(notes) == 1 and "/p/m.py:5" in notes[0] and "sampler=list(indices)" in notes[0]
 
 
+def test_a_file_that_checks_for_a_random_sampler_keeps_one_seeded():
+    """SlowFast's `shuffle_dataset` asserts the loader's sampler is a `RandomSampler` (or `DistributedSampler`) every
+    epoch: loaders and `RandomSampler`s keep shuffling, from a seeded generator; a given `generator=` is kept."""
+    code = ("from torch.utils.data import DataLoader, RandomSampler\n\n"
+            "a = DataLoader(ds, shuffle=True)\nb = DataLoader(ds, sampler=RandomSampler(ds))\n"
+            "c = DataLoader(ds, shuffle=True, generator=g)\n\n\ndef check(loader):\n"
+            "    return type(loader.sampler) is RandomSampler\n")
+    out, notes = instrument_text("/p/m.py", code, only("data-shuffle"))
+    seeded = "generator=torch.Generator().manual_seed(torch.initial_seed())"
+    assert f"a = DataLoader(ds, shuffle=True, {seeded})" in strip(out)
+    assert f"b = DataLoader(ds, sampler=RandomSampler(ds, {seeded}))" in strip(out)
+    assert "c = DataLoader(ds, shuffle=True, generator=g)" in strip(out)
+    assert [n.split(": ", 1)[0] for n in notes] == ["/p/m.py:3", "/p/m.py:4", "/p/m.py:5"]
+    assert "shuffling kept" in notes[0] and "its `generator=` is kept" in notes[2]
+
+
+def test_mindspore_dataset_beside_a_sampler_that_may_be_given():
+    """MindSpore refuses `shuffle=` beside a sampler: `shuffle=False` only while a sampler parameter is None."""
+    code = ("import mindspore.dataset as ds\n\n\ndef create(source, sampler=None):\n"
+            "    return ds.GeneratorDataset(source, [\"x\"], sampler=sampler)\n\n\n"
+            "def other(source, args, sampler=None):\n"
+            "    return ds.GeneratorDataset(source, [\"x\"], sampler=sampler, shuffle=args.shuffle and args.train)\n")
+    out = fix(code, "data-shuffle")
+    assert 'sampler=sampler, shuffle=False if sampler is None else None)' in out
+    assert "shuffle=False if sampler is None else (args.shuffle and args.train))" in out
+
+
 def test_sampler_chosen_between_classes_is_noted():
     code = ("from torch.utils.data import DataLoader, RandomSampler\nfrom torch.utils.data.distributed import "
             "DistributedSampler\n\n\nclass Provider:\n    def __init__(self, single):\n"

@@ -522,6 +522,15 @@ def test_generator_dataset_over_iterables_keeps_order(source, expected):
     assert lines("data-shuffle", code) == expected
 
 
+@pytest.mark.parametrize(("default", "expected"), [("None", [6]), ("SequentialSampler()", [])])
+def test_mindspore_dataset_with_a_sampler_parameter(default, expected):
+    """mindediting's factories pass `sampler=sampler` on: with the default None the dataset shuffles."""
+    code = ("import mindspore.dataset as ds\nfrom mindspore.dataset import SequentialSampler\n\n\n"
+            f"def create(source, shuffle=None, sampler={default}):\n"
+            "    return ds.GeneratorDataset(source=source, column_names=['x'], sampler=sampler, shuffle=shuffle)\n")
+    assert lines("data-shuffle", code) == expected
+
+
 def test_generator_dataset_over_a_project_iterator_keeps_order(tmp_path):
     """mindrlhf's `GeneratorDataset(IteratorStore(store), ...)`: a class of another project file that iterates
     but cannot be indexed; one that can be indexed is shuffled."""
@@ -1004,6 +1013,129 @@ def test_dataloader_positions_match_torch():
 ])
 def test_data_workers_arguments(code, expected):
     assert lines("data-workers", code) == expected
+
+
+def test_data_workers_reads_a_project_dataset_class_through_its_modules(tmp_path):
+    """mindediting: `GeneratorDataset(DIV2K(...))`, whose `__getitem__` (in a base class of another module) only loads
+    images through a method of a third; a class handed a transform, or whose helper function draws, may draw."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "base.py").write_text(textwrap.dedent("""\
+        import cv2
+
+
+        class DatasetBase:
+            def __next__(self):
+                return self.__getitem__(0)
+
+            def _load_image(self, path):
+                return cv2.imread(path)
+        """))
+    (tmp_path / "pairs.py").write_text(textwrap.dedent("""\
+        import random
+
+        from base import DatasetBase
+
+
+        def crop(image):
+            return image[random.randint(0, 4):]
+
+
+        class Pairs(DatasetBase):
+            def __getitem__(self, index):
+                return self._load_image(self.files[index])
+
+
+        class Cropped(Pairs):
+            def __getitem__(self, index):
+                return crop(self._load_image(self.files[index]))
+
+
+        class Transformed(Pairs):
+            def __getitem__(self, index):
+                return self.transform(self._load_image(self.files[index]))
+        """))
+    code = textwrap.dedent("""\
+        import mindspore.dataset as ds
+
+        import pairs
+        from pairs import Cropped, Pairs, Transformed
+
+
+        class Div2K(Pairs):
+            pass
+
+
+        class Jittered(Pairs):
+            def __getitem__(self, index):
+                return pairs.crop(self._load_image(self.files[index]))
+
+
+        def create(files, workers):
+            source = Div2K(files)
+            plain = ds.GeneratorDataset(source, ["x"], shuffle=False, num_parallel_workers=workers)
+            cropped = ds.GeneratorDataset(Cropped(files), ["x"], shuffle=False, num_parallel_workers=workers)
+            jittered = ds.GeneratorDataset(Jittered(files), ["x"], shuffle=False, num_parallel_workers=workers)
+            return plain, cropped, jittered, ds.GeneratorDataset(Transformed(), ["x"], num_parallel_workers=8)
+        """)
+    path = tmp_path / "train.py"
+    path.write_text(code)
+    result = lint_source(str(path), code.encode(), [RULES_BY_NAME["data-workers"]])
+    assert [f.line for f in result.findings] == [19, 20, 21]
+
+
+@pytest.mark.parametrize(("transform", "expected"), [
+    ("T.Compose([T.Resize(224), T.ToTensor()])", []), ("T.RandomCrop(224)", [15]), ("make_transform()", [15])])
+def test_data_workers_dataset_calling_a_module_transform(transform, expected):
+    """sd-scripts' captioning datasets call a module-level `IMAGE_TRANSFORM` in `__getitem__`: followed only when it is
+    known to draw nothing."""
+    code = f"""\
+        import torchvision.transforms as T
+        from torch.utils.data import DataLoader, Dataset
+
+        IMAGE_TRANSFORM = {transform}
+
+
+        class Images(Dataset):
+            def __getitem__(self, index):
+                return IMAGE_TRANSFORM(self.images[index])
+
+
+        def build(images, workers):
+            dataset = Images()
+            dataset.images = images
+            return DataLoader(dataset, num_workers=workers)
+        """
+    assert lines("data-workers", code) == expected
+
+
+def test_data_workers_dataset_reassigned_before_the_loader():
+    """OLMo: `dataset = build(...)`, then `dataset = Ordered(dataset, ...)`: the loader reads the last; one assigned
+    in a branch leaves the earlier value possible."""
+    code = """\
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class Ordered(torch.utils.data.IterableDataset):
+            def __init__(self, data):
+                self.data = data
+
+            def __iter__(self):
+                g = torch.Generator()
+                g.manual_seed(7)
+                return iter(torch.randperm(len(self.data), generator=g).tolist())
+
+
+        def build(data, workers, wrap):
+            dataset = data
+            dataset = Ordered(dataset)
+            first = DataLoader(dataset, num_workers=workers)
+            other = data
+            if wrap:
+                other = Ordered(other)
+            return first, DataLoader(other, num_workers=workers), (lambda: DataLoader(other, num_workers=2))
+        """
+    assert lines("data-workers", code) == [22, 22]
 
 
 def test_mindspore_map_workers():

@@ -7,23 +7,38 @@ Shared by the data rules. Names are followed with `LocalValues`, so `ds = ds.map
 from __future__ import annotations
 
 import ast
+import builtins
+import os
+from pathlib import Path
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, pinning, project
 from msprobe_rewriter.context import (
     EVAL_NAME,
+    FUNCTION_TYPES,
     FileContext,
     Site,
     argument,
     constant,
+    draws_globally,
     has_false_keyword,
     keyword,
+    own_nodes,
     target_name,
 )
+from msprobe_rewriter.project import BLOCK_FIELDS
 from msprobe_rewriter.values import UNKNOWN, LocalValues
 
 DATASET = "mindspore-dataset"
 NOT_DATASET = "not-a-dataset"
 DETERMINISTIC = "deterministic-transforms"
+# Methods of a generator object, or of a tensor, that draw (`rng.integers(...)`, `state.shuffle(...)`, `x.normal_()`).
+DRAWING_METHODS = frozenset({"rand", "randn", "randint", "random", "integers", "uniform", "normal", "choice",
+                             "shuffle", "permutation", "sample", "binomial", "poisson"}) | catalogue.INPLACE_RANDOM_METHODS
+# The methods through which a loader or a `GeneratorDataset` reads a dataset object's samples.
+SAMPLE_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
+MAX_HELPER_DEPTH = 3  # methods and functions followed from a dataset's sample methods (deeper counts as drawing)
+LIST_ADDERS = frozenset({"append", "insert", "extend"})
+SEEDING_METHODS = frozenset({"manual_seed", "seed"})  # `g = torch.Generator(); g.manual_seed(seed)`
 
 
 class PipelineValues:
@@ -84,21 +99,91 @@ class PipelineValues:
         return None
 
     def draws_nothing(self, node: ast.expr | None) -> bool:
-        """Whether `node` is a torchvision dataset (or a name every assignment of which gives one) whose transforms
-        are known to draw no random numbers (or that has none): its samples are the same in any worker."""
+        """Whether `node` is a dataset (or a name every assignment of which gives one) whose samples are the same in
+        any worker: a torchvision dataset whose transforms are known to draw no random numbers (or that has none),
+        or an object of a project class whose sample methods draw nothing (see `_project_dataset_draws_nothing`)."""
         if isinstance(node, ast.Name):
-            found = self.values.bindings.bound(node.id, node)
+            found = self._reaching(self.values.bindings.bound(node.id, node))
             return bool(found) and all(isinstance(value, ast.expr) and self.draws_nothing(value) for value in found)
         if not isinstance(node, ast.Call):
             return False
         positions = catalogue.TORCHVISION_DATASETS.get(self.ctx.call_qualname(node) or "")
         if positions is None:
-            return False
+            return self._project_dataset_draws_nothing(node)
         for name, position in zip(("transform", "target_transform"), positions, strict=True):
             given = self.values.keyword(node, name, position)
             if given is UNKNOWN or given is not None and constant(given) is not None and not self.is_deterministic(given):
                 return False
         return self.values.keyword(node, "transforms") is None
+
+    def _built_by_appends(self, node: ast.Name) -> bool:
+        """Whether the function around `node` builds the list it names only from known deterministic transforms: list
+        literals of them (or empty) assigned to it, `append`/`insert`/`extend` of them (mindpose's `image_funcs =
+        []`, then `image_funcs.append(vision.Normalize(...))`), and no other use that could change it (handing it
+        to a call other than a dataset's `.map`, another method)."""
+        scope = self.ctx.current_def() or self.ctx.tree
+        if node.id in _local_names(scope) - _assigned_names(scope):  # a parameter: a list of unknown content
+            return False
+        parents = {id(child): parent for parent in own_nodes(scope) for child in ast.iter_child_nodes(parent)}
+        added, assigned = [], False
+        for name in (n for n in own_nodes(scope) if isinstance(n, ast.Name) and n.id == node.id):
+            parent = parents.get(id(name))
+            if isinstance(name.ctx, ast.Store):
+                if not (isinstance(parent, ast.Assign) and isinstance(parent.value, (ast.List, ast.Tuple))):
+                    return False
+                added.extend(parent.value.elts)
+                assigned = True
+            elif isinstance(parent, ast.Attribute) and isinstance(parents.get(id(parent)), ast.Call):
+                call = parents[id(parent)]
+                if parent.attr not in LIST_ADDERS or not call.args or parent is not call.func:
+                    return False
+                extended = call.args[-1]
+                if parent.attr == "extend" and not isinstance(extended, (ast.List, ast.Tuple)):
+                    return False
+                added.extend(extended.elts if parent.attr == "extend" else [extended])
+            elif isinstance(parent, (ast.Call, ast.keyword)) and not _map_argument(parent, parents):
+                return False
+        return assigned and bool(added) and all(self.is_deterministic(item) for item in added)
+
+    def _reaching(self, bound: list[object]) -> list[object]:
+        """The values of `bound` (a name's bindings before the node being visited) it may hold there: from the
+        last one an assignment makes in a block around the node on, which hides those before it (OLMo's `dataset =
+        build_memmap_dataset(...)`, then `dataset = IterableDataset(dataset, ...)`)."""
+        blocks = (getattr(holder, field, None) for holder in self.ctx.ancestors for field in BLOCK_FIELDS)
+        around = {id(statement.value) for block in blocks if isinstance(block, list)  # not a lambda's or `a if c else b`'s
+                  for statement in block if isinstance(statement, (ast.Assign, ast.AnnAssign))}
+        last = max((i for i, value in enumerate(bound) if id(value) in around), default=0)
+        return bound[last:]
+
+    def _project_dataset_draws_nothing(self, call: ast.Call) -> bool:
+        """Whether `call` builds an object of a class of this file or of a project module it imports whose sample
+        methods (`__getitem__`, `__iter__`, `__next__`, through its project base classes) draw nothing, nor the
+        methods and functions they call (OLMo's `IterableDataset`, which shuffles once with a generator seeded
+        from `seed + epoch`; mindediting's image pairs, which only load files). A callable attribute that is no
+        method (`self.transform(img)`) may draw."""
+        found = self._project_class(call)
+        if found is None:
+            return False
+        module, cls = found
+        methods = [method for name in SAMPLE_METHODS if (method := pinning._method(module, cls, name)) is not None]
+        return bool(methods) and not any(
+            _draws(defined[0], defined[1], found, MAX_HELPER_DEPTH, set()) for defined in methods)
+
+    def _project_class(self, call: ast.Call) -> tuple[project.Module, ast.ClassDef] | None:
+        """The class `call` builds, with its module: this file's (read as a module) or a project module's."""
+        tree = self.ctx.tree
+        classes = {item.name: item for item in tree.body if isinstance(item, ast.ClassDef)}
+        if isinstance(call.func, ast.Name) and call.func.id in classes:
+            functions = {item.name: item for item in tree.body if isinstance(item, FUNCTION_TYPES)}
+            local = project.local_imports(project.import_statements(tree.body))
+            here = project.Module(Path(os.path.abspath(self.ctx.path)), "", tree, self.ctx.imports, local, functions,
+                                  classes)
+            return here, classes[call.func.id]
+        local = project.local_imports(project.import_statements(tree.body))
+        for _, name, module in project.reached([call], local, classes, project.file_folder(self.ctx.path)):
+            if name in module.classes:
+                return module, module.classes[name]
+        return None
 
     def is_deterministic(self, node: ast.expr | None) -> bool:
         """Whether `node` is a transform call, or a list of them, known to draw no random numbers."""
@@ -106,14 +191,144 @@ class PipelineValues:
             return bool(node.elts) and all(self.is_deterministic(e) for e in node.elts)
         if isinstance(node, ast.Name):  # every assignment that may reach here (`if training: ... else: ...`)
             facts = self.values.facts(node.id, node)
-            return bool(facts) and all(fact == DETERMINISTIC for fact in facts)
-        if not isinstance(node, ast.Call):
-            return False
-        qualified = self.ctx.call_qualname(node)
-        if qualified is None or catalogue.transform_library(qualified) is None:
-            return False
-        if catalogue.is_random_transform(qualified) or qualified.rpartition(".")[2] in catalogue.USER_FUNCTION_TRANSFORMS:
-            return False
-        if qualified.rpartition(".")[2] == "Compose":
-            return self.is_deterministic(argument(node, 0, "transforms"))
+            return bool(facts) and all(fact == DETERMINISTIC for fact in facts) or self._built_by_appends(node)
+        return isinstance(node, ast.Call) and _deterministic_call(node, self.ctx.call_qualname(node), self.is_deterministic)
+
+
+def _deterministic_call(node: ast.Call, qualified: str | None, elements) -> bool:
+    """Whether a call of `qualified` is a transform known to draw no random number (a `Compose` when `elements`
+    says its list is)."""
+    if qualified is None or catalogue.transform_library(qualified) is None:
+        return False
+    if catalogue.is_random_transform(qualified) or qualified.rpartition(".")[2] in catalogue.USER_FUNCTION_TRANSFORMS:
+        return False
+    if qualified.rpartition(".")[2] == "Compose":
+        return elements(argument(node, 0, "transforms"))
+    return True
+
+
+def _module_transform(module: project.Module, name: str) -> bool:
+    """Whether every top-level assignment of `name` in `module` gives a transform known to draw nothing (sd-scripts'
+    `IMAGE_TRANSFORM = transforms.Compose([Resize(...), ToTensor(), Normalize(...)])`)."""
+    values = [item.value for item in module.tree.body if isinstance(item, ast.Assign)
+              and any(isinstance(target, ast.Name) and target.id == name for target in item.targets)]
+
+    def deterministic(node: ast.expr | None) -> bool:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return bool(node.elts) and all(deterministic(element) for element in node.elts)
+        return isinstance(node, ast.Call) and _deterministic_call(node, module.imports.resolve(node.func), deterministic)
+
+    return bool(values) and all(deterministic(value) for value in values)
+
+
+def _map_argument(parent: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether an argument (its parent: the call, or the keyword) is one of a `.map(...)` call."""
+    call = parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "map"
+
+
+def _draws(module: project.Module, function: ast.AST, instance: tuple[project.Module, ast.ClassDef], depth: int,
+           seen: set[int], method: bool = True) -> bool:
+    """Whether a function of `module` (a sample method of `instance`'s class, or what one calls) may draw from a
+    global or unseeded generator: a random API, a random transform, a drawing method of anything but a generator
+    it seeds from a value, a callable a method cannot see (a `self` attribute that is no method, handed to a
+    function of the project or called: `self.transform(img)`; a local name or parameter it calls; `super()`), or a
+    method or function of the project that does (`depth` deep; deeper counts as drawing)."""
+    if id(function) in seen:
+        return False
+    seen.add(id(function))
+    seeded = _seeded_generators(function, module.imports)
+    for call in (node for node in ast.walk(function) if isinstance(node, ast.Call)):
+        if _random_call(call, module.imports, seeded):
+            return True
+        callee = _callee(module, call, instance, function, method)
+        if callee is None:
+            continue
+        if callee is UNKNOWN or depth <= 1 or _draws(callee[0], callee[1], instance, depth - 1, seen, callee[2]):
+            return True
+    return False
+
+
+def _random_call(call: ast.Call, imports, seeded: set[str]) -> bool:
+    """A call of a random API (a global draw, a MindSpore random operator, a random transform) or a drawing method
+    of anything but a name bound to a generator seeded from a value."""
+    qualified = imports.resolve(call.func) or ""
+    if draws_globally(call, qualified) or qualified in catalogue.MINDSPORE_RANDOM_PRIMITIVES \
+            or catalogue.is_random_transform(qualified):
         return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in DRAWING_METHODS and not (
+        isinstance(func.value, ast.Name) and func.value.id in seeded) and not qualified
+
+
+def _callee(module: project.Module, call: ast.Call, instance: tuple[project.Module, ast.ClassDef],
+            function: ast.AST, method: bool):
+    """What `call` in `function` runs that `_draws` follows: (module, function, whether a method) of a method of the
+    instance's class or a function of the project; UNKNOWN for a callable a `method` cannot see, or a module's
+    callable object not known to draw nothing (`AUGMENT(img)`); None for anything else (a library's, a builtin, a
+    method of another object, what a plain function is handed)."""
+    func, owner = call.func, _first_parameter(function) if method else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == owner:
+        found = pinning._method(*instance, func.attr)
+        return (found[0], found[1], True) if found is not None else UNKNOWN
+    local = isinstance(func, ast.Name) and func.id in _local_names(function)
+    if method and (local or isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
+                   and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+        return UNKNOWN
+    handed = method and any(
+        isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == owner
+        and pinning._method(*instance, arg.attr) is None for arg in (*call.args, *(kw.value for kw in call.keywords)))
+    found, path = pinning.called_function(call, module.functions, module.path.parent, module.local)
+    if found is not None:
+        return UNKNOWN if handed else ((module if path is None else project.load(path) or module), found, False)
+    if isinstance(func, ast.Name) and not local and not hasattr(builtins, func.id) and func.id not in module.classes \
+            and func.id not in module.local.refs and func.id not in module.imports.bindings:
+        return None if _module_transform(module, func.id) else UNKNOWN
+    return None
+
+
+def _local_names(function: ast.AST) -> set[str]:
+    """The names a function binds: its parameters and its assignments' targets."""
+    args = function.args if isinstance(function, FUNCTION_TYPES) else None
+    names = {arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+             if arg is not None} if args is not None else set()
+    return names | _assigned_names(function)
+
+
+def _assigned_names(function: ast.AST) -> set[str]:
+    return {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+
+
+def _first_parameter(function: ast.AST | None) -> str | None:
+    """The name a method calls its instance by (None for no function)."""
+    positional = [*function.args.posonlyargs, *function.args.args] if isinstance(function, FUNCTION_TYPES) else []
+    return positional[0].arg if positional else None
+
+
+def _seeded_generators(function: ast.AST, imports) -> set[str]:
+    """The names a function binds to a generator of its own seeded from a value (`np.random.default_rng(seed)`,
+    `np.random.Generator(np.random.PCG64(seed))`, `random.Random(seed)`, `g = torch.Generator(); g.manual_seed(s)`)."""
+    seeded = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and _seeded_generator(node.value, imports):
+            seeded.add(node.targets[0].id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SEEDING_METHODS \
+                and isinstance(node.func.value, ast.Name) and node.args and constant(node.args[0]) is not None:
+            seeded.add(node.func.value.id)
+    return seeded
+
+
+def _seeded_generator(value: ast.expr, imports) -> bool:
+    """A call making a generator seeded from a value (not None: a None seed draws fresh entropy)."""
+    if not isinstance(value, ast.Call):
+        return False
+    qualified = imports.resolve(value.func)
+    if qualified == "numpy.random.Generator":
+        return bool(value.args) and _seeded_generator(value.args[0], imports)
+    if isinstance(value.func, ast.Attribute) and value.func.attr in SEEDING_METHODS:  # `torch.Generator().manual_seed(s)`
+        return bool(value.args) and constant(value.args[0]) is not None
+    if qualified not in catalogue.GENERATOR_FACTORIES:
+        return False
+    seed = argument(value, *catalogue.GENERATOR_FACTORIES[qualified])
+    return seed is not None and constant(seed) is not None

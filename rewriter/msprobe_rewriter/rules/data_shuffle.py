@@ -74,7 +74,8 @@ class DataShuffle(FollowsValues, Rule):
                "`SubsetRandomSampler`, `WeightedRandomSampler` (torchvision's `RandomClipSampler`, transformers' "
                "`LengthGroupedSampler`, torchdata's stateful samplers), `DistributedSampler` without `shuffle=False`, "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
-               "shuffle by default; `sampler=None` is no sampler, and a `GeneratorDataset` over an iterator, or an "
+               "shuffle by default; `sampler=None` is no sampler, nor is a `sampler=` None with the default arguments, "
+               "a parameter defaulting to None that no call in the file sets: mindediting's factories; and a `GeneratorDataset` over an iterator, or an "
                "object of the project's that iterates but cannot be indexed, keeps its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
                "`create_loader`/`create_naflex_loader(is_training=True)`, mindcv's `create_dataset` and mindyolo's "
                "`create_loader` (both shuffle unless given `shuffle=False`); `deepspeed.initialize(training_data=...)`, whose "
@@ -128,6 +129,10 @@ class DataShuffle(FollowsValues, Rule):
         "from mindspore.dataset import GeneratorDataset\n\n\ndef rows():\n    for i in range(10):\n        yield (i,)\n"
         "\n\ndata = GeneratorDataset(rows, [\"x\"])  # an iterable source keeps its order\n"
         "again = GeneratorDataset(rows(), [\"x\"], shuffle=True)  # which shuffle= cannot change\n",
+        # a sampler parameter the file's call sets: the sampler decides the order
+        "import mindspore.dataset as ds\n\n\ndef create(source, sampler=None):\n"
+        "    return ds.GeneratorDataset(source=source, column_names=[\"HR\"], sampler=sampler)\n\n\n"
+        "data = create([1, 2], sampler=ds.SequentialSampler())\n",
         "from torch.utils.data import DataLoader\n\nkwargs = {\"batch_size\": 8, \"shuffle\": False}\n"
         "loader = DataLoader([1, 2, 3], **kwargs)\n",
         "from mylib import DataLoader, RandomSampler\n\nloader = DataLoader([1, 2], shuffle=True, "
@@ -299,6 +304,10 @@ def train(args, net, trainset):
                 lines=(6,)),
         Invalid("import mindspore.dataset as ds\n\ntrain = ds.ImageFolderDataset(\"train/\", sampler=None)\n",
                 lines=(3,)),
+        # mindediting's factories: `sampler=None` by default and passed on (its training path passes `shuffle=True`)
+        Invalid("import mindspore.dataset as ds\n\n\ndef create_div2k(source, shuffle=None, sampler=None):\n"
+                "    return ds.GeneratorDataset(source=source, column_names=[\"HR\"], sampler=sampler, shuffle=shuffle)\n",
+                lines=(5,)),
         Invalid("import mindspore.dataset as ds\n\n\ndef build(path, **kwargs):\n"
                 "    return ds.Cifar10Dataset(path, shuffle=True, **kwargs)\n", lines=(5,)),
         Invalid("import mindspore.dataset as ds\n\n\ndef pairs(images, masks):\n"
@@ -692,7 +701,7 @@ def train(args, net, trainset):
             sampler = self.data.keyword(node, name)
             if sampler is UNKNOWN and shuffle not in (None, UNKNOWN):
                 continue  # `shuffle=` given: MindSpore refuses a sampler beside it, so `**kwargs` holds none
-            if sampler is not None and constant(sampler) is not None:
+            if sampler is not None and constant(sampler) is not None and not self._none_by_default(sampler):
                 return None  # the sampler decides the order (and is checked where it is created)
         if self._iterable_source(node, short):
             return None
@@ -703,6 +712,13 @@ def train(args, net, trainset):
         if self._shuffles(shuffle, True):
             return f"`{_called_with(short, 'shuffle', shuffle)}` draws a random order: pass `shuffle=False` while debugging"
         return None
+
+    def _none_by_default(self, sampler: ast.expr | object) -> bool:
+        """Whether a `sampler=` expression is None with the default arguments (mindediting's factories take
+        `sampler=None` and pass it on; their training path gives none, and `shuffle=True`)."""
+        function = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), None)
+        return isinstance(sampler, ast.expr) and opt_in.switch_default(
+            self.ctx, sampler, function, callers_elsewhere=False) is None
 
     def _dataset_shuffle(self, node: ast.Call) -> None:
         """`dataset.shuffle(buffer_size)` on a MindSpore dataset (or, in a MindSpore file, an unknown object)."""

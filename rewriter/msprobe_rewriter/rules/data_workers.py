@@ -16,7 +16,7 @@ from msprobe_rewriter.context import (
     keyword,
     own_nodes,
 )
-from msprobe_rewriter.pipeline import PipelineValues
+from msprobe_rewriter.pipeline import DRAWING_METHODS, PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
 
@@ -33,9 +33,6 @@ OPT_IN = " (only when `{workers}` > 0: no workers with the default arguments)"
 MINDSPORE_MESSAGE = ("{what} runs on several parallel workers: rows keep their order, but random operations draw in "
                      "whatever order the workers are scheduled, so their results can differ between runs: use "
                      "`num_parallel_workers=1` for debugging runs")
-# Methods of a generator object that draw (`rng.integers(...)`, `state.shuffle(...)`).
-DRAWING_METHODS = frozenset({"rand", "randn", "randint", "random", "integers", "uniform", "normal", "choice",
-                             "shuffle", "permutation", "sample", "binomial", "poisson"})
 MAX_HELPER_DEPTH = 3  # functions of the file followed from a batch or map function
 # A name in a `worker_init_fn` that may seed something (`np.random.seed`, `default_rng`, `info.seed`, `set_state`).
 SEEDING_WORDS = re.compile(r"seed|rng|random|generator|state", re.IGNORECASE)
@@ -60,13 +57,21 @@ class DataWorkers(FollowsValues, Rule):
                "a project function that returns None (SlowFast's `loader_worker_init_fn(dataset)`); a `**kwargs` dict a project function returns with its keys named, none of them "
                "these, hides neither), unless it reads a "
                "torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
-               "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers); "
-               "MindSpore `GeneratorDataset`, `.map(...)` and `.batch(per_batch_map=...)` with "
+               "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers) "
+               "or an object of a dataset class of the file or of a project module it imports whose `__getitem__`, "
+               "`__iter__` and `__next__` (through its project base classes, and the methods and project functions "
+               "they call, three deep) draw nothing from a global or unseeded generator (OLMo's `IterableDataset` "
+               "shuffles once with a generator it seeds from `seed + epoch`; mindediting's image pairs only load "
+               "files); a callable the class is handed (`self.transform(img)`) may draw, and so may a `collate_fn=` "
+               "that is not a function of the file drawing nothing; "
+               "MindSpore `GeneratorDataset` (unless its source is such an object), `.map(...)` and "
+               "`.batch(per_batch_map=...)` with "
                "`num_parallel_workers` > 1 (or an expression), unless the map or batch function is a function of the file (or "
                "a `partial` of one) that draws no random number, itself or through the file's functions it calls "
                "(mindformers' padding `per_batch_map`) (other source datasets, `ImageFolderDataset`, "
                "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
-               "workers by default) unless its operations are all known deterministic transforms or the file "
+               "workers by default) unless its operations are all known deterministic transforms (a list literal of them, "
+               "or one the function builds only by appending them: mindpose's `image_funcs`) or the file "
                "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; that call with more than one; and mindyolo's "
                "`create_loader` (a `GeneratorDataset`, 8 workers by default) without `num_parallel_workers=1`. "
                "A file that calls `mindspore.dataset.config.set_debug_mode(True)` (one thread, seeded) gets no "
@@ -147,8 +152,38 @@ class DataWorkers(FollowsValues, Rule):
         "    first = DataLoader(dataset, num_workers=4, **loader_kwargs(args))\n    kwargs = loader_kwargs(args)\n"
         "    second = DataLoader(dataset, num_workers=4, **kwargs)\n    more = seeded_kwargs(seed_worker)\n"
         "    return first, second, DataLoader(dataset, num_workers=4, **more)\n",
+        # datasets of the file whose sample methods draw nothing: OLMo's shuffles once, with a generator of its own
+        # seeded from `seed + epoch`; mindediting's only loads images (through its base class's loader)
+        "import mindspore.dataset as ds\nimport numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "class Ordered(torch.utils.data.IterableDataset):\n    def __init__(self, data, seed):\n"
+        "        self.data, self.seed = data, seed\n\n    def __iter__(self):\n"
+        "        rng = np.random.Generator(np.random.PCG64(seed=self.seed))\n        order = np.arange(len(self.data))\n"
+        "        rng.shuffle(order)\n        return (self.data[i] for i in order)\n\n\n"
+        "class Base:\n    def _load(self, path):\n        return np.load(path)\n\n\nclass Pairs(Base):\n"
+        "    def __init__(self, files):\n        self.files = files\n\n    def __getitem__(self, index):\n"
+        "        return self._load(self.files[index])\n\n\ndef build(data, files, workers):\n"
+        "    data = Ordered(data, seed=0)\n    loader = DataLoader(data, batch_size=8, num_workers=workers)\n"
+        "    return loader, ds.GeneratorDataset(Pairs(files), [\"x\"], shuffle=False, num_parallel_workers=workers)\n",
+        # mindpose's pipeline: a list built by appends of known deterministic transforms
+        "from mindspore.dataset import vision\n\n\ndef pipeline(dataset, normalize, workers):\n    image_funcs = []\n"
+        "    if normalize:\n        image_funcs.append(vision.Normalize([0.5], [0.5]))\n"
+        "    image_funcs.append(vision.HWC2CHW())\n"
+        "    return dataset.map(image_funcs, input_columns=[\"image\"], num_parallel_workers=workers)\n",
     )
     invalid = (
+        # a dataset of the file that calls the transform it is handed, or draws itself, may draw on any worker; so
+        # does a list of transforms a random one is appended to
+        Invalid("import random\n\nimport mindspore.dataset as ds\nfrom mindspore.dataset import vision\n"
+                "from torch.utils.data import DataLoader, Dataset\n\n\nclass Images(Dataset):\n"
+                "    def __init__(self, files, transform):\n        self.files, self.transform = files, transform\n\n"
+                "    def __getitem__(self, index):\n        return self.transform(self.files[index])\n\n\n"
+                "class Clips:\n    def __getitem__(self, index):\n        return index + random.randint(0, 4)\n\n\n"
+                "def build(files, transform, dataset, workers):\n"
+                "    loader = DataLoader(Images(files, transform), num_workers=workers)\n"
+                "    clips = ds.GeneratorDataset(Clips(), [\"x\"], shuffle=False, num_parallel_workers=workers)\n"
+                "    funcs = [vision.HWC2CHW()]\n    funcs.append(vision.RandomHorizontalFlip())\n"
+                "    return loader, clips, dataset.map(funcs, input_columns=[\"image\"], num_parallel_workers=workers)\n",
+                lines=(22, 23, 26)),
         # DGL's loader takes DataLoader's keywords.
         Invalid("import dgl\nimport torch\n\nloader = dgl.dataloading.DataLoader(g, train_ids, sampler, "
                 "batch_size=1024, shuffle=False, num_workers=4)\n", lines=(4,)),
@@ -217,6 +252,11 @@ def train(args, net, trainset):
                 "    first = DataLoader(dataset, num_workers=args.num_workers, worker_init_fn=maybe)\n"
                 "    return first, DataLoader(dataset, num_workers=4, worker_init_fn=no_init(dataset))\n",
                 lines=(15, 16)),
+        # The dataset draws nothing, but the collate function, run on the workers too, does.
+        Invalid("import random\n\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Items(Dataset):\n"
+                "    def __getitem__(self, index):\n        return index\n\n\ndef crop(batch):\n"
+                "    start = random.randint(0, 3)\n    return [item + start for item in batch]\n\n\n"
+                "loader = DataLoader(Items(), num_workers=4, collate_fn=crop)\n", lines=(16,)),
         # Without `workers=True`, Lightning leaves the workers' seeds to PyTorch.
         Invalid("import lightning as L\nfrom torch.utils.data import DataLoader\n\nL.seed_everything(42)\n"
                 "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
@@ -258,7 +298,8 @@ def train(args, net, trainset):
                 self._mindspore(node, "every dataset operation")
         elif qualified is not None and catalogue.is_mindspore_dataset_class(qualified):
             if (qualified.rpartition(".")[2] in catalogue.MINDSPORE_PYTHON_SOURCE_DATASETS
-                    and _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD))):
+                    and _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD))
+                    and not self.data.draws_nothing(self.data.keyword(node, "source", 0))):
                 self._mindspore(self.data.site(node), f"`{qualified.rpartition('.')[2]}`")
         elif qualified is None and self.ctx.imports.resolve_any(node.func) in catalogue.MINDSPORE_ZOO_WORKER_LOADERS:
             self._zoo_loader(node, self.ctx.imports.resolve_any(node.func))
@@ -284,7 +325,9 @@ def train(args, net, trainset):
                 if given == "generator" or not self._seeds_nothing(value, node):
                     return
                 message = SEEDS_NOTHING.format(init=ast.unparse(value)) + TORCH_MESSAGE
-        if self.data.draws_nothing(self.data.keyword(node, "dataset", 0)):
+        collate = self.data.keyword(node, "collate_fn", positions.get("collate_fn"))
+        if self.data.draws_nothing(self.data.keyword(node, "dataset", 0)) and (
+                collate in (None, UNKNOWN) or self._draws_nothing(collate, node)):
             return  # `DataLoader(ImageFolder(valdir, Compose([Resize(256), CenterCrop(224), ToTensor()])))`
         self.torch_reports.append((self.data.site(node), message, workers, None))
 

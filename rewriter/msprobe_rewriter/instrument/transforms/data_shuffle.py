@@ -3,7 +3,9 @@
 `DataLoader(shuffle=True)` -> `shuffle=False` (also through a name holding a loader class, yolov5's `loader =
 DataLoader if image_weights else InfiniteDataLoader`); `RandomSampler(ds)` -> `SequentialSampler(ds)` (MindSpore:
 `RandomSampler()` -> `SequentialSampler()`); `DistributedSampler(...)` (or a subclass the file defines) and
-MindSpore's samplers get `shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`,
+MindSpore's samplers get `shuffle=False`; MindSpore datasets (which shuffle unless told otherwise) get `shuffle=False`
+(beside a `sampler=s` that is None by default, `shuffle=False if s is None else <as given>`: MindSpore refuses
+`shuffle=` beside a sampler),
 and so do the model zoos' loader factories (mindcv's `create_dataset`, mindyolo's `create_loader`);
 `dataset.shuffle(n)` is dropped from the pipeline (MindSpore's, a Hugging Face dataset's, a webdataset pipeline's).
 `sampler=SubsetRandomSampler(indices)` -> `sampler=list(indices)` (MindSpore: `SubsetSampler(indices)`).
@@ -11,6 +13,11 @@ A sampler class of the project (the file's own, or a project module's) that draw
 generator gets `shuffle=False` when its `shuffle` parameter gates the draw: with it false, its `__iter__` (and
 the functions of its module it calls) draws nothing (llama-cookbook's `LengthBasedBatchSampler`, `if
 self.shuffle: random.shuffle(batches)`); otherwise a note.
+A file that type-checks a sampler against torch's `RandomSampler` (SlowFast's `shuffle_dataset` asserts
+`isinstance(loader.sampler, (RandomSampler, DistributedSampler))` every epoch) needs one: there a torch loader
+and a `RandomSampler` keep shuffling, from a seeded `generator=torch.Generator().manual_seed(torch.initial_seed())`
+(the order then repeats in every run with the same seed, though it still differs from another framework's), with
+a note; `shuffle=False` would give the loader a `SequentialSampler` and fail that check.
 """
 
 from __future__ import annotations
@@ -34,6 +41,10 @@ TWIN_KEEPS = {"torch.utils.data.SequentialSampler": (("data_source", 0),),
               "mindspore.dataset.SequentialSampler": (("num_samples", None),),
               "mindspore.dataset.SubsetSampler": (("indices", 0), ("num_samples", 1))}
 SUBSET_NOTE = "pass the indices in order, `sampler=list(indices)` (any sequence of indices is a sampler)"
+TORCH_SEQUENTIAL = "torch.utils.data.SequentialSampler"  # the twin of torch's `RandomSampler` (and its re-exports)
+RANDOM_SAMPLER_POSITIONS = {"generator": 3}  # RandomSampler(data_source, replacement, num_samples, generator)
+KEPT_RANDOM = ("shuffling kept, from a seeded `generator=` (the order repeats in every run with the same seed): "
+               "the file checks for a `RandomSampler`, which `shuffle=False` would take away")
 
 
 class DataShuffle(Transform):
@@ -91,6 +102,22 @@ class DataShuffle(Transform):
                 "from mindcv.data import create_dataset\nfrom mindyolo.data import create_loader\n\n"
                 "images = create_dataset(name=\"imagenet\", root=\"data/\", split=\"train\", shuffle=False)\n"
                 "boxes = create_loader(coco, collate, names, columns, 16, shuffle=False)\n"),
+        # SlowFast's loader.py asserts `isinstance(loader.sampler, (RandomSampler, DistributedSampler))` each epoch
+        Example("import torch\nfrom torch.utils.data import DistributedSampler, RandomSampler\n\n\n"
+                "def build(ds, shuffle, sampler):\n"
+                "    return torch.utils.data.DataLoader(ds, shuffle=(False if sampler else shuffle), sampler=sampler)\n\n\n"
+                "def shuffle_dataset(loader):\n    assert isinstance(loader.sampler, (RandomSampler, DistributedSampler))\n",
+                "import torch\nfrom torch.utils.data import DistributedSampler, RandomSampler\n\n\n"
+                "def build(ds, shuffle, sampler):\n"
+                "    return torch.utils.data.DataLoader(ds, shuffle=(False if sampler else shuffle), sampler=sampler, "
+                "generator=torch.Generator().manual_seed(torch.initial_seed()))\n\n\n"
+                "def shuffle_dataset(loader):\n    assert isinstance(loader.sampler, (RandomSampler, DistributedSampler))\n"),
+        # mindediting's factories: MindSpore refuses `shuffle=` beside a sampler a caller may pass
+        Example("import mindspore.dataset as ds\n\n\ndef create(source, shuffle=None, sampler=None):\n"
+                "    return ds.GeneratorDataset(source, [\"HR\"], sampler=sampler, shuffle=shuffle)\n",
+                "import mindspore.dataset as ds\n\n\ndef create(source, shuffle=None, sampler=None):\n"
+                "    return ds.GeneratorDataset(source, [\"HR\"], sampler=sampler, shuffle=False if sampler is None "
+                "else shuffle)\n"),
         # llama-cookbook's LengthBasedBatchSampler: its `shuffle` gates the only draw
         Example("import random\n\nimport torch\n\n\nclass LengthSampler(torch.utils.data.BatchSampler):\n"
                 "    def __init__(self, data, batch_size, shuffle=True):\n        self.batches = [[i] for i in data]\n"
@@ -106,7 +133,10 @@ class DataShuffle(Transform):
 
     def apply(self, unit: Unit) -> None:
         for finding, call in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
-            rewrite = self._plan(unit, call, finding.message) or _project_sampler(unit, finding)
+            if _keeps_random_sampler(unit, call):
+                rewrite = _seeded_shuffle(unit, call, finding.line)
+            else:
+                rewrite = self._plan(unit, call, finding.message) or _project_sampler(unit, finding)
             if rewrite is None or isinstance(rewrite, str):
                 unit.note(finding.line, f"shuffling not turned off here: {rewrite or 'no deterministic replacement known'}")
             else:
@@ -138,7 +168,7 @@ class DataShuffle(Transform):
             position = catalogue.MINDSPORE_ZOO_SHUFFLING_LOADERS[qualified][0]
             return lambda c: nodes.set_argument(c, "shuffle", FALSE, position)
         if qualified is not None and catalogue.is_mindspore_dataset_class(qualified):
-            return lambda c: nodes.set_argument(c, "shuffle", FALSE)
+            return _unshuffled_dataset(call)
         if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "shuffle":
             return lambda c: c.func.value
         if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "train_test_split":
@@ -184,6 +214,60 @@ class DataShuffle(Transform):
             return updated.with_changes(func=func, args=args)
 
         return rewrite
+
+
+def _unshuffled_dataset(call: cst.Call):
+    """`shuffle=False` for a MindSpore dataset; beside a `sampler=` that may be None (a parameter defaulting to None)
+    only while it is: MindSpore refuses `shuffle=` beside a sampler, so with one the call keeps what it gave."""
+    sampler = next((arg.value for name in catalogue.MINDSPORE_SAMPLER_KEYWORDS if (arg := nodes.argument(call, name))
+                    is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")), None)
+    if sampler is None:
+        return lambda c: nodes.set_argument(c, "shuffle", FALSE)
+    given = nodes.argument(call, "shuffle")
+    kept = _grouped(given.value) if given is not None else "None"
+    value = nodes.expression(f"False if {_grouped(sampler)} is None else {kept}")
+    return lambda c: nodes.set_argument(c, "shuffle", value)
+
+
+def _grouped(node: cst.BaseExpression) -> str:
+    """The code of an expression, in parentheses unless a name, an attribute or a literal."""
+    code = nodes.code_of(node)
+    return code if isinstance(node, (cst.Name, cst.Attribute, cst.BaseNumber, cst.BaseString)) else f"({code})"
+
+
+def _keeps_random_sampler(unit: Unit, call: cst.Call) -> bool:
+    """Whether `call` is a torch loader or `RandomSampler` in a file that type-checks against `RandomSampler`."""
+    qualified = unit.names.qualname(call.func)
+    return (catalogue.loader_positions(qualified) is not None
+            or catalogue.SAMPLER_TWINS.get(qualified) == TORCH_SEQUENTIAL) \
+        and _checks_random_sampler(unit)
+
+
+def _checks_random_sampler(unit: Unit) -> bool:
+    """Whether the file type-checks something against torch's `RandomSampler`: `isinstance(x, RandomSampler)` (or a
+    tuple holding it), `type(x) is RandomSampler`."""
+    checked = []
+    for node in ast.walk(unit.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                and len(node.args) == 2:
+            kinds = node.args[1]
+            checked.extend(kinds.elts if isinstance(kinds, ast.Tuple) else [kinds])
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.Eq)):
+            checked.extend(node.comparators)
+    return any(catalogue.SAMPLER_TWINS.get(unit.ctx.imports.resolve(kind) or "") == TORCH_SEQUENTIAL
+               for kind in checked if isinstance(kind, (ast.Name, ast.Attribute)))
+
+
+def _seeded_shuffle(unit: Unit, call: cst.Call, line: int):
+    """A seeded `generator=` for a loader or `RandomSampler` that must keep shuffling; why not, when it has one."""
+    qualified = unit.names.qualname(call.func)
+    position = (catalogue.loader_positions(qualified) or RANDOM_SAMPLER_POSITIONS).get("generator")
+    if nodes.argument(call, "generator", position) is not None or nodes.has_star(call):
+        return "the file checks for a `RandomSampler`, which `shuffle=False` would take away; its `generator=` is kept"
+    unit.note(line, KEPT_RANDOM)
+    torch = unit.module_name("torch")
+    seeded = nodes.expression(f"{torch}.Generator().manual_seed({torch}.initial_seed())")
+    return lambda c: nodes.set_argument(c, "generator", seeded, position)
 
 
 def _project_sampler(unit: Unit, finding):

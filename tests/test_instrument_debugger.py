@@ -1450,6 +1450,19 @@ def test_megatron_pretrain_points_at_its_training_loop():
     assert any("megatron/training/training.py" in note and "--deterministic-mode" in note for note in notes)
 
 
+def test_a_megatron_fork_of_the_project_points_at_its_own_loop(tmp_path):
+    """gpt-neox: `megatron` is the project's own copy (no `--deterministic-mode`), its loop in megatron/training.py."""
+    (tmp_path / "megatron").mkdir()
+    (tmp_path / "megatron" / "__init__.py").write_text("")
+    (tmp_path / "megatron" / "neox_arguments.py").write_text("seed = 1234\n")
+    (tmp_path / "megatron" / "training.py").write_text("def pretrain(neox_args):\n    pass\n")
+    code = "from megatron.training import pretrain\n\nif __name__ == \"__main__\":\n    pretrain(neox_args=None)\n"
+    _, notes = instrument_text(str(tmp_path / "train.py"), code, Options(selected=select(["debugger"], [], False)))
+    assert any("project's own Megatron, in" in note and note.endswith(
+        "megatron/training.py: instrument that file too; debugger not added here") for note in notes), notes
+    assert not any("--deterministic-mode" in note for note in notes)
+
+
 def test_the_network_handed_to_a_stepping_helper_is_the_model():
     code = (HEAD + "class Trainer:\n    def __init__(self, actor, actor_optim, strategy):\n"
             "        self.actor, self.actor_optim, self.strategy = actor, actor_optim, strategy\n\n"

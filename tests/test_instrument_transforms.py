@@ -803,3 +803,21 @@ def test_seeding_through_a_project_helper_that_takes_no_seed_is_noted(tmp_path):
     out, notes = instrument_text(str(tmp_path / "train_sft.py"), code, only("seed"))
     assert "from strategy import get_strategy\nfrom msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234" in strip(out)
     assert any("train_sft.py:7: `strategy.setup_distributed(...)` seeds again" in note for note in notes), notes
+
+
+@pytest.mark.parametrize(("seeding", "expected", "noted"), [
+    ("set_seed(5)", "seed_all(seed=5, ", False),  # mindrl's c51_trainer.py: the run's seed is 5
+    ("set_seed(CONFIG['seed'])", "seed_all(seed=1234, ", True),  # a seed seed_all cannot read: noted
+])
+def test_a_seed_set_when_a_project_module_is_imported_is_kept(tmp_path, seeding, expected, noted):
+    """mindrl's c51 example imports `c51_trainer`, which runs `set_seed(5)` at its top level: msprobe-lint counts
+    that seeding, and seed_all, which runs after it, keeps its seed rather than replacing it with 1234."""
+    trainer = f"from mindspore import set_seed\n\nCONFIG = {{'seed': 5}}\n{seeding}\n\n\nclass CategoricalDQNTrainer:\n    pass\n"
+    code = ("import mindspore as ms\nfrom c51_trainer import CategoricalDQNTrainer\n\n\ndef train():\n"
+            "    net = ms.nn.Dense(2, 2)\n    opt = ms.nn.Momentum(net.trainable_params(), 0.1, 0.9)\n"
+            "    ms.train.Model(net, ms.nn.MSELoss(), opt).train(1, data)\n\n\n"
+            "if __name__ == \"__main__\":\n    train()\n")
+    (tmp_path / "c51_trainer.py").write_text(trainer)
+    out, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
+    assert expected in out
+    assert any("importing this seeds" in note for note in notes) is noted

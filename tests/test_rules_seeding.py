@@ -3,6 +3,7 @@ temporary project), conditions evaluated with argparse defaults, and where whole
 
 from __future__ import annotations
 
+import ast
 import os
 import textwrap
 from pathlib import Path
@@ -847,3 +848,94 @@ def test_megatron_scripts_get_megatron_advice_at_its_set_up(tmp_path):
         "seed-missing", "no-deterministic-algos", "dist-no-deterministic-comm")])
     assert [(f.name, f.line, "`--deterministic-mode`" in f.message) for f in result.findings] == [
         ("no-deterministic-algos", 12, True), ("dist-no-deterministic-comm", 12, True)]
+
+
+# --- library training loops the file runs through a project's classes (MindSpore Reinforcement) -------------
+RL_SESSION = """
+from mindspore_rl.core import Session
+
+
+class DQNSession(Session):
+    def __init__(self, env_yaml=None, algo_yaml=None):
+        super().__init__(config.algorithm_config, None, params=config.trainer_params)
+"""
+RL_SCRIPT = """
+from mindspore import context
+from mindspore_rl.algorithm.dqn.dqn_session import DQNSession
+from mindspore_rl.algorithm.dqn.dqn_trainer import DQNTrainer
+
+
+def train(episode=650):
+    context.set_context(mode=context.GRAPH_MODE)
+    dqn_session = DQNSession(None, None)
+    dqn_session.run(class_type=DQNTrainer, {arguments})
+
+
+if __name__ == "__main__":
+    train()
+"""
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ("episode=episode", [("seed-missing", 13), ("no-deterministic-algos", 13)]),
+    ("is_train=False", []),  # the example's eval.py
+])
+def test_a_mindspore_rl_session_subclass_in_the_project_trains(project, arguments, expected):
+    """mindrl's examples: `DQNSession(Session)` lives in a package of the project; `run` builds the trainer and
+    runs its episodes (mindspore_rl/core/session.py), unless told `is_train=False`."""
+    write(project, {"mindspore_rl/algorithm/dqn/dqn_session.py": RL_SESSION,
+                    "example/dqn/train.py": RL_SCRIPT.format(arguments=arguments)})
+    assert lint(project / "example" / "dqn" / "train.py", "seed-missing", "no-deterministic-algos") == expected
+
+
+def test_a_model_a_project_factory_builds_trains_by_model_trains_keywords(project):
+    """mindediting's train.py: `create_trainer_by_name(...)` returns `Model(...)`; `trainer.train(...,
+    dataset_sink_mode=...)` runs it (the debugger transform takes it for Model.train too)."""
+    write(project, {"helpers.py": "import mindspore\n\n\ndef create_trainer_by_name(name, net, loss, opt):\n"
+                                  "    return mindspore.train.model.Model(net, loss_fn=loss, optimizer=opt)\n",
+                    "run.py": "import mindspore\nfrom helpers import create_trainer_by_name\n\n\n"
+                              "def main(net, loss, opt, loader):\n    trainer = create_trainer_by_name('x', net, loss, opt)\n"
+                              "    trainer.train(1, loader, callbacks=[], dataset_sink_mode=False)\n\n\n"
+                              "if __name__ == '__main__':\n    main(None, None, None, None)\n"})
+    assert lint(project / "run.py", "seed-missing", "no-deterministic-algos") == [
+        ("seed-missing", 10), ("no-deterministic-algos", 10)]
+
+
+# --- a project's own copy of Megatron ---------------------------------------------------------------------------
+MEGATRON_SCRIPT = """
+from megatron.training import pretrain
+
+
+def main():
+    pretrain(neox_args=neox_args)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(("arguments", "fork"), [
+    ("NEOX_ARGS = {'seed': 1234}\n", True),  # gpt-neox: YAML keys, no --deterministic-mode
+    ("def add(parser):\n    parser.add_argument('--deterministic-mode', action='store_true')\n", False),  # Megatron-LM
+])
+def test_a_project_megatron_without_deterministic_mode_gets_other_advice(project, arguments, fork):
+    """gpt-neox's `megatron` is its own fork, configured by YAML keys: `--deterministic-mode` does not exist there.
+    MSP104 advises seed_all and NCCL_ALGO; MSP602 is left to the fork's own start of communication."""
+    from msprobe_rewriter.context import FileContext
+    from msprobe_rewriter.rules.dist_no_deterministic_comm import megatron_lacks_deterministic_mode
+
+    write(project, {"megatron/__init__.py": "", "megatron/training.py": "def pretrain(neox_args):\n    pass\n",
+                    "megatron/neox_arguments/arguments.py": arguments, "train.py": MEGATRON_SCRIPT})
+    path = project / "train.py"
+    source = path.read_text()
+    assert megatron_lacks_deterministic_mode(FileContext(str(path), source, ast.parse(source))) is fork
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["no-deterministic-algos"],
+                                                        RULES_BY_NAME["dist-no-deterministic-comm"]])
+    found = [(f.name, f.line, "--deterministic-mode`" in f.message and "pass" in f.message) for f in result.findings]
+    if fork:
+        assert found == [("no-deterministic-algos", 6, False)]
+        assert "seed_all(seed, mode=True)" in result.findings[0].message
+        assert "NCCL_ALGO" in result.findings[0].message
+    else:
+        assert found == [("no-deterministic-algos", 6, True), ("dist-no-deterministic-comm", 6, True)]

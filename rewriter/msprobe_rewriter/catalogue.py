@@ -70,6 +70,15 @@ MINDSPORE_SUITES = ("mindformers", "mindcv", "mindyolo", "mindocr", "mindone", "
 # mindformers' Trainer: it trains through MindSpore's Model.train and takes MindSpore callbacks in `callbacks=`.
 MINDFORMERS_TRAINERS = frozenset({"mindformers.Trainer", "mindformers.trainer.Trainer",
                                   "mindformers.trainer.trainer.Trainer"})
+# MindSpore Reinforcement (mindspore_rl): `Session(config).run(class_type=DQNTrainer, episode=n)` builds the trainer
+# and runs its `train(episodes, callbacks, ckpt_path)` unless given `is_train=False` (mindspore_rl/core/session.py); a
+# Trainer's `train(...)` runs the episodes. Nothing on the way seeds (initialisers, exploration and replay buffers draw
+# from the global generators); examples subclass both (`class DQNSession(Session)`): method -> the classes it trains.
+MINDSPORE_RL_RUNS = {
+    "run": frozenset({"mindspore_rl.core.Session", "mindspore_rl.core.session.Session"}),
+    "train": frozenset({"mindspore_rl.agent.Trainer", "mindspore_rl.agent.trainer.Trainer"}),
+}
+MINDSPORE_RL_EVAL_SWITCH = "is_train"  # `session.run(class_type=..., is_train=False)` evaluates
 # TRL's trainers and configs subclass transformers' Trainer and TrainingArguments (trl/trainer/base_trainer.py,
 # base_config.py); its diffusion trainers (DDPO, AlignProp) do not.
 _TRL_PEFT = ("SFT", "DPO", "GRPO", "KTO", "Reward", "RLOO", "BCO", "CPO", "GKD", "IterativeSFT", "NashMD",
@@ -286,7 +295,8 @@ DISTRIBUTED_BACKEND_ARGUMENT = {
     "mindspore.communication.management.init": (0, "backend_name"),
     **dict.fromkeys(MMCV_INIT_DIST, (1, "backend")),
 }
-CPU_BACKENDS = frozenset({"gloo"})
+# (MindSpore's `init("mccl")`: its collectives for CPU hardware, mindspore/communication/management.py.)
+CPU_BACKENDS = frozenset({"gloo", "mccl"})
 # Backends neither HCCL's nor NCCL's settings concern: gloo and MPI on the CPU, Intel's oneCCL (XPU), XLA (TPU),
 # SageMaker's smddp.
 OTHER_BACKENDS = CPU_BACKENDS | frozenset({"mpi", "ccl", "xccl", "xla", "smddp"})
@@ -1085,6 +1095,10 @@ BETWEEN_STEPS_WORDS = frozenset({"valid", "validate", "validation", "val", "eval
 ACTIVATION_CHECKPOINT_MODULES = ("torch.utils.checkpoint", "deepspeed.checkpointing",
                                  "megatron.core.tensor_parallel.random")
 MINDSPORE_MODEL_CLASSES = frozenset({"mindspore.Model", "mindspore.train.Model", "mindspore.train.model.Model"})
+# The keywords of MindSpore's `Model.train(epoch, dataset, callbacks=None, dataset_sink_mode=False, sink_size=-1,
+# initial_epoch=0)`: in a MindSpore script they tell it, also of a model a project factory built (mindediting's
+# `trainer = create_trainer_by_name(...)` then `trainer.train(..., dataset_sink_mode=...)`).
+MINDSPORE_MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
 OPTIMIZER_MODULES = ("torch.optim", "mindspore.nn", "mindspore.experimental.optim", "mindspore.mint.optim",
                      "transformers.optimization", "deepspeed.ops.adam", "apex.optimizers")
 OPTIMIZER_CLASS_NAMES = frozenset({
@@ -1318,6 +1332,10 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
 MEGATRON_SETUPS = MEGATRON_INITIALIZE | MEGATRON_PRETRAIN
 # `initialize_megatron(skip_mpu_initialization=True)` returns before it starts communication (and seeds).
 MEGATRON_SKIP_DISTRIBUTED = "skip_mpu_initialization"
+# The option that switches Megatron's determinism on, as Megatron-LM's argument files declare it
+# (megatron/training/arguments.py); a fork may lack it (gpt-neox's `megatron` takes YAML keys).
+MEGATRON_DETERMINISTIC_OPTION = "--deterministic-mode"
+MEGATRON_ROOT = "megatron"
 # cuDNN attribute whose `True` makes convolutions deterministic.
 CUDNN_DETERMINISTIC_ATTR = "deterministic"
 # Calls that set HCCL_DETERMINISTIC themselves (same convention as DETERMINISM_CALLS).

@@ -115,6 +115,7 @@ class FileContext:
         self.module_level_calls: set[str] = set()  # the file's functions called at module level, outside loops
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
+        self._defined_functions: dict[int, set[str]] = {}  # id(scope) -> functions defined in it, read once
         self._def_names: set[str] | None = None  # every function name defined in the file (`names_scaler`)
         self._ascend: bool | None = None
         self._preload_imports()
@@ -284,9 +285,7 @@ class FileContext:
             info.steps |= steps
             if callee_name:
                 info.called.add(callee_name)
-            # a function handed to a call in the loop runs there too (ijepa's `gpu_timer(train_step)`)
-            info.called.update(arg.id for arg in (*call.args, *(kw.value for kw in call.keywords))
-                               if isinstance(arg, ast.Name))
+            info.called.update(self.handed_functions(call))
         elif function is None:
             self.module_level_steps |= steps
             if callee_name:
@@ -298,6 +297,25 @@ class FileContext:
             finfo.steps |= steps
             if callee_name:
                 finfo.called.add(callee_name)
+
+    def handed_functions(self, call: ast.Call) -> list[str]:
+        """The functions of the enclosing function or the module that `call` is handed by name: they run there
+        (ijepa's `gpu_timer(train_step)`); not a variable (`model(x, train=train)`)."""
+        names = [arg.id for arg in (*call.args, *(kw.value for kw in call.keywords)) if isinstance(arg, ast.Name)]
+        if not names:
+            return []
+        scopes = [self.tree] + ([self.current_def()] if self.current_def() is not None else [])
+        defined = set().union(*(self._functions_defined_in(scope) for scope in scopes))
+        return [name for name in names if name in defined]
+
+    def _functions_defined_in(self, scope: ast.AST) -> set[str]:
+        """The names of the functions defined directly in `scope` (also under its `if`s and loops)."""
+        found = self._defined_functions.get(id(scope))
+        if found is None:
+            found = self._defined_functions[id(scope)] = {
+                child.name for node in (scope, *own_nodes(scope)) for child in ast.iter_child_nodes(node)
+                if isinstance(child, FUNCTION_TYPES)}
+        return found
 
     def own_method_called(self, call: ast.Call) -> str | None:
         """`run_step` for `self.run_step(...)` inside a method of a class that defines `run_step`."""

@@ -266,25 +266,42 @@ def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
     """What the project-local modules an import statement loads pin at their top level, on import (a model
     zoo's `src/utils.py` calling `set_seed(1)` outside any function, or a seeding function of its own); only
     unconditional statements count."""
+    total = NOTHING
+    for module in _imported_modules(node, folder):
+        if "on_import" not in module.memo:
+            found = NOTHING
+            for inner in _on_import(module):
+                found |= _statement_summary(module, inner, MAX_DEPTH, conditions.no_lookup, frozenset())
+            module.memo["on_import"] = found
+        total |= module.memo["on_import"]
+    return total
+
+
+def import_seeder(node: ast.Import | ast.ImportFrom, folder) -> ast.Call | None:
+    """The first seeding call of a library (`mindspore.set_seed(5)`) that a project-local module an import
+    statement loads makes at its top level, unconditionally, on import (mindrl's c51_trainer.py), if any."""
+    for module in _imported_modules(node, folder):
+        for inner in _on_import(module):
+            if isinstance(inner, ast.Call) and SEEDER_FAMILIES.get(module.imports.resolve(inner.func) or ""):
+                return inner
+    return None
+
+
+def _imported_modules(node: ast.Import | ast.ImportFrom, folder) -> list[project.Module]:
+    """The project-local modules an import statement loads."""
     if isinstance(node, ast.ImportFrom):
         wanted = [] if not node.level and (node.module or "").split(".", 1)[0] in project.NOT_LOCAL else [
             (node.module or "", node.level)]
     else:
         wanted = [(alias.name, 0) for alias in node.names if alias.name.split(".", 1)[0] not in project.NOT_LOCAL]
-    total = NOTHING
-    for name, level in wanted:
-        path = project.find_module(folder, name, level)
-        module = project.load(path) if path is not None else None
-        if module is None:
-            continue
-        if "on_import" not in module.memo:
-            found = NOTHING
-            for inner, guards, function in conditions.walk(module.tree.body, WALKED):
-                if function is None and not guards:
-                    found |= _statement_summary(module, inner, MAX_DEPTH, conditions.no_lookup, frozenset())
-            module.memo["on_import"] = found
-        total |= module.memo["on_import"]
-    return total
+    paths = (project.find_module(folder, name, level) for name, level in wanted)
+    return [module for path in paths if path is not None and (module := project.load(path)) is not None]
+
+
+def _on_import(module: project.Module) -> list[ast.AST]:
+    """The calls, assignments and imports of `module` that run unconditionally when it is imported."""
+    return [inner for inner, guards, function in conditions.walk(module.tree.body, WALKED)
+            if function is None and not guards]
 
 
 def _resolve_function(module: project.Module, name: str, hops: int = 0) -> Defined | str | None:

@@ -17,6 +17,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, project
@@ -30,6 +31,7 @@ from msprobe_rewriter.context import (
     keyword,
     target_name,
 )
+from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.pinning import NOTHING, Summary
 
 # What makes a script's randomness matter: it trains, or it samples (draws from torch's generator) from
@@ -337,11 +339,12 @@ def _analyse(ctx: FileContext) -> FileSeeding:
             found = pinning.assign_effects(node, ctx.qualname)
         elif isinstance(node, ast.Call):
             qualified = ctx.call_qualname(node) or method_qualname(ctx, node)
-            _note_call(ctx, seeding, node, qualified, function, hub)
+            owner = node.func.value if isinstance(node.func, ast.Attribute) else None
+            creator = made.get((function, owner.id)) if isinstance(owner, ast.Name) else None
+            _note_call(ctx, seeding, node, qualified, function, hub, creator)
             if qualified is None:
-                owner = node.func.value if isinstance(node.func, ast.Attribute) else None
-                if isinstance(owner, ast.Name) and (function, owner.id) in made:
-                    creators[id(node)] = made[function, owner.id]
+                if creator is not None:
+                    creators[id(node)] = creator
                 seeding.helper_calls.append((node, guards, function))
                 continue
             found = pinning.call_effects(node, qualified)
@@ -456,9 +459,10 @@ def _function_name(node: ast.expr) -> str:
 
 
 def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified: str | None,
-               function: str | None, hub: bool) -> None:
+               function: str | None, hub: bool, creator: ast.Call | None) -> None:
     """Record what a call (in `function`) says about the script: worker seeding, and (outside evaluation
-    code) whether it trains, draws, exports a model, or loads weights (`hub`: see `_sampler_draws`)."""
+    code) whether it trains, draws, exports a model, or loads weights (`hub`: see `_sampler_draws`; `creator`:
+    the call that made the object of a method call, see `runs_library_training`)."""
     worker_init = keyword(call, "worker_init_fn")
     if worker_init is not None:
         seeding.worker_init.add(_function_name(worker_init))
@@ -467,7 +471,7 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
     target = argument(call, 0, "fn") if qualified in catalogue.SPAWNING else None
     if isinstance(target, ast.Name):
         seeding.spawned.append((call, target.id))
-    if ctx.is_trainer_run(call):  # mmengine's runner trains only here (it is built to test too)
+    if ctx.is_trainer_run(call) or runs_library_training(ctx, call, creator):  # mmengine's runner trains only here
         seeding.trains = True
     if qualified is None and ctx.imports.resolve_any(call.func) in catalogue.MINDFORMERS_TRAINERS:
         seeding.trains = True  # seeds only from a config's truthy seed, and not in (semi-)auto parallel mode
@@ -485,6 +489,59 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
         seeding.loads_weights = True
     elif qualified is None and isinstance(call.func, ast.Attribute) and _sampler_draws(call.func.attr, call, hub):
         seeding.drawing.add(function)  # a diffusion sampler's loop draws its noise in project code
+
+
+def runs_library_training(ctx: FileContext, call: ast.Call, creator: ast.Call | None = None) -> bool:
+    """Whether `call` runs a library's training loop that `FileContext.is_trainer_run` does not know: in a MindSpore
+    script, a `train(...)` given keywords of MindSpore's `Model.train` (of a model a project factory built:
+    mindediting's `create_trainer_by_name(...)`), or MindSpore Reinforcement's `session.run(...)` (not given
+    `is_train=False`) or `trainer.train(...)` of its classes or of the project's subclasses of them (`creator`: the
+    call that made the object, when the file shows it)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "train" and ctx.imports.imports_root("mindspore") and any(
+            kw.arg in catalogue.MINDSPORE_MODEL_TRAIN_KEYWORDS for kw in call.keywords):
+        return True
+    classes = catalogue.MINDSPORE_RL_RUNS.get(func.attr)
+    creator = func.value if isinstance(func.value, ast.Call) else creator
+    if classes is None or creator is None or constant(keyword(call, catalogue.MINDSPORE_RL_EVAL_SWITCH)) is False:
+        return False
+    return library_base(ctx, creator.func, classes) is not None
+
+
+def library_base(ctx: FileContext, func: ast.expr, classes: frozenset[str]) -> str | None:
+    """The class of `classes` that the class `func` names is or derives from: imported from its library (any, known
+    or not), or a class of the file or of a project module (mindrl's `class DQNSession(Session)`), followed
+    `project.MAX_CLASS_FILES` files deep."""
+    qualified = ctx.imports.resolve_any(func)
+    if qualified in classes or not isinstance(func, ast.Name):
+        return qualified if qualified in classes else None
+    local = project.local_imports(project.import_statements(ctx.tree.body))
+    own = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+    return _class_base(ctx.imports, local, own, project.file_folder(ctx.path), func.id, classes,
+                       project.MAX_CLASS_FILES)
+
+
+def _class_base(imports: ImportTracker, local: project.LocalImports, own: dict[str, ast.ClassDef], folder: Path,
+                name: str, classes: frozenset[str], files_left: int) -> str | None:
+    """`library_base` for the class `name` of one file (its imports, project imports, classes and folder)."""
+    node = own.get(name)
+    if node is None:  # imported from a project module
+        ref = local.refs.get(name)
+        path = project.find_module(folder, ref.module, ref.level) if ref and ref.attr and files_left else None
+        module = project.load(path) if path is not None else None
+        return None if module is None else _class_base(module.imports, module.local, module.classes,
+                                                       module.path.parent, ref.attr, classes, files_left - 1)
+    for base in node.bases:
+        qualified = imports.resolve_any(base)
+        if qualified in classes:
+            return qualified
+        found = (_class_base(imports, local, own, folder, base.id, classes, files_left - 1)
+                 if isinstance(base, ast.Name) and files_left else None)
+        if found is not None:
+            return found
+    return None
 
 
 def _sampler_draws(method: str, call: ast.Call, hub: bool) -> bool:

@@ -44,7 +44,6 @@ from msprobe_rewriter.instrument.scopes import (
 )
 
 CLASS_REFS = (ast.Name, ast.Attribute)  # how a construction names its class: `Cell(...)`, `module.Cell(...)`
-MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
 HF_TRAINER_ROOTS = ("transformers", "trl")  # packages of the trainers that take a step callback (for notes)
 LIGHTNING_ROOTS = ("lightning", "pytorch_lightning")
 MMENGINE_ROOTS = ("mmengine",)
@@ -148,8 +147,7 @@ class _Collector:
         elif isinstance(call.func, ast.Attribute) and target_name(call.func.value) is not None:
             self.method_calls.append(_Step(call, loop, function, conditional))
         if loop is not None:  # a function handed to a call in a loop runs there: ijepa's `gpu_timer(train_step)`
-            self.calls.extend((arg.id, loop, function, conditional, call) for arg in (*call.args, *(
-                keyword.value for keyword in call.keywords)) if isinstance(arg, ast.Name))
+            self.calls.extend((name, loop, function, conditional, call) for name in ctx.handed_functions(call))
 
     def _trainer(self, call: ast.Call) -> tuple[str, bool] | None:
         """(library, takes `callbacks=`) when `call` constructs a Hugging Face or Lightning trainer, a subclass of
@@ -183,7 +181,7 @@ class _Collector:
         built = ctx.call_qualname(model) if isinstance(model, ast.Call) else ctx.assigned_calls.get(target_name(model) or "")
         if built in catalogue.MINDSPORE_MODEL_CLASSES:
             return True
-        return ctx.imports.imports_root("mindspore") and any(kw.arg in MODEL_TRAIN_KEYWORDS for kw in call.keywords)
+        return ctx.imports.imports_root("mindspore") and any(kw.arg in catalogue.MINDSPORE_MODEL_TRAIN_KEYWORDS for kw in call.keywords)
 
 
 def trainer_library(qualified: str | None) -> str | None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
+from pathlib import Path
 
-from msprobe_rewriter import catalogue, opt_in, seeding
+from msprobe_rewriter import catalogue, opt_in, project, seeding
 from msprobe_rewriter.assignments import key
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import Site, argument, constant, keyword, walk_scope
+from msprobe_rewriter.context import FileContext, Site, argument, constant, keyword, walk_scope
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 STARTS = catalogue.DISTRIBUTED_INIT_CALLS | catalogue.MEGATRON_SETUPS  # Megatron's starts NCCL (`--distributed-backend`)
@@ -37,7 +39,7 @@ class DistNoDeterministicComm(Rule):
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
                "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
-               "given one device, and the `gloo` backend (an option defaulting to it is info; also MPI, oneCCL's `ccl`, "
+               "given one device, and the `gloo` backend (MindSpore's `mccl` too; an option defaulting to it is info; also MPI, oneCCL's `ccl`, "
                "`xla`, SageMaker's `smddp`, which neither setting concerns), a "
                "`Fabric(accelerator=\"cpu\")` or "
                "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged; `deepspeed.initialize` counts when it is "
@@ -46,7 +48,8 @@ class DistNoDeterministicComm(Rule):
                "Megatron's set-up (`pretrain`, `initialize_megatron` unless given `skip_mpu_initialization=True`), called in an "
                "entry script, starts NCCL communication itself "
                "(`--distributed-backend` is nccl by default) and fixes its algorithm only under `--deterministic-mode`: "
-               "it is reported likewise, with that advice.")
+               "it is reported likewise, with that advice; not where `megatron` is the project's own copy without that "
+               "option (gpt-neox's fork): its own start of communication is reported in its file.")
     why = ("All-reduce and the other collectives sum partial results in an order that depends on timing and "
            "topology. On Ascend, HCCL only fixes that order when `HCCL_DETERMINISTIC=true`, so gradients of a "
            "multi-device run differ in the last bits from run to run, and the difference grows over the steps.")
@@ -54,6 +57,8 @@ class DistNoDeterministicComm(Rule):
            "is created (or export it in the launch script), or call `seed_all(seed, mode=True)` first. On NVIDIA "
            "GPUs pin NCCL's algorithm and protocol (`NCCL_ALGO=Ring`, `NCCL_PROTO=Simple`) for the same effect.")
     valid = (
+        # MindSpore's collectives for CPU hardware (mindrl's ppo example).
+        "from mindspore.communication import init\n\ninit(\"mccl\")\n",
         # Intel's oneCCL (XPU): neither HCCL's nor NCCL's settings concern it.
         "import torch.distributed as dist\n\ndist.init_process_group(backend=\"ccl\", rank=0, world_size=2)\n",
         """\
@@ -336,8 +341,9 @@ if __name__ == "__main__":
         entry = self.ctx.is_entry_script()
         for site, on_nccl, backend, definition in self.sites:
             megatron = self.ctx.call_qualname(site.node) in catalogue.MEGATRON_SETUPS
-            if megatron and not entry:
-                continue  # a library's (MindSpeed's patched `pretrain`): the entry script is given the option
+            if megatron and (not entry or megatron_lacks_deterministic_mode(self.ctx)):
+                continue  # a library's (MindSpeed's patched `pretrain`): the entry script is given the option; a
+                # project's fork without the option: its own start of communication is reported in its file
             function = definition.name if definition is not None else None
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]
             if any(summary.hccl for summary in before) or id(definition) in reported:
@@ -387,6 +393,28 @@ def communicates_over_hccl(ctx) -> bool:
     calls = (node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call))
     return any(named_backends(call, qualified) == {"hccl"} for call in calls
                if (qualified := ctx.call_qualname(call)) in catalogue.DISTRIBUTED_INIT_CALLS)
+
+
+def megatron_lacks_deterministic_mode(ctx: FileContext) -> bool:
+    """Whether the `megatron` the file imports is a copy among the project's files (found as imports are) whose
+    argument files do not declare `--deterministic-mode` (gpt-neox's fork, configured by YAML keys): Megatron's
+    advice to pass that option does not apply there."""
+    roots = project.search_roots(project.file_folder(ctx.path))
+    package = next((root / catalogue.MEGATRON_ROOT for root in roots if (root / catalogue.MEGATRON_ROOT).is_dir()), None)
+    return package is not None and not _declares_deterministic_mode(package)
+
+
+@lru_cache(maxsize=16)
+def _declares_deterministic_mode(package: Path) -> bool:
+    """Whether a Megatron package declares `--deterministic-mode` in its argument files (Megatron-LM's
+    megatron/training/arguments.py)."""
+    for path in package.rglob("*argument*.py"):
+        try:
+            if catalogue.MEGATRON_DETERMINISTIC_OPTION in path.read_text(errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _before(effect: seeding.Effect, node: ast.AST, function: str | None) -> bool:

@@ -10,7 +10,10 @@ from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FileContext
 from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.rules.base import Invalid, Rule
-from msprobe_rewriter.rules.dist_no_deterministic_comm import communicates_over_hccl
+from msprobe_rewriter.rules.dist_no_deterministic_comm import (
+    communicates_over_hccl,
+    megatron_lacks_deterministic_mode,
+)
 from msprobe_rewriter.rules.seed_missing import report_parent_only, report_whole_script
 
 # Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
@@ -37,6 +40,10 @@ MEGATRON_MESSAGE = ("Megatron's set-up (`{call}`) seeds but leaves deterministic
                     "is passed: pass `--deterministic-mode` (Megatron then calls `torch.use_deterministic_algorithms(True)`"
                     " and sets, or requires, a fixed `NCCL_ALGO`; recent releases also set `CUBLAS_WORKSPACE_CONFIG` "
                     "and `NVTE_ALLOW_NONDETERMINISTIC_ALGO=0`), or call `seed_all(seed, mode=True)` first")
+MEGATRON_FORK_MESSAGE = ("`{call}` is the project's own Megatron, which has no `--deterministic-mode` option and leaves "
+                         "deterministic kernels off: call `seed_all(seed, mode=True)` before it (deterministic "
+                         "algorithms, `CUBLAS_WORKSPACE_CONFIG`, HCCL determinism), and on NCCL set "
+                         "`os.environ[\"NCCL_ALGO\"] = \"Ring\"` before communication starts")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
                      "`mindspore.set_deterministic(True)` (it also sets HCCL_DETERMINISTIC), or "
                      "`seed_all(seed, mode=True)`")
@@ -70,7 +77,9 @@ class NoDeterministicAlgos(Rule):
                "fairseq's `Trainer`, is not; a project function the script hands to a launcher, fairseq's "
                "`call_main(cfg, main)`, counts as called). Megatron's `pretrain(...)` seeds (with `--seed`) and trains, "
                "and its set-up (also `initialize_megatron`) switches deterministic kernels on only under "
-               "`--deterministic-mode`: a script calling it is reported at that call, with that advice. A "
+               "`--deterministic-mode`: a script calling it is reported at that call, with that advice; where `megatron` is "
+               "the project's own copy and its argument files declare no such option (gpt-neox's fork, configured by "
+               "YAML keys), the advice is `seed_all(seed, mode=True)` and a fixed `NCCL_ALGO` instead. A "
                "script that switches them on only in the parent process that `torch.multiprocessing.spawn` (or "
                "`start_processes`) starts a function of the file from is reported at that call: the new processes "
                "re-import the file without its `__main__` block, so only switches at module level or in the code "
@@ -459,7 +468,8 @@ for x in T.randn(10, 2, 4):
             message = ASCEND_CUDNN_MESSAGE
         setup = megatron_setup(ctx)  # `--deterministic-mode` is the switch, on CUDA and on Ascend
         if setup is not None:
-            message = MEGATRON_MESSAGE.format(call=condition_text(setup.func))
+            advice = MEGATRON_FORK_MESSAGE if megatron_lacks_deterministic_mode(ctx) else MEGATRON_MESSAGE
+            message = advice.format(call=condition_text(setup.func))
         verdict = facts.default_run(switches_on)
         report_whole_script(self, facts, verdict, CONDITIONAL, message, seeding.switches_on, setup)
         report_parent_only(self, facts, switches_on, PARENT_ONLY, seeding.switches_on)

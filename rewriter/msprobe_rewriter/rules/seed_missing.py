@@ -71,7 +71,7 @@ class SeedMissing(Rule):
                "`mindspore.set_seed`, at startup")
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
                "`Model.train`, a trainer's `train()`/`fit()`, or a module-level call of a function of the file that "
-               "trains, as tutorials run theirs) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, or a function or class of "
+               "trains, as tutorials run theirs) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep; also one the script hands to a launcher, fairseq's `call_main(cfg, main)`; a module that seeds itself is trusted to) or "
@@ -688,6 +688,14 @@ if __name__ == "__main__":
     bart = BARTModel.from_pretrained("checkpoints", checkpoint_file="model.pt").eval()
     print(summarize(bart, ["text"], beam=4, lenpen=2.0))
 """,
+        # MindSpore Reinforcement's evaluation script: `run(..., is_train=False)` only evaluates.
+        """\
+from mindspore_rl.core import Session
+
+if __name__ == "__main__":
+    session = Session(config.algorithm_config)
+    session.run(class_type=DQNTrainer, is_train=False)
+""",
     )
     invalid = (
         # ... and samples when told to.
@@ -1259,6 +1267,28 @@ class LitModel(L.LightningModule):
 trainer = L.Trainer(max_epochs=1)
 trainer.fit(LitModel())
 """, lines=(15,)),
+        # mindrl's examples: a project subclass of MindSpore Reinforcement's Session runs the trainer's episodes.
+        Invalid("""\
+from mindspore_rl.core import Session
+
+
+class DQNSession(Session):
+    pass
+
+
+if __name__ == "__main__":
+    session = DQNSession(config.algorithm_config)
+    session.run(class_type=DQNTrainer, episode=650)
+""", lines=(8,)),
+        # mindediting: a project factory builds the MindSpore Model; Model.train's keywords tell its `train`.
+        Invalid("""\
+import mindspore
+from mindediting import create_trainer_by_name
+
+if __name__ == "__main__":
+    trainer = create_trainer_by_name(cfg.model.name, net, loss, optimizer, cfg)
+    trainer.train(cfg.epoch_size, loader_train, dataset_sink_mode=True, callbacks=callbacks)
+""", lines=(4,)),
     )
 
     def finish(self) -> None:

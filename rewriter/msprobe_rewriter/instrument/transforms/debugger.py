@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.context import LOOP_TYPES, target_name, walk_scope
 from msprobe_rewriter.instrument import loops, nodes, scopes, wrap
 from msprobe_rewriter.instrument.compiled import compiled_notes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit, shown_path
+from msprobe_rewriter.rules.dist_no_deterministic_comm import megatron_lacks_deterministic_mode
 
 DEBUGGERS = frozenset(f"{m}.PrecisionDebugger" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                         "msprobe.pytorch", "msprobe.mindspore"))
@@ -148,7 +149,8 @@ class Debugger(Transform):
         "loop is found the tool says so and adds nothing (for Megatron's `pretrain(...)` the note names its loop, "
         "`train()` in megatron/training/training.py, to instrument, and the flags that make runs comparable, "
         "`--deterministic-mode --attention-dropout 0 --hidden-dropout 0`: seed_all's rm_dropout does not reach "
-        "Transformer Engine); when the step runs only past a bound (`if global_step > "
+        "Transformer Engine; for a fork among the project's files without that option, gpt-neox's, the project's "
+        "own file that holds `pretrain`); when the step runs only past a bound (`if global_step > "
         "args.learning_starts:`, as off-policy RL does) a note says the first captured steps may hold no "
         "update; when an entry script's loop lives in a function it "
         "imports from another file of the project (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are "
@@ -959,6 +961,12 @@ def _megatron_pretrain(unit: Unit) -> tuple[int, str] | None:
                  and unit.ctx.imports.resolve_any(node.func) in catalogue.MEGATRON_PRETRAIN), None)
     if call is None:
         return None
+    if megatron_lacks_deterministic_mode(unit.ctx):  # a fork among the project's files (gpt-neox): no such flags
+        module = unit.ctx.imports.resolve_any(call.func).rpartition(".")[0]
+        path = project.find_module(project.file_folder(unit.path), module, 0)
+        where = shown_path(str(path)) if path is not None else "the project's megatron package"
+        return call.lineno, (f"`{scopes.source_text(unit.text, call.func)}(...)` runs the training loop of the "
+                             f"project's own Megatron, in {where}: instrument that file too; debugger not added here")
     beside = os.path.join(os.path.dirname(unit.path), "megatron", "training", "training.py")
     where = (f"instrument {shown_path(beside)}" if os.path.isfile(beside)
              else "instrument megatron/training/training.py of the Megatron checkout in use")

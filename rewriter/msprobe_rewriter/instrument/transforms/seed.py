@@ -11,7 +11,7 @@ import libcst as cst
 
 from msprobe_rewriter import catalogue, conditions, cpu_code, entropy, pinning, project, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
-from msprobe_rewriter.context import FUNCTION_TYPES, constant
+from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant
 from msprobe_rewriter.instrument import loops, nodes
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
@@ -54,6 +54,9 @@ class Seed(Transform):
         "each other function that seeds with the same parameter, under a condition too, as DeepSpeed's pipeline example "
         "seeds `args.seed` in `train_base(args)` and in `train_pipe(args)`, one or the other of which runs), so it "
         "runs before the model is built or distributed communication starts. "
+        "A script that seeds only through a project module it imports, which seeds at its top level (mindrl's "
+        "c51_trainer.py runs `set_seed(5)`), keeps that seed when it is a literal (`seed_all(seed=5)` after the "
+        "imports); any other gets a note. "
         "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`), "
         "is followed by `seed_all` with that variable. A project helper that tests the seed it is given against "
         "None and then draws one (ADDA's `init_random_seed(config.manual_seed)`, `null` in its YAML), or torchtune's "
@@ -274,7 +277,7 @@ class Seed(Transform):
             varying.update(id(call) for call in calls)
             if not finding.salted_hash:
                 fixes += [(self._fix_seed, call) for call in calls]
-        seeds = list(self._user_seeds(unit, varying))
+        seeds = list(self._user_seeds(unit, varying)) or _imported_seeds(unit)
         seed, binding = seeds[0] if seeds else (None, None)
         fixed = seed if seed is not None and binding is None else str(options.seed)  # the seed seed_all sets
         for fix, node in fixes:  # `random.seed()` gets the same literal seed as seed_all (a rerun then matches)
@@ -404,6 +407,29 @@ class Seed(Transform):
                        ("before" if returned else "after", _statement_of(call, unit.analysis.parents)))
                 continue
             yield text, _placement(call, value, unit.analysis.parents, unit.tree)
+
+
+def _imported_seeds(unit: Unit) -> list[tuple[str, None]]:
+    """The literal seed a project module seeds with at its top level when the script imports it (mindrl's
+    c51_trainer.py runs `set_seed(5)`), for seed_all after the imports to keep; a seed there that is no literal
+    is noted, as seed_all replaces it."""
+    facts = seeding.analyse(unit.ctx)
+    folder = project.file_folder(unit.ctx.path)
+    for effect in facts.effects:
+        node = effect.node
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or not effect.summary.families or effect.guards \
+                or effect.function is not None:
+            continue
+        call = pinning.import_seeder(node, folder)
+        literal = constant(argument(call, 0, "seed")) if call is not None else None
+        if isinstance(literal, int) and not isinstance(literal, bool):
+            return [(str(literal), None)]
+        if call is not None:
+            unit.note(node.lineno, f"importing this seeds (`{ast.unparse(call)}` in that module), with a seed "
+                                   f"seed_all cannot read here: seed_all sets {unit.options.seed} after it; give "
+                                   "msprobe-instrument the same seed with --seed")
+            return []
+    return []
 
 
 def _note_helper_seeding(unit: Unit, varying: set[int]) -> None:

@@ -220,6 +220,19 @@ def finetune(model, path):
 """,
     )
     invalid = (
+        # Listing the parameters for the optimizer, and a raise elsewhere, check nothing (mindspore models' VIGOR).
+        Invalid("""\
+import mindspore as ms
+
+
+def main(args, net):
+    params = ms.load_checkpoint(args.ckpt)
+    ms.load_param_into_net(net, params)
+    optimizer = ms.nn.Adam(net.trainable_params())
+    if args.device not in ("Ascend", "GPU"):
+        raise ValueError(args.device)
+    return optimizer
+""", lines=(6,)),
         # BEiT and ConvNeXt fine-tuning: the project's `load_state_dict` walks the modules with
         # `_load_from_state_dict`, which only collects the keys it misses, and prints them.
         Invalid("""\
@@ -575,13 +588,20 @@ def restore(net, path):
         self._report_removed(self._take_removed([argument(node, 1, "parameter_dict")]))
 
     def _checked_by_hand(self, node: ast.Call) -> bool:
-        """Whether the function lists the network's parameters after the load and raises (mindediting's wrapper
-        compares their names with the checkpoint's keys itself)."""
-        net = argument(node, 0, "net")
+        """Whether the function compares the network's parameter names with the checkpoint's itself after the load
+        and raises (mindediting's wrapper): it lists the network's parameters, reads the loaded dict again, tests
+        names with `in`/`not in`, and raises."""
+        net, loaded = argument(node, 0, "net"), argument(node, 1, "parameter_dict")
+        if net is None or not isinstance(loaded, ast.Name):
+            return False
         later = [inner for inner in ast.walk(self._function_or_module()) if getattr(inner, "lineno", 0) > node.lineno]
-        return net is not None and any(isinstance(inner, ast.Raise) for inner in later) and any(
-            isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
-            and inner.func.attr in PARAMETER_LISTINGS and ast.dump(inner.func.value) == ast.dump(net) for inner in later)
+        lists = any(isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr in PARAMETER_LISTINGS and ast.dump(inner.func.value) == ast.dump(net)
+                    for inner in later)
+        reads = any(isinstance(inner, ast.Name) and inner.id == loaded.id for inner in later)
+        tests = any(isinstance(inner, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in inner.ops)
+                    for inner in later)
+        return lists and reads and tests and any(isinstance(inner, ast.Raise) for inner in later)
 
     def _result_checked(self) -> bool:
         """Whether the keys the call being visited returns are checked: the names it is assigned to (or that

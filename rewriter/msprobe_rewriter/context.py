@@ -116,6 +116,7 @@ class FileContext:
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
         self._defined_functions: dict[int, set[str]] = {}  # id(scope) -> functions defined in it, read once
+        self._self_writes: dict[int, dict[str, list[ast.expr]]] = {}  # id(class) -> values put in `self.<name>`
         self._def_names: set[str] | None = None  # every function name defined in the file (`names_scaler`)
         self._ascend: bool | None = None
         self._preload_imports()
@@ -316,6 +317,29 @@ class FileContext:
                 child.name for node in (scope, *own_nodes(scope)) for child in ast.iter_child_nodes(node)
                 if isinstance(child, FUNCTION_TYPES)}
         return found
+
+    def self_attribute_function(self, call: ast.Call) -> str | None:
+        """The imported function a `self.name(...)` call runs: the one that every value but None the class around
+        assigns to `self.name` names (OLMo's `self.flash_attn_func = flash_attn_func` in `__init__`); else None."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        owner = next((node for node in reversed(self.ancestors) if isinstance(node, ast.ClassDef)), None)
+        if owner is None:
+            return None
+        if id(owner) not in self._self_writes:
+            writes: dict[str, list[ast.expr]] = {}
+            for node in ast.walk(owner):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                                and target.value.id == "self":
+                            writes.setdefault(target.attr, []).append(node.value)
+            self._self_writes[id(owner)] = writes
+        values = [value for value in self._self_writes[id(owner)].get(func.attr, [])
+                  if not (isinstance(value, ast.Constant) and value.value is None)]
+        names = {self.imports.resolve_any(value) for value in values}
+        return names.pop() if len(names) == 1 else None
 
     def own_method_called(self, call: ast.Call) -> str | None:
         """`run_step` for `self.run_step(...)` inside a method of a class that defines `run_step`."""

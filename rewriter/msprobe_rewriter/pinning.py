@@ -245,7 +245,7 @@ def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.Loc
     for ref, name in project.call_targets(creator, local, defined):
         module = _module(folder, ref)
         made = _made_class(module, name) if module is not None else None
-        method = _method(made[0], made[1], call.func.attr) if made is not None else None
+        method = class_method(made[0], made[1], call.func.attr) if made is not None else None
         if method is not None and depth <= MAX_DEPTH:
             return _called(method, call, depth, lookup)
     return None
@@ -311,7 +311,7 @@ def _resolve_function(module: project.Module, name: str, hops: int = 0) -> Defin
     if function is not None:
         return module, function, None
     if name in module.classes:
-        return _method(module, module.classes[name], "__init__")
+        return class_method(module, module.classes[name], "__init__")
     library = module.imports.resolve(ast.Name(id=name))
     if library is not None:
         return library
@@ -356,7 +356,7 @@ def _made_class(module: project.Module, name: str, hops: int = 0) -> tuple[proje
     return None
 
 
-def _method(module: project.Module, cls: ast.ClassDef, name: str, hops: int = 0) -> Defined | None:
+def class_method(module: project.Module, cls: ast.ClassDef, name: str, hops: int = 0) -> Defined | None:
     """`(module, def, class)` of the method `name` of a project class, inherited from a project base class
     if need be."""
     for item in cls.body:
@@ -367,7 +367,7 @@ def _method(module: project.Module, cls: ast.ClassDef, name: str, hops: int = 0)
         if found is None and isinstance(base, ast.Name) and base.id not in module.classes:
             target = _exported(module, base.id, hops)
             found = _made_class(target[0], target[1], MAX_HOPS) if target is not None else None
-        method = _method(found[0], found[1], name, hops + 1) if found is not None else None
+        method = class_method(found[0], found[1], name, hops + 1) if found is not None else None
         if method is not None:
             return method
     return None
@@ -412,7 +412,7 @@ def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, see
         own = (module, module.functions[func.id], None)
     elif owner is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
             and func.value.id == "self":
-        own = _method(module, owner, func.attr)
+        own = class_method(module, owner, func.attr)
     if own is not None:
         if (str(own[0].path), own[1].lineno) in seen:
             return NOTHING

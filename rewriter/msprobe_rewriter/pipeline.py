@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import os
-from pathlib import Path
 
 from msprobe_rewriter import catalogue, pinning, project
 from msprobe_rewriter.context import (
@@ -165,22 +163,16 @@ class PipelineValues:
         if found is None:
             return False
         module, cls = found
-        methods = [method for name in SAMPLE_METHODS if (method := pinning._method(module, cls, name)) is not None]
+        methods = [method for name in SAMPLE_METHODS if (method := pinning.class_method(module, cls, name)) is not None]
         return bool(methods) and not any(
             _draws(defined[0], defined[1], found, MAX_HELPER_DEPTH, set()) for defined in methods)
 
     def _project_class(self, call: ast.Call) -> tuple[project.Module, ast.ClassDef] | None:
         """The class `call` builds, with its module: this file's (read as a module) or a project module's."""
-        tree = self.ctx.tree
-        classes = {item.name: item for item in tree.body if isinstance(item, ast.ClassDef)}
-        if isinstance(call.func, ast.Name) and call.func.id in classes:
-            functions = {item.name: item for item in tree.body if isinstance(item, FUNCTION_TYPES)}
-            local = project.local_imports(project.import_statements(tree.body))
-            here = project.Module(Path(os.path.abspath(self.ctx.path)), "", tree, self.ctx.imports, local, functions,
-                                  classes)
-            return here, classes[call.func.id]
-        local = project.local_imports(project.import_statements(tree.body))
-        for _, name, module in project.reached([call], local, classes, project.file_folder(self.ctx.path)):
+        here = project.file_module(self.ctx.path, self.ctx.tree, self.ctx.imports)
+        if isinstance(call.func, ast.Name) and call.func.id in here.classes:
+            return here, here.classes[call.func.id]
+        for _, name, module in project.reached([call], here.local, here.classes, project.file_folder(self.ctx.path)):
             if name in module.classes:
                 return module, module.classes[name]
         return None
@@ -269,7 +261,7 @@ def _callee(module: project.Module, call: ast.Call, instance: tuple[project.Modu
     method of another object, what a plain function is handed)."""
     func, owner = call.func, _first_parameter(function) if method else None
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == owner:
-        found = pinning._method(*instance, func.attr)
+        found = pinning.class_method(*instance, func.attr)
         return (found[0], found[1], True) if found is not None else UNKNOWN
     local = isinstance(func, ast.Name) and func.id in _local_names(function)
     if method and (local or isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
@@ -277,7 +269,7 @@ def _callee(module: project.Module, call: ast.Call, instance: tuple[project.Modu
         return UNKNOWN
     handed = method and any(
         isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == owner
-        and pinning._method(*instance, arg.attr) is None for arg in (*call.args, *(kw.value for kw in call.keywords)))
+        and pinning.class_method(*instance, arg.attr) is None for arg in (*call.args, *(kw.value for kw in call.keywords)))
     found, path = pinning.called_function(call, module.functions, module.path.parent, module.local)
     if found is not None:
         return UNKNOWN if handed else ((module if path is None else project.load(path) or module), found, False)

@@ -169,6 +169,19 @@ def imported_subclasses(local: LocalImports, folder: Path, bases: Container[str]
     return found
 
 
+def class_base(module: Module, name: str, bases: Container[str]) -> str | None:
+    """The class of `bases` (qualified names, of any library) that class `name` of `module` is imported as or derives
+    from, through the classes and imports of project files, at most MAX_CLASS_FILES files deep; else None."""
+    return _class_base(module, name, bases, MAX_CLASS_FILES, set())
+
+
+def file_module(path: str, tree: ast.Module, imports: ImportTracker) -> Module:
+    """The file being analysed (its path, tree and import tracker) as a project `Module`."""
+    return Module(Path(os.path.abspath(path)), "", tree, imports, local_imports(import_statements(tree.body)),
+                  {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))},
+                  {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)})
+
+
 def _imported_class_base(folder: Path, ref: Ref, bases: Container[str], files_left: int) -> str | None:
     path = find_module(folder, ref.module, ref.level)
     module = load(path) if path is not None else None
@@ -187,7 +200,7 @@ def _class_base(module: Module, name: str, bases: Container[str], files_left: in
             return None
         return _imported_class_base(module.path.parent, ref, bases, files_left)
     for base in node.bases:
-        qualified = module.imports.resolve(base)
+        qualified = module.imports.resolve_any(base)
         if qualified in bases:
             return qualified
         if isinstance(base, ast.Name):

@@ -17,7 +17,6 @@ import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, project
@@ -31,7 +30,6 @@ from msprobe_rewriter.context import (
     keyword,
     target_name,
 )
-from msprobe_rewriter.imports import ImportTracker
 from msprobe_rewriter.pinning import NOTHING, Summary
 
 # What makes a script's randomness matter: it trains, or it samples (draws from torch's generator) from
@@ -512,36 +510,11 @@ def runs_library_training(ctx: FileContext, call: ast.Call, creator: ast.Call | 
 
 def library_base(ctx: FileContext, func: ast.expr, classes: frozenset[str]) -> str | None:
     """The class of `classes` that the class `func` names is or derives from: imported from its library (any, known
-    or not), or a class of the file or of a project module (mindrl's `class DQNSession(Session)`), followed
-    `project.MAX_CLASS_FILES` files deep."""
+    or not), or a class of the file or of a project module (mindrl's `class DQNSession(Session)`)."""
     qualified = ctx.imports.resolve_any(func)
     if qualified in classes or not isinstance(func, ast.Name):
         return qualified if qualified in classes else None
-    local = project.local_imports(project.import_statements(ctx.tree.body))
-    own = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
-    return _class_base(ctx.imports, local, own, project.file_folder(ctx.path), func.id, classes,
-                       project.MAX_CLASS_FILES)
-
-
-def _class_base(imports: ImportTracker, local: project.LocalImports, own: dict[str, ast.ClassDef], folder: Path,
-                name: str, classes: frozenset[str], files_left: int) -> str | None:
-    """`library_base` for the class `name` of one file (its imports, project imports, classes and folder)."""
-    node = own.get(name)
-    if node is None:  # imported from a project module
-        ref = local.refs.get(name)
-        path = project.find_module(folder, ref.module, ref.level) if ref and ref.attr and files_left else None
-        module = project.load(path) if path is not None else None
-        return None if module is None else _class_base(module.imports, module.local, module.classes,
-                                                       module.path.parent, ref.attr, classes, files_left - 1)
-    for base in node.bases:
-        qualified = imports.resolve_any(base)
-        if qualified in classes:
-            return qualified
-        found = (_class_base(imports, local, own, folder, base.id, classes, files_left - 1)
-                 if isinstance(base, ast.Name) and files_left else None)
-        if found is not None:
-            return found
-    return None
+    return project.class_base(project.file_module(ctx.path, ctx.tree, ctx.imports), func.id, classes)
 
 
 def _sampler_draws(method: str, call: ast.Call, hub: bool) -> bool:

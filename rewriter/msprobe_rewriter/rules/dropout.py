@@ -365,7 +365,6 @@ class Dropout(Rule):
         self._callers: dict[str, list] | None = None  # name -> [(call, the function around it)], made when needed
         self._owners: dict[int, ast.ClassDef] | None = None  # id(method) -> its class, made when needed
         self._settled: dict[tuple, bool] = {}  # memo of `_parameter_off`
-        self.aliases: dict[tuple, str] = {}  # (class, attribute) -> the dropout API `self.<attribute> = ...` names
         self.built: dict[int, tuple] = {}  # id(report) -> (the function around it, the guards of its branch)
 
     def report(self, where, message=None, severity=None, fixable=None) -> None:
@@ -376,13 +375,6 @@ class Dropout(Rule):
         self.built[id(self.reports[-1])] = (self.ctx.current_def(),
                                             [switch, *self._enclosing_guards(node)] if switch else
                                             self._enclosing_guards(node))
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        """`self.flash_attn_func = flash_attn_func` (OLMo): the class's calls of `self.flash_attn_func(...)` reach it."""
-        keys = [key for key in map(self._attribute_key, node.targets) if key is not None]
-        qualified = self.ctx.imports.resolve_any(node.value) if keys else None
-        if qualified is not None and qualified.rpartition(".")[2] in DROPOUT_NAMES:
-            self.aliases.update(dict.fromkeys(keys, qualified))
 
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
@@ -445,8 +437,8 @@ class Dropout(Rule):
         its own (mindediting's `Dropout(drop_prob)`), whose `super().__init__` is checked instead."""
         if name == "__init__":
             return self._dropout_base(node)
-        aliased = self.aliases.get(self._attribute_key(node.func)) if self.aliases else None
-        if aliased is not None:
+        aliased = self.ctx.self_attribute_function(node)  # `self.flash_attn_func = flash_attn_func` (OLMo)
+        if aliased is not None and aliased.rpartition(".")[2] in DROPOUT_NAMES:
             return aliased
         if name not in DROPOUT_NAMES or self._own_parameters(node.func):
             return None

@@ -760,12 +760,7 @@ class NondeterministicOp(FollowsValues, Rule):
     def _attribute_alias(self, node: ast.Call) -> str | None:
         """The known op that a `self.name(...)` call runs: every value but None that the class assigns to
         `self.name` is that imported function (OLMo's `self.flash_attn_func = flash_attn_func` in `__init__`)."""
-        if not _self_attribute(node.func):
-            return None
-        writes = self._writes(self._owner(), _self_attribute_name).get(node.func.attr, [])
-        functions = {self.ctx.qualname(w) if isinstance(w, (ast.Name, ast.Attribute)) else None
-                     for w in writes if not (isinstance(w, ast.Constant) and w.value is None)}
-        alias = functions.pop() if len(functions) == 1 else None
+        alias = self.ctx.self_attribute_function(node)
         return alias if alias in catalogue.NONDETERMINISTIC_OPS else None
 
     def _owner(self) -> ast.ClassDef | None:

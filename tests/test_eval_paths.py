@@ -13,12 +13,12 @@ def severities(path: str, source: str) -> set[str]:
     return {f.severity for f in lint_source(path, source.encode(), ALL_RULES).findings if f.code == "MSP301"}
 
 
-@pytest.mark.parametrize("path", ["eval_linear.py", "test.py", "validate.py", "evaluation_utils.py"])
+@pytest.mark.parametrize("path", ["eval_linear.py", "test.py", "validate.py", "evaluation_utils.py", "infer.py", "predict.py"])
 def test_files_named_for_evaluation_are_info(path):
     assert severities(path, LOADER.format(target="loader")) == {"info"}
 
 
-@pytest.mark.parametrize("path", ["train.py", "train_eval.py", "latest.py"])
+@pytest.mark.parametrize("path", ["train.py", "train_eval.py", "latest.py", "inferno.py"])
 def test_training_files_keep_their_severity(path):
     assert severities(path, LOADER.format(target="loader")) == {"warning"}
 

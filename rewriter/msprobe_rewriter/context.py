@@ -62,9 +62,10 @@ EVAL_NAME = re.compile(r"^(?!.*(?:^|_)(?:train|training|fit)(?:_|$))" + _VALID_P
 VALID_ADJECTIVE = re.compile(r"(?:^|_)valid_(?!(?:loader|dataloader|data|dataset|ds|set|iter|sampler|transforms?"
                              r"|batch(?:es)?|samples|files|list|split|step)(?:_|$))", re.IGNORECASE)
 
-# Scripts named for evaluation (`eval_linear.py`, `test.py`, `validate.py`); not `train_eval.py`.
-EVAL_FILE = re.compile(r"(eval|evaluate|evaluation|validate|validation|val|test|testing|inference)(_|$)",
-                       re.IGNORECASE)
+# Scripts named for evaluation or inference (`eval_linear.py`, `test.py`, `validate.py`, `infer.py`, `predict.py`);
+# not `train_eval.py`.
+EVAL_FILE = re.compile(r"(eval|evaluate|evaluation|validate|validation|val|test|testing|inference|infer|predict"
+                       r"|prediction)(_|$)", re.IGNORECASE)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 from lint_cli_helpers import HAZARD, lint, write
@@ -153,3 +154,27 @@ def test_five_megabyte_generated_file(tmp_path):
     assert document["errors"] == []
     last_line = data.count("\n")
     assert [(f["path"], f["line"]) for f in document["findings"]] == [("after.py", 3), ("generated.py", last_line)]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses PEP 695 syntax")
+def test_python312_syntax_names_the_python_to_run(tmp_path):
+    """lerobot's `class Backtrackable[T]:` and `type FeatureDict = ...` (PEP 695) parse only under Python 3.12."""
+    write(tmp_path, "alias.py", "import torch\n\ntype FeatureDict = dict[str, torch.Tensor]\n")
+    write(tmp_path, "generic.py", "import torch\n\n\nclass Backtrackable[T]:\n    pass\n")
+    write(tmp_path, "function.py", "import torch\n\n\ndef first[T](items: list[T]) -> T:\n    return items[0]\n")
+    _, document = run_json(tmp_path, ".")
+    hint = "the file uses Python 3.12 syntax (`type` alias / type parameters); run msprobe-lint under Python >= 3.12"
+    assert {e["path"]: e["message"] for e in document["errors"]} == {
+        "alias.py": f"cannot parse: invalid syntax (line 3); {hint}",
+        "generic.py": f"cannot parse: invalid syntax (line 4); {hint}",
+        "function.py": f"cannot parse: expected '(' (line 4); {hint}",
+    }
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses PEP 695 syntax")
+def test_python312_syntax_names_the_instrument_command():
+    from msprobe_rewriter.instrument.driver import run
+
+    result = run("alias.py", b"import torch\n\ntype FeatureDict = dict[str, torch.Tensor]\n", None)
+    assert result.error == ("cannot parse: invalid syntax (line 3); the file uses Python 3.12 syntax (`type` alias / "
+                            "type parameters); run msprobe-instrument under Python >= 3.12")

@@ -279,6 +279,23 @@ def test_nondeterministic_data_package(tmp_path, folders, package, extra, expect
     assert sorted(f.line for f in result.findings) == [5, *expected]
 
 
+def test_nondeterministic_namespace_data_package(tmp_path):
+    """jepa's `src/datasets/utils/video/transforms.py`: no `__init__.py`, but the file imports a module beside it as
+    `src.datasets.utils.video.functional`, naming its package folders."""
+    folder = tmp_path.joinpath("src", "datasets", "video")
+    folder.mkdir(parents=True)
+    (folder / "functional.py").write_text("")
+    code = ("import torch\nimport src.datasets.video.functional as FF\n\n\ndef uniform_crop(images, size):\n"
+            "    return torch.nn.functional.interpolate(images, size=size, mode='bilinear')\n")
+    rule = [RULES_BY_NAME["nondeterministic-op"]]
+    for imported, expected in (("src.datasets.video.functional", []), ("datasets.video.other", [6]),
+                               ("src.models.video.functional", [6])):
+        path = folder / "transforms.py"
+        source = code.replace("src.datasets.video.functional", imported)
+        path.write_text(source)
+        assert [f.line for f in lint_source(str(path), source.encode(), rule).findings] == expected, imported
+
+
 def test_nondeterministic_catalogue_is_consistent():
     ops = catalogue.NONDETERMINISTIC_OPS
     assert catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH <= ops.keys()
@@ -399,6 +416,26 @@ def test_host_sync_periodic_guard_reads_n_from_the_defaults():
         train(None, [], None)
     """
     assert lines("host-sync-in-loop", code) == [19, 23]
+
+
+def test_host_sync_periodic_guard_reads_n_from_an_imported_dataclass(tmp_path):
+    """nanotron: `% self.config.logging.iteration_step_info_interval`, a field of a dataclass in the project module
+    the trainer imports its config classes from (through a package's `*` re-export), which defaults to 1."""
+    package = tmp_path / "proj" / "config"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from proj.config.config import *\n")
+    (package / "config.py").write_text(
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass LoggingArgs:\n    info_interval: int = 1\n"
+        "    save_interval: int = 100\n\n\n@dataclass\nclass Config:\n    logging: LoggingArgs\n")
+    code = ("import torch\nfrom proj.config import Config\n\n\nclass Trainer:\n    def train(self, loader):\n"
+            "        for step, x in enumerate(loader):\n            loss = self.model(x).sum()\n"
+            "            loss.backward()\n            self.optimizer.step()\n"
+            "            if step % self.config.logging.info_interval == 0:\n                print(loss.item())\n"
+            "            if step % self.config.logging.save_interval == 0:\n                print(loss.item())\n")
+    path = tmp_path / "proj" / "trainer.py"
+    path.write_text(code)
+    found = lint_source(str(path), code.encode(), [RULES_BY_NAME["host-sync-in-loop"]]).findings
+    assert [f.line for f in found] == [12]
 
 
 def test_host_sync_unpacking_forgets_what_a_name_held():

@@ -1205,6 +1205,10 @@ FLASH_ATTENTION_MODULES = ("flash_attn", "flash_attn.flash_attn_interface", "fla
 FLASH_ATTENTION_FUNCTIONS = ("flash_attn_func", "flash_attn_varlen_func", "flash_attn_qkvpacked_func",
                              "flash_attn_kvpacked_func", "flash_attn_varlen_qkvpacked_func",
                              "flash_attn_varlen_kvpacked_func")
+# FlashAttention 1.0.x (`flash_attn.flash_attn_interface` only): its backward's heuristic may split the keys over
+# thread blocks that add the query gradients with atomics; `deterministic=True` (since 1.0.0) keeps one split.
+FLASH_ATTENTION_1_FUNCTIONS = ("flash_attn_unpadded_func", "flash_attn_unpadded_qkvpacked_func",
+                               "flash_attn_unpadded_kvpacked_func", "flash_attn_unpadded_qkvpacked_split_func")
 _NLL_2D_FIX = ("it has no deterministic CUDA kernel (it raises under the deterministic switch): put the classes "
                "last and flatten, `(N*d, C)` logits and `(N*d,)` targets (`F.cross_entropy(logits.flatten(0, 1), "
                "target.flatten())` for `(N, L, C)` logits)")
@@ -1262,6 +1266,10 @@ NONDETERMINISTIC_OPS: dict[str, str] = {
     **dict.fromkeys((f"{module}.{name}" for module in FLASH_ATTENTION_MODULES for name in FLASH_ATTENTION_FUNCTIONS),
                     "its backward adds the query gradients with atomics unless told otherwise, and the deterministic "
                     "switch does not reach it: pass `deterministic=True` while debugging"),
+    **dict.fromkeys((f"flash_attn.flash_attn_interface.{name}" for name in FLASH_ATTENTION_1_FUNCTIONS),
+                    "its backward may split the keys over thread blocks that add the query gradients with atomics, "
+                    "and the deterministic switch does not reach it: pass `deterministic=True` (flash-attn 1.0.0 and "
+                    "later; 0.2.x has no such option: upgrade) while debugging"),
     # on input of 3 or more dimensions (classes in dim 1) they run nll_loss2d, which adds atomically
     **dict.fromkeys(("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss", "torch.nn.CrossEntropyLoss",
                      "torch.nn.NLLLoss"), "on input of 3 or more dimensions it runs `nll_loss2d`, which " + _NLL_2D_FIX[3:]),
@@ -1275,7 +1283,7 @@ NONDETERMINISTIC_BACKWARD_ONLY = frozenset(
         "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "AvgPool3d", "avg_pool3d",
         "MaxPool3d", "max_pool3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
         "ReplicationPad2d", "ReplicationPad3d", "pad", "Conv1d", "Conv2d", "Conv3d", "grid_sample",
-        *FLASH_ATTENTION_FUNCTIONS,
+        *FLASH_ATTENTION_FUNCTIONS, *FLASH_ATTENTION_1_FUNCTIONS,
     }
 )
 GRAD_DISABLING_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",

@@ -108,6 +108,7 @@ class FileContext:
         self.ancestors: list[ast.AST] = []
         self._frames: list[ast.AST] = []  # the loops and scopes among `ancestors`, kept by `traverse`
         self.assigned_calls: dict[str, str] = {}  # simple/attr target name -> qualified callee
+        self._grad_factories: dict[str, ast.Call] = {}  # name -> the gradient-function factory call it holds
         self._deepspeed_engines: set[str | None] | None = None  # names bound to `deepspeed.initialize`'s engine
         self.loops: dict[int, LoopInfo] = {}
         self.functions: dict[str, FunctionInfo] = {}
@@ -261,6 +262,8 @@ class FileContext:
                 callee = self.call_qualname(value)
                 if callee is not None:
                     self.assigned_calls[name] = callee
+                    if callee in catalogue.GRAD_FUNCTION_FACTORIES:
+                        self._grad_factories[name] = value
                 else:
                     self.assigned_calls.pop(name, None)
             if isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
@@ -375,8 +378,20 @@ class FileContext:
                 return any(self.is_optimizer_name(n) for n in map(target_name, call.args) if n)
             # MindSpore applies gradients by calling the optimizer: `optimizer(grads)`
             return self.imports.imports_root("mindspore") and self.is_optimizer_name(name) and bool(call.args)
-        return (origin in catalogue.GRAD_FUNCTION_FACTORIES or origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS
+        return (origin in catalogue.GRAD_FUNCTION_FACTORIES and not self._input_gradients(name)
+                or origin in catalogue.MINDSPORE_TRAIN_STEP_CELLS
                 or (origin.startswith("mindspore.") and catalogue.is_optimizer_class(origin)))
+
+    def _input_gradients(self, name: str) -> bool:
+        """Whether `name` holds a MindSpore gradient function of inputs only (`ops.value_and_grad(fn, 0,
+        weights=None)`: DPM-Solver's classifier guidance, the gradient of a classifier with respect to the image
+        being sampled), which trains no parameter. Not torch.func's `grad`: functional training passes the
+        parameters as inputs."""
+        call = self._grad_factories.get(name)
+        if call is None or not self.assigned_calls[name].startswith("mindspore."):
+            return False
+        weights = argument(call, 2, "weights")
+        return (weights is None or constant(weights) is None) and all(k.arg is not None for k in call.keywords)
 
     def is_trainer_run(self, call: ast.Call) -> bool:
         """Whether `call` runs a Hugging Face trainer's (`trainer.train()`, `Trainer(...).train()`), a Lightning

@@ -98,7 +98,7 @@ def _parse(path: str, text: str) -> ast.Module:
             warnings.simplefilter("ignore")
             return ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise InstrumentError(parse_error_message(exc)) from None
+        raise InstrumentError(parse_error_message(exc, "msprobe-instrument")) from None
 
 
 def _instrument(path: str, original: str, options: Options, source: Source | None,
@@ -218,7 +218,7 @@ def run(path: str, data: bytes, options: Options | None, undoing: bool = False) 
     except InstrumentError as exc:
         result.error, result.after = str(exc), None
     except (SyntaxError, UnicodeError, LookupError) as exc:
-        result.error, result.after = parse_error_message(exc), None
+        result.error, result.after = parse_error_message(exc, "msprobe-instrument"), None
     except (tokenize.TokenError, RecursionError, MemoryError) as exc:
         result.error, result.after = parse_error_message(exc), None
     except Exception as exc:  # a bug of ours: one line for this file, the others go on

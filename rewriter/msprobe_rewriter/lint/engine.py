@@ -7,6 +7,7 @@ import functools
 import gc
 import io
 import re
+import sys
 import tokenize
 import warnings
 from collections.abc import Sequence
@@ -25,6 +26,8 @@ PREFILTER = re.compile(r"torch|mindspore|numpy|random|deepspeed|HCCL|lightning|a
 # Parser messages that mean "this is Python 2".
 PYTHON2_HINTS = ("Missing parentheses in call to", "multiple exception types must be parenthesized",
                  "leading zeros in decimal integer literals")
+# Lines that only Python 3.12's parser reads (PEP 695): `type Alias = ...`, `class Name[T]:`, `def name[T](...)`.
+PYTHON312_LINE = re.compile(r"\s*(type\s+\w+\s*[\[=]|class\s+\w+\s*\[|(async\s+)?def\s+\w+\s*\[)")
 
 
 @dataclass
@@ -41,14 +44,13 @@ def decode_source(data: bytes) -> str:
     return data.decode(encoding)
 
 
-def parse_error_message(exc: BaseException) -> str:
-    """One line describing why a file cannot be parsed."""
+def parse_error_message(exc: BaseException, tool: str = "msprobe-lint") -> str:
+    """One line describing why a file cannot be parsed (`tool`: the command to run again)."""
     if "null bytes" in str(exc):  # a ValueError or a SyntaxError, depending on the Python version
         return "cannot parse: the file contains NUL bytes (is it a binary file?)"
     if isinstance(exc, SyntaxError):
         where = f" (line {exc.lineno})" if exc.lineno else ""
-        hint = "; Python 2 code is not supported" if any(h in (exc.msg or "") for h in PYTHON2_HINTS) else ""
-        return f"cannot parse: {exc.msg}{where}{hint}"
+        return f"cannot parse: {exc.msg}{where}{_syntax_hint(exc, tool)}"
     if isinstance(exc, (UnicodeDecodeError, LookupError)):
         return f"cannot decode: {exc}"
     if isinstance(exc, RecursionError):
@@ -56,6 +58,15 @@ def parse_error_message(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return "cannot parse: out of memory (file too large)"
     return f"cannot parse: {exc}"
+
+
+def _syntax_hint(exc: SyntaxError, tool: str) -> str:
+    """Why valid code of another Python version fails: Python 2, or Python 3.12's syntax under an older Python."""
+    if any(h in (exc.msg or "") for h in PYTHON2_HINTS):
+        return "; Python 2 code is not supported"
+    if sys.version_info < (3, 12) and PYTHON312_LINE.match(exc.text or ""):
+        return f"; the file uses Python 3.12 syntax (`type` alias / type parameters); run {tool} under Python >= 3.12"
+    return ""
 
 
 def lint_source(path: str, data: bytes, rules: Sequence[type[Rule]], report_unused_noqa: bool = False) -> LintResult:

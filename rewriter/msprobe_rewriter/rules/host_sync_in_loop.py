@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, opt_in, pinning, project
-from msprobe_rewriter.conditions import condition_text
+from msprobe_rewriter.conditions import condition_text, dataclass_defaults
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     NOT_CONSTANT,
@@ -44,6 +44,12 @@ TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.nn.functional", "torch.lina
                                      "mindspore.ops", "mindspore.mint", "mindspore.numpy"})
 NOT_TENSOR_FUNCTIONS = frozenset({"is_tensor", "numel", "is_floating_point", "is_complex", "get_default_dtype",
                                   "is_grad_enabled", "device", "get_rank", "typename"})
+# Functions outside those modules that return a tensor: the total gradient norm (jepa's `float(_enc_norm)`).
+TENSOR_FUNCTIONS = frozenset({"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
+                              "torch.nn.utils.clip_grad_norm", "torch.nn.utils.get_total_norm"})
+# The tensors PyTorch's optimizers keep per parameter (`optimizer.state_dict()['state'][i]['exp_avg']`).
+OPTIMIZER_STATE_KEYS = frozenset({"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer", "square_avg",
+                                  "acc_delta", "grad_avg"})
 EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})  # calls that end the run
 HELPER_READS = frozenset({"item", "tolist", "numpy"})  # host reads looked for in the helpers a step calls
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -72,21 +78,27 @@ class HostSyncInLoop(Rule):
     frameworks = ("pytorch", "mindspore")
     message = "host-device sync inside the training loop; " + REMEDY
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
-               "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor, printing or formatting a tensor (f-string, `str.format`), "
+               "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor (also of the total norm `clip_grad_norm_` returns, of a custom autograd "
+               "function's output, jepa's `AllReduce.apply(x)`, or of an optimizer's state entry, `s['exp_avg']`), printing or formatting a tensor (f-string, `str.format`), "
                "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it), a call of a function "
                "(of the file or a project module, also called on the module: DINO's `utils.clip_gradients(...)`) or of the class's own method whose body reads a tensor with `.item()`, "
-               "`.tolist()`, `.numpy()` or `float()` of what a torch function returns at every call (Swin's "
+               "`.tolist()`, `.numpy()` or `float()` of what a torch function returns (or of an optimizer's state, jepa's "
+               "`adamw_logger`) at every call (Swin's "
                "`get_grad_norm(model.parameters())`, one `.item()` per parameter; "
                "under no `if` but a presence check, DINO's `if p.grad is not None:`, or a filter of the items it walks, "
                "ijepa's `grad_logger`), "
                "and `torch.cuda.synchronize()`; also in a function defined in the loop's function that the loop calls or "
                "hands to a call (ijepa's `gpu_timer(train_step)`, an optimizer's `step(closure)`; not XLA's "
-               "`xm.add_step_closure`, which runs it after the step's device work). A method that runs "
+               "`xm.add_step_closure`, which runs it after the step's device work). A MindSpore gradient function of inputs only "
+               "(`ops.value_and_grad(fn, 0, weights=None)`: DPM-Solver's classifier guidance while sampling) runs no "
+               "training step. A method that runs "
                "`backward()` per micro-batch is part of the step of the method that calls it and steps the optimizer "
                "(OLMo's `train_batch` in `train_step`). A name bound in one arm of an `if` keeps its earlier kind in "
                "the other arms (SlowFast's `loss = loss.item()` for detection only). "
                "Reads under a periodic guard (`if step % N == 0:` with N not 1 by the defaults: a literal, a module "
-               "constant, a parameter's or an option's default; lit-llama's `log_interval = 1` reads every step; or one true in a single "
+               "constant, a parameter's or an option's default; lit-llama's `log_interval = 1` reads every step; "
+               "or the field of that name in a dataclass of the project modules the file imports classes from: "
+               "nanotron's `self.config.logging.iteration_step_info_interval`, 1 by default; or one true in a single "
                "iteration, `if i == 100:` on the loop's variable; unless it steps an "
                "optimizer the loop steps nowhere else: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are reads in an error message or a branch that ends the run "
@@ -144,6 +156,10 @@ class HostSyncInLoop(Rule):
         "    for x in loader:\n        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n\n"
         "        def print_loss(loss):\n            print(f'loss {loss}')\n\n"
         "        xm.add_step_closure(print_loss, args=(loss,))\n",
+        # DPM-Solver's classifier guidance samples: a gradient with respect to the image (no weights) trains nothing
+        "import mindspore as ms\nfrom mindspore import ops\n\n\ndef sample(model, classifier, x, ts):\n"
+        "    grad_fn = ops.value_and_grad(lambda x_in: classifier(x_in).sum(), 0, weights=None)\n"
+        "    for t in ts:\n        x = x - model(x, t) + grad_fn(x)[1]\n        print(t.item())\n    return x\n",
         # a closure called under a periodic guard, whose N is a module constant
         "import torch\n\nlog_interval = 10\n\n\ndef train(model, loader, optimizer):\n    def log(loss):\n"
         "        print(loss.item())\n\n    for i, x in enumerate(loader):\n        loss = model(x).sum()\n"
@@ -236,6 +252,16 @@ class HostSyncInLoop(Rule):
                 "        loss = self.train_batch(batch)\n        self.optim.step()\n"
                 "        self.cur_train_loss = loss.item()\n\n    def fit(self):\n"
                 "        for batch in self.train_loader:\n            self.train_step(batch)\n", lines=(18,)),
+        # jepa: a helper reads the optimizer's state per parameter; the clipped gradient norm and a custom autograd
+        # function's output read with `float()`
+        Invalid("import torch\n\n\nclass AllReduce(torch.autograd.Function):\n    @staticmethod\n"
+                "    def forward(ctx, x):\n        return x\n\n\ndef adamw_logger(optimizer):\n"
+                "    state = optimizer.state_dict().get('state')\n    means = []\n    for key in state:\n"
+                "        means.append(float(state.get(key).get('exp_avg').abs().mean()))\n    return means\n\n\n"
+                "def train(encoder, loader, optimizer):\n    for x in loader:\n        encoder(x).mean().backward()\n"
+                "        norm = torch.nn.utils.clip_grad_norm_(encoder.parameters(), 1.0)\n        optimizer.step()\n"
+                "        stats = adamw_logger(optimizer)\n        grad_norm = float(norm)\n"
+                "        var = float(AllReduce.apply(x.var()))\n", lines=(23, 24, 25)),
         # DETR: the logged loss is a `sum()` of a dict of device tensors
         Invalid("import torch\n\n\ndef train(model, loader, optimizer, weights):\n    for x, y in loader:\n"
                 "        parts = model(x, y)\n        scaled = {k: v * weights[k] for k, v in parts.items()}\n"
@@ -254,6 +280,8 @@ class HostSyncInLoop(Rule):
         self.looping_scopes: set[int] = {0} if LOOP_WORD.search(ctx.source) else set()
         self._project: project.LocalImports | None = None  # the file's imports of project modules, read once
         self._functions: dict[str, ast.AST] = {}  # the file's top-level functions, by name (read with `_project`)
+        self._config_trees: list[ast.Module] | None = None  # the modules the file imports classes from, read once
+        self._autograd_functions: dict[str, bool] = {}  # class name -> whether it is a torch.autograd.Function
 
     # --- what names hold -------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
@@ -360,6 +388,8 @@ class HostSyncInLoop(Rule):
             return True if LOSS_NAME.match(name) else None
         if isinstance(expr, ast.Call):
             return self._call_kind(expr)
+        if isinstance(expr, ast.Subscript) and _optimizer_state(expr):
+            return True
         if isinstance(expr, ast.BinOp):
             sides = (self._tensorish(expr.left), self._tensorish(expr.right))
             return True if True in sides else (False if sides == (False, False) else None)
@@ -389,13 +419,24 @@ class HostSyncInLoop(Rule):
         if isinstance(func, ast.Attribute):
             if func.attr in HOST_VALUE_METHODS:
                 return False
-            return True if self._tensorish(func.value) else None
+            if func.attr == "apply" and isinstance(func.value, ast.Name) and self._autograd_function(func.value.id):
+                return True  # jepa's `AllReduce.apply(x)`: a custom autograd function's output
+            return True if _optimizer_state(call) or self._tensorish(func.value) else None
         return None
+
+    def _autograd_function(self, name: str) -> bool:
+        """Whether `name` is a `torch.autograd.Function` subclass of the file or of a project module it imports."""
+        if name not in self._autograd_functions:
+            module = project.file_module(self.ctx.path, self.ctx.tree, self.ctx.imports)
+            self._autograd_functions[name] = name[:1].isupper() and project.class_base(
+                module, name, catalogue.AUTOGRAD_FUNCTION_BASES) is not None
+        return self._autograd_functions[name]
 
     @staticmethod
     def _qualified_kind(qualified: str) -> bool | None:
         module, _, name = qualified.rpartition(".")
-        if module in TENSOR_FUNCTION_MODULES and name[:1].islower() and name not in NOT_TENSOR_FUNCTIONS:
+        if module in TENSOR_FUNCTION_MODULES and name[:1].islower() and name not in NOT_TENSOR_FUNCTIONS \
+                or qualified in TENSOR_FUNCTIONS:
             return True
         if qualified.startswith("torch.nn.") and name[:1].isupper():
             return False  # a module or loss object, not a tensor
@@ -606,7 +647,17 @@ class HostSyncInLoop(Rule):
         parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} if function else set()
         if isinstance(node, ast.Name) and node.id not in parameters:
             return self._module_constant(node.id)
-        return opt_in.switch_default(self.ctx, node, function, True)
+        value = opt_in.switch_default(self.ctx, node, function, True)
+        return self._config_default(node.attr) if value is NOT_CONSTANT and isinstance(node, ast.Attribute) else value
+
+    def _config_default(self, field: str) -> object:
+        """The default of the dataclass field `field` in the project modules the file imports classes from (and those
+        a package re-exports with `*`): nanotron's `self.config.logging.iteration_step_info_interval`, a field of
+        `LoggingArgs` that defaults to 1; NOT_CONSTANT when none has it or their defaults differ."""
+        if self._config_trees is None:
+            self._config_trees = _imported_class_modules(self.ctx.tree, project.file_folder(self.ctx.path))
+        found = {defaults[field] for defaults in map(dataclass_defaults, self._config_trees) if field in defaults}
+        return found.pop() if len(found) == 1 else NOT_CONSTANT
 
     def _module_constant(self, name: str) -> object:
         """The literal a name is bound to by its only binding in the file, a top-level assignment, else
@@ -695,6 +746,24 @@ class HostSyncInLoop(Rule):
         return info is not None and (info.steps or bool(info.called & per_step) and not _callees(loop) & epoch_level)
 
 
+def _imported_class_modules(tree: ast.Module, folder: Path) -> list[ast.Module]:
+    """The project modules the file imports CapWords names (classes) from, and those they import everything from
+    (`from nanotron.config.config import *` in the package's `__init__.py`)."""
+    local = project.local_imports(project.import_statements(tree.body))
+    todo = [(folder, project.Ref(ref.module, ref.level), True) for ref in local.refs.values()
+            if (ref.attr or "")[:1].isupper()]
+    modules: dict[Path, ast.Module] = {}
+    while todo:
+        base, ref, outer = todo.pop()
+        path = project.find_module(base, ref.module, ref.level)
+        module = project.load(path) if path is not None and path not in modules else None
+        if module is not None:
+            modules[path] = module.tree
+            if outer:
+                todo += [(path.parent, star, False) for star in module.local.stars]
+    return list(modules.values())
+
+
 def _callees(loop: ast.AST) -> set[str]:
     """The functions (`f(...)`) and own methods (`self.f(...)`) a loop calls, not those merely handed to a call
     (a flag named `train` is no call of a method `train`)."""
@@ -722,13 +791,36 @@ def _reads_tensor(call: ast.Call, numpy_values: set[str]) -> bool:
 
 
 def _converts_torch_value(call: ast.Call) -> bool:
-    """`float(torch.norm(g))`, `int(torch.argmax(x))`: a Python number made of a tensor a torch function returns."""
-    if not (isinstance(call.func, ast.Name) and call.func.id in ("float", "int") and len(call.args) == 1):
+    """`float(torch.norm(g))`, `int(torch.argmax(x))`: a Python number made of a tensor a torch function returns, or
+    of an optimizer's state (jepa's `float(s.get('exp_avg').abs().mean())`)."""
+    return (isinstance(call.func, ast.Name) and call.func.id in ("float", "int") and len(call.args) == 1
+            and _torch_value(call.args[0]))
+
+
+def _torch_value(node: ast.AST) -> bool:
+    """A tensor by where it comes from: what a torch function returns, an optimizer's state entry, or what tensor
+    methods make of either (`.abs().mean()`)."""
+    while not _optimizer_state(node):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            return False
+        name, owner = node.func.attr, node.func.value
+        if isinstance(owner, ast.Name) and owner.id == "torch":
+            return name[:1].islower() and name not in NOT_TENSOR_FUNCTIONS
+        if name in HOST_VALUE_METHODS:
+            return False
+        node = owner
+    return True
+
+
+def _optimizer_state(node: ast.AST) -> bool:
+    """`state['exp_avg']` or `state.get('exp_avg')`: a tensor an optimizer keeps per parameter."""
+    if isinstance(node, ast.Subscript):
+        key = node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        key = node.args[0]
+    else:
         return False
-    inner = call.args[0]
-    name = inner.func if isinstance(inner, ast.Call) else None
-    return (isinstance(name, ast.Attribute) and isinstance(name.value, ast.Name) and name.value.id == "torch"
-            and name.attr[:1].islower() and name.attr not in NOT_TENSOR_FUNCTIONS)
+    return constant(key) in OPTIMIZER_STATE_KEYS
 
 
 def _read_text(read: ast.Call) -> str:

@@ -56,6 +56,18 @@ CHANGING_CALLS = frozenset({"append", "extend", "insert", "requires_grad_"})
 DATA_FOLDERS = frozenset({"data", "datasets", "dataset", "dataloader", "dataloaders"})
 # A parameter named for images (or frames, audio) of a function that is no module's method holds data.
 DATA_PARAMETER = re.compile(r"(img|image|pic|frame|video|audio|wav|waveform)s?", re.IGNORECASE)
+# Hugging Face's loader of compiled kernels from the Hub, and the names of FlashAttention's repositories there
+# (`kernels-community/flash-attn3`, `varunneal/flash-attention-3`).
+HUB_KERNEL_LOADER = "kernels.get_kernel"
+HUB_FLASH_ATTENTION = re.compile(r"flash[-_]?att(n|ention)", re.IGNORECASE)
+# Triton's atomic addition, in a kernel (`@triton.jit`): program instances add in the order they reach it.
+TRITON_ATOMIC_ADD = "triton.language.atomic_add"
+TRITON_JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
+TRITON_INTEGER_DTYPE = re.compile(r"triton\.language\.u?int(8|16|32|64)")
+TRITON_ATOMIC_FIX = ("`tl.atomic_add` of floats in a Triton kernel is not deterministic: the program instances add in "
+                     "whatever order they reach it, and no deterministic switch reaches Triton: while debugging, write "
+                     "each block's part to a slot of its own and sum the slots in a fixed order (a second kernel or "
+                     "`torch.sum`)")
 # Last components of every name the rule knows: calls named otherwise are skipped without resolving them.
 KNOWN_NAMES = frozenset(name.rsplit(".", 1)[1] for name in (*catalogue.NONDETERMINISTIC_OPS, *SWITCH_CALLS,
                                                              *catalogue.DETERMINISM_CALLS))
@@ -140,7 +152,7 @@ CONDITIONS: dict[str, Condition] = {
     "Conv3d": lambda call, off: _in(argument(call, 8, "padding_mode"), NONDETERMINISTIC_PADDING),
     **dict.fromkeys(("cross_entropy", "nll_loss"), _runs_nll_2d(ignore_index=4, reduction=6, takes_input=True)),
     **dict.fromkeys(("CrossEntropyLoss", "NLLLoss"), _runs_nll_2d(ignore_index=2, reduction=4, takes_input=False)),
-    **dict.fromkeys(catalogue.FLASH_ATTENTION_FUNCTIONS,
+    **dict.fromkeys((*catalogue.FLASH_ATTENTION_FUNCTIONS, *catalogue.FLASH_ATTENTION_1_FUNCTIONS),
                     lambda call, off: not _given(keyword(call, "deterministic"))),
 }
 
@@ -169,7 +181,12 @@ class NondeterministicOp(FollowsValues, Rule):
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear and bicubic modes, adaptive and 3-D pooling, reflection and "
                "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`) or given `ignore_index=255`, the void label of segmentation masks (also `nn.CrossEntropyLoss`/`nn.NLLLoss`, given `ignore_index=255` or called, through the name or attribute holding one, on such a moved input: open_clip's `self.caption_loss(logits.permute(0, 2, 1), labels)`): 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown), and FlashAttention's `flash_attn_func` / `flash_attn_varlen_func` (and "
                "their packed forms; versions 2 and 3; also through an attribute the class sets to one, OLMo's "
-               "`self.flash_attn_func = flash_attn_func`) without `deterministic=True`, naming the deterministic way out. "
+               "`self.flash_attn_func = flash_attn_func`, or on a module Hugging Face's `kernels.get_kernel` loads "
+               "from a Hub repository of FlashAttention, modded-nanogpt's `get_kernel('kernels-community/flash-attn3')"
+               ".flash_attn_interface`) and version 1.0's `flash_attn_unpadded_func` (and its packed and split forms) "
+               "without `deterministic=True`, and `tl.atomic_add` in a Triton kernel (`@triton.jit`) unless what it adds "
+               "is an integer (a literal, a cast to an integer dtype: counters are exact), naming the deterministic "
+               "way out. "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on (also through "
                "`seed_all(mode=True)`, `set_seed(..., deterministic=True)` or `enable_full_determinism()`); none is "
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
@@ -187,7 +204,9 @@ class NondeterministicOp(FollowsValues, Rule):
                "ops the switch fixes inside `if torch.are_deterministic_algorithms_enabled():`, accumulations of "
                "integer tensors (counts: exact in any order), or anything in a data-pipeline file (it uses "
                "albumentations or imgaug and defines no module); nor those whose forward is deterministic in a file "
-               "of a data package (a package folder named `data`, `datasets`, ...: SlowFast's `datasets/transform.py`) "
+               "of a data package (a package folder named `data`, `datasets`, ...: SlowFast's `datasets/transform.py`; "
+               "also a namespace package, as the file's imports of a module beside it name it: jepa's "
+               "`src/datasets/utils/video/transforms.py` imports `src.datasets.utils.video.functional`) "
                "that defines no module. In "
                "a file that runs on Ascend only (it imports torch_npu or uses NPU devices, and names no CUDA; or it "
                "starts its collectives with the `hccl` backend) the "
@@ -310,6 +329,16 @@ class NondeterministicOp(FollowsValues, Rule):
         "        self.pos_embed = nn.Parameter(torch.zeros(1, n, d), requires_grad=False)\n\n"
         "    def forward(self, x):\n        return x + self.resize(x, self.pos_embed)\n\n"
         "    def resize(self, x, pos_embed):\n        return F.interpolate(pos_embed, size=x.shape[-1], mode='bicubic')\n",
+        # a Triton kernel counting with atomics (Megatron's MoE permutation): integer sums are exact
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def count(ids_ptr, counts_ptr, BLOCK: tl.constexpr):\n    ids = tl.load(ids_ptr + tl.arange(0, BLOCK))\n"
+        "    one = 1\n    tl.atomic_add(counts_ptr + ids, one)\n    tl.atomic_add(counts_ptr, (ids > 0).to(tl.int32))\n",
+        # FlashAttention 1.x told to be deterministic; a Hub kernel of another operator
+        "import torch\nfrom flash_attn.flash_attn_interface import flash_attn_unpadded_func\nfrom kernels import "
+        "get_kernel\n\nnorms = get_kernel('kernels-community/layer-norm', version=1)\n\n\n"
+        "def attend(q, k, v, cu, n):\n"
+        "    out = flash_attn_unpadded_func(q, k, v, cu, cu, n, n, 0.0, deterministic=True)\n"
+        "    return norms.flash_attn_varlen_func(out)\n",
         # FlashAttention kept in an attribute, told to be deterministic
         "import torch\nfrom flash_attn import flash_attn_func\n\n\nclass Attention(torch.nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.attn_fn = flash_attn_func\n\n"
@@ -374,11 +403,23 @@ class NondeterministicOp(FollowsValues, Rule):
                 "def loss_masks(logits, masks):\n"
                 "    return F.nll_loss(F.log_softmax(logits, 1).permute(0, 3, 1, 2), masks, ignore_index=254)\n",
                 lines=(5, 9)),
-        # FlashAttention's backward, unless told to be deterministic
+        # FlashAttention's backward, unless told to be deterministic: versions 2 and 3, 1.x's `unpadded` functions
+        # (llm-foundry), and FlashAttention 3 loaded from the Hugging Face Hub (modded-nanogpt)
         Invalid("import torch\nfrom flash_attn import flash_attn_func\nimport flash_attn_interface as fa3\n\n\n"
                 "def attend(q, k, v):\n    out = flash_attn_func(q, k, v, causal=True)\n"
                 "    same = flash_attn_func(q, k, v, causal=True, deterministic=True)\n"
                 "    return out + same + fa3.flash_attn_varlen_func(q, k, v, cu_seqlens_q=None)\n", lines=(7, 9)),
+        Invalid("import torch\nfrom flash_attn import flash_attn_interface\nfrom kernels import get_kernel\n\n"
+                "fa3 = get_kernel('kernels-community/flash-attn3', version=1).flash_attn_interface\n\n\n"
+                "def attend(q, k, v, cu, n):\n"
+                "    out = flash_attn_interface.flash_attn_unpadded_func(q, k, v, cu, cu, n, n, 0.0)\n"
+                "    return out + fa3.flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu)\n",
+                lines=(9, 10)),
+        # a Triton backward kernel adding float blocks with atomics (modded-nanogpt), even under the switch
+        Invalid("import torch\nimport triton\nimport triton.language as tl\n\n"
+                "torch.use_deterministic_algorithms(True)\n\n\n@triton.jit\n"
+                "def bwd(do_ptr, dv_ptr, BLOCK: tl.constexpr):\n    do = tl.load(do_ptr + tl.arange(0, BLOCK))\n"
+                "    tl.atomic_add(dv_ptr + tl.arange(0, BLOCK), do * 2.0, sem='relaxed')\n", lines=(11,)),
         # torchvision's segmentation reference: masks with the void label 255
         Invalid("import torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef criterion(inputs, target):\n"
                 "    return F.cross_entropy(inputs['out'], target, ignore_index=255)\n\n\n"
@@ -448,7 +489,10 @@ class NondeterministicOp(FollowsValues, Rule):
         if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" \
                 and constant(argument(node, 0, "requires_grad")) is not False:
             self.grad_enabled_at.append((node.lineno, node.col_offset))
-        alias = self._attribute_alias(node)
+        if self._triton_float_atomic(node):
+            self.found.append((self.ctx.site(node), TRITON_ATOMIC_FIX, False, None))
+            return
+        alias = self._attribute_alias(node) or self._hub_flash_attention(node)
         if alias is None and self.ctx.callee_name(node) not in KNOWN_NAMES:
             self._loss_module_call(node)
             return
@@ -563,7 +607,7 @@ class NondeterministicOp(FollowsValues, Rule):
         `slowfast/datasets/transform.py`) that defines no module: it prepares samples, through which no gradient
         flows back."""
         if self._in_data_package is None:
-            self._in_data_package = _in_data_folder(self.ctx.path) \
+            self._in_data_package = _in_data_folder(self.ctx.path, self.ctx.tree) \
                 and not self.cpu_code.derived_classes("model", is_model_base)
         return self._in_data_package
 
@@ -763,6 +807,46 @@ class NondeterministicOp(FollowsValues, Rule):
         alias = self.ctx.self_attribute_function(node)
         return alias if alias in catalogue.NONDETERMINISTIC_OPS else None
 
+    def _triton_float_atomic(self, node: ast.Call) -> bool:
+        """`tl.atomic_add(ptr, val)` in a `@triton.jit` function (modded-nanogpt's backward kernels), unless `val` is
+        an integer (a counter: `tl.atomic_add(counts + i, 1)`; integer sums are exact in any order)."""
+        if self.ctx.callee_name(node) != "atomic_add" or self.ctx.imports.resolve_any(node.func) != TRITON_ATOMIC_ADD:
+            return False
+        kernel = self.ctx.current_def()
+        return kernel is not None and any(
+            self.ctx.imports.resolve_any(d.func if isinstance(d, ast.Call) else d) in TRITON_JIT
+            for d in kernel.decorator_list) and not self._triton_integer(argument(node, 1, "val"))
+
+    def _triton_integer(self, value: ast.expr | None) -> bool:
+        """An integer literal, a cast to an integer dtype (`x.to(tl.int32)`), or a name only ever bound to those."""
+        if isinstance(value, ast.Name):
+            bound = self.values.bindings.bound(value.id, value)
+            return bool(bound) and all(isinstance(item, ast.expr) and self._triton_integer(item) for item in bound)
+        if isinstance(constant(value), int):
+            return True
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to" \
+            and bool(value.args) and TRITON_INTEGER_DTYPE.fullmatch(self.ctx.imports.resolve_any(value.args[0]) or "") \
+            is not None
+
+    def _hub_flash_attention(self, node: ast.Call) -> str | None:
+        """The FlashAttention function a call runs on a module that Hugging Face's `kernels.get_kernel` loads from a
+        Hub repository of FlashAttention, directly or through a name holding it (modded-nanogpt's
+        `flash_attn_interface = get_kernel('kernels-community/flash-attn3', version=1).flash_attn_interface`)."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in catalogue.FLASH_ATTENTION_FUNCTIONS):
+            return None
+        module = func.value
+        if isinstance(module, ast.Name):
+            bound = self.values.bindings.bound(module.id, module)
+            module = bound[-1] if bound else None
+        while isinstance(module, ast.Attribute):
+            module = module.value
+        if not (isinstance(module, ast.Call) and self.ctx.imports.resolve_any(module.func) == HUB_KERNEL_LOADER):
+            return None
+        repository = constant(argument(module, 0, "repo_id"))
+        return f"flash_attn.{func.attr}" if isinstance(repository, str) and HUB_FLASH_ATTENTION.search(repository) \
+            else None
+
     def _owner(self) -> ast.ClassDef | None:
         """The innermost class around here."""
         return next((n for n in reversed(self.ctx.ancestors) if isinstance(n, ast.ClassDef)), None)
@@ -924,15 +1008,31 @@ def _range_bounds(value: ast.expr | None) -> tuple[str, str] | None:
     return start, ast.dump(value.args[-1])
 
 
-def _in_data_folder(path: str) -> bool:
-    """Whether a package folder holding the file (one with `__init__.py`, up to the package's top) is named for
-    data; the folders above the package do not count (a checkout under `/data/`)."""
+def _in_data_folder(path: str, tree: ast.Module) -> bool:
+    """Whether a package folder holding the file is named for data; the folders above the package do not count
+    (a checkout under `/data/`)."""
+    return not DATA_FOLDERS.isdisjoint(_package_folders(path, tree))
+
+
+def _package_folders(path: str, tree: ast.Module) -> list[str]:
+    """The names of the package folders holding the file: those with `__init__.py` (up to the package's top) or,
+    in a namespace package, those its own imports name as the package of a module beside it (jepa's
+    `src/datasets/utils/video/transforms.py` imports `src.datasets.utils.video.functional`)."""
     folder = project.file_folder(path)
+    names = []
     while (folder / "__init__.py").is_file() and folder.parent != folder:
-        if folder.name in DATA_FOLDERS:
-            return True
+        names.append(folder.name)
         folder = folder.parent
-    return False
+    if names:
+        return names
+    for node in project.import_statements(tree.body):
+        modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) \
+            else [node.module] if node.module and not node.level else []
+        for *package, module in (name.split(".") for name in modules):
+            if package and folder.parts[-len(package):] == tuple(package) \
+                    and ((folder / module).is_dir() or (folder / f"{module}.py").is_file()):
+                return package
+    return []
 
 
 def _detaches(statement: ast.stmt, name: str) -> bool:

@@ -741,11 +741,15 @@ def test_shuffle_switch_off_by_default_is_information(code, expected):
         assert message.endswith(note) if switch else "default arguments" not in message
 
 
-@pytest.mark.parametrize(("importer", "severity"), [(None, "info"), ("from data import build\n\nbuild(range(4), True)\n",
-                                                                "warning")])
-def test_shuffle_parameter_of_a_module_other_files_import_is_not_known(tmp_path, importer, severity):
+@pytest.mark.parametrize(("importer", "severity"), [
+    (None, "info"), ("from data import build\n\nbuild(range(4), True)\n", "warning"),
+    # nanotron's `get_sampler(..., shuffle=False)`: every caller elsewhere leaves it false
+    ("import data\n\ndata.build(range(4))\ndata.build(range(4), shuffle=False)\n", "info"),
+    ("from data import build\n\nbuild(range(4), **options)\n", "warning"),
+])
+def test_shuffle_parameter_of_a_module_other_files_import_reads_their_calls(tmp_path, importer, severity):
     """detr's `coco.build(shuffle=False)` is called by its train.py with `shuffle=True`: the default says nothing
-    about the training run, and no finding would point at train.py's call."""
+    about the training run, and no finding would point at train.py's call; nanotron's callers leave it false."""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     path = tmp_path / "data.py"
     path.write_text("from torch.utils.data import DataLoader\n\n\ndef build(ds, shuffle=False):\n"
@@ -860,6 +864,48 @@ def test_shuffle_messages_show_what_the_code_passes():
                                  "c = DistributedSampler(ds, shuffle=is_train)\n")
     assert [message.split("`")[1] for _, _, message in found] == [
         "DataLoader(shuffle=True)", "DataLoader(shuffle=train)", "DistributedSampler(shuffle=is_train)"]
+
+
+def test_shuffle_parameter_of_a_method_of_a_module_other_files_import_is_not_known(tmp_path):
+    """transformers' legacy examples: `get_dataloader(self, ..., shuffle=False)`, called with `shuffle=True` by the
+    base class of another module, through `self`."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    path = tmp_path / "data.py"
+    path.write_text("from torch.utils.data import DataLoader\n\n\nclass Module:\n"
+                    "    def get_dataloader(self, ds, shuffle=False):\n        return DataLoader(ds, shuffle=shuffle)\n")
+    (tmp_path / "train.py").write_text("import data\n")
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
+    assert [(f.line, f.severity) for f in result.findings] == [(6, "warning")]
+
+
+def test_shuffle_message_names_the_subclass_called(tmp_path):
+    """Open-Sora's `VariableVideoBatchSampler(DistributedSampler)`, imported from its module; yolov5's
+    `InfiniteDataLoader`, a class of the file."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "sampler.py").write_text("from torch.utils.data import DistributedSampler\n\n\n"
+                                         "class VariableVideoBatchSampler(DistributedSampler):\n    pass\n")
+    path = tmp_path / "loader.py"
+    path.write_text("from torch.utils.data import DataLoader\n\nfrom sampler import VariableVideoBatchSampler\n\n\n"
+                    "class InfiniteDataLoader(DataLoader):\n    pass\n\n\n"
+                    "def build(ds, shuffle):\n    sampler = VariableVideoBatchSampler(ds, shuffle=shuffle)\n"
+                    "    return InfiniteDataLoader(ds, shuffle=True), DataLoader(ds, shuffle=True)\n")
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
+    assert [f.message.split("`")[1] for f in result.findings] == [
+        "VariableVideoBatchSampler(shuffle=shuffle)", "InfiniteDataLoader(shuffle=True)", "DataLoader(shuffle=True)"]
+
+
+def test_streaming_dataset_of_a_project_module_of_that_name_is_not_the_library(tmp_path):
+    """mosaicml-streaming's `StreamingDataset` draws nothing on the workers; a project's `streaming.py` may."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    code = ("from streaming import StreamingDataset\nfrom torch.utils.data import DataLoader\n\n"
+            "loader = DataLoader(StreamingDataset(remote='s3://data'), num_workers=4)\n")
+    path = tmp_path / "train.py"
+    path.write_text(code)
+    rule = [RULES_BY_NAME["data-workers"]]
+    assert lint_source(str(path), path.read_bytes(), rule).findings == []
+    (tmp_path / "streaming.py").write_text("import random\n\n\nclass StreamingDataset:\n"
+                                           "    def __getitem__(self, index):\n        return random.random()\n")
+    assert [f.line for f in lint_source(str(path), path.read_bytes(), rule).findings] == [4]
 
 
 def test_hf_dataset_from_a_project_package_of_that_name_is_not_one(tmp_path):

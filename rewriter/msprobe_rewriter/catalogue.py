@@ -498,6 +498,14 @@ TORCHVISION_DATASETS: dict[str, tuple[int | None, int | None]] = {
         ("Flowers102", (2, 3)), ("Food101", (2, 3)), ("CelebA", (3, 4)), ("CocoDetection", (2, 3)),
         ("ImageNet", (None, None)), ("FakeData", (4, 5)))
 }
+# mosaicml-streaming's datasets draw nothing on the workers: `__getitem__` reads a shard, and `__iter__` partitions the
+# samples over ranks and workers and shuffles them with generators of its own seeded from `shuffle_seed` (9176 unless
+# given) and the epoch (streaming/base/dataset.py). Its vision datasets take transforms and are not among them.
+_STREAMING_MODULES = {"StreamingDataset": ("", ".base", ".base.dataset"), "LocalDataset": ("", ".base", ".base.local"),
+                      "StreamingC4": (".text", ".text.c4"), "StreamingPile": (".text", ".text.pile"),
+                      "StreamingEnWiki": (".text", ".text.enwiki")}
+QUIET_LIBRARY_DATASETS = frozenset(f"streaming{module}.{name}" for name, modules in _STREAMING_MODULES.items()
+                                   for module in modules)
 # Transforms that run the user's own function: whether they draw is not known.
 USER_FUNCTION_TRANSFORMS = frozenset({"Lambda", "PyFunc"})
 MINDSPORE_WORKER_KEYWORD = "num_parallel_workers"

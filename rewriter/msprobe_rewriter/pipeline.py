@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 
-from msprobe_rewriter import catalogue, pinning, project
+from msprobe_rewriter import catalogue, conditions, pinning, project
 from msprobe_rewriter.context import (
     EVAL_NAME,
     FUNCTION_TYPES,
@@ -46,6 +47,7 @@ class PipelineValues:
         self.ctx = ctx
         self.values = LocalValues(ctx, self._classify)
         self.keyword = self.values.keyword
+        self._following: set[str] = set()  # `self` attributes whose values `draws_nothing` is reading
 
     def _classify(self, value: ast.expr) -> str | None:
         verdict = self.is_dataset(value)
@@ -103,8 +105,16 @@ class PipelineValues:
         if isinstance(node, ast.Name):
             found = self._reaching(self.values.bindings.bound(node.id, node))
             return bool(found) and all(isinstance(value, ast.expr) and self.draws_nothing(value) for value in found)
+        if isinstance(node, ast.Attribute) and node.attr not in self._following:  # not `self.a = self.b = self.a`
+            self._following.add(node.attr)
+            found = self._attribute_values(node)
+            quiet = bool(found) and all(self.draws_nothing(value) for value in found)
+            self._following.discard(node.attr)
+            return quiet
         if not isinstance(node, ast.Call):
             return False
+        if _quiet_library_class(self.ctx.imports, node.func, project.file_folder(self.ctx.path)):
+            return True  # mosaicml-streaming's `StreamingDataset`
         positions = catalogue.TORCHVISION_DATASETS.get(self.ctx.call_qualname(node) or "")
         if positions is None:
             return self._project_dataset_draws_nothing(node)
@@ -113,6 +123,28 @@ class PipelineValues:
             if given is UNKNOWN or given is not None and constant(given) is not None and not self.is_deterministic(given):
                 return False
         return self.values.keyword(node, "transforms") is None
+
+    def _attribute_values(self, node: ast.Attribute) -> list[ast.expr]:
+        """What every assignment in the class around the method being visited gives `self.<attr>` (`node`), the
+        names bound once in the assigning method put in (generative-models' `self.train_dataset =
+        Wrapper(CIFAR10(..., transform=transform))` in `__init__`, read in `train_dataloader`); none when one is not
+        a plain assignment or `node` is no attribute of the method's instance."""
+        method, classes = self.ctx.current_def(), [n for n in self.ctx.ancestors if isinstance(n, ast.ClassDef)]
+        if not (classes and method in classes[-1].body and isinstance(node.value, ast.Name)
+                and node.value.id == _first_parameter(method)):
+            return []
+        found = []
+        for item in (item for item in classes[-1].body if isinstance(item, FUNCTION_TYPES)):
+            owner = _first_parameter(item)
+            for stored in ast.walk(item):
+                if not (isinstance(stored, ast.Attribute) and isinstance(stored.ctx, ast.Store)
+                        and stored.attr == node.attr and isinstance(stored.value, ast.Name) and stored.value.id == owner):
+                    continue
+                assign = next((a for a in ast.walk(item) if isinstance(a, ast.Assign) and a.targets == [stored]), None)
+                if assign is None:
+                    return []
+                found.append(_inlined(assign.value, item))
+        return found
 
     def _built_by_appends(self, node: ast.Name) -> bool:
         """Whether the function around `node` builds the list it names only from known deterministic transforms: list
@@ -165,7 +197,42 @@ class PipelineValues:
         module, cls = found
         methods = [method for name in SAMPLE_METHODS if (method := pinning.class_method(module, cls, name)) is not None]
         return bool(methods) and not any(
-            _draws(defined[0], defined[1], found, MAX_HELPER_DEPTH, set()) for defined in methods)
+            _draws(defined[0], defined[1], found, MAX_HELPER_DEPTH, set()) for defined in methods) and all(
+            self.draws_nothing(wrapped) for wrapped in self._wrapped_datasets(call, found, methods))
+
+    def _wrapped_datasets(self, call: ast.Call, found: tuple[project.Module, ast.ClassDef], methods: list) -> list:
+        """The datasets `call` hands a wrapper class that its sample methods index (`self.dset[i]`, with
+        `self.dset = dset` in its `__init__`: generative-models' `CIFAR10DataDictWrapper(CIFAR10(...))`): the
+        arguments that build a torchvision or project dataset, or name one (other values, file lists, are read
+        as data)."""
+        init = pinning.class_method(*found, "__init__")
+        if init is None:
+            return []
+        given = conditions.call_arguments(init[1], call, bound=True)
+        stored = _stored_parameters(init[1])
+        wrapped = []
+        for _, method, _ in methods:
+            owner = _first_parameter(method)
+            for node in ast.walk(method):
+                if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                        and isinstance(node.value.value, ast.Name) and node.value.value.id == owner:
+                    argument_given = given.get(stored.get(node.value.attr, ""))
+                    if argument_given is not None and self._builds_dataset(argument_given[0]):
+                        wrapped.append(argument_given[0])
+        return wrapped
+
+    def _builds_dataset(self, node: ast.expr) -> bool:
+        """Whether `node` builds (or names, through every assignment) a torchvision dataset or a dataset class of
+        the project (one with sample methods)."""
+        if isinstance(node, ast.Name):
+            found = self._reaching(self.values.bindings.bound(node.id, node))
+            return bool(found) and all(isinstance(value, ast.expr) and self._builds_dataset(value) for value in found)
+        if not isinstance(node, ast.Call):
+            return False
+        if (self.ctx.call_qualname(node) or "") in catalogue.TORCHVISION_DATASETS:
+            return True
+        found = self._project_class(node)
+        return found is not None and any(pinning.class_method(*found, name) is not None for name in SAMPLE_METHODS)
 
     def _project_class(self, call: ast.Call) -> tuple[project.Module, ast.ClassDef] | None:
         """The class `call` builds, with its module: this file's (read as a module) or a project module's."""
@@ -192,8 +259,11 @@ def _deterministic_call(node: ast.Call, qualified: str | None, elements) -> bool
     says its list is)."""
     if qualified is None or catalogue.transform_library(qualified) is None:
         return False
-    if catalogue.is_random_transform(qualified) or qualified.rpartition(".")[2] in catalogue.USER_FUNCTION_TRANSFORMS:
+    if catalogue.is_random_transform(qualified):
         return False
+    if qualified.rpartition(".")[2] in catalogue.USER_FUNCTION_TRANSFORMS:  # `Lambda(lambda x: x * 2.0 - 1.0)`:
+        function = node.args[0] if node.args else None  # arithmetic, calling nothing, draws nothing
+        return isinstance(function, ast.Lambda) and not any(isinstance(n, ast.Call) for n in ast.walk(function.body))
     if qualified.rpartition(".")[2] == "Compose":
         return elements(argument(node, 0, "transforms"))
     return True
@@ -230,6 +300,9 @@ def _draws(module: project.Module, function: ast.AST, instance: tuple[project.Mo
         return False
     seen.add(id(function))
     seeded = _seeded_generators(function, module.imports)
+    init = pinning.class_method(*instance, "__init__") if method else None
+    if init is not None:  # contrastive pairs' `self._generator = np.random.default_rng(seed=self.shuffle_seed)`
+        seeded |= {name for name in _seeded_generators(init[1], init[0].imports) if "." in name}
     for call in (node for node in ast.walk(function) if isinstance(node, ast.Call)):
         if _random_call(call, module.imports, seeded):
             return True
@@ -249,8 +322,15 @@ def _random_call(call: ast.Call, imports, seeded: set[str]) -> bool:
             or catalogue.is_random_transform(qualified):
         return True
     func = call.func
-    return isinstance(func, ast.Attribute) and func.attr in DRAWING_METHODS and not (
-        isinstance(func.value, ast.Name) and func.value.id in seeded) and not qualified
+    return isinstance(func, ast.Attribute) and func.attr in DRAWING_METHODS and _dotted(func.value) not in seeded \
+        and not qualified
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`name` or `name.attr` as written; None for anything else."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _callee(module: project.Module, call: ast.Call, instance: tuple[project.Module, ast.ClassDef],
@@ -262,10 +342,14 @@ def _callee(module: project.Module, call: ast.Call, instance: tuple[project.Modu
     func, owner = call.func, _first_parameter(function) if method else None
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == owner:
         found = pinning.class_method(*instance, func.attr)
-        return (found[0], found[1], True) if found is not None else UNKNOWN
+        if found is not None:
+            return found[0], found[1], True
+        return None if _holds_tokenizer(module, function, func.attr) else UNKNOWN
     local = isinstance(func, ast.Name) and func.id in _local_names(function)
-    if method and (local or isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
-                   and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+    if method and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) \
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+        return None if _quiet_bases(module, function) else UNKNOWN
+    if method and local:
         return UNKNOWN
     handed = method and any(
         isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == owner
@@ -277,6 +361,88 @@ def _callee(module: project.Module, call: ast.Call, instance: tuple[project.Modu
             and func.id not in module.local.refs and func.id not in module.imports.bindings:
         return None if _module_transform(module, func.id) else UNKNOWN
     return None
+
+
+def _owner_class(module: project.Module, method: ast.AST) -> ast.ClassDef | None:
+    """The class of `module` that defines `method`."""
+    return next((cls for cls in module.tree.body if isinstance(cls, ast.ClassDef) and method in cls.body), None)
+
+
+def _quiet_bases(module: project.Module, method: ast.AST) -> bool:
+    """Whether the class of `module` that defines `method` derives only from library datasets that draw nothing
+    (llm-foundry's `StreamingTextDataset(StreamingDataset)`): what `super()` reaches there draws nothing."""
+    owner = _owner_class(module, method)
+    return owner is not None and bool(owner.bases) and all(
+        _quiet_library_class(module.imports, base, module.path.parent) for base in owner.bases)
+
+
+def _quiet_library_class(imports, node: ast.expr, folder) -> bool:
+    """Whether `node` names a library dataset class that draws nothing (`streaming.StreamingDataset`), imported from
+    the library, not from a project module of that name."""
+    qualified = imports.resolve_any(node) or ""
+    return qualified in catalogue.QUIET_LIBRARY_DATASETS and project.find_module(
+        folder, qualified.partition(".")[0], 0) is None
+
+
+def _holds_tokenizer(module: project.Module, method: ast.AST, attribute: str) -> bool:
+    """Whether the class that defines `method` (or the nearest project base class that stores `attribute`, llm-foundry's
+    `StreamingTextDataset` for its subclass) stores there only the parameter of its `__init__` annotated as a Hugging
+    Face tokenizer (`self.tokenizer = tokenizer`, `tokenizer: PreTrainedTokenizerBase`): tokenizing draws nothing."""
+    owner = _owner_class(module, method)
+    for _ in range(MAX_HELPER_DEPTH):
+        if owner is None:
+            return False
+        stores = [node for node in ast.walk(owner) if isinstance(node, ast.Attribute)
+                  and isinstance(node.ctx, ast.Store) and node.attr == attribute]
+        if stores:
+            return _stores_tokenizer(module, owner, stores)
+        bases_only = ast.ClassDef(name=owner.name, bases=owner.bases, keywords=[], body=[], decorator_list=[])
+        base = pinning.class_method(module, bases_only, "__init__")  # the nearest project base's `__init__`
+        module, owner = (base[0], base[2]) if base is not None else (module, None)
+    return False
+
+
+def _stores_tokenizer(module: project.Module, owner: ast.ClassDef, stores: list[ast.Attribute]) -> bool:
+    """Whether each of `stores` is `self.<attr> = <parameter of the class's __init__ annotated as a tokenizer>`."""
+    init = next((item for item in owner.body if isinstance(item, FUNCTION_TYPES) and item.name == "__init__"), None)
+    if init is None:
+        return False
+    given = [node.value for node in ast.walk(init) if isinstance(node, ast.Assign) and node.targets[0] in stores]
+    parameters = {arg.arg: arg.annotation for arg in (*init.args.args, *init.args.kwonlyargs)}
+    return len(given) == len(stores) and all(
+        isinstance(value, ast.Name) and _tokenizer_type(module, parameters.get(value.id)) for value in given)
+
+
+def _tokenizer_type(module: project.Module, annotation: ast.expr | None) -> bool:
+    """Whether an annotation names a Hugging Face tokenizer class (`PreTrainedTokenizerBase`, `...Fast`)."""
+    qualified = module.imports.resolve_any(annotation) if annotation is not None else None
+    return bool(qualified) and qualified.startswith("transformers.") and "Tokenizer" in qualified
+
+
+def _stored_parameters(init: ast.AST) -> dict[str, str]:
+    """attribute -> the parameter an `__init__` stores in `self.<attribute>` (`self.dset = dset`)."""
+    owner, parameters = _first_parameter(init), _local_names(init) - _assigned_names(init)
+    return {node.targets[0].attr: node.value.id for node in ast.walk(init)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == owner
+            and isinstance(node.value, ast.Name) and node.value.id in parameters}
+
+
+def _inlined(value: ast.expr, function: ast.AST) -> ast.expr:
+    """A copy of `value` with each name that `function` binds once, by a plain assignment, replaced by what it
+    assigns (one level): the value read anywhere, not only in `function`'s scope."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+    once = {name: values[0] for name, values in assigned.items() if len(values) == 1}
+
+    class Inline(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            held = once.get(node.id) if isinstance(node.ctx, ast.Load) else None
+            return copy.deepcopy(held) if held is not None else node
+
+    return Inline().visit(copy.deepcopy(value))
 
 
 def _local_names(function: ast.AST) -> set[str]:
@@ -298,13 +464,14 @@ def _first_parameter(function: ast.AST | None) -> str | None:
 
 
 def _seeded_generators(function: ast.AST, imports) -> set[str]:
-    """The names a function binds to a generator of its own seeded from a value (`np.random.default_rng(seed)`,
-    `np.random.Generator(np.random.PCG64(seed))`, `random.Random(seed)`, `g = torch.Generator(); g.manual_seed(s)`)."""
+    """The names (and `self.<attr>`s) a function binds to a generator of its own seeded from a value
+    (`np.random.default_rng(seed)`, `np.random.Generator(np.random.PCG64(seed))`, `random.Random(seed)`,
+    `g = torch.Generator(); g.manual_seed(s)`)."""
     seeded = set()
     for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _dotted(node.targets[0]) \
                 and _seeded_generator(node.value, imports):
-            seeded.add(node.targets[0].id)
+            seeded.add(_dotted(node.targets[0]))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SEEDING_METHODS \
                 and isinstance(node.func.value, ast.Name) and node.args and constant(node.args[0]) is not None:
             seeded.add(node.func.value.id)

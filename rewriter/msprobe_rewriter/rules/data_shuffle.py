@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project
 from msprobe_rewriter.conditions import condition_text
@@ -72,11 +74,13 @@ class DataShuffle(FollowsValues, Rule):
                "PyG's `DataLoader`, `NeighborLoader`, `LinkNeighborLoader`, ... and DGL's `DataLoader`, "
                "`GraphDataLoader`), `RandomSampler`, "
                "`SubsetRandomSampler`, `WeightedRandomSampler` (torchvision's `RandomClipSampler`, transformers' "
-               "`LengthGroupedSampler`, torchdata's stateful samplers), `DistributedSampler` without `shuffle=False`, "
+               "`LengthGroupedSampler`, torchdata's stateful samplers), `DistributedSampler` without `shuffle=False` (a "
+               "subclass named as called: Open-Sora's `VariableVideoBatchSampler`), "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
                "shuffle by default; `sampler=None` is no sampler, nor is a `sampler=` None with the default arguments, "
                "a parameter defaulting to None that no call in the file sets: mindediting's factories; and a `GeneratorDataset` over an iterator, or an "
-               "object of the project's that iterates but cannot be indexed, keeps its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
+               "object of the project's that iterates but cannot be indexed or whose `__getitem__` never reads its "
+               "index (minddiffusion's `MetaLoader`, which returns the next batch of a loader), keeps its order), MindSpore's random samplers, and `dataset.shuffle(buffer_size)`; timm's "
                "`create_loader`/`create_naflex_loader(is_training=True)`, mindcv's `create_dataset` and mindyolo's "
                "`create_loader` (both shuffle unless given `shuffle=False`); `deepspeed.initialize(training_data=...)`, whose "
                "loader shuffles through a `DistributedSampler` (a `RandomSampler` in one process); webdataset's "
@@ -104,9 +108,12 @@ class DataShuffle(FollowsValues, Rule):
            "shuffle seeds itself from the clock and differs on every run. MindSpore datasets "
            "shuffle unless told otherwise: a missing `shuffle=` means random order. A `shuffle=` given by an "
            "expression (`shuffle=is_train`) is flagged: on the training path it is true; one false with the default "
-           "arguments (a parameter that defaults to False and that no call in the file sets, in a module no other "
-           "file of the project imports; an option that defaults to False) is information, naming it, and so is one "
-           "in a branch of a flag off with the default arguments (diffusers' `if args.max_train_samples is not None:`).")
+           "arguments (a parameter that defaults to False and that no call in the file, nor in the project's files "
+           "that import it, sets: nanotron's `get_sampler`; an option that defaults to False) is information, naming "
+           "it, and so is one "
+           "in a branch of a flag off with the default arguments (diffusers' `if args.max_train_samples is not None:`). "
+           "An `and`/`or` false under every assignment of a name in it, read with the `if` tests the assignment runs "
+           "under, is no shuffle (lerobot's `shuffle=shuffle and not cfg.dataset.streaming`).")
     fix = ("While debugging pass `shuffle=False` to `DataLoader`, `DistributedSampler` and MindSpore datasets, "
            "replace `RandomSampler` with `SequentialSampler` (torchvision's `RandomClipSampler` with `UniformClipSampler`, "
            "MindSpore's `SubsetRandomSampler` with `SubsetSampler`), pass a `SubsetRandomSampler`'s indices "
@@ -170,6 +177,28 @@ class DataShuffle(FollowsValues, Rule):
         "    def __init__(self, sampler=None):\n        self.sampler = SequentialSampler\n"
         "        if sampler is not None:\n            self.sampler = sampler\n\n"
         "    def loader(self, ds):\n        return DataLoader(ds, sampler=self.sampler(ds))\n",
+        # lerobot's training script: `shuffle` is false on either branch of the `if`, read with the test it runs
+        # under; mosaicml-streaming's dataset shuffles with generators of its own seeded from `shuffle_seed`
+        """\
+from streaming import StreamingDataset
+from torch.utils.data import DataLoader
+
+
+def make(dataset, cfg, sampler):
+    if not cfg.dataset.streaming:
+        shuffle = False
+    else:
+        shuffle = True
+        sampler = None
+    streamed = StreamingDataset(remote=cfg.remote, shuffle=True)
+    return streamed, DataLoader(dataset, shuffle=shuffle and not cfg.dataset.streaming, sampler=sampler)
+""",
+        # minddiffusion's `MetaLoader`: its `__getitem__` ignores the index and returns the next batch of a loader
+        "import mindspore.dataset as ds\n\n\nclass MetaLoader:\n    def __init__(self, loader):\n"
+        "        self.iterator = iter(loader)\n\n    def __getitem__(self, index):\n"
+        "        return next(self.iterator)\n\n    def __len__(self):\n        return 100\n\n\n"
+        "def build(loader):\n    metaloader = MetaLoader(loader)\n"
+        "    return ds.GeneratorDataset(metaloader, column_names=[\"img\"], shuffle=True)\n",
     )
     invalid = (
         # `shuffle=` from a parameter that defaults to False (no call of the file passes another value), or from an
@@ -342,6 +371,25 @@ def train(args, net, trainset):
                 "class InfiniteDataLoader(dataloader.DataLoader):\n    pass\n\n\n"
                 "def build(ds, shuffle, image_weights):\n    loader = DataLoader if image_weights else InfiniteDataLoader\n"
                 "    return loader(ds, batch_size=16, shuffle=shuffle)\n", lines=(11,)),
+        # `shuffle` true on one branch; a `__getitem__` that reads its index
+        Invalid("""\
+import mindspore.dataset as ds
+from torch.utils.data import DataLoader
+
+
+class Rows:
+    def __getitem__(self, index):
+        return (index,)
+
+
+def make(dataset, cfg):
+    if cfg.debug:
+        shuffle = False
+    else:
+        shuffle = True
+    rows = ds.GeneratorDataset(Rows(), column_names=["x"], shuffle=True)
+    return rows, DataLoader(dataset, shuffle=shuffle and not cfg.dataset.streaming)
+""", lines=(15, 16)),
         # the project's samplers: Swin's shuffles with torch.randperm, mindaudio-like ones with NumPy's global RNG
         Invalid("import torch\n\n\nclass SubsetRandomSampler(torch.utils.data.Sampler):\n"
                 "    def __init__(self, indices):\n        self.indices = indices\n\n    def __iter__(self):\n"
@@ -407,9 +455,13 @@ def train(args, net, trainset):
             elif not self._library_shuffle(node):
                 self._dataset_shuffle(node)
             return
-        message = self._order_message(node, qualified, qualified.rpartition(".")[2])
+        short = qualified.rpartition(".")[2]
+        message = self._order_message(node, qualified, short)
         if message is None:
             return
+        subclass = self._subclass_called(node)
+        if subclass is not None:  # name the class called (Open-Sora's `VariableVideoBatchSampler`), not its base
+            message = message.replace(f"`{short}", f"`{subclass}", 1)
         if (_random_sampler(qualified) and not self._sampler_fixable(qualified)
                 or qualified in catalogue.DEEPSPEED_TRAINING_DATA or qualified in catalogue.WEBDATASET_SHUFFLES):
             fixable = False  # no deterministic replacement msprobe-instrument could put in
@@ -435,11 +487,16 @@ def train(args, net, trainset):
 
     def finish(self) -> None:
         """A `shuffle=` expression false with the default arguments (a parameter that every call of its function
-        leaves false, in a file no other imports; an option that defaults to false) makes its finding information,
-        naming it. A project's other files are not read: one of them may turn a helper's `shuffle` on, and no
-        finding would say so where it does."""
+        leaves false, in this file and, for a module-level function, in the project's files that import it:
+        nanotron's `get_sampler(..., shuffle=False)`; an option that defaults to false) makes its finding
+        information, naming it. A method of a module other files import is called from anywhere (a base class's
+        `self.get_dataloader(..., shuffle=True)`, a registry's config): its parameters are not known."""
         for report, (value, none_shuffles, function) in self.by_option:
-            default = opt_in.switch_default(self.ctx, value, function, callers_elsewhere=True)
+            default = opt_in.switch_default(self.ctx, value, function, callers_elsewhere=False)
+            if default is not conditions.UNKNOWN and isinstance(function, FUNCTION_TYPES) \
+                    and project.imported_elsewhere(self.ctx.path):  # a method may be called from anywhere
+                default = _default_elsewhere(self.ctx.path, value, function, default) \
+                    if function in self.ctx.tree.body else conditions.UNKNOWN
             if default is not conditions.UNKNOWN and not (default or default is None and none_shuffles):
                 report.severity = "info"
                 report.message += OPT_IN.format(switch=condition_text(value))
@@ -456,6 +513,15 @@ def train(args, net, trainset):
             self._classes = {item.name: item for item in self.ctx.tree.body if isinstance(item, ast.ClassDef)}
         cls = self._classes.get(node.func.id) if isinstance(node.func, ast.Name) else None
         return cls is not None and self.ctx.qualname(node.func) not in map(self.ctx.qualname, cls.bases)
+
+    def _subclass_called(self, node: ast.Call) -> str | None:
+        """The name of the project class `node` calls where it stands for its library base (yolov5's
+        `InfiniteDataLoader`, a class of the file; Open-Sora's imported `VariableVideoBatchSampler`); else None."""
+        if self._classes is None:
+            self._classes = {item.name: item for item in self.ctx.tree.body if isinstance(item, ast.ClassDef)}
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        imported = {key[2] for key in self.ctx.imports.project_classes}
+        return name if name in self._classes or name in imported else None
 
     def _held_classes(self, node: ast.Call) -> list[str] | None:
         """The classes a called name or `self` attribute may hold, when every value assigned to it is a known
@@ -740,11 +806,29 @@ def train(args, net, trainset):
         if value is None or value is UNKNOWN:
             return False
         literal = constant(value)
+        if literal is NOT_CONSTANT and self._false_on_every_branch(value):
+            return False
         if literal is NOT_CONSTANT:  # `shuffle=is_train`: true on the training path
             function = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), None)
             self._switch = (value, none_shuffles, function)
             return True
         return none_shuffles if literal is None else bool(literal)
+
+    def _false_on_every_branch(self, value: object) -> bool:
+        """Whether an `and`/`or` of names is false under each assignment of a name in it that reaches it, read with
+        the `if` tests that assignment runs under (lerobot's `shuffle=shuffle and not cfg.dataset.streaming`, with
+        `shuffle = False` under `if not cfg.dataset.streaming:` and `shuffle = True` in its `else:`)."""
+        function = self.ctx.current_def()
+        if not isinstance(value, ast.BoolOp) or function is None:
+            return False
+        guards = {id(node.value): tests for node, tests, _ in conditions.walk([function], (ast.Assign,))}
+        operands = (part.operand if isinstance(part, ast.UnaryOp) else part for part in value.values)
+        names = {part.id for part in operands if isinstance(part, ast.Name)}
+        bound = {name: self.values.bindings.bound(name, value) for name in names}
+        assigned = [(name, held) for name, values in bound.items() for held in values]
+        return bool(assigned) and all(
+            id(held) in guards and conditions.value(value, _branch_lookup(name, held, guards[id(held)])) is False
+            for name, held in assigned)
 
     def _iterable_source(self, node: ast.Call, short: str) -> bool:
         """`GeneratorDataset` over a generator (function or expression) or an object that iterates but cannot be
@@ -759,12 +843,51 @@ def train(args, net, trainset):
             source = self.instances[source.id]
         if isinstance(source, ast.Call):
             found = self._project_class(source)
-            if found is not None and _iterates_only(found[0]):
+            if found is not None and _keeps_source_order(found[0]):
                 return True
             source = source.func
         if self._iterable_sources is None:
             self._iterable_sources = _iterable_sources(self.ctx.tree)
         return isinstance(source, ast.Name) and source.id in self._iterable_sources
+
+
+def _branch_lookup(name: str, held: ast.expr, tests: tuple[conditions.Guard, ...]) -> conditions.Lookup:
+    """A lookup answering `name` with the constant an assignment gives it, and the `if` tests (or what they
+    negate) it runs under with their outcome there."""
+
+    def lookup(node: ast.expr) -> object:
+        if isinstance(node, ast.Name) and node.id == name:
+            return conditions.value(held, conditions.no_lookup)
+        for test, wanted in tests:
+            if ast.dump(test) == ast.dump(node):
+                return wanted
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and ast.dump(test.operand) == ast.dump(node):
+                return not wanted
+        return conditions.UNKNOWN
+
+    return lookup
+
+
+def _default_elsewhere(path: str, value: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                       default: object) -> object:
+    """What `value`, read in `function`, holds as the project's other files call `function` by its name (`default`,
+    the value in this file, when they all agree with it); `conditions.UNKNOWN` when one of them may change it."""
+    own, stem = os.path.abspath(path), Path(path).stem
+    root = project.search_roots(project.file_folder(path))[-1]
+    for importer, names in project._project_imports(root):  # the files imported_elsewhere reads
+        module = project.load(Path(importer)) if stem in names and importer != own else None
+        for call in _calls_of(module.tree, function.name) if module is not None else ():
+            values = dict(conditions.bind_arguments(function, call, conditions.no_lookup))
+            if conditions.value(value, conditions.parameter_lookup(values, conditions.no_lookup)) != default:
+                return conditions.UNKNOWN
+    return default
+
+
+def _calls_of(tree: ast.AST, name: str) -> Iterator[ast.Call]:
+    """The calls in `tree` of a function named `name` (`name(...)`, `module.name(...)`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (getattr(node.func, "id", None) == name or getattr(node.func, "attr", None) == name):
+            yield node
 
 
 def _attribute_lookup(cls: ast.ClassDef, init: ast.AST | None, built: ast.Call) -> conditions.Lookup:
@@ -834,15 +957,22 @@ def _iterable_sources(tree: ast.Module) -> frozenset[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
                 names.add(node.name)
-        elif isinstance(node, ast.ClassDef) and _iterates_only(node):
+        elif isinstance(node, ast.ClassDef) and _keeps_source_order(node):
             names.add(node.name)
     return frozenset(names)
 
 
-def _iterates_only(cls: ast.ClassDef) -> bool:
-    """Whether a class iterates (`__iter__` or `__next__`) but cannot be indexed (no `__getitem__`)."""
-    methods = {s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    return "__getitem__" not in methods and ("__iter__" in methods or "__next__" in methods)
+def _keeps_source_order(cls: ast.ClassDef) -> bool:
+    """Whether a class iterates (`__iter__` or `__next__`) but cannot be indexed (no `__getitem__`), or has a
+    `__getitem__` that never reads its index (minddiffusion's `MetaLoader` returns the next batch of a loader it
+    wraps): a shuffled index changes nothing."""
+    methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    getitem = methods.get("__getitem__")
+    if getitem is None:
+        return "__iter__" in methods or "__next__" in methods
+    positional = [*getitem.args.posonlyargs, *getitem.args.args]
+    index = positional[1].arg if len(positional) == 2 and not getitem.args.vararg else None
+    return index is not None and not any(isinstance(node, ast.Name) and node.id == index for node in ast.walk(getitem))
 
 
 def _ordered_instead(qualified: str, short: str) -> str:

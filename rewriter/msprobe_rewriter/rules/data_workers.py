@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 
 from msprobe_rewriter import catalogue, opt_in, pinning, project, seeding
@@ -57,18 +58,27 @@ class DataWorkers(FollowsValues, Rule):
                "a project function that returns None (SlowFast's `loader_worker_init_fn(dataset)`); a `**kwargs` dict a project function returns with its keys named, none of them "
                "these, hides neither), unless it reads a "
                "torchvision dataset whose transforms are known to draw nothing (`ImageFolder(valdir, "
-               "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers) "
+               "Compose([Resize(256), CenterCrop(224), ToTensor()]))`: the same batches with any number of workers; "
+               "`Lambda` of a lambda that calls nothing, `x * 2.0 - 1.0`, draws nothing), mosaicml-streaming's "
+               "`StreamingDataset` (it reads shards, and shuffles with generators of its own seeded from "
+               "`shuffle_seed`) "
                "or an object of a dataset class of the file or of a project module it imports whose `__getitem__`, "
                "`__iter__` and `__next__` (through its project base classes, and the methods and project functions "
                "they call, three deep) draw nothing from a global or unseeded generator (OLMo's `IterableDataset` "
                "shuffles once with a generator it seeds from `seed + epoch`; mindediting's image pairs only load "
-               "files); a callable the class is handed (`self.transform(img)`) may draw, and so may a `collate_fn=` "
+               "files; llm-foundry's `StreamingTextDataset(StreamingDataset)` calls `super().__getitem__` and the "
+               "tokenizer its `__init__` takes, annotated as a Hugging Face tokenizer, and shuffles with a generator "
+               "it seeds there), nor the dataset it is built with and indexes (`self.dset[i]`: generative-models' "
+               "`CIFAR10DataDictWrapper(CIFAR10(...))`); a dataset held in a `self` attribute is read from every "
+               "assignment of it in the class; a callable the class is handed (`self.transform(img)`) may draw, and so may a `collate_fn=` "
                "that is not a function of the file drawing nothing; "
                "MindSpore `GeneratorDataset` (unless its source is such an object), `.map(...)` and "
                "`.batch(per_batch_map=...)` with "
-               "`num_parallel_workers` > 1 (or an expression), unless the map or batch function is a function of the file (or "
+               "`num_parallel_workers` > 1 (or an expression), unless the map or batch function is a function of the file, or "
+               "one the functions around the call define (mindface's `read_data_from_dataset`), (or "
                "a `partial` of one) that draws no random number, itself or through the file's functions it calls "
-               "(mindformers' padding `per_batch_map`) (other source datasets, `ImageFolderDataset`, "
+               "(mindformers' padding `per_batch_map`), and calls no callable a name holds (mindface's `aug(image, "
+               "annot)`, with `aug = Preproc(image_size)`) (other source datasets, `ImageFolderDataset`, "
                "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
                "workers by default) unless its operations are all known deterministic transforms (a list literal of them, "
                "or one the function builds only by appending them: mindpose's `image_funcs`) or the file "
@@ -169,6 +179,62 @@ class DataWorkers(FollowsValues, Rule):
         "    if normalize:\n        image_funcs.append(vision.Normalize([0.5], [0.5]))\n"
         "    image_funcs.append(vision.HWC2CHW())\n"
         "    return dataset.map(image_funcs, input_columns=[\"image\"], num_parallel_workers=workers)\n",
+        # llm-foundry's datasets: mosaicml-streaming's `StreamingDataset` reads shards and shuffles with generators
+        # of its own seeded from `shuffle_seed`; its subclass only tokenizes (and shuffles with a seeded generator)
+        """\
+import numpy as np
+from streaming import StreamingDataset
+from torch.utils.data import DataLoader
+from transformers import PreTrainedTokenizerBase
+
+
+class StreamingTextDataset(StreamingDataset):
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, seed: int, **kwargs):
+        super().__init__(**kwargs)
+        self.tokenizer = tokenizer
+        self._generator = np.random.default_rng(seed=seed)
+
+    def __getitem__(self, idx):
+        sample = super().__getitem__(idx)
+        parts = sample["text"].split("|")
+        self._generator.shuffle(parts)
+        return self.tokenizer(parts, truncation=True)
+
+
+def build(tokenizer, streams, workers):
+    plain = DataLoader(StreamingDataset(streams=streams, shuffle=True), num_workers=workers)
+    return plain, DataLoader(StreamingTextDataset(tokenizer, 0, streams=streams), num_workers=workers)
+""",
+        # generative-models' data module: a wrapper that indexes the torchvision dataset it is built with, held in
+        # an attribute; `Lambda` of arithmetic draws nothing
+        """\
+import torchvision
+from torch.utils.data import DataLoader, Dataset
+from torchvision import transforms
+
+
+class DataDictWrapper(Dataset):
+    def __init__(self, dset):
+        self.dset = dset
+
+    def __getitem__(self, i):
+        x, y = self.dset[i]
+        return {"jpg": x, "cls": y}
+
+
+class Loader:
+    def __init__(self, workers):
+        transform = transforms.Compose([transforms.ToTensor(), transforms.Lambda(lambda x: x * 2.0 - 1.0)])
+        self.workers = workers
+        self.train_dataset = DataDictWrapper(torchvision.datasets.CIFAR10("data", transform=transform))
+
+    def train_dataloader(self):
+        return DataLoader(self.train_dataset, batch_size=64, num_workers=self.workers)
+""",
+        # mindface's map function, defined in the function that builds the pipeline, only reads files
+        "import cv2\nimport mindspore\n\n\ndef create_dataset(data, workers):\n    def read_data(image, annot):\n"
+        "        return cv2.imread(image), annot.reshape(-1, 15)\n\n"
+        "    return data.map(operations=read_data, input_columns=[\"image\", \"annot\"], num_parallel_workers=workers)\n",
     )
     invalid = (
         # a dataset of the file that calls the transform it is handed, or draws itself, may draw on any worker; so
@@ -257,6 +323,39 @@ def train(args, net, trainset):
                 "    def __getitem__(self, index):\n        return index\n\n\ndef crop(batch):\n"
                 "    start = random.randint(0, 3)\n    return [item + start for item in batch]\n\n\n"
                 "loader = DataLoader(Items(), num_workers=4, collate_fn=crop)\n", lines=(16,)),
+        # a wrapper over a torchvision dataset that crops at random; a map function defined in the builder that draws
+        Invalid("""\
+import random
+
+import mindspore
+import torchvision
+from torch.utils.data import DataLoader, Dataset
+from torchvision import transforms
+
+
+class Wrapper(Dataset):
+    def __init__(self, dset):
+        self.dset = dset
+
+    def __getitem__(self, i):
+        return self.dset[i]
+
+
+def build(workers, data, make_augment):
+    def jitter(image):
+        return image + random.random()
+
+    augment = make_augment()  # mindface's `aug = Preproc(image_size)`: a callable that may draw
+
+    def augmentation(image):
+        return augment(image)
+
+    crop = transforms.Compose([transforms.RandomCrop(32), transforms.ToTensor()])
+    images = Wrapper(torchvision.datasets.CIFAR10("data", transform=crop))
+    loader = DataLoader(images, batch_size=64, num_workers=workers)
+    data = data.map(operations=augmentation, input_columns=["image"], num_parallel_workers=workers)
+    return loader, data.map(operations=jitter, input_columns=["image"], num_parallel_workers=workers)
+""", lines=(28, 29, 30)),
         # Without `workers=True`, Lightning leaves the workers' seeds to PyTorch.
         Invalid("import lightning as L\nfrom torch.utils.data import DataLoader\n\nL.seed_everything(42)\n"
                 "loader = DataLoader(range(64), batch_size=8, num_workers=4)\nL.Trainer().fit(model, loader)\n",
@@ -349,12 +448,9 @@ def train(args, net, trainset):
         if constant(value) is None:
             return []
         if isinstance(value, ast.Name):
-            scope = self.ctx.current_def()
-            nested = [child for holder in ([scope, *own_nodes(scope)] if scope else [])
-                      for child in ast.iter_child_nodes(holder)
-                      if isinstance(child, FUNCTION_TYPES) and child.name == value.id]
-            if nested:
-                return nested[-1:]
+            nested = _nested_functions(self.ctx.current_def()).get(value.id)
+            if nested is not None:
+                return [nested]
             bound = self.values.bindings.bound(value.id, at)
             if bound:
                 return [item for held in bound for item in (
@@ -446,7 +542,7 @@ def train(args, net, trainset):
         functions it calls (mindformers' `dyn_batch_wrapper`, which pads)."""
         if not isinstance(value, ast.expr):
             return False
-        functions = {item.name: item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES)}
+        functions = self._visible_functions()
         if isinstance(value, ast.Name) and value.id not in functions:
             bound = self.values.bindings.bound(value.id, at)
             return bool(bound) and all(isinstance(v, ast.expr) and self._draws_nothing(v, at) for v in bound)
@@ -457,14 +553,27 @@ def train(args, net, trainset):
         return isinstance(value, ast.Name) and value.id in functions and not self._draws(
             functions[value.id], functions, MAX_HELPER_DEPTH)
 
+    def _visible_functions(self) -> dict[str, ast.AST]:
+        """The functions a name in the function being visited may call: the file's, and those the functions around
+        it define (mindface's `read_data_from_dataset`, defined in `create_dataset`), the innermost winning."""
+        functions = {item.name: item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES)}
+        for scope in (node for node in self.ctx.ancestors if isinstance(node, FUNCTION_TYPES)):
+            functions.update(_nested_functions(scope))
+        return functions
+
     def _draws(self, function: ast.AST, functions: dict[str, ast.AST], depth: int) -> bool:
         """Whether a function calls a random API (a global draw, a MindSpore random operator, a random transform,
-        a generator's drawing method) or a function of the file that does (`depth` deep; deeper counts as one)."""
+        a generator's drawing method), a callable a name holds (mindface's `aug = Preproc(image_size)`, called in
+        its `augmentation`), or a function of the file that does (`depth` deep; deeper counts as one)."""
+        classes = {item.name for item in self.ctx.tree.body if isinstance(item, ast.ClassDef)}
         for call in (node for node in ast.walk(function) if isinstance(node, ast.Call)):
             qualified = self.ctx.imports.resolve_any(call.func) or ""
             if (qualified in catalogue.GLOBAL_RANDOM_DRAWS or qualified in catalogue.MINDSPORE_RANDOM_PRIMITIVES
                     or qualified.startswith(("random.", "numpy.random.")) or catalogue.is_random_transform(qualified)
                     or isinstance(call.func, ast.Attribute) and call.func.attr in DRAWING_METHODS):
+                return True
+            if isinstance(call.func, ast.Name) and not qualified and call.func.id not in functions \
+                    and call.func.id not in classes and not hasattr(builtins, call.func.id):
                 return True
             if isinstance(call.func, ast.Name) and call.func.id in functions and call.func.id != getattr(
                     function, "name", None) and (depth <= 1 or self._draws(functions[call.func.id], functions, depth - 1)):
@@ -497,6 +606,13 @@ def _fixable(call: ast.Call) -> bool | None:
     """False for a MindSpore call msprobe-instrument leaves: one whose worker count may hide in `*args`/`**kwargs`."""
     hidden = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
     return False if hidden and keyword(call, catalogue.MINDSPORE_WORKER_KEYWORD) is None else None
+
+
+def _nested_functions(scope: ast.AST | None) -> dict[str, ast.AST]:
+    """The functions `scope` defines in its own body, by name; none for no scope."""
+    holders = [scope, *own_nodes(scope)] if scope is not None else []
+    return {child.name: child for holder in holders for child in ast.iter_child_nodes(holder)
+            if isinstance(child, FUNCTION_TYPES)}
 
 
 def _returns_none(function: ast.AST) -> bool:

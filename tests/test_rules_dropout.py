@@ -237,6 +237,134 @@ def test_rate_passed_in_a_dict_of_options_counts():
     assert severity == "warning"
 
 
+EDM_BLOCK = """\
+    import torch
+
+
+    class Block(torch.nn.Module):
+        def __init__(self, c, dropout=0):
+            super().__init__()
+            self.dropout = dropout
+
+        def forward(self, x):
+            return torch.nn.functional.dropout(x, p=self.dropout, training=self.training)
+
+
+    class UNet(torch.nn.Module):
+        def __init__(self, dropout=0.10, **kwargs):
+            super().__init__()
+"""
+
+
+@pytest.mark.parametrize(("build", "severity"), [
+    ("            block_kwargs = dict(c=4, dropout=dropout)\n            self.a = Block(**block_kwargs)\n", "warning"),
+    ("            self.a = Block(4, **self.options)\n", "warning"),  # may pass any rate
+    ("            self.a = Block(4, **kwargs)\n", "info"),  # its own `**kwargs`, unlike `dropout`, cannot hold it
+    # a mapping without the rate, which later code may add: unknown
+    ("            block_kwargs = dict(c=4)\n            self.a = Block(**block_kwargs, **kwargs)\n", "warning"),
+    ("            self.a = Block(4, **kwargs)\n\n\n    def build(**kwargs):\n        return Block(4, **kwargs)\n", "info"),
+    ("            self.a = Block(4, **kwargs)\n\n\n    def build(**kwargs):\n        return Block(4, **kwargs)\n\n\n"
+     "    net = build(dropout=0.3)\n", "warning"),
+    ("            block_kwargs = dict(dropout=0.0)\n            self.a = Block(4, **block_kwargs)\n", "info"),
+    ("            self.a = Block(4)\n", "info"),
+])
+def test_rate_behind_double_star_is_unknown_unless_read(build, severity):
+    """edm hands its blocks `dropout=0.10` in `block_kwargs = dict(...)`; an unread `**mapping` may pass any."""
+    ((_, found, _),) = lint(EDM_BLOCK + build)
+    assert found == severity
+
+
+@pytest.mark.parametrize(("call", "severity"), [
+    ("", "info"),  # the factory's own `**kwargs`: nothing in this file passes a rate
+    ("model = iresnet18(num_features=128)\n", "info"),
+    ("model = iresnet18(dropout=0.2)\n", "warning"),
+    ("model = iresnet18(**config)\n", "warning"),
+])
+def test_rate_through_a_factorys_own_kwargs_follows_its_callers(call, severity):
+    """mindface's and mindcv's model factories hand their `**kwargs` to the model: what their callers pass."""
+    ((_, found, _),) = lint("""\
+        import torch.nn as nn
+
+
+        class IResNet(nn.Module):
+            def __init__(self, layers, dropout=0, num_features=512):
+                super().__init__()
+                self.dropout = nn.Dropout(p=dropout)
+
+
+        def _iresnet(layers, pretrained, **kwargs):
+            return IResNet(layers, **kwargs)
+
+
+        def iresnet18(pretrained=False, **kwargs):
+            return _iresnet([2, 2, 2, 2], pretrained, **kwargs)
+
+
+        """ + call)
+    assert found == severity
+
+
+def test_rate_of_a_closure_is_its_outer_functions_parameter():
+    """minddiffusion's PLMS: the dropout in a nested function reads the sampler method's `noise_dropout=0.`."""
+    code = """\
+        from mindspore import ops
+
+
+        class Sampler:
+            def sample(self, x, noise_dropout=0.):
+                return self.p_sample(x, noise_dropout=noise_dropout)
+
+            def p_sample(self, x, noise_dropout=0.):
+                def step(noise):
+                    if noise_dropout > 0.:
+                        noise, _ = ops.dropout(noise, p=noise_dropout)
+                    return noise
+
+                return step(x)
+        """
+    ((line, severity, message),) = lint(code)
+    assert (line, severity) == (11, "info")
+    assert "`noise_dropout` > 0" in message
+    ((_, severity, _),) = lint(code.replace("noise_dropout=noise_dropout", "noise_dropout=0.1"))
+    assert severity == "warning"
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    ('module_kwargs={"p": config.embd_pdrop}', [(5, "warning")]),
+    ("module_kwargs={}", [(5, "warning")]),  # nn.Dropout's p=0.5
+    ('module_kwargs={"p": 0.0}', []),
+    ("module_kwargs=kwargs", []),  # its arguments not seen here
+])
+def test_dropout_class_handed_to_a_builder(options, expected):
+    """nanotron: `PipelineBlock(module_builder=nn.Dropout, module_kwargs={...})`."""
+    found = lint(f"""\
+        import torch.nn as nn
+
+
+        def build(config, p2p, kwargs):
+            return PipelineBlock(p2p=p2p, module_builder=nn.Dropout,
+                                 {options})
+        """)
+    assert [(line, severity) for line, severity, _ in found] == expected
+
+
+def test_dropout_under_a_stored_switch_off_by_default_is_info():
+    """`if self.use_dropout:` where `__init__` stores `use_dropout=False`, which no call in the file sets."""
+    ((_, severity, message),) = lint("""\
+        import torch.nn as nn
+
+
+        class Head(nn.Module):
+            def __init__(self, use_dropout=False):
+                super().__init__()
+                self.use_dropout = use_dropout
+                if self.use_dropout:
+                    self.drop = nn.Dropout(0.1)
+        """)
+    assert severity == "info"
+    assert "built only when `self.use_dropout`" in message
+
+
 def test_parameter_of_forward_is_not_settled_by_calls_by_name():
     """A module's `forward` runs through `module(x, p)`: its parameters are not known to stay at their defaults."""
     ((_, severity, _),) = lint("""\

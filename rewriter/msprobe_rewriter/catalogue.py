@@ -684,6 +684,17 @@ TORCHVISION_RANDOM_TRANSFORMS = frozenset({
 FIXED_BY_NUMBER: dict[str, dict[str, tuple[int, str]]] = {
     "torchvision": {"GaussianBlur": (1, "sigma"), "JPEG": (0, "quality")},
 }
+# Crops that keep the whole image when given the area range `scale=(1, 1)` (argument position, name): every try
+# then asks for the whole area, and the fallback after ten failed tries is the centre crop of the largest box of an
+# allowed aspect ratio (torchvision's `RandomResizedCrop.get_params`, MindSpore's): the same crop every time, to a
+# pixel of rounding.
+WHOLE_AREA_CROPS: dict[str, dict[str, tuple[int, str]]] = {
+    "torchvision": {"RandomResizedCrop": (1, "scale")},
+    "mindspore": {"RandomResizedCrop": (1, "scale"), "RandomCropDecodeResize": (1, "scale")},
+}
+# Methods of a torchvision transform that draw its parameters for every sample: v2's `Transform.forward` calls
+# `make_params` (`_get_params` before torchvision 0.21).
+TORCHVISION_PARAMETER_METHODS = frozenset({"make_params", "_get_params"})
 MINDSPORE_RANDOM_TRANSFORMS = frozenset({
     "AutoAugment", "RandAugment", "TrivialAugmentWide", "CutMixBatch", "MixUpBatch", "MixUp",
     "RandomChoice", "RandomApply", "RandomColorAdjust", "SoftDvppDecodeRandomCropResizeJpeg",

@@ -87,7 +87,9 @@ class Dropout(Rule):
                "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1; in a class derived from one, at its "
                "`super().__init__(...)`) and `dropout_p=` of `scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)`, unless the "
                "probability is a literal 0 (keep_prob 1); one taken from an option or a parameter that is 0 by default "
-               "(a layer's `drop=0.` that no call in the file sets, down through the models that hand it on; also through "
+               "(a layer's `drop=0.` that no call in the file sets, down through the models that hand it on, also in "
+               "`**options` set to a dict display or `dict(...)` and through a factory's own `**kwargs` (what its callers in the "
+               "file pass; any other mapping may set it), and in a nested function; also through "
                "`float(p)`, a keep probability `1 - p`, `p if self.training else 0.0` and an attribute `__init__` stores "
                "from such a parameter, `self.dropout_p`) is info, naming it, and so is a dropout built only under a "
                "condition on such parameters (`nn.Dropout(rate) if rate > 0.0 else None`, `if use_dropout:`), a LoRA config built under an `if` that is off by default "
@@ -96,7 +98,8 @@ class Dropout(Rule):
                "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
                "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
                "unless the rate is a literal 0 or a per-block value (`dpr[i]`; not a config entry read by name, "
-               "`config['drop_path_rate']`) / parameter handed down inside model code. On "
+               "`config['drop_path_rate']`) / parameter handed down inside model code; a dropout class handed to a builder with a "
+               "dict of its arguments (nanotron's `PipelineBlock(module_builder=nn.Dropout, module_kwargs={'p': ...})`). On "
                "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
                "`npu_dropout_with_add_softmax`, `_npu_dropout`, `npu_dropout_gen_mask`, the old `torch.npu_dropoutV2`, and "
                "`npu_fusion_attention` (and its older name `npu_flash_attention`) and `npu_fusion_attention_v2` (and MindSpeed's `npu_fusion_attention` from "
@@ -227,6 +230,24 @@ class Dropout(Rule):
                 "    def __init__(self, dropout=0.1):\n        super().__init__()\n"
                 "        attn_kwargs = {\"dropout\": dropout}\n        self.attn = Attention(**attn_kwargs)\n",
                 lines=(7,), severity="warning"),
+        # edm hands the model's rate to its blocks in `dict(...)` options, and `**kwargs` may pass any: not 0 then.
+        Invalid("import torch\n\n\nclass Block(torch.nn.Module):\n    def __init__(self, c, dropout=0):\n"
+                "        super().__init__()\n        self.dropout = dropout\n\n    def forward(self, x):\n"
+                "        return torch.nn.functional.dropout(x, p=self.dropout, training=self.training)\n\n\n"
+                "class UNet(torch.nn.Module):\n    def __init__(self, dropout=0.10, **kwargs):\n        super().__init__()\n"
+                "        block_kwargs = dict(dropout=dropout)\n        self.a = Block(4, **block_kwargs)\n"
+                "        self.b = Block(4, **kwargs)\n", lines=(10,), severity="warning"),
+        # minddiffusion's PLMS sampler drops noise in a nested function, at a rate its callers leave at 0: info.
+        Invalid("from mindspore import ops\n\n\nclass Sampler:\n    def sample(self, x, noise_dropout=0.):\n"
+                "        return self.p_sample(x, noise_dropout=noise_dropout)\n\n"
+                "    def p_sample(self, x, noise_dropout=0.):\n        def step(noise):\n"
+                "            return ops.dropout(noise, p=noise_dropout)[0]\n\n        return step(x)\n",
+                lines=(10,), severity="info"),
+        # nanotron builds its embedding dropout in a pipeline block, from the class and a dict of its arguments.
+        Invalid("import torch.nn as nn\nfrom nanotron.parallel.pipeline_parallel.block import PipelineBlock\n\n\n"
+                "def build(config, p2p):\n    off = PipelineBlock(p2p=p2p, module_builder=nn.Dropout, module_kwargs={\"p\": 0.0})\n"
+                "    return off, PipelineBlock(p2p=p2p, module_builder=nn.Dropout, module_kwargs={\"p\": config.embd_pdrop})\n",
+                lines=(7,)),
         # InternViT's FlashAttention stores its rate (0 unless a call sets it) for training: info.
         Invalid("import torch\nfrom flash_attn import flash_attn_varlen_qkvpacked_func\n\n\n"
                 "class FlashAttention(torch.nn.Module):\n    def __init__(self, attention_dropout=0.0):\n"
@@ -362,9 +383,7 @@ class Dropout(Rule):
         # (`args.dropout`, a parameter `drop`)
         self.by_option: list = []
         self.adapters: list = []  # (report, the guards of the `if` statements around an adapter config)
-        self._callers: dict[str, list] | None = None  # name -> [(call, the function around it)], made when needed
-        self._owners: dict[int, ast.ClassDef] | None = None  # id(method) -> its class, made when needed
-        self._settled: dict[tuple, bool] = {}  # memo of `_parameter_off`
+        self.defaults = LeftAtDefault(ctx.tree)
         self.built: dict[int, tuple] = {}  # id(report) -> (the function around it, the guards of its branch)
 
     def report(self, where, message=None, severity=None, fixable=None) -> None:
@@ -379,6 +398,7 @@ class Dropout(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         if node.keywords:
             self._check_drop_path_rate(node)
+            self._check_builder(node)
         name = self.ctx.callee_name(node)
         if name == "seed_all":
             self._note_seed_all(node)
@@ -430,6 +450,16 @@ class Dropout(Rule):
                 if mindspore:
                     self.unreached.append(self.reports[-1])
 
+    def _check_builder(self, node: ast.Call) -> None:
+        """A dropout layer handed to another call to build, with a dict of its arguments beside it (nanotron's
+        `PipelineBlock(module_builder=nn.Dropout, module_kwargs={"p": config.embd_pdrop})`)."""
+        if any(isinstance(kw.value, (ast.Name, ast.Attribute))
+               and self.ctx.imports.resolve_any(kw.value) in catalogue.TORCH_DROPOUT_MODULES for kw in node.keywords):
+            options = next((kw.value for kw in node.keywords if isinstance(kw.value, ast.Dict)), None)
+            if options is not None:  # else built with arguments not seen here
+                rate = next((value for key, value in _entries(options) if key == "p"), None)
+                self._check_probability(node, rate, default_fires=True)
+
     def _callee(self, node: ast.Call, name: str | None) -> str | None:
         """The dropout API a call reaches: by its name (also from libraries the import tracker does not follow:
         MindSpeed's, mindnlp's), through an attribute alias (`self.flash_attn_func(...)`), or, for
@@ -443,13 +473,6 @@ class Dropout(Rule):
         if name not in DROPOUT_NAMES or self._own_parameters(node.func):
             return None
         return self.ctx.call_qualname(node) or self.ctx.imports.resolve_any(node.func)
-
-    def _attribute_key(self, node: ast.AST) -> tuple | None:
-        """(the class around, attribute) for `self.<attribute>`."""
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            owner = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ClassDef)), None)
-            return (owner and owner.name, node.attr)
-        return None
 
     def _own_parameters(self, func: ast.expr) -> bool:
         """Whether `func` names a class of the file whose `__init__` takes parameters of its own, not only
@@ -539,7 +562,7 @@ class Dropout(Rule):
                 report.message += f" (only when `{condition_text(needed)}`: off with the default arguments)"
         for report in self.reports:
             if report.severity != "info":
-                self._settle_guards(report, *self.built[id(report)])
+                self.defaults.settle(report, *self.built[id(report)])
         if self.removed is not None:
             kept = self.unreached + ([] if self.removed else self.stochastic_depth)
             self.reports = [report for report in self.reports if any(report is k for k in kept)]
@@ -564,109 +587,16 @@ class Dropout(Rule):
         defaulting to it, or a parameter of `function` defaulting to it that no call in the file sets otherwise
         (Swin's `Mlp(drop=0.)`, built by models whose own `drop_rate=0.` no call sets)."""
         value, off = _rate(value, off)
-        value, function = self._attribute_source(value, function)
+        value, function = self.defaults.source(value, function)
         if opt_in.default_value(self.ctx, value) == off:
             settled = "with the default arguments"
-        elif isinstance(value, ast.Name) and self._parameter_off(function, value.id, off, PARAMETER_DEPTH):
+        elif isinstance(value, ast.Name) and self.defaults.off(function, value.id, off):
             settled = ("by default, and no call in this file passes another value"
                        if value.id in parameter_defaults(function) else "in every call in this file")
         else:
             return
         report.severity = "info"
         report.message += f" (only when `{condition_text(value)}` {'<' if off else '>'} {off:g}: {off:g} {settled})"
-
-    def _attribute_source(self, value: ast.expr, function: ast.AST | None) -> tuple[ast.expr, ast.AST | None]:
-        """For `self.dropout_p` in a method, the parameter of `__init__` its one assignment in the class stores
-        (InternViT's `self.dropout_p = attention_dropout`), with that `__init__`; else `value` and `function`."""
-        owner = self._owner(function) if isinstance(function, FUNCTION_TYPES) else None
-        if owner is None or self._attribute_key(value) is None:
-            return value, function
-        stores = [(node, method) for method in owner.body if isinstance(method, FUNCTION_TYPES)
-                  for node in ast.walk(method) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                  and any(_same_attribute(target, value) for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
-        if len(stores) == 1 and isinstance(stores[0][0], ast.Assign) and stores[0][1].name == "__init__" \
-                and isinstance(stores[0][0].value, ast.Name):
-            return stores[0][0].value, stores[0][1]
-        return value, function
-
-    def _settle_guards(self, report, function: ast.AST | None, guards: list[conditions.Guard]) -> None:
-        """Info when the dropout is built only under a condition on parameters of `function` that is false while
-        every call in the file leaves them at their defaults (NAFNet's `nn.Dropout(rate) if rate > 0.0 else None`,
-        `if dropout_layer_params:`)."""
-        if not isinstance(function, FUNCTION_TYPES):
-            return
-        defaults = parameter_defaults(function)
-        assigned = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)
-                    and isinstance(node.ctx, ast.Store)}
-
-        def lookup(node: ast.expr) -> object:
-            if isinstance(node, ast.Name) and node.id in defaults and node.id not in assigned:
-                default = constant(defaults[node.id])
-                if default is not NOT_CONSTANT and self._parameter_off(function, node.id, default, PARAMETER_DEPTH):
-                    return default
-            return conditions.UNKNOWN
-
-        off = next((guard for guard in guards if conditions.truth(guard[0], lookup) is (not guard[1])), None)
-        if off is not None:
-            report.severity = "info"
-            report.message += (f" (built only when `{condition_text(conditions.holding(off))}`: not so by default, "
-                               f"and no call in this file passes another value)")
-
-    def _parameter_off(self, function: ast.AST | None, name: str, off: object, depth: int) -> bool:
-        """Whether parameter `name` of `function` is `off` in every call of `function` in the file (at least one
-        where it is required): passed `off`, or left at a default of `off`, or (`depth` levels up) passed such a
-        parameter of the caller's own."""
-        if not isinstance(function, FUNCTION_TYPES) or depth == 0:
-            return False
-        key = (id(function), name, type(off), off, depth)
-        if key not in self._settled:
-            self._settled[key] = self._calls_leave(function, name, off, depth)
-        return self._settled[key]
-
-    def _calls_leave(self, function: ast.FunctionDef, name: str, off: object, depth: int) -> bool:
-        """`_parameter_off`, not memoised."""
-        arguments = function.args
-        default = parameter_defaults(function).get(name)
-        if name not in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)} or (
-                default is not None and not _is_value(constant(default), off)):
-            return False
-        owner = self._owner(function)
-        if owner is not None and function.name in CALLED_THROUGH_OBJECT:
-            return False  # `block(x, max_doc_len=...)`: calls this does not find by name
-        callee = owner.name if owner is not None and function.name == "__init__" else function.name
-        calls = self._calls_of(callee)
-        if default is None and not calls:
-            return False
-        for call, caller in calls:
-            given = conditions.call_arguments(function, call, bound=owner is not None).get(name)
-            given = _dict_entry(call, name, caller) or given
-            if given is None or not given[1]:  # not known (`**kwargs`), or not passed
-                if default is None:
-                    return False
-                continue
-            passed = given[0]
-            if not (_is_value(constant(passed), off) or (
-                    isinstance(passed, ast.Name) and self._parameter_off(caller, passed.id, off, depth - 1))):
-                return False
-        return True
-
-    def _owner(self, function: ast.AST) -> ast.ClassDef | None:
-        """The class `function` is a method of, if any."""
-        if self._owners is None:
-            self._owners = {id(item): node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)
-                            for item in node.body}
-        return self._owners.get(id(function))
-
-    def _calls_of(self, name: str) -> list:
-        """The calls in the file of a function or class named `name` (`Mlp(...)`, `self.block(...)`), each with
-        the function around it."""
-        if self._callers is None:
-            self._callers = {}
-            for function, node in _calls_by_function(self.ctx.tree, None):
-                callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-                if callee is not None:
-                    self._callers.setdefault(callee, []).append((node, function))
-        return self._callers.get(name, [])
 
     def _report_stochastic_depth(self, node: ast.Call, what: str, fix: str) -> None:
         self.report(node, DROP_PATH_MESSAGE.format(what=what, fix=fix), fixable=False)
@@ -788,6 +718,181 @@ class Dropout(Rule):
         self._check_probability(node, argument(node, 0, "p"), default_fires=True)
 
 
+class LeftAtDefault:
+    """Which parameters of the file's functions every call in the file leaves at a value that is off (MSP401's
+    rates, MSP303's switches): passed it, left at a default that is it, or handed on from such a parameter of the
+    caller's own (`PARAMETER_DEPTH` levels up); read also through an attribute `__init__` stores from a parameter
+    (`self.dropout_p`) and through a nested function's use of a parameter of the function around it."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self._callers: dict[str, list] | None = None  # name -> [(call, the function around it)], made when needed
+        self._owners: dict[int, ast.ClassDef] | None = None  # id(method) -> its class, made when needed
+        self._outer: dict[int, ast.AST] | None = None  # id(nested function) -> the function around it
+        self._settled: dict[tuple, bool] = {}  # memo of `off`
+
+    def settle(self, report, function: ast.AST | None, guards: list[conditions.Guard], done: str = "built") -> None:
+        """Info when the reported code runs only under a condition on parameters of `function` that is false while
+        every call in the file leaves them at their defaults (NAFNet's `nn.Dropout(rate) if rate > 0.0 else None`,
+        `if dropout_layer_params:`, a dataset's `if not self.random_crop:` with `random_crop=False`)."""
+        off = self.off_guard(function, guards)
+        if off is not None:
+            report.severity = "info"
+            report.message += (f" ({done} only when `{condition_text(conditions.holding(off))}`: not so by default, "
+                               f"and no call in this file passes another value)")
+
+    def off_guard(self, function: ast.AST | None, guards: list[conditions.Guard]) -> conditions.Guard | None:
+        """The first of `guards` that is false with the parameters of `function` as `lookup` answers them."""
+        if not isinstance(function, FUNCTION_TYPES):
+            return None
+        lookup = self.lookup(function)
+        return next((guard for guard in guards if conditions.truth(guard[0], lookup) is (not guard[1])), None)
+
+    def lookup(self, function: ast.AST) -> conditions.Lookup:
+        """Answers a parameter of `function` (or what `source` finds for it) with its default, where every call
+        in the file leaves it so; anything else is unknown."""
+
+        def lookup(node: ast.expr) -> object:
+            name, where = self.source(node, function)
+            if isinstance(name, ast.Name) and isinstance(where, FUNCTION_TYPES) and name.id not in _stores(where):
+                default = constant(parameter_defaults(where).get(name.id))
+                if default is not NOT_CONSTANT and self.off(where, name.id, default):
+                    return default
+            return conditions.UNKNOWN
+
+        return lookup
+
+    def source(self, value: ast.expr, function: ast.AST | None) -> tuple[ast.expr, ast.AST | None]:
+        """For `self.dropout_p` in a method, the parameter of `__init__` its one assignment in the class stores
+        (InternViT's `self.dropout_p = attention_dropout`), with that `__init__`; for a name a nested function
+        reads from the function around it (minddiffusion's `noise_dropout` in PLMS' `get_x_prev_and_pred_x0`),
+        that function; else `value` and `function`."""
+        if isinstance(value, ast.Name):
+            return value, self._closure(value.id, function)
+        owner = self.owner(function) if isinstance(function, FUNCTION_TYPES) else None
+        if owner is None or not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+                                 and value.value.id == "self"):
+            return value, function
+        stores = [(node, method) for method in owner.body if isinstance(method, FUNCTION_TYPES)
+                  for node in ast.walk(method) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                  and any(_same_attribute(target, value) for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+        if len(stores) == 1 and isinstance(stores[0][0], ast.Assign) and stores[0][1].name == "__init__" \
+                and isinstance(stores[0][0].value, ast.Name):
+            return stores[0][0].value, stores[0][1]
+        return value, function
+
+    def _closure(self, name: str, function: ast.AST | None) -> ast.AST | None:
+        """The function whose parameter (or local) `name` is, looking out from `function` through the functions
+        it is nested in; `function` when none is."""
+        if self._outer is None:
+            self._outer = {id(inner): outer for outer in ast.walk(self.tree) if isinstance(outer, FUNCTION_TYPES)
+                           for inner in ast.walk(outer) if inner is not outer and isinstance(inner, FUNCTION_TYPES)}
+        scope = function
+        while isinstance(scope, FUNCTION_TYPES) and name not in _parameters(scope) and name not in _stores(scope):
+            scope = self._outer.get(id(scope))
+        return scope if scope is not None else function
+
+    def off(self, function: ast.AST | None, name: str, off: object, depth: int = PARAMETER_DEPTH) -> bool:
+        """Whether parameter `name` of `function` is `off` in every call of `function` in the file (at least one
+        where it is required): passed `off`, or left at a default of `off`, or (`depth` levels up) passed such a
+        parameter of the caller's own."""
+        if not isinstance(function, FUNCTION_TYPES) or depth == 0:
+            return False
+        key = (id(function), name, type(off), off, depth)
+        if key not in self._settled:
+            self._settled[key] = self._calls_leave(function, name, off, depth)
+        return self._settled[key]
+
+    def _calls_leave(self, function: ast.FunctionDef, name: str, off: object, depth: int) -> bool:
+        """`off`, not memoised."""
+        default = parameter_defaults(function).get(name)
+        if name not in _parameters(function) or (default is not None and not _is_value(constant(default), off)):
+            return False
+        calls = self._calls_by_name(function)
+        if calls is None or default is None and not calls:
+            return False
+        for call, caller in calls:
+            given = _dict_entry(call, name, caller) or conditions.call_arguments(
+                function, call, bound=self.owner(function) is not None).get(name)
+            if given is None:  # behind `*args` / `**options`, or not given
+                if not self._spread_leaves(call, caller, name, off, depth, default is None):
+                    return False
+            elif given[1] and not self._passes_off(given[0], caller, off, depth):
+                return False
+        return True
+
+    def _spread_leaves(self, call: ast.Call, caller: ast.AST | None, name: str, off: object, depth: int,
+                       required: bool) -> bool:
+        """For a call that binds nothing to `name`: whether it leaves it `off` (at its default, unless `required`):
+        it spreads nothing, or only its caller's own `**kwargs` (mindcv's model factories), which no call of the
+        caller in the file sets otherwise (none calls it: not passed in this file). Any other `**options` (not a
+        dict the caller builds, see `_dict_entry`) or `*args` may pass anything."""
+        spread = [kw.value for kw in call.keywords if kw.arg is None]
+        if any(isinstance(arg, ast.Starred) for arg in call.args):
+            return False
+        if not spread:
+            return not required
+        own = caller.args.kwarg if isinstance(caller, FUNCTION_TYPES) else None
+        if own is None or any(not (isinstance(value, ast.Name) and value.id == own.arg) for value in spread):
+            return False
+        if name in _parameters(caller):  # the caller's `**kwargs` cannot hold one of its parameters
+            return not required
+        if depth <= 1:
+            return False
+        calls = self._calls_by_name(caller)
+        if calls is None or required and not calls:
+            return False
+        for outer, around in calls:
+            given = _dict_entry(outer, name, around) or next(
+                ((kw.value, True) for kw in outer.keywords if kw.arg == name), None)
+            if not (self._spread_leaves(outer, around, name, off, depth - 1, required) if given is None
+                    else self._passes_off(given[0], around, off, depth)):
+                return False
+        return True
+
+    def _passes_off(self, passed: ast.expr, caller: ast.AST | None, off: object, depth: int) -> bool:
+        """Whether an argument is `off`: a literal, or a parameter of the caller that is (`depth` - 1 levels up)."""
+        return _is_value(constant(passed), off) or (
+            isinstance(passed, ast.Name) and self.off(caller, passed.id, off, depth - 1))
+
+    def _calls_by_name(self, function: ast.AST) -> list | None:
+        """The calls in the file of `function` (of its class, for `__init__`); None for a module's `forward`,
+        run through `block(x, ...)`, whose calls are not found by name."""
+        owner = self.owner(function)
+        if owner is not None and function.name in CALLED_THROUGH_OBJECT:
+            return None
+        return self._calls_of(owner.name if owner is not None and function.name == "__init__" else function.name)
+
+    def owner(self, function: ast.AST) -> ast.ClassDef | None:
+        """The class `function` is a method of, if any."""
+        if self._owners is None:
+            self._owners = {id(item): node for node in ast.walk(self.tree) if isinstance(node, ast.ClassDef)
+                            for item in node.body}
+        return self._owners.get(id(function))
+
+    def _calls_of(self, name: str) -> list:
+        """The calls in the file of a function or class named `name` (`Mlp(...)`, `self.block(...)`), each with
+        the function around it."""
+        if self._callers is None:
+            self._callers = {}
+            for function, node in _calls_by_function(self.tree, None):
+                callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                if callee is not None:
+                    self._callers.setdefault(callee, []).append((node, function))
+        return self._callers.get(name, [])
+
+
+def _parameters(function: ast.AST) -> set[str]:
+    """The names of the parameters of `function`."""
+    arguments = function.args
+    return {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+
+
+def _stores(function: ast.AST) -> set[str]:
+    """The names `function` assigns to."""
+    return {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+
+
 def _calls_by_function(tree: ast.AST, function: ast.AST | None):
     """Every call under `tree`, with the innermost function around it (without recursion: long expressions nest
     deeply)."""
@@ -807,16 +912,26 @@ def _is_value(literal: object, wanted: object) -> bool:
 
 def _dict_entry(call: ast.Call, name: str, caller: ast.AST | None) -> tuple[ast.expr, bool] | None:
     """(the value, True) that `**options` passes as `name`, where the function around the call sets `options` to
-    a dict display with that key (audiocraft's `attn_kwargs = {'dropout': dropout, ...}`)."""
+    a dict with that key (audiocraft's `attn_kwargs = {'dropout': dropout, ...}`, edm's `block_kwargs =
+    dict(..., dropout=dropout)`)."""
     spread = {kw.value.id for kw in call.keywords if kw.arg is None and isinstance(kw.value, ast.Name)}
     for node in ast.walk(caller) if spread and caller is not None else ():
-        if (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict)
+        if (isinstance(node, (ast.Assign, ast.AnnAssign))
                 and any(isinstance(t, ast.Name) and t.id in spread
                         for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
-            found = [v for k, v in zip(node.value.keys, node.value.values, strict=True) if constant(k) == name]
+            found = [value for key, value in _entries(node.value) if key == name]
             if found:
                 return found[0], True
     return None
+
+
+def _entries(value: ast.expr | None) -> list[tuple[object, ast.expr]]:
+    """The (key, value) pairs of a dict display or a `dict(key=value, ...)` call."""
+    if isinstance(value, ast.Dict):
+        return [(constant(key), item) for key, item in zip(value.keys, value.values, strict=True) if key is not None]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        return [(kw.arg, kw.value) for kw in value.keywords if kw.arg is not None]
+    return []
 
 
 def _same_attribute(target: ast.expr, value: ast.expr) -> bool:

@@ -8,8 +8,9 @@ from collections import Counter
 
 from msprobe_rewriter import catalogue, opt_in, pinning, project
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword, own_nodes
-from msprobe_rewriter.cpu_code import SAMPLE_METHODS, CpuCode
+from msprobe_rewriter.cpu_code import SAMPLE_METHODS, CpuCode, is_torchvision_transform
 from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.rules.dropout import LeftAtDefault
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
 
 SHUFFLE_MESSAGE = ("`{function}` shuffles with `{draw}`{through}, from a global generator, for every sample or "
@@ -53,11 +54,14 @@ class RandomAugment(FollowsValues, Rule):
                "`RandomCrop`, `RandomRotation` given a range or a choice, ...), `ResizeScale`, `FixedSizeCrop` and "
                "`ResizeShortestEdge` given several sizes (a literal list, or any with a `sample_style`). "
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
-               "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`) is not flagged. "
+               "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`), or a resized crop given "
+               "`scale=(1, 1)` (the whole image), is not flagged; one built only under a condition on parameters "
+               "(`if not self.random_crop:`) that every call in the file leaves off is info. "
                "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
                "NumPy's global generator or torch's (without `generator=`; detectron2's `self._rand_range()`; a "
                "shuffle is named one; a draw compared below an option that is 0 by default, `random.random() < "
-               "args.proportion_empty_prompts`, only when nothing else draws, at the info level; not in an "
+               "args.proportion_empty_prompts`, or one under a condition left off by default, named only when "
+               "nothing else draws, at the info level; else the first draw is named; not in an "
                "`except` block, which draws another sample when one fails to load; not one from a generator seeded "
                "just before: in a `with` of a project function that seeds it, fairseq's `numpy_seed`, after a "
                "seeding of it earlier in the function, or in a function the file calls only from such places) "
@@ -66,7 +70,8 @@ class RandomAugment(FollowsValues, Rule):
                "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
                "a transform class is one named for transforms, or derived from one of the file's, or named as "
                "torchvision names its transforms, `RandomResize`, and the `forward` of such a module, `RandomMixup`, "
-               "or of a subclass of a torchvision transform (the detection reference's `RandomHorizontalFlip`), "
+               "or of a subclass of a torchvision transform (the detection reference's `RandomHorizontalFlip`), and "
+               "its `make_params`/`_get_params` (lerobot's v2 transforms), "
                "or a plain class (no base but `object`) whose `__call__` takes a sample (`img`, `image`, `sample`, "
                "`results`, mindocr's `data`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
                "`Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`; a function named for "
@@ -120,6 +125,10 @@ class RandomAugment(FollowsValues, Rule):
         "    # AutoAugment-style op with one fixed magnitude: a degenerate range is deterministic\n"
         "    return vision.RandomAffine(degrees=0, shear=(level, level, 0, 0), **kwargs)(img)\n",
         "import torchvision.transforms as T\n\nblur = T.GaussianBlur(5, sigma=1.5)\nsame = T.GaussianBlur(5, (2.0, 2.0))\n",
+        # Taichu-GLIDE: a resized crop asked for the whole area keeps the whole image (or the centre crop
+        # torchvision and MindSpore fall back to)
+        "import mindspore.dataset.vision as V\nfrom torchvision import transforms\n\n"
+        "crop = V.RandomResizedCrop(64, scale=(1., 1.), ratio=(1., 1.))\nsame = transforms.RandomResizedCrop(64, (1, 1))\n",
         # a generator of the dataset's own, seeded; a draw once when the file list is built; a layer's noise
         "import random\n\nimport numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n\n\n"
         "class Pairs(Dataset):\n    def __init__(self, files):\n        self.rng = np.random.default_rng(0)\n"
@@ -331,6 +340,17 @@ class RandomAugment(FollowsValues, Rule):
                 "    start = random.randint(0, len(wav) - 16000)\n    return wav[start:start + 16000]\n\n\n"
                 "data = ds.GeneratorDataset(source, [\"wav\"], shuffle=False)\n"
                 "data = data.map(lambda wav: crop(wav), input_columns=[\"wav\"])\n", lines=(6,)),
+        # minddiffusion's dataset crops at random only when `random_crop`, False unless a call asks: info
+        Invalid("import albumentations\n\n\nclass ImageDataset:\n    def __init__(self, size, random_crop=False):\n"
+                "        self.random_crop = random_crop\n        if not self.random_crop:\n"
+                "            self.cropper = albumentations.CenterCrop(height=size, width=size)\n        else:\n"
+                "            self.cropper = albumentations.RandomCrop(height=size, width=size)\n\n\n"
+                "def load_data(size, random_crop=False):\n    return ImageDataset(size, random_crop=random_crop)\n",
+                lines=(10,), severity="info"),
+        # lerobot's torchvision v2 transforms draw their parameters in `make_params`, which `forward` calls
+        Invalid("import torch\nfrom torchvision.transforms.v2 import Transform\n\n\nclass GaussianNoise(Transform):\n"
+                "    def make_params(self, flat_inputs):\n        return {\"seed\": torch.randint(0, 2**31, ()).item()}\n\n"
+                "    def transform(self, inpt, params):\n        return inpt + params[\"seed\"]\n", lines=(7,)),
         # latent-diffusion's ImageNetSR crops with albumentations
         Invalid("import albumentations\n\n\nclass ImageNetSR:\n    def __init__(self, size, random_crop=True):\n"
                 "        if random_crop:\n            self.cropper = albumentations.RandomCrop(height=size, width=size)\n"
@@ -353,13 +373,22 @@ class RandomAugment(FollowsValues, Rule):
         super().__init__(ctx)
         self.values = LocalValues(ctx, lambda value: None)  # only to see into `**kwargs` dicts
         self.cpu_code = CpuCode(ctx)
-        self._hand_drawn: set[int] = set()  # functions reported for drawing by hand
         self._draws: dict[int, list[tuple]] = {}  # function -> its draws by hand: (function, site, draw, through, threshold)
-        self._helper_calls: list = []  # (per-sample function, site, callee name): calls of the file's functions
+        # (per-sample function, site, callee name, families seeded there, whether only a sample's function): calls
+        # of the file's functions
+        self._helper_calls: list = []
         self._functions = _named_once(ctx.tree)
         self._methods = {item.name for cls in ast.walk(ctx.tree) if isinstance(cls, ast.ClassDef)
                          for item in cls.body if isinstance(item, FUNCTION_TYPES)}  # (where they draw is reported)
         self.seeded = Seedings(ctx)
+        self.defaults = LeftAtDefault(ctx.tree)
+        # id(report) -> the function around what is reported, and what is done there ("built", "drawn")
+        self._built: dict[int, tuple[ast.AST | None, str]] = {}
+
+    def report(self, where, message=None, severity=None, fixable=None) -> None:
+        """Also keep the function around a transform reported where it is visited."""
+        super().report(where, message, severity, fixable)
+        self._built[id(self.reports[-1])] = (self.ctx.current_def(), "built")
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
@@ -373,9 +402,12 @@ class RandomAugment(FollowsValues, Rule):
             return
         if isinstance(node.func, ast.Name) and node.func.id in self._functions or method in self._methods:
             self.seeded.note_call(node, node.func.id if method is None else method)
-        if (isinstance(node.func, ast.Name) and node.func.id in self._functions
-                and (function := self.cpu_code.item_function()) is not None):
-            self._helper_calls.append((function, self.ctx.site(node), node.func.id, self.seeded.here(node)))
+        if isinstance(node.func, ast.Name) and node.func.id in self._functions:
+            item = self._item_function()
+            function = item or self.cpu_code.sample_function()
+            if function is not None:
+                self._helper_calls.append((function, self.ctx.site(node), node.func.id, self.seeded.here(node),
+                                           item is None))
         qualified = self._qualname(node)
         if qualified is None:
             return
@@ -446,7 +478,7 @@ class RandomAugment(FollowsValues, Rule):
         if any(isinstance(ancestor, ast.ExceptHandler) for ancestor in self.ctx.ancestors) \
                 or _family(qualified) in self.seeded.here(node):
             return
-        function = self.cpu_code.item_function()
+        function = self._item_function()
         if function is None and qualified not in catalogue.TORCH_RANDOM_DRAWS:
             # a sample function's draw from Python's or NumPy's generator (with torch's, a function of a
             # `sample` or `image` is as often model code: diffusers names its latents `sample`)
@@ -456,40 +488,53 @@ class RandomAugment(FollowsValues, Rule):
             self._draws.setdefault(id(function), []).append((function, self.ctx.site(node), qualified, through,
                                                              threshold))
 
+    def _item_function(self) -> ast.AST | None:
+        """The function around here that runs for every sample or batch (see `CpuCode.item_function`), or a
+        torchvision transform's `make_params`."""
+        return self.cpu_code.item_function() or self._parameter_method()
+
+    def _parameter_method(self) -> ast.AST | None:
+        """The `make_params` (or `_get_params`) around here of a subclass of a torchvision transform, which its
+        `forward` calls for every sample (lerobot's `SharpnessJitter(v2.Transform)`)."""
+        ancestors = self.ctx.ancestors
+        for owner, method in zip(ancestors, ancestors[1:], strict=False):
+            if (isinstance(owner, ast.ClassDef) and isinstance(method, FUNCTION_TYPES)
+                    and method.name in catalogue.TORCHVISION_PARAMETER_METHODS
+                    and owner.name in self.cpu_code.derived_classes("torchvision transform", is_torchvision_transform)):
+                return method
+        return None
+
     def finish(self) -> None:
-        """Report each function's first draw that changes data with the default arguments (not `random.random()
-        < args.p` with `p` 0 by default), its own or through a function of the file that draws (mindocr's
+        """Report one draw a function: the first that changes data with the default arguments (not `random.random()
+        < args.p` with `p` 0 by default) and runs with them (not under `if self.rand_sample_interval is not None:`
+        with a default of None, Open-Sora's), its own or through a function of the file that draws (mindocr's
         `CVRandomRotation.__call__` calls `sample_uniform`, which calls `np.random.uniform`: reported at the call);
-        a function with no other draw than those, at the info level."""
-        idle: dict[int, tuple] = {}
-        for key, found in self._draws.items():
-            draws = [draw for draw in found if not self.seeded.by_callers(draw[0], _family(draw[2]))]
-            if not draws:
-                continue
-            changing = [draw for draw in draws if not self._never_true(draw[-1])]
-            if changing:
-                self._hand_drawn.add(key)
-                self._report_draw(*changing[0])
-            else:
-                idle[key] = draws[0]
-        helpers = None
-        for function, site, callee, seeded in self._helper_calls:
-            if id(function) in self._hand_drawn:
-                continue
-            helpers = self._drawing_helpers() if helpers is None else helpers
+        else the first of the others, at the info level. Transforms built only under a condition on parameters
+        that every call in the file leaves off are info too."""
+        found = {key: [draw for draw in draws if not self.seeded.by_callers(draw[0], _family(draw[2]))]
+                 for key, draws in self._draws.items()}
+        helpers = self._drawing_helpers() if self._helper_calls else {}
+        for function, site, callee, seeded, sample_only in self._helper_calls:
             if callee in helpers:
                 name, threshold = helpers[callee]
-                if _family(name) in seeded or self.seeded.by_callers(function, _family(name)):
-                    continue
-                draw = (function, site, name, f" (through `{callee}`)", threshold)
-                if not self._never_true(draw[-1]):
-                    self._hand_drawn.add(id(function))
-                    idle.pop(id(function), None)
-                    self._report_draw(*draw)
-                else:
-                    idle.setdefault(id(function), draw)
-        for draw in idle.values():
-            self._report_draw(*draw)
+                if not (_family(name) in seeded or self.seeded.by_callers(function, _family(name))
+                        or sample_only and name in catalogue.TORCH_RANDOM_DRAWS):
+                    found.setdefault(id(function), []).append(
+                        (function, site, name, f" (through `{callee}`)", threshold))
+        for draws in filter(None, found.values()):
+            self._report_draw(*min(draws, key=self._draw_rank))
+        for report in self.reports:
+            if report.switch is not None and report.severity != "info":
+                function, done = self._built[id(report)]
+                self.defaults.settle(report, function, [report.switch], done)
+
+    def _draw_rank(self, draw: tuple) -> tuple:
+        """Which of a function's draws to name: one that changes data, then one that runs with the default
+        arguments, then the first."""
+        function, site = draw[0], draw[1]
+        switched_off = site.switch is not None and (opt_in.off_by_default(self.ctx, site.switch) is not None
+                                                    or self.defaults.off_guard(function, [site.switch]) is not None)
+        return self._never_true(draw[-1]), switched_off, site.node.lineno, site.node.col_offset
 
     def _never_true(self, threshold: ast.expr | None) -> bool:
         """Whether a draw compared below `threshold` is never below it with the default arguments (0 by default:
@@ -505,6 +550,7 @@ class RandomAugment(FollowsValues, Rule):
                         severity="info", fixable=False)
         else:
             self.report(site, message, fixable=False)
+        self._built[id(self.reports[-1])] = (function, "drawn")
 
     def _drawing_helpers(self) -> dict[str, tuple[str, ast.expr | None]]:
         """The file's functions (module-level, or nested under a name no other function has: the diffusers examples
@@ -554,6 +600,9 @@ class RandomAugment(FollowsValues, Rule):
                 return True
         sampled = catalogue.SAMPLED_VALUES.get(library, {}).get(short)
         if sampled is not None and _one_value(argument(node, *sampled[0]), argument(node, *sampled[1])):
+            return True
+        whole = catalogue.WHOLE_AREA_CROPS.get(library, {}).get(short)
+        if whole is not None and _whole_area(argument(node, *whole)):
             return True
         fixed_by = catalogue.FIXED_BY_NUMBER.get(library, {}).get(short)
         if fixed_by is not None:
@@ -700,6 +749,13 @@ def _degenerate(value: ast.expr) -> bool:
         return False
     elts = value.elts
     return all(ast.dump(elts[i]) == ast.dump(elts[i + 1]) for i in range(0, len(elts), 2))
+
+
+def _whole_area(value: ast.expr | None) -> bool:
+    """An area range of `(1, 1)`: the crop keeps the whole image (see `catalogue.WHOLE_AREA_CROPS`)."""
+    return isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and all(
+        isinstance(constant(bound), (int, float)) and not isinstance(constant(bound), bool) and constant(bound) == 1
+        for bound in value.elts)
 
 
 def _one_value(values: ast.expr | None, style: ast.expr | None) -> bool:

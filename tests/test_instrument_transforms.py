@@ -821,3 +821,27 @@ def test_a_seed_set_when_a_project_module_is_imported_is_kept(tmp_path, seeding,
     out, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
     assert expected in out
     assert any("importing this seeds" in note for note in notes) is noted
+
+
+def test_seeding_through_a_project_helper_under_the_main_guard_is_noted(tmp_path):
+    """llm-foundry's train.py only calls `train_from_yaml(...)`, which seeds with its YAML's seed: seed_all goes under
+    the `__main__` guard, and a note says that the helper reseeds with the script's own seed."""
+    (tmp_path / "foundry.py").write_text("import random\n\n\ndef train_from_yaml(path, args):\n"
+                                         "    seed = load(path)['seed']\n    random.seed(seed)\n")
+    code = ("import sys\n\nfrom foundry import train_from_yaml\n\nif __name__ == '__main__':\n"
+            "    train_from_yaml(sys.argv[1], sys.argv[2:])\n")
+    out, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
+    assert "if __name__ == '__main__':\n    seed_all(seed=1234" in strip(out)
+    assert any("train.py:6: `train_from_yaml(...)` seeds again" in note for note in notes), notes
+
+
+def test_a_seed_openmmlab_draws_for_none_keeps_a_seed_given():
+    """InternImage: `init_random_seed(args.seed)` draws from unseeded NumPy when `--seed` is not given; it is given
+    the fixed seed for None, and seed_all takes the seed it returns (`args.seed + rank` here)."""
+    code = ("import argparse\n\nimport torch.distributed as dist\nfrom mmseg.apis import init_random_seed, set_random_seed\n\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--seed', type=int, default=None)\n"
+            "args = parser.parse_args()\n\nif __name__ == '__main__':\n"
+            "    seed = init_random_seed(args.seed, device='cuda')\n    seed = seed + dist.get_rank()\n"
+            "    set_random_seed(seed, deterministic=False)\n")
+    assert ("    seed = init_random_seed(args.seed if args.seed is not None else 7, device='cuda')\n"
+            "    seed = seed + dist.get_rank()\n    seed_all(seed=seed, ") in fix(code, "seed", seed=7)

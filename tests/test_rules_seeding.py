@@ -939,3 +939,79 @@ def test_a_project_megatron_without_deterministic_mode_gets_other_advice(project
         assert "NCCL_ALGO" in result.findings[0].message
     else:
         assert found == [("no-deterministic-algos", 6, True), ("dist-no-deterministic-comm", 6, True)]
+
+
+# --- determinism switches given as options ------------------------------------------------------------------------
+SEED_HELPER_WITH_SWITCH = """
+import random
+
+import torch
+
+
+def set_random_seed(seed, deterministic=False):
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if deterministic:
+        torch.use_deterministic_algorithms(True)
+"""
+
+
+@pytest.mark.parametrize(("action", "expected"), [
+    ("store_true", [("no-deterministic-algos", 17)]),  # off by default: reported at the option
+    ("store_false", []),
+])
+def test_a_helpers_determinism_switch_given_as_an_option_counts_only_when_on(project, action, expected):
+    """InternImage's `set_random_seed(seed, deterministic=args.deterministic)`, here a project helper: the switch is
+    on only when the option is, so an off-by-default `--deterministic` is reported at that option."""
+    body = ("parser = argparse.ArgumentParser()\n"
+            f"    parser.add_argument('--deterministic', action='{action}')\n    args = parser.parse_args()\n"
+            "    set_random_seed(0, deterministic=args.deterministic)")
+    write(project, {"utils.py": SEED_HELPER_WITH_SWITCH,
+                    "train.py": script("import argparse\nfrom utils import set_random_seed", body)})
+    assert lint(project / "train.py", "seed-missing", "no-deterministic-algos") == expected
+
+
+CONFIG_CLASS = """
+from dataclasses import dataclass
+
+
+@dataclass
+class TrainPipelineConfig:
+    seed: int | None = 1000
+    cudnn_deterministic: bool = {value}
+"""
+CONFIG_SCRIPT = """
+import torch
+from configs.train import TrainPipelineConfig
+
+
+def train(cfg: TrainPipelineConfig):
+    if cfg.seed is not None:
+        torch.manual_seed(cfg.seed)
+    if cfg.cudnn_deterministic:
+        torch.backends.cudnn.deterministic = True
+    model = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(4, 8, 2):
+        model(x).sum().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    train(parse())
+"""
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("False", ("no-deterministic-algos", 9, "warning")),  # no switch at all by default: at its condition
+    ("True", ("no-deterministic-algos", 10, "info")),  # cuDNN's flag is the only switch
+])
+def test_a_project_config_dataclass_gives_the_defaults_of_its_fields(project, value, expected):
+    """lerobot's `def train(cfg: TrainPipelineConfig)`: the dataclass, in another file of the project, says
+    `cudnn_deterministic` is False by default, and `seed` is not None."""
+    write(project, {"configs/__init__.py": "", "configs/train.py": CONFIG_CLASS.format(value=value),
+                    "train.py": CONFIG_SCRIPT})
+    path = project / "train.py"
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["seed-missing"],
+                                                        RULES_BY_NAME["no-deterministic-algos"]])
+    assert [(f.name, f.line, f.severity) for f in result.findings] == [expected]

@@ -123,6 +123,24 @@ RM_DROPOUT_SEEDERS: dict[str, tuple[int, bool]] = {
 # `_set_random_seed`) and starts the process group (`--distributed-backend`, nccl by default); see MEGATRON_SETUPS.
 _MEGATRON_INITIALIZE_MODULES = ("megatron.training.initialize", "megatron.training", "megatron.initialize")
 MEGATRON_INITIALIZE = frozenset(f"{module}.initialize_megatron" for module in _MEGATRON_INITIALIZE_MODULES)
+# OpenMMLab 1.x codebases and mmcv 1.x seed with `set_random_seed(seed, deterministic=False)` (mmdet's, mmseg's and
+# mmcls's `apis/train.py`, mmcv's `runner/utils.py`): `random`, NumPy, torch and CUDA, and, with `deterministic` true,
+# cuDNN's flags only (`cudnn.deterministic = True`, `benchmark = False`): name -> (position, keyword) of that switch.
+# mmengine's `set_random_seed(seed=None, deterministic=False)` also calls `torch.use_deterministic_algorithms(True)`.
+OPENMMLAB_SET_RANDOM_SEED: dict[str, tuple[int, str]] = dict.fromkeys((
+    *(f"{package}.apis{module}.set_random_seed" for package in ("mmdet", "mmseg", "mmcls") for module in ("", ".train")),
+    "mmcv.runner.set_random_seed", "mmcv.runner.utils.set_random_seed"), (1, "deterministic"))
+MMENGINE_SET_RANDOM_SEED = frozenset({"mmengine.runner.set_random_seed", "mmengine.runner.utils.set_random_seed"})
+# Their `init_random_seed(seed=None, device='cuda')` (mmdet, mmseg, mmcls, mmpose, mmdet3d, mmaction2, mmocr: `apis`)
+# returns the seed it is given, or, for None, one drawn from NumPy's global generator (`np.random.randint(2**31)` on
+# rank 0, broadcast to the others): name -> (position, keyword) of the seed.
+SEEDS_DRAWN_FOR_NONE: dict[str, tuple[int, str]] = dict.fromkeys((
+    f"{package}.apis{module}.init_random_seed" for package in ("mmdet", "mmseg", "mmcls", "mmpose", "mmdet3d", "mmaction",
+                                                                "mmocr") for module in ("", ".train")), (0, "seed"))
+# Their training entry points (`apis`), which build an mmcv runner and run its workflow (`runner.run(loaders, workflow)`).
+OPENMMLAB_TRAIN_APIS = frozenset(f"{package}.apis{module}.{name}" for package, name in (
+    ("mmdet", "train_detector"), ("mmseg", "train_segmentor"), ("mmcls", "train_model"), ("mmpose", "train_model"),
+    ("mmdet3d", "train_model"), ("mmaction", "train_model"), ("mmocr", "train_detector")) for module in ("", ".train"))
 # Helpers from popular libraries that seed every generator at once.
 SEED_ALL_CALLS = frozenset({
     "transformers.set_seed", "transformers.enable_full_determinism",
@@ -130,7 +148,7 @@ SEED_ALL_CALLS = frozenset({
     "msprobe.pytorch.seed_all", "msprobe.mindspore.seed_all", "timm.utils.random_seed",
     "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
     "accelerate.utils.random.set_seed", "diffusers.training_utils.set_seed", *LIGHTNING_SEED_EVERYTHING,
-    *FABRIC_SEED_EVERYTHING, *SPEECHBRAIN_SEED_EVERYTHING,
+    *FABRIC_SEED_EVERYTHING, *SPEECHBRAIN_SEED_EVERYTHING, *OPENMMLAB_SET_RANDOM_SEED, *MMENGINE_SET_RANDOM_SEED,
     # Megatron's set-up (MindSpeed-LLM's and other Megatron-based scripts start with it)
     *MEGATRON_INITIALIZE, *(f"{module}._set_random_seed" for module in _MEGATRON_INITIALIZE_MODULES),
 })
@@ -1348,6 +1366,7 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     "diffusers.utils.testing_utils.enable_full_determinism": None,
     **dict.fromkeys(LIGHTNING_TRAINER_BUILDS, (None, "deterministic")),
     **dict.fromkeys(SPEECHBRAIN_SEED_EVERYTHING, (2, "deterministic")),
+    **dict.fromkeys(MMENGINE_SET_RANDOM_SEED, (1, "deterministic")),
     **dict.fromkeys(HF_TRAINING_ARGUMENTS, (None, "full_determinism")),
     "msprobe_runtime.mindspore.seed_all": (1, "mode"), "msprobe.mindspore.seed_all": (1, "mode"),
     "mindspore.set_deterministic": (0, "deterministic"),

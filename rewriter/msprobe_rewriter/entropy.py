@@ -226,7 +226,19 @@ class _Tracer(AssignmentTracer):
         family = catalogue.ENTROPY_UNTIL_SEEDED_DRAWS.get(qualified)
         if family is not None and draws_globally(call, qualified) and not self._seeded_before(call, family):
             return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]} before it is seeded", where_called=True)
+        if qualified in catalogue.SEEDS_DRAWN_FOR_NONE:
+            return self._drawn_for_none(call, catalogue.SEEDS_DRAWN_FOR_NONE[qualified], line, scopes)
         return None
+
+    def _drawn_for_none(self, call: ast.Call, spec: tuple[int, str], line: str, scopes) -> Origin | None:
+        """OpenMMLab's `init_random_seed(args.seed)`: the seed it returns is drawn from NumPy's global generator when
+        the one given is None, as an option without a default is."""
+        seed = argument(call, *spec)
+        if seed is not None and self._origin(seed, scopes) is not NONE or self._seeded_before(call, "numpy"):
+            return None
+        given = f"`{_text(seed)}` is None with the default arguments" if seed is not None else "it is given no seed"
+        return Origin(call, f"{line}, which draws one from {FAMILY_NAMES['numpy']}, unseeded there, because {given}",
+                      where_called=True)
 
     def _seeds_object_in_library(self, node: ast.Call, scopes) -> bool:
         """An object's seeding (`dataset.set_seed(seed)`) in a function of a library module (one other files of the

@@ -16,7 +16,7 @@ import re
 import weakref
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, project
@@ -24,6 +24,7 @@ from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.context import (
     EVAL_NAME,
     FUNCTION_TYPES,
+    NOT_CONSTANT,
     FileContext,
     argument,
     constant,
@@ -43,11 +44,15 @@ MODEL_EXPORTS = frozenset({"torch.onnx.export", "torch.onnx.dynamo_export", "tor
                            "torch.export.export", "torch.export.export_for_training"})
 WEIGHT_LOADERS = frozenset({"torch.load"}) | catalogue.MINDSPORE_LOAD_CHECKPOINT | catalogue.MINDSPORE_LOAD_PARAM
 WEIGHT_LOADING_METHODS = frozenset({"load_state_dict", "from_pretrained", "load_from_checkpoint"})
+# Libraries outside the known ones whose calls train: mindformers' Trainer (which seeds only from a config's truthy
+# seed, and not in (semi-)auto parallel mode), OpenMMLab 1.x's `train_detector(...)` and the like.
+LIBRARY_TRAINING = catalogue.MINDFORMERS_TRAINERS | catalogue.OPENMMLAB_TRAIN_APIS
 MAX_TRAINING_FILES = 3  # training steps are followed through at most this many project files
 Guard = conditions.Guard
 Located = tuple[ast.AST, tuple[Guard, ...], "str | None"]  # a node, the `if` tests around it, its function
 CallSite = tuple[tuple[Guard, ...], "str | None", ast.Call]  # a call's `if` tests, the function it is in, the call
 Trusted = Callable[[Summary], bool]  # what a training module must pin to be trusted with it (see `_training_names`)
+Pinned = list[tuple[Summary, "ast.expr | None"]]  # what a call pins, each with the argument that must be true for it
 
 
 def seeds(summary: Summary) -> bool:
@@ -84,10 +89,11 @@ class FileSeeding:
 
     calls: list[ast.Call]
     trains: bool  # runs training steps, builds an optimizer or a trainer
-    follow: Callable[[ast.AST], Summary]  # what a call into a project-local helper (or an import of one) pins
+    follow: Callable[[ast.AST], Pinned]  # what a call into a project-local helper (or an import of one) pins
     # the project-local modules it trains through, those that pin what `Trusted` accepts left out (read lazily)
     trains_elsewhere: Callable[[Trusted], list[project.Module]]
     option_helpers: Callable[[], list[ast.Call]] = list  # the calls of project helpers given its parser (read lazily)
+    config_classes: Callable[[], list[ast.ClassDef]] = list  # the project's classes its parameters are annotated with
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
     helper_calls: list[Located] = field(default_factory=list)  # calls and imports `follow` may resolve
     # function -> what a statement of it pins beyond it (see pinning.outliving)
@@ -111,11 +117,14 @@ class FileSeeding:
 
     def lookup(self, node: ast.expr) -> object:
         """Default value of `args.<dest>` from the file's argparse definitions (or its dataclasses' fields, which
-        tyro and `HfArgumentParser` parse); unknown for an option the file
+        tyro and `HfArgumentParser` parse, and those of the project's dataclasses its functions' parameters are
+        annotated with, lerobot's `def train(cfg: TrainPipelineConfig)`); unknown for an option the file
         assigns to (`if args.seed is None: args.seed = 42`), and for every option when it overlays them all
         (`vars(args).update(config)`)."""
         if self._lookup is None:
-            defaults = conditions.option_defaults(self.tree, [*self.calls, *self.helper_options()])
+            project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
+            configs = conditions.dataclass_defaults(ast.Module(body=self.config_classes(), type_ignores=[]))
+            defaults = {**configs, **conditions.option_defaults(self.tree, [*self.calls, *self.helper_options()])}
             for dest in self.assigned_attributes & defaults.keys():
                 defaults[dest] = conditions.UNKNOWN
             if any(conditions.overlays_options(call) for call in self.calls):
@@ -138,8 +147,13 @@ class FileSeeding:
         imported included (followed once)."""
         if self._effects is None:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
-            followed = [Effect(call, summary, guards, function) for call, guards, function in self.helper_calls
-                        if (summary := self.left(function, call, self.follow(call))) != NOTHING]
+            followed = []
+            for call, guards, function in self.helper_calls:
+                for pinned, switch in self.follow(call):
+                    summary = self.left(function, call, pinned)
+                    if summary != NOTHING:
+                        extra = ((switch, True),) if switch is not None else ()
+                        followed.append(Effect(call, summary, guards + extra, function))
             self._effects = sorted(self.direct + followed, key=lambda e: (e.node.lineno, e.node.col_offset))
         return self._effects
 
@@ -282,18 +296,27 @@ def _analyse(ctx: FileContext) -> FileSeeding:
 
     creators: dict[int, ast.Call] = {}  # id of a method call -> the call that made its object
 
-    def follow(call: ast.AST) -> Summary:
+    def follow(call: ast.AST) -> Pinned:
+        """What a helper call pins; a determinism switch it is given as an option (`deterministic=args.deterministic`)
+        apart, with that option as its condition."""
         if isinstance(call, (ast.Import, ast.ImportFrom)):
-            return pinning.import_summary(call, folder)
+            return [(pinning.import_summary(call, folder), None)]
+        switch = _determinism_option(call)
+        if switch is None:
+            return [(pinned(call, seeding.lookup), None)]
+        off, on = (pinned(call, _assuming(switch, value, seeding.lookup)) for value in (False, True))
+        return [(off, None), (_switched(off, on), switch)]
+
+    def pinned(call: ast.Call, lookup: conditions.Lookup) -> Summary:
         creator = creators.get(id(call))
-        found = pinning.method_summary(creator, call, folder, local, defined, 1, seeding.lookup) if creator else None
+        found = pinning.method_summary(creator, call, folder, local, defined, 1, lookup) if creator else None
         if found is None:
-            found = pinning.helper_summary(call, folder, local, defined, 1, seeding.lookup)
+            found = pinning.helper_summary(call, folder, local, defined, 1, lookup)
         if found is not None:
             return found
         if _is_local_def(call, defined) or not pinning.names_a_function(ctx.imports.bindings, call):
             return NOTHING
-        return pinning.seeder_by_name(call)
+        return _by_name(call, lookup)
 
     def trains_elsewhere(trusted: Trusted) -> list[project.Module]:
         """The project modules whose training the file runs (from calls that run with the default arguments, and
@@ -311,8 +334,17 @@ def _analyse(ctx: FileContext) -> FileSeeding:
         return [node for _, name, module in project.reached(given, local, defined, folder)
                 if name in module.functions for node in ast.walk(module.functions[name]) if isinstance(node, ast.Call)]
 
+    def config_classes() -> list[ast.ClassDef]:
+        """The project's classes that the file's functions annotate a parameter with (`cfg: TrainPipelineConfig`)."""
+        annotations = [ast.Call(func=arg.annotation, args=[], keywords=[]) for node, _, _ in nodes
+                       if isinstance(node, FUNCTION_TYPES) for arg in ast.walk(node.args)
+                       if isinstance(arg, ast.arg) and isinstance(arg.annotation, ast.Name)]
+        found = {id(cls): cls for _, name, module in project.reached(annotations, local, defined, folder)
+                 if (cls := module.classes.get(name)) is not None}
+        return list(found.values())
+
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
-                          trains_elsewhere, option_helpers)
+                          trains_elsewhere, option_helpers, config_classes)
     seeding.local_calls = _local_calls(nodes, defined, ctx.tree)
     seeding.tree = ctx.tree
     seeding.assigned_attributes = frozenset(  # of objects, not of modules (`torch.backends.cuda.matmul.allow_tf32`)
@@ -336,7 +368,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
                 made[function, node.targets[0].id] = node.value
             found = pinning.assign_effects(node, ctx.qualname)
         elif isinstance(node, ast.Call):
-            qualified = ctx.call_qualname(node) or method_qualname(ctx, node)
+            qualified = ctx.call_qualname(node) or method_qualname(ctx, node) or _catalogued(ctx, node)
             owner = node.func.value if isinstance(node.func, ast.Attribute) else None
             creator = made.get((function, owner.id)) if isinstance(owner, ast.Name) else None
             _note_call(ctx, seeding, node, qualified, function, hub, creator)
@@ -345,13 +377,58 @@ def _analyse(ctx: FileContext) -> FileSeeding:
                     creators[id(node)] = creator
                 seeding.helper_calls.append((node, guards, function))
                 continue
-            found = pinning.call_effects(node, qualified)
+            found = pinning.call_effects(node, qualified) + _cudnn_switch(node, qualified)
         else:
             continue
         for summary, guard in found:
             extra = ((guard, True),) if guard is not None else ()
             seeding.direct.append(Effect(node, seeding.left(function, node, summary), guards + extra, function))
     return seeding
+
+
+def _catalogued(ctx: FileContext, call: ast.Call) -> str | None:
+    """The name of a seeder, or a drawer of seeds, of a library outside the known ones that the catalogue names
+    (OpenMMLab's `mmdet.apis.set_random_seed` and `init_random_seed`, which seeds nothing), else None."""
+    qualified = ctx.imports.resolve_any(call.func)
+    return qualified if qualified in pinning.SEEDER_FAMILIES or qualified in catalogue.SEEDS_DRAWN_FOR_NONE else None
+
+
+def _cudnn_switch(call: ast.Call, qualified: str) -> Pinned:
+    """OpenMMLab's `set_random_seed(seed, deterministic=d)`, which sets only cuDNN's flags, when `d` is true (the
+    condition: `d` when it is no literal)."""
+    spec = catalogue.OPENMMLAB_SET_RANDOM_SEED.get(qualified)
+    switch = argument(call, *spec) if spec is not None else None
+    literal = constant(switch) if switch is not None else False
+    if literal is NOT_CONSTANT:
+        return [(pinning.CUDNN, switch)]
+    return [(pinning.CUDNN, None)] if literal else []
+
+
+def _determinism_option(call: ast.Call) -> ast.expr | None:
+    """The option a helper call is given for a determinism keyword (`deterministic=args.deterministic`), if any."""
+    return next((kw.value for kw in call.keywords if kw.arg and pinning.DETERMINISM_KEYWORD.search(kw.arg)
+                 and isinstance(kw.value, (ast.Name, ast.Attribute))), None)
+
+
+def _assuming(switch: ast.expr, value: bool, lookup: conditions.Lookup) -> conditions.Lookup:
+    """`lookup`, but for `switch`, which it says holds `value`."""
+    return lambda node: value if node is switch else lookup(node)
+
+
+def _switched(off: Summary, on: Summary) -> Summary:
+    """What a helper pins only with its determinism switch on."""
+    return Summary(on.families - off.families, on.deterministic and not off.deterministic, on.hccl and not off.hccl,
+                   on.nccl and not off.nccl, on.cudnn and not off.cudnn)
+
+
+def _by_name(call: ast.Call, lookup: conditions.Lookup) -> Summary:
+    """A call we cannot look into, by its name (`pinning.seeder_by_name`): its determinism keywords switch nothing
+    on where `lookup` says they are false."""
+    summary = pinning.seeder_by_name(call)
+    switches = [kw.value for kw in call.keywords if kw.arg and pinning.DETERMINISM_KEYWORD.search(kw.arg)]
+    if summary.deterministic and all(conditions.truth(switch, lookup) is False for switch in switches):
+        return replace(summary, deterministic=False)
+    return summary
 
 
 def _handed_over(calls: list[tuple[ast.Call, str | None]], local: project.LocalImports,
@@ -471,8 +548,8 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
         seeding.spawned.append((call, target.id))
     if ctx.is_trainer_run(call) or runs_library_training(ctx, call, creator):  # mmengine's runner trains only here
         seeding.trains = True
-    if qualified is None and ctx.imports.resolve_any(call.func) in catalogue.MINDFORMERS_TRAINERS:
-        seeding.trains = True  # seeds only from a config's truthy seed, and not in (semi-)auto parallel mode
+    if qualified is None and ctx.imports.resolve_any(call.func) in LIBRARY_TRAINING:
+        seeding.trains = True
     if qualified is not None:
         if (qualified in catalogue.TRAINER_CLASSES or qualified in catalogue.LIGHTNING_TRAINER_BUILDS
                 or qualified in catalogue.MEGATRON_PRETRAIN or catalogue.is_optimizer_class(qualified)):

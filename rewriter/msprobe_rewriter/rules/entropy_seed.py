@@ -30,7 +30,10 @@ class EntropySeed(Rule):
                "default and the file never sets it (detectron2's `default_setup` with `cfg.SEED`, a LazyConfig's "
                "`cfg.train.seed`), and torchtune's `training.set_seed`, which draws a seed from torch's unseeded "
                "generator when given None, given a config value or option whose default the file does not show "
-               "(`seed=cfg.seed`; its configs ship `seed: null`). A draw before seeding that seeds an object "
+               "(`seed=cfg.seed`; its configs ship `seed: null`). A seed from OpenMMLab's `init_random_seed(seed)` (mmdet, "
+               "mmseg, mmcls, mmpose, ...), which returns one drawn from NumPy's global generator when given None, is "
+               "reported when it gets None with the default arguments (`--seed` without a default) before NumPy is "
+               "seeded. A draw before seeding that seeds an object "
                "(`dataset.set_seed(seed)`) in a function of a library module, one other project files import, is "
                "left alone: the scripts calling it seed the generator first. The seed "
                "is followed through plain assignments, attribute assignments (`opt.manualSeed = ...`) and the "
@@ -59,6 +62,17 @@ class EntropySeed(Rule):
            "seed per name, hash the name stably: `zlib.crc32(name.encode())` (msprobe-instrument leaves such "
            "seeds to you, with a note: a fixed seed would give every name the same one).")
     valid = (
+        # `init_random_seed` returns the seed it is given: `--seed` has a default.
+        """\
+import argparse
+
+from mmseg.apis import init_random_seed, set_random_seed
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=0)
+args = parser.parse_args()
+set_random_seed(init_random_seed(args.seed))
+""",
         # Without a seed the helper returns before seeding: nothing draws from OS entropy (seed-missing reports it).
         """\
 import random
@@ -212,6 +226,18 @@ set_seed(args.seed)
 """,
     )
     invalid = (
+        # InternImage's train.py: without `--seed`, mmdet's `init_random_seed` draws the seed from unseeded NumPy.
+        Invalid("""\
+import argparse
+
+from mmdet.apis import init_random_seed, set_random_seed
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=None)
+args = parser.parse_args()
+seed = init_random_seed(args.seed, device="cuda")
+set_random_seed(seed)
+""", lines=(9,)),
         # A dataclass field that tyro or HfArgumentParser parses, None by default.
         Invalid("import random\nfrom dataclasses import dataclass, field\n\nimport tyro\n\n\n@dataclass\n"
                 "class Args:\n    seed: int = field(default=None)\n\n\nargs = tyro.cli(Args)\nrandom.seed(args.seed)\n",

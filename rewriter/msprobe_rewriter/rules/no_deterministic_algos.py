@@ -63,7 +63,8 @@ class NoDeterministicAlgos(Rule):
                "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "
                "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, Hugging Face's "
                "`TrainingArguments(full_determinism=True)`, an mmengine runner's `randomness=dict(..., deterministic=True)`, "
-               "SpeechBrain's `seed_everything(..., deterministic=True)`, "
+               "SpeechBrain's `seed_everything(..., deterministic=True)`, mmengine's `set_random_seed(..., "
+               "deterministic=True)` (mmcv's, mmdet's, mmseg's and mmcls's set cuDNN's flags only), "
                "or a project helper that does one of these; a script "
                "that imports only transformers, TRL, mmengine, SpeechBrain, Megatron or detectron2 (whose `DefaultTrainer`, "
                "`SimpleTrainer` and `AMPTrainer` train, subclasses included) counts as PyTorch). A MindSpore entry script likewise (one that "
@@ -71,7 +72,11 @@ class NoDeterministicAlgos(Rule):
                "`torch.use_deterministic_algorithms(True)` switches MindSpore's on, so it counts), when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
                "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
-               "condition. A script that names no framework but trains through a project module (improved-"
+               "condition, also one a helper is given as an option (`set_random_seed(seed, deterministic="
+               "args.deterministic)`, of a library or of the project), and a config field the script's function takes "
+               "from a dataclass of the project (lerobot's `def train(cfg: TrainPipelineConfig)` with `if "
+               "cfg.cudnn_deterministic:`, False by default). OpenMMLab 1.x's `train_detector(...)` (mmseg's "
+               "`train_segmentor`, mmcls's `train_model`, ...) trains. A script that names no framework but trains through a project module (improved-"
                "diffusion's `image_train.py` and its `TrainLoop`) is checked for the framework that module "
                "imports; a training module that switches deterministic kernels on itself is trusted (one that only seeds, as "
                "fairseq's `Trainer`, is not; a project function the script hands to a launcher, fairseq's "
@@ -104,6 +109,18 @@ class NoDeterministicAlgos(Rule):
            "`set_context(deterministic=\"ON\")`, which still works), or msprobe_runtime.mindspore's `seed_all(seed, "
            "mode=True)`.")
     valid = (
+        # mmengine's `set_random_seed(..., deterministic=True)` also calls `torch.use_deterministic_algorithms(True)`.
+        """\
+import torch
+from mmengine.runner import set_random_seed
+
+set_random_seed(0, deterministic=True)
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(4, 8, 2):
+    model(x).sum().backward()
+    opt.step()
+""",
         # A seeder of a library this tool cannot read, told by a keyword that names determinism (fsdp_turbo's
         # `set_seed(seed, set_deterministic=...)` in MindSpeed-LLM): its switch is taken at its word.
         """\
@@ -216,6 +233,33 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # InternImage: mmdet's `set_random_seed` switches cuDNN's flags only under `--deterministic`, off by default.
+        Invalid("""\
+import argparse
+
+import torch
+from mmdet.apis import set_random_seed, train_detector
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--deterministic", action="store_true")
+args = parser.parse_args()
+
+if __name__ == "__main__":
+    set_random_seed(0, deterministic=args.deterministic)
+    train_detector(model, datasets, cfg)
+""", lines=(11,)),
+        # mmcv's `set_random_seed(..., deterministic=True)` sets cuDNN's flags only.
+        Invalid("""\
+import torch
+from mmcv.runner import set_random_seed
+
+set_random_seed(0, deterministic=True)
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(4, 8, 2):
+    model(x).sum().backward()
+    opt.step()
+""", lines=(4,), severity="info"),
         # Megatron's `pretrain` seeds and trains, with deterministic kernels only under `--deterministic-mode`.
         Invalid("""\
 from megatron.core.enums import ModelType

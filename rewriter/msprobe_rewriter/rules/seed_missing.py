@@ -15,6 +15,7 @@ from msprobe_rewriter.context import (
     argument,
     iter_calls,
     keyword,
+    target_name,
 )
 from msprobe_rewriter.late_seeding import FirstSeeding, LateDraws, code_text, is_trainer, position
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -29,6 +30,8 @@ SEED_EARLIER = "seed before it (move the seeding up, or call msprobe's `seed_all
 LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seeds (line {line}), so they differ run "
               "to run: {fix}")
 LATE_DRAW = "`{call}(...)` draws{via} before `{seeder}` seeds (line {line}), from an unseeded generator: {fix}"
+DRAWN_SEED = ("`{call}(...)` draws the seed itself, from a generator nothing has seeded yet, so every run seeds "
+              "differently: give the seed option a default value instead of drawing one")
 
 
 # mmengine runners built from a config: they seed from the config's `randomness`, else from an unseeded NumPy draw.
@@ -71,13 +74,13 @@ class SeedMissing(Rule):
                "`mindspore.set_seed`, at startup")
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
                "`Model.train`, a trainer's `train()`/`fit()`, or a module-level call of a function of the file that "
-               "trains, as tutorials run theirs) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), or a function or class of "
+               "trains, as tutorials run theirs) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, OpenMMLab 1.x's `train_detector(...)` (mmseg's `train_segmentor`, mmcls's `train_model`, ...), MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep; also one the script hands to a launcher, fairseq's `call_main(cfg, main)`; a module that seeds itself is trusted to) or "
                "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, but not one given `sampling=False`, nor the `sample(...)` of fairseq's hub models, which searches by beam unless given `sampling=True`; plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), but never "
                "seeds: not directly, "
-               "not through a library seeder (`seed_everything`, `transformers.set_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), not by Megatron's `pretrain(...)`, which seeds with `--seed` before it trains, and not through a "
+               "not through a library seeder (`seed_everything`, `transformers.set_seed`, OpenMMLab's `set_random_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), not by Megatron's `pretrain(...)`, which seeds with `--seed` before it trains, and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
                "that seeds at its top level. Seeding that a function undoes does not count: of a generator whose state "
@@ -105,7 +108,9 @@ class SeedMissing(Rule):
                "SupervisedDataset`) or `self.` method of the file it calls, followed three calls deep (FastChat's "
                "`make_supervised_data_module` builds a dataset whose `__init__` shuffles). An integer drawn only "
                "for a name of an identifier (`session_id = random.randint(0, 2**32)`, a `master_port`) is "
-               "metadata, not data, weights or noise: it is not reported. The seeding may be a seeding call, "
+               "metadata, not data, weights or noise: it is not reported. A draw assigned to a seed (EDM's `seed = "
+               "torch.randint(1 << 31, size=[])` when `--seed` is not given) is the run's seed: the advice is to give "
+               "the seed option a default value. The seeding may be a seeding call, "
                "a function of the file that seeds, or a Hugging Face trainer, which seeds only when constructed "
                "(then only the model it is given counts, and `Trainer(model_init=...)` builds the model after "
                "seeding). A model given weights afterwards (`model.load_state_dict(...)`, "
@@ -139,6 +144,14 @@ class SeedMissing(Rule):
            "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
            "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
+        # mmdet's `set_random_seed` seeds `random`, NumPy and torch before `train_detector` trains.
+        """\
+from mmdet.apis import set_random_seed, train_detector
+
+if __name__ == "__main__":
+    set_random_seed(0)
+    train_detector(model, datasets, cfg)
+""",
         # The RNG state put back comes from a checkpoint, not from before the seeding: the seeding stays.
         """\
 import torch
@@ -698,6 +711,40 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        # EDM's train.py: without `--seed` the seed training_loop seeds with is drawn from torch's unseeded generator.
+        Invalid("""\
+import torch
+
+
+def training_loop(seed=0):
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(4, 8, 2):
+        model(x).sum().backward()
+        opt.step()
+
+
+def main(opts):
+    c = {}
+    if opts.seed is not None:
+        c["seed"] = opts.seed
+    else:
+        seed = torch.randint(1 << 31, size=[])
+        c["seed"] = int(seed)
+    training_loop(**c)
+
+
+if __name__ == "__main__":
+    main(parse())
+""", lines=(18,), severity="warning"),
+        # OpenMMLab 1.x's `train_detector` runs mmcv's training loop; nothing seeds.
+        Invalid("""\
+from mmdet.apis import train_detector
+
+if __name__ == "__main__":
+    train_detector(model, datasets, cfg)
+""", lines=(3,)),
         # ... and samples when told to.
         Invalid("""\
 from fairseq.models.speech_dlm import SpeechDLM
@@ -1342,6 +1389,7 @@ if __name__ == "__main__":
             if found is None or found[0] == "model" and late.loaded(call, scope) or late.unused(call, points):
                 continue
             kind, family, via = found
+            kind = "seed" if kind == "draw" and not via and _names_a_seed(late.statement(call)) else kind
             seeder = next((node for node, families in points if family in families), None)
             if seeder is None or not (late.straight(seeder, scope) or seeder is first):
                 continue
@@ -1365,7 +1413,7 @@ if __name__ == "__main__":
         fix = SEED_FIRST + " it" if trainer else SEED_EARLIER
         if kind == "model" and trainer and seeder is not call:
             fix += ", or build the model in the trainer's `model_init=`"
-        text = LATE_MODEL if kind == "model" else LATE_DRAW
+        text = LATE_MODEL if kind == "model" else DRAWN_SEED if kind == "seed" else LATE_DRAW
         message = text.format(call=condition_text(call.func), via=via, line=seeder.lineno,
                               seeder=seeder_text or code_text(seeder), fix=fix)
         off = next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None)
@@ -1377,6 +1425,13 @@ if __name__ == "__main__":
             self.report(call, f"{message} (when `{condition_text(holding(unknown[-1]))}`)", severity="warning")
         else:
             self.report(call, message)
+
+
+def _names_a_seed(statement: ast.AST | None) -> bool:
+    """Whether a statement assigns a seed (`seed = torch.randint(1 << 31, size=[])`, EDM's when `--seed` is not given)."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target] \
+        if isinstance(statement, ast.AnnAssign) else []
+    return any("seed" in (target_name(target) or "").lower() for target in targets)
 
 
 def report_whole_script(rule: Rule, facts: seeding.FileSeeding, verdict: seeding.Verdict, conditional: str,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 import sys
 from collections.abc import Iterator
 
@@ -21,6 +22,7 @@ from msprobe_rewriter.rules.dropout import DROPOUT_NAMES
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
 STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) - {"random"}  # modules whose calls draw from no seeded generator
 BUILTIN_NAMES = frozenset(dir(builtins))
+SEED_KEY = re.compile(r"[\w.]*seed[\w.]*", re.IGNORECASE)  # a config key naming a seed: "seed", "train.seed"
 SEED_ALL = frozenset(f"{m}.seed_all" for m in ("msprobe_runtime.pytorch", "msprobe_runtime.mindspore",
                                                "msprobe.pytorch", "msprobe.mindspore"))
 
@@ -46,7 +48,8 @@ class Seed(Transform):
         "with a demo under its guard), is seeded first thing in that block, so that "
         "importing it seeds nothing and keeps dropout. When the script "
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
-        "`mindspore.set_seed(...)`), its seed is kept: a literal seed goes to the module level, an expression "
+        "`mindspore.set_seed(...)`, also a seed read from a config by its key, Open-Sora's `set_seed(cfg.get(\"seed\", "
+        "1024))`), its seed is kept: a literal seed goes to the module level, an expression "
         "right after the statement that binds its names or fills their object (after `args = parse_args()`, after "
         "icefall's `params.update(vars(args))`, after any call given the object, also in a tuple or list, as "
         "llama-cookbook's `update_config((train_config, fsdp_config), **kwargs)`, a builtin's but `setattr`'s "
@@ -61,7 +64,9 @@ class Seed(Transform):
         "is followed by `seed_all` with that variable. A project helper that tests the seed it is given against "
         "None and then draws one (ADDA's `init_random_seed(config.manual_seed)`, `null` in its YAML), or torchtune's "
         "`training.set_seed`, which draws one from torch's generator, is followed by "
-        "`seed_all(seed=<seed> if <seed> is not None else 1234)`, as seed_all takes no None; when the script keeps "
+        "`seed_all(seed=<seed> if <seed> is not None else 1234)`, as seed_all takes no None; OpenMMLab's "
+        "`seed = init_random_seed(args.seed)`, which draws one from NumPy's unseeded generator, is given "
+        "`args.seed if args.seed is not None else 1234` instead, and `seed_all` follows with the seed it returns; when the script keeps "
         "the seed it returns (torchtune's `self.seed = training.set_seed(seed=cfg.seed, debug_mode=...)`), "
         "`seed_all` goes before it instead, so the seed it draws, and then uses for the sampler, comes from seeded "
         "generators, and `seed_all(mode=False)` does not switch off the deterministic mode it sets. "
@@ -75,7 +80,8 @@ class Seed(Transform):
         "The user's own seeding calls stay (they set the same value again). Otherwise `seed_all(seed=1234)` "
         "(`--seed N`) goes right after the imports; where the script seeds through a project helper that takes "
         "no seed from here (OpenRLHF's `strategy.setup_distributed()` seeds `args.seed` inside), a note says that "
-        "the helper reseeds with the script's seed, to give the same with `--seed`. A seed that changes from run to run (entropy-seed) is "
+        "the helper reseeds with the script's seed, to give the same with `--seed` (also where `seed_all` goes under the "
+        "`__main__` guard, llm-foundry's train.py, whose `train_from_yaml(...)` seeds with its YAML's seed). A seed that changes from run to run (entropy-seed) is "
         "fixed where it varies: a seed variable assigned a draw (`opt.manualSeed = random.randint(1, 10000)` "
         "when no seed was given) is assigned the fixed seed instead, so a seed given on the command line still "
         "wins and the seed the script logs is the one it uses; a seeding call that varies by itself "
@@ -234,6 +240,25 @@ class Seed(Transform):
                 "        on_epoch_start()\n        model(x).sum().backward()\n        opt.step()\n\n\n"
                 "if __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
                 "    parser.add_argument(\"--seed\", type=int, default=543)\n    args = parser.parse_args()\n    main(args)\n"),
+        # OpenMMLab's `init_random_seed` draws a seed from unseeded NumPy for None: it gets the fixed one instead.
+        Example("import argparse\n\nfrom mmdet.apis import init_random_seed, set_random_seed, train_detector\n\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument(\"--seed\", type=int)\nargs = parser.parse_args()\n\n"
+                "if __name__ == \"__main__\":\n    seed = init_random_seed(args.seed)\n    set_random_seed(seed)\n"
+                "    train_detector(model, datasets, cfg)\n",
+                "import argparse\n\nfrom mmdet.apis import init_random_seed, set_random_seed, train_detector\n"
+                "from msprobe_runtime.pytorch import seed_all\n\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument(\"--seed\", type=int)\nargs = parser.parse_args()\n\n"
+                "if __name__ == \"__main__\":\n    seed = init_random_seed(args.seed if args.seed is not None else 1234)\n"
+                "    seed_all(seed=seed, mode=False, rm_dropout=True)\n    set_random_seed(seed)\n"
+                "    train_detector(model, datasets, cfg)\n"),
+        # Open-Sora: a seed read from the config by its key is the script's own seed.
+        Example("import torch\nfrom colossalai.utils import set_seed\n\n\ndef main():\n    cfg = parse_configs()\n"
+                "    model = torch.nn.Linear(2, 2)\n    set_seed(cfg.get(\"seed\", 1024))\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n",
+                "import torch\nfrom colossalai.utils import set_seed\nfrom msprobe_runtime.pytorch import seed_all\n\n\n"
+                "def main():\n    cfg = parse_configs()\n    seed_all(seed=cfg.get(\"seed\", 1024), mode=False, rm_dropout=True)\n"
+                "    model = torch.nn.Linear(2, 2)\n    set_seed(cfg.get(\"seed\", 1024))\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n"),
         Example("import random\n\nimport torch\n\nif __name__ == \"__main__\":\n    seed = 3\n"
                 "    random.seed(seed)\n    torch.manual_seed(seed)\n",
                 "import random\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
@@ -270,6 +295,9 @@ class Seed(Transform):
             calls = [call for call in (finding.node, *finding.also) if isinstance(call, ast.Call)]
             if _given_maybe_none(finding.node, unit):  # `training.set_seed(seed=cfg.seed)`: see `_user_seeds`
                 continue
+            if _drawn_for_none(finding.origin, unit):  # `seed = init_random_seed(args.seed)`: keep a seed given
+                fixes.append((self._fix_given_seed, finding.origin))
+                continue
             drawn = None if finding.salted_hash else _seed_assignment(finding, unit.analysis.parents)
             if drawn is not None:  # `opt.manualSeed = random.randint(1, 10000)`: fix the draw, keep a given seed
                 fixes.append((self._fix_value, drawn))
@@ -290,13 +318,12 @@ class Seed(Transform):
                                     "seed_all goes right after it; set the seed in the config to keep your own")
             unit.edits.insert_after(unit.statement(_statement_of(setup, unit.analysis.parents)), [statement])
             return
-        spawns = facts.spawned  # its processes do not run the `__main__` block
-        self_test = _self_test(unit) if binding is None and not spawns else None
-        if self_test is not None:  # a model file's self-test: importing the module must not seed anything
-            unit.edits.insert_before(self_test, [statement])
-            return
         if binding is None:
-            unit.edits.insert_after(unit.after_imports(), [statement])
+            self_test = None if facts.spawned else _self_test(unit)  # spawned processes do not run `__main__` blocks
+            if self_test is not None:  # a model file's self-test: importing the module must not seed anything
+                unit.edits.insert_before(self_test, [statement])
+            else:
+                unit.edits.insert_after(unit.after_imports(), [statement])
             if seed is None:
                 _note_helper_seeding(unit, varying)
             return
@@ -354,13 +381,21 @@ class Seed(Transform):
             unit.edits.rewrite(node, lambda _: cst.Integer(seed))
 
     @staticmethod
+    def _fix_given_seed(unit: Unit, call: ast.Call, seed: str) -> None:
+        """Give a library call that draws a seed when given None (OpenMMLab's `init_random_seed(args.seed)`) the fixed
+        seed in place of None: `init_random_seed(args.seed if args.seed is not None else 1234)`."""
+        given = argument(call, *catalogue.SEEDS_DRAWN_FOR_NONE[unit.ctx.imports.resolve_any(call.func)])
+        text = ast.get_source_segment(unit.text, given) if given is not None else None
+        Seed._fix_seed(unit, call, f"{text} if {text} is not None else {seed}" if text and "\n" not in text else seed)
+
+    @staticmethod
     def _fix_seed(unit: Unit, call: ast.Call, seed: str) -> None:
         """Give a seeding call whose seed varies from run to run the fixed seed (`seed=` or its first argument)."""
         node = unit.node_for(call, cst.Call)
         if node is None or nodes.has_star(node):
             unit.note(call.lineno, "this seed changes from run to run: give it a fixed value yourself")
             return
-        value = cst.Integer(seed)
+        value = cst.parse_expression(seed)
         positional = [arg for arg in node.args if arg.keyword is None]
         if nodes.argument(node, "seed") is None and not positional and node.args:
             unit.note(call.lineno, "this seed changes from run to run: give it a fixed value yourself")
@@ -532,6 +567,11 @@ def _returned_seed(call: ast.Call, unit: Unit) -> tuple[str, tuple[str, ast.stmt
     return (text, ("after", statement)) if text is not None and "\n" not in text else None
 
 
+def _drawn_for_none(node: ast.AST | None, unit: Unit) -> bool:
+    """Whether `node` calls a library function that draws a seed when given None (`catalogue.SEEDS_DRAWN_FOR_NONE`)."""
+    return isinstance(node, ast.Call) and unit.ctx.imports.resolve_any(node.func) in catalogue.SEEDS_DRAWN_FOR_NONE
+
+
 def _given_maybe_none(node: ast.AST, unit: Unit) -> bool:
     """A call of a seeder that draws for None given a seed that may be None: `_user_seeds` adds `seed_all(seed=<seed>
     if <seed> is not None else 1234)` for it, keeping a seed the user gives."""
@@ -574,12 +614,14 @@ def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:
 
 
 def _reads_as_seed(node: ast.expr) -> bool:
-    """An int literal, or an expression naming a seed (`args.seed`, `cfg.SEED + rank`, `opt.manualSeed`)."""
+    """An int literal, or an expression naming a seed (`args.seed`, `cfg.SEED + rank`, `opt.manualSeed`), also by its
+    key in a config (Open-Sora's `cfg.get("seed", 1024)`, `config["seed"]`)."""
     literal = constant(node)
     if isinstance(literal, int) and not isinstance(literal, bool):
         return True
     return any("seed" in (getattr(n, "id", None) or getattr(n, "attr", None) or "").lower() for n in ast.walk(node)
-               if isinstance(n, (ast.Name, ast.Attribute)))
+               if isinstance(n, (ast.Name, ast.Attribute))) or any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and SEED_KEY.fullmatch(n.value) for n in ast.walk(node))
 
 
 def _called_name(call: ast.Call) -> str:

@@ -45,7 +45,7 @@ def fix_in(folder, name: str, code: str, others: dict[str, str], *names: str) ->
 # --- device RNG: the rewrite draws the same numbers on the CPU, with the same dtype and requires_grad ------
 DRAWS = [
     "torch.randn(3, 4, device=dev, dtype=torch.float64, requires_grad=True)",
-    "torch.rand(2, 3, device=dev, generator=g)",
+    "torch.rand(2, 3, device=dev, generator=seeded)",  # lerobot: the generator, made only when seeded, too
     "torch.randint(0, 10, (5,), device=dev)",
     "torch.randperm(7, device=dev)",
     "torch.normal(0.0, 2.0, (3,), device=dev)",
@@ -70,7 +70,8 @@ DRAWS = [
 TEMPLATE = ("import torch\n\n\ndef draw(dev, g):\n    x = torch.zeros(3, 4).to(dev)\n"
             "    p = torch.full((3, 4), 0.5).to(dev)\n"
             "    image = torch.zeros(2, 3, 4, 5).to(dev, memory_format=torch.channels_last)\n"
-            "    transposed = x.t()\n    made_on_dev = torch.Generator(dev).manual_seed(3)\n    return {}\n")
+            "    transposed = x.t()\n    made_on_dev = torch.Generator(dev).manual_seed(3)\n"
+            "    seeded = None if g is None else torch.Generator(device=dev).manual_seed(4)\n    return {}\n")
 
 
 @pytest.mark.parametrize("draw", DRAWS)
@@ -93,9 +94,30 @@ def test_device_draw_is_numerically_identical_on_cpu(draw):
 
 
 def test_device_draw_keeps_generator_and_moves_after():
-    out = fix("import torch\n\n\ndef f(d, g):\n    return torch.randn(2, device=d, generator=g, requires_grad=flag)\n",
-              "device-rng")
+    """A generator parameter that no call in the file sets is None: kept, and the draw moved."""
+    out = fix("import torch\n\n\ndef f(d, g=None):\n    return torch.randn(2, device=d, generator=g, requires_grad=flag)\n"
+              "\n\nx = f(\"cuda\")\n", "device-rng")
     assert "torch.randn(2, generator=g).to(d).requires_grad_(flag)" in out
+
+
+@pytest.mark.parametrize("given", ["g", "self.generator", "g if g is not None else None"])
+def test_device_draw_with_a_generator_made_elsewhere_is_noted(given):
+    """A generator handed in (a diffusers pipeline's `generator=`) may be made on the device, which a CPU draw
+    refuses ("Expected a 'cpu' device type for generator"): the draw is left, with what its generator needs."""
+    code = f"import torch\n\n\ndef f(self, d, g):\n    return torch.randn(2, device=d, generator={given})\n"
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert out == code and len(notes) == 1
+    assert f"draw on the CPU yourself (with `generator={given}`, which may be made on the device" in notes[0]
+
+
+def test_diffusers_draw_keeps_a_generator_a_caller_may_pass():
+    """Open-Sora's `sample(self, generator=None)`: no call in the file sets it, so diffusers draws on the device; a
+    caller elsewhere may still pass one, which decides where it draws as before."""
+    code = ("import torch\nfrom diffusers.utils.torch_utils import randn_tensor\n\n\nclass Posterior:\n"
+            "    def sample(self, generator=None):\n"
+            "        return randn_tensor(self.mean.shape, generator=generator, device=self.mean.device)\n")
+    assert "randn_tensor(self.mean.shape, generator=generator or torch.default_generator, device=self.mean.device)" \
+        in fix(code, "device-rng")
 
 
 def test_device_draw_with_out_is_left_alone():

@@ -461,6 +461,126 @@ def test_device_rng_module_on_a_device_that_may_be_meta_is_left_to_the_user():
     assert "(`cfg.init_device` may be the meta device, where nothing is drawn" in found[0].message
 
 
+def test_device_rng_draw_with_a_generator_made_elsewhere_is_left_to_the_user():
+    """A CPU draw refuses a device generator: one handed in (a parameter, an attribute) must be made on the CPU where
+    it is made; one made here (also only when seeded), or a parameter no call sets, goes with the rewrite."""
+    code = """\
+        import torch
+
+
+        def latents(self, shape, device, generator, seed, g=None):
+            made = None if seed is None else torch.Generator(device=device).manual_seed(seed)
+            a = torch.randn(shape, generator=generator, device=device)
+            b = torch.randn(shape, generator=self.generator, device=device)
+            c = torch.randn(shape, generator=made, device=device)
+            d = torch.randn(shape, generator=g, device=device)
+            e = torch.randn(shape, generator=torch.Generator("cuda"), device=device)
+            cpu = torch.manual_seed(seed) if device == "mps" else torch.Generator(device).manual_seed(seed)
+            return a, b, c, d, e, torch.randn(shape, generator=cpu, device=device)
+        """
+    found = findings("device-rng", code)
+    assert [(f.line, f.fixable) for f in found] == [(5, False), (6, False), (7, False), (8, True), (9, True),
+                                                    (10, False), (10, False), (11, False), (12, True)]
+    assert "(with `generator=generator`, which may be made on the device: a CPU draw needs a CPU generator" in found[1].message
+    assert "with `generator=" not in found[3].message + found[4].message
+
+
+def test_device_rng_device_every_call_passes_the_cpu_by_default_is_info():
+    """lerobot's `rand_device`: required here, and each call in the file passes "cpu" or a parameter defaulting to
+    it; one call passing another device, or none at all, keeps the error."""
+    template = textwrap.dedent("""\
+        import torch
+
+
+        def draw(n, rand_device):
+            return torch.randn(n, device=rand_device)
+
+
+        def infer(n, rand_device="cpu"):
+            return draw(n, rand_device) + draw(n, rand_device="cpu")
+        """) + "{}"
+    found = {extra: [(line, severity) for line, severity, _ in lint("device-rng", template.format(extra))]
+             for extra in ("", "\n\nx = draw(3, 'cuda')\n", "\n\nx = infer(3, 'cuda')\n")}
+    assert found == {"": [(5, "info")], "\n\nx = draw(3, 'cuda')\n": [(5, "error")],
+                     "\n\nx = infer(3, 'cuda')\n": [(5, "info")]}
+    assert "(the calls in this file pass `rand_device` the CPU, or a parameter defaulting to it" in lint(
+        "device-rng", template.format(""))[0][2]
+    assert lines("device-rng", "import torch\n\n\ndef draw(n, dev):\n    return torch.randn(n, device=dev)\n") == [5]
+
+
+def test_device_rng_generator_parameter_that_no_call_sets_is_none():
+    """Open-Sora: `sample(self, generator=None)` that no call in the file sets draws on the device; one that a call
+    sets, or one of a method called through its object (`forward`), may be given a generator."""
+    template = """\
+        from diffusers.utils.torch_utils import randn_tensor
+
+
+        class Posterior:
+            def {}(self, generator=None):
+                return randn_tensor(self.mean.shape, generator=generator, device=self.mean.device)
+
+
+        def encode(posterior, g):
+            return posterior.sample(generator=None), posterior.sample()
+        """
+    found = lint("device-rng", template.format("sample"))
+    assert [(line, severity) for line, severity, _ in found] == [(6, "error")]
+    assert found[0][2].endswith("(`generator` defaults to None, and no call in this file passes another)")
+    assert lint("device-rng", template.format("forward")) == []
+    assert lint("device-rng", template.format("sample").replace("posterior.sample()", "posterior.sample(g)")) == []
+
+
+def test_device_rng_generator_parameter_of_a_wrapper_named_as_torch_draw():
+    """audiocraft's `multinomial(input, ..., generator=None)` wraps `torch.multinomial`: that call is not one of it."""
+    code = """\
+        import torch
+
+
+        def multinomial(input, num_samples, *, generator=None):
+            return torch.multinomial(input.cuda(), num_samples, generator=generator)
+
+
+        def sample(probs):
+            return multinomial(probs, 1)
+        """
+    assert [f.fixable for f in findings("device-rng", code)] == [True]
+
+
+@pytest.mark.parametrize(("draw", "constant"), [
+    ("w.normal_(mean=1, std=0)", True), ("w.normal_(1.0, 0.0)", True), ("w.log_normal_(0, 0)", True),
+    ("nn.init.normal_(w, 1.0, 0)", True), ("nn.init.uniform_(w, a=-1, b=-1)", True), ("w.uniform_(a, a)", True),
+    ("torch.normal(w, 0.0)", True), ("w.cauchy_(0, sigma=0)", True),
+    ("w.normal_(mean=1, std=0.1)", False), ("w.uniform_(a, b)", False), ("w.uniform_(0, 1)", False),
+    ("nn.init.normal_(w, 0.0)", False), ("w.normal_(std=s)", False),
+])
+def test_device_rng_draw_of_a_constant_is_not_reported(draw, constant):
+    """modded-nanogpt's `w.normal_(mean=1, std=0)`: a spread of 0, or equal bounds, give a constant on any device."""
+    code = f"import torch\nfrom torch import nn\n\n\ndef f(w, a, b, s):\n    w = w.cuda()\n    return {draw}\n"
+    assert lines("device-rng", code) == ([] if constant else [7])
+
+
+def test_device_rng_dummy_function_that_yields_or_builds_data_keeps_its_severity():
+    code = """\
+        import torch
+
+
+        def dummy_data(n):
+            return torch.randn(n, device="cuda")
+
+
+        def dummy_step(n):
+            return torch.randn(n, device="cuda")
+
+
+        def warmup(n):
+            def inputs():
+                yield torch.randn(n, device="cuda")
+            return inputs
+        """
+    assert [(line, severity) for line, severity, _ in lint("device-rng", code)] == [
+        (5, "error"), (9, "info"), (14, "error")]
+
+
 def test_device_rng_catalogue_matches_torch_signatures():
     torch = pytest.importorskip("torch")
     for qualified, signature in catalogue.TORCH_DEVICE_DRAWS.items():

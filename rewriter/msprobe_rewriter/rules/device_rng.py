@@ -9,9 +9,17 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from msprobe_rewriter import catalogue, default_device, project
-from msprobe_rewriter.context import FUNCTION_TYPES, SCOPE_TYPES, argument, constant, keyword, walk_scope
-from msprobe_rewriter.cpu_code import INIT_NAME, CpuCode, is_model_base
+from msprobe_rewriter import catalogue, conditions, default_device, project
+from msprobe_rewriter.context import (
+    FUNCTION_TYPES,
+    SCOPE_TYPES,
+    argument,
+    constant,
+    keyword,
+    parameter_defaults,
+    walk_scope,
+)
+from msprobe_rewriter.cpu_code import INIT_NAME, MODULE_CALLS, CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import FollowsValues, LocalValues
 
@@ -78,6 +86,23 @@ MODULE_ITERATORS = frozenset({"modules", "children", "parameters", "buffers", "n
 MOVE_MESSAGE = "draw on the CPU and move the result (`{example}`): " + SAME_SEED
 THROWAWAY_NAME = re.compile(r"(?i)(^|_)(warm_?up|bench(mark)?|dummy)(_|$)")  # functions whose draws are thrown away
 THROWAWAY_NOTE = " (what it draws is thrown away: a warm-up, a benchmark's input, a dummy step)"
+DATA_BUILDER = re.compile(r"(?i)(^|_)data(set|loader)?(_|$)")  # a dummy data builder's draws are the data
+GENERATOR_NOTE = (" (with `generator={generator}`, which may be made on the device: a CPU draw needs a CPU generator, "
+                  "so make it on the CPU where it is made; msprobe-instrument leaves this to you)")
+CALLERS_CPU_NOTE = (" (the calls in this file pass `{name}` the CPU, or a parameter defaulting to it: this draws on a "
+                    "device only where a caller passes one)")
+NONE_GENERATOR_NOTE = " (`{name}` defaults to None, and no call in this file passes another)"
+# What gives torch's global CPU generator: `torch.manual_seed(s)` returns it (diffusers' tests' generator on "mps").
+CPU_GENERATORS = frozenset({"torch.default_generator", "torch.random.default_generator", "torch.manual_seed",
+                            "torch.random.manual_seed"})
+PARAMETER_DEPTH = 4  # how many calls up a parameter is followed to the value its callers pass
+# Draws whose result is a constant: a spread given as a literal 0 (`w.normal_(mean=1, std=0)`), or two bounds given
+# alike (`w.uniform_(a, a)`); per draw, (position, keyword) of its spread, or of its two bounds.
+CONSTANT_WHEN = {
+    "normal_": ((1, "std"),), "log_normal_": ((1, "std"),), "cauchy_": ((1, "sigma"),),
+    "torch.normal": ((1, "std"),), "torch.nn.init.normal_": ((2, "std"),),
+    "uniform_": ((0, "from"), (1, "to")), "torch.nn.init.uniform_": ((1, "a"), (2, "b")),
+}
 RNG_TRACKER = "rng_tracker"  # Megatron's `get_cuda_rng_tracker()`, MindSpeed's and DeepSpeed's trackers alike
 TRACKER_MESSAGE = ("`{call}` in `with {fork}:` draws from the CUDA generator state an RNG tracker keeps per "
                    "model-parallel rank, and " + SAME_SEED + ": {how}")
@@ -222,11 +247,18 @@ class DeviceRng(FollowsValues, Rule):
                "(`DiffusionPipeline.from_pretrained(...)`, moved to a device) called without a generator, as "
                "DreamBooth generates its class images; both are info where they only feed a pipeline's sampling "
                "after the loop of training steps (images to look at: `pipeline(prompt, generator=g)` after it, also "
-               "after it in each epoch), not before it. A draw or module on a device that is a parameter defaulting to "
-               "the CPU (`device=None`, `device=\"cpu\"`), or a field so defaulting of a parameter's class "
-               "(`config.init_device` of `config: ModelConfig`), is info: it draws on a device only where a caller "
-               "passes one. A draw whose result is read on the host right away (`.item()`, `.tolist()`) is advised "
-               "(and rewritten) without the move back. A model built in the function and moved to a device only later (`model.cuda(args.gpu)`) is on "
+               "after it in each epoch), not before it. A draw, generator or module on a device that is a parameter "
+               "defaulting to the CPU (`device=None`, `device=\"cpu\"`), a field so defaulting of a parameter's class "
+               "(`config.init_device` of `config: ModelConfig`), or a parameter that every call in the file passes the "
+               "CPU or such a parameter of its own (lerobot's `rand_device`), is info: it draws on a device only where "
+               "a caller passes one. A draw given a generator that may be made on the device (a parameter, an "
+               "attribute) needs a CPU generator for its CPU draw: msprobe-instrument leaves it to you, but makes on "
+               "the CPU, with the draw, a generator the file makes on a device (`g = torch.Generator(d)`, also `None if "
+               "seed is None else torch.Generator(d)`); a generator parameter defaulting to None that no call in the "
+               "file sets is none (Open-Sora's copy of diffusers' `DiagonalGaussianDistribution.sample`). A draw whose "
+               "result is a constant (a literal spread of 0, `w.normal_(mean=1, std=0)`, or equal bounds, "
+               "`w.uniform_(a, a)`) is not reported. A draw whose result is read on the host right away (`.item()`, "
+               "`.tolist()`) is advised (and rewritten) without the move back. A model built in the function and moved to a device only later (`model.cuda(args.gpu)`) is on "
                "the CPU until then, and so are its submodules and tensors (`for layer in model.modules()`). "
                "`sample()`/`rsample()` of a `torch.distributions` distribution "
                "(`Categorical(logits=logits).sample()`, also one kept in a name) draws where its parameters live, "
@@ -271,8 +303,9 @@ class DeviceRng(FollowsValues, Rule):
                "model-parallel rank: they are errors with the tracker's advice (a CPU generator seeded as the "
                "tracker's state; in weight initialisation, `--use-cpu-initialization`), and so is such a block that "
                "hands weights to an initialiser (`init_method(weight)`); msprobe-instrument leaves them to you. A draw "
-               "whose value is thrown away (in a function named for a warm-up, a benchmark or a dummy step, or bound "
-               "to names `del`eted later) is info.")
+               "whose value is thrown away (in a function named for a warm-up, a benchmark or a dummy step, but not "
+               "one that yields its draws or builds data, as nanotron's `dummy_infinite_data_generator`; or bound to "
+               "names `del`eted later) is info.")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
@@ -426,6 +459,14 @@ class DeviceRng(FollowsValues, Rule):
         "def main(config, devices):\n    strategy = FSDPStrategy(auto_wrap_policy={GPT}) if devices > 1 else \"fsdp\"\n"
         "    fabric = L.Fabric(devices=devices, strategy=strategy)\n    with fabric.init_module(empty_init=False):\n"
         "        model = GPT(config)\n    return fabric.setup(model)\n",
+        # modded-nanogpt: a spread of 0, or equal bounds, give a constant on any device: nothing is drawn.
+        "import torch\n\n\ndef gains(x):\n    x = x.cuda()\n"
+        "    return x.normal_(mean=1, std=0), x.uniform_(2.0, 2.0), torch.normal(x, 0.0)\n",
+        # A diffusers draw given a generator by a caller in this file draws where that generator is.
+        "import torch\nfrom diffusers.utils.torch_utils import randn_tensor\n\n\nclass Posterior:\n"
+        "    def sample(self, generator=None):\n"
+        "        return randn_tensor(self.mean.shape, generator=generator, device=self.mean.device)\n\n\n"
+        "def encode(posterior):\n    return posterior.sample(generator=torch.Generator().manual_seed(0))\n",
     )
     invalid = (
         # The DCGAN tutorial: wrapped for data parallelism between the move and the initialisation.
@@ -640,6 +681,27 @@ class DeviceRng(FollowsValues, Rule):
         # BLIP: a negative drawn and read on the host right away (`.item()`) need not move back.
         Invalid("import torch\n\n\ndef negatives(weights):\n    weights = weights.cuda()\n"
                 "    return [torch.multinomial(weights[b], 1).item() for b in range(4)]\n", lines=(6,), severity="error"),
+        # lerobot: a device every call in this file passes the CPU by default (a parameter defaulting to it) is info,
+        # the generator made on it too.
+        Invalid("import torch\n\n\nclass Policy(torch.nn.Module):\n    def _latents(self, n, seed, rand_device):\n"
+                "        generator = None if seed is None else torch.Generator(device=rand_device).manual_seed(seed)\n"
+                "        return torch.randn(n, generator=generator, device=rand_device).to(self.device)\n\n"
+                "    def infer(self, n, seed=None, rand_device=\"cpu\"):\n        return self._latents(n, seed, rand_device)\n",
+                lines=(6, 7), severity="info"),
+        # A diffusers pipeline's generator, handed in, may be made on the device: the CPU draw needs a CPU one.
+        Invalid("import torch\n\n\ndef prepare_latents(shape, generator, device):\n"
+                "    return torch.randn(shape, generator=generator, device=device)\n", lines=(5,), severity="error"),
+        # Open-Sora's copy of diffusers' `DiagonalGaussianDistribution`: a generator parameter that no call in this
+        # file sets is None, and randn_tensor then draws on the device.
+        Invalid("from diffusers.utils.torch_utils import randn_tensor\n\n\nclass DiagonalGaussianDistribution:\n"
+                "    def sample(self, generator=None):\n"
+                "        return randn_tensor(self.mean.shape, generator=generator, device=self.parameters.device)\n\n\n"
+                "def encode(posterior):\n    return posterior.sample(generator=None)\n", lines=(6,), severity="error"),
+        # nanotron: a dummy data generator yields the training data when no dataset is set; it throws nothing away.
+        Invalid("import torch\n\n\ndef dummy_infinite_data_generator(vocab_size, seed):\n    def data_generator():\n"
+                "        generator = torch.Generator(device=\"cuda\")\n        generator.manual_seed(seed)\n"
+                "        while True:\n            yield torch.randint(0, vocab_size, (4, 16), device=\"cuda\", "
+                "generator=generator)\n    return data_generator\n", lines=(6, 9), severity="error"),
     )
 
     def __init__(self, ctx) -> None:
@@ -662,6 +724,8 @@ class DeviceRng(FollowsValues, Rule):
         self._attributes: dict[int, dict[str, list[tuple[tuple[int, int], ast.expr]]]] = {}  # see _attribute_values
         self._imported: set[str] | None = None  # names the file's imports bind, see _is_module
         self._meta: set[str] | None = None  # see _may_be_meta
+        self._calls: dict[str, list[tuple[ast.Call, ast.AST | None]]] | None = None  # see _calls_of
+        self._methods: set[int] | None = None  # see _bound
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -691,11 +755,12 @@ class DeviceRng(FollowsValues, Rule):
 
     def _thrown_away(self, node: ast.Call) -> bool:
         """Whether what `node` draws is thrown away: in a function named for a warm-up, a benchmark or a dummy step
-        (Megatron's `_warmup_jit_function`, `bench_gemms`, `dummy_step`), or bound to names the function `del`s later
-        (`del bias, input`)."""
+        (Megatron's `_warmup_jit_function`, `bench_gemms`, `dummy_step`), unless in one that yields it or builds data
+        (nanotron's `dummy_infinite_data_generator`, the training data when no dataset is set), or bound to names the
+        function `del`s later (`del bias, input`)."""
         functions = [n for n in self.ctx.ancestors if isinstance(n, FUNCTION_TYPES)]
         if any(THROWAWAY_NAME.search(function.name) for function in functions):
-            return True
+            return not any(_yields(function) or DATA_BUILDER.search(function.name) for function in functions)
         statement = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, ast.stmt)), None)
         if not functions or not isinstance(statement, ast.Assign):
             return False
@@ -788,13 +853,16 @@ class DeviceRng(FollowsValues, Rule):
         elif self._initialises_on_device(node):
             self.report(node, _init_message_on_device(node, node.func.attr), fixable=False)
         host = self._read_on_host(node)
+        if _constant_draw(node, qualified or getattr(node.func, "attr", None)):
+            return
         if qualified in catalogue.TORCH_DEVICE_DRAWS:
             signature = catalogue.TORCH_DEVICE_DRAWS[qualified]
             device = keyword(node, "device")
             if device is not None:
                 if self.device_of(device) != CPU:
                     note = self._cpu_default_note(device)
-                    self._report_draw(node, _device_message(node, device, host) + note, "info" if note else None)
+                    message, fixable = self._with_generator(node, _device_message(node, device, host) + note, None)
+                    self._report_draw(node, message, "info" if note else None, fixable)
                 return
             inputs = [argument(node, signature.positional.index(name), name) for name in signature.inputs]
             self._check_inputs(node, [i for i in inputs if i is not None],
@@ -810,12 +878,15 @@ class DeviceRng(FollowsValues, Rule):
             device = argument(node, 0, "device")
             if device is not None and self.device_of(device) != CPU:
                 what, then = GENERATOR_USES[self.ctx.imports.imports_root("diffusers")]
-                self.report(node, GENERATOR_MESSAGE.format(call=_short(node), what=what, then=then), fixable=False)
+                note = self._cpu_default_note(device)
+                self.report(node, GENERATOR_MESSAGE.format(call=_short(node), what=what, then=then) + note,
+                            "info" if note else None, fixable=False)
                 self._generator_uses[id(node)] = self._generator_carriers(node)
         elif qualified in catalogue.DIFFUSERS_RANDN_TENSOR:
-            device = argument(node, 2, "device")
-            if _without_generator(node, 1) and device is not None and self.device_of(device) != CPU:
-                self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device"))
+            device, unset = argument(node, 2, "device"), self._without_generator(node, 1)
+            if unset is not None and device is not None and self.device_of(device) != CPU:
+                self.report(node, DIFFUSERS_MESSAGE.format(draw="randn_tensor(..., device=...)", where="that device")
+                            + unset)
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS
               and not self._is_module(node.func.value)):
             self._check_inputs(node, [node.func.value], _method_message(node, self._free, host))
@@ -824,15 +895,16 @@ class DeviceRng(FollowsValues, Rule):
             parameters = [*made.args, *(kw.value for kw in made.keywords if kw.arg != "validate_args")]
             if any(self._tensor_valued(p) for p in parameters):  # Beta(alpha, alpha) of floats samples on the CPU
                 self._check_inputs(node, parameters, DISTRIBUTION_MESSAGE.format(call=_short(node)), fixable=False)
-        elif pipeline and _without_generator(node, None):
+        elif pipeline and (unset := self._without_generator(node, None)) is not None:
             # a diffusers pipeline draws its initial latents on its own device unless given a generator
             self._check_inputs(node, [node.func], DIFFUSERS_MESSAGE.format(draw=f"{node.func.id}(...)",
-                                                                           where="the pipeline's device"), fixable=False)
-        elif self._is_latent_sample(node) and _without_generator(node, 0):
+                                                                           where="the pipeline's device") + unset,
+                               fixable=False)
+        elif self._is_latent_sample(node) and (unset := self._without_generator(node, 0)) is not None:
             # a posterior holds the VAE's outputs, on its device even in data code (latents cached by the
             # main process and drawn from in a collate function)
             self._check_inputs(node, [node.func.value],
-                               DIFFUSERS_MESSAGE.format(draw="latent_dist.sample()", where="the VAE's device"),
+                               DIFFUSERS_MESSAGE.format(draw="latent_dist.sample()", where="the VAE's device") + unset,
                                in_data_code=True)
 
     # --- modules built on a device ------------------------------------------------------------
@@ -939,13 +1011,16 @@ class DeviceRng(FollowsValues, Rule):
             self._fed[id(generator)] = sampling
 
     def _generator_carriers(self, made: ast.Call) -> list[ast.expr]:
-        """What passes on the generator `made` (with `.manual_seed(s)` chained on it): the later reads of the name
-        it is assigned to in this scope, or itself, given as an argument; none when it goes elsewhere."""
+        """What passes on the generator `made` (with `.manual_seed(s)` chained on it, also in a branch of `a if c
+        else b`): the later reads of the name it is assigned to in this scope, or itself, given as an argument; none
+        when it goes elsewhere."""
         expr, ancestors = made, self.ctx.ancestors
         index = len(ancestors) - 1
         while (index >= 1 and isinstance(ancestors[index], ast.Attribute) and ancestors[index].value is expr
                and isinstance(ancestors[index - 1], ast.Call) and ancestors[index - 1].func is ancestors[index]):
             expr, index = ancestors[index - 1], index - 2
+        if index >= 0 and isinstance(ancestors[index], ast.IfExp) and ancestors[index].test is not expr:
+            expr, index = ancestors[index], index - 1  # `None if seed is None else torch.Generator(d)`
         parent = ancestors[index] if index >= 0 else None
         if isinstance(parent, ast.keyword):
             return [expr]
@@ -977,10 +1052,115 @@ class DeviceRng(FollowsValues, Rule):
 
     def _cpu_default_note(self, device: ast.expr) -> str:
         """For a device that is a parameter, or a field of a parameter's class (`config.init_device` of `config:
-        ModelConfig`), defaulting to the CPU (None or "cpu"), what that means; else ""."""
-        if not (default_device.cpu_by_default(device, self.ctx.ancestors) or self._field_cpu_default(device)):
+        ModelConfig`), defaulting to the CPU (None or "cpu"), or a parameter every call in this file passes such a
+        parameter of its own (lerobot's `_make_action_latents(..., rand_device)`), what that means; else ""."""
+        if default_device.cpu_by_default(device, self.ctx.ancestors) or self._field_cpu_default(device):
+            return CPU_DEFAULT_NOTE.format(name=ast.unparse(device))
+        function = self.ctx.current_def()
+        if isinstance(device, ast.Name) and function is not None and self._holds(function, device.id, _is_cpu, True):
+            return CALLERS_CPU_NOTE.format(name=device.id)
+        return ""
+
+    # --- parameters: what the calls in this file pass ----------------------------------------------
+    def _holds(self, function: ast.AST, name: str, accept: Callable[[object], bool], trust_default: bool,
+               depth: int = PARAMETER_DEPTH) -> bool:
+        """Whether parameter `name` of `function` (not assigned in it) holds a literal `accept` takes: its default,
+        when it has one `accept` takes and (unless `trust_default`) no call in this file passes another; else what
+        every call in this file passes it (at least one): such a literal, or a parameter of the caller's that holds
+        one (`depth` calls up)."""
+        if depth == 0 or not _unassigned_parameter(function, name):
+            return False
+        default = parameter_defaults(function).get(name)
+        if default is not None and (trust_default or not accept(constant(default))):
+            return accept(constant(default))
+        calls = self._calls_of(function)
+        if calls is None or (default is None and not calls):
+            return False
+        for call, caller in calls:
+            given = conditions.call_arguments(function, call, bound=self._bound(function, call)).get(name)
+            if given is None:
+                return False
+            value, passed = given
+            if passed and not accept(constant(value)) and not (
+                    isinstance(value, ast.Name) and caller is not None
+                    and self._holds(caller, value.id, accept, trust_default, depth - 1)):
+                return False
+        return True
+
+    def _calls_of(self, function: ast.AST) -> list[tuple[ast.Call, ast.AST | None]] | None:
+        """The calls in this file of a function by its name (`f(...)`, `self.f(...)`; not an imported function's,
+        audiocraft's `torch.multinomial` in its own `multinomial`), each with the function around it; None for one
+        called through its object or class (`forward`, `__init__`), which calls by name miss."""
+        if not isinstance(function, FUNCTION_TYPES) or function.name in MODULE_CALLS or function.name.startswith("__"):
+            return None
+        if self._calls is None:
+            self._calls = {}
+            tree = self.ctx.tree
+            for scope in (tree, *(node for node in ast.walk(tree) if isinstance(node, SCOPE_TYPES))):
+                caller = scope if isinstance(scope, FUNCTION_TYPES) else None
+                for node in walk_scope(scope):
+                    if isinstance(node, ast.Call) and self.ctx.call_qualname(node) is None:
+                        func = node.func
+                        callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+                        self._calls.setdefault(callee, []).append((node, caller))
+        return self._calls.get(function.name, [])
+
+    def _bound(self, function: ast.AST, call: ast.Call) -> bool:
+        """Whether `call` (of `function`) passes its object first: a method called on an object (`self.f(...)`)."""
+        if self._methods is None:
+            self._methods = {id(item) for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)
+                             for item in node.body if isinstance(item, FUNCTION_TYPES) and not any(
+                                 getattr(d, "id", None) == "staticmethod" for d in item.decorator_list)}
+        return id(function) in self._methods and isinstance(call.func, ast.Attribute)
+
+    # --- generators ------------------------------------------------------------------------------
+    def _without_generator(self, call: ast.Call, position: int | None) -> str | None:
+        """"" where `call` passes no generator (or None) as keyword `generator` or at `position` (None: keyword only);
+        a note where it passes a parameter defaulting to None that no call in this file sets (diffusers'
+        `DiagonalGaussianDistribution.sample(self, generator=None)`); None where it may pass one."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords):
+            return None
+        generator = keyword(call, "generator") if position is None else argument(call, position, "generator")
+        if generator is None or constant(generator) is None:
             return ""
-        return CPU_DEFAULT_NOTE.format(name=ast.unparse(device))
+        return NONE_GENERATOR_NOTE.format(name=generator.id) if self._none_parameter(generator) else None
+
+    def _none_parameter(self, node: ast.expr) -> bool:
+        """A parameter of the function around here that defaults to None and that no call in this file sets."""
+        function = self.ctx.current_def()
+        return isinstance(node, ast.Name) and function is not None and self._holds(
+            function, node.id, lambda value: value is None, False)
+
+    def _with_generator(self, call: ast.Call, message: str, fixable: bool | None) -> tuple[str, bool | None]:
+        """A draw's message and fixability, given its generator: one that may be made on the device (a parameter,
+        an attribute) must become a CPU one where it is made, which msprobe-instrument leaves to the user."""
+        generator = keyword(call, "generator")
+        if generator is None or self._cpu_generator(generator):
+            return message, fixable
+        return message + GENERATOR_NOTE.format(generator=_short(generator)), False
+
+    def _cpu_generator(self, generator: ast.expr) -> bool:
+        """Whether a draw's generator is, or becomes where msprobe-instrument rewrites the draw, a CPU one (or None):
+        made here on the CPU (`torch.Generator().manual_seed(s)`), or a name bound only to generators made here (one
+        made on a device is made on the CPU with the draw; also `None if seed is None else torch.Generator(d)`), or
+        a parameter defaulting to None that no call in this file sets."""
+        if not isinstance(generator, ast.Name):
+            return all(self._made_generator(leaf, cpu=True) for leaf in generator_leaves(generator))
+        bound = self.values.bindings.bound(generator.id, generator)
+        return self._none_parameter(generator) or bool(bound) and all(
+            isinstance(value, ast.expr) and all(self._made_generator(leaf, cpu=False) for leaf in generator_leaves(value))
+            for value in bound)
+
+    def _made_generator(self, leaf: ast.expr, cpu: bool) -> bool:
+        """None, torch's global CPU generator (`torch.manual_seed(s)`), or `torch.Generator(...)` (on the CPU, where
+        `cpu`)."""
+        made = self.ctx.call_qualname(leaf) if isinstance(leaf, ast.Call) else self.ctx.qualname(leaf)
+        if constant(leaf) is None or made in CPU_GENERATORS:
+            return True
+        if not (isinstance(leaf, ast.Call) and self.ctx.call_qualname(leaf) in catalogue.TORCH_GENERATOR_CLASSES):
+            return False
+        device = argument(leaf, 0, "device")
+        return not cpu or device is None or self.device_of(device) == CPU
 
     def _field_cpu_default(self, device: ast.expr) -> bool:
         """`config.init_device` where the function's parameter `config` is annotated with a class (the file's or a
@@ -1003,7 +1183,7 @@ class DeviceRng(FollowsValues, Rule):
         """Report a draw whose input tensor lives on a device; one whose tensor's device is unknown is a
         warning in model code, or (at the end) in a file that runs on an accelerator, unless on the CPU
         (in data code, unless `in_data_code`)."""
-        message = message or self.message
+        message, fixable = self._with_generator(node, message or self.message, fixable)
         found = [self.placement(i) for i in inputs if not _is_number(i)]
         forked = self._tracker_fork() is not None and found and CPU not in found  # drawn for the tracker's stream
         if any(p in ON_DEVICE for p in found) or forked:
@@ -1686,12 +1866,45 @@ def _is_posterior(node: ast.expr) -> bool:
                                                                         and node.id.endswith(latent))
 
 
-def _without_generator(call: ast.Call, position: int | None) -> bool:
-    """Whether `call` passes no generator (or None) as keyword `generator` or at `position` (None: keyword only)."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords):
+def generator_leaves(value: ast.expr) -> list[ast.expr]:
+    """What a generator expression makes: both branches of `a if c else b`, each without the calls chained on it
+    (`torch.Generator(d).manual_seed(s)`: `torch.Generator(d)`)."""
+    if isinstance(value, ast.IfExp):
+        return [*generator_leaves(value.body), *generator_leaves(value.orelse)]
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Call):
+        value = value.func.value
+    return [value]
+
+
+def _unassigned_parameter(function: ast.AST, name: str) -> bool:
+    """Whether `name` is a parameter of `function` that its body does not assign."""
+    args = function.args
+    return any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)) and not any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store) for node in walk_scope(function))
+
+
+def _is_cpu(value: object) -> bool:
+    """A literal device that is the CPU: None (the default device) or "cpu"."""
+    return value is None or isinstance(value, str) and catalogue.is_cpu_device(value)
+
+
+def _yields(function: ast.AST) -> bool:
+    """Whether a function is a generator: what it draws is handed on, not thrown away."""
+    return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in walk_scope(function))
+
+
+def _constant_draw(call: ast.Call, name: str | None) -> bool:
+    """A draw whose result is a constant on any device (see CONSTANT_WHEN): `w.normal_(mean=1, std=0)`,
+    `nn.init.uniform_(w, a, a)`."""
+    given = [argument(call, position, key) for position, key in CONSTANT_WHEN.get(name, ())]
+    if not given or None in given:
         return False
-    generator = keyword(call, "generator") if position is None else argument(call, position, "generator")
-    return generator is None or constant(generator) is None
+    if len(given) == 1:
+        return _is_number(given[0]) and constant(given[0]) == 0
+    low, high = given
+    if _is_number(low) and _is_number(high):
+        return constant(low) == constant(high)
+    return isinstance(low, ast.Name) and isinstance(high, ast.Name) and low.id == high.id
 
 
 def _is_number(node: ast.expr) -> bool:

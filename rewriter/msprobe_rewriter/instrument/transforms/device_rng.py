@@ -10,7 +10,9 @@ shape, dtype and memory layout, the numbers a CPU run draws) and moves to `x.dev
 CPU and moved (`nn.Linear(n, n).to(d)`: the weights a CPU run draws); `x.normal_()` on a device tensor
 copies a CPU draw into `x`. A draw whose result is read on the host right away (`torch.multinomial(w, 1).item()`,
 `.tolist()`, `.cpu()`) is drawn on the CPU and not moved back. The generator is kept; one made on a device in the same file
-(`g = torch.Generator(device).manual_seed(s)`), which a CPU draw would refuse, is made on the CPU.
+(`g = torch.Generator(device).manual_seed(s)`, also `None if seed is None else torch.Generator(device)`), which a CPU
+draw would refuse, is made on the CPU. A draw given a generator made elsewhere (a parameter, an attribute), which may
+be on the device, is left with a note: that generator must be made on the CPU where it is made.
 Modules and draws that an accelerator gets as the default device (`torch.set_default_device`, `with
 torch.device(d):`, Fabric's `init_module()`, `init_weights()` or `apply(fn)` on a model already on the device)
 are left with a note: where the model is built is the script's design. So is a module built on a device that may be
@@ -22,7 +24,8 @@ whose parameters live on a device (`Categorical(logits=logits).sample()`): sampl
 parameters is a change to the policy's code. A draw it cannot rewrite (a `torch.nn.init` fill, an input that is
 not a plain name, `out=`, ...) is left with a note that says why and shows the CPU draw the finding suggests.
 diffusers' `latent_dist.sample()` (also of a posterior kept in a name or a list) and
-`randn_tensor(shape, device=d)` get torch's global CPU generator, `generator=torch.default_generator`: given a
+`randn_tensor(shape, device=d)` get torch's global CPU generator, `generator=torch.default_generator` (`generator or
+torch.default_generator` for a generator parameter that no call in the file sets: a caller elsewhere may pass one): given a
 CPU generator, diffusers draws on the CPU and moves the result; diffusers logs that it does so at the info level
 on each such call, which a note says once per file. A `with` block that makes the default device one held in a
 name (torchtune's `with self._device:`) is noted as `with torch.device(d):` is.
@@ -41,7 +44,7 @@ from msprobe_rewriter.instrument import nodes
 from msprobe_rewriter.instrument.structure import span_of
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
-from msprobe_rewriter.rules.device_rng import SAME_SEED
+from msprobe_rewriter.rules.device_rng import SAME_SEED, generator_leaves
 
 LIKE = frozenset({"torch.rand_like", "torch.randn_like", "torch.randint_like"})
 INPUT_DRAWS = frozenset({"torch.bernoulli", "torch.multinomial", "torch.poisson"})
@@ -164,10 +167,7 @@ class DeviceRng(Transform):
             return "it writes into `out=`"
         diffusers_generator = _diffusers_generator(unit, call)
         if diffusers_generator is not None:
-            torch = unit.module_name("torch")
-            return lambda updated: nodes.set_argument(updated, "generator",
-                                                      nodes.expression(f"{torch}.default_generator"),
-                                                      diffusers_generator)
+            return lambda updated: _default_generator(updated, unit.module_name("torch"), diffusers_generator)
         if qualified in LIKE:  # first: with a `device=` moved out, `rand_like(x)` would draw on x's device
             return _impure_input(call) or _like_on_cpu
         if ((qualified in catalogue.TORCH_DEVICE_DRAWS or qualified in catalogue.TORCH_RANDOM_INIT_MODULES)
@@ -226,9 +226,9 @@ def _note(unit: Unit, finding, reason: str) -> None:
 
 def _advice(message: str) -> str:
     """What a finding left to the user advises, after its reason (an RNG tracker's draw: a seeded CPU generator,
-    not a plain CPU draw)."""
-    _, found, advice = message.rpartition(SAME_SEED + ": ")
-    return advice if found else "draw on the CPU yourself"
+    not a plain CPU draw), else a CPU draw with the finding's notes (a generator that may be made on the device)."""
+    _, found, advice = message.rpartition(SAME_SEED)
+    return advice[2:] if found and advice.startswith(": ") else "draw on the CPU yourself" + advice
 
 
 def _is_like(qualified: str | None) -> bool:
@@ -258,21 +258,26 @@ def _is_latent_sample(call: cst.Call) -> bool:
 
 
 def _device_generators(unit: Unit) -> dict[str, list[ast.Call]]:
-    """Names assigned a `torch.Generator` made on a device (`g = torch.Generator(device).manual_seed(s)`), with
-    those calls."""
+    """Names assigned a `torch.Generator` made on a device (`g = torch.Generator(device).manual_seed(s)`, also in a
+    branch of `None if seed is None else torch.Generator(device)`), with those calls."""
     found: dict[str, list[ast.Call]] = {}
     for node in ast.walk(unit.tree):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
-        call = node.value
-        while (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-               and unit.ctx.call_qualname(call) != "torch.Generator"):
-            call = call.func.value  # `.manual_seed(s)` chained on it
-        if isinstance(call, ast.Call) and unit.ctx.call_qualname(call) == "torch.Generator":
-            device = next((kw.value for kw in call.keywords if kw.arg == "device"), call.args[0] if call.args else None)
-            if device is not None and constant(device) != "cpu":
-                found.setdefault(node.targets[0].id, []).append(call)
+        for call in generator_leaves(node.value):
+            if isinstance(call, ast.Call) and unit.ctx.call_qualname(call) in catalogue.TORCH_GENERATOR_CLASSES:
+                device = next((kw.value for kw in call.keywords if kw.arg == "device"), call.args[0] if call.args else None)
+                if device is not None and constant(device) != "cpu":
+                    found.setdefault(node.targets[0].id, []).append(call)
     return found
+
+
+def _default_generator(updated: cst.Call, torch: str, position: int) -> cst.Call:
+    """A diffusers draw given torch's global CPU generator (`generator=torch.default_generator`), or, when it passes
+    on a parameter no call in the file sets, that generator if a caller passes one (`generator or ...`)."""
+    given = nodes.argument(updated, "generator", position)
+    kept = "" if given is None or nodes.is_literal(given.value, None) else f"{nodes.code_of(given.value)} or "
+    return nodes.set_argument(updated, "generator", nodes.expression(f"{kept}{torch}.default_generator"), position)
 
 
 def _generator_on_cpu(updated: cst.Call) -> cst.Call:

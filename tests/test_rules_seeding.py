@@ -1015,3 +1015,34 @@ def test_a_project_config_dataclass_gives_the_defaults_of_its_fields(project, va
     result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["seed-missing"],
                                                         RULES_BY_NAME["no-deterministic-algos"]])
     assert [(f.name, f.line, f.severity) for f in result.findings] == [expected]
+
+
+LOADER_MODULE = """
+import random
+
+import numpy as np
+
+
+class MetaLoader:
+    def __init__(self, n):
+        self.order = np.random.permutation(n)
+        random.seed(1)
+
+    def __getitem__(self, index):
+        return self.order[index]
+"""
+DATA_MODULE = """
+from loader import MetaLoader
+
+
+def load_data(n):
+    return MetaLoader(n)
+"""
+
+
+def test_a_data_loader_seeding_its_own_random_does_not_seed_the_script(project):
+    """Taichu-GLIDE's `load_data(...)` builds a `MetaLoader` whose `__init__` calls `random.seed(1)` for its own
+    sampling: that seeds no generator for the script, which still trains unseeded."""
+    write(project, {"loader.py": LOADER_MODULE, "data.py": DATA_MODULE,
+                    "train.py": script("from data import load_data", "loader = load_data(4)")})
+    assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from msprobe_rewriter import catalogue, conditions, environment, project
+from msprobe_rewriter import catalogue, conditions, cpu_code, environment, project
 from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword, target_name
 
 FAMILIES = frozenset(catalogue.SEED_CALLS)
@@ -257,9 +257,20 @@ def _module(folder, ref: project.Ref) -> project.Module | None:
 
 
 def _called(found: Defined, call: ast.Call, depth: int, lookup: conditions.Lookup) -> Summary:
+    """What a call of a project function or method pins; a data class's methods (its `__init__` included: a data
+    loader seeding `random` for its own sampling, Taichu-GLIDE's `MetaLoader`) seed no generator for the script."""
     module, function, owner = found
     env = conditions.bind_arguments(function, call, lookup, bound=owner is not None)
-    return _function_summary(module, function, depth, env, frozenset(), owner)
+    summary = _function_summary(module, function, depth, env, frozenset(), owner)
+    if owner is not None and _data_class(owner):
+        return replace(summary, families=frozenset())
+    return summary
+
+
+def _data_class(cls: ast.ClassDef) -> bool:
+    """A dataset, sampler or iterator class: one with `__getitem__`, `__iter__`, ... (`cpu_code.DATA_METHODS`)."""
+    return any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in cpu_code.DATA_METHODS
+               for item in cls.body)
 
 
 def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:

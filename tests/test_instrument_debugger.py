@@ -512,6 +512,38 @@ def test_a_helper_a_package_re_exports_is_followed_to_its_module(tmp_path, monke
         "file too (msprobe-instrument --write main.py utils/engine.py); debugger not added here"]
 
 
+@pytest.mark.parametrize(("exported", "found"), [("", True), ("__all__ = ['train_one_epoch']\n", True),
+                                               ("__all__ = ['other']\n", False)],
+                         ids=["no __all__", "listed in __all__", "left out of __all__"])
+def test_a_helper_a_package_re_exports_with_a_star_is_followed_to_its_module(tmp_path, monkeypatch, exported, found):
+    """mindocr's `from mindocr.data import build_dataset`, which mindocr/data/__init__.py takes `from .builder
+    import *`: `__all__`, when the module gives it, says what the star brings."""
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("from .engine import *\n")
+    (tmp_path / "utils" / "engine.py").write_text(exported + ENGINE)
+    monkeypatch.chdir(tmp_path)
+    entry = ENTRY.replace("from engine import", "from utils import")
+    notes = instrument_text("main.py", entry, Options(selected=select(["debugger"], [], False)))[1]
+    assert (notes == ["main.py: the training loop is not in this file but in `train_one_epoch` in utils/engine.py: "
+                      "instrument that file too (msprobe-instrument --write main.py utils/engine.py); debugger not "
+                      "added here"]) is found, notes
+
+
+def test_a_loop_in_a_src_layout_package_is_named(tmp_path, monkeypatch):
+    """nanotron's run_train.py: `trainer = DistributedTrainer(config_file)` ... `trainer.train(dataloader)`, the
+    class in src/nanotron/trainer.py (imported as the installed `nanotron.trainer`)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "trainer.py").write_text(TRAIN_LOOP_CLASS)
+    monkeypatch.chdir(tmp_path)
+    entry = ("import torch\nfrom pkg.trainer import TrainLoop\n\nif __name__ == \"__main__\":\n"
+             "    trainer = TrainLoop(model, data)\n    trainer.run_loop()\n")
+    assert instrument_text("run_train.py", entry, Options(selected=select(["debugger"], [], False)))[1] == [
+        "run_train.py: the training loop is not in this file but in `TrainLoop.run_loop` in src/pkg/trainer.py: "
+        "instrument that file too (msprobe-instrument --write run_train.py src/pkg/trainer.py); debugger not added here"]
+
+
 def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_path, monkeypatch):
     (tmp_path / "engine.py").write_text(ENGINE)
     (tmp_path / "main.py").write_text(ENTRY)
@@ -558,6 +590,39 @@ def test_a_model_built_inside_the_loop_is_not_passed_before_it_exists(before, gu
     lines = lines_of(out)
     assert lines[lines.index("for x in data:") + 1] == "debugger.start()"
     assert any("the model (`model`) is built inside this loop" in note for note in notes)
+
+
+WARM_UP = ("import copy\nimport torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+           "initial_state = dict(model=copy.deepcopy(model.state_dict()), optimizer=copy.deepcopy(opt.state_dict()))\n"
+           "for step in warmup_steps:\n    model(x).sum().backward()\n    opt.step()\n"
+           "model.load_state_dict(initial_state[\"model\"])\nopt.load_state_dict(initial_state[\"optimizer\"])\n"
+           "for step in range(10):\n    model(next(data)).sum().backward()\n    opt.step()\n")
+
+
+def test_a_warm_up_loop_whose_weights_are_put_back_is_not_the_training_loop():
+    """modded-nanogpt compiles with a few steps, then restores the model and optimizer saved before them: the
+    debugger's steps are the real loop's."""
+    out, notes = run(WARM_UP, "debugger")
+    lines = lines_of(out)
+    assert lines.count("debugger.start(model=model)") == 1
+    assert lines[lines.index("for step in range(10):") + 1] == "debugger.start(model=model)"
+    assert lines.index("initial_state = dict(model=copy.deepcopy(model.state_dict()), "
+                       "optimizer=copy.deepcopy(opt.state_dict()))") < lines.index(
+        "debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))")
+    assert notes == ["/project/train.py:7: this loop steps the optimizer, but `model.load_state_dict("
+                     "initial_state[\"model\"])` (line 10) puts back the weights saved before it (line 6): a warm-up "
+                     "whose steps are thrown away, not the training loop; the debugger is not added around it"]
+
+
+def test_weights_restored_from_a_best_copy_the_loop_keeps_do_not_make_it_a_warm_up():
+    """The transfer-learning tutorial saves `best = copy.deepcopy(model.state_dict())` before and on each better
+    epoch, and loads the best at the end: that loop trains."""
+    code = ("import copy\nimport torch\n\n\ndef train(model, opt, data):\n    best = copy.deepcopy(model.state_dict())\n"
+            "    for epoch in range(3):\n        for x in data:\n            model(x).sum().backward()\n"
+            "            opt.step()\n        if better():\n            best = copy.deepcopy(model.state_dict())\n"
+            "    model.load_state_dict(best)\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("for x in data:") + 1] == "debugger.start(model=model)"
 
 
 def test_a_loop_that_steps_through_a_method_of_its_class_is_wrapped():
@@ -1030,6 +1095,38 @@ def test_a_trainer_whose_callbacks_cannot_be_read_is_left_with_a_note(code):
     assert out == code
     assert any("add MsprobeLightningCallback(debugger) to its callbacks yourself" in note
                or "add MsprobeTrainerCallback(debugger) to its callbacks yourself" in note for note in notes), notes
+
+
+def test_the_one_mapping_holding_a_callbacks_list_gets_the_callback_through_a_filtering_comprehension():
+    """generative-models' main.py: `Trainer(**trainer_opt, **trainer_kwargs)`, trainer_kwargs rebuilt by
+    `{key: val for key, val in trainer_kwargs.items() if key not in trainer_opt}` after its callbacks were set."""
+    code = (PL + "def main(opt, model):\n    trainer_kwargs = dict()\n    trainer_kwargs[\"callbacks\"] = [ModelCheckpoint()]\n"
+            "    trainer_opt = vars(opt)\n"
+            "    trainer_kwargs = {key: val for key, val in trainer_kwargs.items() if key not in trainer_opt}\n"
+            "    trainer = pl.Trainer(**trainer_opt, **trainer_kwargs)\n    trainer.fit(model)\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines[lines.index("trainer = pl.Trainer(**trainer_opt, **trainer_kwargs)") - 1] == (
+        "trainer_kwargs[\"callbacks\"].insert(0, MsprobeLightningCallback(debugger))")
+    rebuilt = code.replace("trainer_kwargs.items()", "defaults.items()")  # another mapping's entries: unknown
+    out, notes = run(rebuilt, "debugger")
+    assert out == rebuilt and any("callbacks= may be among them" in note for note in notes)
+
+
+def test_a_callback_left_to_the_user_is_told_with_its_import_and_the_debugger_it_needs():
+    """When nothing in the file gets the debugger, the note says how to create it; else the callback's import."""
+    alone = PL + "trainer = pl.Trainer(**cfg.trainer)\ntrainer.fit(model)\n"
+    assert run(alone, "debugger")[1] == [
+        "/project/train.py:4: trainer with *args/**kwargs (callbacks= may be among them): add "
+        "MsprobeLightningCallback(debugger) to its callbacks yourself, creating `debugger` first: `from "
+        "msprobe_runtime.pytorch import MsprobeLightningCallback, PrecisionDebugger`, then `debugger = "
+        "PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))`; debugger not added"]
+    with_loop = (PL + "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                 "for x in data:\n    model(x).sum().backward()\n    opt.step()\n" + alone[len(PL):])
+    out, notes = run("import torch\n" + with_loop, "debugger")
+    assert "debugger.start(model=model)" in lines_of(out)
+    assert notes == ["/project/train.py:10: trainer with *args/**kwargs (callbacks= may be among them): add "
+                     "MsprobeLightningCallback(debugger) to its callbacks yourself (`from msprobe_runtime.pytorch "
+                     "import MsprobeLightningCallback`)"]
 
 
 @pytest.mark.parametrize(("init", "expected"), [

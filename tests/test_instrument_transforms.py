@@ -739,6 +739,23 @@ def test_project_modules_the_instrument_would_not_change_are_not_named(tmp_path)
     assert any("data.py (MSP201 x1)" in note for note in notes), notes
 
 
+def test_a_module_dict_of_factories_the_script_calls_an_item_of_is_followed(tmp_path):
+    """DiT's `DiT_models[args.model](...)`, `DiT_models` a dict of models.py's factory functions: the model they
+    build draws on the device every step, so models.py is named. A dict of what the module does not define (or no
+    dict) is not followed."""
+    (tmp_path / "models.py").write_text(
+        "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return x * (torch.rand(x.shape[0], device=x.device) < 0.1)\n\n\ndef net_s():\n    return Net()\n\n\n"
+        "NETS = {'s': net_s}\nOTHERS = {'s': torch.nn.Linear}\n")
+    main = str(tmp_path / "main.py")
+    entry = ENTRY.replace("from data import build_loader", "from models import NETS, OTHERS").replace(
+        "torch.nn.Linear(2, 1)", "NETS[args.model]()")
+    notes = instrument_text(main, entry, only("device-rng"))[1]
+    assert any("left out of this run" in note and "models.py (MSP201 x1)" in note for note in notes), notes
+    notes = instrument_text(main, entry.replace("NETS[", "OTHERS["), only("device-rng"))[1]
+    assert not any("left out" in note for note in notes), notes
+
+
 def test_generators_seed_all_cannot_reach_get_a_note_in_any_file():
     """mindocr's label assignment builds `ops.RandomChoiceWithMask` with seed 0 in a library module: seed_all does
     not reach it, and the note says so (the seed transform claims no fix of unseeded-generator)."""

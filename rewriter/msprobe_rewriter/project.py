@@ -139,19 +139,87 @@ def reached(calls: Iterable[ast.Call], local: LocalImports, defined: Container[s
             folder: Path) -> Iterator[tuple[ast.Call, str, Module]]:
     """(call, name, module) for each project-local module a call may reach, with the name it calls there: where
     the module only imports that name from another of the project's (a package's `__init__.py` re-exporting
-    `from .train_utils import train`, as pytorch/examples' FSDP utils do), the module that defines it."""
+    `from .train_utils import train`, as pytorch/examples' FSDP utils do, or `from .builder import *`, as
+    mindocr's `mindocr/data/__init__.py` does), the module that defines it."""
     for call in calls:
         for ref, name in call_targets(call, local, defined):
             path = find_module(folder, ref.module, ref.level)
             module = load(path) if path is not None else None
             for _ in range(MAX_REEXPORTS):
-                imported = module.local.refs.get(name) if module is not None else None
-                if imported is None or not imported.attr or name in module.functions or name in module.classes:
+                if module is None or name in module.functions or name in module.classes:
+                    break
+                imported = module.local.refs.get(name)
+                if imported is None:
+                    source = _star_source(module, name)
+                    if source is None:
+                        break
+                    module = source
+                    continue
+                if not imported.attr:
                     break
                 path = find_module(module.path.parent, imported.module, imported.level)
                 module, name = (load(path) if path is not None else None), imported.attr
             if module is not None:
                 yield call, name, module
+
+
+def _star_source(module: Module, name: str) -> Module | None:
+    """The module among those `module` imports with `from x import *` that `name` comes from: one that defines or
+    imports it, or lists it in `__all__` (which, when given literally, decides: a name it leaves out is not
+    exported)."""
+    for star in module.local.stars:
+        path = find_module(module.path.parent, star.module, star.level)
+        source = load(path) if path is not None else None
+        if source is None:
+            continue
+        exported = _all_names(source)
+        if (name in exported if exported is not None else not name.startswith("_") and (
+                name in source.functions or name in source.classes or name in source.local.refs)):
+            return source
+    return None
+
+
+def _all_names(module: Module) -> frozenset[str] | None:
+    """The names the module's `__all__` lists, when its top-level statements give them as string literals
+    (`__all__ = [...]`, `+= [...]`, `.extend([...])`, `.append("...")`); None when it has no `__all__` or builds
+    it otherwise (mindocr's `__all__.extend(builder.__all__)`)."""
+    if "__all__" not in module.memo:
+        names: set[str] | None = None
+        for node in module.tree.body:
+            value = _all_update(node)
+            if value is None:
+                continue
+            strings = _strings(value)
+            if strings is None or names is None and not isinstance(node, ast.Assign):
+                names = None
+                break
+            names = strings if isinstance(node, ast.Assign) else names | strings
+        module.memo["__all__"] = frozenset(names) if names is not None else None
+    return module.memo["__all__"]
+
+
+def _all_update(node: ast.stmt) -> ast.expr | None:
+    """What a top-level statement sets `__all__` to or adds to it (an `.append`'s item as a list; for any other
+    method's call, the call), else None."""
+    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+        return node.value
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__":
+        return node.value
+    call = node.value if isinstance(node, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "__all__"):
+        return None
+    if call.func.attr == "append" and len(call.args) == 1:
+        return ast.List([call.args[0]])
+    return call.args[0] if call.func.attr == "extend" and len(call.args) == 1 else call
+
+
+def _strings(value: ast.expr) -> set[str] | None:
+    """The strings of a list or tuple display of string constants, else None."""
+    if isinstance(value, (ast.List, ast.Tuple)) and all(
+            isinstance(element, ast.Constant) and isinstance(element.value, str) for element in value.elts):
+        return {element.value for element in value.elts}
+    return None
 
 
 def imported_subclasses(local: LocalImports, folder: Path, bases: Container[str]) -> dict[tuple[str, int, str], str]:

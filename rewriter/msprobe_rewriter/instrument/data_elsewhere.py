@@ -55,7 +55,8 @@ def note_data_elsewhere(unit: Unit, would_change: Callable[[Path], bool]) -> Non
 
 def _called_modules(unit: Unit) -> list[Path]:
     """The project modules whose functions or classes the file calls, and those these functions call in turn
-    (Swin's `data/__init__.py` `build_loader` hands over to `data/build.py`), HOPS deep, in the order reached."""
+    (Swin's `data/__init__.py` `build_loader` hands over to `data/build.py`), HOPS deep, in the order reached; a
+    call of an item of a module's dict of its functions or classes calls them (DiT's `DiT_models[args.model](...)`)."""
     tree = unit.tree
     defined = {node.name for node in ast.walk(tree) if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
     todo = [(tree, project.local_imports(project.import_statements(tree.body)), defined,
@@ -67,13 +68,32 @@ def _called_modules(unit: Unit) -> list[Path]:
             if not local.refs and not local.stars:
                 continue
             calls = [node for node in ast.walk(scope) if isinstance(node, ast.Call)]
-            for _, name, module in project.reached(calls, local, names, folder):
-                function = module.functions.get(name) or module.classes.get(name)
-                if module.path not in modules and function is not None:
-                    reached.append((function, module.local, {*module.functions, *module.classes}, module.path.parent))
+            items = [ast.Call(func=call.func.value, args=[], keywords=[]) for call in calls
+                     if isinstance(call.func, ast.Subscript)]  # `DiT_models[args.model](...)`: of `DiT_models`
+            of_items = {id(item) for item in items}
+            for call, name, module in project.reached([*calls, *items], local, names, folder):
+                members = _members(module, name, dict_only=id(call) in of_items)
+                if members is None:
+                    continue
+                if module.path not in modules:
+                    reached += [(member, module.local, {*module.functions, *module.classes}, module.path.parent)
+                                for member in members]
                 modules.setdefault(module.path)
         todo = reached
     return list(modules)
+
+
+def _members(module: project.Module, name: str, dict_only: bool) -> list[ast.AST] | None:
+    """The module's functions or classes a call of its `name` runs: the function or class of that name (empty when
+    it has none), or those a module-level dict display of that name holds as values; None when `dict_only` (an
+    item of `name` is called) and `name` is no such dict."""
+    members = {**module.functions, **module.classes}
+    if not dict_only:
+        return [members[name]] if name in members else []
+    held = [value.id for node in module.tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+            and any(isinstance(target, ast.Name) and target.id == name for target in node.targets)
+            for value in node.value.values if isinstance(value, ast.Name) and value.id in members]
+    return [members[value] for value in dict.fromkeys(held)] or None
 
 
 def project_class(unit: Unit, call: ast.Call) -> tuple[ast.ClassDef, project.Module | None] | None:

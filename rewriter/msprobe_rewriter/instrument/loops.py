@@ -39,6 +39,7 @@ from msprobe_rewriter.instrument.scopes import (
     assigned_before,
     inside,
     parameters_of,
+    root_name,
     source_text,
     taken_from_parameters,
 )
@@ -97,6 +98,16 @@ class CallbackTraining:
 
 
 @dataclass
+class WarmUp:
+    """A loop that steps an optimizer, the model it runs restored after it from a copy saved before it
+    (modded-nanogpt's compile warm-up: its steps are thrown away): no training loop."""
+
+    node: ast.stmt
+    restore: ast.Call  # `model.load_state_dict(initial_state["model"])`
+    saved: ast.stmt  # `initial_state = dict(model=copy.deepcopy(model.state_dict()), ...)`
+
+
+@dataclass
 class Analysis:
     """Training loops and library trainings of one file."""
 
@@ -106,6 +117,7 @@ class Analysis:
     # functions and methods that apply gradients once per call, each with whether it does only under a
     # condition that counts calls (gradient accumulation)
     steppers: dict[str, bool] = field(default_factory=dict)
+    warm_ups: list[WarmUp] = field(default_factory=list)  # loops that step, left out of `loops`
 
 
 @dataclass
@@ -311,8 +323,11 @@ def analyse(ctx: FileContext) -> Analysis:
     collector = _Collector(ctx)
     ctx.traverse({ast.Call: [collector]})
     finder = _Finder(ctx, collector)
-    return Analysis(finder.loops(), finder.callback_trainings(), finder.parents,
-                    {name: step.conditional for name, step in finder.steppers.items()})
+    found = finder.loops()
+    warm_ups = [warm_up for loop in found if (warm_up := finder.warm_up(loop)) is not None]
+    return Analysis([loop for loop in found if not any(w.node is loop.node for w in warm_ups)],
+                    finder.callback_trainings(), finder.parents,
+                    {name: step.conditional for name, step in finder.steppers.items()}, warm_ups)
 
 
 def _module_analysis(module: project.Module) -> Analysis:
@@ -334,13 +349,14 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     local = project.local_imports(project.import_statements(ctx.tree.body))
     if not local.refs and not local.stars:
         return []
-    folder = project.file_folder(ctx.path)
     defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES)}
     calls = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)]
     handed = [ast.Call(func=arg, args=[], keywords=[]) for call in calls  # `mp.Process(target=train, ...)`,
               for arg in (*call.args, *(k.value for k in call.keywords)) if isinstance(arg, ast.Name)]  # `spawn(train)`
     found: dict[tuple[str, Path, str], None] = {}
-    for _, name, module in project.reached([*calls, *handed], local, defined, folder):
+    reached = (hit for folder, imports in _import_places(ctx.path, local)
+               for hit in project.reached([*calls, *handed], imports, defined, folder))
+    for _, name, module in reached:
         training = _training_functions(module)
         trainer = _training_callee(module, name, training)
         if trainer is not None:
@@ -349,6 +365,19 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
             found.update(((f"{node.name}.{item.name}", module.path, training[item.name]), None) for item in node.body
                          if isinstance(item, FUNCTION_TYPES) and item.name in training)
     return list(found)
+
+
+def _import_places(path: str, local: project.LocalImports) -> list[tuple[Path, project.LocalImports]]:
+    """Where the file's project imports are looked up: from its folder, and, in a src layout, its absolute ones
+    from the project root's `src/` too (nanotron's run_train.py imports `nanotron.trainer`, src/nanotron/trainer.py,
+    as the installed package)."""
+    folder = project.file_folder(path)
+    src = project.search_roots(folder)[-1] / "src"
+    if src == folder or not src.is_dir():
+        return [(folder, local)]
+    absolute = project.LocalImports({name: ref for name, ref in local.refs.items() if not ref.level},
+                                    [star for star in local.stars if not star.level])
+    return [(folder, local), (src, absolute)]
 
 
 def _training_callee(module: project.Module, name: str, training: Container[str]) -> str | None:
@@ -668,6 +697,38 @@ class _Finder:
                             source_text(self.ctx.source, threshold) if threshold is not None else None,
                             all(updated_by_hand(step) is not None for step in steps), self._stepping_nodes(loop))
 
+    def warm_up(self, loop: TrainingLoop) -> WarmUp | None:
+        """`loop` as a warm-up: after its outermost loop, its function calls `model.load_state_dict(saved...)` on
+        a model the loop trains (any it runs, when those are not known), `saved` holding a
+        `copy.deepcopy(model.state_dict())` made before that loop and not replaced in between (a best-so-far copy
+        the loop keeps, restored at the end, is training's)."""
+        outer = loop.outermost
+        statements = sorted(walk_scope(loop.function or self.ctx.tree), key=lambda node: getattr(node, "lineno", 0))
+        used = {model.split(".", 1)[0] for model in loop.models} or {
+            node.id for node in ast.walk(outer) if isinstance(node, ast.Name)}
+        for call in statements:
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args
+                    and call.func.attr == "load_state_dict" and call.lineno > outer.end_lineno
+                    and root_name(call.func.value) in used):
+                continue
+            saved = _subscripted_name(call.args[0])
+            if saved is None:
+                continue
+            assigned = [node for node in statements if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                        and saved in map(_subscripted_name, node.targets if isinstance(node, ast.Assign) else [node.target])]
+            copies = [node for node in assigned if node.lineno < outer.lineno and node.value is not None
+                      and self._copies_state(node.value, call.func.value)]
+            if copies and not any(copies[-1].lineno < node.lineno < call.lineno for node in assigned):
+                return WarmUp(loop.node, call, copies[-1])
+        return None
+
+    def _copies_state(self, value: ast.expr, model: ast.expr) -> bool:
+        """Whether `value` holds `copy.deepcopy(model.state_dict())`."""
+        return any(isinstance(node, ast.Call) and self.ctx.imports.resolve_any(node.func) == "copy.deepcopy"
+                   and node.args and isinstance(node.args[0], ast.Call)
+                   and isinstance(node.args[0].func, ast.Attribute) and node.args[0].func.attr == "state_dict"
+                   and ast.dump(node.args[0].func.value) == ast.dump(model) for node in ast.walk(value))
+
     def _stepping_nodes(self, loop: ast.stmt) -> tuple[ast.AST, ...]:
         """What applies gradients in `loop` (inner loops included): step calls, and calls of stepping functions."""
         def within(inner: ast.stmt | None) -> bool:
@@ -762,6 +823,13 @@ class _ModuleSteppers:
 
     def __contains__(self, name: object) -> bool:
         return name in _module_analysis(self.module).steppers
+
+
+def _subscripted_name(node: ast.expr) -> str | None:
+    """The name a value is read from by subscripts (`initial_state` of `initial_state["model"]`), or the name."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def constructs_class(call: ast.Call) -> bool:

@@ -115,7 +115,11 @@ class Debugger(Transform):
         "named for it: validation, evaluation, checkpoint saving, step-end callbacks (fairseq's `validate_and_save(...)`, "
         "minGPT's `self.trigger_callbacks('on_batch_end')`, Megatron's `save_checkpoint_and_time(...)`), and starts "
         "after an `if` doing such work before the statement that trains (nanoGPT's `if iter_num % eval_interval == 0:` "
-        "evaluating and saving): their forwards are not dumped as part of the step. "
+        "evaluating and saving): their forwards are not dumped as part of the step. A loop whose model is put back "
+        "after it from a copy saved before it (modded-nanogpt's compile warm-up: `initial_state = dict(model="
+        "copy.deepcopy(model.state_dict()), ...)`, the loop, `model.load_state_dict(initial_state[\"model\"])`) is a "
+        "warm-up whose steps are thrown away, not the training loop: a note says so (a best-so-far copy the loop "
+        "replaces is no such copy). "
         "MindSpore `Model.train(...)` gets `MsprobeStep(debugger)` in `callbacks=`, with a note when "
         "`dataset_sink_mode` may be on (data sinking runs a sink of steps per callback: one dump would cover "
         "them all). Training a library trainer runs gets the runtime's callback in the trainer's construction, "
@@ -133,13 +137,16 @@ class Debugger(Transform):
         "each optimizer step. The callback goes first, so that the step's end stops capture before the other "
         "callbacks' step-end work (latent diffusion's image logger samples the model there, mindocr's evaluator "
         "runs validation): an absent or `None` `callbacks=` becomes a list, a list gets it at its head, a name only "
-        "ever assigned lists becomes `[...] + name`, one callback `[..., it]`, a `**mapping` whose `\"callbacks\"` "
-        "entry was last given a list (`trainer_kwargs[\"callbacks\"] = [...]`, as latent diffusion's main.py builds "
-        "its trainer) gets `mapping[\"callbacks\"].insert(0, ...)` before the construction; where `callbacks=` cannot be read "
+        "ever assigned lists becomes `[...] + name`, one callback `[..., it]`, the `**mapping` (of one or several) whose "
+        "`\"callbacks\"` entry was last given a list (`trainer_kwargs[\"callbacks\"] = [...]`, as latent diffusion's "
+        "main.py builds its trainer; a dict comprehension over a mapping's `.items()` keeps its entries, as "
+        "generative-models' `{key: val for key, val in trainer_kwargs.items() if key not in trainer_opt}` does) gets "
+        "`mapping[\"callbacks\"].insert(0, ...)` before the construction; where `callbacks=` cannot be read "
         "(`**kwargs` that may hold it, a helper's result, a subclass whose `__init__` takes none) a Hugging Face "
         "trainer assigned to a name gets `trainer.add_callback(...)` after its construction (an mmengine runner "
         "`runner.register_hook(...)`, right before its `runner.train()` when a block around the construction has "
-        "one, so that OpenMMLab's `RUNNERS.build(cfg)` in the other branch gets it too), anything else a note; a "
+        "one, so that OpenMMLab's `RUNNERS.build(cfg)` in the other branch gets it too), anything else a note naming "
+        "the callback's import (and, when the run creates no debugger, the debugger's creation); a "
         "`runner.train()` on a runner the file builds only otherwise (mmengine's `RUNNERS.build(cfg)`) gets a note. "
         "A file that imports mindnlp (or mindtorch) runs these trainers on MindSpore, `torch` being mindtorch: the "
         "PyTorch callback cannot capture there, so a note says so and nothing is added (its seeding comes from "
@@ -154,7 +161,9 @@ class Debugger(Transform):
         "args.learning_starts:`, as off-policy RL does) a note says the first captured steps may hold no "
         "update; when an entry script's loop lives in a function it "
         "imports from another file of the project (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are "
-        "laid out), or its trainer is built there, the note names that file: instrument both; a script that "
+        "laid out; also through a package's `from .engine import *`, and from a package under the project's `src/`, "
+        "nanotron's `DistributedTrainer.train` in src/nanotron/trainer.py), or its trainer is built there, the note "
+        "names that file: instrument both; a script that "
         "calls `trainer.train()`/`.fit(...)` on a trainer built elsewhere (a parameter, `build_trainer(cfg)`, "
         "`hydra.utils.instantiate(cfg.trainer)`) is told to add the callback where it is built; a SpeechBrain "
         "recipe's `brain.fit(...)` (the library's loop, which takes no callbacks) is told to start the debugger in "
@@ -499,15 +508,24 @@ class Debugger(Transform):
             unit.note(None, "already imports a PrecisionDebugger: debugger left as it is")
             return
         analysis = unit.analysis
+        for warm_up in analysis.warm_ups:
+            restore = scopes.source_text(unit.text, warm_up.restore)
+            unit.note(warm_up.node.lineno, f"this loop steps the optimizer, but `{restore}` (line "
+                      f"{warm_up.restore.lineno}) puts back the weights saved before it (line {warm_up.saved.lineno}): "
+                      "a warm-up whose steps are thrown away, not the training loop; the debugger is not added around it")
         if not analysis.loops and not analysis.callback_trainings:
             if unit.ctx.is_entry_script():  # library modules without a training loop are the normal case
                 self._no_loop_note(unit)
             return
         name = unit.names.free("debugger")
         starts = [self._start(unit, name, loop) for loop in analysis.loops]
-        trains = [self._callback(unit, name, train) for train in analysis.callback_trainings
-                  if self._has_callback(unit, train)]
-        if not any(starts) and not any(trains):
+        problems = [(train, self._callback(unit, name, train)) for train in analysis.callback_trainings
+                    if self._has_callback(unit, train)]
+        created = any(starts) or any(problem is None for _, problem in problems)
+        for train, problem in problems:
+            if problem is not None:
+                unit.note(train.call.lineno, _by_hand(unit, name, train, problem, created))
+        if not created:
             return
         anchor = self._anchor(unit)
         line = anchor.lineno if anchor is not None else unit.after_imports_line()
@@ -601,15 +619,13 @@ class Debugger(Transform):
                                      "debugger not added (`--target runtime` adds msprobe-kit's)")
         return False
 
-    def _callback(self, unit: Unit, name: str, train: loops.CallbackTraining) -> bool:
+    def _callback(self, unit: Unit, name: str, train: loops.CallbackTraining) -> str | None:
         """Add the library's step callback to `callbacks=` of the call that takes it (a Hugging Face trainer whose
-        `callbacks=` cannot take it gets `trainer.add_callback(...)` instead)."""
+        `callbacks=` cannot take it gets `trainer.add_callback(...)` instead); else why not, for the note."""
         node = unit.node_for(train.call, cst.Call)
         what = {"mindspore": "Model.train call", "mmengine": "runner"}.get(train.library, "trainer")
         if node is None:
-            unit.note(train.call.lineno, f"{what} not found in the source: add {CALLBACKS[train.library]}({name}) "
-                                         "yourself")
-            return False
+            return f"{what} not found in the source"
         if train.library == "mindspore":
             sinking = nodes.argument(node, "dataset_sink_mode", 3)
             literal = sinking.value.value if sinking is not None and isinstance(sinking.value, cst.Name) else None
@@ -637,14 +653,14 @@ class Debugger(Transform):
                 callback = f"{unit.runtime(CALLBACKS[train.library])}({name})"
                 unit.shared.setdefault(AFTER_CREATION, []).append(
                     (unit.statement(train.statement), f'{holder}["{keyword}"].insert(0, {callback})'))
-                return True
+                return None
             problem = f"{what} with *args/**kwargs ({keyword}= may be among them)"
         elif current is not None and not _extendable(value, train):
             problem = f"{keyword}= is not a list"
         else:
             callback = nodes.expression(f"{unit.runtime(CALLBACKS[train.library])}({name})")
             unit.edits.rewrite(node, lambda updated: _add_callback(updated, train, keyword, callback))
-            return True
+            return None
         holder = _assigned_to(train)
         if train.library in ADD_CALLBACK and holder is not None:
             callback = f"{unit.runtime(CALLBACKS[train.library])}({name})"
@@ -654,9 +670,8 @@ class Debugger(Transform):
                 unit.edits.insert_before(unit.statement(run), [added])
             else:
                 unit.edits.insert_after(unit.statement(train.statement), [added])
-            return True
-        unit.note(train.call.lineno, f"{problem}: add {CALLBACKS[train.library]}({name}) to its {keyword} yourself")
-        return False
+            return None
+        return problem
 
     def _anchor(self, unit: Unit) -> ast.stmt | None:
         """The statement to create the debugger before, in the function that trains (None: module level).
@@ -799,28 +814,58 @@ def _add_callback(call: cst.Call, train: loops.CallbackTraining, keyword: str, c
 
 
 def _callbacks_mapping(train: loops.CallbackTraining, keyword: str, tree: ast.Module) -> str | None:
-    """The name of the one `**mapping` a trainer's construction takes when, in the construction's scope, the
-    last assignment before it to the mapping or to its `keyword` entry gives that entry a list (latent
-    diffusion's `trainer_kwargs["callbacks"] = [...]`, `kwargs = dict(callbacks=[...])`)."""
-    mappings = [k.value for k in train.call.keywords if k.arg is None]
-    if len(mappings) != 1 or not isinstance(mappings[0], ast.Name):
+    """The name of the one `**mapping` of a trainer's construction whose `keyword` entry is a list there, by the
+    last assignment before it, in its scope, to the mapping or to that entry (latent diffusion's
+    `trainer_kwargs["callbacks"] = [...]`, `kwargs = dict(callbacks=[...])`; generative-models' `Trainer(
+    **trainer_opt, **trainer_kwargs)`: no other mapping can hold the entry too, or the call would fail)."""
+    scope = train.function or tree
+    listed = [k.value.id for k in train.call.keywords if k.arg is None and isinstance(k.value, ast.Name)
+              and _listed_entry(scope, k.value.id, keyword, train.call.lineno)]
+    return listed[0] if len(listed) == 1 else None
+
+
+def _listed_entry(scope: ast.AST, name: str, key: str, line: int) -> bool:
+    """Whether the last assignment in `scope` before `line` to mapping `name` or to its `key` entry gives that entry
+    a list; a mapping rebuilt from itself or another by a comprehension over `.items()` (`{k: v for k, v in
+    kw.items() if k not in opt}`) keeps that mapping's entries."""
+    last = None
+    for node in walk_scope(scope):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and node.lineno < line
+                and _assigns_entry(node.targets[0], name, key)
+                and (last is None or (node.lineno, node.col_offset) > (last.lineno, last.col_offset))):
+            last = node
+    if last is None:
+        return False
+    if isinstance(last.targets[0], ast.Subscript):
+        return isinstance(last.value, (ast.List, ast.ListComp))
+    kept = _items_kept(last.value)
+    if kept is not None:
+        return _listed_entry(scope, kept, key, last.lineno)
+    return isinstance(_entry(last.value, key), (ast.List, ast.ListComp))
+
+
+def _assigns_entry(target: ast.expr, name: str, key: str) -> bool:
+    """Whether `target` is mapping `name` or its `key` entry (`name["key"]`)."""
+    if isinstance(target, ast.Name):
+        return target.id == name
+    return (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name
+            and isinstance(target.slice, ast.Constant) and target.slice.value == key)
+
+
+def _items_kept(value: ast.expr) -> str | None:
+    """The mapping whose entries a dict comprehension `{k: v for k, v in name.items() ...}` keeps (filtered or
+    not), else None."""
+    if not (isinstance(value, ast.DictComp) and len(value.generators) == 1):
         return None
-    name = mappings[0].id
-    last, listed = (-1, -1), False
-    for node in walk_scope(train.function or tree):
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or node.lineno >= train.call.lineno:
-            continue
-        target, value = node.targets[0], node.value
-        if isinstance(target, ast.Name) and target.id == name:
-            entry = _entry(value, keyword)
-        elif (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name
-              and isinstance(target.slice, ast.Constant) and target.slice.value == keyword):
-            entry = value
-        else:
-            continue
-        if (node.lineno, node.col_offset) > last:
-            last, listed = (node.lineno, node.col_offset), isinstance(entry, (ast.List, ast.ListComp))
-    return name if listed else None
+    generator = value.generators[0]
+    source, target = generator.iter, generator.target
+    if not (isinstance(source, ast.Call) and not source.args and isinstance(source.func, ast.Attribute)
+            and source.func.attr == "items" and isinstance(source.func.value, ast.Name)
+            and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+        return None
+    names = [element.id if isinstance(element, ast.Name) else None for element in (value.key, value.value)]
+    bound = [element.id if isinstance(element, ast.Name) else None for element in target.elts]
+    return source.func.value.id if None not in names and names == bound else None
 
 
 def _entry(mapping: ast.expr, key: str) -> ast.expr | None:
@@ -998,10 +1043,26 @@ def _trainer_callbacks(unit: Unit) -> str:
     return " or ".join(found)
 
 
+def _by_hand(unit: Unit, name: str, train: loops.CallbackTraining, problem: str, created: bool) -> str:
+    """The note for a training whose step callback is left to the user: what to add, with its import, and, when
+    this run creates no debugger, the debugger's creation too."""
+    callback, module = CALLBACKS[train.library], unit.options.module(unit.framework)
+    add = f"{problem}: add {callback}({name}) to its {loops.CALLBACK_KEYWORDS.get(train.library, 'callbacks')} yourself"
+    if created:
+        return f"{add} (`from {module} import {callback}`)"
+    return (f"{add}, creating `{name}` first: `from {module} import {callback}, PrecisionDebugger`, then `{name} = "
+            f"PrecisionDebugger(config_path={_config_code(unit, 'os')})`; debugger not added")
+
+
 def _config(unit: Unit, line: int) -> str:
     """The config's path, as code that runs at `line`."""
+    relative, _ = unit.options.config_for(unit.path)
+    return _config_code(unit, unit.module_name("os", before=line) if relative is not None else "os")
+
+
+def _config_code(unit: Unit, os_name: str) -> str:
+    """The config's path as code, `os_name` naming the `os` module (unused for an absolute path)."""
     relative, absolute = unit.options.config_for(unit.path)
     if relative is None:
         return json.dumps(absolute)
-    os_name = unit.module_name("os", before=line)
     return f"{os_name}.path.join({os_name}.path.dirname(__file__), {json.dumps(relative)})"

@@ -380,12 +380,16 @@ def file_folder(path: str) -> Path:
 
 def imported_elsewhere(path: str) -> bool:
     """Whether another Python file of `path`'s project imports it (by its module name, in any import line):
-    it is a library module then, whatever else it runs under its `__main__` guard. The project's import lines are
-    read once per process (one msprobe-instrument run), not once per file."""
-    folder = file_folder(path)
-    stem = Path(path).stem
-    own = os.path.abspath(path)
-    return any(stem in names for importer, names in _project_imports(search_roots(folder)[-1]) if importer != own)
+    it is a library module then, whatever else it runs under its `__main__` guard."""
+    return any(True for _ in importers(path))
+
+
+def importers(path: str) -> Iterator[str]:
+    """The other Python files of `path`'s project that import it (by its module name, in any import line). The
+    project's import lines are read once per process (one msprobe-instrument run), not once per file."""
+    stem, own = Path(path).stem, os.path.abspath(path)
+    return (importer for importer, names in _project_imports(search_roots(file_folder(path))[-1])
+            if stem in names and importer != own)
 
 
 @lru_cache(maxsize=8)

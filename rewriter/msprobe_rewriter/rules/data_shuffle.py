@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -872,10 +871,8 @@ def _default_elsewhere(path: str, value: ast.expr, function: ast.FunctionDef | a
                        default: object) -> object:
     """What `value`, read in `function`, holds as the project's other files call `function` by its name (`default`,
     the value in this file, when they all agree with it); `conditions.UNKNOWN` when one of them may change it."""
-    own, stem = os.path.abspath(path), Path(path).stem
-    root = project.search_roots(project.file_folder(path))[-1]
-    for importer, names in project._project_imports(root):  # the files imported_elsewhere reads
-        module = project.load(Path(importer)) if stem in names and importer != own else None
+    for importer in project.importers(path):
+        module = project.load(Path(importer))
         for call in _calls_of(module.tree, function.name) if module is not None else ():
             values = dict(conditions.bind_arguments(function, call, conditions.no_lookup))
             if conditions.value(value, conditions.parameter_lookup(values, conditions.no_lookup)) != default:

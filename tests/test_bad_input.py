@@ -178,3 +178,15 @@ def test_python312_syntax_names_the_instrument_command():
     result = run("alias.py", b"import torch\n\ntype FeatureDict = dict[str, torch.Tensor]\n", None)
     assert result.error == ("cannot parse: invalid syntax (line 3); the file uses Python 3.12 syntax (`type` alias / "
                             "type parameters); run msprobe-instrument under Python >= 3.12")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
+def test_the_project_import_index_skips_a_named_pipe(tmp_path):
+    """A `fifo.py` beside the project's files would block the index of who imports what (open waits for a writer)."""
+    from msprobe_rewriter import project
+
+    (tmp_path / ".git").mkdir()  # the project's root
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "train.py").write_text("import model\n")
+    (tmp_path / "model.py").write_text("import torch\n")
+    assert str(tmp_path / "train.py") in project.importers(str(tmp_path / "model.py"))

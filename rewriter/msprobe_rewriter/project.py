@@ -404,6 +404,8 @@ def _project_imports(root: Path) -> tuple[tuple[str, frozenset[str]], ...]:
             if len(found) >= MAX_INDEXED_FILES:
                 return tuple(found)
             file = os.path.join(folder, name)
+            if not os.path.isfile(file):
+                continue  # a named pipe or a socket called *.py: opening it would wait for a writer
             try:
                 with open(file, encoding="utf-8", errors="replace") as handle:
                     text = handle.read(MAX_BYTES)

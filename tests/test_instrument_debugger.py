@@ -532,7 +532,7 @@ def test_a_helper_a_package_re_exports_with_a_star_is_followed_to_its_module(tmp
 def test_a_loop_in_a_src_layout_package_is_named(tmp_path, monkeypatch):
     """nanotron's run_train.py: `trainer = DistributedTrainer(config_file)` ... `trainer.train(dataloader)`, the
     class in src/nanotron/trainer.py (imported as the installed `nanotron.trainer`)."""
-    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.packages.find]\nwhere = ["src"]\n')
     (tmp_path / "src" / "pkg").mkdir(parents=True)
     (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
     (tmp_path / "src" / "pkg" / "trainer.py").write_text(TRAIN_LOOP_CLASS)

@@ -724,6 +724,19 @@ def test_data_code_in_a_project_module_the_run_leaves_out_is_noted(tmp_path):
     assert not any("left out" in note for note in instrument_text(main, ENTRY, only("seed"))[1])
 
 
+def test_a_project_module_of_a_src_layout_package_is_noted(tmp_path):
+    """lerobot's src/lerobot/scripts/lerobot_train.py imports `lerobot.transforms...`, src/lerobot/transforms/, as the
+    installed package (pyproject.toml: `where = ["src"]`)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.packages.find]\nwhere = ["src"]\n')
+    (tmp_path / "src" / "pkg" / "scripts").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "data.py").write_text(DATA_MODULE)
+    for main in (tmp_path / "train.py", tmp_path / "src" / "pkg" / "scripts" / "train.py"):
+        notes = instrument_text(str(main), ENTRY.replace("from data", "from pkg.data"), only("data-shuffle"))[1]
+        assert any("left out of this run" in note and "pkg/data.py (MSP301 x1)" in note for note in notes), notes
+
+
 def test_project_modules_the_instrument_would_not_change_are_not_named(tmp_path):
     """DINO's utils.py draws by hand (a note, no rewrite): naming it would send the user to a file that stays as it
     is. sd-scripts' train_util.py draws its noise on the device: a rewrite, so it is named."""

@@ -77,6 +77,37 @@ def test_seeding_helper_in_another_file_counts(project, files, imports, body):
     assert lint(project / "train.py", "seed-missing") == []
 
 
+PREPARE = SEEDS_ALL.replace("def set_seed(seed)", "def prepare(seed=0)")  # a name that says nothing of seeding
+
+
+@pytest.mark.parametrize(("packaging", "text"), [
+    ("pyproject.toml", '[tool.setuptools.packages.find]\nwhere = ["src"]\n'),  # nanotron, lerobot
+    ("pyproject.toml", '[tool.setuptools]\npackage-dir = {"" = "src"}\n'),
+    ("pyproject.toml", '[project]\nname = "demo-tools"\n\n[build-system]\nbuild-backend = "hatchling.build"\n'),
+    ("setup.cfg", "[options]\npackage_dir =\n    =src\n"),
+    ("setup.py", 'from setuptools import find_packages, setup\n\nsetup(packages=find_packages("src"))\n'),
+])
+def test_seeding_helper_in_a_src_layout_package_counts(tmp_path, packaging, text):
+    """A src layout: the project's package is imported from `src/`, by a script at the root and by one of its own
+    modules however deep."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {packaging: text, "src/demo_tools/__init__.py": "", "src/demo_tools/misc.py": PREPARE,
+                     "train.py": script("from demo_tools.misc import prepare", "prepare()"),
+                     "src/demo_tools/a/b/c/train.py": script("from demo_tools.misc import prepare", "prepare()")})
+    assert lint(tmp_path / "train.py", "seed-missing") == []
+    assert lint(tmp_path / "src" / "demo_tools" / "a" / "b" / "c" / "train.py", "seed-missing") == []
+
+
+def test_a_src_folder_the_packaging_does_not_name_is_no_import_root(tmp_path):
+    """jepa's scripts import `src.datasets...` (its setup.py names no packages): `import datasets` there is Hugging
+    Face's, not src/datasets/."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, {"setup.py": 'from setuptools import setup\n\nsetup(name="demo")\n',
+                     "src/demo_tools/__init__.py": "", "src/demo_tools/misc.py": PREPARE,
+                     "train.py": script("from demo_tools.misc import prepare", "prepare()")})
+    assert lint(tmp_path / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
 def test_relative_import_from_a_package_script(project):
     write(project, {"pkg/__init__.py": "", "pkg/misc.py": SEEDS_ALL,
                     "pkg/train.py": script("from .misc import set_seed as seed_everything", "seed_everything(3)")})

@@ -3,7 +3,8 @@
 `from utils import set_seed`, `from .misc import seed_everything` and `import utils; utils.set_seed()`
 name functions in other files of the same project. Modules are looked up next to the importing file
 and in its parent folders (up to the project root: a folder holding pyproject.toml, setup.py or .git,
-or the top folder of an installed package; at most three levels up). Standard-library and framework
+or the top folder of an installed package; at most three levels up), then, in a src layout, in the project's
+`src/` (nanotron's run_train.py imports `nanotron.trainer`, src/nanotron/trainer.py). Standard-library and framework
 modules are never project-local. Parsed modules are cached per process; missing or unparsable files
 simply resolve to nothing. Module lookups are cached only while one file is analysed (the caller
 clears them): files may appear between runs of a long-lived process. msprobe-instrument reads the files
@@ -33,6 +34,14 @@ PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 # Modules that are never the project's own: the frameworks the catalogue knows, and the standard library.
 NOT_LOCAL = KNOWN_ROOTS | sys.stdlib_module_names
 MAX_PARENTS = 3
+SRC = "src"
+PACKAGING_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+# A packaging file putting the packages under src/: setuptools' `where = ["src"]` (pyproject.toml), `where = src` or
+# `package_dir =\n    =src` (setup.cfg), `find_packages("src")` or `package_dir={"": "src"}` (setup.py), poetry's
+# `from = "src"`, pdm's `package-dir = "src"`.
+SRC_DECLARED = re.compile(r"""(?:\bwhere\s*=\s*\[?\s*|find_(?:namespace_)?packages\(\s*|["']{2}\s*[:=]\s*|\bfrom\s*=\s*"""
+                          r"""|package-dir\s*=\s*)["']src/?["']|^\s*(?:where\s*=|=)\s*src\s*$""", re.MULTILINE)
+PROJECT_NAME = re.compile(r"""\bname\s*=\s*["']([\w.-]+)["']""")
 MAX_CLASS_FILES = 3  # a project class's bases are followed through at most this many files
 MAX_REEXPORTS = 3  # a name a module imports from another is followed through at most this many files
 MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
@@ -292,6 +301,57 @@ def search_roots(folder: Path) -> list[Path]:
     return roots
 
 
+def import_roots(folder: Path) -> list[Path]:
+    """Where absolute imports from a file in `folder` are looked up: `search_roots`, then its project's `src/` in a
+    src layout (`src_folder`)."""
+    roots = search_roots(folder)
+    src = src_folder(folder)
+    return roots if src is None or src in roots else [*roots, src]
+
+
+def src_folder(folder: Path) -> Path | None:
+    """The `src/` of the project `folder` belongs to (its project root's, or that of the folder above the `src/` it
+    lies in, however deep: lerobot's src/lerobot/policies/pi0/), when the project keeps its packages there, as
+    setuptools' src layout does: its packaging files put them there, or name the project after a package there
+    (the default of hatchling, poetry and uv: `src/<name>/`); else None."""
+    tops = [search_roots(folder)[-1], *(parent.parent for parent in (folder, *folder.parents) if parent.name == SRC)]
+    for top in tops[:2]:
+        stamps = tuple(_stamp(top / name) for name in PACKAGING_FILES)
+        if any(stamps) and _keeps_packages_in_src(top, stamps):
+            return top / SRC
+    return None
+
+
+def project_root(folder: Path) -> Path:
+    """The root of the project `folder` belongs to: above its `src/` in a src layout, else the last search root."""
+    src = src_folder(folder)
+    return src.parent if src is not None else search_roots(folder)[-1]
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+@lru_cache(maxsize=64)
+def _keeps_packages_in_src(top: Path, stamps: tuple[tuple[int, int] | None, ...]) -> bool:
+    """Whether the packaging files of the project at `top` (whose `stamps` key the cache) put its packages in `src/`."""
+    if not (top / SRC).is_dir():
+        return False
+    text = ""
+    for name, stamp in zip(PACKAGING_FILES, stamps, strict=True):
+        if stamp is not None and stamp[1] <= MAX_BYTES:
+            try:
+                text += (top / name).read_text(encoding="utf-8", errors="replace") + "\n"
+            except OSError:
+                continue
+    names = (re.sub(r"[-.]+", "_", name).lower() for name in PROJECT_NAME.findall(text))
+    return SRC_DECLARED.search(text) is not None or any((top / SRC / name / "__init__.py").is_file() for name in names)
+
+
 @lru_cache(maxsize=1024)
 def find_module(folder: Path, module: str, level: int) -> Path | None:
     """The file of `module` imported from a file in `folder` (`level` dots for relative imports)."""
@@ -301,7 +361,7 @@ def find_module(folder: Path, module: str, level: int) -> Path | None:
             base = base.parent
         bases = [base]
     else:
-        bases = search_roots(folder)
+        bases = import_roots(folder)
     relative = Path(*module.split(".")) if module else Path()
     for base in bases:
         candidate = base / relative
@@ -388,7 +448,7 @@ def importers(path: str) -> Iterator[str]:
     """The other Python files of `path`'s project that import it (by its module name, in any import line). The
     project's import lines are read once per process (one msprobe-instrument run), not once per file."""
     stem, own = Path(path).stem, os.path.abspath(path)
-    return (importer for importer, names in _project_imports(search_roots(file_folder(path))[-1])
+    return (importer for importer, names in _project_imports(project_root(file_folder(path)))
             if stem in names and importer != own)
 
 

@@ -354,9 +354,7 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     handed = [ast.Call(func=arg, args=[], keywords=[]) for call in calls  # `mp.Process(target=train, ...)`,
               for arg in (*call.args, *(k.value for k in call.keywords)) if isinstance(arg, ast.Name)]  # `spawn(train)`
     found: dict[tuple[str, Path, str], None] = {}
-    reached = (hit for folder, imports in _import_places(ctx.path, local)
-               for hit in project.reached([*calls, *handed], imports, defined, folder))
-    for _, name, module in reached:
+    for _, name, module in project.reached([*calls, *handed], local, defined, project.file_folder(ctx.path)):
         training = _training_functions(module)
         trainer = _training_callee(module, name, training)
         if trainer is not None:
@@ -365,19 +363,6 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
             found.update(((f"{node.name}.{item.name}", module.path, training[item.name]), None) for item in node.body
                          if isinstance(item, FUNCTION_TYPES) and item.name in training)
     return list(found)
-
-
-def _import_places(path: str, local: project.LocalImports) -> list[tuple[Path, project.LocalImports]]:
-    """Where the file's project imports are looked up: from its folder, and, in a src layout, its absolute ones
-    from the project root's `src/` too (nanotron's run_train.py imports `nanotron.trainer`, src/nanotron/trainer.py,
-    as the installed package)."""
-    folder = project.file_folder(path)
-    src = project.search_roots(folder)[-1] / "src"
-    if src == folder or not src.is_dir():
-        return [(folder, local)]
-    absolute = project.LocalImports({name: ref for name, ref in local.refs.items() if not ref.level},
-                                    [star for star in local.stars if not star.level])
-    return [(folder, local), (src, absolute)]
 
 
 def _training_callee(module: project.Module, name: str, training: Container[str]) -> str | None:

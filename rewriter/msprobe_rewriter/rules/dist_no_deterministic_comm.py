@@ -399,7 +399,7 @@ def megatron_lacks_deterministic_mode(ctx: FileContext) -> bool:
     """Whether the `megatron` the file imports is a copy among the project's files (found as imports are) whose
     argument files do not declare `--deterministic-mode` (gpt-neox's fork, configured by YAML keys): Megatron's
     advice to pass that option does not apply there."""
-    roots = project.search_roots(project.file_folder(ctx.path))
+    roots = project.import_roots(project.file_folder(ctx.path))
     package = next((root / catalogue.MEGATRON_ROOT for root in roots if (root / catalogue.MEGATRON_ROOT).is_dir()), None)
     return package is not None and not _declares_deterministic_mode(package)
 

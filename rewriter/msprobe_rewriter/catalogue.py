@@ -226,11 +226,17 @@ NUMPY_RANDOM_DRAWS = frozenset(
         "triangular", "vonmises", "weibull", "zipf", "rayleigh", "pareto", "power", "hypergeometric",
     )
 )
-# Drawing calls of torch's global generator (any device).
+# In-place tensor methods that fill with random numbers.
+INPLACE_RANDOM_METHODS = frozenset({
+    "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_", "cauchy_",
+    "log_normal_",
+})
+# Drawing calls of torch's global generator (any device); the in-place fills as `torch.Tensor` methods, the name
+# FileContext.draw_qualname gives them when called on a tensor (`torch.empty(1).uniform_(a, b)`).
 TORCH_RANDOM_DRAWS = frozenset(
     "torch." + n for n in (
         "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
-        "bernoulli", "multinomial", "poisson",
+        "bernoulli", "multinomial", "poisson", *(f"Tensor.{m}" for m in INPLACE_RANDOM_METHODS),
     )
 )
 # Draws from a process-global generator (torch's: only without `generator=`).
@@ -320,11 +326,6 @@ CPU_BACKENDS = frozenset({"gloo", "mccl"})
 OTHER_BACKENDS = CPU_BACKENDS | frozenset({"mpi", "ccl", "xccl", "xla", "smddp"})
 NCCL_BACKENDS = frozenset({"nccl"})
 
-# In-place tensor methods that fill with random numbers.
-INPLACE_RANDOM_METHODS = frozenset({
-    "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_", "cauchy_",
-    "log_normal_",
-})
 CPU_DEVICE_STRINGS = frozenset({"cpu", "meta"})
 
 
@@ -364,6 +365,10 @@ TORCH_DEVICE_DRAWS: dict[str, DrawSignature] = {
 # diffusers' noise helper, `randn_tensor(shape, generator=None, device=None, ...)`: it draws on `device`, unless
 # its generator is a CPU one (then it draws on the CPU and moves the result).
 DIFFUSERS_RANDN_TENSOR = frozenset({"diffusers.utils.torch_utils.randn_tensor", "diffusers.utils.randn_tensor"})
+# Library functions projects copy into their own modules (a vendored diffusers pipeline imports
+# `from ...utils.torch_utils import randn_tensor`, its copy of diffusers' helper): a project function of that name
+# with those leading parameters stands for the library's (see project.copied_functions).
+COPIED_FUNCTIONS = {"randn_tensor": ("diffusers.utils.torch_utils.randn_tensor", ("shape", "generator", "device"))}
 # `vae.encode(x).latent_dist.sample(generator=None)`: diffusers' VAE posterior, drawn through randn_tensor on
 # the VAE's device.
 DIFFUSERS_LATENT_DISTRIBUTION = "latent_dist"

@@ -168,8 +168,9 @@ class FileContext:
         local = project.local_imports(statements)
         if local.refs:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
-            self.imports.project_classes = project.imported_subclasses(local, project.file_folder(self.path),
-                                                                       catalogue.SUBCLASSED_CLASSES)
+            folder = project.file_folder(self.path)
+            self.imports.project_classes = project.imported_subclasses(local, folder, catalogue.SUBCLASSED_CLASSES)
+            self.imports.project_functions = project.copied_functions(local, folder, catalogue.COPIED_FUNCTIONS)
         for stmt in statements:
             self.imports.add_import(stmt)
         self.imports.bind_subclasses(self.tree, catalogue.SUBCLASSED_CLASSES)
@@ -181,6 +182,20 @@ class FileContext:
     def call_qualname(self, call: ast.Call) -> str | None:
         """Qualified name of the callee of `call`, or of the class whose instance is called."""
         return self.imports.resolve(call.func)
+
+    def draw_qualname(self, call: ast.Call) -> str | None:
+        """`call_qualname`, or `torch.Tensor.uniform_` for an in-place random fill of a tensor in a file that imports
+        torch (`torch.empty(1).uniform_(a, b)`, `w.normal_()`; not a module's function, `init.normal_(w)`), which
+        torch's generator for the tensor's device draws."""
+        qualified = self.call_qualname(call)
+        func = call.func
+        if qualified is not None or not isinstance(func, ast.Attribute) \
+                or func.attr not in catalogue.INPLACE_RANDOM_METHODS or not self.imports.imports_root("torch"):
+            return qualified
+        root = func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return None if isinstance(root, ast.Name) and root.id in self.imports.bindings else f"torch.Tensor.{func.attr}"
 
     def callee_name(self, call: ast.Call) -> str | None:
         """Last component of the callee's name, import aliases undone (`AD` -> `AlphaDropout`): a cheap
@@ -623,8 +638,8 @@ def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def draws_globally(call: ast.Call, qualified: str | None) -> bool:
-    """Whether `call` (named `qualified`) draws from a process-global generator: Python's `random`, NumPy's
-    legacy functions, torch's without a `generator=` of its own."""
+    """Whether `call` (named `qualified`, see FileContext.draw_qualname) draws from a process-global generator:
+    Python's `random`, NumPy's legacy functions, torch's (its in-place fills too) without a `generator=` of its own."""
     generator = keyword(call, "generator")
     return qualified in catalogue.GLOBAL_RANDOM_DRAWS and (generator is None or constant(generator) is None)
 

@@ -208,7 +208,7 @@ class _Tracer(AssignmentTracer):
         return self._origin(node.values[-1], scopes)
 
     def _call_origin(self, call: ast.Call, scopes) -> Origin | None:
-        qualified = self.ctx.imports.resolve_any(call.func)
+        qualified = self.ctx.imports.resolve_any(call.func) or self.ctx.draw_qualname(call)
         line = f"`{_text(call)}` (line {call.lineno})"
         if self._salted_hash(call, scopes):
             return Origin(call, f"{line}, a hash of a string or object, which Python salts afresh in every process")

@@ -19,10 +19,13 @@ KNOWN_ROOTS = frozenset(
 # Names that stand for a library's under another module, as the catalogue names them: TRL's trainers and configs,
 # each exported by the package and by its module (`from trl.experimental.cpo import CPOTrainer`,
 # `trl.trainer.sft_trainer.SFTTrainer`), and the OpenMMLab packages' runner registries, children of mmengine's
-# (`from mmyolo.registry import RUNNERS`; mmdet, mmseg, mmpretrain, ... likewise).
+# (`from mmyolo.registry import RUNNERS`; mmdet, mmseg, mmpretrain, ... likewise), and `triton_pre_mlir`, the
+# pre-MLIR fork of Triton that FlashAttention's old Triton kernel and its copies import as `triton` (MPT's in
+# llm-foundry and InternVL).
 _CANONICAL_NAMES = (
     (re.compile(r"^trl\.(?:experimental|trainer)(?:\.\w+)*\.(\w+(?:Trainer|Config))$"), r"trl.\1"),
     (re.compile(r"^mm\w+\.registry\.RUNNERS$"), "mmengine.registry.RUNNERS"),
+    (re.compile(r"^triton_pre_mlir\b"), "triton"),
 )
 
 
@@ -41,6 +44,9 @@ class ImportTracker:
         # (module, level, class name) -> the library class that class of a project module derives from; an
         # import of it binds that (see project.imported_subclasses)
         self.project_classes: dict[tuple[str, int, str], str] = {}
+        # (module, level, function name) -> the library function a project module's function copies; an import of
+        # it binds that (see project.copied_functions)
+        self.project_functions: dict[tuple[str, int, str], str] = {}
         # Memos for the hot queries, valid while `_version` (bumped on every binding change) is unchanged.
         self._version = 0
         self._aliases: set[str] = set()  # names `add_alias` bound (not imports)
@@ -53,10 +59,10 @@ class ImportTracker:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
-                    self.bindings[alias.asname] = alias.name
+                    self.bindings[alias.asname] = _canonical(alias.name)
                 else:
                     root = alias.name.split(".", 1)[0]
-                    self.bindings[root] = root
+                    self.bindings[root] = _canonical(root)
                 if alias.name.split(".", 1)[0] not in KNOWN_ROOTS:
                     self.local_modules.append((alias.name, 0, ()))
             return
@@ -64,7 +70,8 @@ class ImportTracker:
         if node.level or module.split(".", 1)[0] not in KNOWN_ROOTS:
             self.local_modules.append((module, node.level, tuple(a.name for a in node.names)))
         for alias in node.names:
-            derived = self.project_classes.get((module, node.level, alias.name))
+            key = (module, node.level, alias.name)
+            derived = self.project_classes.get(key) or self.project_functions.get(key)
             if derived is not None:
                 self.bindings[alias.asname or alias.name] = derived
             elif alias.name != "*" and not node.level:

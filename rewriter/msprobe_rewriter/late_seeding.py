@@ -155,7 +155,7 @@ class LateDraws:
     def _kind(self, call: ast.Call, with_model: bool) -> tuple[str, str] | None:
         """`("draw", family)` for a call that draws random numbers, `("model", family)` for one that builds a model
         with new weights (drawn from torch's generator, or NumPy's for MindSpore)."""
-        qualified = self.ctx.call_qualname(call)
+        qualified = self.ctx.draw_qualname(call)
         if draws_globally(call, qualified):
             return "draw", catalogue.DRAW_FAMILY[qualified]
         if _unseeded_split(call, qualified):

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -152,24 +152,48 @@ def reached(calls: Iterable[ast.Call], local: LocalImports, defined: Container[s
     mindocr's `mindocr/data/__init__.py` does), the module that defines it."""
     for call in calls:
         for ref, name in call_targets(call, local, defined):
-            path = find_module(folder, ref.module, ref.level)
-            module = load(path) if path is not None else None
-            for _ in range(MAX_REEXPORTS):
-                if module is None or name in module.functions or name in module.classes:
-                    break
-                imported = module.local.refs.get(name)
-                if imported is None:
-                    source = _star_source(module, name)
-                    if source is None:
-                        break
-                    module = source
-                    continue
-                if not imported.attr:
-                    break
-                path = find_module(module.path.parent, imported.module, imported.level)
-                module, name = (load(path) if path is not None else None), imported.attr
-            if module is not None:
-                yield call, name, module
+            found = defining(folder, ref, name)
+            if found is not None:
+                yield call, found[1], found[0]
+
+
+def defining(folder: Path, ref: Ref, name: str) -> tuple[Module, str] | None:
+    """The project module `name` imported from `ref` (by a file in `folder`) comes from, and its name there: the
+    module `ref` names, or, where that module only imports it from another of the project's (re-exports, `from x
+    import *`), that one, at most MAX_REEXPORTS files on; None when there is no such module."""
+    path = find_module(folder, ref.module, ref.level)
+    module = load(path) if path is not None else None
+    for _ in range(MAX_REEXPORTS):
+        if module is None or name in module.functions or name in module.classes:
+            break
+        imported = module.local.refs.get(name)
+        if imported is None:
+            source = _star_source(module, name)
+            if source is None:
+                break
+            module = source
+            continue
+        if not imported.attr:
+            break
+        path = find_module(module.path.parent, imported.module, imported.level)
+        module, name = (load(path) if path is not None else None), imported.attr
+    return (module, name) if module is not None else None
+
+
+def copied_functions(local: LocalImports, folder: Path, copies: Mapping[str, tuple[str, tuple[str, ...]]]
+                     ) -> dict[tuple[str, int, str], str]:
+    """The functions that `from` imports of project modules name and that copy a library function (`copies`: name ->
+    the library function, its leading parameters): defined in the project under its name with those parameters (a
+    vendored diffusers pipeline's `from ...utils.torch_utils import randn_tensor`): (module, level, name) -> the
+    library function."""
+    found = {}
+    for ref in local.refs.values():
+        library, parameters = copies.get(ref.attr or "", (None, ()))
+        source = defining(folder, Ref(ref.module, ref.level), ref.attr) if library is not None else None
+        function = source[0].functions.get(source[1]) if source is not None else None
+        if function is not None and tuple(a.arg for a in function.args.args[:len(parameters)]) == parameters:
+            found[(ref.module, ref.level, ref.attr)] = library
+    return found
 
 
 def _star_source(module: Module, name: str) -> Module | None:

@@ -30,8 +30,8 @@ class Names:
     """Qualified names of libcst expressions, and which simple names the file already binds."""
 
     def __init__(self, tree: ast.Module, project_classes: dict[tuple[str, int, str], str] | None = None) -> None:
-        """`project_classes`: the library classes that classes imported from project modules derive from
-        (ImportTracker.project_classes)."""
+        """`project_classes`: the library classes that classes imported from project modules derive from, and the
+        library functions that functions imported from them copy (ImportTracker.project_classes, project_functions)."""
         self.tracker = ImportTracker()
         self.tracker.project_classes = project_classes or {}
         self.bound: set[str] = set()

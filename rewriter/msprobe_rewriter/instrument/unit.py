@@ -49,7 +49,7 @@ class Unit:
         self.options = options
         self.ctx = FileContext(path, text, tree)
         self.analysis = loops.analyse(self.ctx)
-        self.names = Names(tree, self.ctx.imports.project_classes)
+        self.names = Names(tree, {**self.ctx.imports.project_classes, **self.ctx.imports.project_functions})
         self._structure: Structure | None = None
         self.edits = Edits()
         self.notes: list[str] = []

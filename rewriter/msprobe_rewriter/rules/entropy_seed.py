@@ -23,7 +23,8 @@ class EntropySeed(Rule):
                "clock (`time.time()`, `datetime.now()`), an entropy source (`os.urandom`, `secrets`, `uuid4()`, "
                "`os.getpid()`, `random.SystemRandom()`), `torch.seed()` (or a default generator's own `.seed()`: "
                "`torch.cuda.default_generators[i].seed()`), `torch.initial_seed()` after "
-               "`torch.seed()`, a `random` / `np.random` / torch draw (torch's without `generator=`) made before those "
+               "`torch.seed()`, a `random` / `np.random` / torch draw (torch's without `generator=`; an in-place "
+               "fill too, `torch.empty((), dtype=torch.int64).random_()`) made before those "
                "generators are seeded (torch's default generators start from OS entropy too), or the "
                "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`), and a library setup "
                "that seeds from its config's seed field, which means OS entropy while the field keeps its negative "
@@ -457,6 +458,9 @@ class Recipe:
         self.seed = training.set_seed(seed=cfg.seed)
         self.model = torch.nn.Linear(2, 2)
 """, lines=(7,)),
+        # a seed drawn as torch's DataLoader draws its base seed, with an in-place fill, before torch is seeded
+        Invalid("import torch\n\nseed = int(torch.empty((), dtype=torch.int64).random_().item())\n"
+                "torch.manual_seed(seed)\n", lines=(4,)),
     )
 
     def finish(self) -> None:

@@ -184,7 +184,8 @@ class NondeterministicOp(FollowsValues, Rule):
                "`self.flash_attn_func = flash_attn_func`, or on a module Hugging Face's `kernels.get_kernel` loads "
                "from a Hub repository of FlashAttention, modded-nanogpt's `get_kernel('kernels-community/flash-attn3')"
                ".flash_attn_interface`) and version 1.0's `flash_attn_unpadded_func` (and its packed and split forms) "
-               "without `deterministic=True`, and `tl.atomic_add` in a Triton kernel (`@triton.jit`) unless what it adds "
+               "without `deterministic=True`, and `tl.atomic_add` in a Triton kernel (`@triton.jit`; also of `triton_pre_mlir`, the "
+               "pre-MLIR fork FlashAttention's old Triton kernel imports as `triton`) unless what it adds "
                "is an integer (a literal, a cast to an integer dtype: counters are exact), naming the deterministic "
                "way out. "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on (also through "
@@ -420,6 +421,10 @@ class NondeterministicOp(FollowsValues, Rule):
                 "torch.use_deterministic_algorithms(True)\n\n\n@triton.jit\n"
                 "def bwd(do_ptr, dv_ptr, BLOCK: tl.constexpr):\n    do = tl.load(do_ptr + tl.arange(0, BLOCK))\n"
                 "    tl.atomic_add(dv_ptr + tl.arange(0, BLOCK), do * 2.0, sem='relaxed')\n", lines=(11,)),
+        # FlashAttention's old Triton kernel as MPT's copy (InternVL) imports it: the pre-MLIR fork as `triton`
+        Invalid("import torch\nimport triton_pre_mlir as triton\nimport triton_pre_mlir.language as tl\n\n\n"
+                "@triton.jit\ndef bwd(dq_ptr, dq, BLOCK: tl.constexpr):\n"
+                "    tl.atomic_add(dq_ptr + tl.arange(0, BLOCK), dq)\n", lines=(8,)),
         # torchvision's segmentation reference: masks with the void label 255
         Invalid("import torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef criterion(inputs, target):\n"
                 "    return F.cross_entropy(inputs['out'], target, ignore_index=255)\n\n\n"

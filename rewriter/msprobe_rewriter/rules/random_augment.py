@@ -58,7 +58,8 @@ class RandomAugment(FollowsValues, Rule):
                "`scale=(1, 1)` (the whole image), is not flagged; one built only under a condition on parameters "
                "(`if not self.random_crop:`) that every call in the file leaves off is info. "
                "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
-               "NumPy's global generator or torch's (without `generator=`; detectron2's `self._rand_range()`; a "
+               "NumPy's global generator or torch's (also an in-place fill, `torch.empty(1).uniform_(a, b)`; "
+               "without `generator=`; detectron2's `self._rand_range()`; a "
                "shuffle is named one; a draw compared below an option that is 0 by default, `random.random() < "
                "args.proportion_empty_prompts`, or one under a condition left off by default, named only when "
                "nothing else draws, at the info level; else the first draw is named; not in an "
@@ -115,6 +116,10 @@ class RandomAugment(FollowsValues, Rule):
         "ops = [vision.Decode(), vision.Resize(256), vision.CenterCrop(224), transforms.TypeCast(0)]\n",
         "import random\nimport numpy as np\n\n\nclass RandomCrop:  # a local class, not torchvision's\n"
         "    pass\n\n\ncrop = RandomCrop()\nangle = random.uniform(-10, 10)\n",
+        # an in-place fill given a generator of the transform's own draws from it, not from torch's global one
+        "import torch\nfrom torchvision.transforms.v2 import Transform\n\n\nclass SharpnessJitter(Transform):\n"
+        "    def make_params(self, flat_inputs):\n"
+        "        return {\"factor\": torch.empty(1).uniform_(0.5, 1.5, generator=self.generator).item()}\n",
         "import timm.data\n\ntf = timm.data.create_transform(224, is_training=False)\n"
         "loader = timm.data.create_loader(ds, 224, 32, is_training=True, no_aug=True)\n"
         "naflex = timm.data.create_naflex_loader(ds, batch_size=32, is_training=True, no_aug=True)\n",
@@ -351,6 +356,10 @@ class RandomAugment(FollowsValues, Rule):
         Invalid("import torch\nfrom torchvision.transforms.v2 import Transform\n\n\nclass GaussianNoise(Transform):\n"
                 "    def make_params(self, flat_inputs):\n        return {\"seed\": torch.randint(0, 2**31, ()).item()}\n\n"
                 "    def transform(self, inpt, params):\n        return inpt + params[\"seed\"]\n", lines=(7,)),
+        # lerobot's SharpnessJitter draws its factor with an in-place fill of a new tensor, from torch's generator
+        Invalid("import torch\nfrom torchvision.transforms.v2 import Transform\n\n\nclass SharpnessJitter(Transform):\n"
+                "    def make_params(self, flat_inputs):\n"
+                "        return {\"factor\": torch.empty(1).uniform_(0.5, 1.5).item()}\n", lines=(7,)),
         # latent-diffusion's ImageNetSR crops with albumentations
         Invalid("import albumentations\n\n\nclass ImageNetSR:\n    def __init__(self, size, random_crop=True):\n"
                 "        if random_crop:\n            self.cropper = albumentations.RandomCrop(height=size, width=size)\n"
@@ -392,7 +401,7 @@ class RandomAugment(FollowsValues, Rule):
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
-        qualified = self.ctx.call_qualname(node)
+        qualified = self.ctx.draw_qualname(node)
         if draws_globally(node, qualified):
             self._drawn_by_hand(node, qualified)
             return
@@ -565,7 +574,7 @@ class RandomAugment(FollowsValues, Rule):
                             for call in (compare.left, *compare.comparators)
                             if (threshold := _threshold(call, compare)) is not None}
                 draws = [(qualified, compared.get(id(node))) for node in ast.walk(function) if isinstance(node, ast.Call)
-                         and draws_globally(node, qualified := self.ctx.call_qualname(node))]
+                         and draws_globally(node, qualified := self.ctx.draw_qualname(node))]
                 changing = [draw for draw in draws if not self._never_true(draw[1])]
                 if draws:
                     found[function.name] = (changing or draws)[0]

@@ -102,7 +102,8 @@ class SeedMissing(Rule):
                "`nn.Linear`/`nn.Dense` or draws; such a layer itself; `from_pretrained` of a transformers class "
                "whose head a base checkpoint lacks: sequence, token, image or audio classification, question "
                "answering, CTC...; `from_config`; a transformers model class built directly; PEFT's "
-               "`get_peft_model` with a `LoraConfig` of random `init_lora_weights`) or draws (`torch.randint`, "
+               "`get_peft_model` with a `LoraConfig` of random `init_lora_weights`) or draws (`torch.randint`, an "
+               "in-place fill such as `torch.empty(n).normal_()`, "
                "`random.shuffle`, `np.random.permutation`, `dataset.shuffle()` or `train_test_split` without a "
                "seed), itself or in a function, class (also through a name bound to it, `dataset_cls = "
                "SupervisedDataset`) or `self.` method of the file it calls, followed three calls deep (FastChat's "
@@ -1226,6 +1227,26 @@ if __name__ == "__main__":
     model = torch.load("model.pt", weights_only=False)
     torch.save(sample(model), "sample.pt")
 """, lines=(12,)),
+        # Noise drawn with an in-place fill at import, before `main()` seeds.
+        Invalid("""\
+import torch
+
+noise = torch.empty(8, 4).normal_()
+
+
+def main():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in noise:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+""", lines=(3,)),
         # The model's weights are drawn before `torch.manual_seed` seeds.
         Invalid("""\
 import torch

@@ -9,17 +9,17 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from msprobe_rewriter import catalogue, conditions, default_device, project
+from msprobe_rewriter import catalogue, default_device, project
+from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     SCOPE_TYPES,
     argument,
     constant,
     keyword,
-    parameter_defaults,
     walk_scope,
 )
-from msprobe_rewriter.cpu_code import INIT_NAME, MODULE_CALLS, CpuCode, is_model_base
+from msprobe_rewriter.cpu_code import INIT_NAME, CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import FollowsValues, LocalValues
 
@@ -95,7 +95,6 @@ NONE_GENERATOR_NOTE = " (`{name}` defaults to None, and no call in this file pas
 # What gives torch's global CPU generator: `torch.manual_seed(s)` returns it (diffusers' tests' generator on "mps").
 CPU_GENERATORS = frozenset({"torch.default_generator", "torch.random.default_generator", "torch.manual_seed",
                             "torch.random.manual_seed"})
-PARAMETER_DEPTH = 4  # how many calls up a parameter is followed to the value its callers pass
 # Draws whose result is a constant: a spread given as a literal 0 (`w.normal_(mean=1, std=0)`), or two bounds given
 # alike (`w.uniform_(a, a)`); per draw, (position, keyword) of its spread, or of its two bounds.
 CONSTANT_WHEN = {
@@ -726,8 +725,7 @@ class DeviceRng(FollowsValues, Rule):
         self._attributes: dict[int, dict[str, list[tuple[tuple[int, int], ast.expr]]]] = {}  # see _attribute_values
         self._imported: set[str] | None = None  # names the file's imports bind, see _is_module
         self._meta: set[str] | None = None  # see _may_be_meta
-        self._calls: dict[str, list[tuple[ast.Call, ast.AST | None]]] | None = None  # see _calls_of
-        self._methods: set[int] | None = None  # see _bound
+        self.defaults = LeftAtDefault(ctx)  # what the calls in this file pass the parameters of its functions
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -1059,61 +1057,9 @@ class DeviceRng(FollowsValues, Rule):
         if default_device.cpu_by_default(device, self.ctx.ancestors) or self._field_cpu_default(device):
             return CPU_DEFAULT_NOTE.format(name=ast.unparse(device))
         function = self.ctx.current_def()
-        if isinstance(device, ast.Name) and function is not None and self._holds(function, device.id, _is_cpu, True):
+        if isinstance(device, ast.Name) and function is not None and self.defaults.holds(function, device.id, _is_cpu, trust_default=True):
             return CALLERS_CPU_NOTE.format(name=device.id)
         return ""
-
-    # --- parameters: what the calls in this file pass ----------------------------------------------
-    def _holds(self, function: ast.AST, name: str, accept: Callable[[object], bool], trust_default: bool,
-               depth: int = PARAMETER_DEPTH) -> bool:
-        """Whether parameter `name` of `function` (not assigned in it) holds a literal `accept` takes: its default,
-        when it has one `accept` takes and (unless `trust_default`) no call in this file passes another; else what
-        every call in this file passes it (at least one): such a literal, or a parameter of the caller's that holds
-        one (`depth` calls up)."""
-        if depth == 0 or not _unassigned_parameter(function, name):
-            return False
-        default = parameter_defaults(function).get(name)
-        if default is not None and (trust_default or not accept(constant(default))):
-            return accept(constant(default))
-        calls = self._calls_of(function)
-        if calls is None or (default is None and not calls):
-            return False
-        for call, caller in calls:
-            given = conditions.call_arguments(function, call, bound=self._bound(function, call)).get(name)
-            if given is None:
-                return False
-            value, passed = given
-            if passed and not accept(constant(value)) and not (
-                    isinstance(value, ast.Name) and caller is not None
-                    and self._holds(caller, value.id, accept, trust_default, depth - 1)):
-                return False
-        return True
-
-    def _calls_of(self, function: ast.AST) -> list[tuple[ast.Call, ast.AST | None]] | None:
-        """The calls in this file of a function by its name (`f(...)`, `self.f(...)`; not an imported function's,
-        audiocraft's `torch.multinomial` in its own `multinomial`), each with the function around it; None for one
-        called through its object or class (`forward`, `__init__`), which calls by name miss."""
-        if not isinstance(function, FUNCTION_TYPES) or function.name in MODULE_CALLS or function.name.startswith("__"):
-            return None
-        if self._calls is None:
-            self._calls = {}
-            tree = self.ctx.tree
-            for scope in (tree, *(node for node in ast.walk(tree) if isinstance(node, SCOPE_TYPES))):
-                caller = scope if isinstance(scope, FUNCTION_TYPES) else None
-                for node in walk_scope(scope):
-                    if isinstance(node, ast.Call) and self.ctx.call_qualname(node) is None:
-                        func = node.func
-                        callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-                        self._calls.setdefault(callee, []).append((node, caller))
-        return self._calls.get(function.name, [])
-
-    def _bound(self, function: ast.AST, call: ast.Call) -> bool:
-        """Whether `call` (of `function`) passes its object first: a method called on an object (`self.f(...)`)."""
-        if self._methods is None:
-            self._methods = {id(item) for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)
-                             for item in node.body if isinstance(item, FUNCTION_TYPES) and not any(
-                                 getattr(d, "id", None) == "staticmethod" for d in item.decorator_list)}
-        return id(function) in self._methods and isinstance(call.func, ast.Attribute)
 
     # --- generators ------------------------------------------------------------------------------
     def _without_generator(self, call: ast.Call, position: int | None) -> str | None:
@@ -1130,8 +1076,7 @@ class DeviceRng(FollowsValues, Rule):
     def _none_parameter(self, node: ast.expr) -> bool:
         """A parameter of the function around here that defaults to None and that no call in this file sets."""
         function = self.ctx.current_def()
-        return isinstance(node, ast.Name) and function is not None and self._holds(
-            function, node.id, lambda value: value is None, False)
+        return isinstance(node, ast.Name) and function is not None and self.defaults.holds(function, node.id, _is_none)
 
     def _with_generator(self, call: ast.Call, message: str, fixable: bool | None) -> tuple[str, bool | None]:
         """A draw's message and fixability, given its generator: one that may be made on the device (a parameter,
@@ -1878,11 +1823,9 @@ def generator_leaves(value: ast.expr) -> list[ast.expr]:
     return [value]
 
 
-def _unassigned_parameter(function: ast.AST, name: str) -> bool:
-    """Whether `name` is a parameter of `function` that its body does not assign."""
-    args = function.args
-    return any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)) and not any(
-        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store) for node in walk_scope(function))
+def _is_none(value: object) -> bool:
+    """A literal None."""
+    return value is None
 
 
 def _is_cpu(value: object) -> bool:

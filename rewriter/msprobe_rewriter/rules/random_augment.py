@@ -7,10 +7,10 @@ import ast
 from collections import Counter
 
 from msprobe_rewriter import catalogue, opt_in, pinning, project
+from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword, own_nodes
 from msprobe_rewriter.cpu_code import SAMPLE_METHODS, CpuCode, is_torchvision_transform
 from msprobe_rewriter.rules.base import Invalid, Rule
-from msprobe_rewriter.rules.dropout import LeftAtDefault
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
 
 SHUFFLE_MESSAGE = ("`{function}` shuffles with `{draw}`{through}, from a global generator, for every sample or "
@@ -390,7 +390,7 @@ class RandomAugment(FollowsValues, Rule):
         self._methods = {item.name for cls in ast.walk(ctx.tree) if isinstance(cls, ast.ClassDef)
                          for item in cls.body if isinstance(item, FUNCTION_TYPES)}  # (where they draw is reported)
         self.seeded = Seedings(ctx)
-        self.defaults = LeftAtDefault(ctx.tree)
+        self.defaults = LeftAtDefault(ctx)
         # id(report) -> the function around what is reported, and what is done there ("built", "drawn")
         self._built: dict[int, tuple[ast.AST | None, str]] = {}
 

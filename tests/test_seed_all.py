@@ -13,7 +13,8 @@ import torch
 from msprobe_runtime.pytorch import seed_all
 from msprobe_runtime.pytorch.dropout import restore_dropout
 
-DETERMINISM_ENV = ("PYTHONHASHSEED", "CUBLAS_WORKSPACE_CONFIG", "HCCL_DETERMINISTIC", "LCCL_DETERMINISTIC")
+DETERMINISM_ENV = ("PYTHONHASHSEED", "CUBLAS_WORKSPACE_CONFIG", "HCCL_DETERMINISTIC", "LCCL_DETERMINISTIC",
+                   "FLASH_ATTENTION_DETERMINISTIC")
 
 
 @pytest.fixture(autouse=True)
@@ -95,6 +96,7 @@ def test_mode_true_turns_on_deterministic_computation():
     assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
     assert os.environ["HCCL_DETERMINISTIC"] == "true" and os.environ["LCCL_DETERMINISTIC"] == "1"
+    assert os.environ["FLASH_ATTENTION_DETERMINISTIC"] == "1"  # read by transformers' FlashAttention calls
 
 
 def test_mode_true_keeps_a_valid_cublas_setting_and_replaces_an_invalid_one(monkeypatch):

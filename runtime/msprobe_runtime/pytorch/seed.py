@@ -20,7 +20,9 @@ def seed_all(seed: int = 1234, mode: bool = False, rm_dropout: bool = False) -> 
     `mode` adds deterministic kernels.
 
     `mode=True` turns on strict `torch.use_deterministic_algorithms(True)` (a non-deterministic kernel
-    raises, naming itself), cuDNN deterministic with benchmark off, and the cuBLAS/HCCL/LCCL settings.
+    raises, naming itself), cuDNN deterministic with benchmark off, the cuBLAS/HCCL/LCCL settings, and
+    `FLASH_ATTENTION_DETERMINISTIC=1`, which transformers reads at every FlashAttention call to pick the
+    deterministic backward (torch's switch does not reach that kernel).
     `mode=False` leaves determinism switches as they are (msprobe would switch them off). `rm_dropout=True`
     makes every dropout a no-op (see msprobe_runtime.pytorch.dropout).
     """
@@ -55,6 +57,7 @@ def _enable_determinism() -> None:
         os.environ["CUBLAS_WORKSPACE_CONFIG"] = _CUBLAS_DETERMINISTIC[0]
     os.environ["HCCL_DETERMINISTIC"] = "true"
     os.environ["LCCL_DETERMINISTIC"] = "1"
+    os.environ["FLASH_ATTENTION_DETERMINISTIC"] = "1"
     torch.use_deterministic_algorithms(True)
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False

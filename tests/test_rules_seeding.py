@@ -1088,3 +1088,50 @@ def test_a_data_loader_seeding_its_own_random_does_not_seed_the_script(project):
     write(project, {"loader.py": LOADER_MODULE, "data.py": DATA_MODULE,
                     "train.py": script("from data import load_data", "loader = load_data(4)")})
     assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
+# --- Composer (llm-foundry trains with it) -------------------------------------------------------------------------
+COMPOSER_TRAIN = """
+from composer import Trainer
+from composer.utils import dist, get_device, reproducibility
+
+
+def train(cfg):
+    dist.initialize_dist(get_device(None), timeout=cfg.dist_timeout)
+    {seeding}
+    model = build_composer_model(cfg.model)
+    trainer = Trainer(model=model, train_dataloader=loader, max_duration=cfg.max_duration, {arguments})
+    trainer.fit()
+    return trainer
+"""
+
+
+@pytest.mark.parametrize(("seeding", "arguments", "expected"), [
+    # llm-foundry's command_utils/train.py: seeded, deterministic kernels off
+    ("reproducibility.seed_all(cfg.seed)", "seed=cfg.seed", [("no-deterministic-algos", 5, True)]),
+    ("reproducibility.configure_deterministic_mode()", "seed=cfg.seed", []),
+    ("pass", "seed=cfg.seed, deterministic_mode=True", []),
+    # without `seed=` the Trainer seeds from the clock: the module seeds nothing (entropy-seed reports it there)
+    ("pass", "deterministic_mode=True", [("seed-missing", 5, False)]),
+])
+def test_a_script_training_through_a_project_module_running_composers_trainer(project, seeding, arguments, expected):
+    """llm-foundry's scripts/train/train.py calls `train_from_yaml`, whose `train(cfg)` builds Composer's Trainer and
+    runs `trainer.fit()`: the script trains, and is told about the Trainer's `deterministic_mode=`."""
+    write(project, {"pkg/__init__.py": "", "pkg/train.py": COMPOSER_TRAIN.format(seeding=seeding, arguments=arguments),
+                    "train.py": "import sys\n\nfrom pkg.train import train\n\nif __name__ == '__main__':\n"
+                                "    train(sys.argv[1])\n"})
+    path = project / "train.py"
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME[n] for n in ("seed-missing",
+                                                                                  "no-deterministic-algos")])
+    assert [(f.name, f.line, "`deterministic_mode=True`" in f.message) for f in result.findings] == expected
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ("seed=17", []), ("seed=None", [("entropy-seed", 5)]), ("", [("entropy-seed", 5)]),
+    ("**cfg.trainer", []),  # the seed may be among them
+])
+def test_composers_trainer_seeds_with_its_seed_and_from_the_clock_without_one(project, arguments, expected):
+    write(project, {"train.py": "import torch\nfrom composer import Trainer\n\nif __name__ == '__main__':\n"
+                                f"    trainer = Trainer(model=model, max_duration='1ep', {arguments})\n"
+                                "    trainer.fit()\n"})
+    assert lint(project / "train.py", "seed-missing", "entropy-seed") == expected

@@ -97,6 +97,13 @@ LIGHTNING_TRAINERS = frozenset(f"{package}.Trainer" for package in (
 LIGHTNING_TRAINER_BUILDS = LIGHTNING_TRAINERS | {f"{trainer}.from_argparse_args" for trainer in LIGHTNING_TRAINERS}
 LIGHTNING_CLI = frozenset({"lightning.pytorch.cli.LightningCLI", "pytorch_lightning.cli.LightningCLI",
                            "pytorch_lightning.utilities.cli.LightningCLI"})
+# MosaicML Composer's Trainer (composer/trainer/trainer.py, 2026), keyword-only: `Trainer(*, model, ..., seed=None,
+# deterministic_mode=False, ...)` calls `reproducibility.seed_all(seed)` (random, NumPy, torch, CUDA) when built, with
+# a seed drawn from the clock (`get_random_seed()`: `time.time_ns()`) for None, and with `deterministic_mode=True`
+# `configure_deterministic_mode()` (`torch.use_deterministic_algorithms(True)`, cuDNN's flag, CUBLAS_WORKSPACE_CONFIG);
+# `trainer.fit()` trains (llm-foundry's train.py).
+COMPOSER_TRAINERS = frozenset({"composer.Trainer", "composer.trainer.Trainer", "composer.trainer.trainer.Trainer"})
+COMPOSER_DETERMINISTIC_KEYWORD = "deterministic_mode"
 HF_TRAINING_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
                                    "transformers.Seq2SeqTrainingArguments",
                                    "transformers.training_args_seq2seq.Seq2SeqTrainingArguments",
@@ -149,6 +156,7 @@ SEED_ALL_CALLS = frozenset({
     "transformers.trainer_utils.set_seed", "transformers.trainer_utils.enable_full_determinism",
     "accelerate.utils.random.set_seed", "diffusers.training_utils.set_seed", *LIGHTNING_SEED_EVERYTHING,
     *FABRIC_SEED_EVERYTHING, *SPEECHBRAIN_SEED_EVERYTHING, *OPENMMLAB_SET_RANDOM_SEED, *MMENGINE_SET_RANDOM_SEED,
+    "composer.utils.reproducibility.seed_all",  # random, NumPy, torch and CUDA
     # Megatron's set-up (MindSpeed-LLM's and other Megatron-based scripts start with it)
     *MEGATRON_INITIALIZE, *(f"{module}._set_random_seed" for module in _MEGATRON_INITIALIZE_MODULES),
 })
@@ -301,10 +309,16 @@ MMCV_INIT_DIST = ("mmcv.runner.init_dist", "mmcv.runner.dist_utils.init_dist", "
                   "mmengine.dist.utils.init_dist")
 # `deepspeed.initialize(...)` starts communication itself when the script has not (`dist_init_required=None`).
 DEEPSPEED_INITIALIZE = frozenset({"deepspeed.initialize"})
+# Composer's `dist.initialize_dist(device=None, timeout=300.0)` (composer/utils/dist.py) calls init_process_group with
+# its device's backend (composer/devices): nccl for "gpu" and for None (the GPU when there is one, `get_device(None)`),
+# gloo for "cpu", xla for "tpu" and "neuron"; a device given as `get_device(name)` likewise.
+COMPOSER_INITIALIZE_DIST = frozenset({"composer.utils.dist.initialize_dist"})
+COMPOSER_DEVICE_BACKENDS = {"gpu": "nccl", "cpu": "gloo", "tpu": "xla", "neuron": "xla"}
+COMPOSER_DEFAULT_DEVICE = "gpu"
 DISTRIBUTED_INIT_CALLS = frozenset({
     "torch.distributed.init_process_group", "deepspeed.init_distributed", *DEEPSPEED_INITIALIZE,
     "mindspore.communication.init", "mindspore.communication.management.init",
-    "accelerate.Accelerator", "lightning.Fabric", "lightning.fabric.Fabric", *MMCV_INIT_DIST,
+    "accelerate.Accelerator", "lightning.Fabric", "lightning.fabric.Fabric", *MMCV_INIT_DIST, *COMPOSER_INITIALIZE_DIST,
 })
 # Constructors in DISTRIBUTED_INIT_CALLS that start no collectives when given one device:
 # name -> the keyword with the device count (`Fabric(devices=1)`).
@@ -1347,8 +1361,11 @@ NONDETERMINISTIC_FIXED_BY_SWITCH = frozenset(
 
 # --- seeding and determinism switches, continued (seed-missing, seed-partial, no-deterministic-algos,
 # dist-no-deterministic-comm) --------------------------------------------------------------------
-# Seeders that draw a fresh seed from the OS when called without one (or with None).
-SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT = frozenset({"random.seed", "numpy.random.seed"})
+# Seeders that draw a fresh seed when called without one (or with None): name -> where they draw it from.
+SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT: dict[str, str] = {
+    "random.seed": "OS entropy", "numpy.random.seed": "OS entropy",
+    **dict.fromkeys(COMPOSER_TRAINERS, "the clock (Composer's `get_random_seed()`)"),
+}
 # Seeders that draw a seed of their own when given None (or no seed) and return it: torchtune's
 # `training.set_seed(seed=None)` draws it with `torch.randint` from torch's unseeded generator. (Lightning's
 # `seed_everything(None)` does not in current releases, 2.6 checked: it reads PL_GLOBAL_SEED, else uses 0.)
@@ -1373,6 +1390,8 @@ DETERMINISM_CALLS: dict[str, tuple[int | None, str] | None] = {
     **dict.fromkeys(SPEECHBRAIN_SEED_EVERYTHING, (2, "deterministic")),
     **dict.fromkeys(MMENGINE_SET_RANDOM_SEED, (1, "deterministic")),
     **dict.fromkeys(HF_TRAINING_ARGUMENTS, (None, "full_determinism")),
+    **dict.fromkeys(COMPOSER_TRAINERS, (None, COMPOSER_DETERMINISTIC_KEYWORD)),
+    "composer.utils.reproducibility.configure_deterministic_mode": None,
     "msprobe_runtime.mindspore.seed_all": (1, "mode"), "msprobe.mindspore.seed_all": (1, "mode"),
     "mindspore.set_deterministic": (0, "deterministic"),
     "mindspore.set_context": (None, "deterministic"), "mindspore.context.set_context": (None, "deterministic"),
@@ -1422,7 +1441,8 @@ DETECTRON2_TRAINERS = frozenset(f"detectron2.engine.{module}{name}" for module, 
     ("train_loop.", ("SimpleTrainer", "AMPTrainer", "TrainerBase"))) for name in names)
 # SpeechBrain's `Brain`: a recipe subclasses it (`class ASR(sb.Brain)`) and runs `asr_brain.fit(...)`.
 SPEECHBRAIN_BRAINS = frozenset({"speechbrain.Brain", "speechbrain.core.Brain"})
-TRAINER_CLASSES = LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAIN_BRAINS | DETECTRON2_TRAINERS
+TRAINER_CLASSES = (LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAIN_BRAINS | DETECTRON2_TRAINERS
+                   | COMPOSER_TRAINERS)
 # Library classes whose subclasses in a file are taken for them (`class MyTrainer(Trainer)` seeds and trains
 # as the Trainer does, a `TrainingArguments` subclass takes `full_determinism=`).
 # Dropout layers a project wraps (mindcv's `class Dropout(nn.Dropout)` in models/layers/compatibility.py).
@@ -1572,10 +1592,11 @@ MINDSPORE_TRAINING_STATE = frozenset({"learning_rate", "global_step", "moments",
                                       "accu_grads"})
 
 # --- seeds that change every run (entropy-seed) ----------------------------------------------------
-# Seeding calls -> (position, keyword) of their seed argument (SEEDING_CLASSES take none).
-SEED_ARGUMENTS: dict[str, tuple[int, str]] = {
+# Seeding calls -> (position, keyword) of their seed argument (position None: keyword only; SEEDING_CLASSES take none).
+SEED_ARGUMENTS: dict[str, tuple[int | None, str]] = {
     **dict.fromkeys((name for calls in SEED_CALLS.values() for name in calls), (0, "seed")),
     **dict.fromkeys(SEED_ALL_CALLS, (0, "seed")),
+    **dict.fromkeys(COMPOSER_TRAINERS, (None, "seed")),
     "random.seed": (0, "a"),
     **GENERATOR_FACTORIES,
 }
@@ -1590,6 +1611,7 @@ ENTROPY_SOURCES: dict[str, str] = {
                      "secrets.token_bytes", "secrets.token_hex", "secrets.token_urlsafe", "secrets.choice",
                      "secrets.SystemRandom"), "OS entropy"),
     **dict.fromkeys(("uuid.uuid1", "uuid.uuid4"), "a fresh UUID"),
+    "composer.utils.reproducibility.get_random_seed": "a seed drawn from the clock",
     **dict.fromkeys(("os.getpid", "os.getppid", "threading.get_ident", "threading.get_native_id"),
                     "a process or thread id"),
 }

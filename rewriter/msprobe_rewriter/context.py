@@ -22,7 +22,7 @@ STEP_METHODS = frozenset({"step", "optimize", "optimizer_step", "train_batch"})
 # Methods that run a library trainer's training loop, by what builds the trainers they run: `trainer.train()`,
 # `trainer.fit(m)`, mmengine's `runner.train()`.
 TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS,
-                "fit": catalogue.LIGHTNING_TRAINER_BUILDS | catalogue.SPEECHBRAIN_BRAINS}
+                "fit": catalogue.LIGHTNING_TRAINER_BUILDS | catalogue.SPEECHBRAIN_BRAINS | catalogue.COMPOSER_TRAINERS}
 
 
 def walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
@@ -93,6 +93,7 @@ class FunctionInfo:
 
     steps: bool = False
     called: set[str] = field(default_factory=set)
+    trainer_run: bool = False  # `trainer.fit()` (is_trainer_run)
 
 
 class FileContext:
@@ -310,11 +311,13 @@ class FileContext:
             self.module_level_steps |= steps
             if callee_name:
                 self.module_level_calls.add(callee_name)
-        if function is None and self.is_trainer_run(call):
+        trainer_run = self.is_trainer_run(call)
+        if function is None and trainer_run:
             self.module_level_trainer_run = True
         if function is not None:
             finfo = self.functions.setdefault(function, FunctionInfo())
             finfo.steps |= steps
+            finfo.trainer_run |= trainer_run
             if callee_name:
                 finfo.called.add(callee_name)
 
@@ -410,8 +413,8 @@ class FileContext:
 
     def is_trainer_run(self, call: ast.Call) -> bool:
         """Whether `call` runs a Hugging Face trainer's (`trainer.train()`, `Trainer(...).train()`), a Lightning
-        trainer's (`trainer.fit(model)`), a SpeechBrain brain's (`asr_brain.fit(...)`) or an mmengine runner's
-        (`runner.train()`) training loop; the file's subclasses of them included."""
+        or Composer trainer's (`trainer.fit(model)`, `trainer.fit()`), a SpeechBrain brain's (`asr_brain.fit(...)`)
+        or an mmengine runner's (`runner.train()`) training loop; the file's subclasses of them included."""
         func = call.func
         trainers = TRAINER_RUNS.get(func.attr) if isinstance(func, ast.Attribute) else None
         if trainers is None:
@@ -655,15 +658,20 @@ def parameter_defaults(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.La
     return defaults
 
 
-def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
-    """An argument given by keyword `name` or at `position` (no starred arguments before it)."""
+def argument(call: ast.Call, position: int | None, name: str) -> ast.expr | None:
+    """An argument given by keyword `name` or at `position` (no starred arguments before it; None: keyword only)."""
     value = keyword(call, name)
-    if value is not None:
+    if value is not None or position is None:
         return value
     args = call.args[: position + 1]
     if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in args):
         return call.args[position]
     return None
+
+
+def unpacks(call: ast.Call) -> bool:
+    """Whether `call` passes `*args` or `**kwargs`, which may hold any argument."""
+    return any(isinstance(arg, ast.Starred) for arg in call.args) or any(kw.arg is None for kw in call.keywords)
 
 
 def constant(node: ast.AST | None) -> object:

@@ -19,7 +19,16 @@ from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, project, seeding
 from msprobe_rewriter.assignments import MAX_DEPTH, AssignmentTracer, Binding, CallSite, key, start
-from msprobe_rewriter.context import EVAL_NAME, NOT_CONSTANT, FileContext, argument, constant, draws_globally
+from msprobe_rewriter.context import (
+    EVAL_NAME,
+    NOT_CONSTANT,
+    FileContext,
+    argument,
+    constant,
+    draws_globally,
+    keyword,
+    unpacks,
+)
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SEEDING_METHODS = frozenset({"manual_seed", "manual_seed_all", "seed"})  # `g.manual_seed(s)`, `rng.seed(s)`
@@ -28,7 +37,9 @@ CALLEE_NAMES = (frozenset(name.rpartition(".")[2] for name in (*catalogue.SEED_A
                 | SEEDING_METHODS | CONFIG_SETUP_NAMES)
 # A call that may seed (`manual_seed(`, `set_seed(`, `default_rng(`, `default_setup(`, ...): the cheap pre-filter of
 # `analyse`.
-_CALL_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES} | CONFIG_SETUP_NAMES))
+_CALL_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in (*catalogue.GENERATOR_FACTORIES,
+                                                                     *catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT)}
+                               | CONFIG_SETUP_NAMES))
 MAY_SEED = re.compile(rf"(?:seed\w*|{_CALL_NAMES})\s*\(")  # `manual_seed(` matches at `seed(`
 FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator",
                 "torch": "torch's default generator (which starts from OS entropy)"}
@@ -360,9 +371,13 @@ class _Tracer(AssignmentTracer):
         name = ast.unparse(node.func)
         draws_for_none = qualified in catalogue.SEEDERS_DRAWING_FOR_NONE
         entropy_when_none = qualified in catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT or draws_for_none
+        source = catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT.get(qualified, "OS entropy")
         if seed is None:
-            if draws_for_none or entropy_when_none and not node.args and not node.keywords:
-                return Origin(node, ""), f"`{name}()` without a seed seeds from OS entropy: {FIX}"
+            if draws_for_none or entropy_when_none and not unpacks(node):
+                given = "(...)" if node.args or node.keywords else "()"
+                position, keyword_name = catalogue.SEED_ARGUMENTS.get(qualified, (0, ""))
+                hint = f"; pass `{keyword_name}=`" if position is None else ""  # Composer's keyword-only `seed=`
+                return Origin(node, ""), f"`{name}{given}` without a seed seeds from {source}: {FIX}{hint}"
             return None
         origin = self._origin(seed, scopes)
         if origin is None:
@@ -373,15 +388,15 @@ class _Tracer(AssignmentTracer):
             if not entropy_when_none:
                 return None  # None is an error there (torch, MindSpore) or unseeded-generator's finding
             if constant(seed) is not NOT_CONSTANT:
-                return Origin(node, ""), f"`{name}(None)` seeds from OS entropy: {FIX}"
+                return Origin(node, ""), f"`{name}({'seed=' if keyword(node, 'seed') else ''}None)` seeds from {source}: {FIX}"
             binding = self.latest(seed, scopes) if isinstance(seed, ast.Name) else None
             if binding and binding.is_parameter:
                 function = binding.scopes[-1].name
                 lines = ", ".join(str(site[2].lineno) for site in seeding.analyse(self.ctx).live_calls(function))
                 return Origin(node, ""), (f"the seed `{seed.id}` is None in every call of `{function}` (line {lines}), "
-                                          f"so `{name}` seeds from OS entropy: {FIX}; pass a seed")
+                                          f"so `{name}` seeds from {source}: {FIX}; pass a seed")
             return Origin(node, ""), (f"the seed `{ast.unparse(seed)}` is None with the default arguments, so "
-                                      f"`{name}` seeds from OS entropy: {FIX}; give the seed option a default")
+                                      f"`{name}` seeds from {source}: {FIX}; give the seed option a default")
         return origin, f"the seed comes from {origin.description}: {FIX}"
 
     def _unknown_option(self, seed: ast.expr, scopes) -> bool:

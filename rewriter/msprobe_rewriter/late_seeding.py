@@ -318,8 +318,8 @@ def _assigned(statement: ast.AST | None) -> set[str]:
 
 
 def is_trainer(ctx: FileContext, node: ast.AST) -> bool:
-    """Whether `node` builds a Hugging Face trainer (which seeds when built)."""
-    return isinstance(node, ast.Call) and ctx.call_qualname(node) in catalogue.HF_TRAINERS
+    """Whether `node` builds a Hugging Face or Composer trainer (which seeds when built)."""
+    return isinstance(node, ast.Call) and ctx.call_qualname(node) in catalogue.HF_TRAINERS | catalogue.COMPOSER_TRAINERS
 
 
 def code_text(node: ast.AST) -> str:

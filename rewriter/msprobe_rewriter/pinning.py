@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from msprobe_rewriter import catalogue, conditions, cpu_code, environment, project
-from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword, target_name
+from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword, target_name, unpacks
 
 FAMILIES = frozenset(catalogue.SEED_CALLS)
 MAX_DEPTH = 2  # the script's helper, and the helper's helper in a third file
@@ -35,6 +35,7 @@ SEEDER_FAMILIES: dict[str, frozenset[str]] = {
     **dict.fromkeys(catalogue.SEED_ALL_CALLS, FAMILIES),
     **dict.fromkeys(catalogue.SEEDING_LOADERS, FAMILIES),
     **dict.fromkeys(catalogue.MEGATRON_PRETRAIN, FAMILIES),  # with `--seed` (see MEGATRON_INITIALIZE)
+    **dict.fromkeys(catalogue.COMPOSER_TRAINERS, FAMILIES),  # with `seed=` (see SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT)
 }
 
 
@@ -70,9 +71,9 @@ def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, a
     found = []
     families = SEEDER_FAMILIES.get(qualified, frozenset())
     if qualified in catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT:
-        seed = call.args[0] if call.args else keyword(call, "a") or keyword(call, "seed")
-        if seed is None or constant(seed) is None:
-            families = frozenset()  # `random.seed()`, `np.random.seed(None)`: a fresh seed every run
+        seed = argument(call, *catalogue.SEED_ARGUMENTS[qualified])
+        if seed is None and not unpacks(call) or constant(seed) is None:
+            families = frozenset()  # `random.seed()`, `np.random.seed(None)`, Composer's `Trainer(model=m)`: a fresh seed
     if qualified in catalogue.SEEDING_CLASSES:
         switch = catalogue.SEEDING_CLASSES[qualified]  # off: `LightningCLI(seed_everything_default=False)`
         families = FAMILIES if switch is None or constant(argument(call, *switch)) is not False else frozenset()

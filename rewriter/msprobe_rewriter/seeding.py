@@ -622,8 +622,8 @@ def _loads_fairseq_hub(ctx: FileContext, calls: list[ast.Call]) -> bool:
 
 
 def _training_names(module: project.Module, trusted: Trusted, files_left: int = MAX_TRAINING_FILES) -> frozenset[str]:
-    """The functions and classes of a project-local module that run training steps (improved-diffusion's
-    `TrainLoop`, a `train_one_epoch`, a factory returning such a class), themselves or through the training functions they import from other
+    """The functions and classes of a project-local module that run training steps or a library trainer's loop
+    (improved-diffusion's `TrainLoop`, a `train_one_epoch`, a factory returning such a class), themselves or through the training functions they import from other
     project modules (WeNet's `Executor.train` calls `batch_backward` of `train_utils`), followed `files_left`
     files deep; none when what the module pins itself (directly, or by calling a helper named like a seeder)
     is what `trusted` accepts, since what it pins is not followed from there: a training module that seeds is
@@ -635,7 +635,9 @@ def _training_names(module: project.Module, trusted: Trusted, files_left: int = 
         ctx, pinned = _training_context(module)
         names: set[str] = set()
         if not trusted(pinned):
-            stepping = ctx.stepping_functions()
+            # a library trainer's loop trains too (llm-foundry's `train(cfg)` builds Composer's Trainer and fits it)
+            stepping = ctx.functions_calling({name for name, info in ctx.functions.items()
+                                              if info.steps or info.trainer_run})
             imported = _imported_training(module, trusted, files_left - 1) if files_left > 1 else set()
             if imported:
                 stepping = ctx.functions_calling(stepping | imported)

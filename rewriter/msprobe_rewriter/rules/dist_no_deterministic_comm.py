@@ -32,7 +32,9 @@ class DistNoDeterministicComm(Rule):
                         "before this call; on Ascend, where the backend is HCCL, set `HCCL_DETERMINISTIC=true`")
     summary = ("Flags `torch.distributed.init_process_group`, `deepspeed.init_distributed`, "
                "`mindspore.communication.init` (and Accelerate's `Accelerator` / Lightning's `Fabric`, which "
-               "initialise the process group themselves, as does OpenMMLab's `init_dist` from mmcv or mmengine) in a file that never sets `HCCL_DETERMINISTIC` (set "
+               "initialise the process group themselves, as does OpenMMLab's `init_dist` from mmcv or mmengine, and Composer's "
+               "`dist.initialize_dist(device)`, whose backend is its device's: NCCL for the default device, the GPU "
+               "when there is one, gloo for `\"cpu\"`) in a file that never sets `HCCL_DETERMINISTIC` (set "
                "after the call in the same function it is too late: it is read when communication starts; several "
                "calls in one function, the branches of an `if` or a `try`, are reported once, at the first) "
                "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
@@ -190,6 +192,8 @@ import torch.distributed as dist
 os.environ["NCCL_ALGO"] = "Ring"
 dist.init_process_group(backend="nccl" if dist.is_nccl_available() else "gloo")
 """,
+        # Composer's `initialize_dist` on the CPU starts gloo.
+        "from composer.utils import dist\n\ndist.initialize_dist(\"cpu\")\n",
     )
     invalid = (
         # Megatron's `pretrain` (and `initialize_megatron`) start NCCL communication, with a fixed algorithm only
@@ -290,6 +294,15 @@ def train_again(model, args):
 if __name__ == "__main__":
     train(build_model(), parse_args())
 """, lines=(5, 10)),
+        # llm-foundry: Composer's `initialize_dist` on the default device (the GPU when there is one) starts NCCL.
+        Invalid("""\
+from composer.utils import dist, get_device
+
+
+def _initialize_dist_with_barrier(dist_timeout):
+    dist.initialize_dist(get_device(None), timeout=dist_timeout)
+    dist.barrier()
+""", lines=(5,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -375,6 +388,8 @@ def named_backends(node: ast.Call, qualified: str, assigned: ast.expr | None = N
     """The backends an init call names (or `assigned`, the literal its argument holds), as torch reads them: in
     any case (`"NCCL"`), and per device in a mapping (`"cpu:gloo,cuda:nccl"`), in every branch of a
     conditional; empty when one is not a constant."""
+    if qualified in catalogue.COMPOSER_INITIALIZE_DIST:
+        return _composer_backend(argument(node, 0, "device"))
     position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
     value = assigned or (argument(node, *position) if position is not None else None)
     branches = []
@@ -385,6 +400,16 @@ def named_backends(node: ast.Call, qualified: str, assigned: ast.expr | None = N
     if not all(isinstance(name, str) for name in names):
         return frozenset()
     return frozenset(part.rpartition(":")[2].strip() for name in names for part in name.lower().split(","))
+
+
+def _composer_backend(device: ast.expr | None) -> frozenset[str]:
+    """The backend Composer's `initialize_dist(device)` starts for a device named by a string, also through
+    `get_device(name)`, or left None (`catalogue.COMPOSER_DEVICE_BACKENDS`); empty when not known."""
+    if isinstance(device, ast.Call) and getattr(device.func, "attr", getattr(device.func, "id", None)) == "get_device":
+        device = argument(device, 0, "device")
+    name = catalogue.COMPOSER_DEFAULT_DEVICE if device is None or constant(device) is None else constant(device)
+    backend = catalogue.COMPOSER_DEVICE_BACKENDS.get(name.lower()) if isinstance(name, str) else None
+    return frozenset({backend}) if backend else frozenset()
 
 
 def communicates_over_hccl(ctx) -> bool:

@@ -29,7 +29,8 @@ class EntropySeed(Rule):
                "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`), and a library setup "
                "that seeds from its config's seed field, which means OS entropy while the field keeps its negative "
                "default and the file never sets it (detectron2's `default_setup` with `cfg.SEED`, a LazyConfig's "
-               "`cfg.train.seed`), and torchtune's `training.set_seed`, which draws a seed from torch's unseeded "
+               "`cfg.train.seed`), Composer's `Trainer`, which seeds every generator with a seed drawn from the "
+               "clock when not given `seed=`, and torchtune's `training.set_seed`, which draws a seed from torch's unseeded "
                "generator when given None, given a config value or option whose default the file does not show "
                "(`seed=cfg.seed`; its configs ship `seed: null`). A seed from OpenMMLab's `init_random_seed(seed)` (mmdet, "
                "mmseg, mmcls, mmpose, ...), which returns one drawn from NumPy's global generator when given None, is "
@@ -224,6 +225,14 @@ def set_seed(seed=None):
 
 
 set_seed(args.seed)
+""",
+        # Composer's Trainer seeds every generator with the `seed=` it is given (llm-foundry's train.py).
+        """\
+from composer import Trainer
+
+if __name__ == "__main__":
+    trainer = Trainer(model=model, train_dataloader=loader, max_duration="1ep", seed=17)
+    trainer.fit()
 """,
     )
     invalid = (
@@ -461,6 +470,14 @@ class Recipe:
         # a seed drawn as torch's DataLoader draws its base seed, with an in-place fill, before torch is seeded
         Invalid("import torch\n\nseed = int(torch.empty((), dtype=torch.int64).random_().item())\n"
                 "torch.manual_seed(seed)\n", lines=(4,)),
+        # Composer's Trainer without `seed=` seeds every generator with a seed drawn from the clock.
+        Invalid("""\
+from composer import Trainer
+
+if __name__ == "__main__":
+    trainer = Trainer(model=model, train_dataloader=loader, max_duration="1ep")
+    trainer.fit()
+""", lines=(4,)),
     )
 
     def finish(self) -> None:

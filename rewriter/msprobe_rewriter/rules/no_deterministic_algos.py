@@ -19,7 +19,7 @@ from msprobe_rewriter.rules.seed_missing import report_parent_only, report_whole
 # Packages that train with PyTorch (transformers' and TRL's trainers included: a script may import nothing else).
 PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_lightning", "deepspeed",  # torch itself,
                  "timm", "accelerate", "transformers", "trl", "mmengine", "speechbrain",  # then libraries on it
-                 "detectron2", "megatron")
+                 "detectron2", "megatron", "composer")
 TORCH_ITSELF = 6
 CONDITIONAL = ("deterministic kernels are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
@@ -44,6 +44,10 @@ MEGATRON_FORK_MESSAGE = ("`{call}` is the project's own Megatron, which has no `
                          "deterministic kernels off: call `seed_all(seed, mode=True)` before it (deterministic "
                          "algorithms, `CUBLAS_WORKSPACE_CONFIG`, HCCL determinism), and on NCCL set "
                          "`os.environ[\"NCCL_ALGO\"] = \"Ring\"` before communication starts")
+COMPOSER_MESSAGE = ("{trainer} leaves deterministic kernels off unless given "
+                    "`deterministic_mode=True`: pass it (Composer then calls `torch.use_deterministic_algorithms(True)`, "
+                    "sets `cudnn.deterministic` and `CUBLAS_WORKSPACE_CONFIG=:4096:8`), and call "
+                    "`reproducibility.configure_deterministic_mode()` first for what runs before the trainer is built")
 MINDSPORE_MESSAGE = ("this MindSpore entry script never turns on deterministic computation: call "
                      "`mindspore.set_deterministic(True)` (it also sets HCCL_DETERMINISTIC), or "
                      "`seed_all(seed, mode=True)`")
@@ -64,9 +68,11 @@ class NoDeterministicAlgos(Rule):
                "deterministic=True)`, Lightning's `Trainer(deterministic=True)`, Hugging Face's "
                "`TrainingArguments(full_determinism=True)`, an mmengine runner's `randomness=dict(..., deterministic=True)`, "
                "SpeechBrain's `seed_everything(..., deterministic=True)`, mmengine's `set_random_seed(..., "
-               "deterministic=True)` (mmcv's, mmdet's, mmseg's and mmcls's set cuDNN's flags only), "
+               "deterministic=True)` (mmcv's, mmdet's, mmseg's and mmcls's set cuDNN's flags only), Composer's "
+               "`Trainer(deterministic_mode=True)` and `reproducibility.configure_deterministic_mode()`, "
                "or a project helper that does one of these; a script "
-               "that imports only transformers, TRL, mmengine, SpeechBrain, Megatron or detectron2 (whose `DefaultTrainer`, "
+               "that imports only transformers, TRL, mmengine, SpeechBrain, Megatron, Composer or detectron2 (whose "
+               "`DefaultTrainer`, "
                "`SimpleTrainer` and `AMPTrainer` train, subclasses included) counts as PyTorch). A MindSpore entry script likewise (one that "
                "imports mindnlp or mindtorch too: their `torch` runs on MindSpore, and their "
                "`torch.use_deterministic_algorithms(True)` switches MindSpore's on, so it counts), when it never calls "
@@ -84,7 +90,10 @@ class NoDeterministicAlgos(Rule):
                "and its set-up (also `initialize_megatron`) switches deterministic kernels on only under "
                "`--deterministic-mode`: a script calling it is reported at that call, with that advice; where `megatron` is "
                "the project's own copy and its argument files declare no such option (gpt-neox's fork, configured by "
-               "YAML keys), the advice is `seed_all(seed, mode=True)` and a fixed `NCCL_ALGO` instead. A "
+               "YAML keys), the advice is `seed_all(seed, mode=True)` and a fixed `NCCL_ALGO` instead. A script "
+               "building Composer's `Trainer` without `deterministic_mode=True` is reported at that call, with that "
+               "advice; one that trains through a project module building it (llm-foundry's scripts/train/train.py) "
+               "gets that advice too (a function running a library trainer's loop, `trainer.fit()`, trains). A "
                "script that switches them on only in the parent process that `torch.multiprocessing.spawn` (or "
                "`start_processes`) starts a function of the file from is reported at that call: the new processes "
                "re-import the file without its `__main__` block, so only switches at module level or in the code "
@@ -102,7 +111,7 @@ class NoDeterministicAlgos(Rule):
            "`torch.backends.cudnn.benchmark = False`, and `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment; "
            "or `seed_all(seed, mode=True)` from msprobe_runtime, which does all of it. Through a library: "
            "`TrainingArguments(full_determinism=True)` (`--full_determinism`) for Hugging Face's Trainer, "
-           "`Trainer(deterministic=True)` for Lightning, `randomness=dict(seed=s, deterministic=True)` for an mmengine "
+           "`Trainer(deterministic=True)` for Lightning, `Trainer(deterministic_mode=True)` for Composer, `randomness=dict(seed=s, deterministic=True)` for an mmengine "
            "runner (in its config: `--cfg-options randomness.deterministic=True`; it sets cuDNN's flags and calls "
            "`torch.use_deterministic_algorithms(True)`). MindSpore: "
            "`mindspore.set_deterministic(True)` at startup (MindSpore 2.10 deprecates "
@@ -230,6 +239,22 @@ import torch
 if __name__ == "__main__":
     state = torch.load(sys.argv[1], map_location="cpu")
     torch.save({k: v.half() for k, v in state.items()}, sys.argv[2])
+""",
+        # Composer's Trainer switches deterministic kernels on itself when given `deterministic_mode=True`.
+        """\
+from composer import Trainer
+
+if __name__ == "__main__":
+    Trainer(model=model, train_dataloader=loader, seed=17, deterministic_mode=True).fit()
+""",
+        # ... as does its `reproducibility.configure_deterministic_mode()`.
+        """\
+from composer import Trainer
+from composer.utils import reproducibility
+
+if __name__ == "__main__":
+    reproducibility.configure_deterministic_mode()
+    Trainer(model=model, train_dataloader=loader, seed=17).fit()
 """,
     )
     invalid = (
@@ -486,6 +511,14 @@ for x in T.randn(10, 2, 4):
     model(x).sum().backward()
     opt.step()
 """, lines=(10,)),
+        # Composer's Trainer leaves deterministic kernels off unless given `deterministic_mode=True`.
+        Invalid("""\
+from composer import Trainer
+
+if __name__ == "__main__":
+    trainer = Trainer(model=model, train_dataloader=loader, max_duration="1ep", seed=17)
+    trainer.fit()
+""", lines=(4,)),
     )
 
     def finish(self) -> None:
@@ -510,10 +543,14 @@ for x in T.randn(10, 2, 4):
         message = MINDSPORE_MESSAGE if framework == "mindspore" else ASCEND_MESSAGE if only_ascend else None
         if ascend and any(effect.summary.cudnn for effect in facts.effects):
             message = ASCEND_CUDNN_MESSAGE
-        setup = megatron_setup(ctx)  # `--deterministic-mode` is the switch, on CUDA and on Ascend
+        setup = first_call(ctx, catalogue.MEGATRON_SETUPS)  # `--deterministic-mode` is the switch, on CUDA and on Ascend
         if setup is not None:
             advice = MEGATRON_FORK_MESSAGE if megatron_lacks_deterministic_mode(ctx) else MEGATRON_MESSAGE
             message = advice.format(call=condition_text(setup.func))
+        elif (setup := first_call(ctx, catalogue.COMPOSER_TRAINERS)) is not None:  # its `deterministic_mode=`
+            message = COMPOSER_MESSAGE.format(trainer="Composer's `Trainer`")
+        elif trackers != [ctx.imports] and any(catalogue.COMPOSER_TRAINERS & set(t.bindings.values()) for t in trackers):
+            message = COMPOSER_MESSAGE.format(trainer="the Composer `Trainer` this script trains through")
         verdict = facts.default_run(switches_on)
         report_whole_script(self, facts, verdict, CONDITIONAL, message, seeding.switches_on, setup)
         report_parent_only(self, facts, switches_on, PARENT_ONLY, seeding.switches_on)
@@ -524,10 +561,9 @@ for x in T.randn(10, 2, 4):
                 self.report(cudnn.node, CUDNN_ONLY_MESSAGE, "info")
 
 
-def megatron_setup(ctx: FileContext) -> ast.Call | None:
-    """The file's first call of Megatron's set-up (`pretrain`, `initialize_megatron`), if any."""
-    calls = [node for node in ast.walk(ctx.tree)
-             if isinstance(node, ast.Call) and ctx.call_qualname(node) in catalogue.MEGATRON_SETUPS]
+def first_call(ctx: FileContext, names: frozenset[str]) -> ast.Call | None:
+    """The file's first call of one of `names`, if any."""
+    calls = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call) and ctx.call_qualname(node) in names]
     return min(calls, key=lambda node: (node.lineno, node.col_offset), default=None)
 
 

@@ -26,6 +26,8 @@ PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import th
                "block: the seeding at line {line} runs in this parent process only, so the workers draw from "
                "unseeded generators: seed at the start of `{target}`")
 SEED_FIRST = "call `transformers.set_seed(seed)` (or msprobe's `seed_all(seed)`) before"
+COMPOSER_SEED_FIRST = ("call `composer.utils.reproducibility.seed_all(seed)` with the trainer's seed (or msprobe's "
+                       "`seed_all(seed)`) before it, as Composer's documentation advises")
 SEED_EARLIER = "seed before it (move the seeding up, or call msprobe's `seed_all(seed)` first)"
 LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seeds (line {line}), so they differ run "
               "to run: {fix}")
@@ -114,13 +116,14 @@ class SeedMissing(Rule):
                "the seed option a default value. The seeding may be a seeding call, "
                "a function of the file that seeds, or a Hugging Face trainer, which seeds only when constructed "
                "(then only the model it is given counts, and `Trainer(model_init=...)` builds the model after "
-               "seeding). A model given weights afterwards (`model.load_state_dict(...)`, "
+               "seeding), or a Composer `Trainer(seed=...)`, likewise (the advice is Composer's "
+               "`reproducibility.seed_all(seed)` first). A model given weights afterwards (`model.load_state_dict(...)`, "
                "`load_checkpoint(model, ...)`, `model = torch.load(...)`) is not reported. A causal or masked LM's "
                "`from_pretrained`, a tokenizer or `load_dataset` draws nothing. A TRL trainer given a random-init "
                "LoRA `peft_config=` (SFT, DPO, KTO, GRPO, RLOO, ...; not `RewardTrainer`, which seeds first) is "
                "itself reported when it is the first seeding: it adds the LoRA matrices before "
                "`Trainer.__init__` seeds. A module-level `trainer.train()` of a Hugging Face trainer or "
-               "`trainer.fit(...)` of a Lightning one makes a file an entry script, as a main guard does. A script that "
+               "`trainer.fit(...)` of a Lightning or Composer one makes a file an entry script, as a main guard does. A script that "
                "seeds only in the parent process that `torch.multiprocessing.spawn` (or `start_processes`) starts a "
                "function of the file from is reported at that call: the new processes re-import the file without its "
                "`__main__` block and draw from fresh generators, so only seeding at module level or in the code the "
@@ -709,6 +712,16 @@ from mindspore_rl.core import Session
 if __name__ == "__main__":
     session = Session(config.algorithm_config)
     session.run(class_type=DQNTrainer, is_train=False)
+""",
+        # llm-foundry's train.py: Composer's `seed_all` before the model is built, the same seed for the Trainer.
+        """\
+from composer import Trainer
+from composer.utils import reproducibility
+
+if __name__ == "__main__":
+    reproducibility.seed_all(17)
+    model = build_composer_model(cfg.model)
+    Trainer(model=model, train_dataloader=loader, max_duration="1ep", seed=17).fit()
 """,
     )
     invalid = (
@@ -1357,6 +1370,16 @@ if __name__ == "__main__":
     trainer = create_trainer_by_name(cfg.model.name, net, loss, optimizer, cfg)
     trainer.train(cfg.epoch_size, loader_train, dataset_sink_mode=True, callbacks=callbacks)
 """, lines=(4,)),
+        # Composer's Trainer seeds only when built: the model it is given drew its weights before.
+        Invalid("""\
+import torch
+from composer import Trainer
+
+if __name__ == "__main__":
+    model = torch.nn.Linear(2, 2)
+    trainer = Trainer(model=model, train_dataloader=loader, max_duration="1ep", seed=17)
+    trainer.fit()
+""", lines=(5,)),
     )
 
     def finish(self) -> None:
@@ -1431,8 +1454,9 @@ if __name__ == "__main__":
                     guards: list[Guard] = (), seeder_text: str | None = None) -> None:
         """Report a late call; one under `if` branches names their condition, at the info level when it is off
         with the default arguments, as a warning when that is unknown."""
-        fix = SEED_FIRST + " it" if trainer else SEED_EARLIER
-        if kind == "model" and trainer and seeder is not call:
+        composer = trainer and self.ctx.call_qualname(seeder) in catalogue.COMPOSER_TRAINERS  # no `model_init=`
+        fix = COMPOSER_SEED_FIRST if composer else SEED_FIRST + " it" if trainer else SEED_EARLIER
+        if kind == "model" and trainer and not composer and seeder is not call:
             fix += ", or build the model in the trainer's `model_init=`"
         text = LATE_MODEL if kind == "model" else DRAWN_SEED if kind == "seed" else LATE_DRAW
         message = text.format(call=condition_text(call.func), via=via, line=seeder.lineno,

@@ -453,6 +453,15 @@ def test_a_data_class_building_a_training_object_in_post_init_trains_nothing(pro
     assert lint(project / "make_config.py", "seed-missing") == []
 
 
+def test_a_training_object_built_as_an_argument_is_handed_over(project):
+    """nanotron's run_generate.py and checkpoint converters build `ParallelismArgs(pp_engine=
+    OneForwardOneBackwardPipelineEngine())`: the engine's `train_batch_iter` runs backward, but only what receives
+    the engine could run it (ParallelismArgs stores it)."""
+    write(project, {"trainer.py": TRAINER_MODULE,
+                    "convert.py": DELEGATING_SCRIPT.format(name="TrainLoop", call="print(dict(loop=TrainLoop(model, data)))")})
+    assert lint(project / "convert.py", "seed-missing", "no-deterministic-algos") == []
+
+
 STEP_HELPERS = """
 import torch
 

@@ -325,9 +325,10 @@ def _analyse(ctx: FileContext) -> FileSeeding:
         live = [(node, function) for node, guards, function in nodes if isinstance(node, ast.Call)
                 and not _is_eval(function) and seeding._false_guard(guards) is None]  # not `elif opt.profile:` off
         handed = _handed_over(live, local, _bound_names(ctx.tree))
+        arguments = {id(arg) for call, _ in live for arg in (*call.args, *(k.value for k in call.keywords))}
         return [module for call, name, module in project.reached([*(c for c, _ in live), *handed], local, defined, folder)
                 if name in _training_names(module, trusted) and (call not in handed or name in module.functions)
-                and not (ctx.eval_file and module.classes_built(name))]
+                and not ((ctx.eval_file or id(call) in arguments) and module.classes_built(name))]
 
     def option_helpers() -> list[ast.Call]:
         given = _given_parser(ctx, [node for node, _, _ in nodes if isinstance(node, ast.Call)])

@@ -321,7 +321,9 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     def trains_elsewhere(trusted: Trusted) -> list[project.Module]:
         """The project modules whose training the file runs (from calls that run with the default arguments, and
         project functions these are given to run: fairseq's `call_main(cfg, main)`); an
-        evaluation script (`eval.py`) that only builds a training class (Wide&Deep's eval.py builds its TrainStepWrap for `Model(train_net).eval(...)`) runs none."""
+        evaluation script (`eval.py`) that only builds a training class (Wide&Deep's eval.py builds its TrainStepWrap for `Model(train_net).eval(...)`) runs none,
+        nor does a training object built as another call's argument (nanotron's `ParallelismArgs(pp_engine=
+        OneForwardOneBackwardPipelineEngine())` in run_generate.py): what receives it runs it, if anything."""
         live = [(node, function) for node, guards, function in nodes if isinstance(node, ast.Call)
                 and not _is_eval(function) and seeding._false_guard(guards) is None]  # not `elif opt.profile:` off
         handed = _handed_over(live, local, _bound_names(ctx.tree))

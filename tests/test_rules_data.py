@@ -107,6 +107,8 @@ def test_device_rng_in_model_code_is_a_warning():
     ("torch.randint(0, 10, (4,), device=x.device, dtype=torch.long)",
      "torch.randint(0, 10, (4,), dtype=torch.long).to(x.device)"),
     ("torch.empty(4, device=device).normal_(0, 1)", "torch.empty(4).normal_(0, 1).to(device)"),
+    # denoising-diffusion-pytorch's RePaint: a `*_like` draw given a device follows its input without it
+    ("torch.randn_like(x, device=x.device)", "torch.randn_like(x, device='cpu').to(x.device)"),
     ("torch.randint_like(x, 10)", "torch.randint_like(x.cpu(), 10).to(x.device)"),
     ("torch.multinomial(probs[0].cuda(), 1)", "torch.multinomial(probs[0].cuda().cpu(), 1).to(probs[0].cuda().device)"),
     # a tensor shown by no name: its expression when short (stable-diffusion's `torch.randn_like(c.float())` in a

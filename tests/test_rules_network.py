@@ -300,7 +300,41 @@ def test_nondeterministic_catalogue_is_consistent():
     ops = catalogue.NONDETERMINISTIC_OPS
     assert catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH <= ops.keys()
     assert catalogue.NONDETERMINISTIC_BACKWARD_ONLY <= ops.keys()
-    assert all(name.startswith(("torch.", *catalogue.FLASH_ATTENTION_MODULES)) and fix for name, fix in ops.items())
+    assert all(name.startswith(("torch.", "xformers.", *catalogue.FLASH_ATTENTION_MODULES)) and fix
+               for name, fix in ops.items())
+
+
+def test_nondeterministic_xformers_attention_is_fixed_by_the_switch():
+    """dinov2's MemEffAttention: xformers (0.0.22 and later) picks its deterministic cutlass backward under the
+    switch; no backward, no finding."""
+    code = ("import torch\nfrom xformers.ops import memory_efficient_attention\n\n\n"
+            "def attend(q, k, v):\n    return memory_efficient_attention(q, k, v, attn_bias=None)\n\n\n"
+            "@torch.no_grad()\ndef infer(q, k, v):\n    return memory_efficient_attention(q, k, v)\n")
+    ((line, _, message),) = lint("nondeterministic-op", code)
+    assert line == 6 and "torch.use_deterministic_algorithms(True)" in message and "0.0.22" in message
+    assert lines("nondeterministic-op", code.replace("\n\n\ndef attend", "\ntorch.use_deterministic_algorithms(True)\n\n\ndef attend")) == []
+
+
+def test_nondeterministic_unique_index_add_and_single_scatter():
+    """dinov2's stochastic depth adds each kept row once; trl's scatter adds one value per output."""
+    code = ("import torch\n\n\ndef f(x, res, ids, bump, n, idx):\n"
+            "    brange = torch.randperm(x.shape[0], device=x.device)[:n]\n"
+            "    a = torch.index_add(x, 0, brange, res)\n"
+            "    b = x.scatter_add(2, ids.unsqueeze(-1), bump[:, :, None].expand(-1, n, 1))\n"
+            "    c = x.scatter_add(-1, ids.unsqueeze(-1), bump)\n"
+            "    d = x.scatter_add(2, ids.unsqueeze(-1), bump)  # dimensions unknown\n"
+            "    return x.index_add_(0, idx[:n], res), a, b, c, d\n")
+    assert lines("nondeterministic-op", code) == [9, 10]
+
+
+def test_nondeterministic_loss_module_behind_a_local_of_its_name():
+    """open_clip's CoCaLoss: `caption_loss = self.caption_loss(...)` binds a local named like the attribute."""
+    code = ("import torch.nn as nn\n\n\nclass CoCaLoss(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.caption_loss = nn.CrossEntropyLoss(ignore_index=0)\n\n"
+            "    def forward(self, logits, labels):\n"
+            "        caption_loss = self.caption_loss(logits.permute(0, 2, 1), labels)\n"
+            "        caption_loss = self.caption_loss(logits.permute(0, 2, 1), labels)\n        return caption_loss\n")
+    assert lines("nondeterministic-op", code) == [10, 11]
 
 
 # --- host-sync-in-loop ---------------------------------------------------------------------------

@@ -1265,6 +1265,15 @@ FLASH_ATTENTION_FUNCTIONS = ("flash_attn_func", "flash_attn_varlen_func", "flash
 # thread blocks that add the query gradients with atomics; `deterministic=True` (since 1.0.0) keeps one split.
 FLASH_ATTENTION_1_FUNCTIONS = ("flash_attn_unpadded_func", "flash_attn_unpadded_qkvpacked_func",
                                "flash_attn_unpadded_kvpacked_func", "flash_attn_unpadded_qkvpacked_split_func")
+# xformers' `memory_efficient_attention`: its backward dispatches to FlashAttention's (atomic adds of the query
+# gradients) or to cutlass's, which splits the keys over thread blocks. Under the deterministic switch xformers 0.0.22
+# and later skip the flash backward (`IS_DETERMINISTIC = False`) and run cutlass's with one split (0.0.21 and earlier
+# raise there: "mem_efficient_attention_backward_cutlass does not have a deterministic implementation").
+XFORMERS_ATTENTION = ("xformers.ops.memory_efficient_attention", "xformers.ops.fmha.memory_efficient_attention")
+_XFORMERS_ATTENTION_FIX = ("its backward (FlashAttention's, or cutlass's with the keys split over thread blocks) adds "
+                           "the query gradients with atomics: " + DETERMINISTIC_SWITCH_FIX.replace(
+                               "it uses its deterministic kernel", "xformers runs its deterministic cutlass backward "
+                               "(0.0.22 and later; earlier versions raise under it: upgrade)"))
 _NLL_2D_FIX = ("it has no deterministic CUDA kernel (it raises under the deterministic switch): put the classes "
                "last and flatten, `(N*d, C)` logits and `(N*d,)` targets (`F.cross_entropy(logits.flatten(0, 1), "
                "target.flatten())` for `(N, L, C)` logits)")
@@ -1326,6 +1335,7 @@ NONDETERMINISTIC_OPS: dict[str, str] = {
                     "its backward may split the keys over thread blocks that add the query gradients with atomics, "
                     "and the deterministic switch does not reach it: pass `deterministic=True` (flash-attn 1.0.0 and "
                     "later; 0.2.x has no such option: upgrade) while debugging"),
+    **dict.fromkeys(XFORMERS_ATTENTION, _XFORMERS_ATTENTION_FIX),
     # on input of 3 or more dimensions (classes in dim 1) they run nll_loss2d, which adds atomically
     **dict.fromkeys(("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss", "torch.nn.CrossEntropyLoss",
                      "torch.nn.NLLLoss"), "on input of 3 or more dimensions it runs `nll_loss2d`, which " + _NLL_2D_FIX[3:]),
@@ -1339,7 +1349,7 @@ NONDETERMINISTIC_BACKWARD_ONLY = frozenset(
         "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "AvgPool3d", "avg_pool3d",
         "MaxPool3d", "max_pool3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
         "ReplicationPad2d", "ReplicationPad3d", "pad", "Conv1d", "Conv2d", "Conv3d", "grid_sample",
-        *FLASH_ATTENTION_FUNCTIONS, *FLASH_ATTENTION_1_FUNCTIONS,
+        *FLASH_ATTENTION_FUNCTIONS, *FLASH_ATTENTION_1_FUNCTIONS, "memory_efficient_attention",
     }
 )
 GRAD_DISABLING_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
@@ -1356,7 +1366,7 @@ RECEIVER_ONLY_METHODS = frozenset({
 # Entries that `torch.use_deterministic_algorithms(True)` makes deterministic (no finding once it is on).
 NONDETERMINISTIC_FIXED_BY_SWITCH = frozenset(
     name for name, fix in NONDETERMINISTIC_OPS.items() if fix == DETERMINISTIC_SWITCH_FIX
-)
+) | frozenset(XFORMERS_ATTENTION)
 
 
 # --- seeding and determinism switches, continued (seed-missing, seed-partial, no-deterministic-algos,

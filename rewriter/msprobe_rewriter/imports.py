@@ -12,7 +12,7 @@ KNOWN_ROOTS = frozenset(
      "accelerate", "lightning", "pytorch_lightning", "timm", "torchaudio", "torchtext", "msprobe",
      "msprobe_runtime", "trl", "peft", "sklearn", "mmengine", "mmcv", "diffusers", "torchdata", "speechbrain",
      "hyperpyyaml", "flash_attn", "flash_attn_interface", "dgl", "torch_geometric", "megatron", "webdataset",
-     "detectron2", "composer"}
+     "detectron2", "composer", "xformers"}
 )
 
 

@@ -161,8 +161,13 @@ def _free_name(tree: ast.AST) -> str:
 
 
 def _device_message(call: ast.Call, device: ast.expr, host: bool) -> str:
-    """For a draw given `device=`: the same call without it, then moved (`torch.rand(16, 100).to(device)`)."""
-    return _moved("draw on the CPU", _short(_without_device(call)), _short(device), host)
+    """For a draw given `device=`: the same call without it, then moved (`torch.rand(16, 100).to(device)`); a
+    `*_like(x)` draw, which would follow x's device without it, given the CPU (`torch.randn_like(x,
+    device='cpu').to(x.device)`, as msprobe-instrument writes it)."""
+    on_cpu = _without_device(call)
+    if ast.unparse(call.func).endswith("_like"):
+        on_cpu.keywords.append(ast.keyword("device", ast.Constant("cpu")))
+    return _moved("draw on the CPU", _short(on_cpu), _short(device), host)
 
 
 def _without_device(call: ast.Call) -> ast.Call:

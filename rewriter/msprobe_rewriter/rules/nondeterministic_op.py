@@ -41,10 +41,18 @@ INTEGER_DTYPES = frozenset(f"torch.{name}" for name in (
     "long", "int", "short", "int64", "int32", "int16", "int8", "uint8", "bool"))
 INTEGER_CASTS = frozenset({"long", "int", "short", "byte", "bool"})
 INTEGER_LIKE = frozenset({"torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like"})
-# `index_copy` is non-deterministic only when its index repeats (the copy written last wins). Indices unique by
-# construction: these calls (a range, a permutation, sorted distinct values), what keeps their elements, a tensor
-# of a list built from consecutive ranges, and token positions (a KV cache written at `input_pos`).
+# `index_copy` is non-deterministic only when its index repeats (the copy written last wins), and `index_add` too
+# (each row it adds to receives one atomic add of one source row: exact; its backward is `index_select`). Indices
+# unique by construction: these calls (a range, a permutation, sorted distinct values), what keeps their elements
+# (a slice of one: dinov2's stochastic depth `torch.randperm(b)[:k]`), a tensor of a list built from consecutive
+# ranges, and token positions (a KV cache written at `input_pos`).
 DUPLICATE_INDEX_OPS = frozenset({"index_copy"})
+UNIQUE_INDEX_EXACT = DUPLICATE_INDEX_OPS | {"index_add"}
+# Scatters that add (or reduce) into each output the source elements whose index points at it: with an index of
+# size 1 along the scatter dim (`ids.unsqueeze(dim)`), each output gets at most one, an exact result.
+SCATTER_REDUCING = frozenset({"scatter_add", "scatter_reduce", "scatter"})
+# Tensor methods whose literal arguments give the number of dimensions of what they return.
+SHAPING_METHODS = frozenset({"expand", "view", "reshape"})
 UNIQUE_INDEX_CALLS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique"})
 UNIQUE_INDEX_METHODS = frozenset({"argsort", "unique"})
 INDEX_KEEPING_METHODS = frozenset({"to", "cuda", "cpu", "long", "int", "contiguous", "clone", "detach"})
@@ -175,8 +183,11 @@ class NondeterministicOp(FollowsValues, Rule):
                "`torch.use_deterministic_algorithms(True)`")
     summary = ("Flags calls of operators that `torch.use_deterministic_algorithms` documents as non-deterministic "
                "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
-               "`index_copy_` (with duplicate indices: not on a range, `argsort` or `unique` index, a tensor of a list of "
-               "consecutive ranges (TinyLlama's LoRA `lora_ind`) or token positions (a KV cache written at `input_pos`)), "
+               "`index_copy_` (it and `index_add_` only with duplicate indices: not on a range, permutation, "
+               "`argsort` or `unique` index or a slice of one (dinov2's stochastic depth `torch.randperm(b)[:k]`), a "
+               "tensor of a list of consecutive ranges (TinyLlama's LoRA `lora_ind`) or token positions (a KV cache "
+               "written at `input_pos`); scatters not with an index of size 1 along the scatter dim, `ids.unsqueeze(dim)`: "
+               "each output gets at most one value), "
                "`bincount(weights=)`, `histc`, `median(dim)` (as a tensor method: when its indices "
                "are read), `EmbeddingBag(mode='max')`, `ctc_loss`, `interpolate`/`Upsample` in linear and bicubic modes, adaptive and 3-D pooling, reflection and "
                "replication padding, `grid_sample`, `MaxUnpool`, `NLLLoss2d`, and `cross_entropy`/`nll_loss` on an input transposed or permuted so that its classes come in dim 1 (DETR's `F.cross_entropy(logits.transpose(1, 2), target)`) or given `ignore_index=255`, the void label of segmentation masks (also `nn.CrossEntropyLoss`/`nn.NLLLoss`, given `ignore_index=255` or called, through the name or attribute holding one, on such a moved input: open_clip's `self.caption_loss(logits.permute(0, 2, 1), labels)`): 3 or more dimensions run `nll_loss2d`; the shape of other inputs is unknown), and FlashAttention's `flash_attn_func` / `flash_attn_varlen_func` (and "
@@ -184,7 +195,9 @@ class NondeterministicOp(FollowsValues, Rule):
                "`self.flash_attn_func = flash_attn_func`, or on a module Hugging Face's `kernels.get_kernel` loads "
                "from a Hub repository of FlashAttention, modded-nanogpt's `get_kernel('kernels-community/flash-attn3')"
                ".flash_attn_interface`) and version 1.0's `flash_attn_unpadded_func` (and its packed and split forms) "
-               "without `deterministic=True`, and `tl.atomic_add` in a Triton kernel (`@triton.jit`; also of `triton_pre_mlir`, the "
+               "without `deterministic=True`, xformers' `memory_efficient_attention` (its backward adds atomically "
+               "until the deterministic switch makes xformers 0.0.22 and later pick the deterministic cutlass one), "
+               "and `tl.atomic_add` in a Triton kernel (`@triton.jit`; also of `triton_pre_mlir`, the "
                "pre-MLIR fork FlashAttention's old Triton kernel imports as `triton`) unless what it adds "
                "is an integer (a literal, a cast to an integer dtype: counters are exact), naming the deterministic "
                "way out. "
@@ -340,6 +353,17 @@ class NondeterministicOp(FollowsValues, Rule):
         "def attend(q, k, v, cu, n):\n"
         "    out = flash_attn_unpadded_func(q, k, v, cu, cu, n, n, 0.0, deterministic=True)\n"
         "    return norms.flash_attn_varlen_func(out)\n",
+        # exact adds: dinov2's stochastic depth adds each kept row once (a slice of a permutation), and trl's
+        # diffusion loss adds one value per output (an index of size 1 along the scatter dim); xformers' attention
+        # under the deterministic switch (xformers picks its deterministic backward)
+        "import torch\nfrom xformers.ops import memory_efficient_attention\n\n"
+        "torch.use_deterministic_algorithms(True)\n\n\ndef drop_add(x, residual_func, ratio):\n"
+        "    b = x.shape[0]\n    k = max(int(b * (1 - ratio)), 1)\n"
+        "    brange = (torch.randperm(b, device=x.device))[:k]\n    residual = residual_func(x[brange])\n"
+        "    return torch.index_add(x.flatten(1), 0, brange, residual.flatten(1), alpha=b / k)\n\n\n"
+        "def correct(logits, ids, bump, n):\n"
+        "    return logits.float().scatter_add(2, ids.unsqueeze(-1), bump[:, :, None].expand(-1, n, 1))\n\n\n"
+        "def attend(q, k, v):\n    return memory_efficient_attention(q, k, v)\n",
         # FlashAttention kept in an attribute, told to be deterministic
         "import torch\nfrom flash_attn import flash_attn_func\n\n\nclass Attention(torch.nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.attn_fn = flash_attn_func\n\n"
@@ -429,11 +453,23 @@ class NondeterministicOp(FollowsValues, Rule):
         Invalid("import torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef criterion(inputs, target):\n"
                 "    return F.cross_entropy(inputs['out'], target, ignore_index=255)\n\n\n"
                 "loss_fn = nn.CrossEntropyLoss(ignore_index=255)\n", lines=(6, 9)),
-        # open_clip's CoCa loss: the module, held in an attribute, called on logits moved to (N, C, L)
+        # open_clip's CoCa loss: the module, held in an attribute, called on logits moved to (N, C, L), also into a
+        # local named like the attribute
         Invalid("import torch.nn as nn\n\n\nclass CoCaLoss(nn.Module):\n    def __init__(self, pad_id):\n"
                 "        super().__init__()\n        self.caption_loss = nn.CrossEntropyLoss(ignore_index=pad_id)\n\n"
-                "    def forward(self, logits, labels):\n        return self.caption_loss(logits.permute(0, 2, 1), labels)\n",
-                lines=(10,)),
+                "    def forward(self, logits, labels):\n"
+                "        caption_loss = self.caption_loss(logits.permute(0, 2, 1), labels)\n"
+                "        return caption_loss + self.caption_loss(logits.permute(0, 2, 1), labels)\n",
+                lines=(10, 11)),
+        # xformers' attention (dinov2's MemEffAttention): its backward adds atomically until the switch is on; a
+        # sampled index with duplicates; an index of size 1 along another dim than the scatter's
+        Invalid("import torch\nimport xformers.ops as xops\nfrom xformers.ops import memory_efficient_attention\n\n\n"
+                "class MemEffAttention(torch.nn.Module):\n    def forward(self, q, k, v, attn_bias=None):\n"
+                "        x = memory_efficient_attention(q, k, v, attn_bias=attn_bias)\n"
+                "        return x + xops.fmha.memory_efficient_attention(q, k, v)\n\n\n"
+                "def add_sampled(x, src, n):\n    rows = torch.randint(0, x.size(0), (n,))\n"
+                "    return x.index_add_(0, rows[:n], src), x.scatter_add(1, rows.unsqueeze(-1), src)\n",
+                lines=(8, 9, 14)),
         # duplicate indices may occur: a helper's index, a list extended by overlapping ranges or appended to
         Invalid("import torch\n\n\ndef write(t, idx, val):\n    return t.index_copy_(1, idx, val)\n\n\n"
                 "def spread(x, n):\n    rows = list(range(0, n))\n    rows.extend(range(0, n))\n    more = []\n"
@@ -515,7 +551,8 @@ class NondeterministicOp(FollowsValues, Rule):
         short = key.rsplit(".", 1)[1]
         condition = CONDITIONS.get(short.rstrip("_"))
         if condition is not None and not condition(node, offset) or self._adds_integers(node, short, offset) \
-                or short.rstrip("_") in DUPLICATE_INDEX_OPS and self._unique(argument(node, 1 + offset, "index")):
+                or short.rstrip("_") in UNIQUE_INDEX_EXACT and self._unique(argument(node, 1 + offset, "index")) \
+                or short.rstrip("_") in SCATTER_REDUCING and _single_along_dim(node, offset):
             return
         if short == "median" and qualified is None and not self._indices_read(node):
             return  # `.median(n)` of some object (a history buffer, a DataFrame) or a tensor's values only
@@ -540,11 +577,21 @@ class NondeterministicOp(FollowsValues, Rule):
         """A call of a `CrossEntropyLoss`/`NLLLoss` the file built, held in a name or an attribute (open_clip's
         `self.caption_loss(logits.permute(0, 2, 1), labels)`), on an input moved so its classes come in dim 1:
         it runs `nll_loss2d`."""
-        name = target_name(node.func)
-        origin = self.ctx.assigned_calls.get(name.rpartition(".")[2]) if name else None
+        origin = self._module_held(node.func)
         if origin not in NLL_LOSS_MODULES or not _classes_moved_to_dim1(argument(node, 0, "input")):
             return
         self._add(node, origin.rpartition(".")[2], origin, origin in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH, None)
+
+    def _module_held(self, func: ast.expr) -> str | None:
+        """The class whose instance a called name or `self.` attribute holds: for an attribute the class sets, what
+        every value it puts there builds (a local named alike does not hide it: open_clip's `caption_loss =
+        self.caption_loss(...)`); else what the file last assigned to the name."""
+        writes = self._writes(self._owner(), _self_attribute_name).get(func.attr) if _self_attribute(func) else None
+        if writes:
+            built = {self.ctx.call_qualname(w) if isinstance(w, ast.Call) else None for w in writes}
+            return built.pop() if len(built) == 1 else None
+        name = target_name(func)
+        return self.ctx.assigned_calls.get(name) if name else None
 
     def _add(self, node: ast.Call, display: str, key: str, fixed: bool, gradient_free: Verdict) -> None:
         """Record a finding: CUDA's advice for the op, or Ascend's (whose deterministic switch covers every op)
@@ -887,6 +934,8 @@ class NondeterministicOp(FollowsValues, Rule):
         if isinstance(index, ast.Name):
             bound = self.values.bindings.bound(index.id, index)
             return bool(bound) and all(isinstance(value, ast.expr) and self._unique(value) for value in bound)
+        if isinstance(index, ast.Subscript) and isinstance(index.slice, ast.Slice):
+            return self._unique(index.value)
         if not isinstance(index, ast.Call):
             return False
         qualified = self.ctx.call_qualname(index)
@@ -999,6 +1048,32 @@ def _self_attribute_name(node: ast.AST) -> str | None:
 
 def _name_id(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _single_along_dim(call: ast.Call, offset: int) -> bool:
+    """A scatter whose index has size 1 along the scatter dim: `ids.unsqueeze(d)` for scatter dim `d` (trl's
+    `logits.scatter_add(2, ids.unsqueeze(-1), bump)`, where the source's `.expand(-1, n, 1)` shows 3 dimensions)."""
+    dim, index = constant(argument(call, offset, "dim")), argument(call, 1 + offset, "index")
+    if not (isinstance(dim, int) and isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute)
+            and index.func.attr == "unsqueeze" and len(index.args) == 1):
+        return False
+    added = constant(index.args[0])
+    if not isinstance(added, int) or isinstance(added, bool) or isinstance(dim, bool):
+        return False
+    if added == dim:
+        return True
+    dims = _dimensions(argument(call, 2 + offset, "src")) or _dimensions(call.func.value if not offset else None)
+    return dims is not None and added % dims == dim % dims
+
+
+def _dimensions(value: ast.expr | None) -> int | None:
+    """The number of dimensions of `x.expand(a, b, c)`, `x.view((a, b))`, `x.reshape(...)` with literal shapes."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr in SHAPING_METHODS and value.args and not value.keywords):
+        return None
+    shape = value.args[0].elts if len(value.args) == 1 and isinstance(value.args[0], (ast.Tuple, ast.List)) \
+        else value.args
+    return None if any(isinstance(item, ast.Starred) for item in shape) else len(shape)
 
 
 def _range_bounds(value: ast.expr | None) -> tuple[str, str] | None:

@@ -1144,3 +1144,36 @@ def test_composers_trainer_seeds_with_its_seed_and_from_the_clock_without_one(pr
                                 f"    trainer = Trainer(model=model, max_duration='1ep', {arguments})\n"
                                 "    trainer.fit()\n"})
     assert lint(project / "train.py", "seed-missing", "entropy-seed") == expected
+
+
+TRL_LORA_SCRIPT = """
+import argparse
+
+from peft import LoraConfig
+from trl import GRPOConfig, ModelConfig, TrlParser, get_peft_config
+from trainers import LocalTrainer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--use-lora", action="store_true")
+args = parser.parse_args()
+model_args = TrlParser(ModelConfig).parse_args_and_config()[0]
+{config}
+trainer = LocalTrainer(model="Qwen/Qwen2-0.5B", args=GRPOConfig(output_dir="out"), peft_config=peft_config)
+trainer.train()
+"""
+
+
+@pytest.mark.parametrize(("config", "expected"), [
+    ("peft_config = LoraConfig(r=8)", [("seed-missing", 13, "error")]),
+    ("peft_config = None\nif args.use_lora:\n    peft_config = LoraConfig(r=8)", [("seed-missing", 15, "info")]),
+    ("peft_config = get_peft_config(model_args)", [("seed-missing", 13, "info")]),
+    ("peft_config = LoraConfig(r=8, init_lora_weights='pissa')", []),  # derived from the weights: nothing drawn
+])
+def test_a_project_subclass_of_a_trl_trainer_draws_its_lora_matrices_before_it_seeds(project, config, expected):
+    """trl's GOLDTrainer(SFTTrainer) and a project's own subclass add LoRA matrices as their base does; a config made
+    only under an option, or by trl's `get_peft_config` (only with `--use_peft`), is info naming that switch."""
+    write(project, {"trainers.py": "from trl import SFTTrainer\n\n\nclass LocalTrainer(SFTTrainer):\n    pass\n",
+                    "train.py": TRL_LORA_SCRIPT.format(config=config)})
+    path = project / "train.py"
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["seed-missing"]])
+    assert [(f.name, f.line, f.severity) for f in result.findings] == expected

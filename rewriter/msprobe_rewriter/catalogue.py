@@ -193,11 +193,16 @@ HF_FROM_CONFIG = frozenset({"from_config", "_from_config"})  # every weight init
 PEFT_ADAPTERS = frozenset({"peft.get_peft_model", "peft.mapping.get_peft_model", "peft.mapping_func.get_peft_model"})
 PEFT_LORA_CONFIGS = frozenset({"peft.LoraConfig", "peft.AdaLoraConfig", "peft.tuners.lora.LoraConfig"})
 PEFT_RANDOM_LORA_INITS = (True, False, "gaussian", "orthogonal")
-# TRL trainers that wrap their model with `get_peft_model(model, peft_config)` in `__init__` before
-# `Trainer.__init__` seeds (trl 0.x main, 2026: SFT, DPO, KTO, GRPO, RLOO; ORPO, CPO, BCO, GKD, PRM, OnlineDPO, XPO,
-# NashMD, PPO under trl.experimental): the LoRA matrices are drawn unseeded. RewardTrainer calls `set_seed` first;
-# IterativeSFT takes no `peft_config=`.
-TRL_PEFT_BEFORE_SEED = frozenset(f"trl.{n}Trainer" for n in _TRL_PEFT if n != "Reward")
+# TRL trainers that wrap their model with `get_peft_model(model, peft_config)` (or `prepare_peft_model`) in
+# `__init__` before they seed (trl main, 2026: SFT, DPO, KTO, GRPO, RLOO; the trl.experimental ones, also those that
+# subclass them: GOLD and GKD of SFT, MiniLLM and GMPO of GRPO; PPO before its `torch.manual_seed`): the LoRA matrices
+# are drawn unseeded. RewardTrainer calls `set_seed` first; IterativeSFT and AsyncGRPO take no `peft_config=`.
+TRL_PEFT_BEFORE_SEED = frozenset(f"trl.{n}Trainer" for n in _TRL if n not in ("Reward", "IterativeSFT", "AsyncGRPO"))
+# trl's `get_peft_config(model_args)` returns a `LoraConfig` (random `init_lora_weights`) only when the ModelConfig
+# field `use_peft` (False by default, `--use_peft`) is set, else None (trl/trainer/utils.py).
+TRL_PEFT_CONFIG_BUILDERS = frozenset({"trl.get_peft_config", "trl.trainer.get_peft_config",
+                                      "trl.trainer.utils.get_peft_config"})
+TRL_PEFT_SWITCH = "use_peft"
 # Layers whose construction draws their weights: from torch's generator, or (MindSpore) NumPy's, as
 # MINDSPORE_INIT_DRAWS; norms, activations and losses start from constants or hold no weights.
 TORCH_WEIGHTED_LAYERS = frozenset("torch.nn." + n for n in (

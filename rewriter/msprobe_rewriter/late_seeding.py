@@ -165,26 +165,34 @@ class LateDraws:
         name = getattr(call.func, "id", None)
         if name in self.models:
             return "model", self.models[name]
-        if qualified in catalogue.PEFT_ADAPTERS and self.random_lora(argument(call, 1, "peft_config"), call) \
+        if qualified in catalogue.PEFT_ADAPTERS \
+                and self.random_lora(argument(call, 1, "peft_config"), call) == ([], None) \
                 or _hf_new_weights(qualified or "") or qualified in catalogue.TORCH_WEIGHTED_LAYERS:
             return "model", "torch"
         if qualified in catalogue.MINDSPORE_WEIGHTED_LAYERS:
             return "model", "numpy"
         return None
 
-    def random_lora(self, config: ast.expr | None, user: ast.Call) -> bool:
-        """Whether a PEFT config (inline, or the last one assigned to its name before `user`) is a LoRA config
-        with a random `init_lora_weights`."""
-        if isinstance(config, ast.Name):  # assigned under no condition `user` is not under itself
+    def random_lora(self, config: ast.expr | None, user: ast.Call) -> tuple[list[Guard], ast.expr | None] | None:
+        """When a PEFT config (inline, or the last one assigned to its name before `user`) is a LoRA config with a
+        random `init_lora_weights`: the `if` guards it is made under beyond `user`'s (`if args.use_lora:`), and
+        the option trl's `get_peft_config(model_args)` needs to return one (`model_args.use_peft`); else None."""
+        guards: list[Guard] = []
+        if isinstance(config, ast.Name):  # assigned where `user` runs, or under more conditions
             config = next((value for name, value in reversed(self.assigned) if name == config.id
                            and value.lineno < user.lineno), None)
-            guards, used_under = (self.branches(config, None), self.branches(user, None)) if config else (None, None)
-            config = config if guards is not None and used_under is not None \
-                and guards == used_under[:len(guards)] else None
-        if not isinstance(config, ast.Call) or self.ctx.call_qualname(config) not in catalogue.PEFT_LORA_CONFIGS:
-            return False
+            made, used = (self.branches(config, None), self.branches(user, None)) if config else (None, None)
+            if made is None or used is None or made[:len(used)] != used[:len(made)]:
+                return None
+            guards = made[len(used):]
+        if not isinstance(config, ast.Call):
+            return None
+        if self.ctx.call_qualname(config) in catalogue.TRL_PEFT_CONFIG_BUILDERS and config.args:
+            return guards, ast.Attribute(config.args[0], catalogue.TRL_PEFT_SWITCH)
+        if self.ctx.call_qualname(config) not in catalogue.PEFT_LORA_CONFIGS:
+            return None
         init = keyword(config, "init_lora_weights")
-        return init is None or constant(init) in catalogue.PEFT_RANDOM_LORA_INITS
+        return (guards, None) if init is None or constant(init) in catalogue.PEFT_RANDOM_LORA_INITS else None
 
 
 class FirstSeeding:

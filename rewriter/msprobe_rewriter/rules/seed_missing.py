@@ -120,9 +120,11 @@ class SeedMissing(Rule):
                "`reproducibility.seed_all(seed)` first). A model given weights afterwards (`model.load_state_dict(...)`, "
                "`load_checkpoint(model, ...)`, `model = torch.load(...)`) is not reported. A causal or masked LM's "
                "`from_pretrained`, a tokenizer or `load_dataset` draws nothing. A TRL trainer given a random-init "
-               "LoRA `peft_config=` (SFT, DPO, KTO, GRPO, RLOO, ...; not `RewardTrainer`, which seeds first) is "
-               "itself reported when it is the first seeding: it adds the LoRA matrices before "
-               "`Trainer.__init__` seeds. A module-level `trainer.train()` of a Hugging Face trainer or "
+               "LoRA `peft_config=` (SFT, DPO, KTO, GRPO, RLOO, ..., and their subclasses such as GOLD; not "
+               "`RewardTrainer`, which seeds first) is itself reported when it is the first seeding: it adds the LoRA "
+               "matrices before `Trainer.__init__` seeds; a config made only under an `if` (`if args.use_lora:`), "
+               "or trl's `get_peft_config(model_args)` (a LoraConfig only with `--use_peft`), names that condition. "
+               "A module-level `trainer.train()` of a Hugging Face trainer or "
                "`trainer.fit(...)` of a Lightning or Composer one makes a file an entry script, as a main guard does. A script that "
                "seeds only in the parent process that `torch.multiprocessing.spawn` (or `start_processes`) starts a "
                "function of the file from is reported at that call: the new processes re-import the file without its "
@@ -1330,6 +1332,40 @@ peft_config = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear")
 trainer = SFTTrainer(model="Qwen/Qwen2-0.5B", args=SFTConfig(output_dir="out"), peft_config=peft_config)
 trainer.train()
 """, lines=(5,)),
+        # trl's GOLDTrainer is an SFTTrainer (trl.experimental.gold): the same LoRA matrices, drawn before it seeds.
+        Invalid("""\
+from peft import LoraConfig
+from trl.experimental.gold import GOLDConfig, GOLDTrainer
+
+trainer = GOLDTrainer(model="Qwen/Qwen2-0.5B", args=GOLDConfig(output_dir="out"), peft_config=LoraConfig(r=8))
+trainer.train()
+""", lines=(4,)),
+        # A LoRA config made only under an option (trl's openenv examples): info, naming the option.
+        Invalid("""\
+import argparse
+
+from peft import LoraConfig
+from trl import GRPOConfig, GRPOTrainer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--use-lora", action="store_true")
+args = parser.parse_args()
+peft_config = None
+if args.use_lora:
+    peft_config = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear")
+trainer = GRPOTrainer(model="Qwen/Qwen2-0.5B", reward_funcs=[], args=GRPOConfig(output_dir="out"),
+                      peft_config=peft_config)
+trainer.train()
+""", lines=(12,), severity="info"),
+        # trl's `get_peft_config(model_args)` returns a LoraConfig only with `--use_peft` (trl/scripts/sft.py): info.
+        Invalid("""\
+from trl import ModelConfig, ScriptArguments, SFTConfig, SFTTrainer, TrlParser, get_peft_config
+
+if __name__ == "__main__":
+    script_args, training_args, model_args = TrlParser((ScriptArguments, SFTConfig, ModelConfig)).parse_args_and_config()
+    trainer = SFTTrainer(model=model_args.model_name_or_path, args=training_args, peft_config=get_peft_config(model_args))
+    trainer.train()
+""", lines=(5,), severity="info"),
         # A module-level Lightning script without a main guard that never seeds.
         Invalid("""\
 import lightning as L
@@ -1443,17 +1479,19 @@ if __name__ == "__main__":
                 return
             guarded = late_call
         adapter = keyword(first, "peft_config") if trainer else None
-        if adapter is not None and ctx.call_qualname(first) in catalogue.TRL_PEFT_BEFORE_SEED \
-                and late.random_lora(adapter, first):
-            self._report_one(first, "model", " (the LoRA matrices of its `peft_config=`)", first, True,
+        lora = late.random_lora(adapter, first) if adapter is not None \
+            and ctx.call_qualname(first) in catalogue.TRL_PEFT_BEFORE_SEED else None
+        if lora is not None:
+            self._report_one(first, "model", " (the LoRA matrices of its `peft_config=`)", first, True, *lora,
                              seeder_text="Trainer.__init__")
         elif guarded is not None:
             self._report_one(*guarded)
 
     def _report_one(self, call: ast.Call, kind: str, via: str, seeder: ast.AST, trainer: bool,
-                    guards: list[Guard] = (), seeder_text: str | None = None) -> None:
-        """Report a late call; one under `if` branches names their condition, at the info level when it is off
-        with the default arguments, as a warning when that is unknown."""
+                    guards: list[Guard] = (), switch: ast.expr | None = None, seeder_text: str | None = None) -> None:
+        """Report a late call; one under `if` branches, or made only when a `switch` off by default is on (trl's
+        `model_args.use_peft`), names their condition, at the info level when it is off with the default
+        arguments, as a warning when that is unknown."""
         composer = trainer and self.ctx.call_qualname(seeder) in catalogue.COMPOSER_TRAINERS  # no `model_init=`
         fix = COMPOSER_SEED_FIRST if composer else SEED_FIRST + " it" if trainer else SEED_EARLIER
         if kind == "model" and trainer and not composer and seeder is not call:
@@ -1461,7 +1499,7 @@ if __name__ == "__main__":
         text = LATE_MODEL if kind == "model" else DRAWN_SEED if kind == "seed" else LATE_DRAW
         message = text.format(call=condition_text(call.func), via=via, line=seeder.lineno,
                               seeder=seeder_text or code_text(seeder), fix=fix)
-        off = next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None)
+        off = switch or next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None)
         unknown = [guard for guard in guards if truth(guard[0], seeding.analyse(self.ctx).lookup) is None]
         if off is not None:
             self.report(call, f"{message} (only when `{condition_text(off)}`: off with the default arguments)",

@@ -1,7 +1,7 @@
 """What every call in a file passes a parameter of one of its functions: a dropout rate or an augmentation switch
 left off (MSP401, MSP303), a device left on the CPU or a generator left None (MSP201). A parameter is followed up
 through the callers that hand it on, through `**options` dicts a caller builds, and through the callers' own
-`**kwargs`; only calls in the same file are read.
+`**kwargs`; only calls in the same file are read (`default_elsewhere` reads the other files' calls of a function).
 """
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable
+from pathlib import Path
 
-from msprobe_rewriter import conditions
+from msprobe_rewriter import conditions, project
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
@@ -216,6 +217,38 @@ class LeftAtDefault:
                 if callee is not None and (isinstance(func, ast.Name) or self.ctx.call_qualname(node) is None):
                     self._callers.setdefault(callee, []).append((node, function))
         return self._callers.get(name, [])
+
+
+def default_elsewhere(ctx: FileContext, value: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                      default: object) -> object:
+    """What `value`, read in `function` of `ctx`'s file, holds as the project's other files call `function` by its
+    name: `default` (its value in this file) when they all agree with it, or none imports the file;
+    `conditions.UNKNOWN` when one of them may change it, and for a method of a module other files import, which
+    may be called from anywhere (a base class's `self.get_dataloader(..., shuffle=True)`, minddet's
+    `coco.create_train_dataset(..., num_parallel_workers=num_workers)` in its train.py)."""
+    if not project.imported_elsewhere(ctx.path):
+        return default
+    if function not in ctx.tree.body:
+        return conditions.UNKNOWN
+    for importer in project.importers(ctx.path):
+        module = project.load(Path(importer))
+        if module is None:
+            continue
+        # a bare call is of this function where its name is imported from here (`from src.dataset import f as g`)
+        bound = {name for name, ref in module.local.refs.items() if ref.attr == function.name
+                 and _is_file(project.find_module(module.path.parent, ref.module, ref.level), ctx.path)}
+        bound |= {function.name} if module.local.stars else set()
+        for call in (node for node in ast.walk(module.tree) if isinstance(node, ast.Call)):
+            if getattr(call.func, "attr", None) == function.name or getattr(call.func, "id", None) in bound:
+                values = dict(conditions.bind_arguments(function, call, conditions.no_lookup))
+                if conditions.value(value, conditions.parameter_lookup(values, conditions.no_lookup)) != default:
+                    return conditions.UNKNOWN
+    return default
+
+
+def _is_file(found: Path | None, path: str) -> bool:
+    """Whether a module found is the file at `path`."""
+    return found is not None and found.resolve() == Path(path).resolve()
 
 
 @functools.cache

@@ -307,21 +307,35 @@ _HANDED: weakref.WeakKeyDictionary[FileContext, frozenset[str]] = weakref.WeakKe
 
 
 def _handed_functions(tree: ast.Module) -> frozenset[str]:
-    """`CpuCode._handed`, from one walk of the file."""
-    values, defined = [], set()
+    """`CpuCode._handed`, from one walk of the file; a method handed as `self.name` within its class too (minddet's
+    `dataset.map(operations=self.preprocess_fn, ...)`)."""
+    names, defined, classes = set(), set(), []
     for node in ast.walk(tree):
         if isinstance(node, FUNCTION_TYPES):
             defined.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            classes.append(node)
         elif isinstance(node, ast.Call):
-            values += [kw.value for kw in node.keywords if kw.arg in HANDED_KEYWORDS]
-            if isinstance(node.func, ast.Attribute) and (node.func.attr in HANDED_METHODS or _mindspore_map(node)):
-                values += node.args[:1]
-    names = set()
+            names.update(item.id for item in _handed_callables(node) if isinstance(item, ast.Name))
+    for cls in classes:
+        methods = {item.name for item in cls.body if isinstance(item, FUNCTION_TYPES)}
+        names.update(item.attr for call in ast.walk(cls) if isinstance(call, ast.Call)
+                     for item in _handed_callables(call) if isinstance(item, ast.Attribute)
+                     and isinstance(item.value, ast.Name) and item.value.id == "self" and item.attr in methods)
+    return frozenset(names & defined)
+
+
+def _handed_callables(call: ast.Call) -> list[ast.expr]:
+    """The callables `call` hands the data pipeline (`collate_fn=`, `map(operations=...)`, ...), list items one by
+    one, and for a lambda the functions it calls (`lambda x: pipeline(x)`)."""
+    values = [kw.value for kw in call.keywords if kw.arg in HANDED_KEYWORDS]
+    if isinstance(call.func, ast.Attribute) and (call.func.attr in HANDED_METHODS or _mindspore_map(call)):
+        values += call.args[:1]
+    found = []
     for value in values:
         for item in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
-            if isinstance(item, ast.Name):
-                names.add(item.id)
-            elif isinstance(item, ast.Lambda):  # `lambda x: pipeline(x)`: the functions it calls
-                names.update(call.func.id for call in ast.walk(item.body)
-                             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name))
-    return frozenset(names & defined)
+            if isinstance(item, ast.Lambda):
+                found += [inner.func for inner in ast.walk(item.body) if isinstance(inner, ast.Call)]
+            else:
+                found.append(item)
+    return found

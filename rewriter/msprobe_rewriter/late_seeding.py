@@ -101,10 +101,9 @@ class LateDraws:
         if isinstance(statement, ast.Expr) and statement.value is call:
             return not any(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript))
                            for a in (*call.args, *(k.value for k in call.keywords)))
-        names = _assigned(statement)
-        if names and all(IDENTIFIER.search(name) for name in names) \
-                and (self.ctx.callee_name(call) or "") in INTEGER_DRAWS:
+        if draws_identifier(self.ctx, call, statement):
             return True  # `session_id = random.randint(0, 2**32)`: it names the run, the computation never uses it
+        names = _assigned(statement)
         return bool(names) and any(names & _mentioned(point) for point, _ in points
                                    if isinstance(point, ast.Call) and not is_trainer(self.ctx, point))
 
@@ -318,6 +317,14 @@ def _draws_weights(ctx: FileContext, call: ast.Call, weighted: dict[str, str]) -
     qualified = ctx.call_qualname(call) or ""
     return (qualified in WEIGHT_DRAWS or _hf_new_weights(qualified) or getattr(call.func, "id", None) in weighted
             or isinstance(call.func, ast.Attribute) and call.func.attr in catalogue.INPLACE_RANDOM_METHODS)
+
+
+def draws_identifier(ctx: FileContext, call: ast.Call, statement: ast.AST | None) -> bool:
+    """Whether `call` draws an integer only bound to names of an identifier (`session_id = random.randint(...)`, a
+    `master_port`, minddet's `img_id` naming a saved picture): metadata, not data, weights or noise."""
+    names = _assigned(statement)
+    return bool(names) and all(IDENTIFIER.search(name) for name in names) \
+        and (ctx.callee_name(call) or "") in INTEGER_DRAWS
 
 
 def _assigned(statement: ast.AST | None) -> set[str]:

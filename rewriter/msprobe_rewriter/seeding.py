@@ -648,12 +648,27 @@ def _training_names(module: project.Module, trusted: Trusted, files_left: int = 
             names = stepping & module.functions.keys()
             # a data class's `__post_init__` fills in its fields: nanotron's ParallelismArgs builds its default
             # pipeline engine (a training class) there, for the trainer to run; building the record trains nothing
+            shared = {name for name, count in Counter(node.name for node in ast.walk(module.tree)
+                                                      if isinstance(node, FUNCTION_TYPES)).items() if count > 1}
             names |= {node.name for node in module.tree.body if isinstance(node, ast.ClassDef)
                       and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping - {"__post_init__"}
+                              and (item.name not in shared or _steps_itself(ctx, item, stepping))
                               for item in node.body)}
             names |= {name for name in module.functions if any(node.name in names for node in module.classes_built(name))}
         found = module.memo[key] = frozenset(names)
     return found
+
+
+def _steps_itself(ctx: FileContext, method: ast.AST, stepping: set[str]) -> bool:
+    """Whether `method`, whose name other functions of its module share (the `construct` of every MindSpore cell in
+    minddet's centernet_det.py, where one of them applies gradients), runs a training step itself or calls another
+    stepping function: the name alone does not tell."""
+    for call in (node for node in ast.walk(method) if isinstance(node, ast.Call)):
+        func = call.func
+        callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if ctx.is_step_call(call) or callee in stepping and callee != method.name:
+            return True
+    return False
 
 
 def _training_context(module: project.Module) -> tuple[FileContext, Summary]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from pathlib import Path
 
 from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project
+from msprobe_rewriter.call_defaults import default_elsewhere
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
@@ -42,6 +42,10 @@ TIMM_SEEDED_NOTE = (" (with a generator of its own, seeded with `seed=` + the ep
                     "device; it still differs from another framework's)")
 SEEDED_NOTE = (" (its own `generator=` repeats the order on every device; it still differs from another "
                "framework's)")
+# MindSpore's dataset seed (`mindspore.dataset.config.set_seed`, also set by `mindspore.set_seed`) seeds each shuffle
+# of the pipeline: what else the run draws does not move it.
+PIPELINE_SEEDED_NOTE = (" (`{call}` before it seeds the data pipeline: the order repeats on every run; it still "
+                        "differs from another framework's)")
 SUBSET_ADVICE = ("pass its indices in order instead (`sampler=list(indices)`: any sequence of indices is a "
                  "sampler), or give it a seeded `generator=`,")
 HF_SHUFFLE_MESSAGE = ("Hugging Face `datasets`' `shuffle()` {unseeded} takes its seed from NumPy's global "
@@ -89,7 +93,10 @@ class DataShuffle(FollowsValues, Rule):
                "arguments, diffusers' `seed=args.seed`), where the value is known to come from "
                "`load_dataset`, `Dataset.from_...` or their methods. A torch `DistributedSampler` given a "
                "constant `num_replicas=` is information: its order, drawn from `seed` + epoch, no longer depends on the world "
-               "size and repeats in every run (torchtune's `num_replicas=1, rank=0`). A class the file derives from `DataLoader` "
+               "size and repeats in every run (torchtune's `num_replicas=1, rank=0`), and so is a MindSpore dataset "
+               "made after a statement `mindspore.dataset.config.set_seed(...)` (or `mindspore.set_seed`) earlier in "
+               "the same function, in its block or one around it (mindrlhf's PPOTrainer): the pipeline's seed "
+               "repeats its order in every run. A class the file derives from `DataLoader` "
                "or `DistributedSampler` (yolov5's `InfiniteDataLoader`), or imports from a project module that "
                "derives it (through at most three files), counts as its base, and so does a name, or a `self` "
                "attribute within its class, every assignment binds to such classes (`loader = DataLoader if w "
@@ -332,6 +339,14 @@ def train(args, net, trainset):
                 lines=(6,)),
         Invalid("import mindspore.dataset as ds\n\ntrain = ds.ImageFolderDataset(\"train/\", sampler=None)\n",
                 lines=(3,)),
+        # mindrlhf's PPOTrainer seeds the data pipeline just before: the order repeats on every run (a seeding in
+        # another branch, or after the dataset is made, does not count)
+        Invalid("import mindspore\nfrom mindspore.dataset import MindDataset\n\n\ndef prompts(path):\n"
+                "    if path is not None:\n        mindspore.dataset.config.set_seed(2023)\n"
+                "        return MindDataset(path).project(columns=[\"prompt_ids\"])\n", lines=(8,), severity="info"),
+        Invalid("import mindspore\nfrom mindspore.dataset import MindDataset\n\n\ndef prompts(path, seeded):\n"
+                "    if seeded:\n        mindspore.set_seed(1)\n    else:\n        other = MindDataset(path)\n"
+                "    late = MindDataset(path)\n    mindspore.set_seed(1)\n    return other, late\n", lines=(9, 10)),
         # mindediting's factories: `sampler=None` by default and passed on (its training path passes `shuffle=True`)
         Invalid("import mindspore.dataset as ds\n\n\ndef create_div2k(source, shuffle=None, sampler=None):\n"
                 "    return ds.GeneratorDataset(source=source, column_names=[\"HR\"], sampler=sampler, shuffle=shuffle)\n",
@@ -470,6 +485,11 @@ def make(dataset, cfg):
         if self._fixed_replicas(node, qualified):
             self.report(self.data.site(node), message, "info", fixable)
             return
+        seeding_call = self._pipeline_seeding(node) if catalogue.shuffles_by_default(qualified) else None
+        if seeding_call is not None:
+            self.report(self.data.site(node), message + PIPELINE_SEEDED_NOTE.format(call=ast.unparse(seeding_call)),
+                        "info", fixable)
+            return
         generator = self.data.keyword(node, "generator")  # `generator=None`: the global generator
         seeded = catalogue.loader_positions(qualified) is not None or qualified in catalogue.TORCH_RANDOM_SAMPLERS
         if seeded and generator not in (None, UNKNOWN) and constant(generator) is not None:
@@ -492,10 +512,8 @@ def make(dataset, cfg):
         `self.get_dataloader(..., shuffle=True)`, a registry's config): its parameters are not known."""
         for report, (value, none_shuffles, function) in self.by_option:
             default = opt_in.switch_default(self.ctx, value, function, callers_elsewhere=False)
-            if default is not conditions.UNKNOWN and isinstance(function, FUNCTION_TYPES) \
-                    and project.imported_elsewhere(self.ctx.path):  # a method may be called from anywhere
-                default = _default_elsewhere(self.ctx.path, value, function, default) \
-                    if function in self.ctx.tree.body else conditions.UNKNOWN
+            if default is not conditions.UNKNOWN and isinstance(function, FUNCTION_TYPES):
+                default = default_elsewhere(self.ctx, value, function, default)
             if default is not conditions.UNKNOWN and not (default or default is None and none_shuffles):
                 report.severity = "info"
                 report.message += OPT_IN.format(switch=condition_text(value))
@@ -503,6 +521,22 @@ def make(dataset, cfg):
         for site, method, seed, function in self.by_seed:
             if opt_in.switch_default(self.ctx, seed, function, callers_elsewhere=True) is None:
                 self._report_hf(site, method, SEED_NONE.format(seed=condition_text(seed, 30)))
+
+    def _pipeline_seeding(self, node: ast.Call) -> ast.Call | None:
+        """The last statement `mindspore.dataset.config.set_seed(seed)` (or `mindspore.set_seed`) that runs before
+        `node` in the same function (or module code), in its block or a block around it (mindrlhf's PPOTrainer
+        seeds just before its `MindDataset`)."""
+        ancestors = self.ctx.ancestors
+        for parent, child in zip(reversed(ancestors), reversed([*ancestors[1:], node]), strict=True):
+            for block in (getattr(parent, name, None) for name in ("body", "orelse", "finalbody")):
+                if isinstance(block, list) and child in block:
+                    for statement in reversed(block[:block.index(child)]):
+                        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+                                and self.ctx.call_qualname(statement.value) in catalogue.SEED_CALLS["mindspore-dataset"]:
+                            return statement.value
+            if isinstance(parent, (*FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
+                return None
+        return None
 
     def _shadowed(self, node: ast.Call) -> bool:
         """A call of a class the file defines under the name of one it imports (InternVL's own
@@ -865,26 +899,6 @@ def _branch_lookup(name: str, held: ast.expr, tests: tuple[conditions.Guard, ...
         return conditions.UNKNOWN
 
     return lookup
-
-
-def _default_elsewhere(path: str, value: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef,
-                       default: object) -> object:
-    """What `value`, read in `function`, holds as the project's other files call `function` by its name (`default`,
-    the value in this file, when they all agree with it); `conditions.UNKNOWN` when one of them may change it."""
-    for importer in project.importers(path):
-        module = project.load(Path(importer))
-        for call in _calls_of(module.tree, function.name) if module is not None else ():
-            values = dict(conditions.bind_arguments(function, call, conditions.no_lookup))
-            if conditions.value(value, conditions.parameter_lookup(values, conditions.no_lookup)) != default:
-                return conditions.UNKNOWN
-    return default
-
-
-def _calls_of(tree: ast.AST, name: str) -> Iterator[ast.Call]:
-    """The calls in `tree` of a function named `name` (`name(...)`, `module.name(...)`)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (getattr(node.func, "id", None) == name or getattr(node.func, "attr", None) == name):
-            yield node
 
 
 def _attribute_lookup(cls: ast.ClassDef, init: ast.AST | None, built: ast.Call) -> conditions.Lookup:

@@ -7,6 +7,7 @@ import builtins
 import re
 
 from msprobe_rewriter import catalogue, opt_in, pinning, project, seeding
+from msprobe_rewriter.call_defaults import LeftAtDefault, default_elsewhere
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
@@ -74,13 +75,19 @@ class DataWorkers(FollowsValues, Rule):
                "that is not a function of the file drawing nothing; "
                "MindSpore `GeneratorDataset` (unless its source is such an object), `.map(...)` and "
                "`.batch(per_batch_map=...)` with "
-               "`num_parallel_workers` > 1 (or an expression), unless the map or batch function is a function of the file, or "
+               "`num_parallel_workers` > 1 (or an expression; not a parameter of the function around, or a `self.` "
+               "attribute `__init__` stores from one, that defaults to 1 and that no call in the file, nor in the "
+               "project's files importing a module-level function, sets otherwise: minddet's `build_dataloader(..., "
+               "num_parallel_workers=1)`), unless the map or batch function is a function of the file, or "
                "one the functions around the call define (mindface's `read_data_from_dataset`), (or "
-               "a `partial` of one) that draws no random number, itself or through the file's functions it calls "
-               "(mindformers' padding `per_batch_map`), and calls no callable a name holds (mindface's `aug(image, "
-               "annot)`, with `aug = Preproc(image_size)`) (other source datasets, `ImageFolderDataset`, "
-               "`MindDataset`, ..., read in the sampler's order and draw nothing on their workers); `.map(...)` with no `num_parallel_workers` (several "
-               "workers by default) unless its operations are all known deterministic transforms (a list literal of them, "
+               "a `partial` of one, or a lambda calling only such functions: mindaudio's `lambda wav, start, stop: "
+               "audio_pipeline(wav, start, stop)`) that draws no random number, itself or through the file's "
+               "functions it calls (mindformers' padding `per_batch_map`), and calls no callable a name holds "
+               "(mindface's `aug(image, annot)`, with `aug = Preproc(image_size)`), or a list of such functions and "
+               "known deterministic transforms (`operations=[label_pipeline]`) (other source datasets, "
+               "`ImageFolderDataset`, `MindDataset`, ..., read in the sampler's order and draw nothing on their "
+               "workers); `.map(...)` with no `num_parallel_workers` (several workers by default) unless its "
+               "operations are such functions or all known deterministic transforms (a list literal of them, "
                "or one the function builds only by appending them: mindpose's `image_funcs`) or the file "
                "calls `mindspore.dataset.config.set_num_parallel_workers(1)`; that call with more than one; and mindyolo's "
                "`create_loader` (a `GeneratorDataset`, 8 workers by default) without `num_parallel_workers=1`. "
@@ -235,8 +242,23 @@ class Loader:
         "import cv2\nimport mindspore\n\n\ndef create_dataset(data, workers):\n    def read_data(image, annot):\n"
         "        return cv2.imread(image), annot.reshape(-1, 15)\n\n"
         "    return data.map(operations=read_data, input_columns=[\"image\", \"annot\"], num_parallel_workers=workers)\n",
+        # mindaudio's ECAPA recipe: a list of a function and a lambda over one that draw nothing, with the default
+        # workers; minddet's `build_dataloader`: a worker count left at its default of 1 by every call
+        "import mindspore.dataset as ds\nfrom soundfile import read\n\n\ndef prepare(files, labels, workers=1):\n"
+        "    def label_pipeline(spk):\n        return labels[str(spk)]\n\n"
+        "    def audio_pipeline(wav, start, stop):\n        return read(wav)[0][int(start):int(stop)]\n\n"
+        "    data = ds.CSVDataset(files, shuffle=False)\n"
+        "    data = data.map(operations=[label_pipeline], input_columns=[\"spk\"])\n"
+        "    data = data.map(lambda wav, start, stop: audio_pipeline(wav, start, stop), input_columns=[\"wav\"])\n"
+        "    return data.map(operations=augment, input_columns=[\"wav\"], num_parallel_workers=workers)\n\n\n"
+        "train = prepare(\"train.csv\", {})\n",
     )
     invalid = (
+        # a lambda over a function that draws; a worker count a call in the file sets above 1
+        Invalid("import random\n\nimport mindspore\n\n\ndef crop(wav):\n    start = random.randint(0, 100)\n    return wav[start:]\n\n\n"
+                "def build(data, workers=1):\n    data = data.map(lambda wav: crop(wav), input_columns=[\"wav\"])\n"
+                "    return data.map(operations=augment, input_columns=[\"x\"], num_parallel_workers=workers)\n\n\n"
+                "loader = build(source, workers=4)\n", lines=(12, 13)),
         # a dataset of the file that calls the transform it is handed, or draws itself, may draw on any worker; so
         # does a list of transforms a random one is appended to
         Invalid("import random\n\nimport mindspore.dataset as ds\nfrom mindspore.dataset import vision\n"
@@ -374,6 +396,7 @@ def build(workers, data, make_augment):
         self.torch_reports: list[tuple[Site, str, ast.expr | None, bool | None]] = []
         self.lightning_seeds_workers = False
         self._project: tuple | None = None  # (module-level functions, folder, project imports), read once
+        self.defaults = LeftAtDefault(ctx)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.values.call(node)
@@ -393,11 +416,11 @@ def build(workers, data, make_augment):
             workers = argument(node, 0, "num")
             if constant(workers) == 1:
                 self.one_worker_configured = True
-            elif _parallel(workers):
+            elif self._several(workers):
                 self._mindspore(node, "every dataset operation")
         elif qualified is not None and catalogue.is_mindspore_dataset_class(qualified):
             if (qualified.rpartition(".")[2] in catalogue.MINDSPORE_PYTHON_SOURCE_DATASETS
-                    and _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD))
+                    and self._several(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD))
                     and not self.data.draws_nothing(self.data.keyword(node, "source", 0))):
                 self._mindspore(self.data.site(node), f"`{qualified.rpartition('.')[2]}`")
         elif qualified is None and self.ctx.imports.resolve_any(node.func) in catalogue.MINDSPORE_ZOO_WORKER_LOADERS:
@@ -407,7 +430,7 @@ def build(workers, data, make_augment):
                 self._map(node)
             elif node.func.attr == "batch" and self.data.is_dataset(node.func.value) is not False \
                     and self.data.keyword(node, "per_batch_map") is not None:
-                if _parallel(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)) and not self._draws_nothing(
+                if self._several(self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)) and not self._draws_nothing(
                         self.data.keyword(node, "per_batch_map"), node):
                     self._mindspore(node, "`.batch(per_batch_map=...)`")
 
@@ -517,7 +540,7 @@ def build(workers, data, make_augment):
         """mindyolo's `create_loader`: a `GeneratorDataset` over the Python dataset, 8 workers by default."""
         position, default = catalogue.MINDSPORE_ZOO_WORKER_LOADERS[qualified]
         workers = self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD, position)
-        if _parallel(ast.Constant(default) if workers is None else workers):
+        if self._several(ast.Constant(default) if workers is None else workers):
             library, short = qualified.split(".", 1)[0], qualified.rpartition(".")[2]
             self._mindspore(self.data.site(node), f"{library}'s `{short}` (a `GeneratorDataset`)")
 
@@ -533,16 +556,35 @@ def build(workers, data, make_augment):
         workers = self.data.keyword(node, catalogue.MINDSPORE_WORKER_KEYWORD)
         if workers is None:
             self.default_worker_maps.append(self.ctx.site(node))
-        elif _parallel(workers):
+        elif self._several(workers):
             self._mindspore(node, "`.map(...)`")
+
+    def _several(self, workers: ast.expr | None | object) -> bool:
+        """Whether a MindSpore worker count can exceed 1 (see `_parallel`); not a parameter of the function around
+        (or a `self.` attribute `__init__` stores from one) that every call in the file leaves at 1, a default of 1
+        none overrides, nor the project's other files (minddet's `build_dataloader(..., num_parallel_workers=1)`,
+        mindaudio's `create_asr_predict_dataset(..., num_workers=1)`, which its predict.py calls without it)."""
+        if isinstance(workers, (ast.Name, ast.Attribute)):
+            name, function = self.defaults.source(workers, self.ctx.current_def())
+            if isinstance(name, ast.Name) and self.defaults.off(function, name.id, 1) \
+                    and default_elsewhere(self.ctx, name, function, 1) == 1:
+                return False
+        return _parallel(workers)
 
     def _draws_nothing(self, value: ast.expr | None | object, at: ast.AST) -> bool:
         """Whether a `per_batch_map` or `.map` operation is None or a function of this file (`functools.partial` of
         one), through every value a name holds, that draws no random number, itself or through the file's
-        functions it calls (mindformers' `dyn_batch_wrapper`, which pads)."""
+        functions it calls (mindformers' `dyn_batch_wrapper`, which pads); a lambda that draws none, calling such
+        functions (mindaudio's `lambda wav, start, stop: audio_pipeline(wav, start, stop)`); a list of such
+        operations and known deterministic transforms (`operations=[label_pipeline]`)."""
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return bool(value.elts) and all(self.data.is_deterministic(item) or self._draws_nothing(item, at)
+                                            for item in value.elts)
         if not isinstance(value, ast.expr):
             return False
         functions = self._visible_functions()
+        if isinstance(value, ast.Lambda):
+            return not self._draws(value, functions, MAX_HELPER_DEPTH)
         if isinstance(value, ast.Name) and value.id not in functions:
             bound = self.values.bindings.bound(value.id, at)
             return bool(bound) and all(isinstance(v, ast.expr) and self._draws_nothing(v, at) for v in bound)

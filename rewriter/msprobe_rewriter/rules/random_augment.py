@@ -10,6 +10,7 @@ from msprobe_rewriter import catalogue, opt_in, pinning, project
 from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword, own_nodes
 from msprobe_rewriter.cpu_code import SAMPLE_METHODS, CpuCode, is_torchvision_transform
+from msprobe_rewriter.late_seeding import draws_identifier
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
 
@@ -63,7 +64,9 @@ class RandomAugment(FollowsValues, Rule):
                "shuffle is named one; a draw compared below an option that is 0 by default, `random.random() < "
                "args.proportion_empty_prompts`, or one under a condition left off by default, named only when "
                "nothing else draws, at the info level; else the first draw is named; not in an "
-               "`except` block, which draws another sample when one fails to load; not one from a generator seeded "
+               "`except` block, which draws another sample when one fails to load; not an integer drawn only for a "
+               "name of an identifier, as seed-missing reads it (minddet's `img_id = random.randint(0, 9999999)` "
+               "naming a picture it saves); not one from a generator seeded "
                "just before: in a `with` of a project function that seeds it, fairseq's `numpy_seed`, after a "
                "seeding of it earlier in the function, or in a function the file calls only from such places) "
                "in code that runs for every sample "
@@ -77,7 +80,8 @@ class RandomAugment(FollowsValues, Rule):
                "`results`, mindocr's `data`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
                "`Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`; a function named for "
                "transforms, augmentation or collation, or handed to the data pipeline as `transform=`, "
-               "`collate_fn=`, MindSpore's `map(operations=...)` (or its first argument; also called in a lambda there) or a Hugging Face "
+               "`collate_fn=`, MindSpore's `map(operations=...)` (or its first argument; also called in a lambda there; a "
+               "method of the class handed as `self.name`, minddet's `self.preprocess_fn`) or a Hugging Face "
                "dataset's `with_transform`/`set_transform`), as in yolov5's mosaic and guided-diffusion's flips, "
                "also through a function of the file that draws, called there (mindocr's `sample_uniform`), and "
                "a draw from Python's or NumPy's generator in a function outside classes whose first parameter is a "
@@ -150,6 +154,10 @@ class RandomAugment(FollowsValues, Rule):
         "import random\n\nimport torch\n\n\ndef vis_boxes(image, boxes):\n"
         "    colors = [random.randint(0, 255) for _ in boxes]\n    return draw(image, boxes, colors)\n\n\n"
         "def add_noise(sample, sigma):\n    return sample + sigma * torch.randn_like(sample)\n",
+        # minddet's visualisation: an integer drawn only to name the picture saved (an identifier, not data)
+        "import random\n\nimport cv2\n\n\ndef visual_image(img, annos, save_path):\n    if annos:\n"
+        "        img_id = annos[0][\"image_id\"]\n    else:\n        img_id = random.randint(0, 9999999)\n"
+        "    cv2.imwrite(f\"{save_path}/cv_image_{img_id}.png\", img)\n",
         # albumentations: fixed transforms applied always, a choice never made, flips told to run every time;
         # open_clip's training transform dropped
         "import albumentations as A\nimport open_clip\n\n"
@@ -179,6 +187,14 @@ class RandomAugment(FollowsValues, Rule):
         "    random.seed(seed)\n    return augment_examples(examples)\n",
     )
     invalid = (
+        # minddet's COCOHP: a method handed to MindSpore's map as `self.preprocess_fn` runs for every sample
+        Invalid("import mindspore.dataset as ds\nimport numpy as np\n\n\nclass COCOHP:\n"
+                "    def preprocess_fn(self, image, bboxes):\n        if np.random.random() < 0.5:\n"
+                "            image = image[:, ::-1]\n        return image, bboxes\n\n"
+                "    def create_train_dataset(self, path, workers=8):\n"
+                "        data = ds.MindDataset(path, shuffle=False)\n"
+                "        return data.map(operations=self.preprocess_fn, input_columns=[\"image\"], "
+                "num_parallel_workers=workers)\n", lines=(7,)),
         # A dataset that shuffles its samples by hand (mindformers' loaders): reported as a shuffle.
         Invalid("import random\n\n\nclass StreamingDataset:\n    def __iter__(self):\n"
                 "        random.shuffle(self.samples)\n        yield from self.samples\n", lines=(6,)),
@@ -483,9 +499,10 @@ class RandomAugment(FollowsValues, Rule):
     def _drawn_by_hand(self, node: ast.Call, qualified: str, through: str = "") -> None:
         """A global draw in code run for every sample: augmentation or sampling written by hand (reported in
         `finish`, once a function); not one in an `except` block (another sample drawn when one fails to load:
-        mindocr's datasets)."""
+        mindocr's datasets), nor an integer drawn for an identifier (see `late_seeding.draws_identifier`)."""
+        statement = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.stmt)), None)
         if any(isinstance(ancestor, ast.ExceptHandler) for ancestor in self.ctx.ancestors) \
-                or _family(qualified) in self.seeded.here(node):
+                or _family(qualified) in self.seeded.here(node) or draws_identifier(self.ctx, node, statement):
             return
         function = self._item_function()
         if function is None and qualified not in catalogue.TORCH_RANDOM_DRAWS:

@@ -18,6 +18,7 @@ from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 from msprobe_rewriter.late_seeding import LateDraws
 from msprobe_rewriter.rules.dropout import DROPOUT_NAMES
+from msprobe_rewriter.rules.seed_partial import FAMILY_LABEL
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
 STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) - {"random"}  # modules whose calls draw from no seeded generator
@@ -474,9 +475,19 @@ def _note_helper_seeding(unit: Unit, varying: set[int]) -> None:
     call = next((call for call in _start_up_seedings(unit, varying)
                  if _seed_argument(call, unit) is None and _returned_seed(call, unit) is None), None)
     if call is not None:
-        unit.note(call.lineno, f"`{ast.unparse(call.func)}(...)` seeds again after seed_all, with the script's own "
-                               f"seed, which seed_all cannot read here (it sets {unit.options.seed}): the run draws "
-                               "from the script's seed; give msprobe-instrument the same with --seed")
+        families = next(effect.summary.families for effect in seeding.analyse(unit.ctx).effects if effect.node is call)
+        unit.note(call.lineno, f"`{ast.unparse(call.func)}(...)` seeds again after seed_all ({_family_list(families)}), "
+                               f"with the script's own seed, which seed_all cannot read here (it sets "
+                               f"{unit.options.seed}): the run draws from the script's seed there; give "
+                               "msprobe-instrument the same with --seed")
+
+
+def _family_list(families: frozenset[str]) -> str:
+    """What a seeding seeds, in words ("Python's `random`, NumPy's global generator and MindSpore's data pipeline" for
+    mindrlhf's PPOTrainer, which calls `mindspore.dataset.config.set_seed`: MindSpore's operators keep seed_all's
+    seed)."""
+    labels = [label for family, label in FAMILY_LABEL.items() if family in families]
+    return ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else "".join(labels)
 
 
 def _start_up_seedings(unit: Unit, varying: set[int], conditional: bool = False) -> Iterator[ast.Call]:

@@ -394,3 +394,57 @@ def test_transformer_engine_names_default_only_when_not_given(base, init, named,
     ((_, _, message),) = lint(TE.format(base=base) + f"        {init}\n")
     assert named in message
     assert unnamed is None or unnamed not in message
+
+
+HTSAT = '''
+import torch
+import torch.nn as nn
+
+
+class DropPath(nn.Module):
+    def __init__(self, drop_prob=None):
+        super().__init__()
+        self.drop_prob = drop_prob
+
+
+class Block(nn.Module):
+    def __init__(self, dim, drop=0.0, drop_path=0.0):
+        super().__init__()
+        self.drop = nn.Dropout(drop)
+        self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+
+
+class Layer(nn.Module):
+    def __init__(self, dim, depth, drop=0.0, drop_path=0.0):
+        super().__init__()
+        self.blocks = nn.ModuleList([
+            Block(dim, drop=drop, drop_path=drop_path[i] if isinstance(drop_path, list) else drop_path)
+            for i in range(depth)])
+
+
+class Encoder(nn.Module):
+    def __init__(self, dim=96, depths=(2, 2), drop_rate=0.0, drop_path_rate=0.1):
+        super().__init__()
+        self.drop_rate = drop_rate
+        self.drop_path_rate = drop_path_rate
+        dpr = [x.item() for x in torch.linspace(0, self.drop_path_rate, sum(depths))]
+        self.layers = nn.ModuleList([Layer(dim, d, drop=self.drop_rate, drop_path=dpr[:d]) for d in depths])
+
+
+model = Encoder({args})
+'''
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ("dim=128", [(15, "info"), (16, "warning")]),
+    ("dim=128, drop_path_rate=0.0", [(15, "info")]),  # the file's only call sets the default off
+    ("dim=128, drop_rate=0.1, **extra", [(15, "warning")]),  # the options may set anything
+])
+def test_rates_handed_down_a_constructor_chain(args, expected):
+    """open_clip's HTSAT: rates stored in attributes (`drop=self.drop_rate`) and a stochastic depth rate spread over
+    the blocks from a non-zero default (`dpr = ...linspace(0, self.drop_path_rate, n)`, `dpr[:d]`, `drop_path[i]`)."""
+    found = lint(HTSAT.format(args=args))
+    assert [(line, severity) for line, severity, _ in found] == expected
+    if (16, "warning") in expected:
+        assert found[-1][2].endswith("(its rate comes from `Encoder(drop_path_rate=0.1)`, a default that no call in "
+                                     "this file changes)")

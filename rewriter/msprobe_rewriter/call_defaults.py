@@ -175,10 +175,29 @@ class LeftAtDefault:
 
     def _passes(self, passed: ast.expr, caller: ast.AST | None, wanted: tuple, depth: int) -> bool:
         """Whether an argument holds what `wanted` (`accept`, `trust_default`) takes: a literal, or a parameter of
-        the caller that does (`depth` - 1 levels up)."""
+        the caller that does (`depth` - 1 levels up), also through the attribute its `__init__` stores it in
+        (open_clip's HTSAT encoder building its layers with `drop=self.drop_rate`)."""
         accept, trust_default = wanted
-        return accept(constant(passed)) or (
-            isinstance(passed, ast.Name) and self.holds(caller, passed.id, accept, trust_default, depth - 1))
+        if accept(constant(passed)):
+            return True
+        passed, caller = self.source(passed, caller)
+        return isinstance(passed, ast.Name) and self.holds(caller, passed.id, accept, trust_default, depth - 1)
+
+    def passed(self, function: ast.AST, name: str) -> list[tuple[ast.expr | None, ast.AST | None]] | None:
+        """What each call in the file of `function` passes its parameter `name` (None: left at its default), with
+        the function around the call; None where a call may pass it through `*args`/`**options`, or the calls
+        are not found by name (a module's `forward`)."""
+        calls = self._calls_by_name(function)
+        if calls is None:
+            return None
+        found = []
+        for call, caller in calls:
+            given = _dict_entry(call, name, caller) or conditions.call_arguments(
+                function, call, bound=self._bound(function, call)).get(name)
+            if given is None:
+                return None
+            found.append((given[0] if given[1] else None, caller))
+        return found
 
     def _calls_by_name(self, function: ast.AST) -> list | None:
         """The calls in the file of `function` (of its class, for `__init__`); None for a module's `forward`,

@@ -6,7 +6,7 @@ import ast
 import re
 
 from msprobe_rewriter import catalogue, conditions, opt_in
-from msprobe_rewriter.call_defaults import LeftAtDefault, dict_items, is_value
+from msprobe_rewriter.call_defaults import PARAMETER_DEPTH, LeftAtDefault, dict_items, is_value
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
@@ -85,15 +85,20 @@ class Dropout(Rule):
                "(a layer's `drop=0.` that no call in the file sets, down through the models that hand it on, also in "
                "`**options` set to a dict display or `dict(...)` and through a factory's own `**kwargs` (what its callers in the "
                "file pass; any other mapping may set it), and in a nested function; also through "
-               "`float(p)`, a keep probability `1 - p`, `p if self.training else 0.0` and an attribute `__init__` stores "
-               "from such a parameter, `self.dropout_p`) is info, naming it, and so is a dropout built only under a "
-               "condition on such parameters (`nn.Dropout(rate) if rate > 0.0 else None`, `if use_dropout:`), a LoRA config built under an `if` that is off by default "
-               "(`if training_args.use_lora:`), and `drop_rate=` on timm's and mindcv's `create_model` (the dropout "
+               "`float(p)`, a keep probability `1 - p`, `p if self.training else 0.0`, an attribute `__init__` stores "
+               "from such a parameter, `self.dropout_p`, also one a caller hands down, `drop=self.drop_rate`, and the "
+               "rate of the dropout layer `__init__` builds, `self.attn_drop.p`) is info, naming it, and so is a dropout built only under a "
+               "condition on such parameters (`nn.Dropout(rate) if rate > 0.0 else None`, `if use_dropout:`), or under an `if` "
+               "that the options' defaults make false (a LoRA config under `if training_args.use_lora:`, a DropPath under "
+               "a config data class's `if cfg.drop_path_rate > 1e-6:` with `drop_path_rate: float = 0.0`), and `drop_rate=` on timm's and mindcv's `create_model` (the dropout "
                "layers of the model it builds). Also flags stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
                "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
                "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
                "unless the rate is a literal 0 or a per-block value (`dpr[i]`; not a config entry read by name, "
-               "`config['drop_path_rate']`) / parameter handed down inside model code; a dropout class handed to a builder with a "
+               "`config['drop_path_rate']`) / parameter handed down inside model code, save where that rate comes from "
+               "a non-zero default the file's calls leave (open_clip's HTSAT `drop_path_rate=0.1`, spread over the "
+               "blocks by `torch.linspace(0, self.drop_path_rate, n)` and handed down as `dpr[a:b]`, `drop_path[i]`); "
+               "a dropout class handed to a builder with a "
                "dict of its arguments (nanotron's `PipelineBlock(module_builder=nn.Dropout, module_kwargs={'p': ...})`). On "
                "Ascend: torch_npu's `nn.DropoutWithByteMask` (and its functional and contrib forms), "
                "`npu_dropout_with_add_softmax`, `_npu_dropout`, `npu_dropout_gen_mask`, the old `torch.npu_dropoutV2`, and "
@@ -265,6 +270,31 @@ class Dropout(Rule):
                 "        super().__init__()\n        self.drop = nn.Dropout(drop)\n\n\nclass Net(nn.Module):\n"
                 "    def __init__(self, drop_rate=0., **kwargs):\n        super().__init__()\n"
                 "        self.mlp = Mlp(8, drop=drop_rate)\n\n\nmodel = Net(depth=2)\n", lines=(7,), severity="info"),
+        # open_clip's HTSAT: the encoder stores its rates (0 by default) and hands them down its layers; its
+        # stochastic depth rate defaults to 0.1, spread over the blocks (`dpr`), and a project DropPath draws.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass DropPath(nn.Module):\n"
+                "    def __init__(self, drop_prob=None):\n        super().__init__()\n        self.drop_prob = drop_prob\n\n\n"
+                "class Block(nn.Module):\n    def __init__(self, dim, drop=0.0, drop_path=0.0):\n        super().__init__()\n"
+                "        self.drop = nn.Dropout(drop)\n"
+                "        self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()\n\n\n"
+                "class Layer(nn.Module):\n    def __init__(self, dim, depth, drop=0.0, drop_path=0.0):\n        super().__init__()\n"
+                "        self.blocks = nn.ModuleList([Block(dim, drop=drop, drop_path=drop_path[i] if isinstance("
+                "drop_path, list) else drop_path) for i in range(depth)])\n\n\n"
+                "class Encoder(nn.Module):\n    def __init__(self, dim=96, depths=(2, 2), drop_rate=0.0, drop_path_rate=0.1):\n"
+                "        super().__init__()\n        self.drop_rate = drop_rate\n        self.drop_path_rate = drop_path_rate\n"
+                "        dpr = [x.item() for x in torch.linspace(0, self.drop_path_rate, sum(depths))]\n"
+                "        self.layers = nn.ModuleList([Layer(dim, d, drop=self.drop_rate, drop_path=dpr[:d]) for d in depths])\n\n\n"
+                "model = Encoder(dim=128)\n", lines=(14, 15)),
+        # open_clip's attention: SDPA given the rate of the dropout layer `__init__` builds (0 by default), and a
+        # DropPath built under a config data class's switch that is off by default: info.
+        Invalid("from dataclasses import dataclass\n\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+                "from timm.layers import DropPath\n\n\n@dataclass\nclass TrunkCfg:\n    drop_path_rate: float = 0.0\n\n\n"
+                "class Attention(nn.Module):\n    def __init__(self, dim, attn_drop=0.0):\n        super().__init__()\n"
+                "        self.attn_drop = nn.Dropout(attn_drop)\n\n    def forward(self, q, k, v):\n"
+                "        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.)\n\n\n"
+                "class Block(nn.Module):\n    def __init__(self, cfg: TrunkCfg):\n        super().__init__()\n"
+                "        self.attn = Attention(8)\n        if cfg.drop_path_rate > 1e-6:\n"
+                "            self.drop_path = DropPath(cfg.drop_path_rate)\n", lines=(16, 19, 27), severity="info"),
         # ... unless a call sets one; a model's stochastic depth read from a config by name is not handed down.
         Invalid("import torch.nn as nn\n\n\nclass Mlp(nn.Module):\n    def __init__(self, dim, drop=0.):\n"
                 "        super().__init__()\n        self.drop = nn.Dropout(drop)\n\n\n"
@@ -377,7 +407,6 @@ class Dropout(Rule):
         # (report, probability, its value when off, the function around it) where the probability is an expression
         # (`args.dropout`, a parameter `drop`)
         self.by_option: list = []
-        self.adapters: list = []  # (report, the guards of the `if` statements around an adapter config)
         self.defaults = LeftAtDefault(ctx)
         self.built: dict[int, tuple] = {}  # id(report) -> (the function around it, the guards of its branch)
 
@@ -425,8 +454,6 @@ class Dropout(Rule):
             self._check_probability(node, keyword(node, name), default_fires=False,
                                     message=f"`{name}=` puts a dropout before every adapter layer, with a new mask "
                                             f"every step; pass {name}=0.0 while debugging")
-            if self.reports and self.reports[-1].node is node:
-                self.adapters.append((self.reports[-1], self._enclosing_guards(node)))
         elif qualified in catalogue.MINDSPORE_FUSED_DROPOUT_MASKS:
             self.report(node, FUSED_MASK_MESSAGE, fixable=False)
             self.unreached.append(self.reports[-1])
@@ -546,17 +573,19 @@ class Dropout(Rule):
     def finish(self) -> None:
         """A file that calls `seed_all(..., rm_dropout=True)` runs with its dropout off: nothing to report, but
         the stochastic depth msprobe's own `seed_all` leaves on, and what no `seed_all` reaches. A probability
-        taken from an option that defaults to 0 (`lora_dropout=args.lora_dropout`) is info, naming the option."""
+        taken from an option that defaults to 0 (`lora_dropout=args.lora_dropout`) is info, naming the option, and
+        so is one built under a condition the options' defaults make false (`if training_args.use_lora:`, a config
+        data class's `if cfg.drop_path_rate > 1e-6:` with `drop_path_rate: float = 0.0`)."""
         for report, value, off, function in self.by_option:
             if report.severity != "info":
                 self._settle_default(report, value, off, function)
-        for report, guards in self.adapters:
-            needed = next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None)
-            if needed is not None and report.severity != "info":
+        for report in self.reports:
+            needed = next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in self.built[id(report)][1])),
+                          None) if report.severity != "info" else None
+            if needed is not None:
                 report.severity = "info"
                 report.message += f" (only when `{condition_text(needed)}`: off with the default arguments)"
-        for report in self.reports:
-            if report.severity != "info":
+            elif report.severity != "info":
                 self.defaults.settle(report, *self.built[id(report)])
         if self.removed is not None:
             kept = self.unreached + ([] if self.removed else self.stochastic_depth)
@@ -582,7 +611,7 @@ class Dropout(Rule):
         defaulting to it, or a parameter of `function` defaulting to it that no call in the file sets otherwise
         (Swin's `Mlp(drop=0.)`, built by models whose own `drop_rate=0.` no call sets)."""
         value, off = _rate(value, off)
-        value, function = self.defaults.source(value, function)
+        value, function = self.defaults.source(*self._layer_rate(value, function))
         if opt_in.default_value(self.ctx, value) == off:
             settled = "with the default arguments"
         elif isinstance(value, ast.Name) and self.defaults.off(function, value.id, off):
@@ -592,6 +621,26 @@ class Dropout(Rule):
             return
         report.severity = "info"
         report.message += f" (only when `{condition_text(value)}` {'<' if off else '>'} {off:g}: {off:g} {settled})"
+
+    def _layer_rate(self, value: ast.expr, function: ast.AST | None) -> tuple[ast.expr, ast.AST | None]:
+        """For `self.attn_drop.p`, the rate of the dropout layer the class's `__init__` stores in `self.attn_drop`
+        (its only store; open_clip's SDPA `dropout_p=self.attn_drop.p if self.training else 0.` beside
+        `self.attn_drop = nn.Dropout(attn_drop)`), with that `__init__`; else `value` and `function`."""
+        layer = value.value if isinstance(value, ast.Attribute) and value.attr == "p" else None
+        owner = self.defaults.owner(function) if isinstance(function, FUNCTION_TYPES) else None
+        if not (owner is not None and isinstance(layer, ast.Attribute) and isinstance(layer.value, ast.Name)
+                and layer.value.id == "self"):
+            return value, function
+        stores = [(node.value, method) for method in owner.body if isinstance(method, FUNCTION_TYPES)
+                  for node in ast.walk(method) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                  for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                  if isinstance(target, ast.Attribute) and target.attr == layer.attr
+                  and isinstance(target.value, ast.Name) and target.value.id == "self"]
+        if len(stores) != 1 or stores[0][1].name != "__init__" or not isinstance(stores[0][0], ast.Call) \
+                or self.ctx.imports.resolve_any(stores[0][0].func) not in catalogue.TORCH_DROPOUT_MODULES:
+            return value, function
+        rate = argument(stores[0][0], 0, "p")
+        return (rate, stores[0][1]) if rate is not None else (value, function)
 
     def _report_stochastic_depth(self, node: ast.Call, what: str, fix: str) -> None:
         self.report(node, DROP_PATH_MESSAGE.format(what=what, fix=fix), fixable=False)
@@ -653,9 +702,54 @@ class Dropout(Rule):
             value = argument(node, 0, "drop_prob") or keyword(node, "p")
         else:
             return
-        if value is not None and not self._decided_elsewhere(value):  # absent: the layers default to 0
-            self._report_stochastic_depth(node, f"`{name}`", "give it a rate of 0 (or pass `drop_path_rate=0.` to the "
-                                                               "model)")
+        fix = "give it a rate of 0 (or pass `drop_path_rate=0.` to the model)"
+        if value is None:  # absent: the layers default to 0
+            return
+        if not self._decided_elsewhere(value):
+            self._report_stochastic_depth(node, f"`{name}`", fix)
+            return
+        origin = self._default_rate(value, self.ctx.current_def(), PARAMETER_DEPTH)
+        if origin is not None:
+            self._report_stochastic_depth(node, f"`{name}`", fix)
+            self.reports[-1].message += (f" (its rate comes from `{origin}`, a default that no call in this file "
+                                         f"changes)")
+
+    def _default_rate(self, value: ast.expr, function: ast.AST | None, depth: int) -> str | None:
+        """For a stochastic-depth rate model code hands down, the non-zero parameter default it comes from where the
+        file's calls leave it so (`depth` calls up), as `owner(name=default)`; else None. Followed through per-block
+        rates (`dpr[i]`, `rates[i] if isinstance(rates, list) else rates`, a local list drawn from
+        `torch.linspace(0, rate, n)`) and the attribute `__init__` stores a parameter in: open_clip's HTSAT
+        `drop_path_rate=0.1` -> `dpr = [x.item() for x in torch.linspace(0, self.drop_path_rate, n)]` ->
+        `BasicLayer(drop_path=dpr[a:b])` -> `SwinTransformerBlock(drop_path=drop_path[i] ...)` -> `DropPath(drop_path)`."""
+        if depth == 0 or not isinstance(function, FUNCTION_TYPES):
+            return None
+        value, function = self.defaults.source(value, function)
+        if isinstance(value, ast.IfExp):
+            return self._default_rate(value.body, function, depth) or self._default_rate(value.orelse, function, depth)
+        if isinstance(value, ast.Subscript):
+            return self._default_rate(value.value, function, depth)
+        if not (isinstance(value, ast.Name) and isinstance(function, FUNCTION_TYPES)):
+            return None
+        defaults = parameter_defaults(function)
+        parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+        if value.id not in parameters:
+            stores = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                      and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)]
+            schedule = [node for node in ast.walk(stores[0]) if isinstance(node, ast.Call) and (
+                self.ctx.imports.resolve_any(node.func) or "").endswith(".linspace")] if len(stores) == 1 else []
+            end = argument(schedule[0], 1, "end") if len(schedule) == 1 else None
+            return self._default_rate(end, function, depth - 1) if end is not None else None
+        passed = self.defaults.passed(function, value.id)
+        if not passed:
+            return None
+        default = constant(defaults.get(value.id))
+        if any(given is None for given, _ in passed) and isinstance(default, (int, float)) \
+                and not isinstance(default, bool) and default > 0:
+            owner = self.defaults.owner(function)
+            where = owner.name if owner is not None and function.name == "__init__" else function.name
+            return f"{where}({value.id}={default!r})"
+        return next(filter(None, (self._default_rate(given, caller, depth - 1) for given, caller in passed
+                                  if given is not None)), None)
 
     def _check_probability(self, node: ast.Call, value: ast.expr | None, default_fires: bool,
                            message: str | None = None, off: float = 0, fixable: bool | None = None) -> None:

@@ -659,6 +659,22 @@ def test_dist_comm_reads_the_backend_a_name_was_given_before_the_call():
         "NCCL communication"]
 
 
+@pytest.mark.parametrize(("setup", "expected"), [
+    ("dist.initialize_dist()", ["NCCL communication"]),  # the GPU when there is one
+    ("dist.initialize_dist(get_device(None), timeout=30)", ["NCCL communication"]),
+    ("device = get_device(None)\n    dist.initialize_dist(device)", ["NCCL communication"]),
+    # llm-foundry's tests/fixtures/autouse.py
+    ("dist.initialize_dist(get_device('gpu' if gpu else 'cpu'))", ["NCCL communication"]),
+    ("dist.initialize_dist(get_device('cpu'))", []), ("dist.initialize_dist('tpu')", []),
+    ("dist.initialize_dist(device)", ["distributed communication"]),  # not known: both advices
+])
+def test_dist_comm_composer_starts_the_backend_of_its_device(setup, expected):
+    """Composer's `dist.initialize_dist(device)` calls init_process_group with its device's backend."""
+    code = f"from composer.utils import dist, get_device\n\n\ndef start(device, gpu):\n    {setup}\n"
+    assert [message.split(" is initialised")[0] for _, _, message in lint("dist-no-deterministic-comm", code)] == \
+        expected
+
+
 @pytest.mark.parametrize("importing", ["import utils", "from . import utils", "import utils as U"])
 def test_host_sync_follows_helpers_called_on_a_project_module(tmp_path, importing):
     """DINO's `utils.clip_gradients(student, clip)`: a function of an imported project module, called on the

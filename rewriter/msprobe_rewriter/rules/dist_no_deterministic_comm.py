@@ -326,7 +326,9 @@ def _initialize_dist_with_barrier(dist_timeout):
         elif qualified in catalogue.DISTRIBUTED_INIT_CALLS and not self._no_accelerator_collectives(node, qualified):
             position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
             backend = argument(node, *position) if position is not None else None
-            assigned = _assigned_literal(backend, node, self.ctx.current_def() or self.ctx.tree)
+            scope = self.ctx.current_def() or self.ctx.tree
+            assigned = (_assigned_value(argument(node, 0, "device"), node, scope)  # `device = get_device(None)`
+                        if qualified in catalogue.COMPOSER_INITIALIZE_DIST else _assigned_literal(backend, node, scope))
             on_nccl = bool(named_backends(node, qualified, assigned) & catalogue.NCCL_BACKENDS)
             self.sites.append((self.ctx.site(node), on_nccl, backend, self.ctx.current_def()))
 
@@ -375,13 +377,19 @@ def _initialize_dist_with_barrier(dist_timeout):
 def _assigned_literal(value: ast.expr | None, call: ast.Call, scope: ast.AST) -> ast.expr | None:
     """The string literal the function last assigned to `value`'s name before `call` (ConvNeXt's
     `args.dist_backend = 'nccl'` before `init_process_group(backend=args.dist_backend)`), else None."""
+    assigned = _assigned_value(value, call, scope)
+    return assigned if isinstance(constant(assigned), str) else None
+
+
+def _assigned_value(value: ast.expr | None, call: ast.Call, scope: ast.AST) -> ast.expr | None:
+    """The value the function last assigned to `value`'s name before `call`, else None."""
     name = key(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
     if name is None:
         return None
     assignments = [node for node in walk_scope(scope) if isinstance(node, ast.Assign) and node.lineno < call.lineno
                    and any(key(target) == name for target in node.targets)]
     last = max(assignments, key=lambda node: node.lineno, default=None)
-    return last.value if last is not None and isinstance(constant(last.value), str) else None
+    return last.value if last is not None else None
 
 
 def named_backends(node: ast.Call, qualified: str, assigned: ast.expr | None = None) -> frozenset[str]:
@@ -389,7 +397,7 @@ def named_backends(node: ast.Call, qualified: str, assigned: ast.expr | None = N
     any case (`"NCCL"`), and per device in a mapping (`"cpu:gloo,cuda:nccl"`), in every branch of a
     conditional; empty when one is not a constant."""
     if qualified in catalogue.COMPOSER_INITIALIZE_DIST:
-        return _composer_backend(argument(node, 0, "device"))
+        return _composer_backends(assigned or argument(node, 0, "device"))
     position = catalogue.DISTRIBUTED_BACKEND_ARGUMENT.get(qualified)
     value = assigned or (argument(node, *position) if position is not None else None)
     branches = []
@@ -402,11 +410,15 @@ def named_backends(node: ast.Call, qualified: str, assigned: ast.expr | None = N
     return frozenset(part.rpartition(":")[2].strip() for name in names for part in name.lower().split(","))
 
 
-def _composer_backend(device: ast.expr | None) -> frozenset[str]:
-    """The backend Composer's `initialize_dist(device)` starts for a device named by a string, also through
-    `get_device(name)`, or left None (`catalogue.COMPOSER_DEVICE_BACKENDS`); empty when not known."""
+def _composer_backends(device: ast.expr | None) -> frozenset[str]:
+    """The backends Composer's `initialize_dist(device)` may start for a device named by a string (in every branch
+    of a conditional), also through `get_device(name)`, or left None (`catalogue.COMPOSER_DEVICE_BACKENDS`); empty
+    when one is not known."""
     if isinstance(device, ast.Call) and getattr(device.func, "attr", getattr(device.func, "id", None)) == "get_device":
         device = argument(device, 0, "device")
+    if isinstance(device, ast.IfExp):  # llm-foundry's tests: `get_device('gpu' if gpu is not None else 'cpu')`
+        branches = (_composer_backends(device.body), _composer_backends(device.orelse))
+        return branches[0] | branches[1] if all(branches) else frozenset()
     name = catalogue.COMPOSER_DEFAULT_DEVICE if device is None or constant(device) is None else constant(device)
     backend = catalogue.COMPOSER_DEVICE_BACKENDS.get(name.lower()) if isinstance(name, str) else None
     return frozenset({backend}) if backend else frozenset()

@@ -1177,3 +1177,40 @@ def test_a_project_subclass_of_a_trl_trainer_draws_its_lora_matrices_before_it_s
     path = project / "train.py"
     result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["seed-missing"]])
     assert [(f.name, f.line, f.severity) for f in result.findings] == expected
+
+
+GENERATE_SCRIPT = """
+import argparse
+
+import torch
+from transformers import GenerationConfig
+from llava.model.builder import load_pretrained_model
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--temperature", type=float, default={temperature})
+parser.add_argument("--do-sample", action="store_true")
+
+
+def eval_model(args):
+    tokenizer, model, _, _ = load_pretrained_model(args.model_path)
+    with torch.inference_mode():
+        return model.generate(args.input_ids, {sampling})
+
+
+if __name__ == "__main__":
+    eval_model(parser.parse_args())
+"""
+
+
+@pytest.mark.parametrize(("temperature", "sampling", "expected"), [
+    ("0.2", "do_sample=True if args.temperature > 0 else False", [("seed-missing", 19)]),  # LLaVA's eval scripts
+    ("0", "do_sample=True if args.temperature > 0 else False", []),  # greedy with the default arguments
+    ("0.2", "generation_config=GenerationConfig(do_sample=True)", [("seed-missing", 19)]),  # qlora's guanaco_generate
+    ("0.2", "do_sample=args.do_sample", []),  # an option off by default
+    ("0.2", "temperature=args.temperature", []),  # no do_sample: greedy, unless the model's generation config says
+])
+def test_sampling_with_transformers_generate_needs_a_seed(project, temperature, sampling, expected):
+    """`model.generate(do_sample=True)` samples each token from torch's generator, in evaluation code too (the
+    sampled answers are what is scored), whatever loads the model (LLaVA's `load_pretrained_model`)."""
+    write(project, {"eval.py": GENERATE_SCRIPT.format(temperature=temperature, sampling=sampling)})
+    assert lint(project / "eval.py", "seed-missing") == expected

@@ -167,6 +167,12 @@ FAIRSEQ_ROOT = "fairseq"
 FAIRSEQ_HUB_SAMPLE = "sample"
 FAIRSEQ_SAMPLING_SWITCH = "sampling"
 TORCH_HUB_LOADS = frozenset({"torch.hub.load"})
+# transformers' `model.generate(..., do_sample=True)` (or `generation_config=GenerationConfig(do_sample=True)`) samples
+# each token from torch's generator (`torch.multinomial`) on the model's device (generation/utils.py, 5.x).
+HF_GENERATE = "generate"
+HF_SAMPLING_SWITCH = "do_sample"
+HF_GENERATION_CONFIGS = frozenset({"transformers.GenerationConfig", "transformers.generation.GenerationConfig",
+                                   "transformers.generation.configuration_utils.GenerationConfig"})
 # Loaders of a configuration that seeds when loaded, taking no seed argument: SpeechBrain recipes seed in their
 # hparams YAML (`__set_seed: !apply:speechbrain.utils.seed_everything [!ref <seed>]`), which loading it runs.
 # The file is named on the command line, so it is trusted to.

@@ -45,6 +45,9 @@ def value(node: ast.expr, lookup: Lookup) -> object:
         if decisive in verdicts:
             return decisive
         return UNKNOWN if None in verdicts else not decisive
+    if isinstance(node, ast.IfExp):  # `True if args.temperature > 0 else False`
+        test = truth(node.test, lookup)
+        return UNKNOWN if test is None else value(node.body if test else node.orelse, lookup)
     if isinstance(node, (ast.Name, ast.Attribute)):
         return lookup(node)
     return UNKNOWN

@@ -99,6 +99,7 @@ class FileSeeding:
     # function -> what a statement of it pins beyond it (see pinning.outliving)
     outliving: dict[str, Callable[[ast.AST, Summary], Summary]] = field(default_factory=dict)
     drawing: set[str | None] = field(default_factory=set)  # the functions drawing from torch's generator (None: module level)
+    generating: list[tuple[str | None, ast.expr]] = field(default_factory=list)  # `generate(do_sample=...)`: function, switch
     exporting: set[str | None] = field(default_factory=set)  # the functions exporting a model
     loads_weights: bool = False
     worker_init: set[str] = field(default_factory=set)  # functions passed as `worker_init_fn`
@@ -169,12 +170,19 @@ class FileSeeding:
     def needs(self, trusted: Trusted) -> bool:
         """Whether the file's randomness matters: it trains (itself, or through project code it calls that does
         not pin what `trusted` accepts), or samples from weights it loads."""
-        return self.trains or (self.samples and self.loads_weights) or bool(self.training_modules(trusted))
+        return self.trains or (self.samples and self.loads_weights) or bool(self.generates - self.exporting) \
+            or bool(self.training_modules(trusted))
 
     @property
     def samples(self) -> bool:
         """Whether the file draws from torch's generator other than for a model export's example inputs."""
-        return bool(self.drawing - self.exporting)
+        return bool((self.drawing | self.generates) - self.exporting)
+
+    @property
+    def generates(self) -> set[str | None]:
+        """The functions sampling text with transformers' `generate(do_sample=...)`, true with the default
+        arguments: they sample from trained weights, whatever loads them."""
+        return {function for function, switch in self.generating if conditions.truth(switch, self.lookup)}
 
     def training_modules(self, trusted: Trusted) -> list[project.Module]:
         """The project-local modules whose training code the file calls (improved-diffusion's `train_util`
@@ -544,6 +552,9 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
     worker_init = keyword(call, "worker_init_fn")
     if worker_init is not None:
         seeding.worker_init.add(_function_name(worker_init))
+    switch = _sampling_switch(ctx, call)
+    if switch is not None:  # in evaluation code too: it samples the answers that are scored
+        seeding.generating.append((function, switch))
     if _is_eval(function):
         return
     target = argument(call, 0, "fn") if qualified in catalogue.SPAWNING else None
@@ -595,6 +606,19 @@ def library_base(ctx: FileContext, func: ast.expr, classes: frozenset[str]) -> s
     if qualified in classes or not isinstance(func, ast.Name):
         return qualified if qualified in classes else None
     return project.class_base(project.file_module(ctx.path, ctx.tree, ctx.imports), func.id, classes)
+
+
+def _sampling_switch(ctx: FileContext, call: ast.Call) -> ast.expr | None:
+    """The `do_sample=` of a `model.generate(...)` call, given to it or to the `GenerationConfig(...)` it is given
+    inline (transformers' GenerationMixin samples each token from torch's generator on the model's device when it
+    is true, and searches greedily or by beam when it is false or absent, unless the model's own generation config
+    says otherwise, which is not read)."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == catalogue.HF_GENERATE):
+        return None
+    config = keyword(call, "generation_config")
+    if isinstance(config, ast.Call) and ctx.call_qualname(config) in catalogue.HF_GENERATION_CONFIGS:
+        return keyword(config, catalogue.HF_SAMPLING_SWITCH)
+    return keyword(call, catalogue.HF_SAMPLING_SWITCH)
 
 
 def _sampler_draws(method: str, call: ast.Call, hub: bool) -> bool:

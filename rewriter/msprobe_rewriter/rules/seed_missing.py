@@ -80,7 +80,7 @@ class SeedMissing(Rule):
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep; also one the script hands to a launcher, fairseq's `call_main(cfg, main)`; a module that seeds itself is trusted to) or "
-               "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, but not one given `sampling=False`, nor the `sample(...)` of fairseq's hub models, which searches by beam unless given `sampling=True`; plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), but never "
+               "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, but not one given `sampling=False`, nor the `sample(...)` of fairseq's hub models, which searches by beam unless given `sampling=True`; plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), or samples text with transformers' `model.generate(..., do_sample=...)` true with the default arguments (or `generation_config=GenerationConfig(do_sample=True)`; also in evaluation code: the sampled answers are what is scored), but never "
                "seeds: not directly, "
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, OpenMMLab's `set_random_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), not by Megatron's `pretrain(...)`, which seeds with `--seed` before it trains, and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
@@ -150,6 +150,24 @@ class SeedMissing(Rule):
            "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
            "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
+        # transformers' `generate` searches greedily unless `do_sample=` is true: `--temperature` is 0 by default.
+        """\
+import argparse
+
+from transformers import AutoModelForCausalLM
+
+
+def eval_model(args):
+    model = AutoModelForCausalLM.from_pretrained(args.model_path)
+    return model.generate(args.input_ids, do_sample=True if args.temperature > 0 else False)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-path", default="gpt2")
+    parser.add_argument("--temperature", type=float, default=0)
+    eval_model(parser.parse_args())
+""",
         # mmdet's `set_random_seed` seeds `random`, NumPy and torch before `train_detector` trains.
         """\
 from mmdet.apis import set_random_seed, train_detector
@@ -1332,6 +1350,25 @@ peft_config = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear")
 trainer = SFTTrainer(model="Qwen/Qwen2-0.5B", args=SFTConfig(output_dir="out"), peft_config=peft_config)
 trainer.train()
 """, lines=(5,)),
+        # LLaVA's eval scripts: `generate` samples each answer (`--temperature` 0.2 by default) from torch's
+        # unseeded generator, so the scored answers change from run to run.
+        Invalid("""\
+import argparse
+
+from transformers import AutoModelForCausalLM
+
+
+def eval_model(args):
+    model = AutoModelForCausalLM.from_pretrained(args.model_path)
+    return model.generate(args.input_ids, do_sample=True if args.temperature > 0 else False)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-path", default="gpt2")
+    parser.add_argument("--temperature", type=float, default=0.2)
+    eval_model(parser.parse_args())
+""", lines=(11,)),
         # trl's GOLDTrainer is an SFTTrainer (trl.experimental.gold): the same LoRA matrices, drawn before it seeds.
         Invalid("""\
 from peft import LoraConfig

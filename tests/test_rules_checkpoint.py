@@ -176,3 +176,29 @@ LOAD_RETURNING_KEYS = """\
 def test_keys_returned_to_the_caller_count_as_checked_where_the_caller_checks_them(caller, severity):
     found = lint(LOAD_RETURNING_KEYS + textwrap.indent(caller, "    "))
     assert [(line, found_severity) for line, found_severity, _ in found] == [(5, severity)]
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # dinov2's depthers: the head loads under the flag the backbone was built pretrained with ...
+    ("def make(pretrained=True):\n    backbone = build(pretrained=pretrained)\n    model = Depther(backbone)\n"
+     "    if pretrained:\n        model.load_state_dict(torch.load('h.pt'), strict=False)\n", "info"),
+    # ... not under another condition, nor after a backbone built without weights
+    ("def make(pretrained=True, head=True):\n    backbone = build(pretrained=pretrained)\n    model = Depther(backbone)\n"
+     "    if head:\n        model.load_state_dict(torch.load('h.pt'), strict=False)\n", "warning"),
+    ("def make(pretrained=True):\n    model = Depther(build())\n"
+     "    if pretrained:\n        model.load_state_dict(torch.load('h.pt'), strict=False)\n", "warning"),
+    # trl's BEMA callback copies a live model's weights; a checkpoint handed in the same way is no such copy
+    ("class C:\n    def step(self, model):\n        self._update(model, self.running.state_dict())\n\n"
+     "    def _update(self, model, weights):\n        model.load_state_dict(weights, strict=False)\n", "info"),
+    ("class C:\n    def step(self, model, path):\n        self._update(model, torch.load(path))\n\n"
+     "    def _update(self, model, weights):\n        model.load_state_dict(weights, strict=False)\n", "warning"),
+    # trl's value head renames its share of a whole model's dict; a head loaded from a plain dict is not so
+    ("class V(torch.nn.Module):\n    def post_init(self, sd):\n"
+     "        sd = {k.replace('v_head.', ''): v for k, v in sd.items()}\n"
+     "        self.v_head.load_state_dict(sd, strict=False)\n", "info"),
+    ("class V(torch.nn.Module):\n    def post_init(self, sd):\n        self.v_head.load_state_dict(sd, strict=False)\n",
+     "warning"),
+])
+def test_loads_into_models_that_hold_weights_are_information(code, expected):
+    ((_, severity, _),) = lint("import torch\n\n\n" + code)
+    assert severity == expected

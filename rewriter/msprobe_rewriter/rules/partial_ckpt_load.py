@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass
 
 from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, seeding
+from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -19,6 +20,15 @@ HELPER_NOTE = " (by the project's `{helper}`, which raises nothing for the keys 
 OVERLAY = ("`{call}(..., strict=False)` overlays part of a checkpoint on a model `from_pretrained` built: the "
            "parameters it misses keep the weights that loaded (random only where that checkpoint lacks them, as "
            "transformers warns); check that every key of the overlay loads")
+PRETRAINED_PARTS = ("`{call}(..., strict=False)` loads a checkpoint into a model whose other parts were built "
+                    "pretrained (`pretrained={flag}`, which this load's `if` also needs): the parameters it misses keep those pretrained weights; check that every key of the "
+                    "checkpoint loads")
+LIVE_WEIGHTS = ("`{call}(..., strict=False)` copies a live model's weights (its `state_dict()`) into a model that "
+                "already holds its own: the parameters it misses keep what they hold (random only if that model "
+                "was never loaded); check that every key meant to be copied loads")
+SHARE = ("`{call}(..., strict=False)` loads `{part}`'s share of a whole model's state dict (the keys renamed from "
+         "`{part}.`): strict=False skips the other modules' keys; where the dict holds none of `{part}`'s, it keeps "
+         "its new initialisation (a new head, which the seeding rules cover)")
 POPPED_OVERLAY = ("keys removed from `{name}` before it is overlaid non-strictly on a model `from_pretrained` built: "
                   "those parameters keep the weights that loaded")
 CHECKED_NOTE = (" (the keys it returns are checked here, so the partial load is deliberate: the parameters it "
@@ -49,7 +59,7 @@ class _Load:
     helper: ast.FunctionDef | ast.AsyncFunctionDef | None
     strict: ast.expr | None
     function: ast.AST | None
-    overlay: bool
+    overlay: str | None  # the information message when the model already holds weights the load does not replace
     checked: bool
     fallback: bool
     removed: list
@@ -70,7 +80,12 @@ class PartialCkptLoad(Rule):
                "an `if` that does more than print or log them, or passed on to a function that does more than print "
                "them, when it is the fallback in the `except` of a `try` that loaded the same dict strictly (LAVIS's "
                "best-model reload), and when the model was last "
-               "assigned a `from_pretrained(...)`, whose weights the keys it misses keep, as in LLaVA's builder); "
+               "assigned a `from_pretrained(...)`, whose weights the keys it misses keep, as in LLaVA's builder, or "
+               "built from parts made with `pretrained=flag` under an `if flag:` that the load also needs (dinov2's hub "
+               "depthers load their head so), when the dict is a live model's `state_dict()` (also filtered by a loop "
+               "over its `.items()`, or handed in by every call in the file: trl's BEMA callback updating its "
+               "reference model), and when a submodule is given its share of a whole model's dict, the keys renamed "
+               "from its name (trl's value head `post_init`: `k.replace('v_head.', '')`)); "
                "keys popped or deleted from a dict that the same function then loads non-strictly, itself or through "
                "a project function (this file's, or an imported module's) that loads with `strict=False` or "
                "`_load_from_state_dict` and raises nothing for the keys it misses, as BEiT's and ConvNeXt's "
@@ -260,6 +275,39 @@ def finetune(model, path):
             del checkpoint_model[k]
     load_state_dict(model, checkpoint_model, prefix="")
 """, lines=(22,)),
+        # dinov2's hub depthers: a head checkpoint loaded into a model whose backbone was built pretrained under
+        # the same flag; trl's BEMA callback copying a live model's weights; trl's value head taking its share of
+        # a whole model's dict (information).
+        Invalid("""\
+import torch
+
+
+def make_depther(pretrained=True):
+    backbone = make_backbone(pretrained=pretrained)
+    model = Depther(backbone=backbone, head=Head())
+    if pretrained:
+        model.load_state_dict(torch.hub.load_state_dict_from_url(URL), strict=False)
+    return model
+
+
+class Callback:
+    def on_step_end(self, model):
+        self._update(model, self.running_model.state_dict())
+
+    def _update(self, model, weights):
+        kept = {}
+        for key, value in weights.items():
+            if not key.startswith("lora_"):
+                kept[key] = value
+        model.load_state_dict(kept, strict=False)
+
+
+class ValueHead(torch.nn.Module):
+    def post_init(self, state_dict):
+        for k in list(state_dict.keys()):
+            state_dict[k.replace("v_head.", "")] = state_dict.pop(k)
+        self.v_head.load_state_dict(state_dict, strict=False)
+""", lines=(8, 21, 28), severity="info"),
         # LLaVA's builder: projector weights overlaid on a model `from_pretrained` loaded (information).
         Invalid("""\
 import torch
@@ -423,6 +471,7 @@ def restore(net, path):
         self.loads: list[_Load] = []  # torch loads, judged in `finish`
         self._local: project.LocalImports | None = None  # the file's imports of project modules, read once
         self._functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # the file's top-level functions
+        self.defaults = LeftAtDefault(ctx)
 
     def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
@@ -481,8 +530,86 @@ def restore(net, path):
             loaded = [*node.args, *(kw.value for kw in node.keywords)]
         else:
             loaded = [argument(node, 0, "state_dict")] if name == "load_state_dict" and strict is not None else []
-        self.loads.append(_Load(node, name, helper, strict, self._function(), self._pretrained(node.func),
+        self.loads.append(_Load(node, name, helper, strict, self._function(), self._overlay(node, name),
                                 self._result_checked(), self._fallback(node), self._take_removed(loaded)))
+
+    def _overlay(self, node: ast.Call, name: str) -> str | None:
+        """The information message for a load into a model that already holds the weights it does not replace:
+        built `from_pretrained`, or from parts built pretrained under the flag this load's `if` needs, or given
+        another live model's weights; or a submodule given its share of a whole model's dict."""
+        if self._pretrained(node.func):
+            return OVERLAY.format(call=name)
+        flag = self._pretrained_parts(node)
+        if flag is not None:
+            return PRETRAINED_PARTS.format(call=name, flag=flag)
+        part = self._own_share(node)
+        if part is not None:
+            return SHARE.format(call=name, part=part)
+        loaded = argument(node, 0, "state_dict")
+        if name == "load_state_dict" and loaded is not None and self._live_weights(loaded, self._function(), 3):
+            return LIVE_WEIGHTS.format(call=name)
+        return None
+
+    def _pretrained_parts(self, node: ast.Call) -> str | None:
+        """`model.load_state_dict(head, strict=False)` under `if pretrained:`, where `model` was last built from a
+        call given `pretrained=pretrained`, or from a part so built (dinov2's `backbone = _make_dinov2_model(...,
+        pretrained=pretrained)` then `DepthEncoderDecoder(backbone=backbone, ...)`): the flag's text, else None."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        path = [*self.ctx.ancestors, node]
+        tests = {ast.dump(parent.test) for parent, child in zip(path[:-1], path[1:], strict=True)
+                 if isinstance(parent, ast.If) and any(child is s for s in parent.body)}
+        built = self._last_assigned(func.value.id, node.lineno)
+        if not isinstance(built, ast.Call):
+            return None
+        parts = [built, *(self._last_assigned(a.id, node.lineno) for a in [*built.args, *(k.value for k in built.keywords)]
+                          if isinstance(a, ast.Name))]
+        flags = [keyword(part, "pretrained") for part in parts if isinstance(part, ast.Call)]
+        return next((ast.unparse(flag) for flag in flags if flag is not None and ast.dump(flag) in tests), None)
+
+    def _last_assigned(self, name: str, before: int) -> ast.expr | None:
+        """The value last assigned to `name` before line `before` in the function around the call (or the module)."""
+        assigned = [node for node in ast.walk(self._function_or_module()) if isinstance(node, ast.Assign)
+                    and node.lineno < before and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+        return max(assigned, key=lambda node: node.lineno).value if assigned else None
+
+    def _own_share(self, node: ast.Call) -> str | None:
+        """`self.v_head.load_state_dict(state_dict, strict=False)` in a function that renames the dict's keys from
+        `v_head.` (trl's value head `post_init`: a whole model's state dict): `v_head`, else None."""
+        func = node.func
+        target = func.value if isinstance(func, ast.Attribute) else None
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return None
+        prefix = f"{target.attr}."
+        renames = any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "replace"
+                      and len(call.args) == 2 and constant(call.args[0]) == prefix and constant(call.args[1]) == ""
+                      for call in ast.walk(self._function_or_module()))
+        return target.attr if renames else None
+
+    def _live_weights(self, value: ast.expr, function: ast.AST | None, depth: int) -> bool:
+        """Whether a loaded dict holds a live model's weights: its `state_dict()`, a name bound to one or to a dict
+        filled from one's `.items()` (trl's BEMA callback, leaving adapter keys out), or a parameter every call in
+        the file passes such a dict (`depth` steps)."""
+        if isinstance(value, ast.Call):
+            return isinstance(value.func, ast.Attribute) and value.func.attr == "state_dict" and not value.args
+        if depth == 0 or not isinstance(value, ast.Name) or not isinstance(function, FUNCTION_TYPES):
+            return False
+        stores = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)]
+        if stores and all(isinstance(store, ast.Dict) and not store.keys for store in stores):
+            loops = [loop for loop in ast.walk(function) if isinstance(loop, ast.For) and any(
+                isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+                and n.value.id == value.id for n in ast.walk(loop))]
+            return bool(loops) and all(
+                isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Attribute)
+                and loop.iter.func.attr == "items" and self._live_weights(loop.iter.func.value, function, depth - 1)
+                for loop in loops)
+        if stores:
+            return all(self._live_weights(store, function, depth - 1) for store in stores)
+        passed = self.defaults.passed(function, value.id)
+        return bool(passed) and all(given is not None and self._live_weights(given, caller, depth - 1)
+                                    for given, caller in passed)
 
     def _fallback(self, node: ast.Call) -> bool:
         """Whether the load runs in an `except` handler of a `try` that first loads the same dict with the same
@@ -536,7 +663,7 @@ def restore(net, path):
                                                                        callers_elsewhere=False)
         if value is False:
             if load.overlay:
-                self.report(load.node, OVERLAY.format(call=load.name), "info")
+                self.report(load.node, load.overlay, "info")
             elif load.checked or load.fallback:
                 note = CHECKED_NOTE if load.checked else FALLBACK_NOTE
                 self.report(load.node, NON_STRICT.format(call=load.name) + note, "info")
@@ -546,7 +673,7 @@ def restore(net, path):
             if self._loads_partially(load.helper, load.node):
                 self._report_removed(load.removed, HELPER_NOTE.format(helper=ast.unparse(load.node.func)))
         elif load.strict is not None and value is not True:
-            self._report_removed(load.removed, overlay=load.overlay)
+            self._report_removed(load.removed, overlay=load.overlay is not None)
 
     def _project_helper(self, node: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The project function a call runs: one of this file's, or of a project module it imports (ConvNeXt's
@@ -573,10 +700,7 @@ def restore(net, path):
         function, a `from_pretrained(...)` (LLaVA's builder overlays projector weights on such a model)."""
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return False
-        assigned = [node for node in ast.walk(self._function_or_module()) if isinstance(node, ast.Assign)
-                    and node.lineno < func.lineno and any(isinstance(t, ast.Name) and t.id == func.value.id
-                                                          for t in node.targets)]
-        last = max(assigned, key=lambda node: node.lineno).value if assigned else None
+        last = self._last_assigned(func.value.id, func.lineno)
         return (isinstance(last, ast.Call) and isinstance(last.func, ast.Attribute)
                 and last.func.attr in catalogue.PRETRAINED_CONSTRUCTORS)
 

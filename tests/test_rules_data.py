@@ -1619,3 +1619,12 @@ def test_random_augment_draws_under_a_project_context_manager_that_seeds(tmp_pat
     path = tmp_path / "data" / "noising.py"
     result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["random-augment"]])
     assert [f.line for f in result.findings] == [13, 22]
+
+
+def test_random_augment_synthetic_dataset_is_named_so():
+    """open_clip's SyntheticAudioDataset makes its waveform up: synthetic data, not augmentation."""
+    code = ("import torch\nfrom torch.utils.data import Dataset\n\n\nclass SyntheticAudioDataset(Dataset):\n"
+            "    def __getitem__(self, idx):\n        return torch.randn(1, 48000)\n")
+    ((line, _, message),) = lint("random-augment", code)
+    assert line == 7 and message.startswith("`__getitem__` of `SyntheticAudioDataset` draws `torch.randn` for every "
+                                            "sample: the synthetic data it makes up changes every epoch")

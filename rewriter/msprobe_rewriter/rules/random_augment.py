@@ -4,6 +4,7 @@ detectron2)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 
 from msprobe_rewriter import catalogue, opt_in, pinning, project
@@ -21,6 +22,11 @@ SHUFFLE_MESSAGE = ("`{function}` shuffles with `{draw}`{through}, from a global 
 HAND_MESSAGE = ("`{function}` draws `{draw}`{through} for every sample: augmentation or sampling written by hand changes every "
                 "epoch; make it deterministic while debugging (skip it behind a flag, or draw from a generator of "
                 "its own seeded with a constant)")
+SYNTHETIC_MESSAGE = ("`{function}` of `{owner}` draws `{draw}`{through} for every sample: the synthetic data it "
+                     "makes up changes every epoch; draw it from a generator of its own seeded with the sample's index "
+                     "(`torch.randn(n, generator=torch.Generator().manual_seed(idx))`) while debugging")
+# Dataset classes named for data they make up (open_clip's `SyntheticAudioDataset`, a `DummyDataset`, `FakeData`).
+SYNTHETIC_CLASS = re.compile(r"synthetic|dummy|fake", re.IGNORECASE)
 OPEN_CLIP_MESSAGE = ("open_clip's `{function}` returns a training transform (the first of the two transforms it "
                      "returns, `preprocess_train`) that augments at random (random resized crops of images, random "
                      "cuts of audio, and what `aug_cfg` asks for): train with the validation transform, "
@@ -58,7 +64,8 @@ class RandomAugment(FollowsValues, Rule):
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`), or a resized crop given "
                "`scale=(1, 1)` (the whole image), is not flagged; one built only under a condition on parameters "
                "(`if not self.random_crop:`) that every call in the file leaves off is info. "
-               "Augmentation written by hand is reported too, once per function: a draw from Python's `random`, "
+               "Augmentation written by hand is reported too, once per function (in a dataset class named for made-up "
+               "data, open_clip's `SyntheticAudioDataset`, a `DummyDataset`, as synthetic data): a draw from Python's `random`, "
                "NumPy's global generator or torch's (also an in-place fill, `torch.empty(1).uniform_(a, b)`; "
                "without `generator=`; detectron2's `self._rand_range()`; a "
                "shuffle is named one; a draw compared below an option that is 0 by default, `random.random() < "
@@ -187,6 +194,9 @@ class RandomAugment(FollowsValues, Rule):
         "    random.seed(seed)\n    return augment_examples(examples)\n",
     )
     invalid = (
+        # open_clip's synthetic benchmark dataset makes its waveforms up at random
+        Invalid("import torch\nfrom torch.utils.data import Dataset\n\n\nclass SyntheticAudioDataset(Dataset):\n"
+                "    def __getitem__(self, idx):\n        return torch.randn(1, 48000)\n", lines=(7,)),
         # minddet's COCOHP: a method handed to MindSpore's map as `self.preprocess_fn` runs for every sample
         Invalid("import mindspore.dataset as ds\nimport numpy as np\n\n\nclass COCOHP:\n"
                 "    def preprocess_fn(self, image, bboxes):\n        if np.random.random() < 0.5:\n"
@@ -569,8 +579,11 @@ class RandomAugment(FollowsValues, Rule):
 
     def _report_draw(self, function, site, draw: str, through: str, threshold: ast.expr | None) -> None:
         """Report a draw written by hand; at the info level when it is never below its threshold by default."""
-        message = (SHUFFLE_MESSAGE if draw in catalogue.GLOBAL_SHUFFLES else HAND_MESSAGE).format(
-            function=function.name, draw=draw, through=through)
+        owner = next((node.name for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)
+                      and any(item is function for item in node.body)), "")
+        message = (SHUFFLE_MESSAGE if draw in catalogue.GLOBAL_SHUFFLES else SYNTHETIC_MESSAGE
+                   if SYNTHETIC_CLASS.search(owner) else HAND_MESSAGE).format(
+            function=function.name, owner=owner, draw=draw, through=through)
         if self._never_true(threshold):
             self.report(site, f"{message} (only when `{ast.unparse(threshold)}` > 0: 0 with the default arguments)",
                         severity="info", fixable=False)

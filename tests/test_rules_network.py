@@ -731,3 +731,33 @@ def test_tf32_impl_mode_names_the_operator_types_it_is_narrowed_to():
     """
     ((_, severity, message),) = lint("tf32-enabled", code)
     assert severity == "warning" and "for `LayerNorm` only" in message
+
+
+LLAVA_TRAIN = """
+import transformers
+
+
+def train(attn_implementation=None):
+    model = transformers.AutoModelForCausalLM.from_pretrained("m", attn_implementation=attn_implementation)
+    transformers.Trainer(model=model, args=transformers.TrainingArguments("out")).train()
+"""
+
+
+@pytest.mark.parametrize(("launcher", "expected"), [
+    ('from llava.train import train\n\nif __name__ == "__main__":\n    train(attn_implementation="flash_attention_2")\n',
+     [4]),
+    ('import os\n\nfrom llava.train import train\n\nos.environ["FLASH_ATTENTION_DETERMINISTIC"] = "1"\n\n'
+     'if __name__ == "__main__":\n    train(attn_implementation="flash_attention_2")\n', []),
+    ('from llava.train import train\n\nif __name__ == "__main__":\n    train(attn_implementation="sdpa")\n', []),
+])
+def test_transformers_flash_attention_chosen_by_a_launcher_of_project_training(tmp_path, launcher, expected):
+    """LLaVA's train_mem.py hands `attn_implementation="flash_attention_2"` to train.py's `train()`, which trains
+    with HF's Trainer: the FlashAttention backward is atomic unless FLASH_ATTENTION_DETERMINISTIC=1."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'llava'\n")
+    (tmp_path / "llava").mkdir()
+    (tmp_path / "llava" / "__init__.py").write_text("")
+    (tmp_path / "llava" / "train.py").write_text(LLAVA_TRAIN)
+    path = tmp_path / "train_mem.py"
+    path.write_text(launcher)
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["nondeterministic-op"]])
+    assert [f.line for f in result.findings] == expected

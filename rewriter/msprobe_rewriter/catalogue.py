@@ -1276,6 +1276,16 @@ FLASH_ATTENTION_FUNCTIONS = ("flash_attn_func", "flash_attn_varlen_func", "flash
 # thread blocks that add the query gradients with atomics; `deterministic=True` (since 1.0.0) keeps one split.
 FLASH_ATTENTION_1_FUNCTIONS = ("flash_attn_unpadded_func", "flash_attn_unpadded_qkvpacked_func",
                                "flash_attn_unpadded_kvpacked_func", "flash_attn_unpadded_qkvpacked_split_func")
+# transformers' FlashAttention (`from_pretrained(..., attn_implementation="flash_attention_2")`, "flash_attention_3"
+# or a hub kernel "kernels-community/flash-attn2") gives flash-attn `deterministic=True` only when the environment
+# holds FLASH_ATTENTION_DETERMINISTIC=1, read at every call (modeling_flash_attention_utils.py, 5.x): torch's switch
+# does not reach it. `enable_full_determinism` sets it (so does the Trainer given `full_determinism=True`), and
+# msprobe's `seed_all(mode=True)`; `set_seed(seed, deterministic=True)` does not.
+HF_ATTENTION_KEYWORD = "attn_implementation"
+FLASH_ATTENTION_DETERMINISTIC_ENV = "FLASH_ATTENTION_DETERMINISTIC"
+FLASH_ATTENTION_DETERMINISM_CALLS = frozenset({
+    "transformers.enable_full_determinism", "transformers.trainer_utils.enable_full_determinism",
+    "msprobe_runtime.pytorch.seed_all", "msprobe.pytorch.seed_all", *HF_TRAINING_ARGUMENTS})
 # xformers' `memory_efficient_attention`: its backward dispatches to FlashAttention's (atomic adds of the query
 # gradients) or to cutlass's, which splits the keys over thread blocks. Under the deterministic switch xformers 0.0.22
 # and later skip the flash backward (`IS_DETERMINISTIC = False`) and run cutlass's with one split (0.0.21 and earlier

@@ -7,10 +7,11 @@ import re
 from collections.abc import Callable, Iterator
 from itertools import pairwise
 
-from msprobe_rewriter import catalogue, pinning, project
+from msprobe_rewriter import catalogue, environment, opt_in, pinning, project, seeding
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     NOT_CONSTANT,
+    FileContext,
     Site,
     argument,
     constant,
@@ -67,6 +68,11 @@ DATA_PARAMETER = re.compile(r"(img|image|pic|frame|video|audio|wav|waveform)s?",
 # Hugging Face's loader of compiled kernels from the Hub, and the names of FlashAttention's repositories there
 # (`kernels-community/flash-attn3`, `varunneal/flash-attention-3`).
 HUB_KERNEL_LOADER = "kernels.get_kernel"
+HF_FLASH_FIX = ("transformers' FlashAttention backward adds the query gradients with atomics unless the environment "
+                "holds `FLASH_ATTENTION_DETERMINISTIC=1`, which torch's deterministic switch does not set: set "
+                "`os.environ[\"FLASH_ATTENTION_DETERMINISTIC\"] = \"1\"` (read at every call), call "
+                "`transformers.enable_full_determinism(seed)` or pass `full_determinism=True` to the training "
+                "arguments, or `seed_all(seed, mode=True)` (msprobe), while debugging")
 HUB_FLASH_ATTENTION = re.compile(r"flash[-_]?att(n|ention)", re.IGNORECASE)
 # Triton's atomic addition, in a kernel (`@triton.jit`): program instances add in the order they reach it.
 TRITON_ATOMIC_ADD = "triton.language.atomic_add"
@@ -197,6 +203,12 @@ class NondeterministicOp(FollowsValues, Rule):
                ".flash_attn_interface`) and version 1.0's `flash_attn_unpadded_func` (and its packed and split forms) "
                "without `deterministic=True`, xformers' `memory_efficient_attention` (its backward adds atomically "
                "until the deterministic switch makes xformers 0.0.22 and later pick the deterministic cutlass one), "
+               "transformers' FlashAttention chosen in a file that trains (itself or through the project modules it "
+               "calls) by `attn_implementation=\"flash_attention_2\"` (or 3, or a Hub FlashAttention kernel; a "
+               "literal, or an option or parameter whose default is one, given to `from_pretrained`, a dict of model "
+               "keywords or a project function handing it on: LLaVA's `train(attn_implementation=...)`), unless the "
+               "file sets `FLASH_ATTENTION_DETERMINISTIC=1`, calls `enable_full_determinism`, passes "
+               "`full_determinism=True` to the training arguments or calls `seed_all(mode=True)`, "
                "and `tl.atomic_add` in a Triton kernel (`@triton.jit`; also of `triton_pre_mlir`, the "
                "pre-MLIR fork FlashAttention's old Triton kernel imports as `triton`) unless what it adds "
                "is an integer (a literal, a cast to an integer dtype: counters are exact), naming the deterministic "
@@ -245,6 +257,16 @@ class NondeterministicOp(FollowsValues, Rule):
            "covered by cudnn-benchmark; `gather`/`index_select` backward and `cumsum` (mostly on integer "
            "positions) are left to the deterministic switch and are not reported one by one.")
     valid = (
+        # transformers' FlashAttention-2 under `enable_full_determinism` (through `full_determinism=True`), or only
+        # generating (no backward)
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\n"
+        "if __name__ == '__main__':\n"
+        "    model = AutoModelForCausalLM.from_pretrained('gpt2', attn_implementation='flash_attention_2')\n"
+        "    Trainer(model=model, args=TrainingArguments('out', full_determinism=True)).train()\n",
+        "from transformers import AutoModelForCausalLM\n\n"
+        "if __name__ == '__main__':\n"
+        "    model = AutoModelForCausalLM.from_pretrained('gpt2', attn_implementation='flash_attention_2')\n"
+        "    print(model.generate(max_new_tokens=8))\n",
         "import torch\nimport torch.nn.functional as F\n\n\ndef up(x):\n"
         "    x = F.interpolate(x, scale_factor=2)  # nearest by default\n"
         "    return F.interpolate(x, scale_factor=2, mode='nearest')\n",
@@ -370,6 +392,14 @@ class NondeterministicOp(FollowsValues, Rule):
         "    def forward(self, q, k, v):\n        return self.attn_fn(q, k, v, causal=True, deterministic=True)\n",
     )
     invalid = (
+        # transformers reads FLASH_ATTENTION_DETERMINISTIC at every FlashAttention call; torch's switch does not set it
+        Invalid("import argparse\n\nimport torch\nfrom transformers import AutoModelForCausalLM, Trainer, "
+                "TrainingArguments\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument('--attn', default='flash_attention_2')\n\n"
+                "if __name__ == '__main__':\n    args = parser.parse_args()\n"
+                "    torch.use_deterministic_algorithms(True)\n"
+                "    model = AutoModelForCausalLM.from_pretrained('gpt2', attn_implementation=args.attn)\n"
+                "    Trainer(model=model, args=TrainingArguments('out')).train()\n", lines=(12,)),
         # Megatron's MoE unpermute: `index_add_` only where the deterministic kernels run; not its other branch
         Invalid("import torch\n\n\ndef unpermute(out, idx, tokens, hidden):\n"
                 "    if torch.are_deterministic_algorithms_enabled():\n        out.index_add_(0, idx, tokens)\n"
@@ -496,6 +526,8 @@ class NondeterministicOp(FollowsValues, Rule):
         self.values = LocalValues(ctx, self._gradient_free)
         self.cpu_code = CpuCode(ctx)
         self.switch_on = False
+        self.hf_flash: list[tuple[ast.Call, str]] = []  # `attn_implementation=` choosing FlashAttention, and which
+        self.flash_deterministic = False  # FLASH_ATTENTION_DETERMINISTIC=1 set, here or by a helper called here
         # (site, message, fixed by the deterministic switch, gradient-free if these loop conditions hold)
         self.found: list[tuple[Site, str, bool, Verdict]] = []
         # each `for` loop or comprehension, in source order, and the names its targets bind
@@ -516,6 +548,10 @@ class NondeterministicOp(FollowsValues, Rule):
 
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         super().visit_Assign(node)
+        if isinstance(node, ast.Assign) and any(
+                name == catalogue.FLASH_ATTENTION_DETERMINISTIC_ENV and environment.env_enables(value)
+                for name, value in environment.env_assignments(node, self.ctx.qualname)):
+            self.flash_deterministic = True
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if constant(node.value) is not False and any(
                 isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in targets):
@@ -524,6 +560,7 @@ class NondeterministicOp(FollowsValues, Rule):
     visit_AnnAssign = visit_Assign
 
     def visit_Call(self, node: ast.Call) -> None:
+        self._hf_flash_attention(node)
         if not self.torch_file:
             return
         func = node.func
@@ -567,11 +604,34 @@ class NondeterministicOp(FollowsValues, Rule):
         self._add(node, display, key, fixed, gradient_free)
 
     def finish(self) -> None:
+        if self.hf_flash and not self.flash_deterministic and _trains(self.ctx):
+            for call, chosen in self.hf_flash:
+                self.report(call, f'`{catalogue.HF_ATTENTION_KEYWORD}="{chosen}"` is not deterministic on CUDA: '
+                                  + HF_FLASH_FIX)
         for site, message, fixed, gradient_free in self.found:
             if fixed and self.switch_on or gradient_free is not None and all(
                     self._data_batch(loop) for loop in gradient_free):
                 continue
             self.report(site, message)
+
+    def _hf_flash_attention(self, node: ast.Call) -> None:
+        """Note transformers' FlashAttention chosen by `attn_implementation=` (given to `from_pretrained`, a
+        `dict` of model keywords or a project function handing it on: LLaVA's `train(attn_implementation=...)`),
+        a literal or an option or parameter whose default is one; and what makes its backward deterministic:
+        FLASH_ATTENTION_DETERMINISTIC=1 written to the environment, `enable_full_determinism(seed)`,
+        `TrainingArguments(full_determinism=True)`, msprobe's `seed_all(seed, mode=True)`."""
+        chosen = keyword(node, catalogue.HF_ATTENTION_KEYWORD)
+        if chosen is not None:
+            value = opt_in.switch_default(self.ctx, chosen, self.ctx.current_def(), True)
+            if isinstance(value, str) and HUB_FLASH_ATTENTION.search(value):
+                self.hf_flash.append((node, value))
+            return
+        qualified = self.ctx.call_qualname(node)
+        if qualified in catalogue.FLASH_ATTENTION_DETERMINISM_CALLS and any(
+                summary is pinning.DETERMINISTIC for summary, _ in pinning.call_effects(node, qualified)) or any(
+                name == catalogue.FLASH_ATTENTION_DETERMINISTIC_ENV and environment.env_enables(value)
+                for name, value in environment.env_writes(node, qualified)):
+            self.flash_deterministic = True
 
     def _loss_module_call(self, node: ast.Call) -> None:
         """A call of a `CrossEntropyLoss`/`NLLLoss` the file built, held in a name or an attribute (open_clip's
@@ -1126,3 +1186,15 @@ def _detaches(statement: ast.stmt, name: str) -> bool:
     value = statement.value
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "detach" \
         and isinstance(value.func.value, ast.Name) and value.func.value.id == name
+
+
+def _trains(ctx: FileContext) -> bool:
+    """Whether the file trains, itself or through the project modules it calls (LLaVA's train_mem.py runs
+    train.py's `train()`): only then does a backward run."""
+    facts = seeding.analyse(ctx)
+    return facts.trains or bool(facts.training_modules(_trusts_none))
+
+
+def _trusts_none(summary: pinning.Summary) -> bool:
+    """Every training module counts, whatever it pins (seeding.Trusted)."""
+    return False

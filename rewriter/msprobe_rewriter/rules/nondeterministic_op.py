@@ -644,12 +644,12 @@ class NondeterministicOp(FollowsValues, Rule):
 
     def _module_held(self, func: ast.expr) -> str | None:
         """The class whose instance a called name or `self.` attribute holds: for an attribute the class sets, what
-        every value it puts there builds (a local named alike does not hide it: open_clip's `caption_loss =
-        self.caption_loss(...)`); else what the file last assigned to the name."""
+        every value it puts there builds, when they are calls of one known class (a local named alike does not hide
+        it: open_clip's `caption_loss = self.caption_loss(...)`); else what the file last assigned to the name."""
         writes = self._writes(self._owner(), _self_attribute_name).get(func.attr) if _self_attribute(func) else None
-        if writes:
-            built = {self.ctx.call_qualname(w) if isinstance(w, ast.Call) else None for w in writes}
-            return built.pop() if len(built) == 1 else None
+        built = {self.ctx.call_qualname(w) if isinstance(w, ast.Call) else None for w in writes or ()}
+        if len(built) == 1 and None not in built:
+            return built.pop()
         name = target_name(func)
         return self.ctx.assigned_calls.get(name) if name else None
 

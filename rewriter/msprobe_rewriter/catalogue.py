@@ -104,6 +104,12 @@ LIGHTNING_CLI = frozenset({"lightning.pytorch.cli.LightningCLI", "pytorch_lightn
 # `trainer.fit()` trains (llm-foundry's train.py).
 COMPOSER_TRAINERS = frozenset({"composer.Trainer", "composer.trainer.Trainer", "composer.trainer.trainer.Trainer"})
 COMPOSER_DETERMINISTIC_KEYWORD = "deterministic_mode"
+# Defaults of the fields of transformers' TrainingArguments (trl's configs derive from it) and trl's ModelConfig that
+# decide a hazard, for `args.<field>` in a file importing either library where the file declares no such option
+# (trl's `self.args.dataloader_num_workers` in its trainers' reference-logp loaders): no workers, no full
+# determinism, no LoRA (transformers 5.x training_args.py, trl model_config.py).
+HF_ARGUMENT_ROOTS = ("transformers", "trl")
+HF_ARGUMENT_DEFAULTS: dict[str, object] = {"dataloader_num_workers": 0, "full_determinism": False, "use_peft": False}
 HF_TRAINING_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
                                    "transformers.Seq2SeqTrainingArguments",
                                    "transformers.training_args_seq2seq.Seq2SeqTrainingArguments",

@@ -165,17 +165,17 @@ class LateDraws:
         if name in self.models:
             return "model", self.models[name]
         if qualified in catalogue.PEFT_ADAPTERS \
-                and self.random_lora(argument(call, 1, "peft_config"), call) == ([], None) \
+                and self.random_lora(argument(call, 1, "peft_config"), call) == [] \
                 or _hf_new_weights(qualified or "") or qualified in catalogue.TORCH_WEIGHTED_LAYERS:
             return "model", "torch"
         if qualified in catalogue.MINDSPORE_WEIGHTED_LAYERS:
             return "model", "numpy"
         return None
 
-    def random_lora(self, config: ast.expr | None, user: ast.Call) -> tuple[list[Guard], ast.expr | None] | None:
+    def random_lora(self, config: ast.expr | None, user: ast.Call) -> list[Guard] | None:
         """When a PEFT config (inline, or the last one assigned to its name before `user`) is a LoRA config with a
-        random `init_lora_weights`: the `if` guards it is made under beyond `user`'s (`if args.use_lora:`), and
-        the option trl's `get_peft_config(model_args)` needs to return one (`model_args.use_peft`); else None."""
+        random `init_lora_weights`: the conditions it is made under beyond `user`'s (`if args.use_lora:`; trl's
+        `get_peft_config(model_args)` returns one only when `model_args.use_peft`); else None."""
         guards: list[Guard] = []
         if isinstance(config, ast.Name):  # assigned where `user` runs, or under more conditions
             config = next((value for name, value in reversed(self.assigned) if name == config.id
@@ -187,11 +187,11 @@ class LateDraws:
         if not isinstance(config, ast.Call):
             return None
         if self.ctx.call_qualname(config) in catalogue.TRL_PEFT_CONFIG_BUILDERS and config.args:
-            return guards, ast.Attribute(config.args[0], catalogue.TRL_PEFT_SWITCH)
+            return [*guards, (ast.Attribute(config.args[0], catalogue.TRL_PEFT_SWITCH), True)]
         if self.ctx.call_qualname(config) not in catalogue.PEFT_LORA_CONFIGS:
             return None
         init = keyword(config, "init_lora_weights")
-        return (guards, None) if init is None or constant(init) in catalogue.PEFT_RANDOM_LORA_INITS else None
+        return guards if init is None or constant(init) in catalogue.PEFT_RANDOM_LORA_INITS else None
 
 
 class FirstSeeding:

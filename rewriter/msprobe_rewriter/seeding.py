@@ -108,6 +108,7 @@ class FileSeeding:
     definitions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)  # of local_calls' functions
     assigned_attributes: frozenset[str] = frozenset()  # attribute names the file assigns to (`args.seed = ...`)
     tree: ast.Module | None = None  # the file's, for the options its dataclasses declare
+    library_defaults: dict[str, object] = field(default_factory=dict)  # of the library arguments it reads
     spawned: list[tuple[ast.Call, str]] = field(default_factory=list)  # (mp.spawn call, the file's function it starts)
     _lookup: conditions.Lookup | None = None
     _skipped: dict[str, ast.expr | None] = field(default_factory=dict)  # function -> what skips all its calls
@@ -125,7 +126,8 @@ class FileSeeding:
         if self._lookup is None:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
             configs = conditions.dataclass_defaults(ast.Module(body=self.config_classes(), type_ignores=[]))
-            defaults = {**configs, **conditions.option_defaults(self.tree, [*self.calls, *self.helper_options()])}
+            defaults = {**self.library_defaults, **configs,
+                        **conditions.option_defaults(self.tree, [*self.calls, *self.helper_options()])}
             for dest in self.assigned_attributes & defaults.keys():
                 defaults[dest] = conditions.UNKNOWN
             if any(conditions.overlays_options(call) for call in self.calls):
@@ -358,6 +360,8 @@ def _analyse(ctx: FileContext) -> FileSeeding:
                           trains_elsewhere, option_helpers, config_classes)
     seeding.local_calls = _local_calls(nodes, defined, ctx.tree)
     seeding.tree = ctx.tree
+    if any(ctx.imports.imports_root(root) for root in catalogue.HF_ARGUMENT_ROOTS):
+        seeding.library_defaults = catalogue.HF_ARGUMENT_DEFAULTS
     seeding.assigned_attributes = frozenset(  # of objects, not of modules (`torch.backends.cuda.matmul.allow_tf32`)
         target.attr for node, _, _ in nodes if isinstance(node, ast.Assign) for target in node.targets
         if isinstance(target, ast.Attribute) and ctx.qualname(target.value) is None)

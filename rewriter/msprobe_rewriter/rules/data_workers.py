@@ -97,7 +97,9 @@ class DataWorkers(FollowsValues, Rule):
                "give each loader without one a `worker_init_fn`) no `DataLoader` finding. Hugging Face's Trainer "
                "builds its loaders itself, with a `worker_init_fn`: `dataloader_num_workers` is not flagged. "
                "`deepspeed.initialize(training_data=...)` is: DeepSpeed's loader runs 2 workers per device without a "
-               "`generator=`, unless the data is such a torchvision dataset.")
+               "`generator=`, unless the data is such a torchvision dataset. A worker count that is 0 with the "
+               "default arguments (an option's, or a Hugging Face trainer's `self.args.dataloader_num_workers`: "
+               "TrainingArguments' default, as in trl's reference log-prob loaders) is reported as info.")
     why = ("Each PyTorch worker seeds torch and `random` with `base_seed + worker_id`, and numpy with a seed "
            "derived from both, where the base seed is drawn, as the workers start, from the loader's `generator`, "
            "or from the global torch generator when none is given. "
@@ -280,6 +282,12 @@ class Loader:
                 "parser.add_argument(\"--dataloader_num_workers\", type=int, default=0)\nargs = parser.parse_args()\n"
                 "loader = DataLoader(range(8), shuffle=False, num_workers=args.dataloader_num_workers)\n",
                 lines=(8,), severity="info"),
+        # a Hugging Face trainer's `self.args.dataloader_num_workers`: TrainingArguments' default is 0 (trl's
+        # reference log-prob passes in its DPO and KTO trainers)
+        Invalid("from torch.utils.data import DataLoader\nfrom transformers import Trainer\n\n\n"
+                "class RefTrainer(Trainer):\n    def reference_logps(self, dataset):\n"
+                "        params = {'batch_size': 8, 'num_workers': self.args.dataloader_num_workers, 'shuffle': False}\n"
+                "        return DataLoader(dataset, **params)\n", lines=(8,), severity="info"),
         # DeepSpeed builds the loader, over a dataset that may draw.
         Invalid("""\
 import deepspeed

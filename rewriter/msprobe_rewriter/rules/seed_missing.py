@@ -1519,16 +1519,15 @@ if __name__ == "__main__":
         lora = late.random_lora(adapter, first) if adapter is not None \
             and ctx.call_qualname(first) in catalogue.TRL_PEFT_BEFORE_SEED else None
         if lora is not None:
-            self._report_one(first, "model", " (the LoRA matrices of its `peft_config=`)", first, True, *lora,
+            self._report_one(first, "model", " (the LoRA matrices of its `peft_config=`)", first, True, lora,
                              seeder_text="Trainer.__init__")
         elif guarded is not None:
             self._report_one(*guarded)
 
     def _report_one(self, call: ast.Call, kind: str, via: str, seeder: ast.AST, trainer: bool,
-                    guards: list[Guard] = (), switch: ast.expr | None = None, seeder_text: str | None = None) -> None:
-        """Report a late call; one under `if` branches, or made only when a `switch` off by default is on (trl's
-        `model_args.use_peft`), names their condition, at the info level when it is off with the default
-        arguments, as a warning when that is unknown."""
+                    guards: list[Guard] = (), seeder_text: str | None = None) -> None:
+        """Report a late call; one under `if` branches names their condition, at the info level when it is off
+        with the default arguments, as a warning when that is unknown."""
         composer = trainer and self.ctx.call_qualname(seeder) in catalogue.COMPOSER_TRAINERS  # no `model_init=`
         fix = COMPOSER_SEED_FIRST if composer else SEED_FIRST + " it" if trainer else SEED_EARLIER
         if kind == "model" and trainer and not composer and seeder is not call:
@@ -1536,7 +1535,7 @@ if __name__ == "__main__":
         text = LATE_MODEL if kind == "model" else DRAWN_SEED if kind == "seed" else LATE_DRAW
         message = text.format(call=condition_text(call.func), via=via, line=seeder.lineno,
                               seeder=seeder_text or code_text(seeder), fix=fix)
-        off = switch or next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None)
+        off = next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None)
         unknown = [guard for guard in guards if truth(guard[0], seeding.analyse(self.ctx).lookup) is None]
         if off is not None:
             self.report(call, f"{message} (only when `{condition_text(off)}`: off with the default arguments)",

@@ -122,7 +122,7 @@ class SeedMissing(Rule):
                "`from_pretrained`, a tokenizer or `load_dataset` draws nothing. A TRL trainer given a random-init "
                "LoRA `peft_config=` (SFT, DPO, KTO, GRPO, RLOO, ..., and their subclasses such as GOLD; not "
                "`RewardTrainer`, which seeds first) is itself reported when it is the first seeding: it adds the LoRA "
-               "matrices before `Trainer.__init__` seeds; a config made only under an `if` (`if args.use_lora:`), "
+               "matrices before its `__init__` seeds (through `Trainer.__init__`; PPO's with `torch.manual_seed`); a config made only under an `if` (`if args.use_lora:`), "
                "or trl's `get_peft_config(model_args)` (a LoraConfig only with `--use_peft`), names that condition. "
                "A module-level `trainer.train()` of a Hugging Face trainer or "
                "`trainer.fit(...)` of a Lightning or Composer one makes a file an entry script, as a main guard does. A script that "
@@ -1520,7 +1520,7 @@ if __name__ == "__main__":
             and ctx.call_qualname(first) in catalogue.TRL_PEFT_BEFORE_SEED else None
         if lora is not None:
             self._report_one(first, "model", " (the LoRA matrices of its `peft_config=`)", first, True, lora,
-                             seeder_text="Trainer.__init__")
+                             seeder_text=f"{condition_text(first.func)}.__init__")  # PPO's: torch.manual_seed
         elif guarded is not None:
             self._report_one(*guarded)
 

@@ -64,13 +64,14 @@ VALID_ADJECTIVE = re.compile(r"(?:^|_)valid_(?!(?:loader|dataloader|data|dataset
 
 # Scripts named for evaluation, inference or export (`eval_linear.py`, `test.py`, `validate.py`, `infer.py`,
 # `predict.py`), also by a later word of the name (mindrlhf's `reward_eval.py` and `reward_infer.py`, open_clip's
-# `genlip_zeroshot.py`, `utils_test.py`, a model zoo's `export.py` and `onnx_export.py`, which only export a model)
-# when no word of it says it trains (a test module aside): not `train_eval.py`, `evaluate_and_train.py`,
-# `lora_finetune_eval.py`, nor mindformers' `multi_token_prediction.py` (a training loss: `prediction` counts first only).
-_EVAL_WORDS = r"eval|evaluate|evaluation|validate|validation|val|test|testing|inference|infer|predict"
+# `genlip_zeroshot.py`) or its last (`utils_test.py`, a model zoo's `export.py` and `onnx_export.py`, which only export
+# a model) when no word of it says it trains (a test module aside): not `train_eval.py`, `evaluate_and_train.py`,
+# `lora_finetune_eval.py`. `val`, `validation` and `prediction` count first only: later they name the split a training
+# config evaluates on (InternImage's `dino_..._lvis_val_ss.py`) or a training loss (`multi_token_prediction.py`).
+_EVAL_WORDS = r"eval|evaluate|evaluation|validate|inference|infer|predict|zeroshot|zero_shot"
 EVAL_FILE = re.compile(r"(?:test|testing)(?:_|$)"  # a test module, also one of training code (`test_train.py`)
                        r"|(?!.*(?:^|_)(?:train|training|fit|finetune|pretrain)(?:_|$))"
-                       rf"(?:prediction(?:_|$)|(?:.*_)?(?:(?:{_EVAL_WORDS}|zeroshot|zero_shot)(?:_|$)|export$))",
+                       rf"(?:(?:validation|val|prediction)(?:_|$)|(?:.*_)?(?:(?:{_EVAL_WORDS})(?:_|$)|(?:test|export)$))",
                        re.IGNORECASE)
 
 

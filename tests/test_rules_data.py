@@ -1628,3 +1628,18 @@ def test_random_augment_synthetic_dataset_is_named_so():
     ((line, _, message),) = lint("random-augment", code)
     assert line == 7 and message.startswith("`__getitem__` of `SyntheticAudioDataset` draws `torch.randn` for every "
                                             "sample: the synthetic data it makes up changes every epoch")
+
+
+@pytest.mark.parametrize(("seeding", "state"), [
+    ("", "which this script never seeds, so the split changes on every run"),  # trl's examples/datasets scripts
+    ("    set_seed(0)\n", "so anything else that draws from NumPy changes the split"),
+    ("", "which this script seeds only after it (`SFTTrainer(...)`, line 9)"),  # a trainer built after the split
+])
+def test_hf_split_says_what_numpy_holds_in_an_entry_script(seeding, state):
+    """trl's sft_tiny_aya_tool_calling.py splits before its trainer seeds; its examples/datasets scripts never
+    seed: the split then changes on every run, whatever else draws from NumPy."""
+    trainer = "    SFTTrainer(model='m', train_dataset=d['train']).train()\n" if "SFTTrainer" in state else ""
+    code = (HF + "from transformers import set_seed\nfrom trl import SFTTrainer\n\n\nif __name__ == '__main__':\n"
+            + seeding + "    d = load_dataset('x')['train'].train_test_split(0.5)\n" + trainer)
+    ((_, _, message),) = lint("data-shuffle", code)
+    assert state in message

@@ -1214,3 +1214,37 @@ def test_sampling_with_transformers_generate_needs_a_seed(project, temperature, 
     sampled answers are what is scored), whatever loads the model (LLaVA's `load_pretrained_model`)."""
     write(project, {"eval.py": GENERATE_SCRIPT.format(temperature=temperature, sampling=sampling)})
     assert lint(project / "eval.py", "seed-missing") == expected
+
+
+LLAVA_TRAINER = """
+import transformers
+from torch.utils.data import RandomSampler
+
+
+class LLaVATrainer(transformers.Trainer):
+    def _get_train_sampler(self):
+        if self.args.group_by_modality_length:
+            return RandomSampler(self.train_dataset)
+        return super()._get_train_sampler()
+"""
+LLAVA_TRAIN = """
+from dataclasses import dataclass, field
+
+import transformers
+from llava_trainer import LLaVATrainer
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    group_by_modality_length: bool = field(default={default})
+"""
+
+
+@pytest.mark.parametrize(("default", "expected"), [("False", "info"), ("True", "warning")])
+def test_a_trainers_options_come_from_the_training_arguments_of_the_files_importing_it(project, default, expected):
+    """LLaVA's llava_trainer.py reads `self.args.group_by_modality_length`, a field its importer train.py declares
+    (False by default): the sampler under it is info there."""
+    write(project, {"llava_trainer.py": LLAVA_TRAINER, "train.py": LLAVA_TRAIN.format(default=default)})
+    path = project / "llava_trainer.py"
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
+    assert [(f.line, f.severity) for f in result.findings] == [(9, expected)]

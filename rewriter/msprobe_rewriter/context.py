@@ -737,7 +737,8 @@ def switch_guard(node: ast.AST, ancestors: list[ast.AST]) -> tuple[ast.expr, boo
             if not isinstance(parent, ast.If):
                 return None
             branch, wanted = (parent.body, True) if child in parent.body else (parent.orelse, False)
-            simple = all(isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)) for s in branch)
+            simple = all(isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return))
+                         for s in branch)
             return (parent.test, wanted) if simple and len(branch) <= MAX_GUARDED else None
     return None
 

@@ -17,6 +17,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, pinning, project
@@ -354,7 +355,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
                        if isinstance(arg, ast.arg) and isinstance(arg.annotation, ast.Name)]
         found = {id(cls): cls for _, name, module in project.reached(annotations, local, defined, folder)
                  if (cls := module.classes.get(name)) is not None}
-        return list(found.values())
+        return list(found.values()) + _importers_training_arguments(ctx)
 
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere, option_helpers, config_classes)
@@ -444,6 +445,21 @@ def _by_name(call: ast.Call, lookup: conditions.Lookup) -> Summary:
     if summary.deterministic and all(conditions.truth(switch, lookup) is False for switch in switches):
         return replace(summary, deterministic=False)
     return summary
+
+
+def _importers_training_arguments(ctx: FileContext) -> list[ast.ClassDef]:
+    """For a module defining a Hugging Face trainer subclass (LLaVA's llava_trainer.py, whose `self.args` holds
+    the training arguments), the project's `TrainingArguments` subclasses in the files importing it (LLaVA's
+    train.py declares `group_by_modality_length: bool = False`): their fields are the trainer's options."""
+    if not any(ctx.imports.bindings.get(node.name) in catalogue.HF_TRAINERS
+               for node in ctx.tree.body if isinstance(node, ast.ClassDef)):
+        return []
+    found = []
+    for path in project.importers(ctx.path):
+        module = project.load(Path(path))
+        found += [cls for cls in module.classes.values() if any(
+            module.imports.resolve_any(base) in catalogue.HF_TRAINING_ARGUMENTS for base in cls.bases)] if module else []
+    return found
 
 
 def _handed_over(calls: list[tuple[ast.Call, str | None]], local: project.LocalImports,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project
+from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, seeding
 from msprobe_rewriter.call_defaults import default_elsewhere
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
@@ -17,6 +17,7 @@ from msprobe_rewriter.context import (
     keyword,
 )
 from msprobe_rewriter.imports import ImportTracker
+from msprobe_rewriter.late_seeding import code_text
 from msprobe_rewriter.pipeline import PipelineValues
 from msprobe_rewriter.rules.base import Invalid, Report, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues
@@ -49,11 +50,14 @@ PIPELINE_SEEDED_NOTE = (" (`{call}` before it seeds the data pipeline: the order
 SUBSET_ADVICE = ("pass its indices in order instead (`sampler=list(indices)`: any sequence of indices is a "
                  "sampler), or give it a seeded `generator=`,")
 HF_SHUFFLE_MESSAGE = ("Hugging Face `datasets`' `shuffle()` {unseeded} takes its seed from NumPy's global "
-                      "generator (a streamed dataset's from fresh entropy), so anything else that draws from NumPy "
-                      "changes the order: pass `seed=` or drop the shuffle while debugging")
+                      "generator (a streamed dataset's from fresh entropy){state}: pass `seed=` or drop the shuffle "
+                      "while debugging")
 HF_SPLIT_MESSAGE = ("Hugging Face `datasets`' `train_test_split` {unseeded} shuffles, seeded from NumPy's global "
-                    "generator, so anything else that draws from NumPy changes the split: pass `seed=` "
-                    "(or `shuffle=False`) while debugging")
+                    "generator{state}: pass `seed=` (or `shuffle=False`) while debugging")
+# What NumPy's global generator holds there: seeded before (or unknown), never seeded by the script, seeded after.
+NUMPY_DRAWN = ", so anything else that draws from NumPy changes the {what}"
+NUMPY_UNSEEDED = ", which this script never seeds, so the {what} changes on every run"
+NUMPY_SEEDED_LATER = ", which this script seeds only after it (`{seeder}`, line {line}), so the {what} changes on every run"
 UNSEEDED = "without `seed=`"
 # `seed=args.seed` with `--seed` defaulting to None: datasets then draws the seed from NumPy's global state.
 SEED_NONE = "with `seed={seed}`, None with the default arguments,"
@@ -207,6 +211,26 @@ def make(dataset, cfg, sampler):
         "    return ds.GeneratorDataset(metaloader, column_names=[\"img\"], shuffle=True)\n",
     )
     invalid = (
+        # LLaVA's `_get_train_sampler`: its sampler only when `group_by_modality_length`, a training argument that is
+        # False by default: info, naming it
+        Invalid("""\
+from dataclasses import dataclass
+
+import transformers
+from torch.utils.data import RandomSampler
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    group_by_modality_length: bool = False
+
+
+class LLaVATrainer(transformers.Trainer):
+    def _get_train_sampler(self):
+        if self.args.group_by_modality_length:
+            return RandomSampler(self.train_dataset)
+        return super()._get_train_sampler()
+""", lines=(15,), severity="info"),
         # `shuffle=` from a parameter that defaults to False (no call of the file passes another value), or from an
         # option that defaults to False: information, naming it.
         Invalid("""\
@@ -437,6 +461,9 @@ def make(dataset, cfg):
         # Hugging Face shuffles and splits given `seed=` an expression (`args.seed`), read with the default
         # arguments in `finish`: (where, the method, the seed, the function around the call)
         self.by_seed: list[tuple[Site, str, ast.expr, ast.AST | None]] = []
+        # Hugging Face shuffles and splits, reported in `finish`: (where, the method, how unseeded, the function,
+        # the `shuffle=` expression it rests on)
+        self.hf_found: list[tuple[Site, str, str, ast.AST | None, tuple | None]] = []
 
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         super().visit_Assign(node)
@@ -510,6 +537,17 @@ def make(dataset, cfg):
         nanotron's `get_sampler(..., shuffle=False)`; an option that defaults to false) makes its finding
         information, naming it. A method of a module other files import is called from anywhere (a base class's
         `self.get_dataloader(..., shuffle=True)`, a registry's config): its parameters are not known."""
+        for site, method, seed, function in self.by_seed:
+            if opt_in.switch_default(self.ctx, seed, function, callers_elsewhere=True) is None:
+                self._switch = None
+                self._report_hf(site, method, SEED_NONE.format(seed=condition_text(seed, 30)), function)
+        for site, method, unseeded, function, switch in self.hf_found:
+            self._switch = switch  # a `shuffle=` expression: settled below
+            split = method == "train_test_split"  # msprobe-instrument drops a shuffle, not a split
+            state = self._numpy_state(site.node, function).format(what="split" if split else "order")
+            message = HF_SPLIT_MESSAGE if split else HF_SHUFFLE_MESSAGE
+            self.report(site, message.format(unseeded=unseeded, state=state), fixable=not split)
+        self._switch = None
         for report, (value, none_shuffles, function) in self.by_option:
             default = opt_in.switch_default(self.ctx, value, function, callers_elsewhere=False)
             if default is not conditions.UNKNOWN and isinstance(function, FUNCTION_TYPES):
@@ -517,10 +555,21 @@ def make(dataset, cfg):
             if default is not conditions.UNKNOWN and not (default or default is None and none_shuffles):
                 report.severity = "info"
                 report.message += OPT_IN.format(switch=condition_text(value))
-        self._switch = None
-        for site, method, seed, function in self.by_seed:
-            if opt_in.switch_default(self.ctx, seed, function, callers_elsewhere=True) is None:
-                self._report_hf(site, method, SEED_NONE.format(seed=condition_text(seed, 30)))
+
+    def _numpy_state(self, node: ast.AST, function: ast.AST | None) -> str:
+        """What NumPy's global generator holds where a Hugging Face shuffle draws its seed, in an entry script: never
+        seeded (examples/datasets scripts), or seeded only later in the same function (a trainer built after
+        the split: trl's sft_tiny_aya_tool_calling.py); else what else draws from it moves it."""
+        if not self.ctx.is_entry_script():
+            return NUMPY_DRAWN
+        seeders = [effect for effect in seeding.analyse(self.ctx).effects if "numpy" in effect.summary.families]
+        if not seeders:
+            return NUMPY_UNSEEDED
+        first = seeders[0].node
+        if all(effect.function == getattr(function, "name", None) and (effect.node.lineno, effect.node.col_offset)
+               > (node.lineno, node.col_offset) for effect in seeders):
+            return NUMPY_SEEDED_LATER.format(seeder=code_text(first), line=first.lineno, what="{what}")
+        return NUMPY_DRAWN
 
     def _pipeline_seeding(self, node: ast.Call) -> ast.Call | None:
         """The last statement `mindspore.dataset.config.set_seed(seed)` (or `mindspore.set_seed`) that runs before
@@ -624,7 +673,7 @@ def make(dataset, cfg):
         if library == LIBRARY_DATASETS and self._hf_shuffles(node, func.attr):
             seeds = self._hf_seeds(node, func.attr)
             if not seeds:
-                self._report_hf(self.ctx.site(node), func.attr, UNSEEDED)
+                self._report_hf(self.ctx.site(node), func.attr, UNSEEDED, self.ctx.current_def())
             elif len(seeds) == 1 and seeds[0] is not UNKNOWN and constant(seeds[0]) is NOT_CONSTANT:
                 function = next((n for n in reversed(self.ctx.ancestors) if isinstance(n, FUNCTION_TYPES)), None)
                 self.by_seed.append((self.ctx.site(node), func.attr, seeds[0], function))
@@ -644,10 +693,8 @@ def make(dataset, cfg):
         values = [self.data.keyword(node, name, position) for position, name in catalogue.UNSEEDED_SPLITS[method][0]]
         return [value for value in values if value is UNKNOWN or value is not None and constant(value) is not None]
 
-    def _report_hf(self, site: Site, method: str, unseeded: str) -> None:
-        split = method == "train_test_split"  # msprobe-instrument drops a shuffle, not a split
-        message = HF_SPLIT_MESSAGE if split else HF_SHUFFLE_MESSAGE
-        self.report(site, message.format(unseeded=unseeded), fixable=not split)
+    def _report_hf(self, site: Site, method: str, unseeded: str, function: ast.AST | None) -> None:
+        self.hf_found.append((site, method, unseeded, function, self._switch))
 
     def _given(self, node: ast.Call, name: str, position: int | None = None) -> bool:
         """Whether an argument other than None is given (or may be, in `**kwargs`)."""

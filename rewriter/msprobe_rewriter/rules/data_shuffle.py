@@ -98,9 +98,9 @@ class DataShuffle(FollowsValues, Rule):
                "`load_dataset`, `Dataset.from_...` or their methods. A torch `DistributedSampler` given a "
                "constant `num_replicas=` is information: its order, drawn from `seed` + epoch, no longer depends on the world "
                "size and repeats in every run (torchtune's `num_replicas=1, rank=0`), and so is a MindSpore dataset "
-               "made after a statement `mindspore.dataset.config.set_seed(...)` (or `mindspore.set_seed`) earlier in "
-               "the same function, in its block or one around it (mindrlhf's PPOTrainer): the pipeline's seed "
-               "repeats its order in every run. A class the file derives from `DataLoader` "
+               "made after a statement `mindspore.dataset.config.set_seed(n)` (or `mindspore.set_seed(n)`) with a "
+               "literal seed earlier in the same function, in its block or one around it (mindrlhf's PPOTrainer): "
+               "the pipeline's seed repeats its order in every run. A class the file derives from `DataLoader` "
                "or `DistributedSampler` (yolov5's `InfiniteDataLoader`), or imports from a project module that "
                "derives it (through at most three files), counts as its base, and so does a name, or a `self` "
                "attribute within its class, every assignment binds to such classes (`loader = DataLoader if w "
@@ -364,13 +364,14 @@ def train(args, net, trainset):
         Invalid("import mindspore.dataset as ds\n\ntrain = ds.ImageFolderDataset(\"train/\", sampler=None)\n",
                 lines=(3,)),
         # mindrlhf's PPOTrainer seeds the data pipeline just before: the order repeats on every run (a seeding in
-        # another branch, or after the dataset is made, does not count)
+        # another branch, after the dataset is made, or with a seed that is no literal does not count)
         Invalid("import mindspore\nfrom mindspore.dataset import MindDataset\n\n\ndef prompts(path):\n"
                 "    if path is not None:\n        mindspore.dataset.config.set_seed(2023)\n"
                 "        return MindDataset(path).project(columns=[\"prompt_ids\"])\n", lines=(8,), severity="info"),
-        Invalid("import mindspore\nfrom mindspore.dataset import MindDataset\n\n\ndef prompts(path, seeded):\n"
+        Invalid("import mindspore\nfrom mindspore.dataset import MindDataset\n\n\ndef prompts(path, seeded, rank):\n"
                 "    if seeded:\n        mindspore.set_seed(1)\n    else:\n        other = MindDataset(path)\n"
-                "    late = MindDataset(path)\n    mindspore.set_seed(1)\n    return other, late\n", lines=(9, 10)),
+                "    late = MindDataset(path)\n    mindspore.dataset.config.set_seed(1000 + rank)\n"
+                "    ranked = MindDataset(path)\n    return other, late, ranked\n", lines=(9, 10, 12)),
         # mindediting's factories: `sampler=None` by default and passed on (its training path passes `shuffle=True`)
         Invalid("import mindspore.dataset as ds\n\n\ndef create_div2k(source, shuffle=None, sampler=None):\n"
                 "    return ds.GeneratorDataset(source=source, column_names=[\"HR\"], sampler=sampler, shuffle=shuffle)\n",
@@ -574,7 +575,8 @@ def make(dataset, cfg):
     def _pipeline_seeding(self, node: ast.Call) -> ast.Call | None:
         """The last statement `mindspore.dataset.config.set_seed(seed)` (or `mindspore.set_seed`) that runs before
         `node` in the same function (or module code), in its block or a block around it (mindrlhf's PPOTrainer
-        seeds just before its `MindDataset`)."""
+        seeds just before its `MindDataset`), when its seed is a literal: mindyolo's `1236517205 + rank *
+        num_parallel_workers`, its worker count from the machine's CPU count, changes with the machine."""
         ancestors = self.ctx.ancestors
         for parent, child in zip(reversed(ancestors), reversed([*ancestors[1:], node]), strict=True):
             for block in (getattr(parent, name, None) for name in ("body", "orelse", "finalbody")):
@@ -582,7 +584,8 @@ def make(dataset, cfg):
                     for statement in reversed(block[:block.index(child)]):
                         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
                                 and self.ctx.call_qualname(statement.value) in catalogue.SEED_CALLS["mindspore-dataset"]:
-                            return statement.value
+                            seed = constant(argument(statement.value, 0, "seed"))
+                            return statement.value if isinstance(seed, int) and not isinstance(seed, bool) else None
             if isinstance(parent, (*FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
                 return None
         return None

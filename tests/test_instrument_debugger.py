@@ -51,11 +51,43 @@ def test_gradient_accumulation_wraps_the_loop_around_the_micro_steps():
     assert lines[lines.index("for micro in range(4):") + 1] == "model(x).sum().backward()"
 
 
-def test_conditional_step_is_noted():
-    _, notes = run(HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n"
-                          "for i, x in enumerate(loader):\n    model(x).sum().backward()\n    if i % 4 == 3:\n"
-                          "        opt.step()\n", "debugger")
-    assert any("only every few iterations" in note for note in notes)
+@pytest.mark.parametrize("step", [
+    "    model(x).sum().backward()\n    if (i + 1) % accum == 0:\n        opt.step()\n",
+    # MAE's and ConvNeXt's loss scaler, told when to update
+    "    loss_scaler(model(x).sum(), opt, update_grad=(i + 1) % accum == 0)\n",
+])
+def test_a_counted_step_steps_the_debugger_only_when_the_optimizer_steps(step):
+    """ConvNeXt's engine.py: `if (data_iter_step + 1) % update_freq == 0: optimizer.step()`: `finally` stops and steps
+    under the same condition, so the micro-batches of one update are one dump step (`start` again changes nothing
+    while the capture runs)."""
+    out, notes = run(HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n"
+                            "for i, x in enumerate(loader):\n" + step, "debugger")
+    assert "    finally:\n        if (i + 1) % accum == 0: debugger.stop(); debugger.step()\n" in out
+    assert not any("only every few iterations" in note for note in notes), notes
+
+
+def test_a_condition_the_loop_changes_is_not_evaluated_again():
+    """`if accum_step % n == 0:` on a counter the body advances reads differently in `finally`: the note stays."""
+    out, notes = run(HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\naccum_step = 0\n"
+                            "for x in loader:\n    model(x).sum().backward()\n    accum_step += 1\n"
+                            "    if accum_step % 4 == 0:\n        opt.step()\n", "debugger")
+    assert "    finally:\n        debugger.stop()\n        debugger.step()\n" in out
+    assert any("only every few iterations" in note for note in notes), notes
+
+
+def test_iterations_that_end_before_the_step_do_not_step_the_debugger():
+    """ConvNeXt skips the batches past `num_training_steps_per_epoch` after computing `step` (no call: `start` goes
+    after the check); open_clip's `_train_step_eager` returns None for a micro-batch it keeps for later, and the loop
+    ends that iteration: the `try` begins after that check, so only an iteration that stepped steps the debugger."""
+    code = (HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n\n\n"
+            "def train_step(x, kept):\n    kept.append(x)\n    if len(kept) < accum:\n        return None\n"
+            "    model(torch.cat(kept)).sum().backward()\n    opt.step()\n    return kept.clear()\n\n\n"
+            "for i, x in enumerate(loader):\n    step = i // accum\n    if step >= steps_per_epoch:\n        continue\n"
+            "    result = train_step(x, kept)\n    if result is None:\n        continue\n    log(result)\n")
+    out, _ = run(code, "debugger")
+    assert ("    if step >= steps_per_epoch:\n        continue\n    debugger.start(model=model)\n"
+            "    result = train_step(x, kept)\n    if result is None:\n        continue\n    try:\n        log(result)\n"
+            "    finally:\n        debugger.stop()\n        debugger.step()\n") in out
 
 
 def test_a_string_formatted_with_percent_is_no_condition():
@@ -68,10 +100,11 @@ def test_a_string_formatted_with_percent_is_no_condition():
 
 @pytest.mark.parametrize("step", [
     "    with accelerator.accumulate(model):\n        model(x).sum().backward()\n        opt.step()\n",
-    "    loss_scaler(model(x).sum(), opt, update_grad=(i + 1) % accum_iter == 0)\n",
+    "    loss_scaler(model(x).sum(), opt, update_grad=(i + 1) % accum_iter == 0 and ready())\n",
 ])
 def test_a_step_that_skips_between_updates_is_noted(step):
-    """accelerate's optimizer steps only when `accumulate` syncs; MAE's loss scaler only on `update_grad`."""
+    """accelerate's optimizer steps only when `accumulate` syncs; a loss scaler told by a call when to update: the
+    debugger cannot tell when, and steps per iteration."""
     _, notes = run(HEAD + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=1)\n"
                           "for i, x in enumerate(loader):\n" + step, "debugger")
     assert any("only every few iterations" in note for note in notes)
@@ -232,12 +265,25 @@ def test_every_way_out_of_an_iteration_stops_and_steps(monkeypatch):
     monkeypatch.setattr(msprobe_runtime.pytorch, "PrecisionDebugger", Recorder)
     Recorder.calls = []
     code = (HEAD + "class Opt:\n    def step(self):\n        pass\n\n\nopt = Opt()\n\ntry:\n"
-                   "    for i in range(10):\n        x = i\n        if x == 1:\n            continue\n        if i == 3:\n"
-                   "            raise KeyError(i)\n        opt.step()\nexcept KeyError:\n    pass\n"
+                   "    for i in range(10):\n        x = i\n        opt.step()\n        if x == 1:\n            continue\n"
+                   "        if i == 3:\n            raise KeyError(i)\nexcept KeyError:\n    pass\n"
                    "for i in range(10):\n    if i == 2:\n        break\n    opt.step()\n")
     out, _ = run(code, "debugger")
     exec(compile(out, "/project/train.py", "exec"), {"__file__": "/project/train.py", "__name__": "x"})
     assert Recorder.calls == ["init"] + ["start", "stop", "step"] * (4 + 3)
+
+
+def test_micro_batches_ended_before_the_step_take_no_step(monkeypatch):
+    """open_clip's legacy loop: `if ((i + 1) % accum_freq) > 0: continue` before the step ends a micro-batch; it
+    starts (or keeps) the capture but does not step it: one debugger step per optimizer step."""
+    monkeypatch.setattr(msprobe_runtime.pytorch, "PrecisionDebugger", Recorder)
+    Recorder.calls = []
+    code = (HEAD + "class Opt:\n    def step(self):\n        pass\n\n\nopt = Opt()\n"
+                   "for i in range(6):\n    x = float(i)\n    if (i + 1) % 2 > 0:\n        continue\n    opt.step()\n")
+    out, notes = run(code, "debugger")
+    exec(compile(out, "/project/train.py", "exec"), {"__file__": "/project/train.py", "__name__": "x"})
+    assert Recorder.calls == ["init"] + ["start", "start", "stop", "step"] * 3
+    assert not any("only every few iterations" in note for note in notes), notes
 
 
 def test_skipped_iterations_take_no_step(monkeypatch):
@@ -1276,16 +1322,21 @@ def test_a_strategy_handed_the_optimizer_steps_it():
     assert "debugger.step()" in lines
 
 
-@pytest.mark.parametrize("loop", [
-    # open_clip's legacy_train: a micro-batch that is not the last of its group ends the iteration
-    "for i, x in enumerate(loader):\n    model(x).sum().backward()\n    if accum > 1:\n"
-    "        if ((i + 1) % accum) > 0:\n            continue\n    opt.step()\n",
-    # DeepSpeed's pipeline example: a loop over micro-batches, the engine updating every few
-    "for micro_step in range(steps * gas):\n    model(next(it)).sum().backward()\n    opt.step()\n",
-], ids=["continue", "micro-batches"])
-def test_gradient_accumulation_by_continue_or_over_micro_batches_gets_the_note(loop):
+def test_gradient_accumulation_by_continue_steps_the_debugger_after_the_check():
+    """open_clip's legacy_train: a micro-batch that is not the last of its group ends the iteration before the step:
+    the `try` begins after that check, so such an iteration does not step the debugger (and needs no note)."""
     code = ("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-            + loop)
+            "for i, x in enumerate(loader):\n    model(x).sum().backward()\n    if accum > 1:\n"
+            "        if ((i + 1) % accum) > 0:\n            continue\n    opt.step()\n")
+    out, notes = run(code, "debugger")
+    assert "            continue\n    try:\n        opt.step()\n    finally:\n" in out
+    assert not any("only every few iterations" in note for note in notes), notes
+
+
+def test_gradient_accumulation_over_micro_batches_gets_the_note():
+    """DeepSpeed's pipeline example: a loop over micro-batches, the engine updating every few."""
+    code = ("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for micro_step in range(steps * gas):\n    model(next(it)).sum().backward()\n    opt.step()\n")
     _, notes = run(code, "debugger")
     assert any("the optimizer may update the weights only every few iterations here" in note for note in notes), notes
 

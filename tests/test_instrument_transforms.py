@@ -724,6 +724,15 @@ def test_data_code_in_a_project_module_the_run_leaves_out_is_noted(tmp_path):
     assert not any("left out" in note for note in instrument_text(main, ENTRY, only("seed"))[1])
 
 
+def test_code_of_a_project_module_the_script_never_reaches_is_not_counted(tmp_path):
+    """FastChat's train_mem.py calls `replace_llama_attn_with_flash_attn()` of llama2_flash_attn_monkey_patch.py,
+    whose device draws are in its self-test `test()`, which only that module's `__main__` block calls: not counted."""
+    (tmp_path / "data.py").write_text(DATA_MODULE + "\n\ndef test():\n    return DataLoader(range(4), shuffle=True)\n\n\n"
+                                      "if __name__ == \"__main__\":\n    test()\n    DataLoader(range(4), shuffle=True)\n")
+    notes = instrument_text(str(tmp_path / "main.py"), ENTRY, only("data-shuffle"))[1]
+    assert any("left out of this run" in note and "data.py (MSP301 x1)" in note for note in notes), notes
+
+
 def test_a_project_module_of_a_src_layout_package_is_noted(tmp_path):
     """lerobot's src/lerobot/scripts/lerobot_train.py imports `lerobot.transforms...`, src/lerobot/transforms/, as the
     installed package (pyproject.toml: `where = ["src"]`)."""
@@ -885,6 +894,50 @@ def test_seeding_through_a_project_helper_under_the_main_guard_is_noted(tmp_path
     out, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
     assert "if __name__ == '__main__':\n    seed_all(seed=1234" in strip(out)
     assert any("train.py:6: `train_from_yaml(...)` seeds again" in note for note in notes), notes
+
+
+@pytest.mark.parametrize("trainer", ["from transformers import Trainer", "from trl import SFTTrainer as Trainer"])
+def test_a_hugging_face_trainers_seed_is_kept_after_the_arguments_are_parsed(trainer):
+    """TRL's and LLaVA's scripts: `Trainer(args=training_args)` seeds with `training_args.seed`, readable right after
+    `HfArgumentParser(...).parse_args_into_dataclasses()`: seed_all goes there with it, as after `parse_args()`."""
+    code = (f"import torch\nfrom transformers import HfArgumentParser, TrainingArguments\n{trainer}\n\n\n"
+            "def train():\n    parser = HfArgumentParser((TrainingArguments,))\n"
+            "    (training_args,) = parser.parse_args_into_dataclasses()\n    model = torch.nn.Linear(2, 2)\n"
+            "    Trainer(model=model, args=training_args).train()\n\n\nif __name__ == \"__main__\":\n    train()\n")
+    out, notes = instrument_text("train.py", code, only("seed"))
+    assert ("(training_args,) = parser.parse_args_into_dataclasses()\n"
+            "    seed_all(seed=training_args.seed, mode=False, rm_dropout=True)\n") in strip(out)
+    assert not any("seeds again" in note for note in notes), notes
+
+
+@pytest.mark.parametrize("submit", ["    executor.submit(Trainer(args))\n", "    submit_jobs(Trainer, args)\n"])
+def test_a_submitit_job_is_seeded_where_it_runs(tmp_path, submit):
+    """ConvNeXt's run_with_submitit.py and dinov2's run/train/train.py only submit a job under `__main__`; submitit
+    runs `Trainer.__call__` in a fresh process: seed_all goes first there."""
+    (tmp_path / "main.py").write_text("import torch\n\n\ndef main(args):\n    model = torch.nn.Linear(2, 2)\n"
+                                      "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                                      "    for x in torch.randn(4, 8, 2):\n        model(x).sum().backward()\n"
+                                      "        opt.step()\n")
+    code = ("import submitit\nimport torch\nfrom main import main as train_main, parse_args\n\n\nclass Trainer:\n"
+            "    def __init__(self, args):\n        self.args = args\n\n    def __call__(self):\n"
+            "        train_main(self.args)\n\n\ndef main():\n    args = parse_args()\n"
+            "    executor = submitit.AutoExecutor(folder=args.job_dir)\n" + submit
+            + "\n\nif __name__ == \"__main__\":\n    main()\n")
+    out, notes = instrument_text(str(tmp_path / "run_with_submitit.py"), code, only("seed"))
+    assert ("    def __call__(self):\n        seed_all(seed=1234, mode=False, rm_dropout=True)\n"
+            "        train_main(self.args)\n") in strip(out)
+    assert "if __name__ == \"__main__\":\n    main()\n" in strip(out)
+    assert any("submitit runs `Trainer.__call__` in a process of its own" in note for note in notes), notes
+
+
+def test_a_trainer_seeding_torch_only_is_noted_so(tmp_path):
+    """trl's experimental PPOTrainer never runs `Trainer.__init__`: it seeds torch alone (`torch.manual_seed(args.seed)`),
+    so NumPy and `random` keep seed_all's seed; the note says which generators it seeds again."""
+    code = ("import torch\nfrom trl.experimental.ppo import PPOTrainer\n\n\nif __name__ == \"__main__\":\n"
+            "    PPOTrainer(args=make_args(), model=torch.nn.Linear(2, 2)).train()\n")
+    _, notes = instrument_text(str(tmp_path / "ppo.py"), code, only("seed"))
+    note = next(note for note in notes if "seeds again" in note)
+    assert "(torch's global generator and torch's accelerator generators)" in note, note
 
 
 def test_a_seed_openmmlab_draws_for_none_keeps_a_seed_given():

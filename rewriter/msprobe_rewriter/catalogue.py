@@ -190,6 +190,10 @@ SEEDING_LOADERS = frozenset({"hyperpyyaml.load_hyperpyyaml", "hyperpyyaml.core.l
 SEEDING_CLASSES: dict[str, tuple[int, str] | None] = {
     **dict.fromkeys(HF_TRAINERS), **dict.fromkeys(LIGHTNING_CLI, (6, "seed_everything_default")),
 }
+# Of those, the ones that seed torch's generators only: trl's experimental PPOTrainer never runs `Trainer.__init__`
+# (its one `super().__init__()` is its policy-and-value wrapper's) and calls `torch.manual_seed(args.seed)` itself, so
+# NumPy (its minibatch order, `np.random.permutation`) and `random` keep what they had (trl 2026, ppo_trainer.py).
+TORCH_SEEDING_CLASSES = frozenset({"trl.PPOTrainer"})
 # What draws before a Hugging Face Trainer seeds (seed-missing). transformers heads that a base checkpoint
 # lacks, so `from_pretrained` initialises them randomly (a classifier for `num_labels=`, a QA span head, a CTC
 # head); a causal or masked LM head is loaded (or tied), nothing is drawn.

@@ -77,6 +77,8 @@ def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, a
     if qualified in catalogue.SEEDING_CLASSES:
         switch = catalogue.SEEDING_CLASSES[qualified]  # off: `LightningCLI(seed_everything_default=False)`
         families = FAMILIES if switch is None or constant(argument(call, *switch)) is not False else frozenset()
+        if qualified in catalogue.TORCH_SEEDING_CLASSES:
+            families = TORCH_FAMILIES
     if qualified in catalogue.MMENGINE_RUNNERS:
         found.extend(_runner_randomness(keyword(call, "randomness")))
     if families:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from msprobe_rewriter import project
+from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.context import FUNCTION_TYPES
 from msprobe_rewriter.instrument.unit import Unit, shown_path
 from msprobe_rewriter.lint.engine import lint_source
@@ -39,10 +40,12 @@ def note_data_elsewhere(unit: Unit, would_change: Callable[[Path], bool]) -> Non
     if not rules or not unit.ctx.is_entry_script():
         return
     found = []
-    for path in _called_modules(unit):
+    for path, (module, names) in _called_modules(unit).items():
         if os.path.abspath(path) in unit.options.given or os.path.abspath(path) == os.path.abspath(unit.path):
             continue
-        findings = [finding for finding in lint_source(str(path), path.read_bytes(), rules).findings if finding.fixable]
+        unused = _unused_lines(module, names)
+        findings = [finding for finding in lint_source(str(path), path.read_bytes(), rules).findings
+                    if finding.fixable and not any(first <= finding.line <= last for first, last in unused)]
         if findings and would_change(path):
             counts = Counter(finding.code for finding in findings)
             found.append((path, ", ".join(f"{code} x{count}" for code, count in sorted(counts.items()))))
@@ -53,15 +56,16 @@ def note_data_elsewhere(unit: Unit, would_change: Callable[[Path], bool]) -> Non
                         f"this run: {where}: instrument them too (msprobe-instrument --write {unit.path} {files})")
 
 
-def _called_modules(unit: Unit) -> list[Path]:
+def _called_modules(unit: Unit) -> dict[Path, tuple[project.Module, set[str]]]:
     """The project modules whose functions or classes the file calls, and those these functions call in turn
-    (Swin's `data/__init__.py` `build_loader` hands over to `data/build.py`), HOPS deep, in the order reached; a
-    call of an item of a module's dict of its functions or classes calls them (DiT's `DiT_models[args.model](...)`)."""
+    (Swin's `data/__init__.py` `build_loader` hands over to `data/build.py`), HOPS deep, in the order reached, each
+    with the names of those called; a call of an item of a module's dict of its functions or classes calls them
+    (DiT's `DiT_models[args.model](...)`)."""
     tree = unit.tree
     defined = {node.name for node in ast.walk(tree) if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
     todo = [(tree, project.local_imports(project.import_statements(tree.body)), defined,
              project.file_folder(unit.path))]
-    modules: dict[Path, None] = {}
+    modules: dict[Path, tuple[project.Module, set[str]]] = {}
     for _ in range(HOPS):
         reached = []
         for scope, local, names, folder in todo:
@@ -78,9 +82,30 @@ def _called_modules(unit: Unit) -> list[Path]:
                 if module.path not in modules:
                     reached += [(member, module.local, {*module.functions, *module.classes}, module.path.parent)
                                 for member in members]
-                modules.setdefault(module.path)
+                modules.setdefault(module.path, (module, set()))[1].update(member.name for member in members)
         todo = reached
-    return list(modules)
+    return modules
+
+
+def _unused_lines(module: project.Module, called: set[str]) -> list[tuple[int, int]]:
+    """The line spans of a module that the functions and classes `called` never reach: its `__main__` block, and
+    the functions and classes of its own that neither they nor its module-level code name (FastChat's
+    llama2_flash_attn_monkey_patch.py: `test()`, which only that block calls); not a decorated one, which its
+    decorator may register (timm's `@register_model`, OpenMMLab's `@TRANSFORMS.register_module()`)."""
+    body = module.tree.body
+    guards = [node for node in body if isinstance(node, ast.If) and is_main_guard(node.test)]
+    members = {node.name: node for node in body if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
+    rest = [node for node in body if node not in guards and node not in members.values()]
+    live: set[str] = set()
+    todo = [*called, *(name.id for node in rest for name in ast.walk(node) if isinstance(name, ast.Name)),
+            *(name for name, node in members.items() if node.decorator_list)]
+    while todo:
+        name = todo.pop()
+        if name in members and name not in live:
+            live.add(name)
+            todo += [node.id for node in ast.walk(members[name]) if isinstance(node, ast.Name)]
+    return [(node.lineno, node.end_lineno) for node in [*guards, *(node for name, node in members.items()
+                                                                   if name not in live)]]
 
 
 def _members(module: project.Module, name: str, dict_only: bool) -> list[ast.AST] | None:

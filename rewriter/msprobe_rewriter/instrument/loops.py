@@ -146,7 +146,7 @@ class _Collector:
         if ctx.is_optimizer_step(call):  # also a step told whether to update: MAE's `update_grad=(i + 1) % n == 0`
             loop = _step_loop(call, ctx.enclosing_loops())
             conditional = _conditional(ctx.ancestors, loop)
-            conditional = conditional or any(_counts(keyword.value) for keyword in call.keywords)
+            conditional = conditional or any(counts(keyword.value) for keyword in call.keywords)
             self.steps.append(_Step(call, loop, function, conditional))
         elif (trainer := self._trainer(call)) is not None:
             self.trains.append((call, function, *trainer))
@@ -269,7 +269,7 @@ def _conditional(ancestors: list[ast.AST], loop: ast.AST | None) -> bool:
     `if` that skips the rest of the iteration (open_clip's `if ((i + 1) % args.accum_freq) > 0: continue`); or in a
     loop over micro-batches (DeepSpeed's `for micro_step in range(steps * engine.gradient_accumulation_steps())`,
     whose `engine.step()` updates every few of them)."""
-    if isinstance(loop, (ast.For, ast.AsyncFor)) and (_counts(loop.iter) or any(
+    if isinstance(loop, (ast.For, ast.AsyncFor)) and (counts(loop.iter) or any(
             isinstance(node, ast.Name) and "micro" in node.id.lower() for node in ast.walk(loop.target))):
         return True
     below = None
@@ -278,9 +278,9 @@ def _conditional(ancestors: list[ast.AST], loop: ast.AST | None) -> bool:
             return _skips_before(loop, below)
         if node is loop or isinstance(node, SCOPE_TYPES):
             return False
-        if isinstance(node, ast.If) and _counts(node.test):
+        if isinstance(node, ast.If) and counts(node.test):
             return True
-        if isinstance(node, (ast.With, ast.AsyncWith)) and any(_counts(item.context_expr) for item in node.items):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(counts(item.context_expr) for item in node.items):
             return True
         below = node
     return False
@@ -291,7 +291,7 @@ def _skips_before(loop: ast.AST, statement: ast.AST) -> bool:
     (`continue`), also inside another `if` (not in a nested loop or function)."""
     body = loop.body
     earlier = body[:body.index(statement)] if statement in body else []
-    return any(isinstance(node, ast.If) and _counts(node.test)
+    return any(isinstance(node, ast.If) and counts(node.test)
                and any(isinstance(inner, ast.Continue) for inner in same_loop(node.body)) for node in same_loop(earlier))
 
 
@@ -305,7 +305,7 @@ def same_loop(statements: list[ast.stmt]) -> Iterator[ast.stmt]:
             todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
 
 
-def _counts(test: ast.expr) -> bool:
+def counts(test: ast.expr) -> bool:
     """Whether `test` counts iterations: a remainder (not `"step-%d" % i`, a string's formatting), or a name
     that mentions accumulation."""
     for node in ast.walk(test):

@@ -38,10 +38,14 @@ MARK = "\f\f"
 MARKED = re.compile(r"^([ \t\f]*?)\f\f([ \t]*)\f\f")
 
 
-def wrap_loop(name: str, default_indent: str, skips: int = 0, after: int = 0):
+def wrap_loop(name: str, default_indent: str, skips: int = 0, after: int = 0, unguarded: int = 0,
+              condition: str | None = None):
     """A rewrite of a loop whose body holds `name.start(...)` after its first `skips` statements (the
     iterations it skips, `if step < resume_step: continue`, are not captured): what follows goes into
-    try/finally, but for the last `after` statements (work between steps: validation, checkpointing).
+    try/finally, but for the last `after` statements (work between steps: validation, checkpointing) and the
+    first `unguarded` (the micro-batches they end with `continue` take no step: `start` again leaves the capture
+    running); with `condition`, the one the optimizer steps under (`(i + 1) % update_freq == 0`), `finally` stops
+    and steps only then, so that the micro-batches of one update are one step of the debugger's.
 
     The try body is rendered with its indentation between two `MARK`s, so `split` can tell exactly
     which lines libcst indented (statements, continuation lines, comments) and which it did not (the
@@ -51,12 +55,19 @@ def wrap_loop(name: str, default_indent: str, skips: int = 0, after: int = 0):
     def rewrite(loop: cst.For | cst.While) -> cst.For | cst.While:
         block = loop.body
         indent = block.indent if block.indent is not None else default_indent
-        finalbody = cst.Finally(body=cst.IndentedBlock(body=[_line(f"{name}.stop()"), _line(f"{name}.step()")],
-                                                       header=_comment(), indent=block.indent))
-        end = len(block.body) - after
-        guarded = cst.Try(body=cst.IndentedBlock(body=list(block.body[skips + 1:end]), header=_comment(),
-                                                 indent=MARK + indent + MARK), finalbody=finalbody)
-        return loop.with_changes(body=block.with_changes(body=[*block.body[:skips + 1], guarded, *block.body[end:]]))
+        steps = [_line(f"{name}.stop()"), _line(f"{name}.step()")]
+        if condition is not None:
+            guard = cst.ensure_type(cst.parse_statement(f"if {condition}: {name}.stop(); {name}.step()\n"), cst.If)
+            steps = [guard.with_changes(body=guard.body.with_changes(trailing_whitespace=_comment()))]
+        finalbody = cst.Finally(body=cst.IndentedBlock(body=steps, header=_comment(), indent=block.indent))
+        end, begin = len(block.body) - after, skips + 1 + unguarded
+        statements = list(block.body[begin:end])
+        above = []  # the blank lines and comments above a first statement that follows others go above `try:`
+        if unguarded and statements and isinstance(statements[0], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            above, statements[0] = statements[0].leading_lines, statements[0].with_changes(leading_lines=[])
+        guarded = cst.Try(body=cst.IndentedBlock(body=statements, header=_comment(), indent=MARK + indent + MARK),
+                          finalbody=finalbody, leading_lines=above)
+        return loop.with_changes(body=block.with_changes(body=[*block.body[:begin], guarded, *block.body[end:]]))
 
     return rewrite
 
@@ -122,11 +133,13 @@ def _wrappers(tree: ast.Module, found: dict[int, markers.Marker], lines: list[st
 
 def _check(node: ast.Try, found: dict[int, markers.Marker], lines: list[str]) -> None:
     """Raise MarkerError unless the wrapper is exactly as the tool wrote it."""
-    if node.handlers or node.orelse or len(node.finalbody) != 2:
+    final = node.finalbody
+    if node.handlers or node.orelse or len(final) != 2 and not (
+            len(final) == 1 and isinstance(final[0], ast.If) and len(final[0].body) == 2 and not final[0].orelse):
         raise markers.MarkerError(node.lineno, "the try/finally the tool wrote around this loop body was changed")
-    finally_line = node.finalbody[0].lineno - 1
-    rows = [node.lineno, finally_line] + [s.lineno for s in node.finalbody]
-    if any(s.end_lineno != s.lineno for s in node.finalbody):
+    finally_line = final[0].lineno - 1
+    rows = [node.lineno, finally_line] + [s.lineno for s in final]
+    if any(s.end_lineno != s.lineno for s in final):
         raise markers.MarkerError(node.finalbody[0].lineno, "the tool's `finally:` block was changed")
     for row in rows:
         marker = found.get(row)

@@ -79,11 +79,18 @@ class Debugger(Transform):
         "module a `for param in fc.parameters():` around it runs over); with gradient accumulation it is the loop around the "
         "micro-steps, with epoch and batch loops the batch loop (also when the function holding the batch loop steps once "
         "more after it, flushing what it accumulated; a function stepping once per call, with a counted loop inside "
-        "that steps too, PyG's ARGVA stepping its discriminator 5 times, is one step of the loop calling it). Where the "
-        "loop steps the optimizer only every few iterations (under an `if` that counts, after one that ends the iteration "
-        "with `continue`, as open_clip's `if ((i + 1) % args.accum_freq) > 0: continue`, or in a loop over micro-batches, "
-        "`for micro_step in range(steps * engine.gradient_accumulation_steps())`) a note says the debugger steps once per "
-        "iteration. The model passed to `start` is the one whose "
+        "that steps too, PyG's ARGVA stepping its discriminator 5 times, is one step of the loop calling it). The debugger "
+        "steps where the optimizer does, so that the micro-batches of one update are one dump step (`start` again "
+        "while it captures changes nothing): under an `if` that counts, or told by a switch when to update "
+        "(ConvNeXt's `if (data_iter_step + 1) % update_freq == 0: optimizer.step()`, MAE's `loss_scaler(..., "
+        "update_grad=(i + 1) % accum_iter == 0)`), `finally` stops and steps only under that condition (when it calls "
+        "nothing and reads nothing the loop body assigns); an iteration that ends with `continue` before the step "
+        "(open_clip's legacy `if ((i + 1) % args.accum_freq) > 0: continue`), or when a stepping helper gave None "
+        "(open_clip's `if result is None: continue` after `result = _train_step_eager(...)`, which keeps a micro-batch "
+        "for later), ends before the `try`, which begins after that check (an exception before it leaves the capture "
+        "unwritten). Otherwise (accelerate's `with accelerator.accumulate(model):`, a loop over micro-batches, "
+        "`for micro_step in range(steps * engine.gradient_accumulation_steps())`) a note says the debugger steps once "
+        "per iteration. The model passed to `start` is the one whose "
         "parameters the optimizer updates (through every value of a name it is given, `params = params + "
         "list(text_encoder.parameters())` under a flag too; the module a submodule belongs to, "
         "`text_encoder.get_input_embeddings().parameters()`; an optimizer a function or method of the file "
@@ -108,8 +115,9 @@ class Debugger(Transform):
         "(`train_one_epoch(model, ...)`, or `task = state.task` from its parameters) it is created at module level "
         "instead, so it exists once. "
         "The loop body's checks that skip an iteration before it trains (`if step < resume_step: continue`, as "
-        "resumed runs skip the batches done, also nested in another `if`: `if resume:` / `if i < done: continue`) "
-        "stay before `start`: a skipped iteration is not captured and takes no "
+        "resumed runs skip the batches done, also nested in another `if`: `if resume:` / `if i < done: continue`; also "
+        "after statements that call nothing, ConvNeXt's `step = data_iter_step // update_freq` / `if step >= "
+        "num_training_steps_per_epoch: continue`) stay before `start`: a skipped iteration is not captured and takes no "
         "step, so step N is the same batch in a resumed run as in one from the start. The window ends after "
         "the statement that steps (and its logging), before the first one after it that does work between steps, "
         "named for it: validation, evaluation, checkpoint saving, step-end callbacks (fairseq's `validate_and_save(...)`, "
@@ -201,7 +209,8 @@ class Debugger(Transform):
                 "        try:\n            dlrm(x).sum().backward()\n            optimizer.step()\n"
                 "        finally:\n            debugger.stop()\n            debugger.step()\n"),
         # A function with the batch loop is no step of the epoch loop calling it, even when it steps once more after
-        # that loop (minimind's `train_epoch` flushes the gradients it accumulated).
+        # that loop (minimind's `train_epoch` flushes the gradients it accumulated). The debugger steps where the
+        # optimizer does: the micro-batches of one update are one dump step.
         Example("import torch\n\nmodel = torch.nn.Linear(2, 1)\n"
                 "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef train_epoch(loader):\n"
                 "    for i, x in enumerate(loader):\n        model(x).sum().backward()\n"
@@ -213,8 +222,8 @@ class Debugger(Transform):
                 "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef train_epoch(loader):\n"
                 "    for i, x in enumerate(loader):\n        debugger.start(model=model)\n"
                 "        try:\n            model(x).sum().backward()\n            if i % 4 == 3:\n"
-                "                opt.step()\n        finally:\n            debugger.stop()\n"
-                "            debugger.step()\n    opt.step()\n\n\nfor epoch in range(2):\n"
+                "                opt.step()\n        finally:\n"
+                "            if i % 4 == 3: debugger.stop(); debugger.step()\n    opt.step()\n\n\nfor epoch in range(2):\n"
                 "    train_epoch(torch.randn(4, 8, 2))\n"),
         # A resumed run skips the batches done: those iterations are not captured and take no debugger step, so
         # step N is the same batch in a resumed run and in one from the start.
@@ -574,7 +583,10 @@ class Debugger(Transform):
         if node is None or not isinstance(getattr(node, "body", None), cst.IndentedBlock):
             unit.note(loop.node.lineno, "training loop body is on the header line: wrap it yourself")
             return False
-        if loop.conditional:
+        head, tail = _window(unit, loop, node)
+        unguarded, counted = _unstepped(unit, loop, node, head, tail)
+        condition = _step_condition(unit, loop) if loop.conditional else None
+        if loop.conditional and condition is None and not counted:
             unit.note(loop.node.lineno, "the optimizer may update the weights only every few iterations here "
                                         "(gradient accumulation): the debugger steps once per iteration of this "
                                         "loop, that is once per micro-batch")
@@ -598,10 +610,9 @@ class Debugger(Transform):
         elif loop.model is None:
             unit.note(loop.node.lineno, "model not found: `start()` without a model dumps APIs only")
         start = nodes.statement(call)
-        head, tail = _window(unit, loop, node)
         unit.edits.rewrite(node, lambda updated: updated.with_changes(
             body=updated.body.with_changes(body=[*updated.body.body[:head], start, *updated.body.body[head:]])))
-        unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent, head, tail)]
+        unit.wraps[node] = [wrap.wrap_loop(name, unit.structure.module.default_indent, head, tail, unguarded, condition)]
         return True
 
     @staticmethod
@@ -904,7 +915,9 @@ def _window(unit: Unit, loop, node: cst.CSTNode) -> tuple[int, int]:
         return 0, 0
     head = 0
     for i, statement in enumerate(body[:holding[0]]):
-        if (head == i and _skips(unit, statement, loop.stepping)
+        # ConvNeXt's `step = data_iter_step // update_freq` / `if step >= num_training_steps_per_epoch: continue`
+        if (_skips(unit, statement, loop.stepping) and not any(isinstance(node, ast.Call) for s in body[head:i]
+                                                               for node in ast.walk(s))
                 or isinstance(statement, ast.If) and _between_steps(unit, statement)):
             head = i + 1
     tail = next((len(body) - i for i in range(holding[-1] + 1, len(body)) if _between_steps(unit, body[i])), 0)
@@ -919,6 +932,70 @@ def _window(unit: Unit, loop, node: cst.CSTNode) -> tuple[int, int]:
     if first is None or last is None:
         return 0, 0
     return first + 1, len(statements) - last
+
+
+def _unstepped(unit: Unit, loop, node: cst.CSTNode, head: int, tail: int) -> tuple[int, bool]:
+    """How many statements of the loop's body, after the first `head`, stay out of the `try`: those up to the last one
+    holding a `continue` that ends an iteration before it steps (open_clip's legacy `if ((i + 1) % args.accum_freq) > 0:
+    continue`), or when a stepping call gave None (open_clip's `result = _train_step_eager(...)` / `if result is None:
+    continue`, a micro-batch kept for later). Such an iteration took no optimizer step, so it must not step the
+    debugger, and the capture it started goes on into the next (`start` again changes nothing). With whether one of
+    those checks counts iterations (gradient accumulation)."""
+    body = loop.node.body
+    stepping = {id(step) for step in loop.stepping}
+    first = next((i for i, statement in enumerate(body) if any(id(node) in stepping for node in ast.walk(statement))),
+                 len(body))
+    results = {target.id for statement in ast.walk(loop.node) if isinstance(statement, ast.Assign)
+               and statement.value in loop.stepping for target in statement.targets if isinstance(target, ast.Name)}
+    skips = [(i, inner) for i, statement in enumerate(body) for inner in loops.same_loop([statement])
+             if isinstance(inner, ast.If) and any(isinstance(end, ast.Continue) for end in inner.body)
+             and (i < first or _tests_none(inner.test, results))]
+    last = max((i for i, _ in skips), default=-1)
+    statements = list(node.body.body)
+    found = unit.statement(body[last]) if last >= 0 else None
+    after = statements.index(found) + 1 if found in statements else 0
+    if after <= head or after >= len(statements) - tail:  # nothing between, or nothing left to guard
+        return 0, False
+    return after - head, any(loops.counts(inner.test) for _, inner in skips)
+
+
+def _tests_none(test: ast.expr, names: set[str]) -> bool:
+    """Whether `test` is `name is None` for one of `names`."""
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in names
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+
+
+def _step_condition(unit: Unit, loop) -> str | None:
+    """The condition every optimizer step of a gradient-accumulation loop runs under, when it can be evaluated again
+    at the end of the iteration: the counting `if` around the step, or the switch the step is told to update by
+    (ConvNeXt's `if (data_iter_step + 1) % update_freq == 0: optimizer.step()` and `loss_scaler(..., update_grad=(
+    data_iter_step + 1) % update_freq == 0)`), calling nothing and reading nothing the loop's body assigns."""
+    parents = unit.analysis.parents
+    tests = []
+    for step in loop.stepping:
+        node, test = parents.get(step), None
+        while node is not None and node is not loop.node and test is None:
+            if isinstance(node, ast.If) and loops.counts(node.test) and not _inside(step, node.orelse):
+                test = node.test
+            node = parents.get(node)
+        if test is None and isinstance(step, ast.Call):
+            test = next((keyword.value for keyword in step.keywords if loops.counts(keyword.value)), None)
+        if test is None:
+            return None
+        tests.append(test)
+    assigned = {node.id for statement in loop.node.body for node in ast.walk(statement)
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    if not tests or len({ast.dump(test) for test in tests}) > 1 or any(
+            isinstance(node, (ast.Call, ast.NamedExpr)) or isinstance(node, ast.Name) and node.id in assigned
+            for node in ast.walk(tests[0])):
+        return None
+    text = ast.get_source_segment(unit.text, tests[0])
+    return text if text is not None and "\n" not in text else None
+
+
+def _inside(node: ast.AST, statements: list[ast.stmt]) -> bool:
+    return any(node is inner for statement in statements for inner in ast.walk(statement))
 
 
 def _skips(unit: Unit, statement: ast.stmt, stepping: tuple[ast.AST, ...]) -> bool:

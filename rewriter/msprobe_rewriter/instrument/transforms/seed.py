@@ -14,6 +14,7 @@ from msprobe_rewriter import catalogue, conditions, cpu_code, entropy, pinning, 
 from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant
 from msprobe_rewriter.instrument import loops, nodes
+from msprobe_rewriter.instrument.scopes import is_name_chain
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 from msprobe_rewriter.late_seeding import LateDraws
@@ -47,7 +48,12 @@ class Seed(Transform):
         "only it, as a registry's `default_cfgs = {\"m\": _cfg(url=\"\")}`), and `if`/`try` blocks of those "
         "(`sys.path` set-up, optional imports), or a file another file of the project imports (a library module "
         "with a demo under its guard), is seeded first thing in that block, so that "
-        "importing it seeds nothing and keeps dropout. When the script "
+        "importing it seeds nothing and keeps dropout. A submitit launcher (dinov2's run/train/train.py, ConvNeXt's "
+        "run_with_submitit.py) only submits the job under `__main__`; submitit runs the submitted `Trainer.__call__` "
+        "(or function) in a process of its own, so seed_all goes first there, with a note. A Hugging Face trainer "
+        "built with `args=training_args` that a parser gave (`HfArgumentParser(...).parse_args_into_dataclasses()`) "
+        "or the function's parameters hold seeds with `training_args.seed`: seed_all takes it right after the parse. "
+        "When the script "
         "already seeds unconditionally (`torch.manual_seed(args.seed)`, `set_seed(cfg.seed)`, "
         "`mindspore.set_seed(...)`, also a seed read from a config by its key, Open-Sora's `set_seed(cfg.get(\"seed\", "
         "1024))`), its seed is kept: a literal seed goes to the module level, an expression "
@@ -115,6 +121,20 @@ class Seed(Transform):
                 "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int, default=0)\n"
                 "    args = parser.parse_args()\n    seed_all(seed=args.seed, mode=False, rm_dropout=True)\n"
                 "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(args.seed)\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n"),
+        # A Hugging Face trainer seeds with its arguments' `seed` (TrainingArguments' default 42): seed_all takes it
+        # right after HfArgumentParser has parsed them.
+        Example("import torch\nfrom transformers import HfArgumentParser, Trainer, TrainingArguments\n\n\n"
+                "def main():\n    parser = HfArgumentParser(TrainingArguments)\n"
+                "    (training_args,) = parser.parse_args_into_dataclasses()\n    model = torch.nn.Linear(2, 2)\n"
+                "    Trainer(model=model, args=training_args).train()\n\n\n"
+                "if __name__ == \"__main__\":\n    main()\n",
+                "import torch\nfrom transformers import HfArgumentParser, Trainer, TrainingArguments\n"
+                "from msprobe_runtime.pytorch import seed_all\n\n\ndef main():\n"
+                "    parser = HfArgumentParser(TrainingArguments)\n"
+                "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+                "    seed_all(seed=training_args.seed, mode=False, rm_dropout=True)\n    model = torch.nn.Linear(2, 2)\n"
+                "    Trainer(model=model, args=training_args).train()\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n"),
         # detectron2: default_setup seeds from the OS while the config's SEED is -1 (its default).
         Example("from detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n\n\n"
@@ -320,6 +340,14 @@ class Seed(Transform):
             unit.edits.insert_after(unit.statement(_statement_of(setup, unit.analysis.parents)), [statement])
             return
         if binding is None:
+            job = _submitit_job(unit)
+            if job is not None:  # the `__main__` of a submitit launcher only submits the job
+                unit.edits.insert_before(unit.statement(_body_start(job)), [statement])
+                owner = unit.analysis.parents.get(job)
+                shown = f"{owner.name}.__call__" if isinstance(owner, ast.ClassDef) else job.name
+                unit.note(job.lineno, f"submitit runs `{shown}` in a process of its own, for the job: seed_all goes first "
+                                      "in it, since this script's `__main__` only submits the job")
+                return
             self_test = None if facts.spawned else _self_test(unit)  # spawned processes do not run `__main__` blocks
             if self_test is not None:  # a model file's self-test: importing the module must not seed anything
                 unit.edits.insert_before(self_test, [statement])
@@ -428,6 +456,9 @@ class Seed(Transform):
                 yield returned
                 continue
             if value is None:
+                parsed = _parsed_trainer_seed(call, unit)
+                if parsed is not None:
+                    yield parsed
                 continue
             literal = constant(value)
             if isinstance(literal, int) and not isinstance(literal, bool):
@@ -624,6 +655,25 @@ def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:
     return value
 
 
+def _parsed_trainer_seed(call: ast.Call, unit: Unit) -> tuple[str, tuple[str, ast.stmt]] | None:
+    """`training_args.seed` and where seed_all can read it, for a Hugging Face trainer (TRL's, a subclass) built with
+    `args=training_args` that a parser gave (`HfArgumentParser(...).parse_args_into_dataclasses()`, TRL's
+    `parse_args_and_config()`) or the function's parameters hold: the trainer seeds with it (TrainingArguments'
+    default 42), and seed_all goes right after the parse, as after `args = parser.parse_args()`. Arguments built
+    in the script (`TrainingArguments(..., seed=args.seed)`) come after the model, too late for seed_all."""
+    given = next((kw.value for kw in call.keywords if kw.arg == "args"), None)
+    if unit.ctx.call_qualname(call) not in catalogue.HF_TRAINERS or given is None or not is_name_chain(given):
+        return None
+    text = ast.get_source_segment(unit.text, given)
+    parents = unit.analysis.parents
+    where, anchor = _placement(call, ast.Attribute(value=given, attr="seed", ctx=ast.Load()), parents, unit.tree)
+    parsed = (where == "after" and isinstance(anchor, ast.Assign) and isinstance(anchor.value, ast.Call)
+              and isinstance(anchor.value.func, ast.Attribute) and anchor.value.func.attr.startswith("parse"))
+    if text is None or "\n" in text or not (parsed or where == "before" and _starts_function(anchor, parents)):
+        return None
+    return f"{text}.seed", (where, anchor)
+
+
 def _reads_as_seed(node: ast.expr) -> bool:
     """An int literal, or an expression naming a seed (`args.seed`, `cfg.SEED + rank`, `opt.manualSeed`), also by its
     key in a config (Open-Sora's `cfg.get("seed", 1024)`, `config["seed"]`)."""
@@ -686,6 +736,31 @@ def _in_callback(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
         return False
     methods = {item.name for item in owner.body if isinstance(item, FUNCTION_TYPES)}
     return function.name == "__call__" or bool(methods & cpu_code.DATA_METHODS)
+
+
+def _submitit_job(unit: Unit) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """What a submitit launcher runs as its job, in a fresh process (dinov2's run/train/train.py, ConvNeXt's
+    run_with_submitit.py): in a file that uses submitit, the `__call__` of the one class of the file that defines it
+    and is used outside itself (`executor.submit(Trainer(args))`, `submit_jobs(Trainer, args)`), or a function of the
+    file handed to `executor.submit(fn, ...)`."""
+    tree = unit.tree
+    if not any(isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "submitit" for alias in node.names)
+               or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "submitit"
+               for node in ast.walk(tree)):
+        return None
+    functions = {node.name: node for node in tree.body if isinstance(node, FUNCTION_TYPES)}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "submit"
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in functions):
+            return functions[node.args[0].id]
+    calls = {}
+    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        call = next((item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name == "__call__"), None)
+        inside = {id(node) for node in ast.walk(cls)}
+        if call is not None and any(isinstance(node, ast.Name) and node.id == cls.name and id(node) not in inside
+                                    for node in ast.walk(tree)):
+            calls[cls.name] = call
+    return next(iter(calls.values())) if len(calls) == 1 else None
 
 
 def _drives_ray(unit: Unit) -> bool:

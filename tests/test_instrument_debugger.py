@@ -1331,6 +1331,11 @@ def test_gradient_accumulation_by_continue_steps_the_debugger_after_the_check():
     out, notes = run(code, "debugger")
     assert "            continue\n    try:\n        opt.step()\n    finally:\n" in out
     assert not any("only every few iterations" in note for note in notes), notes
+    first = code.replace("    model(x).sum().backward()\n    if accum > 1:\n        if ((i + 1) % accum) > 0:\n"
+                         "            continue\n", "    if (i + 1) % accum:\n        continue\n    model(x).sum().backward()\n")
+    out, notes = run(first, "debugger")  # the check first in the body: before `start`
+    assert "        continue\n    debugger.start(model=model)\n    try:\n" in out
+    assert not any("only every few iterations" in note for note in notes), notes
 
 
 def test_gradient_accumulation_over_micro_batches_gets_the_note():

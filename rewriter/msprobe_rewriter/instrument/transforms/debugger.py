@@ -954,9 +954,9 @@ def _unstepped(unit: Unit, loop, node: cst.CSTNode, head: int, tail: int) -> tup
     statements = list(node.body.body)
     found = unit.statement(body[last]) if last >= 0 else None
     after = statements.index(found) + 1 if found in statements else 0
-    if after <= head or after >= len(statements) - tail:  # nothing between, or nothing left to guard
+    if not after or after >= len(statements) - tail:  # none, or nothing left to guard
         return 0, False
-    return after - head, any(loops.counts(inner.test) for _, inner in skips)
+    return max(after - head, 0), any(loops.counts(inner.test) for _, inner in skips)  # checks before `start` skip too
 
 
 def _tests_none(test: ast.expr, names: set[str]) -> bool:

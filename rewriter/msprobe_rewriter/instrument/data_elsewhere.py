@@ -88,24 +88,21 @@ def _called_modules(unit: Unit) -> dict[Path, tuple[project.Module, set[str]]]:
 
 
 def _unused_lines(module: project.Module, called: set[str]) -> list[tuple[int, int]]:
-    """The line spans of a module that the functions and classes `called` never reach: its `__main__` block, and
-    the functions and classes of its own that neither they nor its module-level code name (FastChat's
-    llama2_flash_attn_monkey_patch.py: `test()`, which only that block calls); not a decorated one, which its
-    decorator may register (timm's `@register_model`, OpenMMLab's `@TRANSFORMS.register_module()`)."""
+    """The line spans of a module that a script calling its functions and classes `called` never runs: its `__main__`
+    block, and the functions and classes of its own that only that block names (FastChat's
+    llama2_flash_attn_monkey_patch.py: its self-test `test()`). One named nowhere counts: a registry or the script
+    may reach it by name (DINO's `vits.__dict__[args.arch]`)."""
     body = module.tree.body
     guards = [node for node in body if isinstance(node, ast.If) and is_main_guard(node.test)]
     members = {node.name: node for node in body if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
-    rest = [node for node in body if node not in guards and node not in members.values()]
-    live: set[str] = set()
-    todo = [*called, *(name.id for node in rest for name in ast.walk(node) if isinstance(name, ast.Name)),
-            *(name for name, node in members.items() if node.decorator_list)]
-    while todo:
-        name = todo.pop()
-        if name in members and name not in live:
-            live.add(name)
-            todo += [node.id for node in ast.walk(members[name]) if isinstance(node, ast.Name)]
-    return [(node.lineno, node.end_lineno) for node in [*guards, *(node for name, node in members.items()
-                                                                   if name not in live)]]
+
+    def named(nodes: list[ast.AST]) -> set[str]:
+        return {name.id for node in nodes for name in ast.walk(node) if isinstance(name, ast.Name)}
+
+    tested = named(guards) - called
+    unused = [node for name, node in members.items() if name in tested
+              and name not in named([other for other in body if other is not node and other not in guards])]
+    return [(node.lineno, node.end_lineno) for node in [*guards, *unused]]
 
 
 def _members(module: project.Module, name: str, dict_only: bool) -> list[ast.AST] | None:

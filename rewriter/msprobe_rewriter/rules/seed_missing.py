@@ -80,7 +80,7 @@ class SeedMissing(Rule):
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep; also one the script hands to a launcher, fairseq's `call_main(cfg, main)`; a module that seeds itself is trusted to) or "
-               "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, but not one given `sampling=False`, nor the `sample(...)` of fairseq's hub models, which searches by beam unless given `sampling=True`; plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), or samples text with transformers' `model.generate(..., do_sample=...)` true with the default arguments (or `generation_config=GenerationConfig(do_sample=True)`; also in evaluation code: the sampled answers are what is scored), but never "
+               "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, but not one given `sampling=False`, nor the `sample(...)` of fairseq's hub models, which searches by beam unless given `sampling=True`; plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), or samples text with transformers' `model.generate(..., do_sample=...)` true with the default arguments (or `generation_config=GenerationConfig(do_sample=True)`; also in evaluation code: the sampled answers are what is scored; a file without a main guard doing so at module level, or in a function of the file called there, is such a script), but never "
                "seeds: not directly, "
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, OpenMMLab's `set_random_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), not by Megatron's `pretrain(...)`, which seeds with `--seed` before it trains, and not through a "
                "seeding helper imported from another file of the project (followed two files deep; a helper "
@@ -1369,6 +1369,20 @@ if __name__ == "__main__":
     parser.add_argument("--temperature", type=float, default=0.2)
     eval_model(parser.parse_args())
 """, lines=(11,)),
+        # qlora's guanaco_generate.py: no main guard, but it samples when run (a function of the file called at module
+        # level generates with `do_sample=True`)
+        Invalid("""\
+from transformers import AutoModelForCausalLM, GenerationConfig
+
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+
+
+def generate(prompt_ids):
+    return model.generate(prompt_ids, generation_config=GenerationConfig(do_sample=True, top_p=0.9))
+
+
+generate(None)
+""", lines=(1,)),
         # trl's GOLDTrainer is an SFTTrainer (trl.experimental.gold): the same LoRA matrices, drawn before it seeds.
         Invalid("""\
 from peft import LoraConfig
@@ -1457,7 +1471,7 @@ if __name__ == "__main__":
 
     def finish(self) -> None:
         ctx = self.ctx
-        if not ctx.is_entry_script():
+        if not (ctx.is_entry_script() or _samples_when_run(ctx)):
             return
         facts = seeding.analyse(ctx)
         verdict = facts.default_run(lambda e: bool(e.summary.families) and e.function not in facts.worker_init)
@@ -1544,6 +1558,15 @@ if __name__ == "__main__":
             self.report(call, f"{message} (when `{condition_text(holding(unknown[-1]))}`)", severity="warning")
         else:
             self.report(call, message)
+
+
+def _samples_when_run(ctx: FileContext) -> bool:
+    """Whether a file without a main guard samples text with `generate(do_sample=...)` at module level, or in a
+    function of the file called there (qlora's examples/guanaco_generate.py): a script, run rather than imported."""
+    if f".{catalogue.HF_GENERATE}(" not in ctx.source:
+        return False
+    generates = seeding.analyse(ctx).generates
+    return None in generates or bool(generates & ctx.module_level_calls)
 
 
 def _names_a_seed(statement: ast.AST | None) -> bool:

@@ -192,6 +192,9 @@ def test_keys_returned_to_the_caller_count_as_checked_where_the_caller_checks_th
      "    def _update(self, model, weights):\n        model.load_state_dict(weights, strict=False)\n", "info"),
     ("class C:\n    def step(self, model, path):\n        self._update(model, torch.load(path))\n\n"
      "    def _update(self, model, weights):\n        model.load_state_dict(weights, strict=False)\n", "warning"),
+    # torchtune's LoRA parity test: a new model given a base model's weights, the missed (LoRA) keys checked
+    ("def test(lora, ref):\n    missing, unexpected = lora.load_state_dict(ref.state_dict(), strict=False)\n"
+     "    assert all('lora' in key for key in missing)\n", "info"),
     # trl's value head renames its share of a whole model's dict; a head loaded from a plain dict is not so
     ("class V(torch.nn.Module):\n    def post_init(self, sd):\n"
      "        sd = {k.replace('v_head.', ''): v for k, v in sd.items()}\n"
@@ -200,5 +203,6 @@ def test_keys_returned_to_the_caller_count_as_checked_where_the_caller_checks_th
      "warning"),
 ])
 def test_loads_into_models_that_hold_weights_are_information(code, expected):
-    ((_, severity, _),) = lint("import torch\n\n\n" + code)
+    ((_, severity, message),) = lint("import torch\n\n\n" + code)
     assert severity == expected
+    assert ("keys it returns are checked" in message) == ("missing, unexpected" in code)

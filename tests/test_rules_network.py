@@ -337,6 +337,26 @@ def test_nondeterministic_loss_module_behind_a_local_of_its_name():
     assert lines("nondeterministic-op", code) == [10, 11]
 
 
+@pytest.mark.parametrize(("main", "expected"), [
+    ("from train import evaluate\n\nevaluate(None, [])\n", "info"),
+    ("from train import generative_loss\n\nloss = generative_loss(None, None)\n", "warning"),  # named elsewhere
+])
+def test_nondeterministic_helper_only_evaluation_calls(tmp_path, main, expected):
+    """open_clip's `maybe_compute_generative_loss`: only `evaluate()` calls it (through a helper of its own here),
+    unless another project file names it."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "main.py").write_text(main)
+    code = ("import torch.nn.functional as F\n\n\ndef generative_loss(logits, labels):\n"
+            "    return F.cross_entropy(logits.permute(0, 2, 1), labels)\n\n\n"
+            "def losses(model, x, y):\n    return generative_loss(model(x), y)\n\n\n"
+            "def evaluate(model, loader):\n    return [losses(model, x, y) for x, y in loader]\n")
+    path = tmp_path / "train.py"
+    path.write_text(code)
+    ((finding),) = lint_source(str(path), code.encode(), [RULES_BY_NAME["nondeterministic-op"]]).findings
+    assert (finding.line, finding.severity) == (5, expected)
+    assert ("only evaluation code calls `generative_loss`" in finding.message) == (expected == "info")
+
+
 # --- host-sync-in-loop ---------------------------------------------------------------------------
 def test_host_sync_per_epoch_helper_loop_is_not_a_step_loop():
     code = """

@@ -6,6 +6,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 from itertools import pairwise
+from pathlib import Path
 
 from msprobe_rewriter import catalogue, environment, opt_in, pinning, project, seeding
 from msprobe_rewriter.context import (
@@ -31,6 +32,10 @@ SEGMENTATION_VOID_LABEL = 255
 SWITCH_CALLS = {"torch.use_deterministic_algorithms": (False,), "torch.set_deterministic_debug_mode": (0, "default")}
 # Asks whether the switch is on: under `if torch.are_deterministic_algorithms_enabled():` the kernels it fixes run.
 SWITCH_QUERY = "torch.are_deterministic_algorithms_enabled"
+# Inference mode: autograd can never save what it computes for a backward, so code under it evaluates or infers.
+# Plain `no_grad` is not enough: training computes targets and updates under it too (MaskFeat's HOG targets with
+# `scatter_add_`, modded-nanogpt's gradient merge with `index_add_`).
+INFERENCE_MODE = frozenset({"torch.inference_mode", "torch.autograd.grad_mode.inference_mode"})
 # Image augmentation libraries that work on the CPU (NumPy arrays): a file using one and defining no module is
 # data-pipeline code (latent-diffusion's BSRGAN degradations).
 CPU_AUGMENTATION_LIBRARIES = ("albumentations", "imgaug")
@@ -226,7 +231,12 @@ class NondeterministicOp(FollowsValues, Rule):
                "not the targets of other loops), also after dtype, device and layout methods, these ops and "
                "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`), "
                "a result detached before any other use (`x = F.interpolate(x, ...)` then `x = x.detach()`), or an "
-               "image parameter (`image`, `imgs`, `frame`) of a method of a plain class (no module). Nor are "
+               "image parameter (`image`, `imgs`, `frame`) of a method of a plain class (no module). Findings under "
+               "`torch.inference_mode()` (autograd never saves its results for a backward: dinov2's feature "
+               "extraction) or in a top-level function that only evaluation code names, in this file and in no other "
+               "(open_clip's `maybe_compute_generative_loss`, which only `evaluate()` calls), are info, tagged "
+               "evaluation only; not those under plain `no_grad`, which training uses for targets and updates "
+               "(MaskFeat's HOG `scatter_add_`, a gradient merge's `index_add_`). Nor are "
                "ops the switch fixes inside `if torch.are_deterministic_algorithms_enabled():`, accumulations of "
                "integer tensors (counts: exact in any order), or anything in a data-pipeline file (it uses "
                "albumentations or imgaug and defines no module); nor those whose forward is deterministic in a file "
@@ -491,6 +501,27 @@ class NondeterministicOp(FollowsValues, Rule):
                 "        caption_loss = self.caption_loss(logits.permute(0, 2, 1), labels)\n"
                 "        return caption_loss + self.caption_loss(logits.permute(0, 2, 1), labels)\n",
                 lines=(10, 11)),
+        # evaluation only (info): a top-level helper only `evaluate()` calls (open_clip's
+        # `maybe_compute_generative_loss`), and what runs under inference mode (dinov2's feature extraction)
+        Invalid("import torch\nimport torch.nn.functional as F\n\n\ndef generative_loss(logits, labels):\n"
+                "    return F.cross_entropy(logits.permute(0, 2, 1), labels)\n\n\ndef evaluate(model, loader):\n"
+                "    with torch.inference_mode():\n        return [generative_loss(model(x), y) for x, y in loader]\n\n\n"
+                "@torch.inference_mode()\ndef extract_features(model, loader, features):\n    for x, index in loader:\n"
+                "        features.index_copy_(0, index, model(x))\n    return features\n", lines=(6, 17), severity="info"),
+        # training paths stay warnings: a target computed under `no_grad` (MaskFeat's HOG), a helper training calls
+        # too, and a method evaluation names (a framework calls `training_step` unnamed)
+        Invalid("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n@torch.no_grad()\n"
+                "def hog_targets(x, idx, bins):\n    out = torch.zeros(x.size(0), bins, device=x.device)\n"
+                "    return out.scatter_add_(1, idx, x)\n\n\ndef caption_loss(logits, labels):\n"
+                "    return F.cross_entropy(logits.permute(0, 2, 1), labels)\n\n\n"
+                "def train(model, loader, optimizer):\n    for x, y in loader:\n"
+                "        loss = caption_loss(model(x), y) + model(x).sub(hog_targets(x, y, 9)).pow(2).mean()\n"
+                "        loss.backward()\n        optimizer.step()\n\n\n"
+                "def evaluate(model, loader):\n    return [caption_loss(model(x), y) for x, y in loader]\n\n\n"
+                "class Lit(nn.Module):\n    def training_step(self, logits, labels):\n"
+                "        return F.cross_entropy(logits.permute(0, 2, 1), labels)\n\n"
+                "    def validation_step(self, logits, labels):\n        return self.training_step(logits, labels)\n",
+                lines=(9, 13, 29), severity="warning"),
         # xformers' attention (dinov2's MemEffAttention): its backward adds atomically until the switch is on; a
         # sampled index with duplicates; an index of size 1 along another dim than the scatter's
         Invalid("import torch\nimport xformers.ops as xops\nfrom xformers.ops import memory_efficient_attention\n\n\n"
@@ -528,8 +559,13 @@ class NondeterministicOp(FollowsValues, Rule):
         self.switch_on = False
         self.hf_flash: list[tuple[ast.Call, str]] = []  # `attn_implementation=` choosing FlashAttention, and which
         self.flash_deterministic = False  # FLASH_ATTENTION_DETERMINISTIC=1 set, here or by a helper called here
-        # (site, message, fixed by the deterministic switch, gradient-free if these loop conditions hold)
-        self.found: list[tuple[Site, str, bool, Verdict]] = []
+        # (site, message, fixed by the deterministic switch, gradient-free if these loop conditions hold, under
+        # inference mode, the function around)
+        self.found: list[tuple[Site, str, bool, Verdict, bool, ast.AST | None]] = []
+        # the file's top-level functions, and per name where the file names one: (the function around, whether
+        # that is evaluation code)
+        self.top_functions = {n.name for n in ctx.tree.body if isinstance(n, FUNCTION_TYPES)}
+        self.references: dict[str, list[tuple[str | None, bool]]] = {}
         # each `for` loop or comprehension, in source order, and the names its targets bind
         self.binders: list[tuple[ast.For | ast.AsyncFor | ast.expr, frozenset[str]]] = []
         self.grad_enabled_at: list[tuple[int, int]] = []  # where a tensor is made to require a gradient
@@ -568,7 +604,7 @@ class NondeterministicOp(FollowsValues, Rule):
                 and constant(argument(node, 0, "requires_grad")) is not False:
             self.grad_enabled_at.append((node.lineno, node.col_offset))
         if self._triton_float_atomic(node):
-            self.found.append((self.ctx.site(node), TRITON_ATOMIC_FIX, False, None))
+            self._record(node, TRITON_ATOMIC_FIX, False, None)
             return
         alias = self._attribute_alias(node) or self._hub_flash_attention(node)
         if alias is None and self.ctx.callee_name(node) not in KNOWN_NAMES:
@@ -608,11 +644,55 @@ class NondeterministicOp(FollowsValues, Rule):
             for call, chosen in self.hf_flash:
                 self.report(call, f'`{catalogue.HF_ATTENTION_KEYWORD}="{chosen}"` is not deterministic on CUDA: '
                                   + HF_FLASH_FIX)
-        for site, message, fixed, gradient_free in self.found:
+        evaluating = self._evaluation_functions()
+        for site, message, fixed, gradient_free, inference, function in self.found:
             if fixed and self.switch_on or gradient_free is not None and all(
                     self._data_batch(loop) for loop in gradient_free):
                 continue
-            self.report(site, message)
+            if site.on_eval_path:
+                self.report(site, message)
+            elif inference:
+                self.report(site, message + " (evaluation only: it runs under `torch.inference_mode()`, whose results "
+                                            "no backward can use; it still changes what is evaluated run to run)", "info")
+            elif function is not None and function.name in evaluating:
+                self.report(site, message + f" (evaluation only: only evaluation code calls `{function.name}`; it "
+                                            "still changes what is evaluated run to run)", "info")
+            else:
+                self.report(site, message)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if self.torch_file and node.id in self.top_functions and isinstance(node.ctx, ast.Load):
+            around = self.ctx.current_def()
+            self.references.setdefault(node.id, []).append((
+                around.name if around is not None else None,
+                self.ctx.on_eval_path(node) or self._without_grad(INFERENCE_MODE)))
+
+    def _evaluation_functions(self) -> set[str]:
+        """The file's top-level functions named only in evaluation code (a function named so, under
+        `torch.inference_mode()`) or in other such functions, and named in no other project file: open_clip's
+        `maybe_compute_generative_loss`, which only `evaluate()` calls. Not methods: a framework may call one
+        the file never names (Lightning's `training_step`)."""
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, references in self.references.items():
+                if name not in found and all(evaluating or around in found or around == name
+                                             for around, evaluating in references) \
+                        and not self._named_elsewhere(name):
+                    found.add(name)
+                    changed = True
+        return found
+
+    def _named_elsewhere(self, name: str) -> bool:
+        """Whether a project file importing this one names `name` (imports, calls or passes it), or cannot be read."""
+        for importer in project.importers(self.ctx.path):
+            module = project.load(Path(importer))
+            if module is None or any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.alias)
+                                     and n.name == name or isinstance(n, ast.Attribute) and n.attr == name
+                                     for n in ast.walk(module.tree)):
+                return True
+        return False
 
     def _hf_flash_attention(self, node: ast.Call) -> None:
         """Note transformers' FlashAttention chosen by `attn_implementation=` (given to `from_pretrained`, a
@@ -666,7 +746,11 @@ class NondeterministicOp(FollowsValues, Rule):
             message = f"{named} is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
         if fixed and self._under_switch(node):
             return
-        self.found.append((self.ctx.site(node), message, fixed, gradient_free))
+        self._record(node, message, fixed, gradient_free)
+
+    def _record(self, node: ast.Call, message: str, fixed: bool, gradient_free: Verdict) -> None:
+        self.found.append((self.ctx.site(node), message, fixed, gradient_free,
+                           self._without_grad(INFERENCE_MODE), self.ctx.current_def()))
 
     def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
         """The catalogue key of the call and its argument offset; tensor methods are matched by name."""
@@ -1072,8 +1156,9 @@ class NondeterministicOp(FollowsValues, Rule):
         start, end = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
         return self.ctx.is_step_loop(loop) and not any(start <= at <= end for at in self.grad_enabled_at)
 
-    def _without_grad(self) -> bool:
-        """Inside `with torch.no_grad():` or a function decorated with `@torch.no_grad()` / `inference_mode`."""
+    def _without_grad(self, kinds: frozenset[str] = catalogue.GRAD_DISABLING_CONTEXTS) -> bool:
+        """Inside `with torch.no_grad():` or a function decorated with `@torch.no_grad()` / `inference_mode`
+        (those of `kinds`)."""
         for ancestor in self.ctx.ancestors:
             if isinstance(ancestor, (ast.With, ast.AsyncWith)):
                 contexts = [item.context_expr for item in ancestor.items]
@@ -1083,7 +1168,7 @@ class NondeterministicOp(FollowsValues, Rule):
                 continue
             for expr in contexts:
                 target = expr.func if isinstance(expr, ast.Call) else expr
-                if self.ctx.qualname(target) in catalogue.GRAD_DISABLING_CONTEXTS:
+                if self.ctx.qualname(target) in kinds:
                     return True
         return False
 

@@ -8,11 +8,12 @@ import re
 
 from msprobe_rewriter import catalogue, pinning, seeding
 from msprobe_rewriter.conditions import condition_text
-from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword, own_nodes
+from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword, own_nodes, target_name
 from msprobe_rewriter.late_seeding import LateDraws
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 SAYS_SEED = re.compile("seed", re.IGNORECASE)
+TRAINER_RUN = "train"
 # The family a framework's new weights draw from (MindSpore's initialisers use NumPy's generator).
 MODEL_FAMILY = {"torch": "torch", "mindspore": "numpy"}
 # Last name components of the draws and of the seeders: a cheap filter before resolving a callee.
@@ -62,7 +63,9 @@ class SeedPartial(Rule):
                "`mindspore.numpy.rand*`, ...; seeded by `mindspore.set_seed`, not by "
                "`mindspore.dataset.config.set_seed`) and MindSpore's default generator (`mint.randn`, "
                "`mint.nn.Dropout2d`, the in-place `ops.normal_`/`ops.uniform_`/`ops.bernoulli_`, ...; seeded only by "
-               "`mindspore.manual_seed`). A draw given its own `seed=`/`generator=` (or, for fractional pooling, "
+               "`mindspore.manual_seed`); also NumPy's global generator behind `trainer.train()` of trl's PPOTrainer, which seeds torch alone "
+               "(`torch.manual_seed(args.seed)`) and draws each update's minibatch order with `np.random.permutation`. "
+               "A draw given its own `seed=`/`generator=` (or, for fractional pooling, "
                "its `_random_samples=`) is not global. "
                "A file that seeds nothing is left to seed-missing. In a library module (neither an entry script "
                "nor seeding on import), a seeding inside a function is that function's own business (a "
@@ -80,6 +83,16 @@ class SeedPartial(Rule):
            "lot with one `seed_all(seed)` call, which seeds them all. Better still, draw from an explicit seeded "
            "generator (`np.random.default_rng(seed)`).")
     valid = (
+        # `set_seed` seeds NumPy for the PPO trainer's minibatch order.
+        """\
+from transformers import set_seed
+from trl.experimental.ppo import PPOConfig, PPOTrainer
+
+if __name__ == "__main__":
+    set_seed(42)
+    PPOTrainer(args=PPOConfig(output_dir="out"), processing_class=tok, model=policy, ref_model=None,
+               reward_model=reward, train_dataset=data, value_model=value).train()
+""",
         # The loader shuffles with a generator of its own, seeded.
         """\
 import random
@@ -204,6 +217,16 @@ np.random.shuffle([1, 2, 3])
 """,
     )
     invalid = (
+        # trl's PPOTrainer seeds torch alone (`torch.manual_seed(args.seed)`, never `Trainer.__init__`), and its
+        # `train()` draws each update's minibatch order with `np.random.permutation`
+        Invalid("""\
+from trl.experimental.ppo import PPOConfig, PPOTrainer
+
+if __name__ == "__main__":
+    trainer = PPOTrainer(args=PPOConfig(output_dir="out"), processing_class=tok, model=policy, ref_model=None,
+                         reward_model=reward, train_dataset=data, value_model=value)
+    trainer.train()
+""", lines=(6,)),
         # Megatron's simple training loop example: the loader's order comes from torch's CPU generator, which
         # `model_parallel_cuda_manual_seed` leaves unseeded.
         Invalid("""\
@@ -343,10 +366,13 @@ def make_weight(shape):
         self.first: dict[str, tuple[Site, str]] = {}  # family -> its first global draw in the file
         self.in_def: dict[ast.AST, list[tuple[str, Site, str]]] = {}  # each def's global draws, by def node
         self.seeded: frozenset[str] = frozenset()  # by the catalogue's seeders, seen during the traversal
+        self.trainer_numpy = False  # a trainer seeding torch alone runs, drawing from NumPy (see `_trainer_draws`)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func  # cheap filters first: this runs for every call of every file
         if type(func) is ast.Attribute:
+            if func.attr == TRAINER_RUN:
+                self._trainer_draws(node)
             if func.attr not in WATCHED_NAMES:
                 return
         elif type(func) is not ast.Name or func.id not in self.ctx.imports.bindings:
@@ -370,6 +396,18 @@ def make_weight(shape):
         if function is not None:
             self.in_def.setdefault(function, []).append((family, site, what))
 
+    def _trainer_draws(self, node: ast.Call) -> None:
+        """`trainer.train()` of a trainer that seeds torch alone but draws from NumPy: trl's PPOTrainer (since
+        0.12; trl 0.11's, which seeds NumPy too, has no `train()`) draws each update's minibatch order with
+        `np.random.permutation`."""
+        owner = node.func.value
+        built = self.ctx.call_qualname(owner) if isinstance(owner, ast.Call) \
+            else self.ctx.assigned_calls.get(target_name(owner) or "")
+        if built in catalogue.TORCH_SEEDING_CLASSES:
+            self.trainer_numpy = True
+            what = f"`{built.rpartition('.')[2]}.train()` draws each update's minibatch order (`np.random.permutation`)"
+            self.first.setdefault("numpy", (self.ctx.site(node), what))
+
     def _may_draw_on_accelerator(self, call: ast.Call, qualified: str) -> bool:
         """Whether a torch draw may use an accelerator's generator: it is given a `device=` other than the CPU, or
         an input tensor (`torch.rand_like(x)`), whose device is not known."""
@@ -388,7 +426,7 @@ def make_weight(shape):
     def finish(self) -> None:
         # A file that never says "seed" seeds nothing we could see (a project helper with another name at
         # most): skipping the analysis then only costs findings, never adds one.
-        if not SAYS_SEED.search(self.ctx.source):
+        if not SAYS_SEED.search(self.ctx.source) and not self.trainer_numpy:
             return
         if self.ctx.is_entry_script():
             weights = {MODEL_FAMILY[root] for root in MODEL_FAMILY if self.ctx.imports.imports_root(root)}

@@ -1567,6 +1567,20 @@ def test_scandir_bound_by_with_is_not_wrapped_in_sorted():
     assert "`sorted(entries, key=lambda entry: entry.name)`" in result.findings[0].message
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    ("    open(out, 'w').write(json.dumps(os.listdir(root)))\n", [11]),
+    ("    np.save(out, np.array(glob.glob(root + '/*.wav')))\n", [11]),
+    ("    with open(out, 'w') as f:\n        for name in os.listdir(root):\n            f.write('ok')\n", []),
+    ("    for name in os.listdir(root):\n        sys.stdout.write(name)\n", []),
+])
+def test_unsorted_file_list_written_to_a_manifest(body, expected):
+    """A listing written to a file (a manifest training reads later) carries its order; one only shown does not."""
+    code = ("import glob\nimport json\nimport os\nimport sys\n\nimport numpy as np\nimport torch\n\n\n"
+            "def manifest(root, out):\n" + body)
+    result = lint_source("snippet.py", code.encode(), [RULES_BY_NAME["unsorted-file-list"]])
+    assert [(f.line, f.fixable) for f in result.findings] == [(line, True) for line in expected]
+
+
 def test_random_augment_draws_under_a_project_context_manager_that_seeds(tmp_path):
     """fairseq's `with data_utils.numpy_seed(...)`, defined in another file of the project, seeds NumPy for the
     block (and the `self.` methods called there), not torch."""

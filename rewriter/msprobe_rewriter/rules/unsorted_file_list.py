@@ -23,7 +23,12 @@ ORDER_FREE = frozenset({"sorted", "set", "frozenset", "len", "any", "all", "max"
                         "natsorted", "os_sorted", "humansorted", "realsorted", "unique", "sort", "next"})
 # Calls that hand on what they are given in its order.
 ORDER_KEEPING = frozenset({"list", "tuple", "filter", "map", "enumerate", "reversed", "iter", "chain", "zip",
-                           "array", "asarray", "Path", "join"})
+                           "array", "asarray", "Path", "join", "dumps"})
+# Writing to a file: a manifest or file list that training reads later keeps the listing's order (mindaudio's
+# conv_tasnet preprocess.py `json.dump`s each folder's listing, and training pairs the lists by position).
+WRITE_FUNCTIONS = frozenset({"json.dump", "yaml.dump", "yaml.safe_dump", "pickle.dump", "numpy.save", "numpy.savetxt",
+                             "torch.save"})
+WRITE_METHODS = frozenset({"write", "writelines", "writerow", "writerows", "write_text"})
 # Calls that pick by position: which items they choose depends on the order they are given.
 PICKS = frozenset({"shuffle", "permutation", "sample", "choice", "choices", "train_test_split", "random_split",
                    "array_split"})
@@ -50,7 +55,9 @@ class UnsortedFileList(Rule):
                "`glob`/`rglob`/`iterdir` whose order reaches the data: a listing kept by a dataset class (derived "
                "from torch's data classes, or with a `__getitem__`), one that is shuffled, sampled or split by "
                "position (`random.shuffle(files)`, `files[:n_train]`, `train_test_split(files)`), one handed to a "
-               "dataset or loader, and one returned by a function that builds a file list (`get_image_paths`, "
+               "dataset or loader, one written to a file (a manifest that training reads later: `json.dump(files, "
+               "f)`, `np.save`, `f.write(name)` per entry; mindaudio's conv_tasnet preprocess.py; not "
+               "`sys.stdout.write`), and one returned by a function that builds a file list (`get_image_paths`, "
                "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()` (not another list sorted in a loop over it), also later in the "
                "function, or the list collected from it), or only counted, tested or searched (`len`, `in`, "
                "`set`, `if os.listdir(d)`), is not flagged, nor is a path into a zip archive (`zipfile.Path(zf).iterdir()`: the archive's stored order); `with os.scandir(d) as entries:` is followed through `entries`.")
@@ -141,6 +148,21 @@ class Shards(torch.utils.data.Dataset):
     def __getitem__(self, index):
         return self.ids[index]
 """,
+        # A manifest written sorted; a listing only shown.
+        """\
+import json
+import os
+import sys
+
+import torch
+
+
+def write_manifest(root, out_path):
+    with open(out_path, "w") as f:
+        json.dump(sorted(os.listdir(root)), f)
+    for name in os.listdir(root):
+        sys.stdout.write(name + "\\n")
+""",
     )
     invalid = (
         Invalid("""\
@@ -214,6 +236,29 @@ class Videos(torch.utils.data.Dataset):
     def __getitem__(self, index):
         return self.frames[index]
 """, lines=(8,)),
+        # Manifests written in the listing's order (mindaudio's conv_tasnet preprocess.py: training pairs the
+        # mixture and source lists by position).
+        Invalid("""\
+import json
+import os
+
+import mindspore
+
+
+def preprocess_one_dir(in_dir, out_path):
+    infos = []
+    wavs = os.listdir(in_dir)
+    for wav in wavs:
+        infos.append((os.path.join(in_dir, wav), os.path.getsize(os.path.join(in_dir, wav))))
+    with open(out_path, "w") as f:
+        json.dump(infos, f)
+
+
+def write_list(root, out_path):
+    with open(out_path, "w") as f:
+        for name in os.listdir(root):
+            f.write(name + "\\n")
+""", lines=(9, 18)),
     )
 
     def __init__(self, ctx) -> None:
@@ -265,7 +310,7 @@ class Videos(torch.utils.data.Dataset):
                 callee = self.ctx.callee_name(parent)
                 if callee in ORDER_FREE:
                     return FREE
-                if callee in PICKS or self._builds_data(parent, callee):
+                if callee in PICKS or self._builds_data(parent, callee) or self._writes_file(parent):
                     return DATA
                 if callee not in ORDER_KEEPING:
                     return ORDERED
@@ -311,9 +356,14 @@ class Videos(torch.utils.data.Dataset):
         """A loop over a listing: its order reaches what the loop collects (or yields)."""
         reach = FREE
         targets = {name.id for name in ast.walk(loop.target) if isinstance(name, ast.Name)}
-        for node in (n for statement in loop.body for n in walk_scope(statement)):
+        body = [n for statement in loop.body for n in walk_scope(statement)]
+        bound = targets | {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for node in body:
             if isinstance(node, (ast.Yield, ast.YieldFrom)):
                 reach = max(reach, DATA if self._builds_file_list(scope) else ORDERED)
+            elif isinstance(node, ast.Call) and self._writes_file(node) and any(
+                    isinstance(n, ast.Name) and n.id in bound for arg in node.args for n in ast.walk(arg)):
+                reach = DATA  # `f.write(name + "\n")` per entry: the file lists them in the loop's order
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sort"
                   and isinstance(node.func.value, ast.Name) and node.func.value.id in targets):
                 return FREE  # `dirs.sort()` in an os.walk loop: the author orders the walk (not another list)
@@ -360,6 +410,13 @@ class Videos(torch.utils.data.Dataset):
         return (catalogue.loader_positions(qualified) is not None or catalogue.is_mindspore_dataset_class(qualified)
                 or qualified.startswith("datasets.") or callee in self._dataset_classes()
                 or callee is not None and DATA_CALL.search(callee) is not None)
+
+    def _writes_file(self, call: ast.Call) -> bool:
+        """`json.dump(items, f)`, `np.save(path, items)`, or a write method of a local object (`f.write(...)`,
+        `writer.writerow(...)`; not `sys.stdout.write`, which only shows it)."""
+        qualified = self.ctx.imports.resolve_any(call.func)
+        return qualified in WRITE_FUNCTIONS or qualified is None and isinstance(call.func, ast.Attribute) \
+            and call.func.attr in WRITE_METHODS
 
     def _in_dataset_class(self) -> bool:
         return any(isinstance(node, ast.ClassDef) and node.name in self._dataset_classes()

@@ -340,10 +340,11 @@ def test_nondeterministic_loss_module_behind_a_local_of_its_name():
 @pytest.mark.parametrize(("main", "expected"), [
     ("from train import evaluate\n\nevaluate(None, [])\n", "info"),
     ("from train import generative_loss\n\nloss = generative_loss(None, None)\n", "warning"),  # named elsewhere
+    ("from train import generative_loss\n\n\ndef eval_knn(m):\n    return generative_loss(m, None)\n", "info"),
 ])
 def test_nondeterministic_helper_only_evaluation_calls(tmp_path, main, expected):
     """open_clip's `maybe_compute_generative_loss`: only `evaluate()` calls it (through a helper of its own here),
-    unless another project file names it."""
+    unless another project file names it outside evaluation code (dinov2's `extract_features`: `eval_knn`)."""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     (tmp_path / "main.py").write_text(main)
     code = ("import torch.nn.functional as F\n\n\ndef generative_loss(logits, labels):\n"

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from msprobe_rewriter import catalogue, environment, opt_in, pinning, project, seeding
 from msprobe_rewriter.context import (
+    EVAL_FILE,
+    EVAL_NAME,
     FUNCTION_TYPES,
     NOT_CONSTANT,
     FileContext,
@@ -32,10 +34,6 @@ SEGMENTATION_VOID_LABEL = 255
 SWITCH_CALLS = {"torch.use_deterministic_algorithms": (False,), "torch.set_deterministic_debug_mode": (0, "default")}
 # Asks whether the switch is on: under `if torch.are_deterministic_algorithms_enabled():` the kernels it fixes run.
 SWITCH_QUERY = "torch.are_deterministic_algorithms_enabled"
-# Inference mode: autograd can never save what it computes for a backward, so code under it evaluates or infers.
-# Plain `no_grad` is not enough: training computes targets and updates under it too (MaskFeat's HOG targets with
-# `scatter_add_`, modded-nanogpt's gradient merge with `index_add_`).
-INFERENCE_MODE = frozenset({"torch.inference_mode", "torch.autograd.grad_mode.inference_mode"})
 # Image augmentation libraries that work on the CPU (NumPy arrays): a file using one and defining no module is
 # data-pipeline code (latent-diffusion's BSRGAN degradations).
 CPU_AUGMENTATION_LIBRARIES = ("albumentations", "imgaug")
@@ -231,12 +229,14 @@ class NondeterministicOp(FollowsValues, Rule):
                "not the targets of other loops), also after dtype, device and layout methods, these ops and "
                "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`), "
                "a result detached before any other use (`x = F.interpolate(x, ...)` then `x = x.detach()`), or an "
-               "image parameter (`image`, `imgs`, `frame`) of a method of a plain class (no module). Findings under "
-               "`torch.inference_mode()` (autograd never saves its results for a backward: dinov2's feature "
-               "extraction) or in a top-level function that only evaluation code names, in this file and in no other "
-               "(open_clip's `maybe_compute_generative_loss`, which only `evaluate()` calls), are info, tagged "
-               "evaluation only; not those under plain `no_grad`, which training uses for targets and updates "
-               "(MaskFeat's HOG `scatter_add_`, a gradient merge's `index_add_`). Nor are "
+               "image parameter (`image`, `imgs`, `frame`) of a method of a plain class (no module). Findings in a "
+               "top-level function that only evaluation code names (functions named for it, evaluation scripts), "
+               "directly or through other such functions, in this file and the project's others, are info, tagged "
+               "evaluation only (open_clip's `maybe_compute_generative_loss`, which only `evaluate()` calls; dinov2's "
+               "`extract_features`, called only by `eval_knn` and `eval_log_regression`); not methods (a framework "
+               "calls `training_step` unnamed), nor because of `no_grad` or `inference_mode`, under which training "
+               "computes targets, updates and hand-written backwards too (MaskFeat's HOG `scatter_add_`, nanotron's "
+               "ring attention backward). Nor are "
                "ops the switch fixes inside `if torch.are_deterministic_algorithms_enabled():`, accumulations of "
                "integer tensors (counts: exact in any order), or anything in a data-pipeline file (it uses "
                "albumentations or imgaug and defines no module); nor those whose forward is deterministic in a file "
@@ -501,15 +501,18 @@ class NondeterministicOp(FollowsValues, Rule):
                 "        caption_loss = self.caption_loss(logits.permute(0, 2, 1), labels)\n"
                 "        return caption_loss + self.caption_loss(logits.permute(0, 2, 1), labels)\n",
                 lines=(10, 11)),
-        # evaluation only (info): a top-level helper only `evaluate()` calls (open_clip's
-        # `maybe_compute_generative_loss`), and what runs under inference mode (dinov2's feature extraction)
+        # evaluation only (info): top-level helpers only evaluation code calls (open_clip's
+        # `maybe_compute_generative_loss`, dinov2's feature extraction)
         Invalid("import torch\nimport torch.nn.functional as F\n\n\ndef generative_loss(logits, labels):\n"
-                "    return F.cross_entropy(logits.permute(0, 2, 1), labels)\n\n\ndef evaluate(model, loader):\n"
-                "    with torch.inference_mode():\n        return [generative_loss(model(x), y) for x, y in loader]\n\n\n"
+                "    return F.cross_entropy(logits.permute(0, 2, 1), labels)\n\n\n"
                 "@torch.inference_mode()\ndef extract_features(model, loader, features):\n    for x, index in loader:\n"
-                "        features.index_copy_(0, index, model(x))\n    return features\n", lines=(6, 17), severity="info"),
+                "        features.index_copy_(0, index, model(x))\n    return features\n\n\n"
+                "def evaluate(model, loader, features):\n    with torch.inference_mode():\n"
+                "        return [generative_loss(model(x), y) for x, y in loader], extract_features(model, loader, features)\n",
+                lines=(6, 12), severity="info"),
         # training paths stay warnings: a target computed under `no_grad` (MaskFeat's HOG), a helper training calls
-        # too, and a method evaluation names (a framework calls `training_step` unnamed)
+        # too, a method evaluation names (a framework calls `training_step` unnamed), and a hand-written backward
+        # under inference mode (nanotron's ring attention)
         Invalid("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n@torch.no_grad()\n"
                 "def hog_targets(x, idx, bins):\n    out = torch.zeros(x.size(0), bins, device=x.device)\n"
                 "    return out.scatter_add_(1, idx, x)\n\n\ndef caption_loss(logits, labels):\n"
@@ -520,8 +523,11 @@ class NondeterministicOp(FollowsValues, Rule):
                 "def evaluate(model, loader):\n    return [caption_loss(model(x), y) for x, y in loader]\n\n\n"
                 "class Lit(nn.Module):\n    def training_step(self, logits, labels):\n"
                 "        return F.cross_entropy(logits.permute(0, 2, 1), labels)\n\n"
-                "    def validation_step(self, logits, labels):\n        return self.training_step(logits, labels)\n",
-                lines=(9, 13, 29), severity="warning"),
+                "    def validation_step(self, logits, labels):\n        return self.training_step(logits, labels)\n\n\n"
+                "def flash_backward(dq, idx, src):\n    return dq.index_add_(0, idx, src)\n\n\n"
+                "class FlashFn(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, do):\n"
+                "        with torch.inference_mode():\n            return flash_backward(do, ctx.idx, do)\n",
+                lines=(9, 13, 29, 36), severity="warning"),
         # xformers' attention (dinov2's MemEffAttention): its backward adds atomically until the switch is on; a
         # sampled index with duplicates; an index of size 1 along another dim than the scatter's
         Invalid("import torch\nimport xformers.ops as xops\nfrom xformers.ops import memory_efficient_attention\n\n\n"
@@ -559,9 +565,9 @@ class NondeterministicOp(FollowsValues, Rule):
         self.switch_on = False
         self.hf_flash: list[tuple[ast.Call, str]] = []  # `attn_implementation=` choosing FlashAttention, and which
         self.flash_deterministic = False  # FLASH_ATTENTION_DETERMINISTIC=1 set, here or by a helper called here
-        # (site, message, fixed by the deterministic switch, gradient-free if these loop conditions hold, under
-        # inference mode, the function around)
-        self.found: list[tuple[Site, str, bool, Verdict, bool, ast.AST | None]] = []
+        # (site, message, fixed by the deterministic switch, gradient-free if these loop conditions hold, the
+        # function around)
+        self.found: list[tuple[Site, str, bool, Verdict, ast.AST | None]] = []
         # the file's top-level functions, and per name where the file names one: (the function around, whether
         # that is evaluation code)
         self.top_functions = {n.name for n in ctx.tree.body if isinstance(n, FUNCTION_TYPES)}
@@ -645,16 +651,11 @@ class NondeterministicOp(FollowsValues, Rule):
                 self.report(call, f'`{catalogue.HF_ATTENTION_KEYWORD}="{chosen}"` is not deterministic on CUDA: '
                                   + HF_FLASH_FIX)
         evaluating = self._evaluation_functions()
-        for site, message, fixed, gradient_free, inference, function in self.found:
+        for site, message, fixed, gradient_free, function in self.found:
             if fixed and self.switch_on or gradient_free is not None and all(
                     self._data_batch(loop) for loop in gradient_free):
                 continue
-            if site.on_eval_path:
-                self.report(site, message)
-            elif inference:
-                self.report(site, message + " (evaluation only: it runs under `torch.inference_mode()`, whose results "
-                                            "no backward can use; it still changes what is evaluated run to run)", "info")
-            elif function is not None and function.name in evaluating:
+            if not site.on_eval_path and function is not None and function.name in evaluating:
                 self.report(site, message + f" (evaluation only: only evaluation code calls `{function.name}`; it "
                                             "still changes what is evaluated run to run)", "info")
             else:
@@ -665,34 +666,48 @@ class NondeterministicOp(FollowsValues, Rule):
             around = self.ctx.current_def()
             self.references.setdefault(node.id, []).append((
                 around.name if around is not None else None,
-                self.ctx.on_eval_path(node) or self._without_grad(INFERENCE_MODE)))
+                self.ctx.on_eval_path(node)))
 
     def _evaluation_functions(self) -> set[str]:
-        """The file's top-level functions named only in evaluation code (a function named so, under
-        `torch.inference_mode()`) or in other such functions, and named in no other project file: open_clip's
-        `maybe_compute_generative_loss`, which only `evaluate()` calls. Not methods: a framework may call one
-        the file never names (Lightning's `training_step`)."""
+        """The file's top-level functions named only in evaluation code (a function named for it, an evaluation
+        script) or in other such functions, here and in the project's other files: open_clip's
+        `maybe_compute_generative_loss`, which only `evaluate()` calls; dinov2's `extract_features`, which only
+        knn.py's `eval_knn` and log_regression.py's `eval_log_regression` call. Not methods: a framework may call one
+        the file never names (Lightning's `training_step`). Neither `no_grad` nor `inference_mode` says evaluation:
+        training computes targets, updates and hand-written backwards under them (MaskFeat's HOG `scatter_add_`,
+        nanotron's ring attention and its optimizer's `step`)."""
+        if not any(function is not None and function.name in self.top_functions for *_, function in self.found):
+            return set()
+        elsewhere = self._references_elsewhere()
+        if elsewhere is None:
+            return set()
+        named = {name: list(references) for name, references in self.references.items()}
+        for name, evaluating in elsewhere:
+            named.setdefault(name, []).append((None, evaluating))
         found: set[str] = set()
         changed = True
         while changed:
             changed = False
-            for name, references in self.references.items():
+            for name, references in named.items():
                 if name not in found and all(evaluating or around in found or around == name
-                                             for around, evaluating in references) \
-                        and not self._named_elsewhere(name):
+                                             for around, evaluating in references):
                     found.add(name)
                     changed = True
         return found
 
-    def _named_elsewhere(self, name: str) -> bool:
-        """Whether a project file importing this one names `name` (imports, calls or passes it), or cannot be read."""
+    def _references_elsewhere(self) -> list[tuple[str, bool]] | None:
+        """Each place a project file importing this one names one of its top-level functions (calls or passes it),
+        and whether that is evaluation code (a function named for it, an evaluation script); None when one of
+        those files cannot be read."""
+        found = []
         for importer in project.importers(self.ctx.path):
             module = project.load(Path(importer))
-            if module is None or any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.alias)
-                                     and n.name == name or isinstance(n, ast.Attribute) and n.attr == name
-                                     for n in ast.walk(module.tree)):
-                return True
-        return False
+            if module is None:
+                return None
+            script = EVAL_FILE.match(module.path.stem) is not None
+            found.extend((name, script or evaluating)
+                         for name, evaluating in _references(module.tree, self.top_functions, False))
+        return found
 
     def _hf_flash_attention(self, node: ast.Call) -> None:
         """Note transformers' FlashAttention chosen by `attn_implementation=` (given to `from_pretrained`, a
@@ -749,8 +764,7 @@ class NondeterministicOp(FollowsValues, Rule):
         self._record(node, message, fixed, gradient_free)
 
     def _record(self, node: ast.Call, message: str, fixed: bool, gradient_free: Verdict) -> None:
-        self.found.append((self.ctx.site(node), message, fixed, gradient_free,
-                           self._without_grad(INFERENCE_MODE), self.ctx.current_def()))
+        self.found.append((self.ctx.site(node), message, fixed, gradient_free, self.ctx.current_def()))
 
     def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
         """The catalogue key of the call and its argument offset; tensor methods are matched by name."""
@@ -1156,9 +1170,8 @@ class NondeterministicOp(FollowsValues, Rule):
         start, end = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
         return self.ctx.is_step_loop(loop) and not any(start <= at <= end for at in self.grad_enabled_at)
 
-    def _without_grad(self, kinds: frozenset[str] = catalogue.GRAD_DISABLING_CONTEXTS) -> bool:
-        """Inside `with torch.no_grad():` or a function decorated with `@torch.no_grad()` / `inference_mode`
-        (those of `kinds`)."""
+    def _without_grad(self) -> bool:
+        """Inside `with torch.no_grad():` or a function decorated with `@torch.no_grad()` / `inference_mode`."""
         for ancestor in self.ctx.ancestors:
             if isinstance(ancestor, (ast.With, ast.AsyncWith)):
                 contexts = [item.context_expr for item in ancestor.items]
@@ -1168,7 +1181,7 @@ class NondeterministicOp(FollowsValues, Rule):
                 continue
             for expr in contexts:
                 target = expr.func if isinstance(expr, ast.Call) else expr
-                if self.ctx.qualname(target) in kinds:
+                if self.ctx.qualname(target) in catalogue.GRAD_DISABLING_CONTEXTS:
                     return True
         return False
 
@@ -1180,6 +1193,17 @@ class NondeterministicOp(FollowsValues, Rule):
         if short == "pad":
             return _in(argument(node, 2, "mode"), frozenset({"replicate"}))
         return False
+
+
+def _references(node: ast.AST, names: set[str], evaluating: bool) -> Iterator[tuple[str, bool]]:
+    """Each place under `node` that names one of `names` (a name or an attribute, not an import), and whether a
+    function named for evaluation holds it."""
+    for child in ast.iter_child_nodes(node):
+        inner = evaluating or isinstance(child, FUNCTION_TYPES) and EVAL_NAME.search(child.name) is not None
+        named = child.id if isinstance(child, ast.Name) else child.attr if isinstance(child, ast.Attribute) else None
+        if named in names:
+            yield named, inner
+        yield from _references(child, names, inner)
 
 
 def _self_attribute(node: ast.AST | None) -> bool:

@@ -48,7 +48,8 @@ MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 MAX_INDEXED_FILES = 5000  # files read to find who imports a module (`imported_elsewhere`)
 SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"})
-IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]+)|import[ \t]+([\w., \t]+))",
+# `from .helpers import (` on a line of its own names no module but the source (lerobot's policy_server.py).
+IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]*)|import[ \t]+([\w., \t]+))",
                          re.MULTILINE)
 
 

@@ -234,7 +234,8 @@ class NondeterministicOp(FollowsValues, Rule):
                "directly or through other such functions, in this file and the project's others, are info, tagged "
                "evaluation only (open_clip's `maybe_compute_generative_loss`, which only `evaluate()` calls; dinov2's "
                "`extract_features`, called only by `eval_knn` and `eval_log_regression`); not methods (a framework "
-               "calls `training_step` unnamed), nor because of `no_grad` or `inference_mode`, under which training "
+               "calls `training_step` unnamed), registered functions (decorated: a config names them), those a file "
+               "imports and hands on (a package's `__init__.py`), nor because of `no_grad` or `inference_mode`, under which training "
                "computes targets, updates and hand-written backwards too (MaskFeat's HOG `scatter_add_`, nanotron's "
                "ring attention backward). Nor are "
                "ops the switch fixes inside `if torch.are_deterministic_algorithms_enabled():`, accumulations of "
@@ -570,7 +571,7 @@ class NondeterministicOp(FollowsValues, Rule):
         self.found: list[tuple[Site, str, bool, Verdict, ast.AST | None]] = []
         # the file's top-level functions, and per name where the file names one: (the function around, whether
         # that is evaluation code)
-        self.top_functions = {n.name for n in ctx.tree.body if isinstance(n, FUNCTION_TYPES)}
+        self.top_functions = {n.name: n for n in ctx.tree.body if isinstance(n, FUNCTION_TYPES)}
         self.references: dict[str, list[tuple[str | None, bool]]] = {}
         # each `for` loop or comprehension, in source order, and the names its targets bind
         self.binders: list[tuple[ast.For | ast.AsyncFor | ast.expr, frozenset[str]]] = []
@@ -684,6 +685,10 @@ class NondeterministicOp(FollowsValues, Rule):
         named = {name: list(references) for name, references in self.references.items()}
         for name, evaluating in elsewhere:
             named.setdefault(name, []).append((None, evaluating))
+        for name in list(named):  # a registry's decorator calls it by a name written elsewhere (a config)
+            if not all(self.ctx.qualname(d.func if isinstance(d, ast.Call) else d) in catalogue.GRAD_DISABLING_CONTEXTS
+                       for d in self.top_functions[name].decorator_list):
+                del named[name]
         found: set[str] = set()
         changed = True
         while changed:
@@ -700,13 +705,23 @@ class NondeterministicOp(FollowsValues, Rule):
         and whether that is evaluation code (a function named for it, an evaluation script); None when one of
         those files cannot be read."""
         found = []
+        here_path = Path(self.ctx.path).resolve()
+        here_stem = here_path.stem
         for importer in project.importers(self.ctx.path):
             module = project.load(Path(importer))
             if module is None:
                 return None
             script = EVAL_FILE.match(module.path.stem) is not None
-            found.extend((name, script or evaluating)
-                         for name, evaluating in _references(module.tree, self.top_functions, False))
+            here = [(name, script or evaluating) for name, evaluating in _references(module.tree, self.top_functions,
+                                                                                     False)]
+            # imported and named nowhere: handed on (dcnv3's functions/__init__.py re-exports `dcnv3_core_pytorch`,
+            # which the training module imports from the package)
+            imported = {alias.name for node in ast.walk(module.tree) if isinstance(node, ast.ImportFrom)
+                        and node.module and node.module.rpartition(".")[2] == here_stem
+                        and project.find_module(module.path.parent, node.module, node.level) == here_path
+                        for alias in node.names}
+            handed_on = self.top_functions.keys() if "*" in imported else imported & self.top_functions.keys()
+            found.extend([*here, *((name, False) for name in handed_on - {name for name, _ in here})])
         return found
 
     def _hf_flash_attention(self, node: ast.Call) -> None:

@@ -56,8 +56,8 @@ class UnsortedFileList(Rule):
                "from torch's data classes, or with a `__getitem__`), one that is shuffled, sampled or split by "
                "position (`random.shuffle(files)`, `files[:n_train]`, `train_test_split(files)`), one handed to a "
                "dataset or loader, one written to a file (a manifest that training reads later: `json.dump(files, "
-               "f)`, `np.save`, `f.write(name)` per entry; mindaudio's conv_tasnet preprocess.py; not "
-               "`sys.stdout.write`), and one returned by a function that builds a file list (`get_image_paths`, "
+               "f)`, `np.save`, `f.write(name)` per entry to a file opened before the loop; mindaudio's conv_tasnet "
+               "preprocess.py; not `sys.stdout.write`, nor a file of each entry's own), and one returned by a function that builds a file list (`get_image_paths`, "
                "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()` (not another list sorted in a loop over it), also later in the "
                "function, or the list collected from it), or only counted, tested or searched (`len`, `in`, "
                "`set`, `if os.listdir(d)`), is not flagged, nor is a path into a zip archive (`zipfile.Path(zf).iterdir()`: the archive's stored order); `with os.scandir(d) as entries:` is followed through `entries`.")
@@ -148,7 +148,7 @@ class Shards(torch.utils.data.Dataset):
     def __getitem__(self, index):
         return self.ids[index]
 """,
-        # A manifest written sorted; a listing only shown.
+        # A manifest written sorted; a listing only shown, or written a file per entry.
         """\
 import json
 import os
@@ -162,6 +162,8 @@ def write_manifest(root, out_path):
         json.dump(sorted(os.listdir(root)), f)
     for name in os.listdir(root):
         sys.stdout.write(name + "\\n")
+        with open(os.path.join(out_path, name + ".txt"), "w") as label:
+            label.write(name)
 """,
     )
     invalid = (
@@ -361,7 +363,7 @@ def write_list(root, out_path):
         for node in body:
             if isinstance(node, (ast.Yield, ast.YieldFrom)):
                 reach = max(reach, DATA if self._builds_file_list(scope) else ORDERED)
-            elif isinstance(node, ast.Call) and self._writes_file(node) and any(
+            elif isinstance(node, ast.Call) and self._writes_file(node) and _shared_file(node, bound) and any(
                     isinstance(n, ast.Name) and n.id in bound for arg in node.args for n in ast.walk(arg)):
                 reach = DATA  # `f.write(name + "\n")` per entry: the file lists them in the loop's order
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sort"
@@ -468,6 +470,15 @@ def _key(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return f"{node.value.id}.{node.attr}"
     return None
+
+
+def _shared_file(call: ast.Call, bound: set[str]) -> bool:
+    """A write method called on a file opened before the loop (`outfile.write(line)`, `parts[i].write(line)`): not
+    on one the loop opens per entry (mindyolo's voc2yolo.py writes each XML's labels to a file of its own)."""
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    while isinstance(receiver, (ast.Subscript, ast.Attribute)):
+        receiver = receiver.value
+    return isinstance(receiver, ast.Name) and receiver.id not in bound
 
 
 def _scandir_key(label: str) -> str:

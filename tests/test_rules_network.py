@@ -343,6 +343,7 @@ def test_nondeterministic_loss_module_behind_a_local_of_its_name():
     ("from train import generative_loss\n\n\ndef eval_knn(m):\n    return generative_loss(m, None)\n", "info"),
     ("from train import (\n    generative_loss,\n)\n\nloss = generative_loss(None, None)\n", "warning"),
     ("from train import generative_loss  # handed on: a package's __init__\n", "warning"),
+    ("from package import generative_loss\n\n\ndef forward(x):\n    return generative_loss(x, None)\n", "warning"),
 ])
 def test_nondeterministic_helper_only_evaluation_calls(tmp_path, main, expected):
     """open_clip's `maybe_compute_generative_loss`: only `evaluate()` calls it (through a helper of its own here),

@@ -477,6 +477,14 @@ def importers(path: str) -> Iterator[str]:
             if stem in names and importer != own)
 
 
+def name_importers(path: str, names: Container[str]) -> Iterator[str]:
+    """The other Python files of `path`'s project whose import lines name one of `names` (`from ..functions import
+    dcnv3_core_pytorch`: through a package, whatever module holds it)."""
+    own = os.path.abspath(path)
+    return (importer for importer, parts in _project_imports(project_root(file_folder(path)))
+            if importer != own and any(name in parts for name in names))
+
+
 @lru_cache(maxsize=8)
 def _project_imports(root: Path) -> tuple[tuple[str, frozenset[str]], ...]:
     """Each Python file under `root` (at most `MAX_INDEXED_FILES`), with the dotted parts of what it imports."""

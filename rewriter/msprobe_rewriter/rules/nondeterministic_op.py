@@ -701,13 +701,14 @@ class NondeterministicOp(FollowsValues, Rule):
         return found
 
     def _references_elsewhere(self) -> list[tuple[str, bool]] | None:
-        """Each place a project file importing this one names one of its top-level functions (calls or passes it),
-        and whether that is evaluation code (a function named for it, an evaluation script); None when one of
-        those files cannot be read."""
+        """Each place a project file importing this one (or a function with a finding, by its name: through a
+        package) names one of its top-level functions (calls or passes it), and whether that is evaluation code (a
+        function named for it, an evaluation script); None when one of those files cannot be read."""
         found = []
         here_path = Path(self.ctx.path).resolve()
         here_stem = here_path.stem
-        for importer in project.importers(self.ctx.path):
+        found_in = {function.name for *_, function in self.found if function is not None}
+        for importer in {*project.importers(self.ctx.path), *project.name_importers(self.ctx.path, found_in)}:
             module = project.load(Path(importer))
             if module is None:
                 return None

@@ -96,7 +96,8 @@ class LoopInfo:
 
 @dataclass
 class FunctionInfo:
-    """Whether a function (by simple name) performs a training step itself, and what it calls."""
+    """Whether a function (by simple name) performs a training step itself or runs a library trainer's loop, and
+    what it calls."""
 
     steps: bool = False
     called: set[str] = field(default_factory=set)

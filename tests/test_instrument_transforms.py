@@ -893,7 +893,17 @@ def test_seeding_through_a_project_helper_under_the_main_guard_is_noted(tmp_path
             "    train_from_yaml(sys.argv[1], sys.argv[2:])\n")
     out, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
     assert "if __name__ == '__main__':\n    seed_all(seed=1234" in strip(out)
-    assert any("train.py:6: `train_from_yaml(...)` seeds again" in note for note in notes), notes
+    assert any("train.py:6: `train_from_yaml(...)` seeds again after seed_all (Python's `random`)" in note
+               for note in notes), notes
+
+
+def test_a_helper_seeding_every_generator_is_noted_without_listing_frameworks_the_script_does_not_use(tmp_path):
+    """FastChat's train_mem.py: `train()` builds a Hugging Face trainer, which seeds every generator; the note says
+    so instead of naming MindSpore's and DGL's."""
+    (tmp_path / "trainer.py").write_text("from transformers import set_seed\n\n\ndef train(seed):\n    set_seed(seed)\n")
+    code = "import sys\n\nfrom trainer import train\n\nif __name__ == '__main__':\n    train(int(sys.argv[1]))\n"
+    _, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
+    assert any("`train(...)` seeds again after seed_all (every generator)" in note for note in notes), notes
 
 
 @pytest.mark.parametrize("trainer", ["from transformers import Trainer", "from trl import SFTTrainer as Trainer"])

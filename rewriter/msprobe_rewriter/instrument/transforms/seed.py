@@ -516,7 +516,10 @@ def _note_helper_seeding(unit: Unit, varying: set[int]) -> None:
 def _family_list(families: frozenset[str]) -> str:
     """What a seeding seeds, in words ("Python's `random`, NumPy's global generator and MindSpore's data pipeline" for
     mindrlhf's PPOTrainer, which calls `mindspore.dataset.config.set_seed`: MindSpore's operators keep seed_all's
-    seed)."""
+    seed); "every generator" for a seeding of all (a Hugging Face trainer's `set_seed`), whose list would name
+    frameworks the script does not use."""
+    if families >= pinning.FAMILIES:
+        return "every generator"
     labels = [label for family, label in FAMILY_LABEL.items() if family in families]
     return ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else "".join(labels)
 

@@ -135,8 +135,7 @@ class LeftAtDefault:
         if calls is None or default is None and not calls:
             return False
         for call, caller in calls:
-            given = _dict_entry(call, name, caller) or conditions.call_arguments(
-                function, call, bound=self._bound(function, call)).get(name)
+            given = self._given(function, name, call, caller)
             if given is None:  # behind `*args` / `**options`, or not given
                 if not self._spread_leaves(call, caller, name, (accept, trust_default), depth, default is None):
                     return False
@@ -192,12 +191,18 @@ class LeftAtDefault:
             return None
         found = []
         for call, caller in calls:
-            given = _dict_entry(call, name, caller) or conditions.call_arguments(
-                function, call, bound=self._bound(function, call)).get(name)
+            given = self._given(function, name, call, caller)
             if given is None:
                 return None
             found.append((given[0] if given[1] else None, caller))
         return found
+
+    def _given(self, function: ast.AST, name: str, call: ast.Call, caller: ast.AST | None) -> tuple | None:
+        """What `call` (of `function`, in `caller`) gives parameter `name`: (the expression passed, True), (its
+        default, False), or None (behind `*args`/`**options`, or not given); an `**options` dict the caller builds
+        counts as passing its entries."""
+        return _dict_entry(call, name, caller) or conditions.call_arguments(
+            function, call, bound=self._bound(function, call)).get(name)
 
     def _calls_by_name(self, function: ast.AST) -> list | None:
         """The calls in the file of `function` (of its class, for `__init__`); None for a module's `forward`,
@@ -291,10 +296,11 @@ def _stores(function: ast.AST) -> set[str]:
 def _keeps(function: ast.AST, name: str, accept: Callable[[object], bool]) -> bool:
     """Whether `function` leaves parameter `name` holding what `accept` takes, if it did: it assigns it nothing, or
     only itself or such a literal (llm-foundry's `dropout_p = dropout_p if training else 0.0`)."""
-    for node in walk_scope(function):
+    nodes = list(walk_scope(function))
+    values = {id(target): node.value for node in nodes if isinstance(node, ast.Assign) for target in node.targets}
+    for node in nodes:
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
-            assignment = next((a for a in walk_scope(function) if isinstance(a, ast.Assign) and node in a.targets), None)
-            value = assignment.value if assignment is not None else None
+            value = values.get(id(node))  # None: stored otherwise (a loop target, an unpacking, `+=`)
             if not (isinstance(value, ast.IfExp) and all(
                     (isinstance(branch, ast.Name) and branch.id == name) or accept(constant(branch))
                     for branch in (value.body, value.orelse))):

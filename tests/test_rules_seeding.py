@@ -129,14 +129,38 @@ def test_helper_of_a_helper_in_a_third_file_counts(project):
     assert lint(project / "train.py", "seed-missing") == []
 
 
-def test_helpers_are_followed_two_files_deep_only(project):
+def test_helpers_are_followed_however_deep(project):
+    """dinov2's eval/linear.py seeds four files down (`setup_and_build_model` -> `setup` -> `default_setup` ->
+    `fix_random_seeds`), none named like a seeder on the way."""
     write(project, {
-        "c.py": SEEDS_ALL.replace("def set_seed", "def init_rng"),
-        "b.py": "from c import init_rng\n\n\ndef configure():\n    init_rng(0)\n",
-        "a.py": "from b import configure\n\n\ndef prepare():\n    configure()\n",
-        "train.py": script("from a import prepare", "prepare()"),
+        "d.py": SEEDS_ALL.replace("def set_seed", "def init_rng"),
+        "c.py": "from d import init_rng\n\n\ndef default_setup(cfg):\n    init_rng(cfg.seed)\n",
+        "b.py": "from c import default_setup\n\n\ndef configure(cfg):\n    default_setup(cfg)\n",
+        "a.py": "from b import configure\n\n\ndef prepare(cfg):\n    configure(cfg)\n",
+        "train.py": script("from a import prepare", "prepare(cfg)"),
+    })
+    assert lint(project / "train.py", "seed-missing") == []
+
+
+def test_helpers_calling_each_other_across_files_end(project):
+    """A cycle of project functions (a calls b calls a) is followed once round: it adds nothing, and ends."""
+    write(project, {
+        "a.py": "import b\n\n\ndef prepare(n):\n    b.configure(n)\n",
+        "b.py": "import a\n\n\ndef configure(n):\n    a.prepare(n)\n",
+        "train.py": script("from a import prepare", "prepare(0)"),
     })
     assert lint(project / "train.py", "seed-missing") == [("seed-missing", 12)]
+
+
+def test_a_mindformers_trainer_is_named_in_the_message(project):
+    """mindformers' Trainer seeds only from a truthy config `seed` and not in (semi-)auto parallel mode
+    (mindformers/trainer/trainer.py): the finding says so."""
+    write(project, {"run_dpo.py": "from mindformers import Trainer\n\nif __name__ == '__main__':\n"
+                                  "    Trainer(args=config).train()\n"})
+    path = project / "run_dpo.py"
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["seed-missing"]])
+    assert [f.line for f in result.findings] == [3]
+    assert "mindformers' `Trainer` seeds only from a truthy config `seed`" in result.findings[0].message
 
 
 STRATEGY = """

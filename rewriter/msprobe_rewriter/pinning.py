@@ -2,8 +2,9 @@
 fixed NCCL algorithm.
 
 Directly (catalogue knowledge: `torch.manual_seed`, `cudnn.deterministic = True`, `os.environ[...]`), or
-through a helper defined in another file of the project, followed `MAX_DEPTH` files deep (see `project`)
-with the arguments of the call bound to the helper's parameters, so `set_seed(s, deterministic=False)`
+through a helper defined in another file of the project, followed down its whole chain of project calls
+(each function summarised once per set of argument values; a call back into a function being summarised adds
+nothing), with the arguments of the call bound to the helper's parameters, so `set_seed(s, deterministic=False)`
 takes the branch it takes at run time. `seeding` applies this to every statement of a linted file.
 """
 
@@ -19,7 +20,6 @@ from msprobe_rewriter import catalogue, conditions, cpu_code, environment, proje
 from msprobe_rewriter.context import NOT_CONSTANT, argument, constant, keyword, target_name, unpacks
 
 FAMILIES = frozenset(catalogue.SEED_CALLS)
-MAX_DEPTH = 2  # the script's helper, and the helper's helper in a third file
 # A function we cannot look into but whose name says it seeds (`set_seed`, `init_seeds`, ...).
 SEEDER_NAME = re.compile(r"seed", re.IGNORECASE)
 NOT_SEEDER = re.compile(r"^(get|initial|make|gen|new)_|worker", re.IGNORECASE)
@@ -206,10 +206,10 @@ Defined = tuple["project.Module", "ast.FunctionDef | ast.AsyncFunctionDef", "ast
 MAX_HOPS = 6  # re-exports (packages re-export from subpackages), returned classes and base classes
 
 
-def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined, depth: int,
-                   lookup: conditions.Lookup) -> Summary | None:
+def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined, lookup: conditions.Lookup,
+                   seen: frozenset = frozenset()) -> Summary | None:
     """What a call into a project-local module pins (a class called runs its `__init__`); None when the
-    call is not one."""
+    call is not one (`seen`: the functions being summarised, see `_function_summary`)."""
     targets = project.call_targets(call, local, defined)
     if not targets:
         return None
@@ -218,8 +218,8 @@ def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined,
         found = _resolve_function(module, name) if module is not None else None
         if isinstance(found, str):
             return summarise(call_effects(call, found), conditions.no_lookup)
-        if found is not None and depth <= MAX_DEPTH:
-            return _called(found, call, depth, lookup)
+        if found is not None:
+            return _called(found, call, lookup, seen)
     return seeder_by_name(call)
 
 
@@ -238,7 +238,7 @@ def called_function(call: ast.Call, functions: dict[str, ast.AST], folder, local
     return None, None
 
 
-def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.LocalImports, defined, depth: int,
+def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.LocalImports, defined,
                    lookup: conditions.Lookup) -> Summary | None:
     """What `call`, a method call on the object a project-local `creator` call made, pins: OpenRLHF's
     `strategy = get_strategy(args)` then `strategy.setup_distributed()`, which seeds. The object's class is
@@ -249,8 +249,8 @@ def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.Loc
         module = _module(folder, ref)
         made = _made_class(module, name) if module is not None else None
         method = class_method(made[0], made[1], call.func.attr) if made is not None else None
-        if method is not None and depth <= MAX_DEPTH:
-            return _called(method, call, depth, lookup)
+        if method is not None:
+            return _called(method, call, lookup)
     return None
 
 
@@ -259,12 +259,12 @@ def _module(folder, ref: project.Ref) -> project.Module | None:
     return project.load(path) if path is not None else None
 
 
-def _called(found: Defined, call: ast.Call, depth: int, lookup: conditions.Lookup) -> Summary:
+def _called(found: Defined, call: ast.Call, lookup: conditions.Lookup, seen: frozenset = frozenset()) -> Summary:
     """What a call of a project function or method pins; a data class's methods (its `__init__` included: a data
     loader seeding `random` for its own sampling, Taichu-GLIDE's `MetaLoader`) seed no generator for the script."""
     module, function, owner = found
     env = conditions.bind_arguments(function, call, lookup, bound=owner is not None)
-    summary = _function_summary(module, function, depth, env, frozenset(), owner)
+    summary = _function_summary(module, function, env, seen, owner)
     if owner is not None and _data_class(owner):
         return replace(summary, families=frozenset())
     return summary
@@ -285,7 +285,7 @@ def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
         if "on_import" not in module.memo:
             found = NOTHING
             for inner in _on_import(module):
-                found |= _statement_summary(module, inner, MAX_DEPTH, conditions.no_lookup, frozenset())
+                found |= _statement_summary(module, inner, conditions.no_lookup, frozenset())
             module.memo["on_import"] = found
         total |= module.memo["on_import"]
     return total
@@ -387,35 +387,40 @@ def class_method(module: project.Module, cls: ast.ClassDef, name: str, hops: int
     return None
 
 
-def _function_summary(module: project.Module, function, depth: int, env: tuple, seen: frozenset,
+def _function_summary(module: project.Module, function, env: tuple, seen: frozenset,
                       owner: ast.ClassDef | None = None) -> Summary:
-    """What calling `function` of a helper module (a method of `owner`) pins, given its parameter values `env`."""
-    key = (id(function), depth, env)
+    """What calling `function` of a helper module (a method of `owner`) pins, given its parameter values `env`,
+    through every project function it calls in turn (dinov2's eval/linear.py `main` seeds four files down:
+    `setup_and_build_model` -> `setup` -> `default_setup` -> `fix_random_seeds`); `seen`, the functions whose
+    summary is being computed, cuts cycles (computed once per function and `env`)."""
+    key = (id(function), env)
     if key in module.memo:
         return module.memo[key]
+    if (str(module.path), function.lineno) in seen:
+        return NOTHING
     lookup = conditions.parameter_lookup(dict(env), conditions.no_lookup)
     seen = seen | {(str(module.path), function.lineno)}
     total = NOTHING
     left = outliving(function, module.imports.resolve)
     for node, guards, _ in conditions.walk(function.body, WALKED):
         if not any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards):
-            total |= left(node, _statement_summary(module, node, depth, lookup, seen, owner))
+            total |= left(node, _statement_summary(module, node, lookup, seen, owner))
     module.memo[key] = total
     return total
 
 
-def _statement_summary(module: project.Module, node: ast.AST, depth: int, lookup, seen: frozenset,
+def _statement_summary(module: project.Module, node: ast.AST, lookup, seen: frozenset,
                        owner: ast.ClassDef | None = None) -> Summary:
     """What one assignment or call of a helper module pins (calls into its own or other helpers, and
     `self.method()` calls of a method of `owner`, followed)."""
     if isinstance(node, ast.Assign):
         return summarise(assign_effects(node, module.imports.resolve), lookup)
     if isinstance(node, ast.Call):
-        return _helper_call(module, node, depth, lookup, seen, owner)
+        return _helper_call(module, node, lookup, seen, owner)
     return NOTHING
 
 
-def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, seen: frozenset,
+def _helper_call(module: project.Module, call: ast.Call, lookup, seen: frozenset,
                  owner: ast.ClassDef | None) -> Summary:
     direct = call_effects(call, module.imports.resolve(call.func))
     if direct:
@@ -428,11 +433,9 @@ def _helper_call(module: project.Module, call: ast.Call, depth: int, lookup, see
             and func.value.id == "self":
         own = class_method(module, owner, func.attr)
     if own is not None:
-        if (str(own[0].path), own[1].lineno) in seen:
-            return NOTHING
         env = conditions.bind_arguments(own[1], call, lookup, bound=own[2] is not None)
-        return _function_summary(own[0], own[1], depth, env, seen, own[2])
-    followed = helper_summary(call, module.path.parent, module.local, module.functions, depth + 1, lookup)
+        return _function_summary(own[0], own[1], env, seen, own[2])
+    followed = helper_summary(call, module.path.parent, module.local, module.functions, lookup, seen)
     if followed is not None:
         return followed
     return seeder_by_name(call) if names_a_function(module.imports.bindings, call) else NOTHING

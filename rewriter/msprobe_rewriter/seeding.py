@@ -320,9 +320,9 @@ def _analyse(ctx: FileContext) -> FileSeeding:
 
     def pinned(call: ast.Call, lookup: conditions.Lookup) -> Summary:
         creator = creators.get(id(call))
-        found = pinning.method_summary(creator, call, folder, local, defined, 1, lookup) if creator else None
+        found = pinning.method_summary(creator, call, folder, local, defined, lookup) if creator else None
         if found is None:
-            found = pinning.helper_summary(call, folder, local, defined, 1, lookup)
+            found = pinning.helper_summary(call, folder, local, defined, lookup)
         if found is not None:
             return found
         if _is_local_def(call, defined) or not pinning.names_a_function(ctx.imports.bindings, call):

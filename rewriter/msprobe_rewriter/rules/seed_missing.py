@@ -32,6 +32,12 @@ SEED_EARLIER = "seed before it (move the seeding up, or call msprobe's `seed_all
 LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seeds (line {line}), so they differ run "
               "to run: {fix}")
 LATE_DRAW = "`{call}(...)` draws{via} before `{seeder}` seeds (line {line}), from an unseeded generator: {fix}"
+UNSEEDED = "this entry script trains or samples but never seeds its random number generators"
+SEED_AT_STARTUP = ("call `seed_all(seed)` (msprobe), or `random.seed`, `np.random.seed` and `torch.manual_seed` / "
+                   "`mindspore.set_seed`, at startup")
+# mindformers/trainer/trainer.py seeds only `if self.config.seed and` the parallel mode is not (semi-)auto parallel.
+MINDFORMERS_NOTE = ("(mindformers' `Trainer` seeds only from a truthy config `seed`, not 0, and never in "
+                    "(semi-)auto parallel mode)")
 DRAWN_SEED = ("`{call}(...)` draws the seed itself, from a generator nothing has seeded yet, so every run seeds "
               "differently: give the seed option a default value instead of drawing one")
 
@@ -71,9 +77,7 @@ class SeedMissing(Rule):
     name = "seed-missing"
     severity = "error"
     frameworks = ("pytorch", "mindspore", "python")
-    message = ("this entry script trains or samples but never seeds its random number generators: call "
-               "`seed_all(seed)` (msprobe), or `random.seed`, `np.random.seed` and `torch.manual_seed` / "
-               "`mindspore.set_seed`, at startup")
+    message = f"{UNSEEDED}: {SEED_AT_STARTUP}"
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
                "`Model.train`, a trainer's `train()`/`fit()`, or a module-level call of a function of the file that "
                "trains, as tutorials run theirs) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, OpenMMLab 1.x's `train_detector(...)` (mmseg's `train_segmentor`, mmcls's `train_model`, ...), MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), or a function or class of "
@@ -83,7 +87,9 @@ class SeedMissing(Rule):
                "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, but not one given `sampling=False`, nor the `sample(...)` of fairseq's hub models, which searches by beam unless given `sampling=True`; plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), or samples text with transformers' `model.generate(..., do_sample=...)` true with the default arguments (or `generation_config=GenerationConfig(do_sample=True)`; also in evaluation code: the sampled answers are what is scored; a file without a main guard doing so at module level, or in a function of the file called there, is such a script), but never "
                "seeds: not directly, "
                "not through a library seeder (`seed_everything`, `transformers.set_seed`, OpenMMLab's `set_random_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), not by Megatron's `pretrain(...)`, which seeds with `--seed` before it trains, and not through a "
-               "seeding helper imported from another file of the project (followed two files deep; a helper "
+               "seeding helper imported from another file of the project (followed down its whole chain of project "
+               "calls, dinov2's `main` -> `setup_and_build_model` -> `setup` -> `default_setup` -> "
+               "`fix_random_seeds` four files down; a helper "
                "that cannot be found but is named like a seeder counts), and not by importing a project module "
                "that seeds at its top level. Seeding that a function undoes does not count: of a generator whose state "
                "it saved and puts back (`torch.set_rng_state(state)` after sampling with seeds of its own, "
@@ -130,7 +136,8 @@ class SeedMissing(Rule):
                "function of the file from is reported at that call: the new processes re-import the file without its "
                "`__main__` block and draw from fresh generators, so only seeding at module level or in the code the "
                "spawned function runs reaches them (the pattern of PyTorch's ImageNet example, MoCo and many "
-               "ModelZoo scripts).")
+               "ModelZoo scripts). A script training with mindformers' `Trainer` is told that it seeds only from a "
+               "truthy config `seed` (mindrlhf's YAMLs set `seed: 0`) and never in (semi-)auto parallel mode.")
     why = ("Without a seed, weight initialisation, data order, augmentation and dropout start from a different "
            "random state in every run, so no two runs (or the GPU and NPU runs you want to compare) compute the "
            "same numbers, and a precision difference cannot be told apart from noise. A seed behind an optional "
@@ -1457,6 +1464,16 @@ if __name__ == "__main__":
     trainer = create_trainer_by_name(cfg.model.name, net, loss, optimizer, cfg)
     trainer.train(cfg.epoch_size, loader_train, dataset_sink_mode=True, callbacks=callbacks)
 """, lines=(4,)),
+        # mindrlhf's run_dpo.py: mindformers' Trainer seeds only `if self.config.seed` (its YAMLs set 0) and not in
+        # (semi-)auto parallel mode, so it is no seeding; the message says so.
+        Invalid("""\
+from mindformers import MindFormerConfig, Trainer
+
+if __name__ == "__main__":
+    config = MindFormerConfig("run_dpo.yaml")
+    trainer = Trainer(args=config, task="text_generation", train_dataset=dataset)
+    trainer.train()
+""", lines=(3,)),
         # Composer's Trainer seeds only when built: the model it is given drew its weights before.
         Invalid("""\
 import torch
@@ -1477,9 +1494,7 @@ if __name__ == "__main__":
         verdict = facts.default_run(lambda e: bool(e.summary.families) and e.function not in facts.worker_init)
         if not verdict.pinned and any(found.global_seed for found in entropy.analyse(ctx)):
             return  # it seeds, but from entropy (`random.seed()`, `torch.seed()`): entropy-seed reports that
-        runner = any(isinstance(node, ast.Call) and ctx.call_qualname(node) in CONFIG_RUNNER_BUILDS
-                     for node in ast.walk(ctx.tree))
-        report_whole_script(self, facts, verdict, CONDITIONAL, CONFIG_RUNNER_MESSAGE if runner else None)
+        report_whole_script(self, facts, verdict, CONDITIONAL, _library_message(ctx))
         report_parent_only(self, facts, lambda e: bool(e.summary.families) and e.function not in facts.worker_init,
                            PARENT_ONLY)
         if verdict.pinned:
@@ -1558,6 +1573,16 @@ if __name__ == "__main__":
             self.report(call, f"{message} (when `{condition_text(holding(unknown[-1]))}`)", severity="warning")
         else:
             self.report(call, message)
+
+
+def _library_message(ctx: FileContext) -> str | None:
+    """The message for a script that builds a library runner or trainer that seeds only sometimes, else None."""
+    calls = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)]
+    if any(ctx.call_qualname(call) in CONFIG_RUNNER_BUILDS for call in calls):
+        return CONFIG_RUNNER_MESSAGE
+    if any(ctx.imports.resolve_any(call.func) in catalogue.MINDFORMERS_TRAINERS for call in calls):
+        return f"{UNSEEDED} {MINDFORMERS_NOTE}: {SEED_AT_STARTUP}"
+    return None
 
 
 def _samples_when_run(ctx: FileContext) -> bool:

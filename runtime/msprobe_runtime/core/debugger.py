@@ -1,11 +1,13 @@
 """What msprobe's PrecisionDebugger does the same way for every framework: read the config, open one
 step's capture window when the config wants that step and rank, close it (writing the step's files),
-count steps, work as a context manager. The PyTorch and MindSpore debuggers add their hooks and name
-their capture state, session class, API wrapping and rank lookup.
+count steps, work as a context manager, write the step still captured when the process exits (a crash
+in it). The PyTorch and MindSpore debuggers add their hooks and name their capture state, session class,
+API wrapping and rank lookup.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import multiprocessing
 import os
@@ -13,7 +15,7 @@ import warnings
 from collections.abc import Callable
 
 from msprobe_runtime.core.config import ConfigError, DebuggerConfig, ensure_writable, load_config
-from msprobe_runtime.core.dump_writer import wait_for_writes
+from msprobe_runtime.core.dump_writer import wait_for_writes, write_in_foreground
 from msprobe_runtime.core.patching import CaptureState
 
 
@@ -130,6 +132,7 @@ class StepDebugger:
         self.install()
         self._session = self.session_class(config, self.current_step, rank)
         self.state.session = self._session
+        atexit.register(self._stop_at_exit)
 
     @on_instance_or_class
     def stop(self) -> None:
@@ -137,6 +140,7 @@ class StepDebugger:
         session, self._session = self._session, None
         if session is None:
             return
+        atexit.unregister(self._stop_at_exit)
         state = self.state
         if state.session is session:
             state.session = None
@@ -145,6 +149,18 @@ class StepDebugger:
             session.close()
         finally:
             state.depth = 0
+
+    def _stop_at_exit(self) -> None:
+        """The process exits (an uncaught exception, often the very step being captured) with the window
+        open: write what the step recorded so far, as stop() would, unless it recorded nothing or this is a
+        forked child (whose capture state let the parent's session go)."""
+        session = self._session
+        if session is None or self.state.session is not session or not session.data:
+            return
+        warnings.warn(f"msprobe-kit: the process exits while step {self.current_step} is captured (stop() was not "
+                      f"called): what it recorded so far is written to {session.folder}", stacklevel=1)
+        write_in_foreground()
+        self.stop()
 
     @on_instance_or_class
     def step(self) -> None:

@@ -42,6 +42,7 @@ ENTRY_TOKEN = f"\x00{secrets.token_hex(6)}:"
 _ENTRY_PATTERN = re.compile(re.escape(json.dumps(ENTRY_TOKEN)[:-1].encode()) + rb'(\d+)"')
 _executor: ThreadPoolExecutor | None = None
 _pending_write: Future | None = None
+_foreground = False  # set at interpreter exit, when the executor takes no more jobs
 
 
 def step_folder(dump_path: str | Path, step: int, rank: int) -> Path:
@@ -69,7 +70,7 @@ def write_step(folder: Path, header: dict, data: dict, stacks: list[tuple[list, 
     re-raises a failure. Every file is atomic either way."""
     wait_for_writes()
     job = [folder, header, data, stacks, construct, prepare]
-    if background:
+    if background and not _foreground:
         global _pending_write
         _pending_write = _writer().submit(_run, job)
     else:
@@ -82,6 +83,13 @@ def wait_for_writes() -> None:
     pending, _pending_write = _pending_write, None
     if pending is not None:
         pending.result()
+
+
+def write_in_foreground() -> None:
+    """From now on write every step on the calling thread: at interpreter exit the writer thread is gone
+    (concurrent.futures refuses new jobs once its exit hook has run, before the atexit functions)."""
+    global _foreground
+    _foreground = True
 
 
 def _run(job: list) -> None:

@@ -125,7 +125,7 @@ class CpuCode:
             if isinstance(node, FUNCTION_TYPES):
                 known = self._per_sample.get(id(node))
                 if known is None:
-                    known = self._per_sample[id(node)] = _per_sample(node)
+                    known = self._per_sample[id(node)] = per_sample(node)
                 if known:
                     return node
         return None
@@ -134,7 +134,7 @@ class CpuCode:
         """Whether a module-level function is per-sample code by itself (named for transforms or collation,
         handed to the data pipeline, or taking a sample first): its own draws are reported there."""
         return (ITEM_NAME.search(function.name) is not None and not function.name.startswith("test")
-                or function.name in self._handed() or _per_sample(function))
+                or function.name in self._handed() or per_sample(function))
 
     def _data_class(self, cls: ast.ClassDef) -> bool:
         """A dataset or transform class: derived from torch's data classes, or named for data (or `Random...`, as
@@ -234,7 +234,7 @@ class CpuCode:
         return catalogue.is_cpu_device(constant(argument(node, 0, "type")))
 
 
-def _per_sample(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def per_sample(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """`CpuCode.sample_function`'s test of one function."""
     params = [*function.args.posonlyargs, *function.args.args]
     if not params or PICTURE_NAME.search(function.name) or function.name.startswith("test"):
@@ -308,24 +308,59 @@ _HANDED: weakref.WeakKeyDictionary[FileContext, frozenset[str]] = weakref.WeakKe
 
 def _handed_functions(tree: ast.Module) -> frozenset[str]:
     """`CpuCode._handed`, from one walk of the file; a method handed as `self.name` within its class too (minddet's
-    `dataset.map(operations=self.preprocess_fn, ...)`)."""
-    names, defined, classes = set(), set(), []
+    `dataset.map(operations=self.preprocess_fn, ...)`), and the function of a `functools.partial` handed, or of a
+    name bound to one (`collate_fn=partial(pad_batch, pad_id=0)`)."""
+    names, defined, classes, calls = set(), set(), [], []
     for node in ast.walk(tree):
         if isinstance(node, FUNCTION_TYPES):
             defined.add(node.name)
         elif isinstance(node, ast.ClassDef):
             classes.append(node)
         elif isinstance(node, ast.Call):
-            names.update(item.id for item in _handed_callables(node) if isinstance(item, ast.Name))
+            calls.append(node)
+    partials = partial_bindings(tree)
+    names.update(item.id for call in calls for handed in handed_callables(call)
+                 if isinstance(item := called_like(handed, partials), ast.Name))
     for cls in classes:
         methods = {item.name for item in cls.body if isinstance(item, FUNCTION_TYPES)}
         names.update(item.attr for call in ast.walk(cls) if isinstance(call, ast.Call)
-                     for item in _handed_callables(call) if isinstance(item, ast.Attribute)
+                     for item in handed_callables(call) if isinstance(item, ast.Attribute)
                      and isinstance(item.value, ast.Name) and item.value.id == "self" and item.attr in methods)
     return frozenset(names & defined)
 
 
-def _handed_callables(call: ast.Call) -> list[ast.expr]:
+def partial_bindings(tree: ast.AST) -> dict[str, ast.Call]:
+    """`name` (or `self.name`) -> the `functools.partial(f, ...)` call the code assigns to it (minddet's
+    `self._prep_func = partial(prep_func, anchor_cache=anchor_cache)`)."""
+    return {key: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and _is_partial(node.value) and (key := _bound_key(node.targets[0])) is not None}
+
+
+def called_like(node: ast.expr, partials: dict[str, ast.Call]) -> ast.expr:
+    """What calling `node` calls: `f` for `functools.partial(f, ...)` or a name bound to one (`partials`: see
+    `partial_bindings`), else `node` itself."""
+    key = _bound_key(node)
+    node = partials.get(key, node) if key is not None else node
+    return node.args[0] if _is_partial(node) else node
+
+
+def _is_partial(node: ast.expr) -> bool:
+    """`functools.partial(f, ...)` (or `partial(f, ...)`), given the function."""
+    func = node.func if isinstance(node, ast.Call) else None
+    return (isinstance(func, ast.Name) and func.id == "partial" or isinstance(func, ast.Attribute)
+            and func.attr == "partial") and bool(node.args)
+
+
+def _bound_key(node: ast.expr) -> str | None:
+    """`name` for a name, `self.name` for an attribute of `self`, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+def handed_callables(call: ast.Call) -> list[ast.expr]:
     """The callables `call` hands the data pipeline (`collate_fn=`, `map(operations=...)`, ...), list items one by
     one, and for a lambda the functions it calls (`lambda x: pipeline(x)`)."""
     values = [kw.value for kw in call.keywords if kw.arg in HANDED_KEYWORDS]

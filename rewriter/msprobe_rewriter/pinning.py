@@ -238,6 +238,17 @@ def called_function(call: ast.Call, functions: dict[str, ast.AST], folder, local
     return None, None
 
 
+def built_class(call: ast.Call, folder, local: project.LocalImports) -> Defined | None:
+    """`(module, __init__, class)` of the project class (of another file) that `call` builds, following re-exports;
+    the `__init__` may be a base class's (then so is the class). None for anything else."""
+    for ref, name in project.call_targets(call, local, ()):
+        module = _module(folder, ref)
+        found = _resolve_function(module, name) if module is not None else None
+        if isinstance(found, tuple) and found[2] is not None:
+            return found
+    return None
+
+
 def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.LocalImports, defined,
                    lookup: conditions.Lookup) -> Summary | None:
     """What `call`, a method call on the object a project-local `creator` call made, pins: OpenRLHF's

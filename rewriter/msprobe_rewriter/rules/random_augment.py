@@ -7,10 +7,20 @@ import ast
 import re
 from collections import Counter
 
-from msprobe_rewriter import catalogue, opt_in, pinning, project
+from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project
 from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword, own_nodes
-from msprobe_rewriter.cpu_code import SAMPLE_METHODS, CpuCode, is_torchvision_transform
+from msprobe_rewriter.cpu_code import (
+    ITEM_METHODS,
+    ITEM_NAME,
+    SAMPLE_METHODS,
+    CpuCode,
+    called_like,
+    handed_callables,
+    is_torchvision_transform,
+    partial_bindings,
+    per_sample,
+)
 from msprobe_rewriter.late_seeding import draws_identifier
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
@@ -25,6 +35,11 @@ HAND_MESSAGE = ("`{function}` draws `{draw}`{through} for every sample: augmenta
 SYNTHETIC_MESSAGE = ("`{function}` of `{owner}` draws `{draw}`{through} for every sample: the synthetic data it "
                      "makes up changes every epoch; draw it from a generator of its own seeded with the sample's index "
                      "(`torch.randn(n, generator=torch.Generator().manual_seed(idx))`) while debugging")
+HANDED_MESSAGE = ("`{function}`, which `{receiver}` runs for every sample, draws `{draw}`{through}: augmentation or "
+                  "sampling written by hand changes every epoch; make it deterministic while debugging (skip it behind "
+                  "a flag, or draw from a generator of its own seeded with a constant)")
+# A project class named so keeps the functions it is built with for its samples (see `_handed_to_dataset`).
+DATASET_CLASS = re.compile(r"Dataset")
 # Dataset classes named for data they make up (open_clip's `SyntheticAudioDataset`, a `DummyDataset`, `FakeData`).
 SYNTHETIC_CLASS = re.compile(r"synthetic|dummy|fake", re.IGNORECASE)
 OPEN_CLIP_MESSAGE = ("open_clip's `{function}` returns a training transform (the first of the two transforms it "
@@ -87,10 +102,18 @@ class RandomAugment(FollowsValues, Rule):
                "`results`, mindocr's `data`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
                "`Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`; a function named for "
                "transforms, augmentation or collation, or handed to the data pipeline as `transform=`, "
-               "`collate_fn=`, MindSpore's `map(operations=...)` (or its first argument; also called in a lambda there; a "
+               "`collate_fn=`, MindSpore's `map(operations=...)` (or its first argument; also called in a lambda there, or handed as a `functools.partial` of it; a "
                "method of the class handed as `self.name`, minddet's `self.preprocess_fn`) or a Hugging Face "
                "dataset's `with_transform`/`set_transform`), as in yolov5's mosaic and guided-diffusion's flips, "
-               "also through a function of the file that draws, called there (mindocr's `sample_uniform`), and "
+               "also through a function of the file that draws, called there (mindocr's `sample_uniform`; also "
+               "through a name bound to a `functools.partial` of it, called like it, `self.jitter = partial(jitter, "
+               "scale=s)`), or through a function of another project module that draws, itself or through the project "
+               "functions it calls, unless it is per-sample code by itself (named so, or taking a sample first), which "
+               "its own file reports; a function of another project module (or a partial of one) handed to the data "
+               "pipeline, or to a project dataset class whose `__init__` keeps it (or a partial of it) in an "
+               "attribute its `__getitem__`/`__iter__`/`__call__` uses, and drawing so, is reported where it is handed "
+               "over (minddet's pointpillars builder hands `KittiDataset` a partial of `prep_pointcloud`, which draws "
+               "through `prep.noise_per_object`, `prep.global_rotation`, ...); and "
                "a draw from Python's or NumPy's generator in a function outside classes whose first parameter is a "
                "sample (WeNet's `spec_aug(sample)`, yolov5's `random_perspective(im, ...)`; not one that draws a "
                "picture, `vis_boxes(image)`) or that yields for each sample of its first parameter (a streaming "
@@ -115,6 +138,11 @@ class RandomAugment(FollowsValues, Rule):
            "own seeded with a constant (`self.rng = random.Random(0)`), which nothing else can move. Restore them "
            "for real training.")
     valid = (
+        # a `functools.partial` of a drawing function called only when the dataset is built: drawn once
+        "import random\nfrom functools import partial\n\nfrom torch.utils.data import Dataset\n\n\n"
+        "def subsample(items, k):\n    return random.sample(items, k)\n\n\nclass Subset(Dataset):\n"
+        "    def __init__(self, items, k):\n        pick = partial(subsample, k=k)\n        self.items = pick(items)\n\n"
+        "    def __getitem__(self, index):\n        return self.items[index]\n",
         # Another sample drawn only when one fails to load (mindocr's datasets): no augmentation.
         "import random\n\nfrom torch.utils.data import Dataset\n\n\nclass Images(Dataset):\n"
         "    def __getitem__(self, index):\n        try:\n            return self.load(index)\n"
@@ -194,6 +222,15 @@ class RandomAugment(FollowsValues, Rule):
         "    random.seed(seed)\n    return augment_examples(examples)\n",
     )
     invalid = (
+        # a `functools.partial` of a function of the file, handed to the loader or kept by a dataset and called like
+        # the function in its `__getitem__`, runs for every batch or sample
+        Invalid("import random\nfrom functools import partial\n\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+                "def mix(batch, alpha):\n    return batch, random.betavariate(alpha, alpha)\n\n\n"
+                "def jitter(points, scale):\n    return points * random.uniform(1 - scale, 1 + scale)\n\n\n"
+                "class Points(Dataset):\n    def __init__(self, points, scale):\n        self.points = points\n"
+                "        self.jitter = partial(jitter, scale=scale)\n\n    def __getitem__(self, index):\n"
+                "        return self.jitter(self.points[index])\n\n\n"
+                "loader = DataLoader(Points([], 0.1), collate_fn=partial(mix, alpha=0.2))\n", lines=(8, 21)),
         # open_clip's synthetic benchmark dataset makes its waveforms up at random
         Invalid("import torch\nfrom torch.utils.data import Dataset\n\n\nclass SyntheticAudioDataset(Dataset):\n"
                 "    def __getitem__(self, idx):\n        return torch.randn(1, 48000)\n", lines=(7,)),
@@ -419,6 +456,7 @@ class RandomAugment(FollowsValues, Rule):
         self.defaults = LeftAtDefault(ctx)
         # id(report) -> the function around what is reported, and what is done there ("built", "drawn")
         self._built: dict[int, tuple[ast.AST | None, str]] = {}
+        self._partials: dict[str, ast.Call] | None = None  # names bound to `functools.partial(f, ...)`
 
     def report(self, where, message=None, severity=None, fixable=None) -> None:
         """Also keep the function around a transform reported where it is visited."""
@@ -438,11 +476,11 @@ class RandomAugment(FollowsValues, Rule):
         if isinstance(node.func, ast.Name) and node.func.id in self._functions or method in self._methods:
             self.seeded.note_call(node, node.func.id if method is None else method)
         if isinstance(node.func, ast.Name) and node.func.id in self._functions:
-            item = self._item_function()
-            function = item or self.cpu_code.sample_function()
-            if function is not None:
-                self._helper_calls.append((function, self.ctx.site(node), node.func.id, self.seeded.here(node),
-                                           item is None))
+            self._helper_call(node, node.func.id)
+        elif method is None or method not in self._methods:
+            self._into_project(node)
+        if node.keywords or node.args:
+            self._handed_over(node)
         qualified = self._qualname(node)
         if qualified is None:
             return
@@ -472,6 +510,79 @@ class RandomAugment(FollowsValues, Rule):
                 self.report(node, OPEN_CLIP_MESSAGE.format(function=short), fixable=False)
         else:
             self._mindcv(node, qualified)
+
+    def _helper_call(self, node: ast.Call, name: str) -> None:
+        """A call of the file's function `name`: noted, in code run for every sample, for `finish`."""
+        item = self._item_function()
+        function = item or self.cpu_code.sample_function()
+        if function is not None:
+            self._helper_calls.append((function, self.ctx.site(node), name, self.seeded.here(node), item is None))
+
+    def _called(self, func: ast.expr) -> ast.expr:
+        """What calling `func` calls: `f` for a name (or `self.` attribute) bound to `functools.partial(f, ...)`."""
+        if self._partials is None:
+            self._partials = partial_bindings(self.ctx.tree) if "partial(" in self.ctx.source else {}
+        return called_like(func, self._partials)
+
+    def _into_project(self, node: ast.Call) -> None:
+        """A call, in code run for every sample, of a function of another project module (or of a name bound to a
+        `functools.partial` of one, or of the file's) that draws from a global generator, itself or through the
+        project functions it calls: noted at the call, as the file's own drawing helpers are (see `finish`)."""
+        target = self._called(node.func)
+        if target is not node.func and isinstance(target, ast.Name) and target.id in self._functions:
+            self._helper_call(node, target.id)
+            return
+        folder, local, functions = self.seeded.project()
+        if not project.call_targets(ast.Call(func=target, args=[], keywords=[]), local, functions):
+            return  # a cheap test before the per-sample one
+        item = self._item_function()
+        function = item or self.cpu_code.sample_function()
+        found = self._project_draw(target) if function is not None else None
+        if found is None:
+            return
+        draw, _ = found
+        family = _family(draw)
+        if not (family in self.seeded.here(node) or self.seeded.by_callers(function, family)
+                or item is None and draw in catalogue.TORCH_RANDOM_DRAWS):
+            self._draws.setdefault(id(function), []).append(
+                (function, self.ctx.site(node), draw, f" (through `{ast.unparse(target)}`)", None))
+
+    def _project_draw(self, target: ast.expr) -> tuple[str, str] | None:
+        """`_drawn_in` for the function of another project module that `target` names, if any."""
+        folder, local, functions = self.seeded.project()
+        function, path = pinning.called_function(ast.Call(func=target, args=[], keywords=[]), functions, folder, local)
+        module = project.load(path) if path is not None else None
+        return _drawn_in(module, function) if module is not None and not _reports_itself(function) else None
+
+    def _handed_over(self, node: ast.Call) -> None:
+        """A function of another project module (a `functools.partial` of one, or a name bound to such a partial)
+        handed to the data pipeline to run on every sample (`collate_fn=`, MindSpore's `map(operations=...)`, ...),
+        or given to a project dataset class that keeps it for its per-sample methods (minddet's `KittiDataset(...,
+        prep_func=partial(prep_pointcloud, ...))`, whose `__getitem__` runs `self._prep_func`): reported at the
+        argument when it draws from a global generator (where it is defined it does not look per-sample)."""
+        for value in [*handed_callables(node), *self._dataset_arguments(node)]:
+            target = self._called(value)
+            found = self._project_draw(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+            if found is not None:
+                draw, via = found
+                self.report(value, HANDED_MESSAGE.format(
+                    function=ast.unparse(target), receiver=self.ctx.callee_name(node), draw=draw,
+                    through=f" (through `{via}`)" if via else ""), fixable=False)
+                self._built[id(self.reports[-1])] = (self.ctx.current_def(), "drawn")
+
+    def _dataset_arguments(self, node: ast.Call) -> list[ast.expr]:
+        """The arguments of a call building a project dataset class (named so) that its `__init__` keeps for the
+        class's per-sample methods."""
+        name = self.ctx.callee_name(node)
+        if name is None or not DATASET_CLASS.search(name):
+            return []
+        folder, local, _ = self.seeded.project()
+        built = pinning.built_class(node, folder, local)
+        if built is None:
+            return []
+        _, init, cls = built
+        return [given[0] for parameter, given in conditions.call_arguments(init, node, bound=True).items()
+                if given is not None and given[1] and _kept_for_samples(cls, init, parameter)]
 
     def _qualname(self, node: ast.Call) -> str | None:
         """The callee's qualified name, also through imports of libraries the import tracker does not follow
@@ -727,13 +838,18 @@ class Seedings:
                 self._seeded_by(item.context_expr) for item in statement.items if isinstance(item.context_expr, ast.Call)))
         return self._contexts[id(statement)]
 
-    def _seeded_by(self, call: ast.Call) -> frozenset[str]:
-        """The families the project function `call` calls seeds in its own body."""
+    def project(self) -> tuple:
+        """(the file's folder, its project imports, its module-level functions), read once."""
         if self._project is None:
             tree = self.ctx.tree
             self._project = (project.file_folder(self.ctx.path), project.local_imports(project.import_statements(tree.body)),
                              {node.name: node for node in tree.body if isinstance(node, FUNCTION_TYPES)})
-        function, path = pinning.called_function(call, self._project[2], self._project[0], self._project[1])
+        return self._project
+
+    def _seeded_by(self, call: ast.Call) -> frozenset[str]:
+        """The families the project function `call` calls seeds in its own body."""
+        folder, local, functions = self.project()
+        function, path = pinning.called_function(call, functions, folder, local)
         module = project.load(path) if path is not None else None
         if function is None or path is not None and module is None:
             return frozenset()
@@ -744,6 +860,52 @@ def _seeds(nodes, resolve) -> frozenset[str]:
     """The generator families the calls among `nodes` seed (`np.random.seed(seed)`; not `random.seed()`)."""
     return frozenset(family for node in nodes if isinstance(node, ast.Call)
                      for summary, _ in pinning.call_effects(node, resolve(node.func)) for family in summary.families)
+
+
+def _drawn_in(module: project.Module, function: ast.AST) -> tuple[str, str] | None:
+    """The first global draw (in source order) of `function`, of the project's `module`, with the call leading
+    there ('' for its own draw): itself, or through the project functions it calls (minddet's `prep_pointcloud`
+    calls `prep.noise_per_object`, which draws `np.random.normal`), not one that runs for every sample by itself,
+    whose own file reports its draws. Computed once per function; a cycle adds nothing."""
+    key = ("global draw", id(function))
+    if key not in module.memo:
+        module.memo[key] = None
+        module.memo[key] = _first_draw(module, function)
+    return module.memo[key]
+
+
+def _first_draw(module: project.Module, function: ast.AST) -> tuple[str, str] | None:
+    calls = sorted((node for node in ast.walk(function) if isinstance(node, ast.Call)),
+                   key=lambda node: (node.lineno, node.col_offset))
+    for call in calls:
+        qualified = module.imports.resolve(call.func)
+        if draws_globally(call, qualified):
+            return qualified, ""
+        callee, path = pinning.called_function(call, module.functions, module.path.parent, module.local)
+        target = project.load(path) if path is not None else module
+        found = _drawn_in(target, callee) if callee is not None and target is not None \
+            and not _reports_itself(callee) else None
+        if found is not None:
+            return found[0], ast.unparse(call.func)
+    return None
+
+
+def _reports_itself(function: ast.AST | None) -> bool:
+    """Whether a module-level function is per-sample code by itself (named for transforms, or taking a sample
+    first), so that its own file reports its draws."""
+    return function is not None and (ITEM_NAME.search(function.name) is not None or per_sample(function))
+
+
+def _kept_for_samples(cls: ast.ClassDef, init: ast.AST, parameter: str) -> bool:
+    """Whether `init` keeps its function `parameter` (itself, or a `functools.partial` of it: `self._prep_func =
+    partial(prep_func, ...)`) in an attribute that a per-sample method of `cls` (`__getitem__`, `__iter__`,
+    `__call__`, ...) uses."""
+    kept = {target.attr for node in ast.walk(init) if isinstance(node, ast.Assign)
+            and isinstance(value := called_like(node.value, {}), ast.Name) and value.id == parameter
+            for target in node.targets if _self_attribute(target) is not None}
+    return bool(kept) and any(_self_attribute(node) in kept for item in cls.body
+                              if isinstance(item, FUNCTION_TYPES) and item.name in ITEM_METHODS
+                              for node in ast.walk(item) if isinstance(node, ast.Attribute))
 
 
 def _family(draw: str) -> str | None:

@@ -1,0 +1,134 @@
+"""random-augment (MSP303) across the files of a project: draws followed into project modules from per-sample code,
+and project functions (or `functools.partial`s of them) handed to the data pipeline or to a project dataset."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_NAME
+
+# minddet's pointpillars, cut down: core/preprocess.py draws, data/preprocess.py's prep function calls it, the
+# dataset keeps a partial of what it is given for `__getitem__`, the builder gives it a partial of the prep function.
+CORE = """
+import numpy as np
+
+
+def global_rotation(gt_boxes, points, rotation=0.78):
+    angle = np.random.uniform(-rotation, rotation)
+    return gt_boxes, points * angle
+"""
+PREP = """
+from src.core import preprocess as prep
+
+
+def prep_pointcloud(input_dict, training=True):
+    points = input_dict["points"]
+    if training:
+        _, points = prep.global_rotation(None, points)
+    return points
+
+
+def _read_and_prep(info, prep_func):
+    return prep_func(input_dict={"points": info})
+"""
+DATASET = """
+from functools import partial
+
+from src.data.preprocess import _read_and_prep
+
+
+class KittiDataset:
+    def __init__(self, infos, prep_func):
+        self._infos = infos
+        self._prep_func = partial(prep_func, training=True)
+
+    def __getitem__(self, idx):
+        return _read_and_prep(self._infos[idx], prep_func=self._prep_func)
+"""
+BUILDER = """
+from functools import partial
+
+import numpy as np
+from src.data.dataset import KittiDataset
+from src.data.preprocess import prep_pointcloud
+
+
+def build(infos, training):
+    prep_func = partial(prep_pointcloud, training=training)
+    return KittiDataset(np.asarray(infos), prep_func=prep_func)
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def findings(path: Path) -> list[tuple[int, str]]:
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["random-augment"]])
+    assert not result.errors
+    return [(f.line, f.message) for f in result.findings]
+
+
+@pytest.fixture
+def pointpillars(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    write(tmp_path, {"src/__init__.py": "", "src/core/__init__.py": "", "src/core/preprocess.py": CORE,
+                     "src/data/__init__.py": "", "src/data/preprocess.py": PREP, "src/data/dataset.py": DATASET,
+                     "src/builder/__init__.py": "", "src/builder/dataset_builder.py": BUILDER})
+    return tmp_path
+
+
+def test_a_partial_of_a_project_function_kept_by_a_dataset_for_its_samples(pointpillars):
+    """The builder hands `KittiDataset` a partial of `prep_pointcloud`, which the dataset runs in `__getitem__`: the
+    draw two files away (through `prep.global_rotation`) is reported where it is handed over."""
+    found = findings(pointpillars / "src" / "builder" / "dataset_builder.py")
+    assert [line for line, _ in found] == [11]
+    assert found[0][1].startswith("`prep_pointcloud`, which `KittiDataset` runs for every sample, draws "
+                                  "`numpy.random.uniform` (through `prep.global_rotation`)")
+    for module in ("core/preprocess.py", "data/preprocess.py", "data/dataset.py"):  # nothing looks per-sample there
+        assert findings(pointpillars / "src" / module) == []
+
+
+def test_a_function_a_dataset_uses_only_when_built_is_not_per_sample(pointpillars):
+    write(pointpillars, {"src/data/dataset.py": DATASET.replace("self._prep_func = partial(prep_func, training=True)",
+                                                               "self._infos = [prep_func(i) for i in infos]")
+                         .replace("prep_func=self._prep_func", "prep_func=None")})
+    assert findings(pointpillars / "src" / "builder" / "dataset_builder.py") == []
+
+
+def test_per_sample_code_calling_a_project_function_that_draws(pointpillars):
+    """A dataset's `__getitem__` calling a project function that draws through another project module: reported at
+    the call, as a call of a drawing function of the file is; not when that function is per-sample code by itself
+    (its own file reports it)."""
+    write(pointpillars, {"src/data/points.py": "import numpy as np\nfrom src.data.preprocess import prep_pointcloud\n\n\n"
+                                               "class PointsDataset:\n    def __getitem__(self, idx):\n"
+                                               "        return prep_pointcloud({'points': np.asarray(self.points[idx])})\n"})
+    found = findings(pointpillars / "src" / "data" / "points.py")
+    assert [line for line, _ in found] == [7]
+    assert "draws `numpy.random.uniform` (through `prep_pointcloud`)" in found[0][1]
+    write(pointpillars, {"src/data/preprocess.py": PREP.replace("def prep_pointcloud(input_dict,",
+                                                                "def prep_pointcloud(sample,")
+                         .replace('input_dict["points"]', 'sample["points"]')})
+    assert findings(pointpillars / "src" / "data" / "points.py") == []
+
+
+def test_a_partial_of_a_project_function_handed_to_the_loader(pointpillars):
+    write(pointpillars, {"train.py": "from functools import partial\n\nfrom torch.utils.data import DataLoader\n\n"
+                                     "from src.core.preprocess import global_rotation\n\n"
+                                     "loader = DataLoader(data, collate_fn=partial(global_rotation, None))\n"})
+    assert [line for line, _ in findings(pointpillars / "train.py")] == [7]
+
+
+def test_project_functions_calling_each_other_end(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    write(tmp_path, {"a.py": "import b\n\n\ndef load(x):\n    return b.parse(x)\n",
+                     "b.py": "import a\n\n\ndef parse(x):\n    return a.load(x)\n",
+                     "data.py": "import numpy as np\nfrom a import load\n\n\nclass Frames:\n"
+                                "    def __getitem__(self, i):\n        return np.asarray(load(i))\n"})
+    assert findings(tmp_path / "data.py") == []

@@ -167,6 +167,20 @@ def test_helper_that_receives_the_model_gets_a_module_level_debugger():
     assert any("grad-probe" in note for note in notes)
 
 
+@pytest.mark.parametrize("taken", ["net_g, net_d = nets", "net_g, net_d = nets[0], nets[1]"])
+def test_models_unpacked_from_a_parameter_get_a_module_level_debugger(taken):
+    """vits' `train_and_evaluate(rank, epoch, hps, nets, ...)` runs once per epoch and unpacks `net_g, net_d = nets`:
+    a debugger created there would restart its step count every epoch."""
+    out, _ = run(HEAD + f"def train_and_evaluate(epoch, nets, optims, loader):\n    {taken}\n"
+                        "    optim_g, optim_d = optims\n    for x in loader:\n"
+                        "        net_d(x).sum().backward()\n        optim_d.step()\n"
+                        "        net_g(x).sum().backward()\n        optim_g.step()\n", "debugger")
+    lines = lines_of(out)
+    assert lines.index("debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "
+                       "\"config.json\"))") < lines.index("def train_and_evaluate(epoch, nets, optims, loader):")
+    assert "debugger.start()" in lines
+
+
 def test_no_training_loop_is_said_and_nothing_added():
     code = HEAD + "def evaluate(model, loader):\n    for x in loader:\n        model(x)\n"
     out, notes = run(code, "debugger")

@@ -68,28 +68,28 @@ def parameters_of(function: Function) -> set[str]:
 
 def taken_from_parameters(function: Function, name: str) -> bool:
     """Whether every assignment of `name` in `function` reads it off the function's parameters (open_clip's
-    `task, optimizer = state.task, state.optimizer`): what it names lives outside the function, as a parameter's
-    value does."""
+    `task, optimizer = state.task, state.optimizer`; also a part of one, vits' `net_g, net_d = nets` or `nets[0]`):
+    what it names lives outside the function, as a parameter's value does."""
     parameters = parameters_of(function)
-    values: list[ast.expr | None] = []
+    values: list[ast.expr] = []
     for node in walk_scope(function) if parameters else ():
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 values += _values_bound(target, node.value, name)
-    return bool(values) and all(value is not None and is_name_chain(value) and root_name(value) in parameters
-                                for value in values)
+    values = [value.value if isinstance(value, ast.Subscript) else value for value in values]
+    return bool(values) and all(is_name_chain(value) and root_name(value) in parameters for value in values)
 
 
-def _values_bound(target: ast.expr, value: ast.expr, name: str) -> list[ast.expr | None]:
-    """The values an assignment gives `name`, element by element when a tuple is unpacked from a tuple (None: a
-    part of a value unpacked whole)."""
+def _values_bound(target: ast.expr, value: ast.expr, name: str) -> list[ast.expr]:
+    """The values an assignment gives `name`, element by element when a tuple is unpacked from a tuple (a value
+    unpacked whole for each part of it)."""
     if isinstance(target, ast.Name):
         return [value] if target.id == name else []
     if isinstance(target, (ast.Tuple, ast.List)):
         if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
             return [found for t, v in zip(target.elts, value.elts, strict=True) for found in _values_bound(t, v, name)]
         if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
-            return [None]
+            return [value]
     return []
 
 

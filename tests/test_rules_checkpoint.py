@@ -206,3 +206,29 @@ def test_loads_into_models_that_hold_weights_are_information(code, expected):
     ((_, severity, message),) = lint("import torch\n\n\n" + code)
     assert severity == expected
     assert ("keys it returns are checked" in message) == ("missing, unexpected" in code)
+
+
+@pytest.mark.parametrize(("default", "expected"), [("0", "info"), ("5", "warning")])
+def test_a_resume_off_with_the_default_arguments_is_information(default, expected):
+    """MindSpore-GAN's `if opt.epoch != 0:` resume (`--epoch` defaults to 0), also a torch load under it with
+    keys popped first; with another default the loads run and stay warnings."""
+    found = lint(f"""\
+        import argparse
+
+        import mindspore as ms
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--epoch", type=int, default={default})
+        opt = parser.parse_args()
+        if opt.epoch != 0:
+            ms.load_checkpoint(f"G_{{opt.epoch}}.ckpt", G)
+            ms.load_checkpoint(f"D_{{opt.epoch}}.ckpt", D)
+            ms.load_checkpoint(f"E_{{opt.epoch}}.ckpt", E)
+            ms.load_checkpoint(f"F_{{opt.epoch}}.ckpt", F)
+            state = torch.load("model.pt")
+            state.pop("head.weight")
+            model.load_state_dict(state, strict=False)
+        """)
+    assert [(line, severity) for line, severity, _ in found] == [(line, expected) for line in (10, 11, 12, 13, 15, 16)]
+    assert all(("`opt.epoch != 0`" in message) == (expected == "info") for _, _, message in found)

@@ -98,7 +98,8 @@ class PartialCkptLoad(Rule):
                "`global_step`, `moments`, ...), or with `net=` (it loads into the network "
                "and discards that list). MindSpore's `strict_load` only decides how names are matched (by "
                "suffix or exactly) and whether dtypes are converted: a parameter missing from the checkpoint is "
-               "skipped either way.")
+               "skipped either way. A load under an `if` that the options' defaults make false (a resume's `if "
+               "opt.epoch != 0:`, `--epoch` defaulting to 0) is information, naming the condition.")
     why = ("Parameters a partial load skips keep whatever the model's initialiser drew, so they differ between "
            "runs (and between frameworks) unless every generator is seeded identically, and the missing keys "
            "are easy to overlook. PyTorch's `load_state_dict(strict=False)` raises nothing and warns nothing: it "
@@ -463,6 +464,23 @@ def restore(net, path):
     params.pop("head.bias")
     ms.load_param_into_net(net, params, strict_load=True)
 """, lines=(6, 7)),
+        # A resume that runs only when `--epoch` is given (MindSpore-GAN's cyclegan.py): info, naming the condition.
+        Invalid("""\
+import argparse
+
+import mindspore as ms
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epoch", type=int, default=0)
+opt = parser.parse_args()
+net = ms.nn.Dense(4, 2)
+if opt.epoch != 0:
+    # Load the models saved at that epoch
+    ms.load_checkpoint(f"saved_models/net_{opt.epoch}.ckpt", net)
+    ms.load_checkpoint(f"saved_models/head_{opt.epoch}.ckpt", net)
+    ms.load_checkpoint(f"saved_models/tail_{opt.epoch}.ckpt", net)
+    ms.load_checkpoint(f"saved_models/neck_{opt.epoch}.ckpt", net)
+""", lines=(11, 12, 13, 14), severity="info"),
     )
 
     def __init__(self, ctx) -> None:
@@ -660,6 +678,21 @@ def restore(net, path):
                 seen.add(key)
                 kept.append(report)
         self.reports = kept
+        self._settle_modes()
+
+    def _settle_modes(self) -> None:
+        """A load under an `if` that the options' defaults make false is info, naming the condition: the resume of
+        MindSpore-GAN's `if opt.epoch != 0:` (`--epoch` defaults to 0) loads nothing in the run as written."""
+        reported = {id(report.node): report for report in self.reports if report.severity != "info"}
+        if not reported:
+            return
+        for node, guards, _ in conditions.walk([self.ctx.tree], (ast.Call, ast.Delete)):
+            report = reported.get(id(node))
+            needed = next(filter(None, (opt_in.off_by_default(self.ctx, guard) for guard in guards)), None) \
+                if report is not None else None
+            if needed is not None:
+                report.severity = "info"
+                report.message += f" (only when `{conditions.condition_text(needed)}`: off with the default arguments)"
 
     def _judge_torch_load(self, load: _Load) -> None:
         # a caller elsewhere that passes `strict=False` is reported where it does

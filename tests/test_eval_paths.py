@@ -22,6 +22,18 @@ def test_files_named_for_evaluation_are_info(path):
     assert severities(path, LOADER.format(target="loader")) == {"info"}
 
 
+@pytest.mark.parametrize(("target", "expected"), [("train_data, test_data", "warning"), ("memory, test_data", "info")])
+def test_a_file_named_for_testing_that_builds_training_data_keeps_its_severity(tmp_path, target, expected):
+    """MoCo's main.py does `train_data, memory_data, test_data = create_dataset(args.dataset)` with
+    `create_dataset` from dataset_test.py: its loaders feed the training run."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    data = tmp_path / "dataset_test.py"
+    data.write_text("from torch.utils.data import DataLoader\n\n\ndef create_dataset(data):\n"
+                    "    return DataLoader(data, shuffle=True), DataLoader(data)\n")
+    (tmp_path / "main.py").write_text(f"from dataset_test import create_dataset\n\n{target} = create_dataset(rows)\n")
+    assert severities(str(data), data.read_text()) == {expected}
+
+
 @pytest.mark.parametrize("path", ["train.py", "train_eval.py", "latest.py", "inferno.py", "evaluate_and_train.py",
                                   "lora_finetune_eval.py", "multi_token_prediction.py", "export_dataset.py",
                                   "retest_losses.py",

@@ -86,6 +86,23 @@ def test_a_worker_count_left_at_one_is_read_in_the_files_importing_it(tmp_path):
     assert [line for _, line, _ in lint(data, "data-workers")] == [5, 10]
 
 
+def test_a_worker_count_is_read_in_the_files_importing_it_through_a_package(tmp_path):
+    """mindpose's tools/train.py does `from mindpose.data import create_dataset` and passes the configured worker
+    count; mindpose/data/__init__.py re-exports it from .data_factory."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    package = tmp_path / "demo" / "data"
+    package.mkdir(parents=True)
+    (tmp_path / "demo" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("from .factory import build\n")
+    factory = package / "factory.py"
+    factory.write_text("import mindspore.dataset as ds\n\n\ndef build(source, workers=1):\n"
+                       "    return ds.GeneratorDataset(source, [\"x\"], shuffle=False, num_parallel_workers=workers)\n")
+    (tmp_path / "train.py").write_text("from demo.data import build\n\nloader = build(rows)\n")
+    assert lint(factory, "data-workers") == []
+    (tmp_path / "train.py").write_text("from demo.data import build\n\nloader = build(rows, workers=args.workers)\n")
+    assert [line for _, line, _ in lint(factory, "data-workers")] == [5]
+
+
 def test_a_helper_seeding_the_data_pipeline_is_noted_with_what_it_seeds(tmp_path):
     """mindrlhf's PPOTrainer calls `mindspore.dataset.config.set_seed(2023)` when built: after seed_all it reseeds
     `random`, NumPy and the data pipeline (MindSpore 2.10's `set_seed` there seeds all three), not the operators."""

@@ -254,13 +254,15 @@ def default_elsewhere(ctx: FileContext, value: ast.expr, function: ast.FunctionD
         return default
     if function not in ctx.tree.body:
         return conditions.UNKNOWN
-    for importer in project.importers(ctx.path):
+    for importer in project.function_importers(ctx.path, function.name):
         module = project.load(Path(importer))
         if module is None:
             continue
-        # a bare call is of this function where its name is imported from here (`from src.dataset import f as g`)
+        # a bare call is of this function where its name is imported from here (`from src.dataset import f as g`),
+        # also through a package that re-exports it
         bound = {name for name, ref in module.local.refs.items() if ref.attr == function.name
-                 and _is_file(project.find_module(module.path.parent, ref.module, ref.level), ctx.path)}
+                 and _defines(project.defining(module.path.parent, project.Ref(ref.module, ref.level), ref.attr),
+                              ctx.path, function.name)}
         bound |= {function.name} if module.local.stars else set()
         for call in (node for node in ast.walk(module.tree) if isinstance(node, ast.Call)):
             if getattr(call.func, "attr", None) == function.name or getattr(call.func, "id", None) in bound:
@@ -270,9 +272,9 @@ def default_elsewhere(ctx: FileContext, value: ast.expr, function: ast.FunctionD
     return default
 
 
-def _is_file(found: Path | None, path: str) -> bool:
-    """Whether a module found is the file at `path`."""
-    return found is not None and found.resolve() == Path(path).resolve()
+def _defines(found: tuple[project.Module, str] | None, path: str, name: str) -> bool:
+    """Whether an imported name found (`project.defining`) is `name` of the file at `path`."""
+    return found is not None and found[1] == name and found[0].path.resolve() == Path(path).resolve()
 
 
 @functools.cache

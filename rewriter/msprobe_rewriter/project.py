@@ -46,6 +46,7 @@ MAX_CLASS_FILES = 3  # a project class's bases are followed through at most this
 MAX_REEXPORTS = 3  # a name a module imports from another is followed through at most this many files
 MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
+TRAINING_DATA = re.compile(r"(?:^|_)train(?:ing)?(?:_|$)", re.IGNORECASE)  # `train_data`, `training_set`
 MAX_INDEXED_FILES = 5000  # files read to find who imports a module (`imported_elsewhere`)
 SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"})
 # `from .helpers import (` on a line of its own names no module but the source (lerobot's policy_server.py).
@@ -475,6 +476,39 @@ def importers(path: str) -> Iterator[str]:
     stem, own = Path(path).stem, os.path.abspath(path)
     return (importer for importer, names in _project_imports(project_root(file_folder(path)))
             if stem in names and importer != own)
+
+
+def function_importers(path: str, name: str) -> Iterator[str]:
+    """The files that may call `path`'s `name`: its importers, and where one is a package's `__init__.py` that
+    re-exports `name`, the files importing that package (mindpose's tools/train.py does `from mindpose.data import
+    create_dataset`, which mindpose/data/__init__.py imports from .data_factory), at most MAX_REEXPORTS packages up."""
+    found, packages = [*importers(path)], 0
+    for importer in found:
+        module = load(Path(importer)) if Path(importer).name == "__init__.py" else None
+        if module is not None and name in module.local.refs and packages < MAX_REEXPORTS:
+            packages += 1
+            package = Path(importer).parent
+            found += [other for other, parts in _project_imports(project_root(package))
+                      if package.name in parts and other not in found and other != os.path.abspath(path)]
+        yield importer
+
+
+def builds_training_data(path: str) -> bool:
+    """Whether another project file names what a function of `path` returns as training data: MoCo's main.py does
+    `train_data, memory_data, test_data = create_dataset(args.dataset)` with `create_dataset` from
+    dataset_test.py, a file named for testing that the training run reads."""
+    own = Path(path).resolve()
+    for importer in importers(path):
+        module = load(Path(importer))
+        bound = {name for name, ref in module.local.refs.items() if ref.attr and (found := find_module(
+            module.path.parent, ref.module, ref.level)) is not None and found.resolve() == own} if module else ()
+        for node in ast.walk(module.tree) if bound else ():
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name) and node.value.func.id in bound
+                    and any(isinstance(name, ast.Name) and TRAINING_DATA.search(name.id)
+                            for target in node.targets for name in ast.walk(target))):
+                return True
+    return False
 
 
 def name_importers(path: str, names: Container[str]) -> Iterator[str]:

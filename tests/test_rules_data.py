@@ -1657,3 +1657,17 @@ def test_hf_split_says_what_numpy_holds_in_an_entry_script(seeding, state):
             + seeding + "    d = load_dataset('x')['train'].train_test_split(0.5)\n" + trainer)
     ((_, _, message),) = lint("data-shuffle", code)
     assert state in message
+
+
+def test_an_imported_sampler_with_its_own_iter_is_not_said_to_be_seeded_by_seed_and_epoch(tmp_path):
+    """vits' `DistributedBucketSampler` (data_utils.py) seeds its `__iter__`'s generator with the epoch alone."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "data_utils.py").write_text(
+        "import torch\n\n\nclass BucketSampler(torch.utils.data.distributed.DistributedSampler):\n"
+        "    def __iter__(self):\n        g = torch.Generator()\n        g.manual_seed(self.epoch)\n"
+        "        return iter(torch.randperm(len(self.dataset), generator=g).tolist())\n")
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom data_utils import BucketSampler\n\nsampler = BucketSampler(data, shuffle=True)\n")
+    found = lint_source(str(train), train.read_bytes(), [RULES_BY_NAME["data-shuffle"]]).findings
+    assert [(f.line, f.severity) for f in found] == [(4, "warning")]
+    assert "`BucketSampler(shuffle=True)` draws a random order (its own `__iter__` decides how" in found[0].message

@@ -30,8 +30,10 @@ MAX_HELPER_DEPTH = 3  # calls followed from a project sampler's `__iter__` into 
 OPT_IN = " (only when `{switch}` is true: false with the default arguments)"
 LOADER_MESSAGE = "the data loader draws a random order each epoch"  # msprobe-instrument reads it as a prefix
 LOADER_ADVICE = " (`{call}`): pass `shuffle=False` while debugging"
-DISTRIBUTED_MESSAGE = ("`{name}` {shuffles} (seeded by `seed` + epoch, so the order depends on the world size): "
-                       "pass `shuffle=False` while debugging")
+SEEDED_BY_BASE = "(seeded by `seed` + epoch, so the order depends on the world size)"
+# a subclass with its own `__iter__`, which decides how the order is seeded
+OWN_ITER = "(its own `__iter__` decides how, one share per replica: the order depends on the world size)"
+DISTRIBUTED_MESSAGE = f"`{{name}}` {{shuffles}} {SEEDED_BY_BASE}: pass `shuffle=False` while debugging"
 # A constant `num_replicas=`: the world size no longer decides the order, `seed` (0 unless given) with the epoch does.
 REPLICAS_MESSAGE = ("`{name}` {shuffles}: pass `shuffle=False` while debugging (seeded by `seed` + epoch, with "
                     "`num_replicas` a constant: the order repeats in every run; it still differs from another framework's)")
@@ -82,7 +84,8 @@ class DataShuffle(FollowsValues, Rule):
                "`GraphDataLoader`), `RandomSampler`, "
                "`SubsetRandomSampler`, `WeightedRandomSampler` (torchvision's `RandomClipSampler`, transformers' "
                "`LengthGroupedSampler`, torchdata's stateful samplers), `DistributedSampler` without `shuffle=False` (a "
-               "subclass named as called: Open-Sora's `VariableVideoBatchSampler`), "
+               "subclass named as called: Open-Sora's `VariableVideoBatchSampler`; one defining its own `__iter__`, vits' "
+               "`DistributedBucketSampler`, is said to draw its order its own way), "
                "MindSpore datasets created with `shuffle=True` or with neither `shuffle=` nor a sampler (they "
                "shuffle by default; `sampler=None` is no sampler, nor is a `sampler=` None with the default arguments, "
                "a parameter defaulting to None that no call in the file sets: mindediting's factories; and a `GeneratorDataset` over an iterator, or an "
@@ -336,6 +339,11 @@ def train(args, net, trainset):
                 "DistributedSampler\n\n\ndef build(ds, distributed):\n    if distributed:\n"
                 "        sampler = DistributedSampler(ds)\n    else:\n        sampler = RandomSampler(ds)\n"
                 "    return DataLoader(ds, sampler=sampler)\n", lines=(7, 9)),
+        # vits' `DistributedBucketSampler`: its own `__iter__` seeds a generator with the epoch alone
+        Invalid("import torch\nfrom torch.utils.data.distributed import DistributedSampler\n\n\n"
+                "class BucketSampler(DistributedSampler):\n    def __iter__(self):\n        g = torch.Generator()\n"
+                "        g.manual_seed(self.epoch)\n        return iter(torch.randperm(len(self.dataset), generator=g))\n"
+                "\n\nsampler = BucketSampler(data, shuffle=True)\n", lines=(12,)),
         # torchtune's recipes: torchdata's checkpointable samplers; with a constant `num_replicas=` the world size no
         # longer decides the order (seeded by `seed` + epoch): it repeats in every run
         Invalid("from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler\n\n\n"
@@ -504,6 +512,8 @@ def make(dataset, cfg):
         subclass = self._subclass_called(node)
         if subclass is not None:  # name the class called (Open-Sora's `VariableVideoBatchSampler`), not its base
             message = message.replace(f"`{short}", f"`{subclass}", 1)
+            if self._iterates_itself(subclass):
+                message = message.replace(SEEDED_BY_BASE, OWN_ITER)
         if (_random_sampler(qualified) and not self._sampler_fixable(qualified)
                 or qualified in catalogue.DEEPSPEED_TRAINING_DATA or qualified in catalogue.WEBDATASET_SHUFFLES):
             fixable = False  # no deterministic replacement msprobe-instrument could put in
@@ -607,6 +617,18 @@ def make(dataset, cfg):
         name = node.func.id if isinstance(node.func, ast.Name) else None
         imported = {key[2] for key in self.ctx.imports.project_classes}
         return name if name in self._classes or name in imported else None
+
+    def _iterates_itself(self, name: str) -> bool:
+        """Whether the project class `name` (the file's, or one it imports) defines `__iter__`: it draws the order
+        its own way, not as its base seeds it (vits' `DistributedBucketSampler` seeds with the epoch alone)."""
+        cls = self._classes.get(name)
+        if cls is None:
+            key = next((key for key in self.ctx.imports.project_classes if key[2] == name), None)
+            found = project.defining(project.file_folder(self.ctx.path), project.Ref(key[0], key[1]), name) \
+                if key is not None else None
+            cls = found[0].classes.get(found[1]) if found is not None else None
+        return cls is not None and any(isinstance(item, FUNCTION_TYPES) and item.name == "__iter__"
+                                       for item in cls.body)
 
     def _held_classes(self, node: ast.Call) -> list[str] | None:
         """The classes a called name or `self` attribute may hold, when every value assigned to it is a known

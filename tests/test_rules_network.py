@@ -415,6 +415,32 @@ def test_host_sync_periodic_guard_else_branch_and_while_test():
     assert lines("host-sync-in-loop", code) == [6, 13]
 
 
+def test_host_sync_rare_branches_are_not_every_step():
+    """Reads in the overflow branches (yolov7_mindspore's train.py) and at chosen steps (torch-ngp's TensoRF) are not
+    every step; the other arms of those tests, and a counter outside the chosen steps, still are."""
+    code = """
+        import torch
+
+        def train(self, loader, scaler, optimizer):
+            for x in loader:
+                self.global_step += 1
+                loss, overflow, grads_finite = self.model(x)
+                loss.backward()
+                optimizer.step()
+                if not grads_finite:
+                    print(scaler.scale.asnumpy())
+                else:
+                    print(loss.asnumpy())
+                if overflow:
+                    print(scaler.scale.asnumpy())
+                if self.global_step in self.opt.upsample_steps:
+                    print(self.model.aabb.cpu())
+                if self.global_step not in self.opt.upsample_steps:
+                    print(self.model.aabb.cpu())
+    """
+    assert lines("host-sync-in-loop", code) == [13, 19]
+
+
 def test_host_sync_ignores_models_python_values_and_flags():
     code = """
         import torch

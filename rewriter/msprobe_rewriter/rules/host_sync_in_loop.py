@@ -27,6 +27,9 @@ Position = tuple[int, int]  # (line, column)
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 MAX_CLOSURE_DEPTH = 3  # closures in closures followed to the loop that runs them
 LOOP_WORD = re.compile(r"\b(?:for|while)\b")
+STEP_COUNTER = re.compile(r"(?:^|_)(?:step|iter|iteration)$")  # `global_step`, `cur_iter` (not an epoch: many steps)
+OVERFLOW = re.compile(r"overflow", re.IGNORECASE)  # a loss scaler's flag: true in the rare steps that overflow
+FINITE = re.compile(r"finite", re.IGNORECASE)  # `grads_finite`: false in those steps
 LOSS_NAME = re.compile(r"^(?!(?:use|is|has|enable|with|do|compute|apply|return|log|print)_)(?:loss|\w+_loss|loss_(?!(?:fn|fns|func|function|type|name|weight|weights|scale|scaler|"
                        r"history|list|log|logs|meter|dict|cfg|config|kwargs|args|mask|key|keys|mode|kind)(?:_|$))\w+)$")
 # Receivers of `.cpu()` that are models, not tensors.
@@ -99,10 +102,13 @@ class HostSyncInLoop(Rule):
                "constant, a parameter's or an option's default; lit-llama's `log_interval = 1` reads every step; "
                "or the field of that name in a dataclass of the project modules the file imports classes from: "
                "nanotron's `self.config.logging.iteration_step_info_interval`, 1 by default; or one true in a single "
-               "iteration, `if i == 100:` on the loop's variable; unless it steps an "
+               "iteration, `if i == 100:` on the loop's variable or a step counter, or a few chosen ones, `if self.global_step in "
+               "self.opt.upsample_model_steps:` (torch-ngp); unless it steps an "
                "optimizer the loop steps nowhere else: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are reads in an error message or a branch that ends the run "
-               "(`raise`, `sys.exit(1)`: DINO prints the non-finite loss once, on the way out), `.cpu()` on a model, numbers that are already Python "
+               "(`raise`, `sys.exit(1)`: DINO prints the non-finite loss once, on the way out) or a branch taken only when "
+               "the gradients overflow (`if overflow:`, `if not grads_finite:`: yolov7_mindspore prints the loss "
+               "scale there), `.cpu()` on a model, numbers that are already Python "
                "values, or the batches a `DataLoader` of the file yields, which stay on the host until the loop moves "
                "them (`labels.numpy()` of PyTorch-GAN's InfoGAN). A read the host acts on (a branch on it, or a call that acts on it, `math.isfinite(...)` "
                "or RL's `envs.step(actions)`, directly or through the name it is assigned to) is reported with a "
@@ -124,6 +130,14 @@ class HostSyncInLoop(Rule):
         # ModelZoo's ResNet50 times the first 100 steps: the sync runs once.
         "import torch\n\nfor i, (x, y) in enumerate(loader):\n    loss = model(x).sum()\n    loss.backward()\n"
         "    optimizer.step()\n    if i == 100:\n        torch.cuda.synchronize()\n",
+        # torch-ngp's TensoRF upsamples its grids at a few chosen steps; yolov7_mindspore prints the loss scale only
+        # in the steps whose gradients overflow.
+        "import torch\n\n\ndef train(self, loader, scaler, optimizer):\n    for x in loader:\n"
+        "        self.global_step += 1\n        loss, overflow, finite = self.model(x)\n        loss.backward()\n"
+        "        optimizer.step()\n        if overflow:\n            print(scaler.scale.asnumpy())\n"
+        "        if finite:\n            print('ok')\n        else:\n            print(scaler.scale.asnumpy())\n"
+        "        if self.global_step in self.opt.upsample_steps:\n"
+        "            aabb = self.model.aabb.cpu().numpy()\n            self.model.upsample(aabb.tolist())\n",
         # The periodic guard kept in a name (open_clip's `is_metric_step`).
         "import torch\n\n\ndef train(model, loader, optimizer, every=10):\n    for i, x in enumerate(loader):\n"
         "        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"
@@ -612,6 +626,9 @@ class HostSyncInLoop(Rule):
                 return runs._replace(closure=key if self.closures.get(key) is ancestor else None)
             if isinstance(ancestor, (ast.Lambda, ast.ClassDef)):
                 break
+            if isinstance(ancestor, ast.If) and child is not ancestor.test and _on_overflow(
+                    ancestor.test, any(s is child for s in ancestor.body)):
+                return None
             if isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body):
                 once, divisors = _once(ancestor.test, ancestors[:index]), self._divisors(ancestor.test)
                 if (once or divisors) and not self._steps_optimizer(ancestor, ancestors[:index]):
@@ -897,12 +914,29 @@ def _mentioned(expression: ast.AST, names: set[str], after: int) -> str | None:
 
 
 def _once(test: ast.expr, outer: list[ast.AST]) -> bool:
-    """`if i == 100:` on a loop's own variable: true in one iteration (ResNet50's `torch.npu.synchronize()` to
-    time the first 100 steps)."""
+    """A guard true in few iterations: `if i == 100:` on a loop's own variable or a step counter (ResNet50's
+    `torch.npu.synchronize()` to time the first 100 steps), or a counter among chosen steps (torch-ngp's `if
+    self.global_step in self.opt.upsample_model_steps:`)."""
     counters = {name.id for loop in outer if isinstance(loop, (ast.For, ast.AsyncFor))
                 for name in ast.walk(loop.target) if isinstance(name, ast.Name)}
-    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-            and any(isinstance(side, ast.Name) and side.id in counters for side in (test.left, *test.comparators)))
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In))
+            and any(isinstance(side, ast.Name) and side.id in counters or _names(side, STEP_COUNTER)
+                    for side in (test.left, *test.comparators)[:1 if isinstance(test.ops[0], ast.In) else None]))
+
+
+def _on_overflow(test: ast.expr, taken: bool) -> bool:
+    """Whether the branch of `if test:` (`taken`: its body) runs only in the steps whose gradients overflow
+    (yolov7_mindspore's `if overflow:`, `if not grads_finite:` and the `else:` of `if grads_finite:`, printing the
+    loss scale)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _on_overflow(test.operand, not taken)
+    return _names(test, OVERFLOW if taken else FINITE)
+
+
+def _names(node: ast.expr, pattern: re.Pattern) -> bool:
+    """Whether `node` is a name or attribute whose name `pattern` matches."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name is not None and pattern.search(name) is not None
 
 
 def _divisors(test: ast.AST) -> list[ast.expr]:

@@ -34,6 +34,15 @@ def test_a_file_named_for_testing_that_builds_training_data_keeps_its_severity(t
     assert severities(str(data), data.read_text()) == {expected}
 
 
+@pytest.mark.parametrize(("target", "expected"), [("test_dataset", "info"), ("train_dataset", "warning")])
+def test_a_dataset_named_at_the_end_of_a_method_chain(target, expected):
+    """MindSpore-GAN's context_encoder.py: `test_dataset = CelebADataset(..., shuffle=True).map(...).batch(12)`, read
+    only to save sample images."""
+    code = (f"import mindspore.dataset as ds\n\n{target} = ds.CelebADataset('data', shuffle=True)"
+            ".map(operations=[f], input_columns=['image']).batch(12)\n")
+    assert severities("context_encoder.py", code) == {expected}
+
+
 @pytest.mark.parametrize("path", ["train.py", "train_eval.py", "latest.py", "inferno.py", "evaluate_and_train.py",
                                   "lora_finetune_eval.py", "multi_token_prediction.py", "export_dataset.py",
                                   "retest_losses.py",

@@ -558,7 +558,7 @@ class FileContext:
         for ancestor in self.ancestors:
             if isinstance(ancestor, FUNCTION_TYPES) and EVAL_NAME.search(ancestor.name):
                 return True
-        for candidate in (node, *self.ancestors[-3:]):
+        for candidate in (node, *self.ancestors[-3:], self._chain_statement()):
             if isinstance(candidate, ast.Call) and has_false_keyword(candidate, "train"):
                 return True
             if isinstance(candidate, (ast.Assign, ast.AnnAssign)):
@@ -567,6 +567,16 @@ class FileContext:
                 if any(EVAL_NAME.search(name) and not VALID_ADJECTIVE.search(name) for name in names):
                     return True
         return False
+
+    def _chain_statement(self) -> ast.AST | None:
+        """The statement whose value is the method chain the current node is in (`test_dataset =
+        CelebADataset(...).map(...).batch(12)`, MindSpore-GAN's context_encoder.py), else None."""
+        for ancestor in reversed(self.ancestors):
+            if isinstance(ancestor, ast.stmt):
+                return ancestor
+            if not isinstance(ancestor, (ast.Call, ast.Attribute)):
+                return None
+        return None
 
     # --- questions answered after the traversal ---------------------------------------------
     def stepping_functions(self) -> set[str]:

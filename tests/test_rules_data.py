@@ -505,7 +505,7 @@ def test_device_rng_device_every_call_passes_the_cpu_by_default_is_info():
              for extra in ("", "\n\nx = draw(3, 'cuda')\n", "\n\nx = infer(3, 'cuda')\n")}
     assert found == {"": [(5, "info")], "\n\nx = draw(3, 'cuda')\n": [(5, "error")],
                      "\n\nx = infer(3, 'cuda')\n": [(5, "info")]}
-    assert "(the calls in this file pass `rand_device` the CPU, or a parameter defaulting to it" in lint(
+    assert "(the calls in the project pass `rand_device` the CPU, or a parameter defaulting to it" in lint(
         "device-rng", template.format(""))[0][2]
     assert lines("device-rng", "import torch\n\n\ndef draw(n, dev):\n    return torch.randn(n, device=dev)\n") == [5]
 
@@ -1671,3 +1671,21 @@ def test_an_imported_sampler_with_its_own_iter_is_not_said_to_be_seeded_by_seed_
     found = lint_source(str(train), train.read_bytes(), [RULES_BY_NAME["data-shuffle"]]).findings
     assert [(f.line, f.severity) for f in found] == [(4, "warning")]
     assert "`BucketSampler(shuffle=True)` draws a random order (its own `__iter__` decides how" in found[0].message
+
+
+@pytest.mark.parametrize(("default", "expected"), [("False", "info"), ("True", "warning")])
+def test_options_another_file_hands_in_are_read_at_its_defaults(tmp_path, default, expected):
+    """dlrm's dlrm_s_pytorch.py calls `dp.make_criteo_data_and_loaders(args)`; dlrm_data_pytorch.py shuffles only
+    under `args.mlperf_bin_shuffle` (`store_true`) and runs `args.num_workers` workers (default 0)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    data = tmp_path / "data.py"
+    data.write_text("import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n\n\n"
+                    "def make_loaders(args, data):\n"
+                    "    sampler = RandomSampler(data) if args.bin_shuffle else None\n"
+                    "    return DataLoader(data, sampler=sampler, num_workers=args.num_workers)\n")
+    (tmp_path / "main.py").write_text(
+        "import argparse\n\nimport data as dp\n\nparser = argparse.ArgumentParser()\n"
+        f"parser.add_argument('--bin-shuffle', default={default})\nparser.add_argument('--num-workers', default=0)\n"
+        "args = parser.parse_args()\nloaders = dp.make_loaders(args, rows)\n")
+    found = lint_source(str(data), data.read_bytes(), [RULES_BY_NAME["data-shuffle"], RULES_BY_NAME["data-workers"]])
+    assert [(f.code, f.line, f.severity) for f in found.findings] == [("MSP301", 6, expected), ("MSP302", 7, "info")]

@@ -69,7 +69,8 @@ def _handed(ctx: FileContext) -> Handed:
         for node in ast.walk(module.tree):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr in declared:
                 declared[node.attr] = conditions.UNKNOWN
-        for call in (node for node in ast.walk(module.tree) if isinstance(node, ast.Call)):
+        for call in (node for node in ast.walk(module.tree) if isinstance(node, ast.Call) and any(
+                getattr(arg, "id", None) in namespaces for arg in (*node.args, *(kw.value for kw in node.keywords)))):
             for ref, name in project.call_targets(call, module.local, module.functions):
                 target = project.defining(module.path.parent, ref, name)
                 function = functions.get(target[1]) if target and target[0].path.resolve() == own else None

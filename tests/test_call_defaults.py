@@ -88,3 +88,11 @@ def test_a_number_is_no_bool():
     defaults, block = defaults_and_function("def block(flag=0):\n    return flag\n", "block")
     assert defaults.off(block, "flag", 0)
     assert not defaults.off(block, "flag", False)
+
+
+def test_a_trusted_default_not_taken_holds_when_every_call_passes_one():
+    """VideoMAE's `_get_pixels(..., device="cuda")`, which every call gives `device="cpu"`."""
+    is_cpu = equals(str, "cpu")
+    for calls, holds in (("sample('cpu')\n", True), ("sample('cpu')\nsample()\n", False), ("", False)):
+        defaults, sample = defaults_and_function(f"def sample(device='cuda'):\n    return device\n\n\n{calls}", "sample")
+        assert defaults.holds(sample, "device", is_cpu, trust_default=True) is holds

@@ -281,7 +281,7 @@ def test_every_way_out_of_an_iteration_stops_and_steps(monkeypatch):
     code = (HEAD + "class Opt:\n    def step(self):\n        pass\n\n\nopt = Opt()\n\ntry:\n"
                    "    for i in range(10):\n        x = i\n        opt.step()\n        if x == 1:\n            continue\n"
                    "        if i == 3:\n            raise KeyError(i)\nexcept KeyError:\n    pass\n"
-                   "for i in range(10):\n    if i == 2:\n        break\n    opt.step()\n")
+                   "for i in range(10):\n    opt.step()\n    if i == 2:\n        break\n")
     out, _ = run(code, "debugger")
     exec(compile(out, "/project/train.py", "exec"), {"__file__": "/project/train.py", "__name__": "x"})
     assert Recorder.calls == ["init"] + ["start", "stop", "step"] * (4 + 3)
@@ -324,6 +324,26 @@ def test_nested_resume_skip_stays_before_start(monkeypatch):
     assert lines.index("resume = False") < lines.index("debugger.start()")
     exec(compile(out, "/project/train.py", "exec"), {"__file__": "/project/train.py", "__name__": "x"})
     assert Recorder.calls == ["init"] + ["start", "stop", "step"] * 2
+
+
+def test_guards_after_data_unpacking_stay_before_start(monkeypatch):
+    """dlrm: `if j < skip_upto_batch: continue`, `X = unpack_batch(batch)`, `if j >= nbatches: break`, `if X.size(0) %
+    ranks: continue`: no forward has run, so `start` goes after them all, and a `break` leaves no capture running."""
+    monkeypatch.setattr(msprobe_runtime.pytorch, "PrecisionDebugger", Recorder)
+    Recorder.calls = []
+    code = (HEAD + "def unpack_batch(b):\n    return b\n\n\ndlrm = torch.nn.Linear(1, 1)\n"
+                   "opt = torch.optim.SGD(dlrm.parameters(), lr=0.1)\n"
+                   "for j, batch in enumerate(range(8)):\n    if j < 2:\n        continue\n    X = unpack_batch(batch)\n"
+                   "    if j >= 6:\n        break\n    if X % 3 == 0:\n        print(X)\n        continue\n"
+                   "    dlrm(torch.ones(1)).sum().backward()\n    opt.step()\n")
+    out, _ = run(code, "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("debugger.start(model=dlrm)") + 1] == "try:"
+    exec(compile(out, "/project/train.py", "exec"), {"__file__": "/project/train.py", "__name__": "x"})
+    assert Recorder.calls == ["init"] + ["start", "stop", "step"] * 3  # j = 2, 4, 5
+    forward = code.replace("    if j >= 6:", "    dlrm(torch.ones(1))\n    if j >= 6:")  # a forward first: start too
+    lines = lines_of(run(forward, "debugger")[0])
+    assert lines[lines.index("X = unpack_batch(batch)") - 1] == "debugger.start(model=dlrm)"
 
 
 # --- seeding ------------------------------------------------------------------------------------------

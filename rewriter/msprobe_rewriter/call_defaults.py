@@ -1,7 +1,8 @@
 """What every call in a file passes a parameter of one of its functions: a dropout rate or an augmentation switch
 left off (MSP401, MSP303), a device left on the CPU or a generator left None (MSP201). A parameter is followed up
 through the callers that hand it on, through `**options` dicts a caller builds, and through the callers' own
-`**kwargs`; only calls in the same file are read (`default_elsewhere` reads the other files' calls of a function).
+`**kwargs`; the calls in the project's other files of a module-level function or class are read too (what they
+pass as a literal, or leave at its default; `default_elsewhere` reads them for a value of a function).
 """
 
 from __future__ import annotations
@@ -129,19 +130,33 @@ class LeftAtDefault:
         if name not in _parameters(function) or not _keeps(function, name, accept):
             return False
         default = parameter_defaults(function).get(name)
-        if default is not None and (trust_default or not accept(constant(default))):
-            return accept(constant(default))
-        calls = self._calls_by_name(function)
-        if calls is None or default is None and not calls:
+        kept = default is not None and accept(constant(default))
+        if default is not None and kept is trust_default:
+            return kept  # a default taken, and trusted; or one not taken, which a call leaving it keeps
+        calls, elsewhere = self._calls_by_name(function), self._calls_elsewhere(function)
+        if calls is None or elsewhere is None or not kept and not calls and not elsewhere:
             return False
         for call, caller in calls:
             given = self._given(function, name, call, caller)
             if given is None:  # behind `*args` / `**options`, or not given
-                if not self._spread_leaves(call, caller, name, (accept, trust_default), depth, default is None):
+                if not self._spread_leaves(call, caller, name, (accept, trust_default), depth, not kept):
                     return False
-            elif given[1] and not self._passes(given[0], caller, (accept, trust_default), depth):
+            elif not (self._passes(given[0], caller, (accept, trust_default), depth) if given[1] else kept):
                 return False
-        return True
+        # another file's call: a literal passed, or the default left (what else it passes is not read there)
+        return all((given := self._given(function, name, call, None)) is not None
+                   and (accept(constant(given[0])) if given[1] else kept) for call in elsewhere)
+
+    def _calls_elsewhere(self, function: ast.AST) -> list[ast.Call] | None:
+        """The calls of a module-level function (or class, for its `__init__`) of the file in the project's files
+        importing it (vits' models.py builds attentions.py's `Encoder(..., p_dropout)` from its JSON config; every
+        caller of VideoMAE's `RandomErasing` passes `device="cpu"`); [] for another method, whose calls elsewhere
+        are not found by name, and None where a call passes everything through `*args`/`**options`."""
+        owner = self.owner(function)
+        cls = owner if owner is not None and function.name == "__init__" else None
+        if (function if cls is None else cls) not in self.tree.body or owner is not None and cls is None:
+            return []
+        return _importer_calls(self.ctx, (function if cls is None else cls).name)
 
     def _spread_leaves(self, call: ast.Call, caller: ast.AST | None, name: str, wanted: tuple, depth: int,
                        required: bool) -> bool:
@@ -254,22 +269,38 @@ def default_elsewhere(ctx: FileContext, value: ast.expr, function: ast.FunctionD
         return default
     if function not in ctx.tree.body:
         return conditions.UNKNOWN
-    for importer in project.function_importers(ctx.path, function.name):
+    for call in _importer_calls(ctx, function.name):
+        values = dict(conditions.bind_arguments(function, call, conditions.no_lookup))
+        if conditions.value(value, conditions.parameter_lookup(values, conditions.no_lookup)) != default:
+            return conditions.UNKNOWN
+    return default
+
+
+def _importer_calls(ctx: FileContext, name: str) -> list[ast.Call]:
+    """The calls of the file's module-level `name` in the project's other files: `module.name(...)`, or a bare call
+    where the name is imported from here (`from src.dataset import f as g`; also through a package that re-exports
+    it, or a `from x import *`)."""
+    if not project.imported_elsewhere(ctx.path):
+        return []
+    found = []
+    for importer in project.function_importers(ctx.path, name):
         module = project.load(Path(importer))
         if module is None:
             continue
-        # a bare call is of this function where its name is imported from here (`from src.dataset import f as g`),
-        # also through a package that re-exports it
-        bound = {name for name, ref in module.local.refs.items() if ref.attr == function.name
+        bound = {local for local, ref in module.local.refs.items() if ref.attr == name
                  and _defines(project.defining(module.path.parent, project.Ref(ref.module, ref.level), ref.attr),
-                              ctx.path, function.name)}
-        bound |= {function.name} if module.local.stars else set()
-        for call in (node for node in ast.walk(module.tree) if isinstance(node, ast.Call)):
-            if getattr(call.func, "attr", None) == function.name or getattr(call.func, "id", None) in bound:
-                values = dict(conditions.bind_arguments(function, call, conditions.no_lookup))
-                if conditions.value(value, conditions.parameter_lookup(values, conditions.no_lookup)) != default:
-                    return conditions.UNKNOWN
-    return default
+                              ctx.path, name)}
+        bound |= {name} if module.local.stars else set()
+        if "calls by name" not in module.memo:
+            calls: dict[str, list[tuple[ast.Call, bool]]] = {}  # callee name -> (call, whether bare)
+            for call in ast.walk(module.tree):
+                if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)):
+                    bare = isinstance(call.func, ast.Name)
+                    calls.setdefault(call.func.id if bare else call.func.attr, []).append((call, bare))
+            module.memo["calls by name"] = calls
+        found += [call for callee in {name} | bound for call, bare in module.memo["calls by name"].get(callee, [])
+                  if not bare and callee == name or bare and callee in bound]
+    return found
 
 
 def _defines(found: tuple[project.Module, str] | None, path: str, name: str) -> bool:

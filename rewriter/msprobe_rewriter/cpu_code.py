@@ -4,11 +4,13 @@ classes derived from torch's (datasets, modules); shared by the rules that ask w
 from __future__ import annotations
 
 import ast
+import os
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.context import FUNCTION_TYPES, FileContext, argument, constant, own_nodes
 
 # Weight initialisation (before the model is moved; also fill helpers named like `torch.nn.init`'s, such as
@@ -41,6 +43,8 @@ HANDED_METHODS = frozenset({"with_transform", "set_transform"})
 ITEM_NAME = re.compile(r"collat|transform(?!er)|augment", re.IGNORECASE)
 # Functions that draw a picture (a random colour per box), not augment one: `vis_boxes(image)`, `plot_one_box`.
 PICTURE_NAME = re.compile(r"(^|_)(vis|visuali[sz]e|draw|plot|show|render|display)(_|$)", re.IGNORECASE)
+# Callable classes that score a model's output (torch-ngp's `CLIPLoss.__call__(self, images)`), not transform a sample.
+SCORE_CLASS = re.compile(r"(Loss|Criterion|Metric)$")
 
 
 def is_model_base(qualified: str) -> bool:
@@ -60,8 +64,10 @@ class CpuCode:
     """One rule's view of where the visited code runs. `is_cpu_device` tells whether an expression is a
     CPU device (by default: `torch.device("cpu")` with a literal)."""
 
-    def __init__(self, ctx: FileContext, is_cpu_device: Callable[[ast.expr], bool] | None = None) -> None:
+    def __init__(self, ctx: FileContext, is_cpu_device: Callable[[ast.expr], bool] | None = None,
+                 importers: bool = True) -> None:
         self.ctx = ctx
+        self.importers = importers  # whether the project files importing this one are read (see `_handed_in`)
         self.is_cpu_device = is_cpu_device or self._literal_cpu_device
         self._classes: dict[str, frozenset[str]] = {}  # per kind of class (or of method): names
         self._per_sample: dict[int, bool] = {}  # id(function) -> whether it processes one sample a call
@@ -146,16 +152,19 @@ class CpuCode:
 
     def _data_named_classes(self) -> frozenset[str]:
         """The file's classes named for data or as torchvision's transforms, plain classes whose `__call__` takes a
-        sample (`img`, ...), those that the file lists in a library transform pipeline (`transforms.Compose([Flip(), ...])`),
-        and the classes derived from them."""
+        sample (`img`, ...), those whose objects the file or a project file importing it hands the data pipeline
+        (see `pipeline_builds`), and the classes derived from them."""
         if "data-named" not in self._classes:
             classes = [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)]
-            piped = self._pipeline_items()
             resolve = self.ctx.imports.resolve_any
             plain = _plain_classes(classes)
             found = {cls.name for cls in classes if DATA_NAME.search(cls.name) or TRANSFORM_CLASS.match(cls.name)
-                     or cls.name in piped or _takes_a_sample(cls, resolve, plain)
+                     or _takes_a_sample(cls, resolve, plain)
                      or any(resolve(base) in catalogue.LIBRARY_TRANSFORM_BASES for base in cls.bases)}
+            defined = {cls.name for cls in classes}
+            found |= {call.func.id for call in pipeline_builds(self.ctx, lambda cls: _sample_methods(cls, found))
+                      if isinstance(call.func, ast.Name) and call.func.id in defined}
+            found |= self._handed_in(classes, found)
             grown = True
             while grown:  # and the classes derived from them, and the file's classes they derive from (the helpers
                 before = len(found)  # mmpretrain's augmentations inherit, `random_disable`, draw)
@@ -167,6 +176,18 @@ class CpuCode:
             self._classes["data-named"] = frozenset(found)
         return self._classes["data-named"]
 
+    def _handed_in(self, classes: list[ast.ClassDef], found: set[str]) -> set[str]:
+        """The file's classes with a per-sample method whose objects a project file importing this one hands its
+        data pipeline (VideoMAE's datasets.py lists `GroupMultiScaleCrop(...)` of transforms.py in a `Compose`, and
+        calls a `TubeMaskingGenerator` of masking_generator.py in its transform's `__call__`)."""
+        candidates = {cls.name for cls in classes if cls.name not in found
+                      and any(isinstance(item, FUNCTION_TYPES) and item.name in ITEM_METHODS for item in cls.body)}
+        if not self.importers or not candidates:
+            return set()
+        own = os.path.abspath(self.ctx.path)
+        return {name for importer in project.importers(self.ctx.path)
+                for path, name in _sample_classes(Path(importer)) if path == own and name in candidates}
+
     def _handed(self) -> frozenset[str]:
         """Names of the file's functions it hands the data pipeline to run on every sample or batch
         (`DataLoader(collate_fn=pad_batch)`, `dataset.with_transform(preprocess_train)`, MindSpore's
@@ -174,18 +195,6 @@ class CpuCode:
         found = _HANDED.get(self.ctx)
         if found is None:
             found = _HANDED[self.ctx] = _handed_functions(self.ctx.tree)
-        return found
-
-    def _pipeline_items(self) -> set[str]:
-        """Names of the classes instantiated in the lists given to torchvision's or MindSpore's pipeline
-        transforms (`Compose`, `RandomApply`, ...)."""
-        found = set()
-        for node in ast.walk(self.ctx.tree):
-            if isinstance(node, ast.Call) and self.ctx.callee_name(node) in PIPELINE_CLASSES:
-                module = (self.ctx.call_qualname(node) or "").rpartition(".")[0]
-                if module in catalogue.TORCHVISION_TRANSFORM_MODULES or module in catalogue.MINDSPORE_TRANSFORM_MODULES:
-                    found.update(item.func.id for arg in node.args if isinstance(arg, (ast.List, ast.Tuple))
-                                 for item in arg.elts if isinstance(item, ast.Call) and isinstance(item.func, ast.Name))
         return found
 
     def _item_methods(self) -> frozenset[str]:
@@ -248,6 +257,82 @@ def per_sample(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for loop in loops for node in own_nodes(loop))
 
 
+def pipeline_builds(ctx: FileContext, samples: Callable[[ast.ClassDef], Iterable[ast.AST]]) -> list[ast.Call]:
+    """The calls building the objects a file hands its data pipeline to run for every sample: the items of a
+    torchvision or MindSpore `Compose` (`RandomApply`, ...) list, the dataset of a `DataLoader`, the source of a
+    MindSpore `GeneratorDataset` (yolov7's `LoadImagesAndLabels`), and what the methods `samples` gives of a class
+    call as `self.name(...)`; also through a name or `self.` attribute assigned the call (VideoMAE's
+    `self.masked_position_generator = TubeMaskingGenerator(...)`, called in its transform's `__call__`)."""
+    bound: dict[tuple[int, str], list[ast.expr]] = {}  # (id(function or class), name or `self.name`) -> values
+    handed: list[tuple[ast.AST | None, ast.AST | None, ast.expr]] = []  # (function, class, what is handed)
+    for node, function, cls in _scoped(ctx.tree, None, None):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and (key := _bound_key(node.targets[0])):
+            bound.setdefault((id(cls if key.startswith("self.") else function), key), []).append(node.value)
+        elif isinstance(node, ast.Call):
+            handed += [(function, cls, value) for value in _pipeline_values(ctx, node)]
+        elif isinstance(node, ast.ClassDef):
+            handed += [(None, node, call.func) for method in samples(node) for call in ast.walk(method)
+                       if isinstance(call, ast.Call) and (_bound_key(call.func) or "").startswith("self.")]
+    builds = []
+    for function, cls, value in handed:
+        key = _bound_key(value)
+        values = bound.get((id(cls if key.startswith("self.") else function), key), []) if key else [value]
+        builds += [value for value in values if isinstance(value, ast.Call)]
+    return builds
+
+
+def _pipeline_values(ctx: FileContext, call: ast.Call) -> list[ast.expr]:
+    """What `call` hands the data pipeline to run for every sample: the items of a library pipeline transform's
+    list, a loader's dataset, a MindSpore source dataset's source."""
+    name = ctx.callee_name(call)
+    if name in PIPELINE_CLASSES:
+        module = (ctx.call_qualname(call) or "").rpartition(".")[0]
+        if module in catalogue.TORCHVISION_TRANSFORM_MODULES or module in catalogue.MINDSPORE_TRANSFORM_MODULES:
+            return [item for arg in call.args if isinstance(arg, (ast.List, ast.Tuple)) for item in arg.elts]
+    elif name == "DataLoader" or name in catalogue.MINDSPORE_PYTHON_SOURCE_DATASETS:
+        qualified = ctx.call_qualname(call) or ""
+        loader = qualified in catalogue.TORCH_DATALOADERS
+        if loader or catalogue.is_mindspore_dataset_class(qualified):
+            found = argument(call, 0, "dataset" if loader else "source")
+            return [found] if found is not None else []
+    return []
+
+
+def _scoped(node: ast.AST, function: ast.AST | None, cls: ast.AST | None):
+    """Each node under `node`, with the innermost function and class around it."""
+    for child in ast.iter_child_nodes(node):
+        yield child, function, cls
+        inner = (child, cls) if isinstance(child, FUNCTION_TYPES) else \
+            (None, child) if isinstance(child, ast.ClassDef) else (function, cls)
+        yield from _scoped(child, *inner)
+
+
+def _sample_methods(cls: ast.ClassDef, names: Iterable[str], methods: Iterable[str] = SAMPLE_METHODS) -> list[ast.AST]:
+    """The methods `methods` names of `cls`, when it is one of the classes `names`."""
+    return [item for item in cls.body if isinstance(item, FUNCTION_TYPES) and item.name in methods] \
+        if cls.name in names else []
+
+
+def _sample_classes(path: Path) -> frozenset[tuple[str, str]]:
+    """(file, name) of the project classes whose objects the project file `path` hands its data pipeline (see
+    `pipeline_builds`; with the methods its data classes run for every sample); read once per file."""
+    module = project.load(path)
+    if module is None:
+        return frozenset()
+    if "sample classes" not in module.memo:
+        cpu = CpuCode(FileContext(str(module.path), module.source, module.tree), importers=False)
+        data = {cls.name for cls in ast.walk(module.tree) if isinstance(cls, ast.ClassDef) and cpu._data_class(cls)}
+        defined = {*module.functions, *module.classes}
+        found = set()
+        for call in pipeline_builds(cpu.ctx, lambda cls: _sample_methods(cls, data, cpu._item_methods())):
+            for ref, name in project.call_targets(call, module.local, defined):
+                built = project.defining(module.path.parent, ref, name)
+                if built is not None and built[1] in built[0].classes:
+                    found.add((os.path.abspath(built[0].path), built[1]))
+        module.memo["sample classes"] = frozenset(found)
+    return module.memo["sample classes"]
+
+
 def _plain_classes(classes: list[ast.ClassDef]) -> frozenset[str]:
     """The classes with no base but `object` and the file's plain classes."""
     plain: set[str] = set()
@@ -264,8 +349,8 @@ def _takes_a_sample(cls: ast.ClassDef, resolve: Callable[[ast.expr], str | None]
     """Whether the class, a plain one (no base but `object` or the file's plain classes: a diffusers pipeline's
     `__call__(self, image, ...)` runs inference), has a `__call__` that takes a sample as its first argument
     (after self): named so, or handed to an image library (MoCo v3's `GaussianBlur.__call__(self, x)`:
-    `x.filter(ImageFilter.GaussianBlur(...))`, `ImageOps.solarize(x)`)."""
-    if cls.name not in plain:
+    `x.filter(ImageFilter.GaussianBlur(...))`, `ImageOps.solarize(x)`); not one named for scoring (a loss)."""
+    if cls.name not in plain or SCORE_CLASS.search(cls.name):
         return False
     for item in cls.body:
         if isinstance(item, FUNCTION_TYPES) and item.name == "__call__":

@@ -480,12 +480,14 @@ def importers(path: str) -> Iterator[str]:
 
 def function_importers(path: str, name: str) -> Iterator[str]:
     """The files that may call `path`'s `name`: its importers, and where one is a package's `__init__.py` that
-    re-exports `name`, the files importing that package (mindpose's tools/train.py does `from mindpose.data import
-    create_dataset`, which mindpose/data/__init__.py imports from .data_factory), at most MAX_REEXPORTS packages up."""
+    re-exports `name` (also by `from .module import *`: applications' mobilevit blocks), the files importing that
+    package (mindpose's tools/train.py does `from mindpose.data import create_dataset`, which mindpose/data/__init__.py
+    imports from .data_factory), at most MAX_REEXPORTS packages up."""
     found, packages = [*importers(path)], 0
     for importer in found:
         module = load(Path(importer)) if Path(importer).name == "__init__.py" else None
-        if module is not None and name in module.local.refs and packages < MAX_REEXPORTS:
+        if module is not None and (name in module.local.refs or _star_source(module, name) is not None) \
+                and packages < MAX_REEXPORTS:
             packages += 1
             package = Path(importer).parent
             found += [other for other, parts in _project_imports(project_root(package))

@@ -89,7 +89,7 @@ THROWAWAY_NOTE = " (what it draws is thrown away: a warm-up, a benchmark's input
 DATA_BUILDER = re.compile(r"(?i)(^|_)data(set|loader)?(_|$)")  # a dummy data builder's draws are the data
 GENERATOR_NOTE = (" (with `generator={generator}`, which may be made on the device: a CPU draw needs a CPU generator, "
                   "so make it on the CPU where it is made; msprobe-instrument leaves this to you)")
-CALLERS_CPU_NOTE = (" (the calls in this file pass `{name}` the CPU, or a parameter defaulting to it: this draws on a "
+CALLERS_CPU_NOTE = (" (the calls in the project pass `{name}` the CPU, or a parameter defaulting to it: this draws on a "
                     "device only where a caller passes one)")
 NONE_GENERATOR_NOTE = " (`{name}` defaults to None, and no call in this file passes another)"
 # What gives torch's global CPU generator: `torch.manual_seed(s)` returns it (diffusers' tests' generator on "mps").
@@ -253,8 +253,10 @@ class DeviceRng(FollowsValues, Rule):
                "after the loop of training steps (images to look at: `pipeline(prompt, generator=g)` after it, also "
                "after it in each epoch), not before it. A draw, generator or module on a device that is a parameter "
                "defaulting to the CPU (`device=None`, `device=\"cpu\"`), a field so defaulting of a parameter's class "
-               "(`config.init_device` of `config: ModelConfig`), or a parameter that every call in the file passes the "
-               "CPU or such a parameter of its own (lerobot's `rand_device`), is info: it draws on a device only where "
+               "(`config.init_device` of `config: ModelConfig`), or a parameter that every call passes the CPU or such "
+               "a parameter of its own (lerobot's `rand_device`; the calls in the project's files importing a "
+               "module-level function or class are read too: every caller of VideoMAE's `RandomErasing` passes "
+               "`device=\"cpu\"`), is info: it draws on a device only where "
                "a caller passes one. A draw given a generator that may be made on the device (a parameter, an "
                "attribute) needs a CPU generator for its CPU draw: msprobe-instrument leaves it to you, but makes on "
                "the CPU, with the draw, a generator the file makes on a device (`g = torch.Generator(d)`, also `None if "
@@ -694,6 +696,13 @@ class DeviceRng(FollowsValues, Rule):
                 "        return torch.randn(n, generator=generator, device=rand_device).to(self.device)\n\n"
                 "    def infer(self, n, seed=None, rand_device=\"cpu\"):\n        return self._latents(n, seed, rand_device)\n",
                 lines=(6, 7), severity="info"),
+        # VideoMAE's random erasing: a device defaulting to CUDA that every call passes the CPU (its callers are in
+        # other project files, read too) is info
+        Invalid("import torch\n\n\ndef _get_pixels(shape, device=\"cuda\"):\n"
+                "    return torch.empty(shape, device=device).normal_()\n\n\nclass RandomErasing:\n"
+                "    def __init__(self, device=\"cuda\"):\n        self.device = device\n\n    def __call__(self, img):\n"
+                "        img[:, :4, :4] = _get_pixels((3, 4, 4), device=self.device)\n        return img\n\n\n"
+                "erase = RandomErasing(device=\"cpu\")\n", lines=(5,), severity="info"),
         # A diffusers pipeline's generator, handed in, may be made on the device: the CPU draw needs a CPU one.
         Invalid("import torch\n\n\ndef prepare_latents(shape, generator, device):\n"
                 "    return torch.randn(shape, generator=generator, device=device)\n", lines=(5,), severity="error"),
@@ -730,7 +739,7 @@ class DeviceRng(FollowsValues, Rule):
         self._attributes: dict[int, dict[str, list[tuple[tuple[int, int], ast.expr]]]] = {}  # see _attribute_values
         self._imported: set[str] | None = None  # names the file's imports bind, see _is_module
         self._meta: set[str] | None = None  # see _may_be_meta
-        self.defaults = LeftAtDefault(ctx)  # what the calls in this file pass the parameters of its functions
+        self.defaults = LeftAtDefault(ctx)  # what the calls in the project pass the parameters of its functions
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -894,7 +903,10 @@ class DeviceRng(FollowsValues, Rule):
                             + unset)
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS
               and not self._is_module(node.func.value)):
-            self._check_inputs(node, [node.func.value], _method_message(node, self._free, host))
+            made = keyword(node.func.value, "device") if isinstance(node.func.value, ast.Call) else None
+            note = self._cpu_default_note(made) if made is not None and self.device_of(made) != CPU else ""
+            self._check_inputs(node, [node.func.value], _method_message(node, self._free, host) + note,
+                               severity="info" if note else None)
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DISTRIBUTION_DRAWS
               and (made := self._distribution(node.func.value)) is not None):
             parameters = [*made.args, *(kw.value for kw in made.keywords if kw.arg != "validate_args")]
@@ -1131,15 +1143,15 @@ class DeviceRng(FollowsValues, Rule):
         return isinstance(default, ast.Constant) and default.value in (None, CPU)
 
     def _check_inputs(self, node: ast.Call, inputs: list, message: str | None = None,
-                      in_data_code: bool = False, fixable: bool | None = None) -> None:
-        """Report a draw whose input tensor lives on a device; one whose tensor's device is unknown is a
-        warning in model code, or (at the end) in a file that runs on an accelerator, unless on the CPU
-        (in data code, unless `in_data_code`)."""
+                      in_data_code: bool = False, fixable: bool | None = None, severity: str | None = None) -> None:
+        """Report a draw whose input tensor lives on a device (at `severity`: info where the device is a parameter
+        every call passes the CPU); one whose tensor's device is unknown is a warning in model code, or (at the
+        end) in a file that runs on an accelerator, unless on the CPU (in data code, unless `in_data_code`)."""
         message, fixable = self._with_generator(node, message or self.message, fixable)
         found = [self.placement(i) for i in inputs if not _is_number(i)]
         forked = self._tracker_fork() is not None and found and CPU not in found  # drawn for the tracker's stream
         if any(p in ON_DEVICE for p in found) or forked:
-            self._report_draw(node, message, fixable=fixable)
+            self._report_draw(node, message, severity, fixable=fixable)
         elif (found and CPU not in found and not any(map(self._last_on_cpu, inputs))
               and (in_data_code or not (self.cpu_code.here() or self._fills_argument(node)))):
             if self._in_model_code():

@@ -86,11 +86,12 @@ class RandomAugment(FollowsValues, Rule):
                "shuffle is named one; a draw compared below an option that is 0 by default, `random.random() < "
                "args.proportion_empty_prompts`, or one under a condition left off by default, named only when "
                "nothing else draws, at the info level; else the first draw is named; not in an "
-               "`except` block, which draws another sample when one fails to load; not an integer drawn only for a "
+               "`except` block, which draws another sample when one fails to load, nor one assigning a `__getitem__`'s "
+               "index in a loop, which retries with another sample (SlowFast's datasets); not an integer drawn only for a "
                "name of an identifier, as seed-missing reads it (minddet's `img_id = random.randint(0, 9999999)` "
                "naming a picture it saves); not one from a generator seeded "
                "just before: in a `with` of a project function that seeds it, fairseq's `numpy_seed`, after a "
-               "seeding of it earlier in the function, or in a function the file calls only from such places) "
+               "seeding of it earlier in the function (also by a method of the class, dlrm's `self.reset_numpy_seed(seed)`), or in a function the file calls only from such places) "
                "in code that runs for every sample "
                "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, and the methods of the file's "
                "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
@@ -99,8 +100,12 @@ class RandomAugment(FollowsValues, Rule):
                "or of a subclass of a torchvision transform (the detection reference's `RandomHorizontalFlip`), and "
                "its `make_params`/`_get_params` (lerobot's v2 transforms), "
                "or a plain class (no base but `object`) whose `__call__` takes a sample (`img`, `image`, `sample`, "
-               "`results`, mindocr's `data`, ...), as DINO's `GaussianBlur` and `Solarization`, or that the file lists in a torchvision or MindSpore "
-               "`Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`; a function named for "
+               "`results`, mindocr's `data`, ...; not one named for scoring, a `CLIPLoss`), as DINO's `GaussianBlur` and "
+               "`Solarization`, or whose objects the file or a project file importing it hands the data pipeline: "
+               "listed in a torchvision or MindSpore `Compose`/`RandomApply`/`RandomChoice`/`RandomOrder`, given as "
+               "a `DataLoader`'s dataset or a `GeneratorDataset`'s source (yolov7's `LoadImagesAndLabels`), or kept "
+               "in an attribute that such a class's per-sample methods call (VideoMAE's "
+               "`self.masked_position_generator()`), also through a name or attribute assigned the object; a function named for "
                "transforms, augmentation or collation, or handed to the data pipeline as `transform=`, "
                "`collate_fn=`, MindSpore's `map(operations=...)` (or its first argument; also called in a lambda there, or handed as a `functools.partial` of it; a "
                "method of the class handed as `self.name`, minddet's `self.preprocess_fn`) or a Hugging Face "
@@ -220,6 +225,16 @@ class RandomAugment(FollowsValues, Rule):
         "        return self.data[index][np.random.randint(4):]\n\n\ndef augment_examples(examples):\n"
         "    return [random.sample(e, 2) for e in examples]\n\n\ndef build(examples, seed):\n"
         "    random.seed(seed)\n    return augment_examples(examples)\n",
+        # SlowFast's datasets draw another video when one cannot be read; dlrm's RandomDataset reseeds NumPy through
+        # a method of its own at the first index, so every epoch makes the same data; a loss choosing a prompt
+        "import random\n\nimport numpy as np\nfrom torch.utils.data import Dataset\n\n\nclass Videos(Dataset):\n"
+        "    def __getitem__(self, index):\n        for _ in range(10):\n            frames = self.load(index)\n"
+        "            if frames is None:\n                index = random.randint(0, len(self) - 1)\n"
+        "                continue\n            return frames\n\n\nclass RandomDataset(Dataset):\n"
+        "    def reset_numpy_seed(self, seed):\n        np.random.seed(seed)\n\n    def __getitem__(self, index):\n"
+        "        if index == 0:\n            self.reset_numpy_seed(self.seed)\n        return np.random.rand(4)\n\n\n"
+        "class CLIPLoss:\n    def __call__(self, images):\n        text = self.texts[random.randint(0, 3)]\n"
+        "        return -(self.encode(images) * text).sum()\n",
     )
     invalid = (
         # a `functools.partial` of a function of the file, handed to the loader or kept by a dataset and called like
@@ -433,6 +448,18 @@ class RandomAugment(FollowsValues, Rule):
                 "    A.RandomResizedCrop(height=224, width=224),\n    A.HorizontalFlip(),\n"
                 "    A.ShiftScaleRotate(p=0.5),\n    A.OneOf([A.Blur(p=0.01), A.ToGray(p=0.01)], p=0.5),\n"
                 "    A.Normalize(),\n    ToTensorV2(),\n], p=0.9)\n", lines=(4, 5, 6, 7, 8)),
+        # yolov7's dataset, a plain class handed to MindSpore's GeneratorDataset; VideoMAE's mask generator, kept by
+        # its transform and called for every sample
+        Invalid("import random\n\nimport mindspore.dataset as de\nimport numpy as np\n\n\nclass LoadImagesAndLabels:\n"
+                "    def __getitem__(self, index):\n        mosaic = random.random() < self.hyp[\"mosaic\"]\n"
+                "        return self.load(index, mosaic)\n\n\nclass TubeMaskingGenerator:\n    def __call__(self):\n"
+                "        mask = np.hstack([np.zeros(self.visible), np.ones(self.masked)])\n        np.random.shuffle(mask)\n"
+                "        return mask\n\n\nclass DataAugmentationForVideoMAE:\n    def __init__(self, args):\n"
+                "        self.masked_position_generator = TubeMaskingGenerator(args.window_size, args.mask_ratio)\n\n"
+                "    def __call__(self, images):\n        return images, self.masked_position_generator()\n\n\n"
+                "def create_dataloader(path, hyp):\n    dataset = LoadImagesAndLabels(path, hyp)\n"
+                "    return de.GeneratorDataset(dataset, column_names=[\"img\", \"label\"], shuffle=True)\n",
+                lines=(9, 16)),
         # open_clip's training transform, kept; timm's `is_training=True` in a dict also holding `**aug_cfg`
         Invalid("import open_clip\nfrom timm.data import create_transform\n\n"
                 "model, preprocess_train, preprocess_val = open_clip.create_model_and_transforms(\"ViT-B-32\")\n"
@@ -619,11 +646,13 @@ class RandomAugment(FollowsValues, Rule):
 
     def _drawn_by_hand(self, node: ast.Call, qualified: str, through: str = "") -> None:
         """A global draw in code run for every sample: augmentation or sampling written by hand (reported in
-        `finish`, once a function); not one in an `except` block (another sample drawn when one fails to load:
-        mindocr's datasets), nor an integer drawn for an identifier (see `late_seeding.draws_identifier`)."""
+        `finish`, once a function); not one in an `except` block or one drawing a new index in a loop (another
+        sample drawn when one fails to load: mindocr's datasets, SlowFast's `index = random.randint(...)` when a
+        video cannot be read), nor an integer drawn for an identifier (see `late_seeding.draws_identifier`)."""
         statement = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.stmt)), None)
         if any(isinstance(ancestor, ast.ExceptHandler) for ancestor in self.ctx.ancestors) \
-                or _family(qualified) in self.seeded.here(node) or draws_identifier(self.ctx, node, statement):
+                or self._retries(statement) or _family(qualified) in self.seeded.here(node) \
+                or draws_identifier(self.ctx, node, statement):
             return
         function = self._item_function()
         if function is None and qualified not in catalogue.TORCH_RANDOM_DRAWS:
@@ -634,6 +663,17 @@ class RandomAugment(FollowsValues, Rule):
             threshold = _threshold(node, self.ctx.ancestors[-1]) if self.ctx.ancestors else None
             self._draws.setdefault(id(function), []).append((function, self.ctx.site(node), qualified, through,
                                                              threshold))
+
+    def _retries(self, statement: ast.stmt | None) -> bool:
+        """Whether `statement`, in a loop of a dataset's `__getitem__`, assigns its index parameter: the loop tries
+        another sample when one fails to load (SlowFast's Kinetics and ImageNet datasets)."""
+        function = self.ctx.current_def()
+        params = [*function.args.posonlyargs, *function.args.args][1:2] \
+            if isinstance(function, FUNCTION_TYPES) and function.name == "__getitem__" else []
+        return (isinstance(statement, ast.Assign) and bool(params)
+                and any(isinstance(target, ast.Name) and target.id == params[0].arg for target in statement.targets)
+                and any(isinstance(ancestor, (ast.For, ast.While)) for ancestor in
+                        self.ctx.ancestors[self.ctx.ancestors.index(function):]))
 
     def _item_function(self) -> ast.AST | None:
         """The function around here that runs for every sample or batch (see `CpuCode.item_function`), or a
@@ -825,9 +865,11 @@ class Seedings:
     def _seeded_before(self, function: ast.AST, node: ast.AST) -> frozenset[str]:
         """The families `function` itself seeds before `node`."""
         if id(function) not in self._earlier:
+            methods = next(({item.name: item for item in cls.body if isinstance(item, FUNCTION_TYPES)}
+                            for cls in ast.walk(self.ctx.tree) if isinstance(cls, ast.ClassDef) and function in cls.body), {})
             self._earlier[id(function)] = [((call.lineno, call.col_offset), families) for call in own_nodes(function)
-                                           if isinstance(call, ast.Call)
-                                           and (families := _seeds([call], self.ctx.qualname))]
+                                           if isinstance(call, ast.Call) and (families := _seeds([call], self.ctx.qualname)
+                                                                              | self._seeded_by(call, methods))]
         position = (node.lineno, node.col_offset)
         return frozenset().union(*(families for at, families in self._earlier[id(function)] if at < position))
 
@@ -846,10 +888,13 @@ class Seedings:
                              {node.name: node for node in tree.body if isinstance(node, FUNCTION_TYPES)})
         return self._project
 
-    def _seeded_by(self, call: ast.Call) -> frozenset[str]:
-        """The families the project function `call` calls seeds in its own body."""
+    def _seeded_by(self, call: ast.Call, methods: dict[str, ast.AST] | None = None) -> frozenset[str]:
+        """The families the project function `call` calls (or the method of `methods` it calls as `self.name(...)`:
+        dlrm's `RandomDataset.reset_numpy_seed`) seeds in its own body."""
         folder, local, functions = self.project()
         function, path = pinning.called_function(call, functions, folder, local)
+        if function is None and methods and _self_method(call) in methods:
+            function = methods[_self_method(call)]
         module = project.load(path) if path is not None else None
         if function is None or path is not None and module is None:
             return frozenset()

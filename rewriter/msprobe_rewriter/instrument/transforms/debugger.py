@@ -116,10 +116,13 @@ class Debugger(Transform):
         "created at module level "
         "instead, so it exists once. "
         "The loop body's checks that skip an iteration before it trains (`if step < resume_step: continue`, as "
-        "resumed runs skip the batches done, also nested in another `if`: `if resume:` / `if i < done: continue`; also "
-        "after statements that call nothing, ConvNeXt's `step = data_iter_step // update_freq` / `if step >= "
-        "num_training_steps_per_epoch: continue`) stay before `start`: a skipped iteration is not captured and takes no "
-        "step, so step N is the same batch in a resumed run as in one from the start. The window ends after "
+        "resumed runs skip the batches done, also nested in another `if`: `if resume:` / `if i < done: continue`; "
+        "or leave the loop, dlrm's `if nbatches > 0 and j >= nbatches: break`; also after statements that call "
+        "nothing, ConvNeXt's `step = data_iter_step // update_freq` / `if step >= "
+        "num_training_steps_per_epoch: continue`, or nothing naming the model, dlrm's `X, ... = unpack_batch(batch)`, "
+        "unless the check counts micro-batches) stay before `start`: a skipped iteration is not captured and takes no "
+        "step, so step N is the same batch in a resumed run as in one from the start, and no capture is left running "
+        "after a `break`. The window ends after "
         "the statement that steps (and its logging), before the first one after it that does work between steps, "
         "named for it: validation, evaluation, checkpoint saving, step-end callbacks (fairseq's `validate_and_save(...)`, "
         "minGPT's `self.trigger_callbacks('on_batch_end')`, Megatron's `save_checkpoint_and_time(...)`), and starts "
@@ -917,8 +920,7 @@ def _window(unit: Unit, loop, node: cst.CSTNode) -> tuple[int, int]:
     head = 0
     for i, statement in enumerate(body[:holding[0]]):
         # ConvNeXt's `step = data_iter_step // update_freq` / `if step >= num_training_steps_per_epoch: continue`
-        if (_skips(unit, statement, loop.stepping) and not any(isinstance(node, ast.Call) for s in body[head:i]
-                                                               for node in ast.walk(s))
+        if (_skips(unit, statement, loop.stepping) and _nothing_done(loop, statement, body[head:i])
                 or isinstance(statement, ast.If) and _between_steps(unit, statement)):
             head = i + 1
     tail = next((len(body) - i for i in range(holding[-1] + 1, len(body)) if _between_steps(unit, body[i])), 0)
@@ -1001,9 +1003,25 @@ def _inside(node: ast.AST, statements: list[ast.stmt]) -> bool:
 
 def _skips(unit: Unit, statement: ast.stmt, stepping: tuple[ast.AST, ...]) -> bool:
     """Whether `statement` is a check that ends the iteration before it trains (`if step < resume_step: continue`,
-    also nested: TinyLlama's `if resume:` / `if curr_iter < initial_iter: ... continue` / `else: resume = False`)."""
+    also nested: TinyLlama's `if resume:` / `if curr_iter < initial_iter: ... continue` / `else: resume = False`; or
+    leaves the loop, dlrm's `if nbatches > 0 and j >= nbatches: break`)."""
     return (isinstance(statement, ast.If) and not _trains(unit, statement, stepping)
-            and any(isinstance(node, ast.Continue) for node in loops.same_loop([statement])))
+            and any(isinstance(node, (ast.Continue, ast.Break, ast.Return)) for node in loops.same_loop([statement])))
+
+
+def _nothing_done(loop, check: ast.stmt, earlier: list[ast.stmt]) -> bool:
+    """Whether the iteration has done none of the step's work when `check` ends it after `earlier`: they call
+    nothing, or, when `check` counts no micro-batches, nothing that names a model the loop trains (dlrm's
+    `X, lS_o, lS_i, T, W, CBPP = unpack_batch(inputBatch)` before `if X.size(0) % ext_dist.my_size != 0: continue`
+    is no forward; a counted check after a forward keeps a micro-batch for the next step)."""
+    calls = [node for statement in earlier for node in ast.walk(statement) if isinstance(node, ast.Call)]
+    if not calls:
+        return True
+    models = set(loop.models)
+    return bool(models) and not any(isinstance(node, ast.If) and loops.counts(node.test)
+                                    for node in loops.same_loop([check])) and not any(
+        isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node) in models
+        for call in calls for node in ast.walk(call))
 
 
 def _between_steps(unit: Unit, statement: ast.stmt) -> bool:

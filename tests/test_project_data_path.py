@@ -1,0 +1,143 @@
+"""What other files of a project tell about a file: the data pipeline they hand its classes to (random-augment,
+MSP303), and what their calls pass a parameter of its functions and classes (dropout MSP401, device-rng MSP201)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_NAME
+
+# VideoMAE, cut down: datasets.py lists transforms.py's crop in a torchvision Compose and calls masking.py's
+# generator, kept in an attribute, in its transform's `__call__`.
+TRANSFORMS = """
+import random
+
+
+class GroupMultiScaleCrop(object):
+    def __call__(self, img_group):
+        size = self._sample_crop_size(img_group[0].size)
+        return [img.crop(size) for img in img_group]
+
+    def _sample_crop_size(self, im_size):
+        return random.choice(self.pairs)
+
+
+class GroupCenterCrop(object):
+    def __call__(self, img_group):
+        return [img.crop(self.box) for img in img_group]
+"""
+MASKING = """
+import numpy as np
+
+
+class TubeMaskingGenerator:
+    def __call__(self):
+        mask = np.hstack([np.zeros(self.visible), np.ones(self.masked)])
+        np.random.shuffle(mask)
+        return mask
+"""
+DATASETS = """
+from torchvision import transforms
+from transforms import *
+from masking import TubeMaskingGenerator
+
+
+class DataAugmentationForVideoMAE(object):
+    def __init__(self, args):
+        self.train_augmentation = GroupMultiScaleCrop(args.input_size)
+        self.transform = transforms.Compose([self.train_augmentation, transforms.ToTensor()])
+        self.masked_position_generator = TubeMaskingGenerator(args.window_size, args.mask_ratio)
+
+    def __call__(self, images):
+        return self.transform(images), self.masked_position_generator()
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def findings(path: Path, rule: str) -> list[tuple[int, str, str]]:
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME[rule]])
+    assert not result.errors
+    return [(f.line, f.severity, f.message) for f in result.findings]
+
+
+def test_classes_another_file_hands_the_data_pipeline_draw_for_every_sample(tmp_path):
+    root = write(tmp_path, {"transforms.py": TRANSFORMS, "masking.py": MASKING, "datasets.py": DATASETS})
+    assert [line for line, *_ in findings(root / "transforms.py", "random-augment")] == [11]  # not the unused one
+    found = findings(root / "masking.py", "random-augment")
+    assert [line for line, *_ in found] == [8] and "shuffles with `numpy.random.shuffle`" in found[0][2]
+
+
+def test_a_class_another_file_uses_only_once_is_not_per_sample(tmp_path):
+    datasets = DATASETS.replace("self.masked_position_generator = TubeMaskingGenerator(args.window_size, "
+                                "args.mask_ratio)", "self.mask = TubeMaskingGenerator(args.window_size, 0.9)()")
+    root = write(tmp_path, {"masking.py": MASKING, "datasets.py": datasets.replace(
+        ", self.masked_position_generator()", ", self.mask")})
+    assert findings(root / "masking.py", "random-augment") == []
+
+
+LAYERS = """
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, channels, p_dropout=0.0):
+        super().__init__()
+        self.drop = nn.Dropout(p_dropout)
+"""
+
+
+def test_a_rate_another_file_passes_from_its_config_is_not_off(tmp_path):
+    """vits: attentions.py's layers default to no dropout; models.py builds them with the rate of its JSON config."""
+    root = write(tmp_path, {"layers.py": LAYERS, "models.py": "import layers\n\n\ndef build(hps):\n"
+                                                              "    return layers.Encoder(192, hps.p_dropout)\n"})
+    assert [severity for _, severity, _ in findings(root / "layers.py", "dropout")] == ["warning"]
+    (root / "models.py").write_text("from layers import Encoder\n\nencoder = Encoder(192)\nsame = Encoder(8, 0.0)\n")
+    assert [severity for _, severity, _ in findings(root / "layers.py", "dropout")] == ["info"]
+
+
+def test_a_rate_set_by_a_file_importing_a_package_re_exporting_it_with_a_star(tmp_path):
+    """applications' mobilevit: blocks/__init__.py does `from .layers import *`; transform.py builds the layer."""
+    root = write(tmp_path, {"blocks/__init__.py": "from .layers import *\n", "blocks/layers.py": LAYERS,
+                            "transform.py": "from blocks import Encoder\n\n\ndef block(rate):\n"
+                                            "    return Encoder(8, p_dropout=rate)\n"})
+    assert [severity for _, severity, _ in findings(root / "blocks" / "layers.py", "dropout")] == ["warning"]
+
+
+ERASING = """
+import torch
+
+
+def _get_pixels(shape, device="cuda"):
+    return torch.empty(shape, device=device).normal_()
+
+
+class RandomErasing:
+    def __init__(self, probability=0.5, device="cuda"):
+        self.device = device
+
+    def __call__(self, img):
+        img[:, :4, :4] = _get_pixels((3, 4, 4), device=self.device)
+        return img
+"""
+
+
+def test_a_device_every_caller_in_the_project_passes_the_cpu(tmp_path):
+    """VideoMAE and SlowFast: `RandomErasing(device="cuda")` by default, but every dataset builds it on the CPU."""
+    root = write(tmp_path, {"erasing.py": ERASING, "kinetics.py": "from erasing import RandomErasing\n\n"
+                                                                  "erase = RandomErasing(0.25, device=\"cpu\")\n",
+                            "ssv2.py": "import erasing\n\nerase = erasing.RandomErasing(device=\"cpu\")\n"})
+    found = findings(root / "erasing.py", "device-rng")
+    assert [(line, severity) for line, severity, _ in found] == [(6, "info")]
+    assert "(the calls in the project pass `device` the CPU" in found[0][2]
+    (root / "ssv2.py").write_text("import erasing\n\nerase = erasing.RandomErasing(0.25)\n")  # left on CUDA
+    assert [(line, severity) for line, severity, _ in findings(root / "erasing.py", "device-rng")] == [(6, "error")]

@@ -296,6 +296,88 @@ def test_nondeterministic_namespace_data_package(tmp_path):
         assert [f.line for f in lint_source(str(path), source.encode(), rule).findings] == expected, imported
 
 
+def _project(root, files: dict[str, str]):
+    (root / ".git").mkdir()
+    for name, code in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code))
+
+
+def _nondeterministic_lines(path) -> list[int]:
+    rule = [RULES_BY_NAME["nondeterministic-op"]]
+    return sorted(f.line for f in lint_source(str(path), path.read_bytes(), rule).findings)
+
+
+@pytest.mark.parametrize(("extra", "expected"), [("", []), ("def train(x, k):\n    return filter2D(x, k)\n", [5])])
+def test_nondeterministic_helper_called_without_gradient_in_other_files(tmp_path, extra, expected):
+    """BasicSR's `filter2D`: called by `@torch.no_grad()` `feed_data` in the model files, and by `USMSharp.forward`,
+    whose module (re-exported by `basicsr/utils/__init__.py`) only `feed_data` calls."""
+    _project(tmp_path, {
+        "utils/__init__.py": "from .img_process_util import USMSharp\n",
+        "utils/img_process_util.py": """\
+            import torch
+            from torch.nn import functional as F
+
+            def filter2D(img, kernel):
+                img = F.pad(img, (1, 1, 1, 1), mode='reflect')
+                return F.conv2d(img, kernel)
+
+            class USMSharp(torch.nn.Module):
+                def __init__(self):
+                    super(USMSharp, self).__init__()
+
+                def forward(self, img):
+                    return img - filter2D(img, self.kernel)
+            """,
+        "models/sr_model.py": """\
+            import torch
+            from utils import USMSharp
+            from utils.img_process_util import filter2D
+
+            class SRModel:
+                def __init__(self):
+                    self.usm_sharpener = USMSharp().cuda()
+
+                @torch.no_grad()
+                def feed_data(self, data):
+                    self.gt_usm = self.usm_sharpener(data['gt'])
+                    self.lq = filter2D(self.gt_usm, data['kernel'])
+            """ + extra,
+    })
+    assert _nondeterministic_lines(tmp_path / "utils" / "img_process_util.py") == expected
+
+
+@pytest.mark.parametrize(("extra", "expected"), [("", []), ("loss = jitter(model(x), 8).mean()\n", [4, 7])])
+def test_nondeterministic_module_of_data_code(tmp_path, extra, expected):
+    """VideoMAE's flat video_transforms.py: its functions are called only through kinetics.py's dataset (one through a
+    helper), so the file is data code, its uncalled function too; not once training calls one."""
+    _project(tmp_path, {
+        "video_transforms.py": """\
+            import torch
+
+            def jitter(images, size):
+                return torch.nn.functional.interpolate(images, size=size, mode='bilinear')
+
+            def crop_img(images, size):
+                return torch.nn.functional.interpolate(images, size=size, mode='bilinear')
+            """,
+        "kinetics.py": """\
+            import video_transforms
+            from torch.utils.data import Dataset
+
+            def spatial_sampling(frames, size):
+                return video_transforms.jitter(frames, size)
+
+            class VideoClsDataset(Dataset):
+                def __getitem__(self, index):
+                    return spatial_sampling(self.frames[index], 224)
+            """,
+        "train.py": "from video_transforms import jitter\n\n" + extra,
+    })
+    assert _nondeterministic_lines(tmp_path / "video_transforms.py") == expected
+
+
 def test_nondeterministic_catalogue_is_consistent():
     ops = catalogue.NONDETERMINISTIC_OPS
     assert catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH <= ops.keys()

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from itertools import pairwise
 from pathlib import Path
 
-from msprobe_rewriter import catalogue, environment, opt_in, pinning, project, seeding
+from msprobe_rewriter import catalogue, environment, no_grad_callers, opt_in, pinning, project, seeding
 from msprobe_rewriter.context import (
     EVAL_FILE,
     EVAL_NAME,
@@ -37,6 +37,7 @@ SWITCH_QUERY = "torch.are_deterministic_algorithms_enabled"
 # Image augmentation libraries that work on the CPU (NumPy arrays): a file using one and defining no module is
 # data-pipeline code (latent-diffusion's BSRGAN degradations).
 CPU_AUGMENTATION_LIBRARIES = ("albumentations", "imgaug")
+EMPTY_MAPPING = "collections.OrderedDict"  # called without arguments (or `dict()`, `{}`): a new empty mapping
 # Accumulating ops -> the positions of their index (None: a tuple of them) and of the values they add (method
 # form; one more for the function form). Not `put_` without `accumulate`: duplicates pick a winner, of any dtype.
 ACCUMULATED_SOURCE = {"index_add": (1, 2, "source"), "scatter_add": (1, 2, "src"), "index_put": (None, 1, "values"),
@@ -221,10 +222,17 @@ class NondeterministicOp(FollowsValues, Rule):
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
                "initialisation), and those whose forward is deterministic (interpolation, pooling, padding, "
                "`grid_sample`, ...) not where no gradient flows back through them: under `torch.no_grad()` or "
-               "`inference_mode`, or on a tensor read from a checkpoint (`torch.load(...)`, `state_dict()`; also "
-               "through a loop over its `.items()` or `.values()`), a parameter created with `requires_grad=False` "
+               "`inference_mode`; in a top-level function (or a module's `forward`) that every place of the project "
+               "naming it calls so, in data code (datasets, transforms) or from other such functions, a module only "
+               "through the `self.` attribute holding it (BasicSR's `filter2D`, called by `@torch.no_grad()` "
+               "`feed_data` and by `USMSharp.forward`, which only `feed_data` calls; vits' `spectrogram_torch`, "
+               "called only by its dataset); in a file defining no module whose functions other files call only so "
+               "(VideoMAE's flat video_transforms.py, which its datasets use); or on a tensor read from a checkpoint (`torch.load(...)`, `state_dict()`; also "
+               "through a loop over its `.items()` or `.values()`, or renamed into a new mapping that the function "
+               "only fills with such tensors: VideoMAE's `new_dict[key[9:]] = checkpoint_model[key]`), a parameter created with `requires_grad=False` "
                "(also handed to a method of its class: ijepa's `pos_embed`), a dict entry holding such a tensor, "
-               "detached, or a batch that a training loop's header binds (`for i, (imgs, targets) in "
+               "detached, a new tensor (`torch.Tensor(x.asnumpy())`: what a statement of the function's own body "
+               "binds replaces what the name held before, ICON's `im_feat`), or a batch that a training loop's header binds (`for i, (imgs, targets) in "
                "enumerate(loader):` of a loop that runs training steps and makes no tensor require a gradient; "
                "not the targets of other loops), also after dtype, device and layout methods, these ops and "
                "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`), "
@@ -355,6 +363,29 @@ class NondeterministicOp(FollowsValues, Rule):
         "import albumentations\nimport torch\n\n\ndef blur(x, k):\n"
         "    x = torch.nn.functional.pad(x, pad=(1, 1, 1, 1), mode='replicate')\n"
         "    return torch.nn.functional.conv2d(x, k)\n",
+        # VideoMAE's fine-tuning: a checkpoint's entries renamed into a new mapping need no gradient either
+        "import torch\nfrom collections import OrderedDict\n\n\ndef finetune(model, path, size):\n"
+        "    checkpoint = torch.load(path, map_location='cpu')['model']\n    renamed = OrderedDict()\n"
+        "    for key in list(checkpoint):\n        renamed[key.replace('backbone.', '')] = checkpoint[key]\n"
+        "    checkpoint = renamed\n"
+        "    pos = torch.nn.functional.interpolate(checkpoint['pos_embed'], size=size, mode='bicubic')\n"
+        "    checkpoint['pos_embed'] = pos\n    model.load_state_dict(checkpoint)\n",
+        # ICON's feature sampling: both tensors are made anew from host arrays (the statement of the function's body
+        # replaces what the parameter held before)
+        "import torch\n\n\nclass Extractor(torch.nn.Module):\n    def sampling(self, points, im_feat=None):\n"
+        "        if im_feat is None:\n            im_feat = self.im_feat\n"
+        "        points = torch.Tensor(points.asnumpy())\n        im_feat = torch.Tensor(im_feat.asnumpy())\n"
+        "        return torch.nn.functional.grid_sample(im_feat, points.unsqueeze(2), align_corners=True)\n",
+        # only called without gradient: BasicSR's `filter2D`, called by a `@torch.no_grad()` method and by a module's
+        # `forward` that only that method calls; vits' `spectrogram_torch`, called only by its dataset
+        "import torch\nimport torch.nn.functional as F\nfrom torch.utils.data import Dataset\n\n\n"
+        "def filter2d(img, kernel):\n    img = F.pad(img, (1, 1, 1, 1), mode='reflect')\n"
+        "    return F.conv2d(img, kernel)\n\n\nclass Sharpen(torch.nn.Module):\n    def forward(self, img):\n"
+        "        return img + filter2d(img, self.kernel)\n\n\nclass Degrade:\n    def __init__(self):\n"
+        "        self.sharpen = Sharpen().cuda()\n\n    @torch.no_grad()\n    def feed_data(self, data):\n"
+        "        self.gt = self.sharpen(data['gt'])\n        self.lq = filter2d(self.gt, data['kernel'])\n\n\n"
+        "def spectrogram(y, n):\n    return F.pad(y.unsqueeze(1), (n, n), mode='reflect')\n\n\n"
+        "class Audio(Dataset):\n    def __getitem__(self, i):\n        return spectrogram(self.wavs[i], 512)\n",
         # `index_copy` on indices unique by construction: a KV cache written at the new tokens' positions
         # (lit-llama), a range, and TinyLlama's LoRA `lora_ind`, extended by consecutive ranges
         "import torch\n\n\nclass LoRAQKV(torch.nn.Module):\n    def __init__(self, q, kv, enable_k):\n"
@@ -544,6 +575,25 @@ class NondeterministicOp(FollowsValues, Rule):
                 "    more.append(n)\n    out = torch.zeros(2 * n, x.size(1))\n"
                 "    out.index_copy_(0, torch.tensor(rows), x)\n    return out.index_copy(0, torch.tensor(more), x[:1])\n",
                 lines=(5, 14, 15)),
+        # a tensor that a branch may replace after the new one is made
+        Invalid("import torch\n\n\ndef sample(model, feat, points, refine):\n    feat = torch.Tensor(feat)\n"
+                "    if refine:\n        feat = model(feat)\n"
+                "    return torch.nn.functional.grid_sample(feat, points, align_corners=True)\n", lines=(8,)),
+        # a new mapping that also holds a model's output
+        Invalid("import torch\n\n\ndef features(model, x, size):\n    out = {}\n    out['raw'] = x\n"
+                "    out['feat'] = model(x)\n"
+                "    return torch.nn.functional.interpolate(out['feat'], size=size, mode='bilinear')\n", lines=(8,)),
+        # a helper called without gradient but also in training (vits' `mel_spectrogram_torch` on the generator's
+        # output), and a module called under `no_grad` and with gradient
+        Invalid("import torch\nimport torch.nn.functional as F\nfrom torch.utils.data import Dataset\n\n\n"
+                "def mel(y, n):\n    return F.pad(y.unsqueeze(1), (n, n), mode='reflect')\n\n\n"
+                "class Audio(Dataset):\n    def __getitem__(self, i):\n        return mel(self.wavs[i], 512)\n\n\n"
+                "class Blur(torch.nn.Module):\n    def forward(self, x):\n"
+                "        return F.interpolate(x, scale_factor=2, mode='bilinear')\n\n\nclass Trainer:\n"
+                "    def __init__(self, model):\n        self.model, self.blur = model, None\n        self.blur = Blur()\n\n"
+                "    def step(self, x, optimizer):\n        with torch.no_grad():\n            target = self.blur(x)\n"
+                "        loss = (mel(self.model(x), 512) - self.blur(self.model(target))).abs().mean()\n"
+                "        loss.backward()\n        optimizer.step()\n", lines=(7, 17)),
         # gradients flow: loops over a model's outputs and a trainable parameter (unfrozen later); FlashAttention
         # kept in an attribute (OLMo, GPT-NeoX), also where it may be None
         Invalid("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n"
@@ -579,6 +629,9 @@ class NondeterministicOp(FollowsValues, Rule):
         self._in_data_package: bool | None = None
         self._method_calls: dict[str, list[ast.Call]] | None = None  # `x.name(...)` calls of the file, per name
         self._writes_in: dict[tuple[int, str], dict[str, list[ast.expr]]] = {}  # (scope, kind) -> name -> writes
+        self._called_quietly: dict[int, bool] = {}  # id(top-level def) -> only called without gradient
+        self._module: project.Module | None = None  # this file as a project module, once asked
+        self._filling: set[tuple[int, str]] = set()  # (function, mapping name) whose stores are being judged
 
     def visit_For(self, node: ast.For | ast.AsyncFor | ast.ListComp | ast.SetComp | ast.DictComp
                   | ast.GeneratorExp) -> None:
@@ -821,7 +874,25 @@ class NondeterministicOp(FollowsValues, Rule):
             return None
         if self._without_grad() or self._detached_next(node) or self._data_package():
             return GRADIENT_FREE
-        return self._gradient_free(argument(node, 0, "input"))
+        verdict = self._gradient_free(argument(node, 0, "input"))
+        return GRADIENT_FREE if verdict != GRADIENT_FREE and self._called_without_gradient() else verdict
+
+    def _called_without_gradient(self) -> bool:
+        """The top-level function around here, or the `forward` of the top-level class around here, is only ever
+        called without gradient in the project (under `no_grad`, in data code, or by such functions: BasicSR's
+        `filter2D`, VideoMAE's video_transforms.py, which only its datasets call; vits' `spectrogram_torch`)."""
+        outer = [n for n in self.ctx.ancestors if isinstance(n, (*FUNCTION_TYPES, ast.ClassDef))][:2]
+        if not outer or outer[0] not in self.ctx.tree.body:
+            return False
+        top = outer[0]
+        if id(top) not in self._called_quietly:
+            if self._module is None:
+                self._module = project.file_module(self.ctx.path, self.ctx.tree, self.ctx.imports)
+            owner = top.name if isinstance(top, ast.ClassDef) else None
+            self._called_quietly[id(top)] = (owner is None or len(outer) > 1 and outer[1] in top.body
+                                             and outer[1].name in no_grad_callers.MODULE_CALLS) \
+                and no_grad_callers.runs_without_gradient(self._module, top.name, owner)
+        return self._called_quietly[id(top)]
 
     def _augmentation_file(self) -> bool:
         """A file of data-pipeline code: it uses a CPU image augmentation library and defines no module."""
@@ -971,15 +1042,43 @@ class NondeterministicOp(FollowsValues, Rule):
         if loop is not None and not isinstance(loop, (ast.For, ast.AsyncFor)):
             return None  # `[F.interpolate(x, ...) for x in features]`: a comprehension's target
         verdict: Verdict = GRADIENT_FREE if loop is None else self._loop_verdict(loop)
-        facts = self.values.facts(node.id, node)
+        bound = self.values.bindings.bound(node.id, node)
+        facts = [GRADIENT_FREE if self._filled_gradient_free(value, node.id) else fact for value, fact
+                 in zip(bound, self.values.facts(node.id, node), strict=True)]
         data = self._data_parameter(node.id) or self._given_frozen(node.id)
-        if data:
+        function = self.ctx.current_def()
+        whole = {id(s.value) for s in function.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == node.id} if function else set()
+        last = max((i for i, value in enumerate(bound) if id(value) in whole), default=0)
+        if last:
+            facts = facts[last:]  # a statement of the function's own body: the bindings before it are replaced
+        elif data:
             facts = facts[1:]  # the parameter's own entry comes first: unknown, but data
         if not facts and loop is None and not data:
             return None
         for fact in facts:
             verdict = _both(verdict, fact if isinstance(fact, frozenset) else None)
         return verdict
+
+    def _filled_gradient_free(self, value: object, name: str) -> bool:
+        """`value`, bound to `name`, is a new empty mapping (`{}`, `dict()`, `OrderedDict()`) into which the function
+        only stores gradient-free values (VideoMAE's `new_dict[key[9:]] = checkpoint_model[key]`, renaming a
+        checkpoint's keys)."""
+        if not (isinstance(value, ast.Dict) and not value.keys or isinstance(value, ast.Call) and not value.args
+                and not value.keywords and (self.ctx.imports.resolve_any(value.func) == EMPTY_MAPPING
+                                            or isinstance(value.func, ast.Name) and value.func.id == "dict")):
+            return False
+        function = self.ctx.current_def()
+        if function is None or (id(function), name) in self._filling:
+            return False
+        self._filling.add((id(function), name))
+        try:
+            return all(self._gradient_free(statement.value) == GRADIENT_FREE for statement in ast.walk(function)
+                       if isinstance(statement, ast.Assign) and any(
+                           isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                           for t in statement.targets))
+        finally:
+            self._filling.discard((id(function), name))
 
     def _data_parameter(self, name: str) -> bool:
         """`name` is a parameter named for images (`image`, `imgs`) of the innermost function, a method of a

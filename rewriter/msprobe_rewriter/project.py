@@ -14,6 +14,7 @@ as their authors wrote them (`read_as_written`), without its own edits.
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
 import sys
@@ -48,6 +49,8 @@ MAX_BYTES = 2_000_000  # a generated 5 MB file is nobody's seeding helper
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 TRAINING_DATA = re.compile(r"(?:^|_)train(?:ing)?(?:_|$)", re.IGNORECASE)  # `train_data`, `training_set`
 MAX_INDEXED_FILES = 5000  # files read to find who imports a module (`imported_elsewhere`)
+MAX_REGISTRY_FILES = 40  # files importing a registry read for the classes registered in it
+REGISTERING = frozenset({"register", "register_module"})  # `@MODEL_REGISTRY.register()`, mmengine's `@MODELS.register_module()`
 SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"})
 # `from .helpers import (` on a line of its own names no module but the source (lerobot's policy_server.py).
 IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]*)|import[ \t]+([\w., \t]+))",
@@ -73,6 +76,9 @@ class LocalImports:
 
     refs: dict[str, Ref] = field(default_factory=dict)
     stars: list[Ref] = field(default_factory=list)
+    # a name only ever assigned names `refs` binds (`Exp = Exp_Long_Term_Forecast` in each branch of an if/elif,
+    # as Time-Series-Library's run.py picks its experiment class), with those names: it may be any of them
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -101,11 +107,55 @@ class Module:
         return [self.classes[cls] for cls in dict.fromkeys(returned) if cls in self.classes]
 
 
+def registered_classes(module: Module, name: str) -> list[tuple[Module, ast.ClassDef]]:
+    """The project's classes a call of `module`'s function `name` may build through a registry: it returns
+    `REGISTRY.get(key)(...)` (or a name assigned it), and they are registered in REGISTRY, `@REGISTRY.register()` or
+    `@REGISTRY.register_module()` in `module` or in the project files importing REGISTRY (BasicSR's `build_model`
+    returns `MODEL_REGISTRY.get(opt['model_type'])(opt)`, and sr_model.py registers SRModel); none past
+    MAX_REGISTRY_FILES such files."""
+    function = module.functions.get(name)
+    if function is None:
+        return []
+    assigned = {target.id: node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+    registries = set()
+    for node in ast.walk(function):
+        value = node.value if isinstance(node, ast.Return) else None
+        value = assigned.get(value.id) if isinstance(value, ast.Name) else value
+        lookup = value.func if isinstance(value, ast.Call) else None
+        if (isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute) and lookup.func.attr == "get"
+                and isinstance(lookup.func.value, ast.Name)):
+            registries.add(lookup.func.value.id)
+    if not registries:
+        return []
+    files = list(itertools.islice(name_importers(str(module.path), registries), MAX_REGISTRY_FILES + 1))
+    if len(files) > MAX_REGISTRY_FILES:
+        return []
+    found = []
+    for other in [module, *filter(None, map(load, map(Path, files)))]:
+        found += [(other, cls) for cls in other.classes.values() if any(_registers(decorator, registries)
+                                                                      for decorator in cls.decorator_list)]
+    return found
+
+
+def _registers(decorator: ast.expr, registries: set[str]) -> bool:
+    """Whether `decorator` registers a class in one of `registries`: `@R.register`, `@R.register_module(...)`."""
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(func, ast.Attribute) and func.attr in REGISTERING and isinstance(func.value, ast.Name)
+            and func.value.id in registries)
+
+
 def local_imports(nodes: Iterable[ast.AST]) -> LocalImports:
-    """Bindings made by the import statements among `nodes` of modules outside the known frameworks."""
+    """Bindings made by the import statements among `nodes` of modules outside the known frameworks, and the
+    aliases of those among the assignments in `nodes` (see `LocalImports.aliases`)."""
     result = LocalImports()
+    assigned: dict[str, dict[str | None, None]] = {}  # name -> the names assigned to it, in order
     for node in nodes:
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, {})[getattr(node.value, "id", None)] = None
+        elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".", 1)[0] in NOT_LOCAL:
                     continue
@@ -123,6 +173,8 @@ def local_imports(nodes: Iterable[ast.AST]) -> LocalImports:
                     result.stars.append(Ref(module, node.level))
                 else:
                     result.refs[alias.asname or alias.name] = Ref(module, node.level, alias.name)
+    result.aliases = {name: tuple(values) for name, values in assigned.items()
+                      if name not in result.refs and all(value in result.refs for value in values)}
     return result
 
 
@@ -140,6 +192,9 @@ def call_targets(call: ast.Call, local: LocalImports, defined: Container[str]) -
     if ref is None:
         if parts or func.id in defined:
             return []
+        if func.id in local.aliases:
+            return [(Ref(found.module, found.level), found.attr) for name in local.aliases[func.id]
+                    if (found := local.refs[name]).attr]
         return [(star, func.id) for star in local.stars]
     if not parts:
         return [(Ref(ref.module, ref.level), ref.attr)] if ref.attr else []
@@ -446,17 +501,17 @@ def _load(path: str, mtime_ns: int, size: int, restore: Callable[[bytes], bytes]
                   classes)
 
 
-def import_statements(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+def import_statements(body: list[ast.stmt], aliases: bool = False) -> Iterator[ast.stmt]:
     """The import statements in `body` and the blocks nested in it, in source order (expressions, which
-    cannot hold one, are not walked)."""
+    cannot hold one, are not walked); with `aliases`, also the assignments, for `LocalImports.aliases`."""
     for stmt in body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or aliases and isinstance(stmt, ast.Assign):
             yield stmt
             continue
         for name in BLOCK_FIELDS:
             block = getattr(stmt, name, None)
             if block:
-                yield from import_statements(block)
+                yield from import_statements(block, aliases)
 
 
 def file_folder(path: str) -> Path:

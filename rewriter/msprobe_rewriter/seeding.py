@@ -341,7 +341,8 @@ def _analyse(ctx: FileContext) -> FileSeeding:
         arguments = {id(arg) for call, _ in live for arg in (*call.args, *(k.value for k in call.keywords))}
         return [module for call, name, module in project.reached([*(c for c, _ in live), *handed], local, defined, folder)
                 if name in _training_names(module, trusted) and (call not in handed or name in module.functions)
-                and not ((ctx.eval_file or id(call) in arguments) and module.classes_built(name))]
+                and not ((ctx.eval_file or id(call) in arguments)
+                         and (module.classes_built(name) or project.registered_classes(module, name)))]
 
     def option_helpers() -> list[ast.Call]:
         given = _given_parser(ctx, [node for node, _, _ in nodes if isinstance(node, ast.Call)])
@@ -698,7 +699,9 @@ def _training_names(module: project.Module, trusted: Trusted, files_left: int = 
                       and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping - {"__post_init__"}
                               and (item.name not in shared or _steps_itself(ctx, item, stepping))
                               for item in node.body)}
-            names |= {name for name in module.functions if any(node.name in names for node in module.classes_built(name))}
+            names |= {name for name in module.functions if any(node.name in names for node in module.classes_built(name))
+                      or files_left > 1 and any(cls.name in _training_names(other, trusted, files_left - 1)
+                                                for other, cls in project.registered_classes(module, name))}
         found = module.memo[key] = frozenset(names)
     return found
 

@@ -63,7 +63,7 @@ def _called_modules(unit: Unit) -> dict[Path, tuple[project.Module, set[str]]]:
     (DiT's `DiT_models[args.model](...)`)."""
     tree = unit.tree
     defined = {node.name for node in ast.walk(tree) if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
-    todo = [(tree, project.local_imports(project.import_statements(tree.body)), defined,
+    todo = [(tree, project.local_imports(project.import_statements(tree.body, aliases=True)), defined,
              project.file_folder(unit.path))]
     modules: dict[Path, tuple[project.Module, set[str]]] = {}
     for _ in range(HOPS):

@@ -252,8 +252,11 @@ def _function(ancestors: list[ast.AST]) -> Function:
 
 def _step_loop(call: ast.Call, loops: list[ast.AST]) -> ast.AST | None:
     """The innermost of `loops` that repeats the step: not one over the optimizers it steps (modded-nanogpt's
-    `for opt in self.optimizers: opt.step()` is one step of all of them)."""
-    stepped = {name for name in map(target_name, [getattr(call.func, "value", None), *call.args]) if name}
+    `for opt in self.optimizers: opt.step()` is one step of all of them, as `scaler.step(opt)` over `opt`); the
+    arguments of a cell or optimizer called itself are its data (`for x, y in data: train_net(x, y)`)."""
+    method = isinstance(call.func, ast.Attribute)
+    stepped = {name for name in map(target_name, [call.func.value if method else call.func, *(call.args if method else ())])
+               if name}
     for loop in loops:
         target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
         bound = {node.id for node in ast.walk(target) if isinstance(node, ast.Name)} if target is not None else set()
@@ -346,7 +349,7 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     `train_util.py`) or that a function it calls returns (mindyolo's `create_trainer` returns a `Trainer`), one
     level deep; a function handed to a call counts as called (`mp.Process(target=train, ...)`, as pytorch/examples'
     Hogwild trains), and one that calls a training function of its module stands for it."""
-    local = project.local_imports(project.import_statements(ctx.tree.body))
+    local = project.local_imports(project.import_statements(ctx.tree.body, aliases=True))
     if not local.refs and not local.stars:
         return []
     defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, FUNCTION_TYPES)}
@@ -405,7 +408,7 @@ class _Finder:
         self._hand_updates: list[ast.AST] = []  # statements and calls that apply a gradient by hand
         self._index(ctx.tree)
         collector.steps += self._hand_steps()
-        self.local = project.local_imports(project.import_statements(ctx.tree.body))  # the project's modules it imports
+        self.local = project.local_imports(project.import_statements(ctx.tree.body, aliases=True))  # project modules
         self.folder = project.file_folder(ctx.path)
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
         self.steppers: dict[str, _Step] = {}  # found below, once the project's train-step cells are steps
@@ -500,7 +503,7 @@ class _Finder:
         an instance of a class defined in this file or imported from a project module (one of the classes it
         may be assigned: fairseq's `Trainer` or `MegatronTrainer`): fairseq's `trainer.train_step(sample)`, a
         CycleGAN's `model.optimize_parameters()`; each with the attributes of the object that hold the networks
-        its class trains."""
+        its class trains (those all its classes name)."""
         found = []
         for step in self.collector.method_calls:
             method = step.call.func.attr
@@ -509,8 +512,9 @@ class _Finder:
             classes = [cls for construction in constructions for cls, _, steppers in self._built_classes(construction)
                        if method in steppers and any(isinstance(item, FUNCTION_TYPES) and item.name == method and (
                            steppers is not self.steppers or id(item) in self.stepping_defs) for item in cls.body)]
-            if classes:
-                found.append((step, network_attributes(classes[0])))
+            if classes:  # of several (a registry's), the networks all of them name: which one is built is configured
+                named = list(map(network_attributes, classes))
+                found.append((step, tuple(a for a in named[0] if all(a in other for other in named[1:]))))
         return found
 
     def _cell_kind(self, construction: ast.Call) -> str | None:
@@ -570,16 +574,20 @@ class _Finder:
         return [(cls, tracker) for cls, tracker, _ in self._built_classes(construction)]
 
     def _built_classes(self, construction: ast.Call) -> list[tuple[ast.ClassDef, object, Container[str]]]:
-        """`_cell_classes`, each with the functions of its file that apply gradients once per call."""
+        """`_cell_classes`, each with the functions of its file that apply gradients once per call; a project
+        factory building them through a registry (BasicSR's `build_model(opt)`) builds those registered there."""
         func = construction.func  # `Cell(...)`, or `module.Cell(...)` of a project module (`import new_trainer`)
         name = func.id if isinstance(func, ast.Name) else func.attr
-        places = [(self.ctx.tree, self.ctx.imports, name, self.steppers)]
-        if not isinstance(func, ast.Name) or not any(isinstance(node, ast.ClassDef) and node.name == name
-                                                     for node in self.ctx.tree.body):
-            places = [(module.tree, module.imports, defined, _ModuleSteppers(module)) for _, defined, module in
-                      project.reached([construction], self.local, self.functions, self.folder)]
-        return [(node, tracker, steppers) for tree, tracker, class_name, steppers in places for node in tree.body
-                if isinstance(node, ast.ClassDef) and node.name == class_name]
+        if isinstance(func, ast.Name) and any(isinstance(node, ast.ClassDef) and node.name == name
+                                              for node in self.ctx.tree.body):
+            return [(node, self.ctx.imports, self.steppers) for node in self.ctx.tree.body
+                    if isinstance(node, ast.ClassDef) and node.name == name]
+        found = []
+        for _, defined, module in project.reached([construction], self.local, self.functions, self.folder):
+            built = [(module, module.classes[defined])] if defined in module.classes else []
+            for owner, cls in built or project.registered_classes(module, defined):
+                found.append((cls, owner.imports, _ModuleSteppers(owner)))
+        return found
 
     def _hand_steps(self) -> list[_Step]:
         """Gradients applied by hand (`updated_by_hand`), as steps of the innermost loop around them that also

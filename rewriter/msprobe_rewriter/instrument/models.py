@@ -105,7 +105,7 @@ class TrainedModels:
     def models(self, steps: list[ast.AST], function: Function) -> tuple[str, ...]:
         """The models whose parameters the optimizers applied by `steps` update (or a step updates by hand: see
         `updated_by_hand`), the first step's first, as source valid inside `function`; when none is found, a
-        model by its usual name (`model`, `net`, ...) if there is one."""
+        model by its usual name (`model`, `net`, ...) if there is one and no step is its method."""
         models = tuple(dict.fromkeys(model for step in steps for model in (
             self._updated_models(self._optimizer(step), function) if updated_by_hand(step) is None
             else self._hand_updated_models(step, function))))
@@ -118,8 +118,8 @@ class TrainedModels:
         handed = self._handed_networks(steps, function)
         if handed:
             return handed
-        fallback = self._usual_model(function)
-        return (fallback,) if fallback is not None else ()
+        fallback = self._usual_model(function)  # not a project object whose method steps: BasicSR's `model` is no module
+        return (fallback,) if fallback is not None and fallback not in self.stepping_objects else ()
 
     def _handed_networks(self, steps: list[ast.AST], function: Function) -> tuple[str, ...]:
         """The networks handed beside the optimizer to a helper that steps it, the arguments the file calls as a

@@ -571,7 +571,8 @@ class Debugger(Transform):
             missing = [path for path in dict.fromkeys(shown_path(path) for _, path, _ in helpers)
                        if os.path.abspath(path) not in unit.options.given]
             what = "the trainer is built" if all(kind == "trainer" for _, _, kind in helpers) else "the training loop is"
-            advice = (f"instrument that file too (msprobe-instrument --write {unit.path} {' '.join(missing)})" if missing
+            files = "those files" if len(missing) > 1 else "that file"
+            advice = (f"instrument {files} too (msprobe-instrument --write {unit.path} {' '.join(missing)})" if missing
                       else "this run instruments it")
             unit.note(None, f"{what} not in this file but in {where}: {advice}; debugger not added here")
             return

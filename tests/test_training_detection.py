@@ -1,0 +1,200 @@
+"""What counts as training, shared by lint (MSP101/MSP104) and msprobe-instrument's loop finder: a class picked in
+if/elif branches, a registry factory's classes, a MindSpore train-step cell called on a loop's data."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from msprobe_rewriter.instrument import Options, instrument_text
+from msprobe_rewriter.instrument.markers import strip
+from msprobe_rewriter.instrument.transforms import select
+from msprobe_rewriter.lint.engine import lint_source
+from msprobe_rewriter.rules import RULES_BY_NAME
+
+EXPERIMENT = """
+import torch
+
+
+class Exp_{name}:
+    def __init__(self, args):
+        self.model = torch.nn.Linear(2, 2)
+
+    def train(self, setting):
+        optimizer = torch.optim.Adam(self.model.parameters())
+        for x in range(3):
+            optimizer.zero_grad()
+            self.model(torch.randn(4, 2)).sum().backward()
+            optimizer.step()
+"""
+
+# Time-Series-Library's run.py: the experiment class is chosen by --task_name, then built and trained.
+PICKED = """
+import torch
+
+if __name__ == '__main__':
+    if args.task_name == 'long':
+        from exp.exp_long import Exp_Long
+        Exp = Exp_Long
+    else:
+        from exp.exp_short import Exp_Short
+        Exp = Exp_Short
+    exp = Exp(args)
+    exp.train('setting')
+"""
+
+REGISTRY = """
+class Registry:
+    def __init__(self, name):
+        self._obj_map = {}
+
+    def register(self, obj=None):
+        def deco(cls):
+            self._obj_map[cls.__name__] = cls
+            return cls
+        return deco
+
+    def get(self, name):
+        return self._obj_map[name]
+
+
+MODEL_REGISTRY = Registry('model')
+"""
+
+# BasicSR: basicsr/models/__init__.py builds the configured model class from the registry.
+FACTORY = """
+from copy import deepcopy
+
+from pkg.registry import MODEL_REGISTRY
+
+
+def build_model(opt):
+    opt = deepcopy(opt)
+    model = MODEL_REGISTRY.get(opt['model_type'])(opt)
+    return model
+"""
+
+SR_MODEL = """
+import torch
+
+from pkg.registry import MODEL_REGISTRY
+
+
+@MODEL_REGISTRY.register()
+class SRModel:
+    def __init__(self, opt):
+        self.net_g = torch.nn.Linear(2, 2)
+        self.optimizer_g = torch.optim.Adam(self.net_g.parameters())
+
+    def optimize_parameters(self, current_iter):
+        self.optimizer_g.zero_grad()
+        self.net_g(torch.randn(4, 2)).sum().backward()
+        self.optimizer_g.step()
+"""
+
+TRAIN = """
+import torch
+
+from pkg.models import build_model
+
+
+def train_pipeline(opt):
+    model = build_model(opt)
+    for current_iter, batch in enumerate(loader):
+        model.optimize_parameters(current_iter)
+
+
+if __name__ == '__main__':
+    train_pipeline({'model_type': 'SRModel'})
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def lint(path: Path, *names: str) -> list[tuple[str, int]]:
+    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME[n] for n in names])
+    assert not result.errors
+    return [(f.name, f.line) for f in result.findings]
+
+
+def notes_and_lines(path: Path) -> tuple[list[str], list[str]]:
+    out, notes = instrument_text(path.name, path.read_text(), Options(selected=select(["debugger"], [], False)))
+    return notes, [line.strip() for line in strip(out).splitlines()]
+
+
+@pytest.fixture
+def picked(tmp_path: Path, monkeypatch) -> Path:
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "exp/__init__.py": "",
+                     "exp/exp_long.py": EXPERIMENT.format(name="Long"),
+                     "exp/exp_short.py": EXPERIMENT.format(name="Short"), "run.py": PICKED})
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "run.py"
+
+
+@pytest.fixture
+def registered(tmp_path: Path, monkeypatch) -> Path:
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "pkg/__init__.py": "", "pkg/registry.py": REGISTRY,
+                     "pkg/models/__init__.py": FACTORY, "pkg/models/sr_model.py": SR_MODEL, "pkg/train.py": TRAIN})
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "pkg" / "train.py"
+
+
+def test_a_class_picked_in_if_elif_branches_trains_when_one_of_them_does(picked):
+    assert lint(picked, "no-deterministic-algos", "seed-missing") == [("seed-missing", 4),
+                                                                        ("no-deterministic-algos", 4)]
+    picked.write_text(picked.read_text().replace("exp.train('setting')", "exp.test('setting')").replace(
+        "Exp = Exp_Short", "Exp = Exp_Short\n    Exp = None"))  # a name also bound to something else is no alias
+    assert lint(picked, "no-deterministic-algos") == []
+
+
+def test_a_class_picked_in_if_elif_branches_names_every_loop(picked):
+    notes, _ = notes_and_lines(picked)
+    assert notes == ["run.py: the training loop is not in this file but in `Exp_Long.train` in exp/exp_long.py, "
+                     "`Exp_Short.train` in exp/exp_short.py: instrument those files too (msprobe-instrument --write "
+                     "run.py exp/exp_long.py exp/exp_short.py); debugger not added here"]
+
+
+def test_a_registry_factory_builds_the_classes_registered_there(registered):
+    assert lint(registered, "no-deterministic-algos") == [("no-deterministic-algos", 13)]
+    evaluation = registered.with_name("test.py")  # an evaluation script that only builds the model trains nothing
+    evaluation.write_text("import torch\nfrom pkg.models import build_model\n\nif __name__ == '__main__':\n"
+                          "    model = build_model({'model_type': 'SRModel'})\n    model.validation(None)\n")
+    assert lint(evaluation, "no-deterministic-algos") == []
+
+
+def test_a_class_not_registered_is_not_built_by_the_factory(registered):
+    registered.parent.joinpath("models", "sr_model.py").write_text(SR_MODEL.replace("@MODEL_REGISTRY.register()\n", ""))
+    assert lint(registered, "no-deterministic-algos") == []
+
+
+@pytest.mark.parametrize("gan", [False, True])
+def test_a_loop_stepping_a_registry_built_object_is_wrapped(registered, gan):
+    """The networks every registered class trains are started; where they differ (which class is built is
+    configured), none is, and the object itself is not (it is no module)."""
+    if gan:
+        registered.parent.joinpath("models", "gan_model.py").write_text(textwrap.dedent(
+            SR_MODEL.replace("SRModel", "GANModel").replace("net_g", "net_d").replace("optimizer_g", "optimizer_d")))
+    notes, lines = notes_and_lines(registered)
+    started = "debugger.start()" if gan else "debugger.start(model=model.net_g)"
+    assert lines[lines.index("for current_iter, batch in enumerate(loader):") + 1] == started
+    assert ("train.py:9: model not found: `start()` without a model dumps APIs only" in notes) is gan
+
+
+@pytest.mark.parametrize("epochs", [False, True])
+def test_a_train_step_cell_called_on_the_loop_data_steps_every_batch(epochs):
+    """`for x, y in data: train_net(x, y)`: x and y are the cell's data, not what it steps (a loop over optimizers)."""
+    loop = "    for x, y in data:\n        loss = train_net(x, y)\n"
+    if epochs:
+        loop = "    for epoch in range(3):\n" + textwrap.indent(loop, "    ")
+    code = ("import mindspore as ms\nfrom mindspore import nn\n\n\ndef main(data):\n    net = nn.Dense(2, 2)\n"
+            "    opt = nn.Adam(net.trainable_params())\n    loss_net = nn.WithLossCell(net, nn.MSELoss())\n"
+            "    train_net = nn.TrainOneStepCell(loss_net, opt)\n" + loop)
+    out, notes = instrument_text("/project/train.py", code, Options(selected=select(["debugger"], [], False)))
+    lines = [line.strip() for line in strip(out).splitlines()]
+    assert lines[lines.index("for x, y in data:") + 1] == "debugger.start(model=net)", notes

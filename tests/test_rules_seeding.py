@@ -306,9 +306,9 @@ def test_library_module_seeding_for_its_own_use_is_not_partial(project):
                                        "torch.manual_seed(0)\n    random.shuffle([1, 2])")})
     assert lint(project / "sampler.py", "seed-partial") == []
     assert lint(project / "train.py", "seed-partial") == [("seed-partial", 15)]
-    # Run as a script, it is the one seeding: `random` is left unseeded.
+    # With a demo under its guard it is still the library train.py imports: the importer's seeding is what counts.
     (project / "sampler.py").write_text(SAMPLER + "\n\nif __name__ == '__main__':\n    print(list(DistributedSampler(4)))\n")
-    assert lint(project / "sampler.py", "seed-partial") == [("seed-partial", 10)]
+    assert lint(project / "sampler.py", "seed-partial") == []  # imported by no file, it is a script: see below
 
 
 def test_library_function_is_held_to_its_own_seeding(project):
@@ -1272,3 +1272,16 @@ def test_a_trainers_options_come_from_the_training_arguments_of_the_files_import
     path = project / "llava_trainer.py"
     result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["data-shuffle"]])
     assert [(f.line, f.severity) for f in result.findings] == [(9, expected)]
+
+
+@pytest.mark.parametrize(("imported", "expected"), [(True, []), (False, [("seed-partial", 7)])])
+def test_a_library_module_with_a_tool_under_its_guard_leaves_its_functions_to_its_importers(project, imported,
+                                                                                             expected):
+    """dlrm's dlrm_data_pytorch.py: `make_criteo_data_and_loaders` (a `RandomSampler`) runs under the seeding of
+    dlrm_s_pytorch.py, which imports it; the `np.random.seed` of its `__main__` trace tool is not that seeding."""
+    write(project, {
+        "data.py": "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, RandomSampler\n\n\n"
+                   "def make_loader(data):\n    return DataLoader(data, sampler=RandomSampler(data))\n\n\n"
+                   "if __name__ == '__main__':\n    np.random.seed(123)\n    print(np.random.rand(3))\n",
+        "main.py": ("import data\n" if imported else "") + "import torch\n\ntorch.manual_seed(0)\n"})
+    assert lint(project / "data.py", "seed-partial") == expected

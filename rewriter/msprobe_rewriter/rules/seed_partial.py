@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from msprobe_rewriter import catalogue, pinning, seeding
+from msprobe_rewriter import catalogue, pinning, project, seeding
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword, own_nodes, target_name
 from msprobe_rewriter.late_seeding import LateDraws
@@ -72,7 +72,10 @@ class SeedPartial(Rule):
                "distributed sampler reseeding NumPy each epoch, a transform drawing a seed list after "
                "`random.seed(1234)`): only the draws that follow it in that same function are held to it, and "
                "seeding the "
-               "generators the rest of the module draws from belongs to the script that imports it.")
+               "generators the rest of the module draws from belongs to the script that imports it. A file other "
+               "project files import is such a library module for its functions even with a script under its "
+               "`__main__` guard (dlrm's dlrm_data_pytorch.py and its trace tool): only its draws outside functions "
+               "are held to that script's seeding.")
     why = ("Seeding is all or nothing: one unseeded generator is enough for data order, augmentation, dropout "
            "masks or initialisation to change from run to run, and it is easy to miss because the script visibly "
            "seeds. MindSpore users hit this with `mindspore.dataset.config.set_seed`, which seeds `random`, NumPy "
@@ -364,6 +367,7 @@ def make_weight(shape):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.first: dict[str, tuple[Site, str]] = {}  # family -> its first global draw in the file
+        self.outside: dict[str, tuple[Site, str]] = {}  # family -> its first global draw outside functions
         self.in_def: dict[ast.AST, list[tuple[str, Site, str]]] = {}  # each def's global draws, by def node
         self.seeded: frozenset[str] = frozenset()  # by the catalogue's seeders, seen during the traversal
         self.trainer_numpy = False  # a trainer seeding torch alone runs, drawing from NumPy (see `_trainer_draws`)
@@ -395,6 +399,8 @@ def make_weight(shape):
         function = self.ctx.current_def()
         if function is not None:
             self.in_def.setdefault(function, []).append((family, site, what))
+        else:
+            self.outside.setdefault(family, (site, what))
 
     def _trainer_draws(self, node: ast.Call) -> None:
         """`trainer.train()` of a trainer that seeds torch alone but draws from NumPy: trl's PPOTrainer (since
@@ -428,19 +434,24 @@ def make_weight(shape):
         # most): skipping the analysis then only costs findings, never adds one.
         if not SAYS_SEED.search(self.ctx.source) and not self.trainer_numpy:
             return
+        # A library module with a script under its `__main__` guard (dlrm's dlrm_data_pytorch.py and its trace
+        # tool): the functions other files import run under their seeding, not the guard's.
+        imported = self.ctx.has_main_guard and self.ctx.is_entry_script() and project.imported_elsewhere(self.ctx.path)
         if self.ctx.is_entry_script():
+            first = self.outside if imported else self.first
             weights = {MODEL_FAMILY[root] for root in MODEL_FAMILY if self.ctx.imports.imports_root(root)}
             seeded = self.seeded
-            if not seeded.issuperset(self.first) or not seeded.issuperset(weights):
+            if not seeded.issuperset(first) or not seeded.issuperset(weights):
                 seeded = seeding.analyse(self.ctx).families()  # only then can the whole-file analysis change the verdict
-            if seeded and weights - seeded - self.first.keys():
-                self._first_model(weights - seeded)
-            self._report(self.first, seeded, "this file")
-            return
+            if seeded and not imported and weights - seeded - first.keys():
+                self._first_model(weights - seeded)  # into `first`, which is `self.first`
+            self._report(first, seeded, "this file")
+            if not imported:
+                return
         if not self.first:
             return
         effects = seeding.analyse(self.ctx).effects
-        if any(_runs_on_import(effect) for effect in effects):
+        if not imported and any(_runs_on_import(effect) for effect in effects):
             self._report(self.first, frozenset().union(*(effect.summary.families for effect in effects)), "this file")
             return
         # A library module: a seeding inside a function is that function's own business (a sampler reseeding

@@ -1285,3 +1285,18 @@ def test_a_library_module_with_a_tool_under_its_guard_leaves_its_functions_to_it
                    "if __name__ == '__main__':\n    np.random.seed(123)\n    print(np.random.rand(3))\n",
         "main.py": ("import data\n" if imported else "") + "import torch\n\ntorch.manual_seed(0)\n"})
     assert lint(project / "data.py", "seed-partial") == expected
+
+
+@pytest.mark.parametrize(("seeder", "expected"), [("np.random.seed(0)", [("seed-missing", 13)]),
+                                                  ("torch.manual_seed(0)", [])])
+def test_a_project_class_seeding_only_for_itself_is_not_the_script_seeding(project, seeder, expected):
+    """torchrec's dlrm_main.py builds `Multihot`, whose lookup-table builder calls `np.random.seed(0)`: NumPy only,
+    for its own tables; the torch model stays unseeded. A class seeding torch counts."""
+    write(project, {
+        "multi_hot.py": f"import numpy as np\nimport torch\n\n\nclass Multihot:\n    def __init__(self, sizes):\n"
+                        f"        {seeder}\n        self.tables = [np.random.randint(9, size=s) for s in sizes]\n",
+        "train.py": "import torch\nfrom multi_hot import Multihot\n\n\ndef main():\n    hot = Multihot([3])\n"
+                    "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), 0.1)\n"
+                    "    model(torch.ones(2)).sum().backward()\n    opt.step()\n\n\n"
+                    "if __name__ == '__main__':\n    main()\n"})
+    assert lint(project / "train.py", "seed-missing") == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from msprobe_rewriter import catalogue, entropy, opt_in, seeding
+from msprobe_rewriter import catalogue, entropy, opt_in, project, seeding
 from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.conditions import Guard, condition_text, holding, truth
 from msprobe_rewriter.context import (
@@ -33,6 +33,8 @@ LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seed
               "to run: {fix}")
 LATE_DRAW = "`{call}(...)` draws{via} before `{seeder}` seeds (line {line}), from an unseeded generator: {fix}"
 UNSEEDED = "this entry script trains or samples but never seeds its random number generators"
+# The generators each framework's weights and operators draw from (MindSpore's initialisers use NumPy's).
+FRAMEWORK_FAMILIES = {"torch": ("torch",), "mindspore": ("mindspore", "numpy")}
 SEED_AT_STARTUP = ("call `seed_all(seed)` (msprobe), or `random.seed`, `np.random.seed` and `torch.manual_seed` / "
                    "`mindspore.set_seed`, at startup")
 # mindformers/trainer/trainer.py seeds only `if self.config.seed and` the parallel mode is not (semi-)auto parallel.
@@ -137,7 +139,10 @@ class SeedMissing(Rule):
                "`__main__` block and draw from fresh generators, so only seeding at module level or in the code the "
                "spawned function runs reaches them (the pattern of PyTorch's ImageNet example, MoCo and many "
                "ModelZoo scripts). A script training with mindformers' `Trainer` is told that it seeds only from a "
-               "truthy config `seed` (mindrlhf's YAMLs set `seed: 0`) and never in (semi-)auto parallel mode.")
+               "truthy config `seed` (mindrlhf's YAMLs set `seed: 0`) and never in (semi-)auto parallel mode. A "
+               "project class whose methods seed none of the generators the script's framework draws from (torchrec's "
+               "`Multihot`, `np.random.seed(0)` for its own lookup tables, in a torch script) does not count as the "
+               "script seeding.")
     why = ("Without a seed, weight initialisation, data order, augmentation and dropout start from a different "
            "random state in every run, so no two runs (or the GPU and NPU runs you want to compare) compute the "
            "same numbers, and a precision difference cannot be told apart from noise. A seed behind an optional "
@@ -1491,7 +1496,8 @@ if __name__ == "__main__":
         if not (ctx.is_entry_script() or _samples_when_run(ctx)):
             return
         facts = seeding.analyse(ctx)
-        verdict = facts.default_run(lambda e: bool(e.summary.families) and e.function not in facts.worker_init)
+        verdict = facts.default_run(lambda e: bool(e.summary.families) and e.function not in facts.worker_init
+                                    and not self._class_seeding_for_itself(e))
         if not verdict.pinned and any(found.global_seed for found in entropy.analyse(ctx)):
             return  # it seeds, but from entropy (`random.seed()`, `torch.seed()`): entropy-seed reports that
         report_whole_script(self, facts, verdict, CONDITIONAL, _library_message(ctx))
@@ -1499,6 +1505,21 @@ if __name__ == "__main__":
                            PARENT_ONLY)
         if verdict.pinned:
             self._seeded_late(facts)
+
+    def _class_seeding_for_itself(self, effect: seeding.Effect) -> bool:
+        """Whether `effect` is a project class built whose methods seed none of the generators the script's
+        frameworks draw from (torchrec's dlrm_main.py builds `Multihot`, whose lookup-table builder calls
+        `np.random.seed(0)` for its own tables; the torch model stays unseeded): the class's own business."""
+        frameworks = {family for root, families in FRAMEWORK_FAMILIES.items() if self.ctx.imports.imports_root(root)
+                      for family in families}
+        if not frameworks or effect.summary.families & frameworks or not isinstance(effect.node, ast.Call):
+            return False
+        local = project.local_imports(project.import_statements(self.ctx.tree.body))
+        return any(name in module.classes for _, name, module in project.reached(
+            [effect.node], local, self._defined(), project.file_folder(self.ctx.path)))
+
+    def _defined(self) -> set[str]:
+        return {node.name for node in self.ctx.tree.body if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
 
     def _seeded_late(self, facts: seeding.FileSeeding) -> None:
         """Report the first call that builds a model with new weights, or draws, before the default run first

@@ -232,7 +232,9 @@ class NondeterministicOp(FollowsValues, Rule):
                "only fills with such tensors: VideoMAE's `new_dict[key[9:]] = checkpoint_model[key]`), a parameter created with `requires_grad=False` "
                "(also handed to a method of its class: ijepa's `pos_embed`), a dict entry holding such a tensor, "
                "detached, a new tensor (`torch.Tensor(x.asnumpy())`: what a statement of the function's own body "
-               "binds replaces what the name held before, ICON's `im_feat`), or a batch that a training loop's header binds (`for i, (imgs, targets) in "
+               "binds replaces what the name held before, ICON's `im_feat`), an entry of a `self.` mapping the class fills only with such tensors (SlowFast's "
+               "Grad-CAM hooks keep `output.clone().detach()`), what torch functions make of such tensors alone "
+               "(`torch.sum(weights * activations, dim=1)`, `F.relu(x)`), or a batch that a training loop's header binds (`for i, (imgs, targets) in "
                "enumerate(loader):` of a loop that runs training steps and makes no tensor require a gradient; "
                "not the targets of other loops), also after dtype, device and layout methods, these ops and "
                "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`), "
@@ -376,6 +378,18 @@ class NondeterministicOp(FollowsValues, Rule):
         "        if im_feat is None:\n            im_feat = self.im_feat\n"
         "        points = torch.Tensor(points.asnumpy())\n        im_feat = torch.Tensor(im_feat.asnumpy())\n"
         "        return torch.nn.functional.grid_sample(im_feat, points.unsqueeze(2), align_corners=True)\n",
+        # SlowFast's Grad-CAM: torch functions of what its hooks keep detached
+        "import torch\nimport torch.nn.functional as F\n\n\nclass GradCAM:\n    def __init__(self, model, layer):\n"
+        "        self.model = model\n        self.gradients = {}\n        self.activations = {}\n\n"
+        "        def keep_gradient(module, grad_input, grad_output):\n"
+        "            self.gradients[layer] = grad_output[0].detach()\n\n"
+        "        def keep_activation(module, inputs, output):\n"
+        "            self.activations[layer] = output.clone().detach()\n\n"
+        "        layer.register_forward_hook(keep_activation)\n        layer.register_full_backward_hook(keep_gradient)\n\n"
+        "    def localize(self, inputs, layer, size):\n        self.model(inputs).max().backward()\n"
+        "        weights = torch.mean(self.gradients[layer], dim=(2, 3), keepdim=True)\n"
+        "        cam = F.relu(torch.sum(weights * self.activations[layer], dim=1, keepdim=True))\n"
+        "        return F.interpolate(cam, size=size, mode='bilinear')\n",
         # only called without gradient: BasicSR's `filter2D`, called by a `@torch.no_grad()` method and by a module's
         # `forward` that only that method calls; vits' `spectrogram_torch`, called only by its dataset
         "import torch\nimport torch.nn.functional as F\nfrom torch.utils.data import Dataset\n\n\n"
@@ -575,6 +589,15 @@ class NondeterministicOp(FollowsValues, Rule):
                 "    more.append(n)\n    out = torch.zeros(2 * n, x.size(1))\n"
                 "    out.index_copy_(0, torch.tensor(rows), x)\n    return out.index_copy(0, torch.tensor(more), x[:1])\n",
                 lines=(5, 14, 15)),
+        # a torch function of a parameter, and a mapping the module fills with its input
+        Invalid("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n"
+                "        self.pos = nn.Parameter(torch.zeros(1, 1, 8, 8))\n        self.cache = {}\n\n"
+                "    def forward(self, x):\n        self.cache['x'] = x\n"
+                "        y = torch.cat((x.detach(), self.pos.expand_as(x)), 1)\n"
+                "        up = F.interpolate(y, scale_factor=2, mode='bilinear')\n"
+                "        return up + F.interpolate(self.cache['x'], scale_factor=2, mode='bilinear')\n",
+                lines=(15, 16)),
         # a tensor that a branch may replace after the new one is made
         Invalid("import torch\n\n\ndef sample(model, feat, points, refine):\n    feat = torch.Tensor(feat)\n"
                 "    if refine:\n        feat = model(feat)\n"
@@ -1011,9 +1034,16 @@ class NondeterministicOp(FollowsValues, Rule):
             return self._name_gradient_free(node)
         if isinstance(node, ast.Subscript):
             stored = self._dict_item(node)
+            if stored is None and self._gradient_free_mapping(node.value):
+                return GRADIENT_FREE
             return self._gradient_free(node.value if stored is None else stored)
         if isinstance(node, ast.UnaryOp):
             return self._gradient_free(node.operand)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            verdict: Verdict = GRADIENT_FREE
+            for item in node.elts:
+                verdict = _both(verdict, self._gradient_free(item))
+            return verdict
         if isinstance(node, ast.BinOp):
             return _both(self._gradient_free(node.left), self._gradient_free(node.right))
         if isinstance(node, ast.Attribute):
@@ -1028,6 +1058,9 @@ class NondeterministicOp(FollowsValues, Rule):
         if qualified in catalogue.TORCH_TENSOR_FACTORIES:  # a new leaf tensor, unless asked to need a gradient
             requires_grad = keyword(node, "requires_grad")
             return GRADIENT_FREE if requires_grad is None or constant(requires_grad) is False else None
+        if qualified is not None and qualified.startswith("torch.") and qualified.rpartition(".")[2][:1].islower() \
+                and (node.args or node.keywords):  # `torch.sum(weights * activations, dim=1)`, `F.relu(x)`
+            return self._gradient_free(ast.Tuple([*node.args, *(k.value for k in node.keywords)]))
         func = node.func
         if not isinstance(func, ast.Attribute):
             return None
@@ -1061,24 +1094,32 @@ class NondeterministicOp(FollowsValues, Rule):
         return verdict
 
     def _filled_gradient_free(self, value: object, name: str) -> bool:
-        """`value`, bound to `name`, is a new empty mapping (`{}`, `dict()`, `OrderedDict()`) into which the function
-        only stores gradient-free values (VideoMAE's `new_dict[key[9:]] = checkpoint_model[key]`, renaming a
-        checkpoint's keys)."""
-        if not (isinstance(value, ast.Dict) and not value.keys or isinstance(value, ast.Call) and not value.args
-                and not value.keywords and (self.ctx.imports.resolve_any(value.func) == EMPTY_MAPPING
-                                            or isinstance(value.func, ast.Name) and value.func.id == "dict")):
+        """`value`, bound to `name`, is a new empty mapping into which the function only stores gradient-free values
+        (VideoMAE's `new_dict[key[9:]] = checkpoint_model[key]`, renaming a checkpoint's keys)."""
+        return _empty_mapping(value, self.ctx.imports.resolve_any) and self._stores_gradient_free(
+            self.ctx.current_def(), lambda held: isinstance(held, ast.Name) and held.id == name, name)
+
+    def _gradient_free_mapping(self, node: ast.expr) -> bool:
+        """`self.name` that the class only sets to a new empty mapping and fills with gradient-free values (SlowFast's
+        Grad-CAM hooks: `self.activations[layer_name] = output.clone().detach()`)."""
+        owner = self._owner()
+        writes = self._writes(owner, _self_attribute_name).get(node.attr, []) if _self_attribute(node) else []
+        return bool(writes) and all(isinstance(w, ast.Subscript) or _empty_mapping(w, self.ctx.imports.resolve_any)
+                                    for w in writes) \
+            and self._stores_gradient_free(owner, lambda held: _self_attribute_name(held) == node.attr, node.attr)
+
+    def _stores_gradient_free(self, scope: ast.AST | None, holds: Callable[[ast.expr], bool], name: str) -> bool:
+        """Every `holder[key] = value` in `scope` whose holder `holds` accepts stores a gradient-free value (a cycle
+        through the mapping proves nothing)."""
+        if scope is None or (id(scope), name) in self._filling:
             return False
-        function = self.ctx.current_def()
-        if function is None or (id(function), name) in self._filling:
-            return False
-        self._filling.add((id(function), name))
+        self._filling.add((id(scope), name))
         try:
-            return all(self._gradient_free(statement.value) == GRADIENT_FREE for statement in ast.walk(function)
-                       if isinstance(statement, ast.Assign) and any(
-                           isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
-                           for t in statement.targets))
+            return all(self._gradient_free(statement.value) == GRADIENT_FREE for statement in ast.walk(scope)
+                       if isinstance(statement, ast.Assign)
+                       and any(isinstance(t, ast.Subscript) and holds(t.value) for t in statement.targets))
         finally:
-            self._filling.discard((id(function), name))
+            self._filling.discard((id(scope), name))
 
     def _data_parameter(self, name: str) -> bool:
         """`name` is a parameter named for images (`image`, `imgs`) of the innermost function, a method of a
@@ -1319,6 +1360,13 @@ def _references(node: ast.AST, names: set[str], evaluating: bool) -> Iterator[tu
         if named in names:
             yield named, inner
         yield from _references(child, names, inner)
+
+
+def _empty_mapping(value: object, resolve: Callable[[ast.expr], str | None]) -> bool:
+    """`{}`, `dict()` or `OrderedDict()`: a new empty mapping."""
+    return isinstance(value, ast.Dict) and not value.keys or isinstance(value, ast.Call) and not value.args \
+        and not value.keywords and (resolve(value.func) == EMPTY_MAPPING
+                                    or isinstance(value.func, ast.Name) and value.func.id == "dict")
 
 
 def _self_attribute(node: ast.AST | None) -> bool:

@@ -1300,3 +1300,14 @@ def test_a_project_class_seeding_only_for_itself_is_not_the_script_seeding(proje
                     "    model(torch.ones(2)).sum().backward()\n    opt.step()\n\n\n"
                     "if __name__ == '__main__':\n    main()\n"})
     assert lint(project / "train.py", "seed-missing") == expected
+
+
+def test_a_mindspore_script_is_told_that_its_operators_are_unseeded(tmp_path):
+    """applications' mindspore-GAN train.py seeds NumPy, shuffles fixed noise with `random`, and imports
+    `mindspore.common.set_seed` without calling it: the finding on `random` says so, once."""
+    path = tmp_path / "train.py"
+    path.write_text("import random\n\nimport mindspore\nimport numpy as np\nfrom mindspore.common import set_seed\n\n"
+                    "np.random.seed(2323)\nnoise = list(np.random.normal(size=(25, 4)))\nrandom.shuffle(noise)\n"
+                    "random.random()\n\n\nif __name__ == '__main__':\n    mindspore.train.Model(net).train(1, data)\n")
+    found = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["seed-partial"]]).findings
+    assert [(f.line, "`mindspore.set_seed(seed)` too" in f.message) for f in found] == [(9, True)]

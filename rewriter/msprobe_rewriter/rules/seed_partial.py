@@ -28,6 +28,8 @@ FAMILY_LABEL = {"random": "Python's `random`", "numpy": "NumPy's global generato
                 "mindspore": "MindSpore's operator RNG",
                 "mindspore-generator": "MindSpore's default generator", "mindspore-dataset": "MindSpore's data pipeline",
                 "dgl": "DGL's generator"}
+MINDSPORE_NOTE = ("; nor does it seed MindSpore's operator RNG, which its models' dropout and random operators draw "
+                  "from: call `mindspore.set_seed(seed)` too")
 # (unseeded family, a family seeded next to it) -> why the seeder of the second does not cover the first.
 NOT_COVERED = {
     ("torch", "torch-accelerator"): "`torch.cuda.manual_seed_all` and the other device seeders seed only the "
@@ -75,7 +77,9 @@ class SeedPartial(Rule):
                "generators the rest of the module draws from belongs to the script that imports it. A file other "
                "project files import is such a library module for its functions even with a script under its "
                "`__main__` guard (dlrm's dlrm_data_pytorch.py and its trace tool): only its draws outside functions "
-               "are held to that script's seeding.")
+               "are held to that script's seeding. In a MindSpore script that leaves `mindspore.set_seed` uncalled, "
+               "the first finding also says that MindSpore's operator RNG is unseeded (its models' dropout and random "
+               "operators draw from it, though the file itself shows no such draw).")
     why = ("Seeding is all or nothing: one unseeded generator is enough for data order, augmentation, dropout "
            "masks or initialisation to change from run to run, and it is easy to miss because the script visibly "
            "seeds. MindSpore users hit this with `mindspore.dataset.config.set_seed`, which seeds `random`, NumPy "
@@ -488,11 +492,17 @@ def make_weight(shape):
     def _report(self, draws: dict[str, tuple[Site, str]], seeded: frozenset[str], scope: str) -> None:
         if not seeded:
             return
+        # a MindSpore script leaving the operators' generator unseeded, which no draw of the file shows (its
+        # models' dropout and random operators draw from it): said with the first finding (applications'
+        # mindspore-GAN train.py imports `set_seed` and never calls it)
+        note = MINDSPORE_NOTE if scope == "this file" and self.ctx.imports.imports_root("mindspore") \
+            and "mindspore" not in seeded and "mindspore" not in draws else ""
         for family, (site, what) in draws.items():
             if family == "torch-accelerator" and "torch" in draws and "torch" not in seeded:
                 continue  # one finding: `torch.manual_seed` seeds both
             if family not in seeded:
-                self.report(site, self._message(family, what, seeded, scope))
+                self.report(site, self._message(family, what, seeded, scope) + note)
+                note = ""
 
     @staticmethod
     def _message(family: str, what: str, seeded: frozenset[str], scope: str) -> str:

@@ -129,6 +129,44 @@ def test_project_functions_calling_each_other_end(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     write(tmp_path, {"a.py": "import b\n\n\ndef load(x):\n    return b.parse(x)\n",
                      "b.py": "import a\n\n\ndef parse(x):\n    return a.load(x)\n",
-                     "data.py": "import numpy as np\nfrom a import load\n\n\nclass Frames:\n"
+                     "data.py": "import numpy as np\nfrom a import load\n\n\nclass FramesDataset:\n"
                                 "    def __getitem__(self, i):\n        return np.asarray(load(i))\n"})
+    assert findings(tmp_path / "data.py") == []
+
+
+def test_a_project_function_drawing_only_to_replace_a_sample_or_after_seeding(tmp_path):
+    """Another sample drawn when one fails to load, and draws of a generator the function seeds first (from the
+    sample's index, or in a `with` of a project function seeding it, fairseq's `numpy_seed`): not augmentation."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    write(tmp_path, {"utils.py": """
+        import contextlib
+        import random
+
+        import numpy as np
+
+
+        @contextlib.contextmanager
+        def numpy_seed(seed):
+            np.random.seed(seed)
+            yield
+
+
+        def load(items, index):
+            try:
+                return items[index]
+            except IndexError:
+                return items[random.randrange(len(items))]
+
+
+        def crop(items, index):
+            np.random.seed(index)
+            return items[np.random.randint(4):]
+
+
+        def mask(items, index):
+            with numpy_seed(index):
+                return items[np.random.permutation(len(items))]
+        """, "data.py": "import numpy as np\nfrom utils import crop, load, mask\n\n\nclass FramesDataset:\n"
+                        "    def __getitem__(self, i):\n"
+                        "        return np.asarray([load(self.items, i), crop(self.items, i), mask(self.items, i)])\n"})
     assert findings(tmp_path / "data.py") == []

@@ -920,17 +920,28 @@ def _drawn_in(module: project.Module, function: ast.AST) -> tuple[str, str] | No
 
 
 def _first_draw(module: project.Module, function: ast.AST) -> tuple[str, str] | None:
-    calls = sorted((node for node in ast.walk(function) if isinstance(node, ast.Call)),
+    """`_drawn_in`, computed: not a draw in an `except` block (another sample drawn when one fails to load), nor
+    one of a generator seeded earlier in the function, by a library seeder or a project function seeding in its own
+    body (fairseq's `with data_utils.numpy_seed(...)`)."""
+    rescue = {id(node) for handler in ast.walk(function) if isinstance(handler, ast.ExceptHandler)
+              for node in ast.walk(handler)}
+    calls = sorted((node for node in ast.walk(function) if isinstance(node, ast.Call) and id(node) not in rescue),
                    key=lambda node: (node.lineno, node.col_offset))
+    seeded: frozenset[str] = frozenset()
     for call in calls:
         qualified = module.imports.resolve(call.func)
         if draws_globally(call, qualified):
-            return qualified, ""
+            if _family(qualified) not in seeded:
+                return qualified, ""
+            continue
+        seeded |= _seeds([call], module.imports.resolve)
         callee, path = pinning.called_function(call, module.functions, module.path.parent, module.local)
         target = project.load(path) if path is not None else module
-        found = _drawn_in(target, callee) if callee is not None and target is not None \
-            and not _reports_itself(callee) else None
-        if found is not None:
+        if callee is None or target is None:
+            continue
+        seeded |= _seeds(own_nodes(callee), target.imports.resolve)
+        found = None if _reports_itself(callee) else _drawn_in(target, callee)
+        if found is not None and _family(found[0]) not in seeded:
             return found[0], ast.unparse(call.func)
     return None
 

@@ -198,3 +198,88 @@ def test_a_train_step_cell_called_on_the_loop_data_steps_every_batch(epochs):
     out, notes = instrument_text("/project/train.py", code, Options(selected=select(["debugger"], [], False)))
     lines = [line.strip() for line in strip(out).splitlines()]
     assert lines[lines.index("for x, y in data:") + 1] == "debugger.start(model=net)", notes
+
+
+def test_a_train_step_cell_kept_in_a_dict_steps_where_it_is_called():
+    """applications/stylegan2: `phases.append({'network': nn.TrainOneStepCell(...)})`, then `phase['network'](...)`
+    for each phase of each batch: the batch loop is the step loop, not the loop over the phases."""
+    code = ("import mindspore as ms\nfrom mindspore import nn\n\n\ndef main(data):\n    net = nn.Dense(2, 2)\n"
+            "    phases = []\n    for m in [net]:\n        opt = nn.Adam(m.trainable_params())\n"
+            "        network = nn.TrainOneStepCell(nn.WithLossCell(m, nn.MSELoss()), opt)\n"
+            "        phases.append({'name': 'G', 'network': network})\n    for x, y in data:\n"
+            "        for phase in phases:\n            loss = phase['network'](x, y)\n            print(phase['name'])\n")
+    out, _ = instrument_text("/project/train.py", code, Options(selected=select(["debugger"], [], False)))
+    lines = [line.strip() for line in strip(out).splitlines()]
+    assert lines[lines.index("for x, y in data:") + 1].startswith("debugger.start(")
+    assert "debugger.start" not in run_lines(code.replace("'network': network", "'network': m"))
+
+
+def run_lines(code: str) -> str:
+    return instrument_text("/project/train.py", code, Options(selected=select(["debugger"], [], False)))[0]
+
+
+GAN_CELL = """
+from mindspore import nn
+
+
+class TrainOneStepCell(nn.Cell):
+    def __init__(self, netD, optimizerD):
+        super().__init__()
+        self.netD = netD
+        self.optimizerD = optimizerD
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def trainD(self, data, loss_net, optimizer):
+        grads = self.grad(loss_net, optimizer.parameters)(data)
+        optimizer(grads)
+
+    def construct(self, data):
+        return self.trainD(data, self.netD, self.optimizerD)
+"""
+
+# applications/mindspore-GAN/train.py: no `__main__` guard, the project cell comes through a star import.
+GAN_SCRIPT = """
+import numpy as np
+from mindspore import nn
+from src.TrainOneStep import *
+
+net = nn.Dense(2, 2)
+optimizer = nn.Adam(net.trainable_params())
+GAN_train = TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), optimizer)
+for epoch in range(10):
+    for data in dataset:
+        loss = GAN_train(data)
+"""
+
+
+def test_module_level_training_through_a_project_cell_makes_an_entry_script(tmp_path, monkeypatch):
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "src/__init__.py": "",
+                     "src/TrainOneStep.py": GAN_CELL, "train.py": GAN_SCRIPT})
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "train.py"
+    assert lint(script, "seed-missing", "no-deterministic-algos") == [("seed-missing", 2),
+                                                                        ("no-deterministic-algos", 2)]
+    notes, lines = notes_and_lines(script)
+    assert lines[lines.index("for data in dataset:") + 1] == "debugger.start(model=net)", notes
+    library = tmp_path / "src" / "helpers.py"  # a module that only imports the cell is no script
+    library.write_text("from src.TrainOneStep import TrainOneStepCell\n\n\ndef build(net, opt):\n"
+                       "    return TrainOneStepCell(net, opt)\n")
+    assert lint(library, "seed-missing", "no-deterministic-algos") == []
+
+
+def test_a_train_step_cell_handed_by_the_importing_script_steps_the_helper_loop(tmp_path, monkeypatch):
+    """MoCo: main.py hands `nn.TrainOneStepCell(models, optimizer)` to train.py's `train(net, ...)`, which calls
+    `net(im1, im2)` for each batch."""
+    helper = ("import mindspore\n\n\ndef train(net, train_data, epoch):\n    for data in train_data.create_dict_iterator():\n"
+              "        loss = net(data['image1'], data['image2'])\n")
+    main = ("from mindspore import nn\nfrom train import train\n\n\ndef main():\n    for epoch in range(3):\n"
+            "        optimizer = nn.SGD(params=models.trainable_params(), learning_rate=0.1)\n"
+            "        train_net = nn.TrainOneStepCell(models, optimizer)\n        train(train_net, data, epoch)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n")
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "train.py": helper, "main.py": main})
+    monkeypatch.chdir(tmp_path)
+    notes, _ = notes_and_lines(tmp_path / "main.py")
+    assert notes[0] == ("main.py: the training loop is not in this file but in `train` in train.py: instrument that "
+                        "file too (msprobe-instrument --write main.py train.py); debugger not added here")
+    notes, lines = notes_and_lines(tmp_path / "train.py")
+    assert lines[lines.index("for data in train_data.create_dict_iterator():") + 1] == "debugger.start(model=net)"

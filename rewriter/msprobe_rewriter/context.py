@@ -125,6 +125,7 @@ class FileContext:
         self.module_level_steps = False
         self.module_level_trainer_run = False  # `trainer.train()` of a library trainer (is_trainer_run)
         self.module_level_calls: set[str] = set()  # the file's functions called at module level, outside loops
+        self._trains_at_module_level: bool | None = None  # see `is_entry_script`
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
         self._defined_functions: dict[int, set[str]] = {}  # id(scope) -> functions defined in it, read once
@@ -608,12 +609,19 @@ class FileContext:
     def is_entry_script(self) -> bool:
         """A `__main__` guard, or a module-level training loop / `Model.train` call / library trainer run
         (`trainer.train()`, `trainer.fit(model)`) / call of a file function that trains (a tutorial's
-        `model = train_model(model, optimizer, num_epochs=25)`) (after traversal)."""
+        `model = train_model(model, optimizer, num_epochs=25)`), or module-level code building or calling the
+        project's training code (`seeding.trains_at_module_level`) (after traversal)."""
         if self.has_main_guard or self.module_level_steps or self.module_level_trainer_run:
             return True
         if self.module_level_calls & self.stepping_functions():
             return True
-        return any(info.function is None and self.is_step_loop(info.node) for info in self.loops.values())
+        if any(info.function is None and self.is_step_loop(info.node) for info in self.loops.values()):
+            return True
+        if self._trains_at_module_level is None:
+            from msprobe_rewriter import seeding  # built on this module
+
+            self._trains_at_module_level = seeding.trains_at_module_level(self)
+        return self._trains_at_module_level
 
     def line_text(self, lineno: int) -> str:
         """The source line `lineno` (1-based), or '' past the end."""

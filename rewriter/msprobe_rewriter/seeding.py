@@ -31,6 +31,7 @@ from msprobe_rewriter.context import (
     constant,
     keyword,
     target_name,
+    walk_scope,
 )
 from msprobe_rewriter.pinning import NOTHING, Summary
 
@@ -760,6 +761,24 @@ def _pinned(node: ast.AST, ctx: FileContext) -> Summary:
     for summary, _ in effects:
         total |= summary
     return total
+
+
+def trusts_none(summary: Summary) -> bool:
+    """Trust for whether code trains at all: none."""
+    return False
+
+
+def trains_at_module_level(ctx: FileContext) -> bool:
+    """Whether the file's module-level code (outside functions and classes) builds or calls the project's training
+    code: MindSpore-GAN's train.py builds its `TrainOneStepCell`, a project cell that `from src.TrainOneStep import *`
+    brings, and calls it in a module-level loop."""
+    calls = [node for node in walk_scope(ctx.tree) if isinstance(node, ast.Call)]
+    if not calls:
+        return False
+    local = project.local_imports(ast.walk(ctx.tree))
+    defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
+    return any(name in _training_names(module, trusts_none)
+               for _, name, module in project.reached(calls, local, defined, project.file_folder(ctx.path)))
 
 
 def _trains(ctx: FileContext) -> bool:

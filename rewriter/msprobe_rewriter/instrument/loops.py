@@ -28,6 +28,7 @@ from msprobe_rewriter.context import (
     LOOP_TYPES,
     SCOPE_TYPES,
     FileContext,
+    constant,
     keyword,
     target_name,
     walk_scope,
@@ -136,6 +137,7 @@ class _Collector:
         self.steps: list[_Step] = []
         self.calls: list[tuple[str, ast.stmt | None, Function, bool, ast.Call]] = []
         self.method_calls: list[_Step] = []  # `obj.method(...)`, `self.obj.method(...)`: maybe a project object's step
+        self.item_calls: list[_Step] = []  # `phase['network'](...)`: maybe a train-step cell kept in a dict
         self.trains: list[tuple[ast.Call, Function, str, bool]] = []  # (call, function, library, takes callbacks)
 
     def __call__(self, call: ast.Call) -> None:
@@ -158,6 +160,9 @@ class _Collector:
             self.trains.append((call, function, "mindspore", True))
         elif isinstance(call.func, ast.Attribute) and target_name(call.func.value) is not None:
             self.method_calls.append(_Step(call, loop, function, conditional))
+        elif isinstance(call.func, ast.Subscript) and isinstance(constant(call.func.slice), str):
+            loop = _step_loop(call, ctx.enclosing_loops())  # not a loop over the dicts: `for phase in phases`
+            self.item_calls.append(_Step(call, loop, function, _conditional(ctx.ancestors, loop)))
         if loop is not None:  # a function handed to a call in a loop runs there: ijepa's `gpu_timer(train_step)`
             self.calls.extend((name, loop, function, conditional, call) for name in ctx.handed_functions(call))
 
@@ -255,8 +260,8 @@ def _step_loop(call: ast.Call, loops: list[ast.AST]) -> ast.AST | None:
     `for opt in self.optimizers: opt.step()` is one step of all of them, as `scaler.step(opt)` over `opt`); the
     arguments of a cell or optimizer called itself are its data (`for x, y in data: train_net(x, y)`)."""
     method = isinstance(call.func, ast.Attribute)
-    stepped = {name for name in map(target_name, [call.func.value if method else call.func, *(call.args if method else ())])
-               if name}
+    owner = call.func if isinstance(call.func, ast.Name) else getattr(call.func, "value", None)  # `phase['network']`
+    stepped = {name for name in map(target_name, [owner, *(call.args if method else ())]) if name}
     for loop in loops:
         target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
         bound = {node.id for node in ast.walk(target) if isinstance(node, ast.Name)} if target is not None else set()
@@ -460,9 +465,46 @@ class _Finder:
                 continue
             values = self._handed_values(function, name) or [self.assignments.get(name)]
             if any(isinstance(value, ast.Call) and isinstance(value.func, CLASS_REFS) and self._cell_kind(value)
-                   is not None for value in values):
+                   is not None for value in values) or values == [None] and self._handed_by_importers(function, name):
                 found.append(_Step(call, loop, function, conditional))
-        return found
+        return found + [step for step in self.collector.item_calls if self._kept_cell(step)]
+
+    def _kept_cell(self, step: _Step) -> bool:
+        """Whether the item a call calls (`phase['network'](...)`) is a train-step cell that its function (or the
+        module) keeps under that key in a dict (applications/stylegan2's `phases.append({..., 'network': network})`
+        with `network = nn.TrainOneStepCell(...)`)."""
+        key = constant(step.call.func.slice)
+        kept = [value for node in walk_scope(step.function or self.ctx.tree) if isinstance(node, ast.Dict)
+                for item, value in zip(node.keys, node.values, strict=True) if item is not None and constant(item) == key]
+        values = [self.assignments.get(value.id) if isinstance(value, ast.Name) else value for value in kept]
+        return any(isinstance(value, ast.Call) and isinstance(value.func, CLASS_REFS) and self._cell_kind(value)
+                   is not None for value in values)
+
+    def _handed_by_importers(self, function: Function, name: str) -> bool:
+        """Whether a project file importing the file's function `function` hands its parameter `name` one of
+        MindSpore's train-step cells (MoCo's main.py: `train_net = nn.TrainOneStepCell(models, optimizer)`, then
+        `train(train_net, ...)` of train.py, which runs `net(im1, im2)` for each batch)."""
+        if not isinstance(function, FUNCTION_TYPES) or function not in self.ctx.tree.body:
+            return False
+        args = function.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        own = Path(self.ctx.path).resolve()
+        for path in project.name_importers(self.ctx.path, {function.name}):
+            module = project.load(Path(path))
+            ref = module.local.refs.get(function.name) if module is not None else None
+            found = project.find_module(module.path.parent, ref.module, ref.level) if ref and ref.attr else None
+            if found is None or found.resolve() != own:
+                continue
+            assigned = {target.id: node.value for node in ast.walk(module.tree) if isinstance(node, ast.Assign)
+                        for target in node.targets if isinstance(target, ast.Name)}
+            for call in ast.walk(module.tree):
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == function.name:
+                    value = argument(call, positional.index(name) if name in positional else len(call.args), name)
+                    value = assigned.get(value.id) if isinstance(value, ast.Name) else value
+                    if (isinstance(value, ast.Call)
+                            and module.imports.resolve_any(value.func) in catalogue.MINDSPORE_TRAIN_STEP_CELLS):
+                        return True
+        return False
 
     def _handed_values(self, function: Function, name: str) -> list[ast.expr | None]:
         """What the file's calls of `function` hand to its parameter `name` (a name's last assigned value, or the
@@ -834,14 +876,20 @@ def constructs_class(call: ast.Call) -> bool:
 def _applies_optimizer(cls: ast.ClassDef, tracker) -> bool:
     """A cell class that subclasses one of MindSpore's train-step cells, or whose `construct` calls an attribute
     named like an optimizer with the gradients (`self.optimizer(grads)`, `self.optimizerG(grads)`) or one its
-    class assigns a train-step cell of MindSpore's (`self.step = nn.TrainOneStepCell(...)`)."""
+    class assigns a train-step cell of MindSpore's (`self.step = nn.TrainOneStepCell(...)`), or calls a method of
+    the class that calls such a parameter of its own (MindSpore-GAN's `self.trainD(..., self.optimizerD1, ...)`,
+    whose body runs `optimizer(grads)`)."""
     if any(tracker.resolve(base) in catalogue.MINDSPORE_TRAIN_STEP_CELLS for base in cls.bases):
         return True
     steps = {target.attr for node in ast.walk(cls) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
              and tracker.resolve(node.value.func) in catalogue.MINDSPORE_TRAIN_STEP_CELLS
              for target in node.targets if _self_attribute(target)}
+    methods = {item.name: item for item in cls.body if isinstance(item, FUNCTION_TYPES)}
+    called = [methods[node.func.attr] for node in _attribute_calls(cls) if node.func.attr in methods]
     return any(node.args and ("optim" in node.func.attr.lower() or node.func.attr in steps)
-               for node in _attribute_calls(cls))
+               for node in _attribute_calls(cls)) or any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args and "optim" in node.func.id.lower()
+        and node.func.id in parameters_of(method) for method in called for node in ast.walk(method))
 
 
 def _calls_attribute(cls: ast.ClassDef) -> bool:

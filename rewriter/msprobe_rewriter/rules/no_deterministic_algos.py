@@ -61,7 +61,8 @@ class NoDeterministicAlgos(Rule):
     message = ("this PyTorch entry script never turns on deterministic algorithms: call "
                "`torch.use_deterministic_algorithms(True)` (with `CUBLAS_WORKSPACE_CONFIG=:4096:8`) and set "
                "`torch.backends.cudnn.deterministic = True`, or `seed_all(seed, mode=True)`")
-    summary = ("Flags a PyTorch entry script (`__main__` guard, module-level training loop or trainer run) that trains or "
+    summary = ("Flags a PyTorch entry script (`__main__` guard, module-level training loop or trainer run, or "
+               "module-level code building the project's training code) that trains or "
                "samples from loaded weights (as seed-missing decides) but never calls `torch.use_deterministic_algorithms(True)`, never sets "
                "`torch.backends.cudnn.deterministic = True`, and calls no helper that does (msprobe's "
                "`seed_all(..., mode=True)`, `transformers.enable_full_determinism`, `set_seed(..., "

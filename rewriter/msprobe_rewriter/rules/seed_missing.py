@@ -81,8 +81,9 @@ class SeedMissing(Rule):
     frameworks = ("pytorch", "mindspore", "python")
     message = f"{UNSEEDED}: {SEED_AT_STARTUP}"
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
-               "`Model.train`, a trainer's `train()`/`fit()`, or a module-level call of a function of the file that "
-               "trains, as tutorials run theirs) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, OpenMMLab 1.x's `train_detector(...)` (mmseg's `train_segmentor`, mmcls's `train_model`, ...), MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), or a function or class of "
+               "`Model.train`, a trainer's `train()`/`fit()`, a module-level call of a function of the file that "
+               "trains, as tutorials run theirs, or module-level code building the project's training code, as "
+               "MindSpore-GAN's train.py builds its own `TrainOneStepCell` of `from src.TrainOneStep import *`) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, OpenMMLab 1.x's `train_detector(...)` (mmseg's `train_segmentor`, mmcls's `train_model`, ...), MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep; also one the script hands to a launcher, fairseq's `call_main(cfg, main)`; a module that seeds itself is trusted to) or "

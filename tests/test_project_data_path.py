@@ -103,6 +103,10 @@ def test_a_rate_another_file_passes_from_its_config_is_not_off(tmp_path):
     assert [severity for _, severity, _ in findings(root / "layers.py", "dropout")] == ["warning"]
     (root / "models.py").write_text("from layers import Encoder\n\nencoder = Encoder(192)\nsame = Encoder(8, 0.0)\n")
     assert [severity for _, severity, _ in findings(root / "layers.py", "dropout")] == ["info"]
+    # VideoMAE's modeling_pretrain.py hands its own `drop_rate=0.` down, which no call there sets: still off
+    (root / "models.py").write_text("from layers import Encoder\n\n\ndef build(drop_rate=0.0):\n"
+                                    "    return Encoder(192, p_dropout=drop_rate)\n\n\nmodel = build()\n")
+    assert [severity for _, severity, _ in findings(root / "layers.py", "dropout")] == ["info"]
 
 
 def test_a_rate_set_by_a_file_importing_a_package_re_exporting_it_with_a_star(tmp_path):

@@ -134,7 +134,7 @@ class LeftAtDefault:
         if default is not None and kept is trust_default:
             return kept  # a default taken, and trusted; or one not taken, which a call leaving it keeps
         calls, elsewhere = self._calls_by_name(function), self._calls_elsewhere(function)
-        if calls is None or elsewhere is None or not kept and not calls and not elsewhere:
+        if calls is None or not kept and not calls and not elsewhere:
             return False
         for call, caller in calls:
             given = self._given(function, name, call, caller)
@@ -143,15 +143,18 @@ class LeftAtDefault:
                     return False
             elif not (self._passes(given[0], caller, (accept, trust_default), depth) if given[1] else kept):
                 return False
-        # another file's call: a literal passed, or the default left (what else it passes is not read there)
-        return all((given := self._given(function, name, call, None)) is not None
-                   and (accept(constant(given[0])) if given[1] else kept) for call in elsewhere)
+        for call, caller, module in elsewhere:  # read as the calls here are, in their own file
+            given = self._given(function, name, call, caller)
+            if given is None or not (_defaults_of(module)._passes(given[0], caller, (accept, trust_default), depth)
+                                     if given[1] else kept):
+                return False
+        return True
 
-    def _calls_elsewhere(self, function: ast.AST) -> list[ast.Call] | None:
+    def _calls_elsewhere(self, function: ast.AST) -> list[tuple[ast.Call, ast.AST | None, project.Module]]:
         """The calls of a module-level function (or class, for its `__init__`) of the file in the project's files
         importing it (vits' models.py builds attentions.py's `Encoder(..., p_dropout)` from its JSON config; every
-        caller of VideoMAE's `RandomErasing` passes `device="cpu"`); [] for another method, whose calls elsewhere
-        are not found by name, and None where a call passes everything through `*args`/`**options`."""
+        caller of VideoMAE's `RandomErasing` passes `device="cpu"`), each with the function around it and its module;
+        [] for another method, whose calls elsewhere are not found by name."""
         owner = self.owner(function)
         cls = owner if owner is not None and function.name == "__init__" else None
         if (function if cls is None else cls) not in self.tree.body or owner is not None and cls is None:
@@ -269,17 +272,17 @@ def default_elsewhere(ctx: FileContext, value: ast.expr, function: ast.FunctionD
         return default
     if function not in ctx.tree.body:
         return conditions.UNKNOWN
-    for call in _importer_calls(ctx, function.name):
+    for call, _, _ in _importer_calls(ctx, function.name):
         values = dict(conditions.bind_arguments(function, call, conditions.no_lookup))
         if conditions.value(value, conditions.parameter_lookup(values, conditions.no_lookup)) != default:
             return conditions.UNKNOWN
     return default
 
 
-def _importer_calls(ctx: FileContext, name: str) -> list[ast.Call]:
-    """The calls of the file's module-level `name` in the project's other files: `module.name(...)`, or a bare call
-    where the name is imported from here (`from src.dataset import f as g`; also through a package that re-exports
-    it, or a `from x import *`)."""
+def _importer_calls(ctx: FileContext, name: str) -> list[tuple[ast.Call, ast.AST | None, project.Module]]:
+    """The calls of the file's module-level `name` in the project's other files, each with the function around it
+    and its module: `module.name(...)`, or a bare call where the name is imported from here (`from src.dataset
+    import f as g`; also through a package that re-exports it, or a `from x import *`)."""
     if not project.imported_elsewhere(ctx.path):
         return []
     found = []
@@ -292,15 +295,23 @@ def _importer_calls(ctx: FileContext, name: str) -> list[ast.Call]:
                               ctx.path, name)}
         bound |= {name} if module.local.stars else set()
         if "calls by name" not in module.memo:
-            calls: dict[str, list[tuple[ast.Call, bool]]] = {}  # callee name -> (call, whether bare)
-            for call in ast.walk(module.tree):
-                if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)):
+            calls: dict[str, list[tuple[ast.Call, bool, ast.AST | None]]] = {}  # callee -> (call, bare, caller)
+            for caller, call in _calls_by_function(module.tree, None):
+                if isinstance(call.func, (ast.Name, ast.Attribute)):
                     bare = isinstance(call.func, ast.Name)
-                    calls.setdefault(call.func.id if bare else call.func.attr, []).append((call, bare))
+                    calls.setdefault(call.func.id if bare else call.func.attr, []).append((call, bare, caller))
             module.memo["calls by name"] = calls
-        found += [call for callee in {name} | bound for call, bare in module.memo["calls by name"].get(callee, [])
+        found += [(call, caller, module) for callee in {name} | bound
+                  for call, bare, caller in module.memo["calls by name"].get(callee, [])
                   if not bare and callee == name or bare and callee in bound]
     return found
+
+
+def _defaults_of(module: project.Module) -> LeftAtDefault:
+    """A `LeftAtDefault` over another project file, made once."""
+    if "left at default" not in module.memo:
+        module.memo["left at default"] = LeftAtDefault(FileContext(str(module.path), module.source, module.tree))
+    return module.memo["left at default"]
 
 
 def _defines(found: tuple[project.Module, str] | None, path: str, name: str) -> bool:

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import msprobe_runtime.pytorch
 import pytest
+from msprobe_rewriter import project
 from msprobe_rewriter.instrument import Options, instrument_text, undo_source_text
 from msprobe_rewriter.instrument.markers import strip
 from msprobe_rewriter.instrument.transforms import select
@@ -179,6 +180,23 @@ def test_models_unpacked_from_a_parameter_get_a_module_level_debugger(taken):
     assert lines.index("debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "
                        "\"config.json\"))") < lines.index("def train_and_evaluate(epoch, nets, optims, loader):")
     assert "debugger.start()" in lines
+
+
+def test_a_torchrec_train_pipelines_progress_is_the_training_step():
+    """torchrec's dlrm_main.py: `pipeline.progress(batched_iterator)` of a TrainPipelineSparseDist runs forward, backward
+    and the optimizer step; its `_evaluate` runs the same pipeline's progress under `torch.no_grad()` to predict."""
+    code = ("import itertools\n\nimport torch\nfrom torchrec.distributed import TrainPipelineSparseDist\n\n\n"
+            "def _evaluate(pipeline: TrainPipelineSparseDist, it):\n    pipeline._model.eval()\n"
+            "    with torch.no_grad():\n        while True:\n            try:\n                pipeline.progress(it)\n"
+            "            except StopIteration:\n                break\n\n\n"
+            "def _train(pipeline: TrainPipelineSparseDist, it):\n    pipeline._model.train()\n"
+            "    for i in itertools.count():\n        try:\n            pipeline.progress(it)\n"
+            "        except StopIteration:\n            break\n")
+    lines = lines_of(run(code, "debugger")[0])
+    assert lines.index("debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), "
+                       "\"config.json\"))") < lines.index("def _evaluate(pipeline: TrainPipelineSparseDist, it):")
+    assert lines.count("debugger.start(model=pipeline._model)") == 1
+    assert lines[lines.index("for i in itertools.count():") + 1] == "debugger.start(model=pipeline._model)"
 
 
 def test_no_training_loop_is_said_and_nothing_added():
@@ -403,6 +421,21 @@ def test_seed_from_a_parameter_goes_first_in_the_function():
     assert lines[lines.index('"""Train."""') + 1] == "seed_all(seed=cfg.seed, mode=False, rm_dropout=True)"
 
 
+def test_a_training_function_of_a_library_module_gets_seed_all_where_it_seeds():
+    """SlowFast's tools/train_net.py (no entry script): `train(cfg)` seeds NumPy and torch with `cfg.RNG_SEED` and runs
+    the epochs; run_net.py hands it to `launch_job`. A seeding helper that trains nothing gets nothing."""
+    code = (HEAD + "import numpy as np\n\n\ndef train_epoch(model, loader, opt):\n    for x in loader:\n"
+            "        model(x).sum().backward()\n        opt.step()\n\n\n"
+            "def train(cfg):\n    du.init_distributed_training(cfg)\n    np.random.seed(cfg.RNG_SEED)\n"
+            "    torch.manual_seed(cfg.RNG_SEED)\n    model = Net()\n"
+            "    for epoch in range(3):\n        train_epoch(model, loader, opt)\n")
+    lines = lines_of(run(code, "seed")[0])
+    assert lines[lines.index("du.init_distributed_training(cfg)") + 1] == (
+        "seed_all(seed=cfg.RNG_SEED, mode=False, rm_dropout=True)")
+    helper = HEAD + "def set_seed(seed):\n    torch.manual_seed(seed)\n"
+    assert run(helper, "seed")[0] == helper
+
+
 def test_seed_from_module_level_args():
     out, _ = run(HEAD + "def main():\n    torch.manual_seed(args.seed)\n\n\nif __name__ == \"__main__\":\n"
                         "    args = parse()\n    main()\n", "seed")
@@ -622,6 +655,25 @@ def test_a_loop_in_a_src_layout_package_is_named(tmp_path, monkeypatch):
     assert instrument_text("run_train.py", entry, Options(selected=select(["debugger"], [], False)))[1] == [
         "run_train.py: the training loop is not in this file but in `TrainLoop.run_loop` in src/pkg/trainer.py: "
         "instrument that file too (msprobe-instrument --write run_train.py src/pkg/trainer.py); debugger not added here"]
+
+
+def test_a_module_imported_by_its_path_in_a_larger_tree_is_the_projects(tmp_path, monkeypatch):
+    """SlowFast's tools/run_net.py imports `vision.fair.slowfast.tools.train_net` (Meta's internal path, ending in the
+    project's name, setup.py's `name="slowfast"`): tools/train_net.py. A library's `mmcv.utils` is not utils/."""
+    (tmp_path / "setup.py").write_text('from setuptools import setup\n\nsetup(name="slowfast")\n')
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "train_net.py").write_text(ENGINE)
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    entry = ENTRY.replace("from engine import", "from vision.fair.slowfast.tools.train_net import")
+    assert instrument_text("tools/run_net.py", entry, Options(selected=select(["debugger"], [], False)))[1] == [
+        "tools/run_net.py: the training loop is not in this file but in `train_one_epoch` in tools/train_net.py: "
+        "instrument that file too (msprobe-instrument --write tools/run_net.py tools/train_net.py); debugger not "
+        "added here"]
+    tools = (tmp_path / "tools").resolve()
+    assert project.find_module(tools, "mmcv.utils", 0) is None
+    assert project.find_module(tools, "slowfast.tools.train_net", 0) is None  # no prefix: not under its name
 
 
 def test_an_entry_script_whose_loop_is_in_a_project_helper_names_that_file(tmp_path, monkeypatch):

@@ -884,6 +884,47 @@ def test_a_seed_set_when_a_project_module_is_imported_is_kept(tmp_path, seeding,
     assert any("importing this seeds" in note for note in notes) is noted
 
 
+def test_a_seed_set_by_a_module_imported_under_the_main_guard_is_kept(tmp_path):
+    """mindpose's tools/train_on_openi.py runs `from train import train` under its `__main__` guard, and importing
+    tools/train.py runs `ms.set_seed(0)`: seed_all keeps 0."""
+    (tmp_path / "train.py").write_text("import mindspore as ms\n\nms.set_seed(0)\n\n\ndef train(args):\n"
+                                       "    ms.train.Model(net, loss, opt).train(1, data)\n")
+    code = ("import os\n\n\ndef parse_args():\n    return os.environ\n\n\nif __name__ == \"__main__\":\n"
+            "    from train import train\n\n    train(parse_args())\n")
+    out, notes = instrument_text(str(tmp_path / "train_on_openi.py"), code, only("seed"))
+    assert "seed_all(seed=0, " in out, (out, notes)
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    ("parser.add_argument('--seed', type=int, help='Random seed.')",  # torchrec's dlrm_main.py
+     "    args = parse_args(argv)\n    seed_all(seed=args.seed if args.seed is not None else 1234, "),
+    ("parser.add_argument('--seed', default=7, type=int)", "    args = parse_args(argv)\n    seed_all(seed=args.seed, "),
+    ("parser.add_argument('--lr', default=0.1)", "seed_all(seed=1234, "),  # no seed option: the fixed seed
+])
+def test_a_seed_option_the_script_seeds_nothing_with_is_the_seed(tmp_path, option, expected):
+    """A script that seeds nothing but has a `--seed` option: seed_all takes it, right after the parse (torchrec's
+    dlrm_main.py hands `args.seed`, default None, only to its data shuffling)."""
+    code = ("import argparse\n\nimport torch\n\n\ndef parse_args(argv):\n    parser = argparse.ArgumentParser()\n"
+            f"    {option}\n    return parser.parse_args(argv)\n\n\ndef main(argv):\n    args = parse_args(argv)\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == '__main__':\n    main(None)\n")
+    out = strip(instrument_text(str(tmp_path / "train.py"), code, only("seed"))[0])
+    assert expected in out, out
+
+
+def test_a_seed_option_parsed_in_an_imported_module_is_the_seed(tmp_path):
+    """applications' mae/src/pretrain.py imports `mae_train_config`, which config/config.py parses at its top level
+    with `--seed` (2022) that nothing reads."""
+    (tmp_path / "config.py").write_text("import argparse\n\n\ndef train_parse_args():\n"
+                                        "    parser = argparse.ArgumentParser()\n"
+                                        "    parser.add_argument('--seed', default=2022, type=int)\n"
+                                        "    return parser.parse_args()\n\n\nmae_train_config = train_parse_args()\n")
+    code = ("import mindspore as ms\nfrom config import mae_train_config\n\n\ndef main(args):\n"
+            "    net = ms.nn.Dense(2, 2)\n\n\nif __name__ == '__main__':\n    main(mae_train_config)\n")
+    out = strip(instrument_text(str(tmp_path / "pretrain.py"), code, only("seed"))[0])
+    assert "from config import mae_train_config\nfrom msprobe_runtime.mindspore import seed_all\n" \
+           "seed_all(seed=mae_train_config.seed, " in out, out
+
+
 def test_seeding_through_a_project_helper_under_the_main_guard_is_noted(tmp_path):
     """llm-foundry's train.py only calls `train_from_yaml(...)`, which seeds with its YAML's seed: seed_all goes under
     the `__main__` guard, and a note says that the helper reseeds with the script's own seed."""

@@ -1159,6 +1159,15 @@ MINDSPORE_TRAIN_STEP_CELLS = frozenset({
 # Megatron's `train_step(forward_step_func, data_iterator, model, optimizer, scheduler, config)`, which
 # MindSpeed-LLM's and other Megatron-based training loops call once per iteration.
 LIBRARY_TRAIN_STEPS = frozenset({"megatron.training.training.train_step", "megatron.training.train_step"})
+# torchrec's train pipelines: `pipeline.progress(dataloader_iter)` runs forward, backward and the optimizer step
+# of one batch while the model trains (torchrec/distributed/train_pipeline/train_pipelines.py; not
+# EvalPipelineSparseDist, nor StagedTrainPipeline, which only feeds the batch). DLRM's torchrec_dlrm/dlrm_main.py.
+TORCHREC_TRAIN_PIPELINES = frozenset(
+    f"{module}.{name}"
+    for module in ("torchrec.distributed", "torchrec.distributed.train_pipeline",
+                   "torchrec.distributed.train_pipeline.train_pipelines")
+    for name in ("TrainPipelineBase", "TrainPipelinePT2", "TrainPipelineSparseDist", "TrainPipelineFusedSparseDist",
+                 "TrainPipelineSemiSync", "PrefetchTrainPipelineSparseDist", "TrainPipelineSparseDistCompAutograd"))
 # Megatron's `pretrain(...)`: it builds the model and runs the training loop of megatron/training/training.py.
 MEGATRON_PRETRAIN = frozenset({"megatron.training.pretrain", "megatron.training.training.pretrain"})
 # `mindspore.data_sink(fn, dataset, sink_size=...)`: a function that runs `fn` on `sink_size` batches per call.

@@ -129,6 +129,7 @@ class FileContext:
         self.has_main_guard = False
         self._stepping_functions: set[str] | None = None
         self._defined_functions: dict[int, set[str]] = {}  # id(scope) -> functions defined in it, read once
+        self._pipeline_steps: set[int] = set()  # ids of torchrec train pipelines' `progress(...)` calls that train
         self._self_writes: dict[int, dict[str, list[ast.expr]]] = {}  # id(class) -> values put in `self.<name>`
         self._def_names: set[str] | None = None  # every function name defined in the file (`names_scaler`)
         self._ascend: bool | None = None
@@ -307,6 +308,8 @@ class FileContext:
         """Record training-step calls and calls of local functions (and of the class's own methods) against
         the enclosing loop/function."""
         func = call.func
+        if self._pipeline_progress(call):
+            self._pipeline_steps.add(id(call))
         callee_name = func.id if isinstance(func, ast.Name) else self.own_method_called(call)
         steps = self.is_step_call(call) and not self.in_autograd_function()
         loop = self.current_loop()
@@ -436,8 +439,25 @@ class FileContext:
         return name is not None and self.assigned_calls.get(name) in trainers
 
     def is_library_train_step(self, call: ast.Call) -> bool:
-        """Whether `call` is a library's whole training step (Megatron's `train_step(...)`)."""
-        return self.imports.resolve_any(call.func) in catalogue.LIBRARY_TRAIN_STEPS
+        """Whether `call` is a library's whole training step (Megatron's `train_step(...)`, a torchrec train
+        pipeline's `progress(...)`)."""
+        return self.imports.resolve_any(call.func) in catalogue.LIBRARY_TRAIN_STEPS or id(call) in self._pipeline_steps
+
+    def _pipeline_progress(self, call: ast.Call) -> bool:
+        """Whether `call` is `pipeline.progress(...)` of a torchrec train pipeline (built into that name, or a
+        parameter annotated with its class: DLRM's `_train(pipeline: TrainPipelineSparseDist, ...)`), not under
+        `torch.no_grad()` (its `_evaluate` runs the same pipeline's progress to predict)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "progress" and isinstance(func.value, ast.Name)):
+            return False
+        owner, function = func.value.id, self.current_def()
+        annotation = next((a.annotation for a in (*function.args.args, *function.args.kwonlyargs)
+                           if a.arg == owner and a.annotation is not None), None) if function is not None else None
+        built = self.imports.resolve_any(annotation) if annotation is not None else self.assigned_calls.get(owner)
+        return built in catalogue.TORCHREC_TRAIN_PIPELINES and not any(
+            self.imports.resolve_any(item.context_expr.func if isinstance(item.context_expr, ast.Call)
+                                     else item.context_expr) in catalogue.GRAD_DISABLING_CONTEXTS
+            for node in self.ancestors if isinstance(node, (ast.With, ast.AsyncWith)) for item in node.items)
 
     def is_optimizer_step(self, call: ast.Call) -> bool:
         """Whether `call` applies gradients (not just computes them): `optimizer.step()`, `scaler.step(opt)`,

@@ -422,13 +422,7 @@ def _keeps_packages_in_src(top: Path, stamps: tuple[tuple[int, int] | None, ...]
     """Whether the packaging files of the project at `top` (whose `stamps` key the cache) put its packages in `src/`."""
     if not (top / SRC).is_dir():
         return False
-    text = ""
-    for name, stamp in zip(PACKAGING_FILES, stamps, strict=True):
-        if stamp is not None and stamp[1] <= MAX_BYTES:
-            try:
-                text += (top / name).read_text(encoding="utf-8", errors="replace") + "\n"
-            except OSError:
-                continue
+    text = _packaging_text(top)
     names = (re.sub(r"[-.]+", "_", name).lower() for name in PROJECT_NAME.findall(text))
     return SRC_DECLARED.search(text) is not None or any((top / SRC / name / "__init__.py").is_file() for name in names)
 
@@ -450,7 +444,33 @@ def find_module(folder: Path, module: str, level: int) -> Path | None:
         for path in (candidate / "__init__.py", candidate.with_suffix(".py") if module else None):
             if path is not None and path.is_file():
                 return path
-    return None
+    return None if level or module.split(".", 1)[0] in NOT_LOCAL else _under_own_name(folder, module)
+
+
+def _under_own_name(folder: Path, module: str) -> Path | None:
+    """The project file `module` names by its path in a larger source tree holding the project under the project's
+    own name (its folder's, or the name its packaging file gives): what follows that name, when it names a file here
+    (SlowFast's `vision.fair.slowfast.tools.train_net`, Meta's internal path, is tools/train_net.py). A library's
+    `mmcv.utils` never stands for the project's utils/: only a prefix ending in the project's name is dropped."""
+    root = project_root(folder)
+    names = {root.name, *PROJECT_NAME.findall(_packaging_text(root))}
+    own = {re.sub(r"[-.]+", "_", name).lower() for name in names}
+    parts = module.split(".")
+    first = next((i for i, part in enumerate(parts[1:-1], 1) if part.lower() in own), None)
+    return None if first is None else find_module(folder, ".".join(parts[first + 1:]), 0)
+
+
+def _packaging_text(top: Path) -> str:
+    """The packaging files at `top` (pyproject.toml, setup.cfg, setup.py), as one text."""
+    text = ""
+    for name in PACKAGING_FILES:
+        path = top / name
+        try:
+            if path.stat().st_size <= MAX_BYTES:
+                text += path.read_text(encoding="utf-8", errors="replace") + "\n"
+        except OSError:
+            continue
+    return text
 
 
 _restore: Callable[[bytes], bytes] | None = None  # see read_as_written

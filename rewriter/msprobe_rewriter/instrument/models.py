@@ -107,8 +107,8 @@ class TrainedModels:
         `updated_by_hand`), the first step's first, as source valid inside `function`; when none is found, a
         model by its usual name (`model`, `net`, ...) if there is one and no step is its method."""
         models = tuple(dict.fromkeys(model for step in steps for model in (
-            self._updated_models(self._optimizer(step), function) if updated_by_hand(step) is None
-            else self._hand_updated_models(step, function))))
+            self._pipeline_model(step) or self._updated_models(self._optimizer(step), function)
+            if updated_by_hand(step) is None else self._hand_updated_models(step, function))))
         models = tuple(model for model in models if not any(self._wraps(other, model) for other in models))
         if len(models) > 1:
             owner = _common_owner(models)  # `model.backbone` and `model.head`: `model`, one hook set for both
@@ -120,6 +120,12 @@ class TrainedModels:
             return handed
         fallback = self._usual_model(function)  # not a project object whose method steps: BasicSR's `model` is no module
         return (fallback,) if fallback is not None and fallback not in self.stepping_objects else ()
+
+    def _pipeline_model(self, step: ast.AST) -> list[str]:
+        """The model a torchrec train pipeline's `pipeline.progress(...)` trains: the one it keeps, `pipeline._model`."""
+        if isinstance(step, ast.Call) and isinstance(step.func, ast.Attribute) and self.ctx.is_library_train_step(step):
+            return [f"{source_text(self.ctx.source, step.func.value)}._model"]
+        return []
 
     def _handed_networks(self, steps: list[ast.AST], function: Function) -> tuple[str, ...]:
         """The networks handed beside the optimizer to a helper that steps it, the arguments the file calls as a

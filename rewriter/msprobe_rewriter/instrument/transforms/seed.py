@@ -7,6 +7,7 @@ import builtins
 import re
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import libcst as cst
 
@@ -48,7 +49,10 @@ class Seed(Transform):
         "only it, as a registry's `default_cfgs = {\"m\": _cfg(url=\"\")}`), and `if`/`try` blocks of those "
         "(`sys.path` set-up, optional imports), or a file another file of the project imports (a library module "
         "with a demo under its guard), is seeded first thing in that block, so that "
-        "importing it seeds nothing and keeps dropout. A submitit launcher (dinov2's run/train/train.py, ConvNeXt's "
+        "importing it seeds nothing and keeps dropout. A module that is no entry script gets seed_all only in a function of it that "
+        "trains (holds the training loop, or calls one that does) and seeds with a seed of its own, where "
+        "a seed_all with that seed would go in an entry script (SlowFast's tools/train_net.py: `train(cfg)` seeds "
+        "NumPy and torch with `cfg.RNG_SEED`, and run_net.py, which hands it to `launch_job`, cannot read that seed). A submitit launcher (dinov2's run/train/train.py, ConvNeXt's "
         "run_with_submitit.py) only submits the job under `__main__`; submitit runs the submitted `Trainer.__call__` "
         "(or function) in a process of its own, so seed_all goes first there, with a note. A Hugging Face trainer "
         "built with `args=training_args` that a parser gave (`HfArgumentParser(...).parse_args_into_dataclasses()`) "
@@ -65,8 +69,14 @@ class Seed(Transform):
         "seeds `args.seed` in `train_base(args)` and in `train_pipe(args)`, one or the other of which runs), so it "
         "runs before the model is built or distributed communication starts. "
         "A script that seeds only through a project module it imports, which seeds at its top level (mindrl's "
-        "c51_trainer.py runs `set_seed(5)`), keeps that seed when it is a literal (`seed_all(seed=5)` after the "
+        "c51_trainer.py runs `set_seed(5)`; also imported under the `__main__` guard, as mindpose's train_on_openi.py "
+        "imports tools/train.py, which runs `ms.set_seed(0)`), keeps that seed when it is a literal (`seed_all(seed=5)` after the "
         "imports); any other gets a note. "
+        "A script that seeds nothing itself but has a `--seed` option (of its own parser, or of the options a project "
+        "module parses at its top level and the script imports, as applications' mae/src/pretrain.py imports "
+        "`mae_train_config` from config/config.py) gets `seed_all(seed=args.seed)` right after the parse (or the "
+        "import), `seed_all(seed=args.seed if args.seed is not None else 1234)` when the option defaults to None "
+        "(torchrec's dlrm_main.py); not when it spawns processes that never run the parse. "
         "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`), "
         "is followed by `seed_all` with that variable. A project helper that tests the seed it is given against "
         "None and then draws one (ADDA's `init_random_seed(config.manual_seed)`, `null` in its YAML), or torchtune's "
@@ -208,17 +218,20 @@ class Seed(Transform):
                 "    args = parser.parse_args()\n    seed = L.seed_everything(args.seed)\n"
                 "    seed_all(seed=seed, mode=False, rm_dropout=True)\n"
                 "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
-        # The script's seeding function runs only when --seed is given: seed_all goes after the imports.
+        # The script's seeding function runs only when --seed is given: seed_all takes the option, and the fixed
+        # seed while it is None, right after the parse.
         Example("import argparse\n\nimport torch\n\n\ndef seed_everything(seed):\n    torch.manual_seed(seed)\n\n\n"
                 "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int)\n"
                 "    args = parser.parse_args()\n    if args.seed is not None:\n        seed_everything(args.seed)\n"
                 "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "    for x in torch.randn(4, 8, 2):\n        model(x).sum().backward()\n        opt.step()\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n",
-                "import argparse\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234, "
-                "mode=False, rm_dropout=True)\n\n\ndef seed_everything(seed):\n    torch.manual_seed(seed)\n\n\n"
+                "import argparse\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n\n"
+                "def seed_everything(seed):\n    torch.manual_seed(seed)\n\n\n"
                 "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--seed\", type=int)\n"
-                "    args = parser.parse_args()\n    if args.seed is not None:\n        seed_everything(args.seed)\n"
+                "    args = parser.parse_args()\n"
+                "    seed_all(seed=args.seed if args.seed is not None else 1234, mode=False, rm_dropout=True)\n"
+                "    if args.seed is not None:\n        seed_everything(args.seed)\n"
                 "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "    for x in torch.randn(4, 8, 2):\n        model(x).sum().backward()\n        opt.step()\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n"),
@@ -247,7 +260,8 @@ class Seed(Transform):
                 "    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
                 "if __name__ == \"__main__\":\n    seed = 3\n    torch.manual_seed(seed)\n"
                 "    mp.spawn(worker, nprocs=2)\n"),
-        # Reseeding in a nested event handler (ignite's RL examples) is not the run's seed: its names are locals.
+        # Reseeding in a nested event handler (ignite's RL examples) is no seeding at start-up: seed_all takes the
+        # script's `--seed` option right after the parse.
         Example("import argparse\n\nimport torch\n\n\ndef main(args):\n    model = torch.nn.Linear(2, 2)\n"
                 "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    epoch = 0\n\n    def on_epoch_start():\n"
                 "        torch.manual_seed(args.seed + epoch)\n\n    for x in torch.randn(4, 8, 2):\n"
@@ -255,12 +269,13 @@ class Seed(Transform):
                 "if __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
                 "    parser.add_argument(\"--seed\", type=int, default=543)\n    args = parser.parse_args()\n    main(args)\n",
                 "import argparse\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n"
-                "seed_all(seed=1234, mode=False, rm_dropout=True)\n\n\ndef main(args):\n    model = torch.nn.Linear(2, 2)\n"
+                "\n\ndef main(args):\n    model = torch.nn.Linear(2, 2)\n"
                 "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    epoch = 0\n\n    def on_epoch_start():\n"
                 "        torch.manual_seed(args.seed + epoch)\n\n    for x in torch.randn(4, 8, 2):\n"
                 "        on_epoch_start()\n        model(x).sum().backward()\n        opt.step()\n\n\n"
                 "if __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
-                "    parser.add_argument(\"--seed\", type=int, default=543)\n    args = parser.parse_args()\n    main(args)\n"),
+                "    parser.add_argument(\"--seed\", type=int, default=543)\n    args = parser.parse_args()\n"
+                "    seed_all(seed=args.seed, mode=False, rm_dropout=True)\n    main(args)\n"),
         # OpenMMLab's `init_random_seed` draws a seed from unseeded NumPy for None: it gets the fixed one instead.
         Example("import argparse\n\nfrom mmdet.apis import init_random_seed, set_random_seed, train_detector\n\n"
                 "parser = argparse.ArgumentParser()\nparser.add_argument(\"--seed\", type=int)\nargs = parser.parse_args()\n\n"
@@ -290,7 +305,10 @@ class Seed(Transform):
     def apply(self, unit: Unit) -> None:
         for finding, _ in unit.sites_for(self.rule, lambda n: isinstance(n, cst.Call)):
             unit.note(finding.line, "seed_all does not reach this generator: " + finding.message)
-        if not unit.ctx.is_entry_script() or unit.names.binds_any(SEED_ALL):
+        if unit.names.binds_any(SEED_ALL):
+            return
+        if not unit.ctx.is_entry_script():
+            self._seed_where_training_seeds(unit)
             return
         if _drives_ray(unit) and not (unit.analysis.loops or unit.analysis.callback_trainings):
             unit.note(None, "this script drives Ray (`ray.init`, `@ray.remote`): Ray's workers and actors do not run "
@@ -326,7 +344,7 @@ class Seed(Transform):
             varying.update(id(call) for call in calls)
             if not finding.salted_hash:
                 fixes += [(self._fix_seed, call) for call in calls]
-        seeds = list(self._user_seeds(unit, varying)) or _imported_seeds(unit)
+        seeds = list(self._user_seeds(unit, varying)) or _imported_seeds(unit) or _option_seed(unit)
         seed, binding = seeds[0] if seeds else (None, None)
         fixed = seed if seed is not None and binding is None else str(options.seed)  # the seed seed_all sets
         for fix, node in fixes:  # `random.seed()` gets the same literal seed as seed_all (a rerun then matches)
@@ -370,6 +388,22 @@ class Seed(Transform):
                 unit.edits.insert_before(unit.statement(other), [statement])
         if options.deterministic:
             self._determinism_first(unit, anchor)
+
+    def _seed_where_training_seeds(self, unit: Unit) -> None:
+        """In a module that is no entry script, seed_all where a function that trains seeds with a seed of its own
+        (SlowFast's tools/train_net.py: `train(cfg)` seeds NumPy and torch with `cfg.RNG_SEED`, then runs the
+        epochs; run_net.py hands it to `launch_job`, whose processes run it): that seed is the run's, and the entry
+        script's seed_all, which cannot read it, is overridden there for those generators only."""
+        training = _training_functions(unit)
+        for seed, binding in self._user_seeds(unit, set()) if training else ():
+            anchor = binding[1] if binding is not None else None
+            scope = _scope_of(anchor, unit.analysis.parents) if anchor is not None else None
+            target = unit.statement(anchor) if anchor is not None else None
+            if isinstance(scope, FUNCTION_TYPES) and scope.name in training and target is not None:
+                statement = nodes.statement(_seed_all(unit, seed))
+                insert = unit.edits.insert_after if binding[0] == "after" else unit.edits.insert_before
+                insert(target, [statement])
+                return
 
     @staticmethod
     def _determinism_first(unit: Unit, anchor: ast.stmt) -> None:
@@ -476,16 +510,30 @@ class Seed(Transform):
             yield text, _placement(call, value, unit.analysis.parents, unit.tree)
 
 
+def _training_functions(unit: Unit) -> set[str]:
+    """The names of the file's functions holding a training loop, and of those calling one of them."""
+    names = {loop.function.name for loop in unit.analysis.loops if isinstance(loop.function, FUNCTION_TYPES)}
+    functions = [node for node in ast.walk(unit.tree) if isinstance(node, FUNCTION_TYPES)]
+    while True:
+        callers = {function.name for function in functions if function.name not in names and any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+            for node in ast.walk(function))}
+        if not callers:
+            return names
+        names |= callers
+
+
 def _imported_seeds(unit: Unit) -> list[tuple[str, None]]:
     """The literal seed a project module seeds with at its top level when the script imports it (mindrl's
-    c51_trainer.py runs `set_seed(5)`), for seed_all after the imports to keep; a seed there that is no literal
-    is noted, as seed_all replaces it."""
+    c51_trainer.py runs `set_seed(5)`; also an import under the `__main__` guard, mindpose's train_on_openi.py
+    `from train import train`, whose tools/train.py runs `ms.set_seed(0)`), for seed_all after the imports to keep;
+    a seed there that is no literal is noted, as seed_all replaces it."""
     facts = seeding.analyse(unit.ctx)
     folder = project.file_folder(unit.ctx.path)
     for effect in facts.effects:
         node = effect.node
-        if not isinstance(node, (ast.Import, ast.ImportFrom)) or not effect.summary.families or effect.guards \
-                or effect.function is not None:
+        if (not isinstance(node, (ast.Import, ast.ImportFrom)) or not effect.summary.families
+                or not all(is_main_guard(test) for test, _ in effect.guards) or effect.function is not None):
             continue
         call = pinning.import_seeder(node, folder)
         literal = constant(argument(call, 0, "seed")) if call is not None else None
@@ -497,6 +545,58 @@ def _imported_seeds(unit: Unit) -> list[tuple[str, None]]:
                                    "msprobe-instrument the same seed with --seed")
             return []
     return []
+
+
+def _option_seed(unit: Unit) -> list[tuple[str, tuple[str, ast.stmt]]]:
+    """The script's own seed option (`--seed`), which the script seeds nothing with, for seed_all right after the
+    options are parsed: `args.seed` (applications' mae/src/pretrain.py imports `mae_train_config`, which
+    config/config.py parses with `--seed` 2022), or `args.seed if args.seed is not None else 1234` when it defaults
+    to None (torchrec's dlrm_main.py). Not where spawned processes re-import the script without running that."""
+    if seeding.analyse(unit.ctx).spawned:
+        return []
+    local = project.local_imports(ast.walk(unit.tree))
+    folder = project.file_folder(unit.ctx.path)
+    found = []
+    for node in ast.walk(unit.tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found += [(node.targets[0].id, default, node) for default in [_parsed_seed(unit.tree, node.value)] if default]
+        elif isinstance(node, ast.ImportFrom) and node in unit.tree.body:
+            found += [(alias.asname or alias.name, default, node) for alias in node.names
+                      if (default := _imported_seed_option(local.refs.get(alias.asname or alias.name), folder))]
+    if len(found) != 1:
+        return []
+    name, default, node = found[0]
+    seed = f"{name}.seed" if default == "int" else f"{name}.seed if {name}.seed is not None else {unit.options.seed}"
+    return [(seed, ("after", node))]
+
+
+def _imported_seed_option(ref: project.Ref | None, folder: Path) -> str | None:
+    """What the `--seed` option defaults to ("int" or "None") when `ref` imports the options a project module parses
+    at its top level (`mae_train_config = train_parse_args()`), else None."""
+    source = project.defining(folder, ref, ref.attr) if ref is not None and ref.attr else None
+    if source is None:
+        return None
+    module, name = source
+    values = [node.value for node in module.tree.body if isinstance(node, ast.Assign)
+              and [ast.unparse(target) for target in node.targets] == [name]]
+    return _parsed_seed(module.tree, values[0]) if len(values) == 1 else None
+
+
+def _parsed_seed(tree: ast.Module, value: ast.expr) -> str | None:
+    """"int" or "None", what the `--seed` option defaults to, when `value` parses the options of `tree`'s parser
+    (`parser.parse_args()`, or a call of a function of `tree` that returns it); else None."""
+    if not isinstance(value, ast.Call):
+        return None
+    functions = {node.name: node for node in tree.body if isinstance(node, FUNCTION_TYPES)}
+    called = functions.get(value.func.id) if isinstance(value.func, ast.Name) else None
+    parses = [node for node in ast.walk(called or value) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Attribute) and node.func.attr == "parse_args"]
+    if not parses:
+        return None
+    default = conditions.argparse_defaults(ast.walk(tree)).get("seed", conditions.UNKNOWN)
+    if isinstance(default, int) and not isinstance(default, bool):
+        return "int"
+    return "None" if default is None else None
 
 
 def _note_helper_seeding(unit: Unit, varying: set[int]) -> None:

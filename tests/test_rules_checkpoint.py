@@ -232,3 +232,27 @@ def test_a_resume_off_with_the_default_arguments_is_information(default, expecte
         """)
     assert [(line, severity) for line, severity, _ in found] == [(line, expected) for line in (10, 11, 12, 13, 15, 16)]
     assert all(("`opt.epoch != 0`" in message) == (expected == "info") for _, _, message in found)
+
+
+@pytest.mark.parametrize(("step", "expected"), [
+    ("train_step = print", "info"),
+    ("train_step = ms.nn.TrainOneStepCell(ms.nn.WithLossCell(net, ms.nn.MSELoss()), ms.nn.Momentum(net.trainable_params(), 0.1, 0.9))",
+     "warning")])
+def test_a_script_that_trains_nothing_loads_for_evaluation(step, expected):
+    """mindpose's tools/visual scripts load a checkpoint to draw heatmaps; tools/train.py's load feeds training."""
+    found = lint(f"""\
+        import mindspore as ms
+
+
+        def main(path, data):
+            net = ms.nn.Dense(4, 2)
+            ms.load_checkpoint(path, net)
+            {step}
+            for x in data:
+                train_step(net(x))
+
+
+        if __name__ == "__main__":
+            main("net.ckpt", [])
+        """)
+    assert [(line, severity) for line, severity, _ in found] == [(6, expected)]

@@ -35,6 +35,7 @@ CHECKED_NOTE = (" (the keys it returns are checked here, so the partial load is 
                 "leaves still start from their random initialisation)")
 FALLBACK_NOTE = (" (a fallback after a strict load of the same checkpoint failed: the keys that failure named keep "
                  "their random initialisation)")
+NO_TRAINING_NOTE = " (in a script that trains nothing: evaluation, inference or visualisation)"
 # Calls that only show a value: passing the missing keys to them is no check.
 REPORTING_CALLS = frozenset({"print", "info", "warning", "warn", "debug", "log", "error", "write", "echo", "format",
                              "pprint", "str", "repr", "len"})
@@ -99,7 +100,9 @@ class PartialCkptLoad(Rule):
                "and discards that list). MindSpore's `strict_load` only decides how names are matched (by "
                "suffix or exactly) and whether dtypes are converted: a parameter missing from the checkpoint is "
                "skipped either way. A load under an `if` that the options' defaults make false (a resume's `if "
-               "opt.epoch != 0:`, `--epoch` defaulting to 0) is information, naming the condition.")
+               "opt.epoch != 0:`, `--epoch` defaulting to 0) is information, naming the condition, and so is every load "
+               "of a script that trains nothing, itself or through project code (evaluation, inference, "
+               "visualisation).")
     why = ("Parameters a partial load skips keep whatever the model's initialiser drew, so they differ between "
            "runs (and between frameworks) unless every generator is seeded identically, and the missing keys "
            "are easy to overlook. PyTorch's `load_state_dict(strict=False)` raises nothing and warns nothing: it "
@@ -481,6 +484,21 @@ if opt.epoch != 0:
     ms.load_checkpoint(f"saved_models/tail_{opt.epoch}.ckpt", net)
     ms.load_checkpoint(f"saved_models/neck_{opt.epoch}.ckpt", net)
 """, lines=(11, 12, 13, 14), severity="info"),
+        # A script that trains nothing (mindpose's tools/visual/visual_pred_heatmap_ae.py draws heatmaps): info.
+        Invalid("""\
+import mindspore as ms
+
+
+def main(path, images):
+    net = ms.nn.Dense(4, 2)
+    ms.load_checkpoint(path, net)
+    for image in images[:10]:
+        print(net(image))
+
+
+if __name__ == "__main__":
+    main("net.ckpt", [])
+""", lines=(6,), severity="info"),
     )
 
     def __init__(self, ctx) -> None:
@@ -679,6 +697,19 @@ if opt.epoch != 0:
                 kept.append(report)
         self.reports = kept
         self._settle_modes()
+        if any(report.severity != "info" for report in self.reports) and self._trains_nothing():
+            for report in self.reports:
+                if report.severity != "info":
+                    report.severity = "info"
+                    report.message += NO_TRAINING_NOTE
+
+    def _trains_nothing(self) -> bool:
+        """Whether the file is a script that trains nothing, itself or through project code (mindpose's
+        tools/visual/visual_pred_heatmap_ae.py loads a checkpoint to draw heatmaps of ten images)."""
+        if not self.ctx.is_entry_script() or project.imported_elsewhere(self.ctx.path):
+            return False
+        facts = seeding.analyse(self.ctx)
+        return not facts.trains and not facts.training_modules(seeding.trusts_none)
 
     def _settle_modes(self) -> None:
         """A load under an `if` that the options' defaults make false is info, naming the condition: the resume of

@@ -434,6 +434,11 @@ def test_a_training_function_of_a_library_module_gets_seed_all_where_it_seeds():
         "seed_all(seed=cfg.RNG_SEED, mode=False, rm_dropout=True)")
     helper = HEAD + "def set_seed(seed):\n    torch.manual_seed(seed)\n"
     assert run(helper, "seed")[0] == helper
+    started = code.replace("def train(cfg):\n    du.init_distributed_training(cfg)\n",
+                           "def train(path):\n    torch.distributed.init_process_group('nccl')\n    cfg = load(path)\n")
+    lines = lines_of(run(started, "seed", deterministic=True)[0])  # HCCL reads its settings when communication starts
+    assert lines[lines.index("torch.distributed.init_process_group('nccl')") - 1] == (
+        "seed_all(seed=1234, mode=True, rm_dropout=True)")
 
 
 def test_seed_from_module_level_args():

@@ -403,6 +403,8 @@ class Seed(Transform):
                 statement = nodes.statement(_seed_all(unit, seed))
                 insert = unit.edits.insert_after if binding[0] == "after" else unit.edits.insert_before
                 insert(target, [statement])
+                if unit.options.deterministic:  # SlowFast's `du.init_distributed_training(cfg)` comes first
+                    self._determinism_first(unit, anchor)
                 return
 
     @staticmethod

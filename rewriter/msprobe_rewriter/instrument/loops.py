@@ -416,6 +416,7 @@ class _Finder:
         self.local = project.local_imports(project.import_statements(ctx.tree.body, aliases=True))  # project modules
         self.folder = project.file_folder(ctx.path)
         self._kinds: dict[int, str | None] = {}  # id of a cell construction -> `_cell_kind`
+        self._handed: dict[tuple[int, str], bool] = {}  # (id of a function, parameter) -> `_handed_by_importers`
         self.steppers: dict[str, _Step] = {}  # found below, once the project's train-step cells are steps
         self.stepping_defs: set[int] = set()  # ids of the definitions `steppers` names
         cell_steps = self._cell_steps()
@@ -483,9 +484,15 @@ class _Finder:
     def _handed_by_importers(self, function: Function, name: str) -> bool:
         """Whether a project file importing the file's function `function` hands its parameter `name` one of
         MindSpore's train-step cells (MoCo's main.py: `train_net = nn.TrainOneStepCell(models, optimizer)`, then
-        `train(train_net, ...)` of train.py, which runs `net(im1, im2)` for each batch)."""
-        if not isinstance(function, FUNCTION_TYPES) or function not in self.ctx.tree.body:
+        `train(train_net, ...)` of train.py, which runs `net(im1, im2)` for each batch); asked once per parameter."""
+        if function not in self.ctx.tree.body or name not in parameters_of(function):
             return False
+        key = (id(function), name)
+        if key not in self._handed:
+            self._handed[key] = self._find_handed_cell(function, name)
+        return self._handed[key]
+
+    def _find_handed_cell(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
         args = function.args
         positional = [a.arg for a in (*args.posonlyargs, *args.args)]
         own = Path(self.ctx.path).resolve()

@@ -452,12 +452,21 @@ def _under_own_name(folder: Path, module: str) -> Path | None:
     own name (its folder's, or the name its packaging file gives): what follows that name, when it names a file here
     (SlowFast's `vision.fair.slowfast.tools.train_net`, Meta's internal path, is tools/train_net.py). A library's
     `mmcv.utils` never stands for the project's utils/: only a prefix ending in the project's name is dropped."""
-    root = project_root(folder)
-    names = {root.name, *PROJECT_NAME.findall(_packaging_text(root))}
-    own = {re.sub(r"[-.]+", "_", name).lower() for name in names}
     parts = module.split(".")
+    if len(parts) < 3:
+        return None
+    root = project_root(folder)
+    own = _project_names(root, tuple(_stamp(root / name) for name in PACKAGING_FILES))
     first = next((i for i, part in enumerate(parts[1:-1], 1) if part.lower() in own), None)
     return None if first is None else find_module(folder, ".".join(parts[first + 1:]), 0)
+
+
+@lru_cache(maxsize=64)
+def _project_names(top: Path, stamps: tuple[tuple[int, int] | None, ...]) -> frozenset[str]:
+    """The names of the project at `top` (whose packaging files' `stamps` key the cache), normalised as imports
+    spell them: its folder's and those its packaging files give."""
+    names = {top.name, *PROJECT_NAME.findall(_packaging_text(top))}
+    return frozenset(re.sub(r"[-.]+", "_", name).lower() for name in names)
 
 
 def _packaging_text(top: Path) -> str:

@@ -107,6 +107,12 @@ def test_a_rate_another_file_passes_from_its_config_is_not_off(tmp_path):
     (root / "models.py").write_text("from layers import Encoder\n\n\ndef build(drop_rate=0.0):\n"
                                     "    return Encoder(192, p_dropout=drop_rate)\n\n\nmodel = build()\n")
     assert [severity for _, severity, _ in findings(root / "layers.py", "dropout")] == ["info"]
+    # minddiffusion's run_train.py passes an option whose default is off (`--random_crop`, default False)
+    (root / "models.py").write_text("import argparse\n\nfrom layers import Encoder\n\n"
+                                    "parser = argparse.ArgumentParser()\n"
+                                    "parser.add_argument(\"--drop\", type=float, default=0.0)\n"
+                                    "args = parser.parse_args()\nmodel = Encoder(192, p_dropout=args.drop)\n")
+    assert [severity for _, severity, _ in findings(root / "layers.py", "dropout")] == ["info"]
 
 
 def test_a_rate_set_by_a_file_importing_a_package_re_exporting_it_with_a_star(tmp_path):

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-from msprobe_rewriter import conditions, project
+from msprobe_rewriter import conditions, opt_in, project
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
@@ -143,10 +143,10 @@ class LeftAtDefault:
                     return False
             elif not (self._passes(given[0], caller, (accept, trust_default), depth) if given[1] else kept):
                 return False
-        for call, caller, module in elsewhere:  # read as the calls here are, in their own file
-            given = self._given(function, name, call, caller)
-            if given is None or not (_defaults_of(module)._passes(given[0], caller, (accept, trust_default), depth)
-                                     if given[1] else kept):
+        for call, caller, module in elsewhere:  # read as the calls here are, in their own file, and its options
+            given, other = self._given(function, name, call, caller), _defaults_of(module)
+            if given is None or not (other._passes(given[0], caller, (accept, trust_default), depth)
+                                     or accept(opt_in.default_value(other.ctx, given[0])) if given[1] else kept):
                 return False
         return True
 

@@ -562,6 +562,18 @@ def importers(path: str) -> Iterator[str]:
             if stem in names and importer != own)
 
 
+def resolved_importers(path: str) -> Iterator[str]:
+    """`importers` whose imports, looked up from their own folders, find `path` itself (not another project's
+    `main.py` where no root marker bounds the project)."""
+    own = Path(path).resolve()
+    for importer in importers(path):
+        module = load(Path(importer))
+        refs = [*module.local.refs.values(), *module.local.stars] if module is not None else []
+        if any((found := find_module(module.path.parent, name, ref.level)) is not None and found.resolve() == own
+               for ref in refs for name in {ref.module, ref.submodule()}):
+            yield importer
+
+
 def function_importers(path: str, name: str) -> Iterator[str]:
     """The files that may call `path`'s `name`: its importers, and where one is a package's `__init__.py` that
     re-exports `name` (also by `from .module import *`: applications' mobilevit blocks), the files importing that

@@ -440,7 +440,8 @@ def make_weight(shape):
             return
         # A library module with a script under its `__main__` guard (dlrm's dlrm_data_pytorch.py and its trace
         # tool): the functions other files import run under their seeding, not the guard's.
-        imported = self.ctx.has_main_guard and self.ctx.is_entry_script() and project.imported_elsewhere(self.ctx.path)
+        imported = self.ctx.has_main_guard and self.ctx.is_entry_script() and any(
+            True for _ in project.resolved_importers(self.ctx.path))
         if self.ctx.is_entry_script():
             first = self.outside if imported else self.first
             weights = {MODEL_FAMILY[root] for root in MODEL_FAMILY if self.ctx.imports.imports_root(root)}

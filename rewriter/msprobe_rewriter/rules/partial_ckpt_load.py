@@ -706,7 +706,7 @@ if __name__ == "__main__":
     def _trains_nothing(self) -> bool:
         """Whether the file is a script that trains nothing, itself or through project code (mindpose's
         tools/visual/visual_pred_heatmap_ae.py loads a checkpoint to draw heatmaps of ten images)."""
-        if not self.ctx.is_entry_script() or project.imported_elsewhere(self.ctx.path):
+        if not self.ctx.is_entry_script() or any(True for _ in project.resolved_importers(self.ctx.path)):
             return False
         facts = seeding.analyse(self.ctx)
         return not facts.trains and not facts.training_modules(seeding.trusts_none)

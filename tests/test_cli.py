@@ -299,6 +299,20 @@ def test_no_cache_writes_nothing_and_default_cache_lives_in_the_project_root(tmp
     assert list((tmp_path / ".msprobe_lint_cache").glob("lint-*.json"))
 
 
+def test_a_checkout_without_project_markers_is_its_own_project(tmp_path):
+    """A zip or `git archive` copy has no .git or pyproject.toml: the folders above the one linted (here a
+    neighbour that imports its helper and takes a backward through it) are not its project."""
+    checkout = tmp_path / "checkout"
+    write(checkout, "utils.py", "import torch.nn.functional as F\n\n\n"
+                                "def resize(x):\n    return F.interpolate(x, scale_factor=2, mode='bilinear')\n")
+    write(checkout, "tools/show.py", "import torch\nfrom utils import resize\n\nwith torch.no_grad():\n"
+                                     "    y = resize(torch.ones(1, 1, 2, 2))\n")
+    write(tmp_path, "other/run.py", "import torch\nfrom utils import resize\n\n"
+                                    "resize(torch.ones(1, 1, 2, 2, requires_grad=True)).sum().backward()\n")
+    assert codes(lint("--format", "json", "--select", "MSP501", ".", cwd=checkout)) == []
+    assert codes(lint("--format", "json", "--select", "MSP501", "checkout", cwd=tmp_path)) == ["MSP501"]
+
+
 def test_cached_results_of_scripts_follow_their_project_helpers(tmp_path, monkeypatch):
     """seed-missing follows project-local imports: a helper's edit (or a new module) must show, yet an
     unchanged project must not be re-linted."""

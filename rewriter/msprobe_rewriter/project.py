@@ -368,12 +368,31 @@ def _class_base(module: Module, name: str, bases: Container[str], files_left: in
     return None
 
 
+_search_limits: frozenset[Path] = frozenset()  # folders no search for a project root climbs above (`limit_search`)
+
+
+def limit_search(paths: Iterable[str]) -> None:
+    """Bound the search for the project root of the files a command was given: above a path, it climbs no further
+    than the working directory when that holds the path (`msprobe-lint tools/train.py` from the project's top), else
+    than the path itself (its folder for a file). A checkout without `.git` or packaging files (a zip, a `git
+    archive`) is then its own project, instead of the folders above it with whatever other projects they hold."""
+    global _search_limits
+    here = Path(os.getcwd())
+    folders = (Path(os.path.abspath(path)) for path in paths)
+    folders = (folder if folder.is_dir() else folder.parent for folder in folders)
+    _search_limits = frozenset(here if here == folder or here in folder.parents else folder for folder in folders)
+    find_module.cache_clear()
+    _project_imports.cache_clear()
+
+
 def search_roots(folder: Path) -> list[Path]:
-    """`folder` and its parents, up to the project root (or installed package) or `MAX_PARENTS` levels up."""
+    """`folder` and its parents, up to the project root (or installed package), a folder `limit_search` set, or
+    `MAX_PARENTS` levels up."""
     roots = [folder]
     current = folder
     for _ in range(MAX_PARENTS):
-        if (any((current / marker).exists() for marker in ROOT_MARKERS) or current.parent == current
+        if (current in _search_limits or any((current / marker).exists() for marker in ROOT_MARKERS)
+                or current.parent == current
                 or current.parent.name in PACKAGE_FOLDERS
                 or (current / SETUP_SCRIPT).exists() and not (current / "__init__.py").exists()):
             break

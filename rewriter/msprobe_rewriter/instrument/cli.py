@@ -18,6 +18,7 @@ import click
 from click.core import ParameterSource
 
 import msprobe_rewriter
+from msprobe_rewriter import project
 from msprobe_rewriter.instrument import config_file
 from msprobe_rewriter.instrument.driver import Result, run
 from msprobe_rewriter.instrument.options import Options
@@ -81,6 +82,7 @@ def main(paths, write, check, undo, seed, deterministic, remove_dropout, config,
     options = Options(seed=seed, deterministic=deterministic, remove_dropout=remove_dropout, config=config,
                       grad_probe=grad_probe or "grad-probe" in selected, target=target, data_strict=data == "strict",
                       selected=selected, unset=unset)
+    project.limit_search(paths)
     if STDIN in paths:
         if len(paths) > 1:
             _fail("`-` (standard input) cannot be combined with other paths")

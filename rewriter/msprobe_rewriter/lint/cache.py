@@ -77,7 +77,7 @@ class LintCache:
         return entries if isinstance(entries, dict) else {}
 
     def entry(self, path: str, codes: str) -> dict | None:
-        """The entry stored for `path` when it was linted with the same rule codes."""
+        """The entry stored for `path` when it was linted with the same `codes` (rule codes and project root)."""
         entry = self.entries.get(path)
         return entry if isinstance(entry, dict) and entry.get("codes") == codes else None
 

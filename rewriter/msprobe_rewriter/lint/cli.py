@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 import msprobe_rewriter
-from msprobe_rewriter import docs
+from msprobe_rewriter import docs, project
 from msprobe_rewriter.lint import runner
 from msprobe_rewriter.lint.cache import LintCache, default_directory
 from msprobe_rewriter.lint.config import Config, ConfigError, PerFileIgnores, load_config
@@ -108,6 +108,7 @@ def lint_paths(paths: tuple[str, ...], config: Config, codes: frozenset[str], fo
                stdin_filename: str | None, jobs: int | None,
                cache_dir: Path | None) -> tuple[runner.RunReport, list[str]]:
     """Discover, lint (through the cache) and merge; also returns the stdin source lines, if any."""
+    project.limit_search([stdin_filename if path == STDIN and stdin_filename else path for path in paths])
     discovery = Discovery(config.root, config.exclude)
     per_file = PerFileIgnores(config)
     targets, errors = discovery.collect([p for p in paths if p != STDIN], force_exclude)

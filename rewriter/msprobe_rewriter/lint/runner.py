@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 
+from msprobe_rewriter import project
 from msprobe_rewriter.finding import FileError, Finding
 from msprobe_rewriter.lint.cache import LintCache, digest, now_ns, stat_key
 from msprobe_rewriter.lint.dependencies import Recorder, still_valid
@@ -140,7 +141,7 @@ def run(tasks: Sequence[Task], cache: LintCache, jobs: int | None = None) -> lis
         pending.append((index, replace(task, known_hash=known), entry))
     outcomes = execute([task for _, task, _ in pending], jobs)
     for (index, task, entry), outcome in zip(pending, outcomes, strict=True):
-        codes = ",".join(task.codes)
+        codes = _settings(task)
         if outcome.unchanged and entry is not None:
             results[index] = restore(task.target.display, entry["payload"])
             cache.store(task.target.path, codes, outcome.stat, outcome.read_ns, outcome.content_hash,
@@ -156,10 +157,16 @@ def run(tasks: Sequence[Task], cache: LintCache, jobs: int | None = None) -> lis
 
 def _usable_entry(cache: LintCache, task: Task, memo: dict) -> dict | None:
     """The cache entry for `task` if it restores cleanly and its dependencies are unchanged."""
-    entry = cache.entry(task.target.path, ",".join(task.codes))
+    entry = cache.entry(task.target.path, _settings(task))
     if entry is None or restore(task.target.display, entry.get("payload")) is None:
         return None
     return entry if still_valid(entry.get("deps"), memo) else None
+
+
+def _settings(task: Task) -> str:
+    """What a file's result depends on besides the files themselves: its rule codes and its project's root (which
+    files count as its project: a marker added above it, or a command run from another folder, changes it)."""
+    return f"{','.join(task.codes)}@{project.project_root(project.file_folder(task.target.path))}"
 
 
 def _stat_unchanged(cache: LintCache, entry: dict, path: str) -> bool:

@@ -3,11 +3,10 @@ MSP303), and what their calls pass a parameter of its functions and classes (dro
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from msprobe_rewriter.lint.engine import lint_source
-from msprobe_rewriter.rules import RULES_BY_NAME
+from project_helpers import lint_findings
+from project_helpers import write as write_project
 
 # VideoMAE, cut down: datasets.py lists transforms.py's crop in a torchvision Compose and calls masking.py's
 # generator, kept in an attribute, in its transform's `__call__`.
@@ -56,18 +55,11 @@ class DataAugmentationForVideoMAE(object):
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
-    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
+    return write_project(root, {"pyproject.toml": "[project]\nname = 'demo'\n", **files})
 
 
 def findings(path: Path, rule: str) -> list[tuple[int, str, str]]:
-    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME[rule]])
-    assert not result.errors
-    return [(f.line, f.severity, f.message) for f in result.findings]
+    return [(f.line, f.severity, f.message) for f in lint_findings(path, rule)]
 
 
 def test_classes_another_file_hands_the_data_pipeline_draw_for_every_sample(tmp_path):

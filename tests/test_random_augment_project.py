@@ -3,12 +3,10 @@ and project functions (or `functools.partial`s of them) handed to the data pipel
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
-from msprobe_rewriter.lint.engine import lint_source
-from msprobe_rewriter.rules import RULES_BY_NAME
+from project_helpers import lint_findings, write
 
 # minddet's pointpillars, cut down: core/preprocess.py draws, data/preprocess.py's prep function calls it, the
 # dataset keeps a partial of what it is given for `__getitem__`, the builder gives it a partial of the prep function.
@@ -62,17 +60,8 @@ def build(infos, training):
 """
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-
-
 def findings(path: Path) -> list[tuple[int, str]]:
-    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["random-augment"]])
-    assert not result.errors
-    return [(f.line, f.message) for f in result.findings]
+    return [(f.line, f.message) for f in lint_findings(path, "random-augment")]
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import RULES_BY_NAME
+from project_helpers import lint, write
 
 TRAIN_LOOP = """
 def train(model, loader):
@@ -20,20 +21,6 @@ def train(model, loader):
         model(x).sum().backward()
         optimizer.step()
 """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-
-
-def lint(path: Path, *names: str) -> list[tuple[str, int]]:
-    """(rule name, line) of every finding of the named rules on `path`."""
-    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME[n] for n in names])
-    assert not result.errors
-    return [(f.name, f.line) for f in result.findings]
 
 
 def script(imports: str, body: str = "set_seed(0)") -> str:

@@ -10,8 +10,7 @@ import pytest
 from msprobe_rewriter.instrument import Options, instrument_text
 from msprobe_rewriter.instrument.markers import strip
 from msprobe_rewriter.instrument.transforms import select
-from msprobe_rewriter.lint.engine import lint_source
-from msprobe_rewriter.rules import RULES_BY_NAME
+from project_helpers import lint, write
 
 EXPERIMENT = """
 import torch
@@ -108,19 +107,6 @@ def train_pipeline(opt):
 if __name__ == '__main__':
     train_pipeline({'model_type': 'SRModel'})
 """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-
-
-def lint(path: Path, *names: str) -> list[tuple[str, int]]:
-    result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME[n] for n in names])
-    assert not result.errors
-    return [(f.name, f.line) for f in result.findings]
 
 
 def notes_and_lines(path: Path) -> tuple[list[str], list[str]]:

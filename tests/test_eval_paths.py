@@ -22,15 +22,19 @@ def test_files_named_for_evaluation_are_info(path):
     assert severities(path, LOADER.format(target="loader")) == {"info"}
 
 
-@pytest.mark.parametrize(("target", "expected"), [("train_data, test_data", "warning"), ("memory, test_data", "info")])
-def test_a_file_named_for_testing_that_builds_training_data_keeps_its_severity(tmp_path, target, expected):
+@pytest.mark.parametrize(("importer", "target", "expected"), [("main", "train_data, test_data", "warning"),
+                                                               ("main", "memory, test_data", "info"),
+                                                               ("eval_image_retrieval", "train_features", "info")])
+def test_a_file_named_for_testing_that_builds_training_data_keeps_its_severity(tmp_path, importer, target, expected):
     """MoCo's main.py does `train_data, memory_data, test_data = create_dataset(args.dataset)` with
-    `create_dataset` from dataset_test.py: its loaders feed the training run."""
+    `create_dataset` from dataset_test.py: its loaders feed the training run. dino's eval_image_retrieval.py names
+    the features of the training split it evaluates on `train_features`: that is no training run."""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     data = tmp_path / "dataset_test.py"
     data.write_text("from torch.utils.data import DataLoader\n\n\ndef create_dataset(data):\n"
                     "    return DataLoader(data, shuffle=True), DataLoader(data)\n")
-    (tmp_path / "main.py").write_text(f"from dataset_test import create_dataset\n\n{target} = create_dataset(rows)\n")
+    (tmp_path / f"{importer}.py").write_text(f"from dataset_test import create_dataset\n\n"
+                                             f"{target} = create_dataset(rows)\n")
     assert severities(str(data), data.read_text()) == {expected}
 
 

@@ -110,7 +110,7 @@ class FileContext:
     def __init__(self, path: str, source: str, tree: ast.Module) -> None:
         self.path = path
         # not a file named for testing whose function builds a training run's data elsewhere (MoCo's dataset_test.py)
-        self.eval_file = EVAL_FILE.match(Path(path).stem) is not None and not project.builds_training_data(path)
+        self.eval_file = EVAL_FILE.match(Path(path).stem) is not None and not project.builds_training_data(path, EVAL_FILE)
         self.source = source
         self.tree = tree
         self.lines = source.splitlines()

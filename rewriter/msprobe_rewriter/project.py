@@ -610,12 +610,16 @@ def function_importers(path: str, name: str) -> Iterator[str]:
         yield importer
 
 
-def builds_training_data(path: str) -> bool:
-    """Whether another project file names what a function of `path` returns as training data: MoCo's main.py does
-    `train_data, memory_data, test_data = create_dataset(args.dataset)` with `create_dataset` from
-    dataset_test.py, a file named for testing that the training run reads."""
+def builds_training_data(path: str, evaluation: re.Pattern) -> bool:
+    """Whether another project file, not named like `evaluation`, names what a function of `path` returns as training
+    data: MoCo's main.py does `train_data, memory_data, test_data = create_dataset(args.dataset)` with
+    `create_dataset` from dataset_test.py, a file named for testing that the training run reads. An evaluation
+    script's `train_features = extract_features(...)` (dino's eval_image_retrieval.py, from eval_knn.py) names the
+    training split a frozen model is evaluated on, not a training run."""
     own = Path(path).resolve()
     for importer in importers(path):
+        if evaluation.match(Path(importer).stem):
+            continue
         module = load(Path(importer))
         bound = {name for name, ref in module.local.refs.items() if ref.attr and (found := find_module(
             module.path.parent, ref.module, ref.level)) is not None and found.resolve() == own} if module else ()

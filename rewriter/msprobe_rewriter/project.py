@@ -588,9 +588,14 @@ def resolved_importers(path: str) -> Iterator[str]:
     for importer in importers(path):
         module = load(Path(importer))
         refs = [*module.local.refs.values(), *module.local.stars] if module is not None else []
-        if any((found := find_module(module.path.parent, name, ref.level)) is not None and found.resolve() == own
-               for ref in refs for name in {ref.module, ref.submodule()}):
+        if any(_finds(module, name, ref.level, own) for ref in refs for name in {ref.module, ref.submodule()}):
             yield importer
+
+
+def _finds(module: Module, name: str, level: int, own: Path) -> bool:
+    """Whether the import of `name` (at relative `level`) in `module` finds the file `own` (resolved)."""
+    found = find_module(module.path.parent, name, level)
+    return found is not None and found.resolve() == own
 
 
 def function_importers(path: str, name: str) -> Iterator[str]:
@@ -621,8 +626,8 @@ def builds_training_data(path: str, evaluation: re.Pattern) -> bool:
         if evaluation.match(Path(importer).stem):
             continue
         module = load(Path(importer))
-        bound = {name for name, ref in module.local.refs.items() if ref.attr and (found := find_module(
-            module.path.parent, ref.module, ref.level)) is not None and found.resolve() == own} if module else ()
+        bound = {name for name, ref in module.local.refs.items()
+                 if ref.attr and _finds(module, ref.module, ref.level, own)} if module else ()
         for node in ast.walk(module.tree) if bound else ():
             if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                     and isinstance(node.value.func, ast.Name) and node.value.func.id in bound

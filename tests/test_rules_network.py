@@ -175,6 +175,21 @@ def test_noncontiguous_numpy_transpose_and_eval_downgrade():
     assert [(line, severity) for line, severity, _ in lint("noncontiguous", code)] == [(8, "info")]
 
 
+def test_noncontiguous_bprop_return_is_pytorch_only():
+    """MindSpore's transpose makes a new tensor: a `bprop` returning one is fine (mindediting's unfold); a matmul on a
+    transposed operand there is still reported."""
+    code = """
+        from mindspore import nn, ops
+
+        class Unfold(nn.Cell):
+            def bprop(self, x, w, out, dout):
+                dx = dout.reshape(4, 4, 2, 3)
+                dx = dx.transpose(2, 3, 0, 1)
+                return (dx,), ops.matmul(dout.T, x), dout.T
+    """
+    assert lines("noncontiguous", code) == [8]
+
+
 # --- nondeterministic-op -----------------------------------------------------------------------
 def test_nondeterministic_message_names_the_alternative():
     code = "import torch.nn.functional as F\ny = F.interpolate(x, scale_factor=2, mode='bilinear')\n"

@@ -48,8 +48,10 @@ class Noncontiguous(Rule):
                "into a PyTorch `.view()` that merges dimensions (anywhere), or into `matmul`/`mm`/`bmm`/`@`/"
                "torch_npu's `npu_bmmV2` (and its matmuls fused with a collective), the input of `F.linear`/"
                "`npu_linear`/MindSpore's `dense` (not their weight, which they transpose themselves: "
-               "`F.linear(x, w.t())` multiplies by `w` as it is laid out) or a `return` inside custom backward code (`torch.autograd.Function.backward`, "
-               "MindSpore `bprop`, functions named `*backward*`, and local helpers a backward calls), without "
+               "`F.linear(x, w.t())` multiplies by `w` as it is laid out) inside custom backward code "
+               "(`torch.autograd.Function.backward`, MindSpore `bprop`, functions named `*backward*`, and local helpers a "
+               "backward calls), or a `return` of `torch.autograd.Function.backward` (not of a MindSpore `bprop`: "
+               "MindSpore's transpose makes a new tensor, and the gradient is summed elementwise), without "
                "`.contiguous()`. Through a local variable the finding is a warning. A view after a literal `permute(...)` "
                "that keeps neighbouring dimensions in order (`permute(0, 2, 3, 1)` keeps 2, 3) may merge those without "
                "a copy, so it is reported only when it merges more dimensions than such pairs account for; a view with more "
@@ -95,6 +97,10 @@ class Noncontiguous(Rule):
         "        return F.linear(dout, w.t())\n",
         "import mindspore as ms\nfrom mindspore import ops\n\n\ndef merge(x, b, n):\n"
         "    return ops.transpose(x, (0, 2, 1)).view(b, n)  # MindSpore's view reshapes any layout\n",
+        # mindediting's unfold: MindSpore's transpose returns a new tensor, whatever the layout of the gradient
+        "import mindspore as ms\nfrom mindspore import nn, ops\n\n\nclass Unfold(nn.Cell):\n"
+        "    def bprop(self, x, out, dout):\n        dx = dout.reshape(4, 4, 2, 3)\n"
+        "        return (dx.transpose(2, 3, 0, 1),)\n",
     )
     invalid = (
         Invalid("import torch\n\n\nclass LinearFn(torch.autograd.Function):\n    @staticmethod\n"
@@ -175,7 +181,8 @@ class Noncontiguous(Rule):
                         self.matmuls.append((scope, name, site, via))
                     else:
                         self._report(site, sink, via)
-            if isinstance(stmt, ast.Return) and id(scope) in self.backward_ids and stmt.value is not None:
+            if isinstance(stmt, ast.Return) and id(scope) in self.backward_ids and name != "bprop" \
+                    and stmt.value is not None:
                 values = stmt.value.elts if isinstance(stmt.value, ast.Tuple) else [stmt.value]
                 for value in values:
                     via = self._transposed(value, local)

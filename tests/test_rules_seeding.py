@@ -745,8 +745,11 @@ def test_dataset_seed_alone_counts_as_seeding(tmp_path):
 
 # --- what is (not) read from other files --------------------------------------------------------------
 def test_direct_seeding_settles_it_without_reading_helpers(project, monkeypatch):
-    write(project, {"utils.py": SEEDS_ALL, "train.py": script("from utils import set_seed, prepare",
-                                                              "torch.manual_seed(0)\n    prepare()")})
+    """Every family project code could draw from is seeded by the script itself: no helper is read, not even for
+    seed-partial's draws in project code."""
+    write(project, {"utils.py": SEEDS_ALL, "train.py": script(
+        "import random\nimport numpy as np\nfrom utils import set_seed, prepare",
+        "random.seed(0)\n    np.random.seed(0)\n    torch.manual_seed(0)\n    prepare()")})
     loaded = []
     monkeypatch.setattr("msprobe_rewriter.project.load", lambda path: loaded.append(path))
     assert lint(project / "train.py", "seed-missing", "seed-partial") == []
@@ -1298,3 +1301,78 @@ def test_a_mindspore_script_is_told_that_its_operators_are_unseeded(tmp_path):
                     "random.random()\n\n\nif __name__ == '__main__':\n    mindspore.train.Model(net).train(1, data)\n")
     found = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["seed-partial"]]).findings
     assert [(f.line, "`mindspore.set_seed(seed)` too" in f.message) for f in found] == [(9, True)]
+
+
+ENGINE = """
+import random
+
+import numpy as np
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def fit(self, data):
+        for batch in data:
+            self.step(batch)
+
+    def step(self, batch):
+        return self.model(batch[np.random.permutation(len(batch))])
+
+
+class StyleLoss:
+    def __init__(self, mixing_prob=0.9):
+        self.mixing_prob = mixing_prob
+
+    def __call__(self, ws):
+        if self.mixing_prob > 0:
+            ws = ws[:random.randint(1, len(ws))]
+        return ws.sum()
+
+
+def evaluate(model, data):
+    return [model(x) for x in random.sample(data, 10)]
+
+
+def mix(batch):
+    return batch * random.random()
+"""
+
+
+def seeding_script(seeding: str, body: str) -> str:
+    return ("import argparse\n\nimport numpy as np\nimport torch\n\nfrom engine import StyleLoss, Trainer, evaluate, mix\n\n\n"
+            f"def main(args):\n    {seeding}\n    model = torch.nn.Linear(4, 4)\n"
+            + "".join(f"    {line}\n" for line in body.split("; ")) + "\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--mix', action='store_true')\n    main(parser.parse_args())\n")
+
+
+@pytest.mark.parametrize(("seeding", "body", "expected"), [
+    # applications' stylegan2 style mixing: a loss class drawing from `random` each step, built by the script
+    ("torch.manual_seed(0); np.random.seed(0)", "loss = StyleLoss(); loss(torch.randn(8))",
+     [(10, "warning", "`StyleLoss.__call__` (engine.py:25), which this file runs through `StyleLoss(...)` (line 13), "
+                      "draws `random.randint` from Python's `random`")]),
+    # a project trainer's method, through the method it calls on itself
+    ("torch.manual_seed(0)", "trainer = Trainer(model); trainer.fit([])",
+     [(10, "warning", "`Trainer.step` (engine.py:16), which this file runs through `trainer.fit(...)` (line 13), "
+                      "draws `numpy.random.permutation` from NumPy's global generator")]),
+    # seeded: no finding; evaluation code is not the training run's
+    ("torch.manual_seed(0); np.random.seed(0)", "trainer = Trainer(model); trainer.fit([])", []),
+    ("torch.manual_seed(0); np.random.seed(0)", "evaluate(model, [])", []),
+    # MindSpore's `set_seed` seeds `random` too (through `dataset.config.set_seed`)
+    ("torch.manual_seed(0); mindspore.set_seed(0)", "loss = StyleLoss(); loss(torch.randn(8))", []),
+    # only behind an option off by default: info
+    ("torch.manual_seed(0); np.random.seed(0)", "if args.mix:;     mix(torch.randn(4))",
+     [(10, "info", "`mix` (engine.py:34), which this file runs through `mix(...)` (line 14), draws `random.random`")]),
+])
+def test_a_draw_in_project_code_the_script_runs_is_held_to_its_seeding(project, seeding, body, expected):
+    """A family the script never seeds drawn in the project code it runs for training: reported at its first seeding
+    statement, naming the drawing file and line."""
+    text = seeding_script(seeding.replace("; ", "\n    "), body)
+    text = text.replace("import argparse\n", "import argparse\n\nimport mindspore\n") if "mindspore" in seeding else text
+    write(project, {"engine.py": ENGINE, "train.py": text})
+    found = lint_source(str(project / "train.py"), (project / "train.py").read_bytes(),
+                        [RULES_BY_NAME["seed-partial"]]).findings
+    assert [(f.line, f.severity) for f in found] == [(line, severity) for line, severity, _ in expected]
+    assert all(f.message.startswith(start) for f, (_, _, start) in zip(found, expected, strict=True))

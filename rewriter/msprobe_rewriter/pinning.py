@@ -254,6 +254,13 @@ def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.Loc
     """What `call`, a method call on the object a project-local `creator` call made, pins: OpenRLHF's
     `strategy = get_strategy(args)` then `strategy.setup_distributed()`, which seeds. The object's class is
     the one `creator` calls, or the one the helper it calls returns. None when that is not known."""
+    method = made_method(creator, call, folder, local, defined)
+    return _called(method, call, lookup) if method is not None else None
+
+
+def made_method(creator: ast.Call, call: ast.Call, folder, local: project.LocalImports, defined) -> Defined | None:
+    """`(module, def, class)` of the method `call` runs on the object a project-local `creator` call made (see
+    `method_summary`), or None."""
     if not isinstance(call.func, ast.Attribute):
         return None
     for ref, name in project.call_targets(creator, local, defined):
@@ -261,7 +268,18 @@ def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.Loc
         made = _made_class(module, name) if module is not None else None
         method = class_method(made[0], made[1], call.func.attr) if made is not None else None
         if method is not None:
-            return _called(method, call, lookup)
+            return method
+    return None
+
+
+def made_class(call: ast.Call, folder, local: project.LocalImports, defined) -> tuple[project.Module, ast.ClassDef] | None:
+    """The project class (of another file) that `call` makes: the class it calls, or the one the function it calls
+    returns (see `_made_class`); None when that is not known."""
+    for ref, name in project.call_targets(call, local, defined):
+        module = _module(folder, ref)
+        made = _made_class(module, name) if module is not None else None
+        if made is not None:
+            return made
     return None
 
 

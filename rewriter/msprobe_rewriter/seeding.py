@@ -98,6 +98,7 @@ class FileSeeding:
     config_classes: Callable[[], list[ast.ClassDef]] = list  # the project's classes its parameters are annotated with
     direct: list[Effect] = field(default_factory=list)  # effects the catalogue knows, in source order
     helper_calls: list[Located] = field(default_factory=list)  # calls and imports `follow` may resolve
+    creators: dict[int, ast.Call] = field(default_factory=dict)  # id of a method call -> the call that made its object
     # function -> what a statement of it pins beyond it (see pinning.outliving)
     outliving: dict[str, Callable[[ast.AST, Summary], Summary]] = field(default_factory=dict)
     drawing: set[str | None] = field(default_factory=set)  # the functions drawing from torch's generator (None: module level)
@@ -161,6 +162,12 @@ class FileSeeding:
                         followed.append(Effect(call, summary, guards + extra, function))
             self._effects = sorted(self.direct + followed, key=lambda e: (e.node.lineno, e.node.col_offset))
         return self._effects
+
+    def training_calls(self) -> list[tuple[ast.Call, ast.expr | None]]:
+        """The calls among `helper_calls` outside evaluation code, each with the condition that keeps it from running
+        with the default arguments (None: it runs)."""
+        return [(call, self._false_guard(guards) or self._skipped_function(function))
+                for call, guards, function in self.helper_calls if isinstance(call, ast.Call) and not _is_eval(function)]
 
     def left(self, function: str | None, node: ast.AST, summary: Summary) -> Summary:
         """What `node`, a statement of `function` (None: module level), pins beyond that function."""
@@ -306,7 +313,6 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     local = project.local_imports(node for node, _, _ in nodes)
     folder = project.file_folder(ctx.path)
 
-    creators: dict[int, ast.Call] = {}  # id of a method call -> the call that made its object
 
     def follow(call: ast.AST) -> Pinned:
         """What a helper call pins; a determinism switch it is given as an option (`deterministic=args.deterministic`)
@@ -361,6 +367,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
 
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere, option_helpers, config_classes)
+    creators = seeding.creators
     seeding.local_calls = _local_calls(nodes, defined, ctx.tree)
     seeding.tree = ctx.tree
     if any(ctx.imports.imports_root(root) for root in catalogue.HF_ARGUMENT_ROOTS):

@@ -7,7 +7,7 @@ import ast
 import re
 from collections import Counter
 
-from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project
+from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, project_draws
 from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword, own_nodes
 from msprobe_rewriter.cpu_code import (
@@ -567,19 +567,21 @@ class RandomAugment(FollowsValues, Rule):
         found = self._project_draw(target) if function is not None else None
         if found is None:
             return
-        draw, _ = found
-        family = _family(draw)
+        draw = found.qualified
+        family = project_draws.family(draw)
         if not (family in self.seeded.here(node) or self.seeded.by_callers(function, family)
                 or item is None and draw in catalogue.TORCH_RANDOM_DRAWS):
             self._draws.setdefault(id(function), []).append(
                 (function, self.ctx.site(node), draw, f" (through `{ast.unparse(target)}`)", None))
 
-    def _project_draw(self, target: ast.expr) -> tuple[str, str] | None:
-        """`_drawn_in` for the function of another project module that `target` names, if any."""
+    def _project_draw(self, target: ast.expr) -> project_draws.Draw | None:
+        """The first global draw of the function of another project module that `target` names, if any, not
+        through a function that runs for every sample by itself, whose own file reports its draws."""
         folder, local, functions = self.seeded.project()
         function, path = pinning.called_function(ast.Call(func=target, args=[], keywords=[]), functions, folder, local)
         module = project.load(path) if path is not None else None
-        return _drawn_in(module, function) if module is not None and not _reports_itself(function) else None
+        return project_draws.first_draw(module, function, _reports_itself) \
+            if module is not None and not _reports_itself(function) else None
 
     def _handed_over(self, node: ast.Call) -> None:
         """A function of another project module (a `functools.partial` of one, or a name bound to such a partial)
@@ -591,7 +593,7 @@ class RandomAugment(FollowsValues, Rule):
             target = self._called(value)
             found = self._project_draw(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
             if found is not None:
-                draw, via = found
+                draw, via = found.qualified, found.via
                 self.report(value, HANDED_MESSAGE.format(
                     function=ast.unparse(target), receiver=self.ctx.callee_name(node), draw=draw,
                     through=f" (through `{via}`)" if via else ""), fixable=False)
@@ -651,7 +653,7 @@ class RandomAugment(FollowsValues, Rule):
         video cannot be read), nor an integer drawn for an identifier (see `late_seeding.draws_identifier`)."""
         statement = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.stmt)), None)
         if any(isinstance(ancestor, ast.ExceptHandler) for ancestor in self.ctx.ancestors) \
-                or self._retries(statement) or _family(qualified) in self.seeded.here(node) \
+                or self._retries(statement) or project_draws.family(qualified) in self.seeded.here(node) \
                 or draws_identifier(self.ctx, node, statement):
             return
         function = self._item_function()
@@ -698,13 +700,13 @@ class RandomAugment(FollowsValues, Rule):
         `CVRandomRotation.__call__` calls `sample_uniform`, which calls `np.random.uniform`: reported at the call);
         else the first of the others, at the info level. Transforms built only under a condition on parameters
         that every call in the file leaves off are info too."""
-        found = {key: [draw for draw in draws if not self.seeded.by_callers(draw[0], _family(draw[2]))]
+        found = {key: [draw for draw in draws if not self.seeded.by_callers(draw[0], project_draws.family(draw[2]))]
                  for key, draws in self._draws.items()}
         helpers = self._drawing_helpers() if self._helper_calls else {}
         for function, site, callee, seeded, sample_only in self._helper_calls:
             if callee in helpers:
                 name, threshold = helpers[callee]
-                if not (_family(name) in seeded or self.seeded.by_callers(function, _family(name))
+                if not (project_draws.family(name) in seeded or self.seeded.by_callers(function, project_draws.family(name))
                         or sample_only and name in catalogue.TORCH_RANDOM_DRAWS):
                     found.setdefault(id(function), []).append(
                         (function, site, name, f" (through `{callee}`)", threshold))
@@ -868,7 +870,7 @@ class Seedings:
             methods = next(({item.name: item for item in cls.body if isinstance(item, FUNCTION_TYPES)}
                             for cls in ast.walk(self.ctx.tree) if isinstance(cls, ast.ClassDef) and function in cls.body), {})
             self._earlier[id(function)] = [((call.lineno, call.col_offset), families) for call in own_nodes(function)
-                                           if isinstance(call, ast.Call) and (families := _seeds([call], self.ctx.qualname)
+                                           if isinstance(call, ast.Call) and (families := project_draws.seeds([call], self.ctx.qualname)
                                                                               | self._seeded_by(call, methods))]
         position = (node.lineno, node.col_offset)
         return frozenset().union(*(families for at, families in self._earlier[id(function)] if at < position))
@@ -898,52 +900,7 @@ class Seedings:
         module = project.load(path) if path is not None else None
         if function is None or path is not None and module is None:
             return frozenset()
-        return _seeds(own_nodes(function), module.imports.resolve if module is not None else self.ctx.qualname)
-
-
-def _seeds(nodes, resolve) -> frozenset[str]:
-    """The generator families the calls among `nodes` seed (`np.random.seed(seed)`; not `random.seed()`)."""
-    return frozenset(family for node in nodes if isinstance(node, ast.Call)
-                     for summary, _ in pinning.call_effects(node, resolve(node.func)) for family in summary.families)
-
-
-def _drawn_in(module: project.Module, function: ast.AST) -> tuple[str, str] | None:
-    """The first global draw (in source order) of `function`, of the project's `module`, with the call leading
-    there ('' for its own draw): itself, or through the project functions it calls (minddet's `prep_pointcloud`
-    calls `prep.noise_per_object`, which draws `np.random.normal`), not one that runs for every sample by itself,
-    whose own file reports its draws. Computed once per function; a cycle adds nothing."""
-    key = ("global draw", id(function))
-    if key not in module.memo:
-        module.memo[key] = None
-        module.memo[key] = _first_draw(module, function)
-    return module.memo[key]
-
-
-def _first_draw(module: project.Module, function: ast.AST) -> tuple[str, str] | None:
-    """`_drawn_in`, computed: not a draw in an `except` block (another sample drawn when one fails to load), nor
-    one of a generator seeded earlier in the function, by a library seeder or a project function seeding in its own
-    body (fairseq's `with data_utils.numpy_seed(...)`)."""
-    rescue = {id(node) for handler in ast.walk(function) if isinstance(handler, ast.ExceptHandler)
-              for node in ast.walk(handler)}
-    calls = sorted((node for node in ast.walk(function) if isinstance(node, ast.Call) and id(node) not in rescue),
-                   key=lambda node: (node.lineno, node.col_offset))
-    seeded: frozenset[str] = frozenset()
-    for call in calls:
-        qualified = module.imports.resolve(call.func)
-        if draws_globally(call, qualified):
-            if _family(qualified) not in seeded:
-                return qualified, ""
-            continue
-        seeded |= _seeds([call], module.imports.resolve)
-        callee, path = pinning.called_function(call, module.functions, module.path.parent, module.local)
-        target = project.load(path) if path is not None else module
-        if callee is None or target is None:
-            continue
-        seeded |= _seeds(own_nodes(callee), target.imports.resolve)
-        found = None if _reports_itself(callee) else _drawn_in(target, callee)
-        if found is not None and _family(found[0]) not in seeded:
-            return found[0], ast.unparse(call.func)
-    return None
+        return project_draws.seeds(own_nodes(function), module.imports.resolve if module is not None else self.ctx.qualname)
 
 
 def _reports_itself(function: ast.AST | None) -> bool:
@@ -962,11 +919,6 @@ def _kept_for_samples(cls: ast.ClassDef, init: ast.AST, parameter: str) -> bool:
     return bool(kept) and any(_self_attribute(node) in kept for item in cls.body
                               if isinstance(item, FUNCTION_TYPES) and item.name in ITEM_METHODS
                               for node in ast.walk(item) if isinstance(node, ast.Attribute))
-
-
-def _family(draw: str) -> str | None:
-    """The generator family a global draw draws from."""
-    return catalogue.ENTROPY_UNTIL_SEEDED_DRAWS.get(draw)
 
 
 def _probability(node: ast.Call, qualified: str) -> float | None:

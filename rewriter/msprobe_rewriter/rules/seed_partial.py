@@ -4,9 +4,10 @@ from one it never seeds."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 
-from msprobe_rewriter import catalogue, pinning, project, seeding
+from msprobe_rewriter import catalogue, pinning, project, project_draws, seeding
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword, own_nodes, target_name
 from msprobe_rewriter.late_seeding import LateDraws
@@ -67,6 +68,16 @@ class SeedPartial(Rule):
                "`mint.nn.Dropout2d`, the in-place `ops.normal_`/`ops.uniform_`/`ops.bernoulli_`, ...; seeded only by "
                "`mindspore.manual_seed`); also NumPy's global generator behind `trainer.train()` of trl's PPOTrainer, which seeds torch alone "
                "(`torch.manual_seed(args.seed)`) and draws each update's minibatch order with `np.random.permutation`. "
+               "An entry script that other project files do not import is also held to the global draws from "
+               "Python's `random`, NumPy's and torch's generators in the project code it runs for training: the "
+               "project functions it calls, the project classes it builds (their `__init__`, `forward`/`construct`, "
+               "`__call__`, `__getitem__`, `__iter__`), the methods it calls on objects those build, and what these "
+               "run in turn (project functions, methods called as `self.name(...)`, classes built), not through "
+               "evaluation code (a function named for it, an evaluation file no training code reads); the first draw "
+               "of each family it leaves unseeded is reported at its first seeding statement, naming the drawing file "
+               "and line (a loss class drawing a style-mixing cutoff with `random.randint` every step), at the info "
+               "level when only calls that a condition off with the default arguments skips "
+               "reach it (a torch draw not when the script seeds an accelerator's generator, which it may use). "
                "A draw given its own `seed=`/`generator=` (or, for fractional pooling, "
                "its `_random_samples=`) is not global. "
                "A file that seeds nothing is left to seed-missing. In a library module (neither an entry script "
@@ -452,6 +463,7 @@ def make_weight(shape):
                 self._first_model(weights - seeded)  # into `first`, which is `self.first`
             self._report(first, seeded, "this file")
             if not imported:
+                self._project_draws(seeded)
                 return
         if not self.first:
             return
@@ -474,6 +486,41 @@ def make_weight(shape):
                     after.setdefault(family, (site, what))
             self._report(after, frozenset().union(*(effect.summary.families for effect in local)),
                          f"`{function.name}`")
+
+    def _project_draws(self, seeded: frozenset[str]) -> None:
+        """The first draw of each family the script leaves unseeded in the project code it runs for training (the
+        project functions it calls, the classes it builds, their methods it calls, and the project code these run:
+        `project_draws.called`), reported at its first seeding statement, where the seed is missing, naming the
+        drawing file and line; at the info level when only calls that a condition off with the default arguments
+        skips reach it."""
+        if not project_draws.FAMILIES - self.seeded - ({"torch"} if "torch-accelerator" in self.seeded else set()):
+            return  # seeded here: no project file need be read
+        analysis = seeding.analyse(self.ctx)
+        seeder = next((effect.node for effect in analysis.effects if effect.summary.families), None)
+        calls = analysis.training_calls()
+        if seeder is None or not calls:
+            return
+        seeded = analysis.families()
+        folder = project.file_folder(self.ctx.path)
+        local = project.local_imports(project.import_statements(self.ctx.tree.body))
+        defined = {node.name for node in ast.walk(self.ctx.tree) if isinstance(node, FUNCTION_TYPES)}
+        found: dict[str, tuple[project_draws.Draw, ast.Call, ast.expr | None]] = {}
+        for call, off in calls:
+            draws = project_draws.called(call, folder, local, defined, analysis.creators.get(id(call)))
+            for family, draw in draws.items():
+                if (family is None or family in self.first or family in seeded
+                        or family == "torch" and "torch-accelerator" in seeded  # maybe a device's draw
+                        or family in found and (found[family][2] is None or off is not None)):
+                    continue
+                found[family] = (draw, call, off)
+        for family, (draw, call, off) in found.items():
+            where = f"{os.path.relpath(draw.path, folder)}:{draw.line}"
+            what = (f"`{draw.where}` ({where}), which this file runs through `{condition_text(call.func)}(...)` (line "
+                    f"{call.lineno}), draws `{draw.qualified}`")
+            message = self._message(family, what, seeded, "this file")
+            if off is not None:
+                message += f" (only when `{condition_text(off)}`: off with the default arguments)"
+            self.report(seeder, message, "info" if off is not None else None)
 
     def _first_model(self, families: set[str]) -> None:
         """The first call building a model with new weights from one of `families` (an `nn.Linear`, a model class of

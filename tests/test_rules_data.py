@@ -10,6 +10,8 @@ import pytest
 from msprobe_rewriter import catalogue
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import RULES_BY_NAME
+from project_helpers import lint as lint_project
+from project_helpers import write
 
 
 def lint(rule_name: str, code: str):
@@ -1579,6 +1581,42 @@ def test_unsorted_file_list_written_to_a_manifest(body, expected):
             "def manifest(root, out):\n" + body)
     result = lint_source("snippet.py", code.encode(), [RULES_BY_NAME["unsorted-file-list"]])
     assert [(f.line, f.fixable) for f in result.findings] == [(line, True) for line in expected]
+
+
+LISTING_METHOD = ("import os\nimport random\n\nimport torch\n\n\nclass Clips(torch.utils.data.Dataset):\n"
+                  "    def get_existing_audio(self):\n        return [n.split('.')[0] for n in os.listdir(self.root)]\n\n"
+                  "    def __getitem__(self, index):\n        return self.items[index]\n\n")
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    # called only as a set, or kept under a setattr name read only as a set, or never read: no order reaches data
+    ("    def keep(self):\n        self.ids = set(self.get_existing_audio())\n", []),
+    ("    def keep(self, kinds):\n        for k in kinds:\n"
+     "            setattr(self, f'existing_{k}', getattr(self, f'get_existing_{k}')())\n"
+     "        self.ids = set.intersection(*[set(getattr(self, f'existing_{k}')) for k in kinds])\n", []),
+    ("    def keep(self, kinds):\n        for k in kinds:\n"
+     "            setattr(self, f'existing_{k}', getattr(self, f'get_existing_{k}')())\n", []),
+    # a nested function never called runs never (LAVIS's AudioCapsDataset.__init__); a method no call in the file
+    # reaches may be called from anywhere
+    ("    def keep(self):\n        def listed(self):\n            return os.listdir(self.root)\n", [9]),
+    # the attribute is read in order, the call kept as a list, or the method handed on: the order may reach data
+    ("    def keep(self, kinds):\n        for k in kinds:\n"
+     "            setattr(self, f'existing_{k}', getattr(self, f'get_existing_{k}')())\n"
+     "        self.items = random.sample(getattr(self, 'existing_audio'), 10)\n", [9]),
+    ("    def keep(self):\n        self.items = self.get_existing_audio()\n", [9]),
+    ("    def keep(self):\n        self.items = list(map(lambda f: f(), [self.get_existing_audio]))\n", [9]),
+])
+def test_unsorted_file_list_returned_to_order_free_calls(body, expected):
+    """A listing a method returns follows that method's calls in the file, and attributes set with `setattr`."""
+    assert lines("unsorted-file-list", LISTING_METHOD + body) == expected
+
+
+def test_unsorted_file_list_method_named_by_an_importer(tmp_path):
+    """A method an importer names may be called there in order: its listing stays flagged."""
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n",
+                     "clips.py": LISTING_METHOD + "    def keep(self):\n        self.ids = set(self.get_existing_audio())\n",
+                     "train.py": "from clips import Clips\nfiles = Clips().get_existing_audio()\n"})
+    assert lint_project(tmp_path / "clips.py", "unsorted-file-list") == [("unsorted-file-list", 9)]
 
 
 def test_random_augment_draws_under_a_project_context_manager_that_seeds(tmp_path):

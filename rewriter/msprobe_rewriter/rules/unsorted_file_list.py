@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.context import FUNCTION_TYPES, SCOPE_TYPES, walk_scope
 from msprobe_rewriter.cpu_code import CpuCode, is_data_base, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -60,7 +61,9 @@ class UnsortedFileList(Rule):
                "preprocess.py; not `sys.stdout.write`, nor a file of each entry's own), and one returned by a function that builds a file list (`get_image_paths`, "
                "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()` (not another list sorted in a loop over it), also later in the "
                "function, or the list collected from it), or only counted, tested or searched (`len`, `in`, "
-               "`set`, `if os.listdir(d)`), is not flagged, nor is a path into a zip archive (`zipfile.Path(zf).iterdir()`: the archive's stored order); `with os.scandir(d) as entries:` is followed through `entries`.")
+               "`set`, `if os.listdir(d)`), is not flagged, nor one a function returns when every call of it in the file (by name or "
+               "`getattr(self, f\"get_{kind}_files\")()`, none named by an importer) uses the result so, also through "
+               "an attribute set with `setattr` and read with `getattr` (LAVIS's datasets), nor is a path into a zip archive (`zipfile.Path(zf).iterdir()`: the archive's stored order); `with os.scandir(d) as entries:` is followed through `entries`.")
     why = ("Directory listings come in the order the file system stores its entries: on ext4 a hash order, on other "
            "file systems creation order, and it changes when a dataset is copied to another machine. Index i of a "
            "dataset built from it is then another file, so a seeded shuffle, a fixed `shuffle=False` order and a "
@@ -165,8 +168,44 @@ def write_manifest(root, out_path):
         with open(os.path.join(out_path, name + ".txt"), "w") as label:
             label.write(name)
 """,
+        # LAVIS's datasets: each listing is only intersected as a set to filter the annotations, whose order rules.
+        """\
+import os
+
+import torch
+
+
+class Clips(torch.utils.data.Dataset):
+    def __init__(self, annotation, modalities):
+        for modality in modalities:
+            setattr(self, f"existing_{modality}", getattr(self, f"get_existing_{modality}_annotations")())
+        ids = set.intersection(*[set(getattr(self, f"existing_{modality}")) for modality in modalities])
+        self.annotation = [ann for ann in annotation if ann["id"] in ids]
+
+    def get_existing_audio_annotations(self):
+        return [name.split(".")[0] for name in os.listdir(self.audio_root)]
+
+    def __getitem__(self, index):
+        return self.annotation[index]
+""",
     )
     invalid = (
+        # The list a method returns is the one a sample picks from (LAVIS's ShapenetCaptionDataset).
+        Invalid("""\
+import os
+import random
+
+import torch
+
+
+class Views(torch.utils.data.Dataset):
+    def get_images_path(self, key):
+        return [os.path.join(self.root, key, name) for name in os.listdir(os.path.join(self.root, key))]
+
+    def __getitem__(self, index):
+        paths = getattr(self, "get_images_path")(self.keys[index])
+        return random.choice(paths)
+""", lines=(9,)),
         Invalid("""\
 import os
 
@@ -310,6 +349,8 @@ def write_list(root, out_path):
                 if child is parent.func:
                     return ORDERED
                 callee = self.ctx.callee_name(parent)
+                if callee == "setattr" and len(parent.args) == 3 and child is parent.args[2]:
+                    return self._set_attribute_reach(parent, depth)
                 if callee in ORDER_FREE:
                     return FREE
                 if callee in PICKS or self._builds_data(parent, callee) or self._writes_file(parent):
@@ -342,7 +383,7 @@ def write_list(root, out_path):
                 return self._name_reach(key, parent.optional_vars, scope, depth) if key is not None else (
                     FREE if parent.optional_vars is None else ORDERED)
             elif isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
-                return DATA if self._builds_file_list(scope) else ORDERED
+                return self._result_reach(scope, depth)
             elif not isinstance(parent, (ast.Starred, ast.BinOp, ast.BoolOp, ast.List, ast.Tuple, ast.keyword,
                                          ast.ListComp, ast.GeneratorExp, ast.IfExp)):
                 return ORDERED
@@ -403,6 +444,65 @@ def write_list(root, out_path):
                 return FREE
             reach = max(reach, self._reach(use, scope, depth + 1))
         return reach
+
+    def _result_reach(self, function: ast.AST, depth: int) -> int:
+        """Where a returned listing goes: nowhere when every call of the function in this file uses it order-free and
+        no importer names it (LAVIS's `get_existing_audio_annotations()`, called as `getattr(self,
+        f'get_existing_{modality}_annotations')()` and read only as a set), or when it is a nested function never
+        named; else to the data when the function builds a file list."""
+        fallback = DATA if self._builds_file_list(function) else ORDERED
+        if not isinstance(function, FUNCTION_TYPES) or depth >= MAX_DEPTH or self._named_by_importers(function.name):
+            return fallback
+        calls = self._uses(function.name, calls=True)
+        nested = any(isinstance(node, FUNCTION_TYPES) and function in node.body for node in ast.walk(self.ctx.tree))
+        if calls is None or not calls and not nested:
+            return fallback
+        return FREE if all(self._reach(call, scope, depth + 1) == FREE for call, scope in calls) else fallback
+
+    def _set_attribute_reach(self, call: ast.Call, depth: int) -> int:
+        """`setattr(self, f"existing_{modality}_annotation", files)`: the order reaches what the file's reads of the
+        attribute (`getattr(self, f"existing_{modality}_annotation")`, `self.existing_audio_annotation`) reach, when
+        no importer names it."""
+        spelling = _spelling(call.args[1])
+        if spelling is None or depth >= MAX_DEPTH or self._named_by_importers(spelling):
+            return ORDERED
+        reads = self._uses(spelling, calls=False)
+        return ORDERED if reads is None else max((self._reach(read, scope, depth + 1) for read, scope in reads),
+                                                 default=FREE)
+
+    def _uses(self, spelling: str, calls: bool) -> list[tuple[ast.AST, ast.AST]] | None:
+        """Each use of a name `spelling` can spell (`obj.name`, `name`, `getattr(obj, f"...")`) in the file, with its
+        scope: with `calls`, the calls of it (`name(...)`, `getattr(obj, f"...")(...)`), or None when it is named
+        other than in a call."""
+        found = []
+        for scope in [self.ctx.tree, *(node for node in ast.walk(self.ctx.tree) if isinstance(node, SCOPE_TYPES))]:
+            parents = self._parents_of(scope)
+            for node in walk_scope(scope):
+                if isinstance(node, ast.Call) and self.ctx.callee_name(node) == "getattr" and len(node.args) == 2:
+                    named = _spelling(node.args[1])
+                elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                    named = node.attr
+                else:
+                    named = node.id if isinstance(node, ast.Name) and calls else None
+                if named is None or not _agree(named, spelling):
+                    continue
+                parent = parents.get(id(node))
+                if not calls:
+                    found.append((node, scope))
+                elif isinstance(parent, ast.Call) and parent.func is node:
+                    found.append((parent, scope))
+                else:
+                    return None
+        return found
+
+    def _named_by_importers(self, spelling: str) -> bool:
+        for importer in project.importers(self.ctx.path):
+            module = project.load(Path(importer))
+            if module is not None and any(isinstance(node, ast.Attribute) and _agree(node.attr, spelling)
+                                          or isinstance(node, ast.Name) and _agree(node.id, spelling)
+                                          for node in ast.walk(module.tree)):
+                return True
+        return False
 
     # --- what counts as data ------------------------------------------------------------------
     def _builds_data(self, call: ast.Call, callee: str | None) -> bool:
@@ -479,6 +579,21 @@ def _shared_file(call: ast.Call, bound: set[str]) -> bool:
     while isinstance(receiver, (ast.Subscript, ast.Attribute)):
         receiver = receiver.value
     return isinstance(receiver, ast.Name) and receiver.id not in bound
+
+
+def _spelling(node: ast.expr) -> str | None:
+    """The name a string spells, with `{}` for each value an f-string puts in (`existing_{}_annotation`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
+    return None
+
+
+def _agree(first: str, second: str) -> bool:
+    """Whether two spellings can name the same attribute (`get_existing_{}_annotations`, `get_existing_audio_...`)."""
+    return any(re.fullmatch(".+".join(map(re.escape, one.split("{}"))), other) is not None
+               for one, other in ((first, second), (second, first)))
 
 
 def _scandir_key(label: str) -> str:

@@ -190,6 +190,22 @@ def test_noncontiguous_bprop_return_is_pytorch_only():
     assert lines("noncontiguous", code) == [8]
 
 
+def test_dist_mindspore_init_on_the_gpu_is_advised_nccl():
+    """mindediting's init_env and mindnlp's run_pretrain: the HCCL start and the NCCL one are each reported."""
+    code = """
+        from mindspore.communication import init
+
+        if args.device_target == "Ascend":
+            init()
+        elif args.device_target.upper() == "GPU":
+            init()
+        else:
+            init("nccl")
+    """
+    found = [(line, "NCCL_ALGO\"] =" in message) for line, _, message in lint("dist-no-deterministic-comm", code)]
+    assert found == [(5, False), (7, True)]
+
+
 # --- nondeterministic-op -----------------------------------------------------------------------
 def test_nondeterministic_message_names_the_alternative():
     code = "import torch.nn.functional as F\ny = F.interpolate(x, scale_factor=2, mode='bilinear')\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import RULES_BY_NAME
-from project_helpers import lint, write
+from project_helpers import lint, lint_findings, write
 
 TRAIN_LOOP = """
 def train(model, loader):
@@ -370,6 +370,21 @@ def test_hccl_set_in_a_helper(project):
     write(project, {"env.py": (project / "env.py").read_text() + "\n\ndef other():\n    pass\n"})
     assert lint(project / "dist.py", "dist-no-deterministic-comm") == []
     assert lint(project / "dist_bad.py", "dist-no-deterministic-comm") == [("dist-no-deterministic-comm", 5)]
+
+
+def test_dist_start_in_a_function_nothing_calls_is_info(project):
+    """mindediting's init_utils.py: train.py uses `init_env`, nothing names `init_dist`; where an importer calls it,
+    its start of NCCL is a warning."""
+    utils = ("from mindspore.communication import init\n\n\ndef init_dist():\n    init('nccl')\n\n\n"
+             "def init_env():\n    init()\n")
+    train = "from utils.init_utils import init_env\n\ninit_env()\n"
+    val = "from utils.init_utils import init_dist\n\ninit_dist()\n"
+    write(project, {"a/pyproject.toml": "", "a/utils/init_utils.py": utils, "a/train.py": train,
+                    "b/pyproject.toml": "", "b/utils/init_utils.py": utils, "b/train.py": train, "b/val.py": val})
+    found = {f.line: f.severity for f in lint_findings(project / "a/utils/init_utils.py", "dist-no-deterministic-comm")}
+    assert found == {5: "info", 9: "warning"}
+    found = {f.line: f.severity for f in lint_findings(project / "b/utils/init_utils.py", "dist-no-deterministic-comm")}
+    assert found == {5: "warning", 9: "warning"}
 
 
 TRAINER_MODULE = """

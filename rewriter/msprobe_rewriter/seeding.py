@@ -526,6 +526,19 @@ def _unused_functions(tree: ast.Module) -> frozenset[str]:
     return frozenset(name for name in candidates if uses[name] == 1)
 
 
+def never_called(ctx: FileContext, function: ast.AST | None) -> bool:
+    """Whether `function`, a top-level function of the file that nothing in it names, runs nowhere: the file is an
+    entry script, or a module other project files import without naming it (mindediting's `init_dist` in
+    init_utils.py, whose importers use its `init_env`). A module nobody imports may be an API: not known."""
+    if function not in ctx.tree.body or function.name not in _unused_functions(ctx.tree):
+        return False
+    if ctx.is_entry_script():
+        return True
+    importers = [project.load(Path(path)) for path in project.function_importers(ctx.path, function.name)]
+    return bool(importers) and all(module is not None and not _name_uses(module.tree, {function.name})
+                                   for module in importers)
+
+
 def _name_uses(tree: ast.Module, names: set[str]) -> Counter:
     """How often each of `names` occurs in the code: as a name, an attribute, a definition, an import or a
     string that is just the name."""

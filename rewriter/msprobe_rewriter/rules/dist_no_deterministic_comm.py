@@ -36,7 +36,8 @@ class DistNoDeterministicComm(Rule):
                "`dist.initialize_dist(device)`, whose backend is its device's: NCCL for the default device, the GPU "
                "when there is one, gloo for `\"cpu\"`) in a file that never sets `HCCL_DETERMINISTIC` (set "
                "after the call in the same function it is too late: it is read when communication starts; several "
-               "calls in one function, the branches of an `if` or a `try`, are reported once, at the first) "
+               "calls in one function, the branches of an `if` or a `try`, are reported once per backend (HCCL or "
+               "NCCL), at the first) "
                "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
@@ -46,7 +47,11 @@ class DistNoDeterministicComm(Rule):
                "`Fabric(accelerator=\"cpu\")` or "
                "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged; `deepspeed.initialize` counts when it is "
                "the first of an entry script (it starts communication itself). With the `nccl` backend named (also as one branch of a conditional), "
-               "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so. "
+               "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so; so too for "
+               "MindSpore's `init()` in the branch of an `if` comparing with `\"GPU\"` (mindediting's `elif "
+               "device_target == \"GPU\":`), where it picks NCCL. A start in a top-level function that nothing in the "
+               "project calls (an entry script's unused function, or one the files importing its module never name: "
+               "mindediting's `init_dist`) is info. "
                "Megatron's set-up (`pretrain`, `initialize_megatron` unless given `skip_mpu_initialization=True`), called in an "
                "entry script, starts NCCL communication itself "
                "(`--distributed-backend` is nccl by default) and fixes its algorithm only under `--deterministic-mode`: "
@@ -276,6 +281,30 @@ if os.environ.get("USE_DEEPSPEED"):
 else:
     ipg("hccl")
 """, lines=(8,)),
+        # mindediting's init_env: MindSpore's `init()` on the GPU starts NCCL, advised apart from the HCCL branch.
+        Invalid("""\
+from mindspore import context
+from mindspore.communication import init
+
+
+def init_env(cfg):
+    if cfg.device_target == "Ascend":
+        init()
+    elif cfg.device_target == "GPU":
+        init()
+""", lines=(7, 9)),
+        # A function nothing calls starts nothing (info).
+        Invalid("""\
+from mindspore.communication import init
+
+
+def init_dist():
+    init("nccl")
+
+
+if __name__ == "__main__":
+    train()
+""", lines=(5,), severity="info"),
         # HelloDeepSpeed: `deepspeed.initialize` starts communication itself (after `init_distributed`, it does not)
         Invalid("""\
 import deepspeed
@@ -329,8 +358,18 @@ def _initialize_dist_with_barrier(dist_timeout):
             scope = self.ctx.current_def() or self.ctx.tree
             assigned = (_assigned_value(argument(node, 0, "device"), node, scope)  # `device = get_device(None)`
                         if qualified in catalogue.COMPOSER_INITIALIZE_DIST else _assigned_literal(backend, node, scope))
-            on_nccl = bool(named_backends(node, qualified, assigned) & catalogue.NCCL_BACKENDS)
+            on_nccl = bool(named_backends(node, qualified, assigned) & catalogue.NCCL_BACKENDS) or (
+                backend is None and qualified.startswith("mindspore.") and self._on_gpu(node))
             self.sites.append((self.ctx.site(node), on_nccl, backend, self.ctx.current_def()))
+
+    def _on_gpu(self, node: ast.Call) -> bool:
+        """Whether `node` sits in the branch of an `if` comparing with "GPU" (mindediting's `elif
+        cfg.system.device_target == "GPU":`): MindSpore's `init()` picks NCCL for the GPU."""
+        path = [*self.ctx.ancestors, node]
+        return any(isinstance(parent, ast.If) and child in parent.body and isinstance(parent.test, ast.Compare)
+                   and len(parent.test.ops) == 1 and isinstance(parent.test.ops[0], ast.Eq)
+                   and any(str(constant(side)).upper() == "GPU" for side in (parent.test.left, *parent.test.comparators))
+                   for parent, child in zip(path, path[1:], strict=False))
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
@@ -352,7 +391,7 @@ def _initialize_dist_with_barrier(dist_timeout):
         if not self.sites or self.engine_starts and not self.ctx.is_entry_script():
             return  # a library's `deepspeed.initialize` (TRL's `prepare_deepspeed`) runs after the script's start
         effects = seeding.analyse(self.ctx).effects
-        reported = set()  # functions reported once already: their other calls are alternatives (try/except, if/else)
+        reported = set()  # (function, backend) reported once already: other calls are alternatives (try/except, if/else)
         entry = self.ctx.is_entry_script()
         for site, on_nccl, backend, definition in self.sites:
             megatron = self.ctx.call_qualname(site.node) in catalogue.MEGATRON_SETUPS
@@ -361,17 +400,19 @@ def _initialize_dist_with_barrier(dist_timeout):
                 # project's fork without the option: its own start of communication is reported in its file
             function = definition.name if definition is not None else None
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]
-            if any(summary.hccl for summary in before) or id(definition) in reported:
+            if any(summary.hccl for summary in before) or (id(definition), on_nccl) in reported:
                 continue
-            reported.add(id(definition))
+            reported.add((id(definition), on_nccl))
+            dead = seeding.never_called(self.ctx, definition)
+            note, severity = (f" (in `{function}`, which nothing in the project calls)", "info") if dead else ("", None)
             default = opt_in.default_value(self.ctx, backend) if backend is not None else None
             if isinstance(default, str) and default.lower() in catalogue.OTHER_BACKENDS:  # `--backend` gloo by default
                 self.report(site, self.message + f" (only when `{condition_text(backend)}` is not {default}, as it is "
                                                  "with the default arguments)", "info")
             elif not on_nccl:
-                self.report(site)
+                self.report(site, self.message + note, severity)
             elif not any(summary.nccl for summary in before):
-                self.report(site, self.megatron_message if megatron else self.nccl_message)
+                self.report(site, (self.megatron_message if megatron else self.nccl_message) + note, severity)
 
 
 def _assigned_literal(value: ast.expr | None, call: ast.Call, scope: ast.AST) -> ast.expr | None:

@@ -5,11 +5,14 @@ test_mindspore_runtime.py.)"""
 
 from __future__ import annotations
 
+import textwrap
+
 from msprobe_rewriter.instrument import Options, instrument_text
 from msprobe_rewriter.instrument.markers import strip
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import RULES_BY_NAME
 from msprobe_rewriter.rules.no_deterministic_algos import MINDSPORE_MESSAGE
+from project_helpers import lint_findings, write
 
 SFT_SCRIPT = """\
 import mindnlp
@@ -39,3 +42,29 @@ def test_instrument_seeds_through_mindspores_runtime_and_adds_no_pytorch_callbac
     assert "from msprobe_runtime.mindspore import seed_all" in out
     assert "msprobe_runtime.pytorch" not in out and "Callback" not in out and "PrecisionDebugger" not in out
     assert any("trains mindtorch modules on MindSpore" in note for note in notes)
+
+
+def test_a_module_of_a_package_importing_mindnlp_runs_on_mindspore(tmp_path):
+    """mindnlp's ocr/finetune/train_full.py imports torch and `from .dataset import ...`: it runs as a module of the
+    mindnlp package (`python -m`), whose `__init__` imports mindtorch first, so its `torch` is MindSpore's. The same
+    file outside such a package gets PyTorch's advice."""
+    script = """\
+        import torch
+        from .dataset import OCRDataset
+
+        if __name__ == "__main__":
+            model = torch.nn.Linear(4, 2)
+            optimizer = torch.optim.AdamW(model.parameters())
+            model(OCRDataset()[0]).sum().backward()
+            optimizer.step()
+        """
+    root = write(tmp_path, {"mindnlp/__init__.py": "import mindtorch\n", "mindnlp/ocr/__init__.py": "",
+                            "mindnlp/ocr/finetune/__init__.py": "", "mindnlp/ocr/finetune/dataset.py": "",
+                            "mindnlp/ocr/finetune/train_full.py": script,
+                            "plain/__init__.py": "", "plain/dataset.py": "", "plain/train_full.py": script})
+    inside = lint_findings(root / "mindnlp/ocr/finetune/train_full.py", "no-deterministic-algos")
+    outside = lint_findings(root / "plain/train_full.py", "no-deterministic-algos")
+    assert [f.message for f in inside] == [MINDSPORE_MESSAGE]
+    assert [f.message for f in outside] != [MINDSPORE_MESSAGE] and len(outside) == 1
+    out, _ = instrument_text(str(root / "mindnlp/ocr/finetune/train_full.py"), textwrap.dedent(script), Options())
+    assert "from msprobe_runtime.mindspore import seed_all" in strip(out)

@@ -562,6 +562,22 @@ def import_statements(body: list[ast.stmt], aliases: bool = False) -> Iterator[a
                 yield from import_statements(block, aliases)
 
 
+def package_inits(path: str, tree: ast.Module) -> list[Module]:
+    """The `__init__.py` modules Python runs before a file that imports relatively (`from .dataset import x`), which
+    runs only as a module of its package (`python -m mindnlp.ocr.finetune.train_full`): those of the packages
+    around it, innermost first (mindnlp's `__init__.py` imports mindtorch, which makes `torch` MindSpore's)."""
+    if not any(isinstance(node, ast.ImportFrom) and node.level for node in import_statements(tree.body)):
+        return []
+    found = []
+    folder = file_folder(path)
+    while (init := folder / "__init__.py").is_file() and folder.parent != folder:
+        module = load(init)
+        if module is not None:
+            found.append(module)
+        folder = folder.parent
+    return found
+
+
 def file_folder(path: str) -> Path:
     """The absolute folder of a linted file's path (the working directory for `-` or bare names)."""
     return Path(os.path.abspath(path)).parent

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from msprobe_rewriter import catalogue
+from msprobe_rewriter import catalogue, project
 from msprobe_rewriter.context import FileContext
 from msprobe_rewriter.finding import Finding
 from msprobe_rewriter.instrument import loops
@@ -57,8 +57,10 @@ class Unit:
         for finding in findings:
             self.findings.setdefault(finding.name, []).append(finding)
         imports = self.ctx.imports
-        # mindnlp makes `torch` mindtorch, which runs on MindSpore: MindSpore's runtime seeds it.
-        self.torch_on_mindspore = any(imports.imports_root(root) for root in catalogue.TORCH_ON_MINDSPORE)
+        # mindnlp makes `torch` mindtorch, which runs on MindSpore: MindSpore's runtime seeds it (imported by the
+        # file, or by the package `__init__` files a module of mindnlp runs after).
+        self.torch_on_mindspore = any(tracker.imports_root(root) for root in catalogue.TORCH_ON_MINDSPORE for tracker in
+                                      (imports, *(m.imports for m in project.package_inits(path, tree))))
         mindspore = imports.imports_root("mindspore") or any(imports.imports_root(r) for r in catalogue.MINDSPORE_SUITES)
         self.imports_framework = imports.imports_root("torch") or mindspore or self.torch_on_mindspore
         mindspore_only = mindspore and not imports.imports_root("torch")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from msprobe_rewriter import catalogue, seeding
+from msprobe_rewriter import catalogue, project, seeding
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FileContext
 from msprobe_rewriter.imports import ImportTracker
@@ -75,7 +75,8 @@ class NoDeterministicAlgos(Rule):
                "that imports only transformers, TRL, mmengine, SpeechBrain, Megatron, Composer or detectron2 (whose "
                "`DefaultTrainer`, "
                "`SimpleTrainer` and `AMPTrainer` train, subclasses included) counts as PyTorch). A MindSpore entry script likewise (one that "
-               "imports mindnlp or mindtorch too: their `torch` runs on MindSpore, and their "
+               "imports mindnlp or mindtorch too, or is a module of a package whose `__init__` does, run with `python -m` as its "
+               "relative imports require, mindnlp's own `ocr/finetune/train_full.py`: their `torch` runs on MindSpore, and their "
                "`torch.use_deterministic_algorithms(True)` switches MindSpore's on, so it counts), when it never calls "
                "`mindspore.set_deterministic(True)` or `set_context(deterministic=\"ON\")` (or msprobe's MindSpore "
                "`seed_all(..., mode=True)`). A switch behind a flag that is off by default is reported at its "
@@ -534,7 +535,7 @@ if __name__ == "__main__":
         # modules it trains through.
         trackers = ([ctx.imports] if _framework([ctx.imports])
                     else [m.imports for m in facts.training_modules(seeding.switches_on)])
-        framework = _framework(trackers)
+        framework = _framework(trackers, [m.imports for m in project.package_inits(ctx.path, ctx.tree)])
         if framework is None:
             return
         # HCCL as the backend: distributed runs are Ascend's even where a CUDA branch is kept (speech-transformer)
@@ -571,11 +572,12 @@ def first_call(ctx: FileContext, names: frozenset[str]) -> ast.Call | None:
     return min(calls, key=lambda node: (node.lineno, node.col_offset), default=None)
 
 
-def _framework(trackers: list[ImportTracker]) -> str | None:
+def _framework(trackers: list[ImportTracker], packages: list[ImportTracker] = ()) -> str | None:
     """"pytorch" or "mindspore": what the files with these imports use (PyTorch first, unless mindnlp makes
-    `torch` MindSpore's mindtorch; a MindSpore suite, mindformers, counts as MindSpore; a library built on torch,
-    such as transformers, counts as PyTorch only where MindSpore is not imported), or None."""
-    if any(tracker.imports_root(root) for tracker in trackers for root in catalogue.TORCH_ON_MINDSPORE):
+    `torch` MindSpore's mindtorch, imported by them or by the `packages` run before them, see
+    `project.package_inits`; a MindSpore suite, mindformers, counts as MindSpore; a library built on torch, such as
+    transformers, counts as PyTorch only where MindSpore is not imported), or None."""
+    if any(tracker.imports_root(root) for tracker in (*trackers, *packages) for root in catalogue.TORCH_ON_MINDSPORE):
         return "mindspore"
     if any(tracker.imports_root(root) for tracker in trackers for root in PYTORCH_ROOTS[:TORCH_ITSELF]):
         return "pytorch"

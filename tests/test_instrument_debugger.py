@@ -182,6 +182,32 @@ def test_models_unpacked_from_a_parameter_get_a_module_level_debugger(taken):
     assert "debugger.start()" in lines
 
 
+@pytest.mark.parametrize("outer", ["while True:", "for epoch in range(self.epochs):"])
+def test_a_package_module_creates_its_debugger_when_it_first_trains(tmp_path, outer):
+    """ultralytics' engine/trainer.py (imported by every `from ultralytics import YOLO`, to predict too) and
+    stable-baselines3's ppo.py, whose `train()` runs once per rollout: the module level only binds the name, and the
+    training method creates the debugger on its first call, so importing the package creates none and later calls
+    keep its step count."""
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("")
+    path = tmp_path / "engine" / "trainer.py"
+    code = (HEAD + "class Trainer:\n    def train(self):\n        self.model.train()\n"
+            f"        {outer}\n            for x in self.loader:\n                self.model(x).sum().backward()\n"
+            "                self.optimizer.step()\n")
+    out, _ = instrument_text(str(path), code, Options(selected=select(["debugger"], [], False)))
+    assert undo_source_text(out) == code
+    lines = strip(out).splitlines()
+    assert lines[lines.index("from msprobe_runtime.pytorch import PrecisionDebugger") + 1] == "debugger = None"
+    created = lines.index(f"        {outer}") - 3
+    assert lines[created:created + 3] == [
+        "        global debugger", "        if debugger is None:",
+        "            debugger = PrecisionDebugger(config_path=os.path.join(os.path.dirname(__file__), \"config.json\"))"]
+    compile(strip(out), str(path), "exec")
+    script = code + "\n\nif __name__ == \"__main__\":\n    Trainer().train()\n"  # run as a script: made at module level
+    lines = strip(instrument_text(str(path), script, Options(selected=select(["debugger"], [], False)))[0]).splitlines()
+    assert "debugger = None" not in lines and "        global debugger" not in lines
+
+
 def test_a_torchrec_train_pipelines_progress_is_the_training_step():
     """torchrec's dlrm_main.py: `pipeline.progress(batched_iterator)` of a TrainPipelineSparseDist runs forward, backward
     and the optimizer step; its `_evaluate` runs the same pipeline's progress under `torch.no_grad()` to predict."""

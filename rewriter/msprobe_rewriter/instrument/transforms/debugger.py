@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
@@ -122,7 +123,10 @@ class Debugger(Transform):
         "function that builds the model; when the loop lives in a helper that receives the model "
         "(`train_one_epoch(model, ...)`, or `task = state.task`, vits' `net_g, net_d = nets` from its parameters) it is "
         "created at module level "
-        "instead, so it exists once. "
+        "instead, so it exists once; in a package's module that is no script (ultralytics' engine/trainer.py, "
+        "which `from ultralytics import YOLO` imports to predict too; stable-baselines3's ppo.py) the module level "
+        "only binds `debugger = None`, and each function that trains creates it on its first call (`global "
+        "debugger` / `if debugger is None:`), so importing the package creates none. "
         "The loop body's checks that skip an iteration before it trains (`if step < resume_step: continue`, as "
         "resumed runs skip the batches done, also nested in another `if`: `if resume:` / `if i < done: continue`; "
         "or leave the loop, dlrm's `if nbatches > 0 and j >= nbatches: break`; also after statements that call "
@@ -549,17 +553,27 @@ class Debugger(Transform):
         if not created:
             return
         anchor = self._anchor(unit)
-        line = anchor.lineno if anchor is not None else unit.after_imports_line()
-        create = nodes.statement(f"{name} = {unit.runtime('PrecisionDebugger')}(config_path={_config(unit, line)})")
+        firsts = self._first_trainings(unit) if anchor is None else None
+
+        def create(line: int) -> str:
+            return f"{name} = {unit.runtime('PrecisionDebugger')}(config_path={_config(unit, line)})"
+
         if anchor is not None:
             target = unit.statement(anchor)
             placement = Placement(name, lambda new: unit.edits.insert_before(target, new), self._monitored(unit),
                                   anchor.lineno)
+            placement.insert([nodes.statement(create(anchor.lineno))])
+        elif firsts:  # a package's module: created on the first call that trains, not when anything imports it
+            unit.edits.insert_after(unit.after_imports(), [nodes.statement(f"{name} = None")])
+            for first in firsts:
+                unit.edits.insert_before(unit.statement(first), [
+                    nodes.statement(f"global {name}"), cst.parse_statement(f"if {name} is None:\n    {create(first.lineno)}\n")])
+            placement = Placement(name, lambda new: None, None, firsts[0].lineno)
         else:  # the model lives in a helper's parameters: create the debugger once, at module level
             after = unit.after_imports()
             placement = Placement(name, lambda new: unit.edits.insert_after(after, new), None, None)
+            placement.insert([nodes.statement(create(unit.after_imports_line()))])
         placement.by_callbacks = not analysis.loops and unit.options.target == "runtime"
-        placement.insert([create])
         for line, note in compiled_notes(unit.ctx):
             if not _compiled_after_its_trainer(unit, line):
                 unit.note(line, note)
@@ -717,6 +731,24 @@ class Debugger(Transform):
             return first
         inner = scopes.first_in_common_block([a for a, _, _ in anchors], analysis.parents)  # in `if __name__ ...`
         return inner if len(anchors) == 1 or self._models_before(scope, anchors, inner) else None
+
+    @staticmethod
+    def _first_trainings(unit: Unit) -> list[ast.stmt] | None:
+        """In a package's module run as no script (ultralytics' engine/trainer.py, which every `from ultralytics
+        import YOLO` imports, to predict too), the statement of each function that trains where it first does;
+        None elsewhere, or when training runs at module level. The debugger is created there on the first call,
+        kept in a module-level name: once per process, also when the function runs once per epoch."""
+        if unit.ctx.is_entry_script() or not (Path(unit.path).parent / "__init__.py").is_file():
+            return None
+        analysis = unit.analysis
+        starts = [(loop.outermost, loop.function) for loop in analysis.loops]
+        starts += [(Debugger._outermost(unit, t.statement), t.function) for t in analysis.callback_trainings]
+        if any(function is None for _, function in starts):
+            return None
+        by_function: dict[int, list[ast.stmt]] = {}
+        for statement, function in starts:
+            by_function.setdefault(id(function), []).append(statement)
+        return [scopes.first_in_common_block(statements, analysis.parents) for statements in by_function.values()]
 
     @staticmethod
     def _models_before(scope: ast.AST, anchors: list, statement: ast.stmt) -> bool:

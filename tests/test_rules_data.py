@@ -1583,6 +1583,23 @@ def test_unsorted_file_list_written_to_a_manifest(body, expected):
     assert [(f.line, f.fixable) for f in result.findings] == [(line, True) for line in expected]
 
 
+@pytest.mark.parametrize(("kept", "expected"), [
+    ("self.rain = search(root)", [6]),
+    ("self.rain = sorted(search(root))", []),
+    ("rain = search(root)\n        random.shuffle(rain)", [6]),
+    ("self.count = len(search(root))", []),
+])
+def test_unsorted_file_list_judged_per_call_of_a_helper(kept, expected):
+    """mindediting's imagenet.py: `search` walks os.listdir; one call's list is sorted, another's is kept as it comes
+    (and picked from at random): the helper's listing is reported for that call."""
+    code = ("import os\nimport random\n\n\ndef search(root):\n    return [os.path.join(root, name) "
+            "for name in os.listdir(root)]\n\n\nclass Images:\n    def __init__(self, root):\n"
+            "        self.images = sorted(search(root))\n        " + kept + "\n\n"
+            "    def __getitem__(self, index):\n        return self.images[index]\n")
+    result = lint_source("snippet.py", code.encode(), [RULES_BY_NAME["unsorted-file-list"]])
+    assert [f.line for f in result.findings] == expected
+
+
 LISTING_METHOD = ("import os\nimport random\n\nimport torch\n\n\nclass Clips(torch.utils.data.Dataset):\n"
                   "    def get_existing_audio(self):\n        return [n.split('.')[0] for n in os.listdir(self.root)]\n\n"
                   "    def __getitem__(self, index):\n        return self.items[index]\n\n")

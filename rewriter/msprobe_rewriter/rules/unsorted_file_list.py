@@ -59,10 +59,12 @@ class UnsortedFileList(Rule):
                "dataset or loader, one written to a file (a manifest that training reads later: `json.dump(files, "
                "f)`, `np.save`, `f.write(name)` per entry to a file opened before the loop; mindaudio's conv_tasnet "
                "preprocess.py; not `sys.stdout.write`, nor a file of each entry's own), and one returned by a function that builds a file list (`get_image_paths`, "
-               "`make_dataset`). A listing that is sorted (`sorted(...)`, `files.sort()` (not another list sorted in a loop over it), also later in the "
-               "function, or the list collected from it), or only counted, tested or searched (`len`, `in`, "
+               "`make_dataset`) or by any function one of whose calls keeps it in a dataset class or hands it to the "
+               "data (judged per call: mindediting's `search(...)`, sorted by one caller, kept unsorted by another). A listing that is sorted (`sorted(...)`, `files.sort()` (not another list sorted in a loop over it), also later in the "
+               "function, or the list collected from it, or a list it is added to: `files.extend(...)`), or only counted, tested or searched (`len`, `in`, "
                "`set`, `if os.listdir(d)`), is not flagged, nor one a function returns when every call of it in the file (by name or "
-               "`getattr(self, f\"get_{kind}_files\")()`, none named by an importer) uses the result so, also through "
+               "`getattr(self, f\"get_{kind}_files\")()`, none named by an importer; its own recursive calls aside) uses the "
+               "result so, also through "
                "an attribute set with `setattr` and read with `getattr` (LAVIS's datasets), nor is a path into a zip archive (`zipfile.Path(zf).iterdir()`: the archive's stored order); `with os.scandir(d) as entries:` is followed through `entries`.")
     why = ("Directory listings come in the order the file system stores its entries: on ext4 a hash order, on other "
            "file systems creation order, and it changes when a dataset is copied to another machine. Index i of a "
@@ -188,8 +190,60 @@ class Clips(torch.utils.data.Dataset):
     def __getitem__(self, index):
         return self.annotation[index]
 """,
+        # Every call of a helper walking the folders keeps a sorted list (mindediting's imagenet.py, its `img_list`).
+        """\
+import os
+
+
+def search(root):
+    found = []
+    for item in os.listdir(root):
+        path = os.path.join(root, item)
+        if os.path.isdir(path):
+            found.extend(search(path))
+        else:
+            found.append(path)
+    return found
+
+
+class Images:
+    def __init__(self, root):
+        self.images = search(os.path.join(root, "train"))
+        self.images.extend(search(os.path.join(root, "val")))
+        self.images = sorted(self.images)
+
+    def __getitem__(self, index):
+        return self.images[index]
+""",
     )
     invalid = (
+        # ... but one call keeps the helper's list unsorted in a dataset (its `derain_img_list`): judged per call.
+        Invalid("""\
+import os
+import random
+
+
+def search(root):
+    found = []
+    for item in os.listdir(root):
+        path = os.path.join(root, item)
+        if os.path.isdir(path):
+            found.extend(search(path))
+        else:
+            found.append(path)
+    return found
+
+
+class Images:
+    def __init__(self, root):
+        self.images = search(os.path.join(root, "train"))
+        self.images.extend(search(os.path.join(root, "val")))
+        self.images = sorted(self.images)
+        self.rain = search(os.path.join(root, "rain"))
+
+    def __getitem__(self, index):
+        return self.images[index], self.rain[random.randint(0, len(self.rain) - 1)]
+""", lines=(7,)),
         # The list a method returns is the one a sample picks from (LAVIS's ShapenetCaptionDataset).
         Invalid("""\
 import os
@@ -355,6 +409,9 @@ def write_list(root, out_path):
                     return FREE
                 if callee in PICKS or self._builds_data(parent, callee) or self._writes_file(parent):
                     return DATA
+                receiver = _key(parent.func.value) if isinstance(parent.func, ast.Attribute) else None
+                if callee in ACCUMULATES and receiver is not None:  # `files.extend(listing)`: where `files` goes
+                    return self._name_reach(receiver, parent, scope, depth)
                 if callee not in ORDER_KEEPING:
                     return ORDERED
             elif isinstance(parent, ast.comprehension):
@@ -442,6 +499,8 @@ def write_list(root, out_path):
             parent = parents.get(id(use))
             if isinstance(parent, ast.Attribute) and parent.attr == "sort":
                 return FREE
+            if isinstance(parent, ast.Attribute) and parent.attr in ACCUMULATES:
+                continue  # `files.extend(more)`: the list grows; where its order goes, its other uses say
             reach = max(reach, self._reach(use, scope, depth + 1))
         return reach
 
@@ -449,15 +508,23 @@ def write_list(root, out_path):
         """Where a returned listing goes: nowhere when every call of the function in this file uses it order-free and
         no importer names it (LAVIS's `get_existing_audio_annotations()`, called as `getattr(self,
         f'get_existing_{modality}_annotations')()` and read only as a set), or when it is a nested function never
-        named; else to the data when the function builds a file list."""
+        named; to the data when one call hands it to the data or keeps it in a dataset class (judged per call:
+        mindediting's `self.derain_img_list = search(...)`, whose other call's list is sorted), or when the function
+        builds a file list."""
         fallback = DATA if self._builds_file_list(function) else ORDERED
         if not isinstance(function, FUNCTION_TYPES) or depth >= MAX_DEPTH or self._named_by_importers(function.name):
             return fallback
         calls = self._uses(function.name, calls=True)
         nested = any(isinstance(node, FUNCTION_TYPES) and function in node.body for node in ast.walk(self.ctx.tree))
+        if calls is not None:
+            calls = [(call, scope) for call, scope in calls if scope is not function]  # recursion returns it again
         if calls is None or not calls and not nested:
             return fallback
-        return FREE if all(self._reach(call, scope, depth + 1) == FREE for call, scope in calls) else fallback
+        reaches = [self._reach(call, scope, depth + 1) for call, scope in calls]
+        if any(reach == DATA or reach == ORDERED and self._method_of_dataset(scope)
+               for reach, (_, scope) in zip(reaches, calls, strict=True)):
+            return DATA  # one call keeps it in a dataset (mindediting's imagenet.py sorts one `search(...)`, not another)
+        return FREE if all(reach == FREE for reach in reaches) else fallback
 
     def _set_attribute_reach(self, call: ast.Call, depth: int) -> int:
         """`setattr(self, f"existing_{modality}_annotation", files)`: the order reaches what the file's reads of the
@@ -523,6 +590,11 @@ def write_list(root, out_path):
     def _in_dataset_class(self) -> bool:
         return any(isinstance(node, ast.ClassDef) and node.name in self._dataset_classes()
                    for node in self.ctx.ancestors)
+
+    def _method_of_dataset(self, scope: ast.AST) -> bool:
+        """Whether `scope` is a method of one of the file's dataset classes."""
+        return any(isinstance(node, ast.ClassDef) and node.name in self._dataset_classes() and scope in node.body
+                   for node in ast.walk(self.ctx.tree))
 
     def _dataset_classes(self) -> frozenset[str]:
         """The file's dataset classes: derived from torch's data classes, or not a module and indexable (read once)."""

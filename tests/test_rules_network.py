@@ -264,6 +264,20 @@ def test_nondeterministic_backward_only_ops_are_silent_without_grad():
     assert lines("nondeterministic-op", code) == [8, 10]
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    # a parameter named for a checkpoint, a mapping handed to `load_state_dict`: weights, no backward
+    ("def resize(checkpoint_model):\n    return F.interpolate(checkpoint_model['pos'], size=9, mode='bicubic')\n", []),
+    ("def resize(model, sd, merge):\n    sd = merge(sd)\n    sd['pos'] = F.interpolate(sd['pos'], size=9, mode='bicubic')\n"
+     "    model.load_state_dict(sd)\n", []),
+    # the checkpoint parameter bound anew to activations, a merged mapping never loaded: may need a gradient
+    ("def resize(model, x, ckpt):\n    ckpt = model(x)\n    return F.interpolate(ckpt, size=9, mode='bicubic')\n", [6]),
+    ("def resize(model, sd, merge):\n    sd = merge(sd)\n    return F.interpolate(sd['pos'], size=9, mode='bicubic')\n", [6]),
+])
+def test_nondeterministic_checkpoint_weights_need_no_gradient(body, expected):
+    """Resizing weights on their way into a model (LAVIS's `interpolate_pos_embed`, Swin's `load_pretrained`)."""
+    assert lines("nondeterministic-op", "import torch.nn.functional as F\n\n\n" + body) == expected
+
+
 @pytest.mark.parametrize(("code", "expected"), [
     ("import torch\ny = torch.index_put(x, (i,), v, True)\n", [2]),
     ("import torch\ny = torch.index_put(x, (i,), v)\n", []),

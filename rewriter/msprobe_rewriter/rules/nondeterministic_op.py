@@ -20,6 +20,7 @@ from msprobe_rewriter.context import (
     constant,
     keyword,
     target_name,
+    walk_scope,
 )
 from msprobe_rewriter.cpu_code import CpuCode, is_model_base
 from msprobe_rewriter.rules.base import Invalid, Rule
@@ -69,6 +70,9 @@ CHANGING_CALLS = frozenset({"append", "extend", "insert", "requires_grad_"})
 DATA_FOLDERS = frozenset({"data", "datasets", "dataset", "dataloader", "dataloaders"})
 # A parameter named for images (or frames, audio) of a function that is no module's method holds data.
 DATA_PARAMETER = re.compile(r"(img|image|pic|frame|video|audio|wav|waveform)s?", re.IGNORECASE)
+# A parameter named for a checkpoint or a state dict (`checkpoint_model`, `pos_embed_checkpoint`, `state_dict`,
+# `ckpt`): weights read from a file, which need no gradient (LAVIS's `interpolate_pos_embed(model, checkpoint_model)`).
+CHECKPOINT_PARAMETER = re.compile(r"\w*(checkpoint|ckpt|state_dict)\w*", re.IGNORECASE)
 # Hugging Face's loader of compiled kernels from the Hub, and the names of FlashAttention's repositories there
 # (`kernels-community/flash-attn3`, `varunneal/flash-attention-3`).
 HUB_KERNEL_LOADER = "kernels.get_kernel"
@@ -229,7 +233,9 @@ class NondeterministicOp(FollowsValues, Rule):
                "called only by its dataset); in a file defining no module whose functions other files call only so "
                "(VideoMAE's flat video_transforms.py, which its datasets use); or on a tensor read from a checkpoint (`torch.load(...)`, `state_dict()`; also "
                "through a loop over its `.items()` or `.values()`, or renamed into a new mapping that the function "
-               "only fills with such tensors: VideoMAE's `new_dict[key[9:]] = checkpoint_model[key]`), a parameter created with `requires_grad=False` "
+               "only fills with such tensors: VideoMAE's `new_dict[key[9:]] = checkpoint_model[key]`; a parameter named "
+               "for a checkpoint or state dict, LAVIS's `interpolate_pos_embed(model, checkpoint_model)`; a mapping the "
+               "function hands to `load_state_dict`, Swin's `load_pretrained`), a parameter created with `requires_grad=False` "
                "(also handed to a method of its class: ijepa's `pos_embed`), a dict entry holding such a tensor, "
                "detached, a new tensor (`torch.Tensor(x.asnumpy())`: what a statement of the function's own body "
                "binds replaces what the name held before, ICON's `im_feat`), an entry of a `self.` mapping the class fills only with such tensors (SlowFast's "
@@ -372,6 +378,15 @@ class NondeterministicOp(FollowsValues, Rule):
         "    checkpoint = renamed\n"
         "    pos = torch.nn.functional.interpolate(checkpoint['pos_embed'], size=size, mode='bicubic')\n"
         "    checkpoint['pos_embed'] = pos\n    model.load_state_dict(checkpoint)\n",
+        # LAVIS's `interpolate_pos_embed(model, checkpoint_model)`: a parameter named for a checkpoint holds weights;
+        # Swin's `load_pretrained`: a mapping the function loads into a model holds weights, whoever built it
+        "import torch\nimport torch.nn.functional as F\n\n\ndef interpolate_pos_embed(model, checkpoint_model):\n"
+        "    pos = checkpoint_model['pos_embed'].float()[:, 1:].reshape(1, 14, 14, -1).permute(0, 3, 1, 2)\n"
+        "    checkpoint_model['pos_embed'] = F.interpolate(pos, size=(16, 16), mode='bicubic')\n\n\n"
+        "def load_pretrained(model, path, merge):\n    state_dict = merge(torch.load(path, map_location='cpu'))\n"
+        "    for k in [k for k in state_dict if 'bias_table' in k]:\n"
+        "        state_dict[k] = F.interpolate(state_dict[k][None], size=(27, 27), mode='bicubic')[0]\n"
+        "    model.load_state_dict(state_dict, strict=False)\n",
         # ICON's feature sampling: both tensors are made anew from host arrays (the statement of the function's body
         # replaces what the parameter held before)
         "import torch\n\n\nclass Extractor(torch.nn.Module):\n    def sampling(self, points, im_feat=None):\n"
@@ -1078,7 +1093,9 @@ class NondeterministicOp(FollowsValues, Rule):
         bound = self.values.bindings.bound(node.id, node)
         facts = [GRADIENT_FREE if self._filled_gradient_free(value, node.id) else fact for value, fact
                  in zip(bound, self.values.facts(node.id, node), strict=True)]
-        data = self._data_parameter(node.id) or self._given_frozen(node.id)
+        if self._loaded_mapping(node.id):
+            return GRADIENT_FREE
+        data = self._data_parameter(node.id) or self._checkpoint_parameter(node.id) or self._given_frozen(node.id)
         function = self.ctx.current_def()
         whole = {id(s.value) for s in function.body if isinstance(s, ast.Assign) and len(s.targets) == 1
                  and isinstance(s.targets[0], ast.Name) and s.targets[0].id == node.id} if function else set()
@@ -1137,6 +1154,23 @@ class NondeterministicOp(FollowsValues, Rule):
         models = self.cpu_code.derived_classes("model", is_model_base)
         return any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)) \
             and isinstance(owner, ast.ClassDef) and owner.name not in models
+
+    def _checkpoint_parameter(self, name: str) -> bool:
+        """`name` is a parameter of the current function named for a checkpoint: its tensors are weights read from a
+        file (LAVIS's `interpolate_pos_embed(model, checkpoint_model)`)."""
+        function = self.ctx.current_def()
+        args = function.args if function is not None else None
+        return args is not None and CHECKPOINT_PARAMETER.fullmatch(name) is not None \
+            and any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+
+    def _loaded_mapping(self, name: str) -> bool:
+        """The current function hands `name` to a model's `load_state_dict`: a mapping of weights, copied into the
+        model without gradient (Swin's `load_pretrained` resizes `state_dict[k]` that `merge_moe_model_state_dict`
+        built from two checkpoints, then loads it)."""
+        function = self.ctx.current_def()
+        return function is not None and any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load_state_dict"
+            and _name_id(argument(node, 0, "state_dict")) == name for node in walk_scope(function))
 
     def _given_frozen(self, name: str) -> bool:
         """`name` is a parameter of a method that the file calls only as `self.method(...)` in its class, each

@@ -269,3 +269,46 @@ def test_a_train_step_cell_handed_by_the_importing_script_steps_the_helper_loop(
                         "file too (msprobe-instrument --write main.py train.py); debugger not added here")
     notes, lines = notes_and_lines(tmp_path / "train.py")
     assert lines[lines.index("for data in train_data.create_dict_iterator():") + 1] == "debugger.start(model=net)"
+
+
+OWN_TRAINER = """\
+import mindspore as ms
+from mindnlp.core import value_and_grad
+from mindnlp.core.optim import AdamW
+
+
+class Trainer:
+    def __init__(self, net, optimizer, dataset):
+        self.net, self.optimizer, self.dataset = net, optimizer, dataset
+        self.grad_fn = value_and_grad(fn=self.forward_fn, params_or_argnums=net.trainable_params())
+
+    def forward_fn(self, batch):
+        return self.net(**batch).loss
+
+    def train_single(self, batch):
+        self.optimizer.zero_grad()
+        loss = self.grad_fn(batch)
+        self.optimizer.step()
+        return loss
+
+    def train(self, epochs):
+        for _ in range(epochs):
+            for batch in self.dataset.create_dict_iterator():
+                self.train_single(batch)
+"""
+
+
+def test_module_level_code_building_a_training_class_of_the_file_makes_an_entry_script(tmp_path, monkeypatch):
+    """mindnlp's blip2_finetune_with_Food500Cap.py: no `__main__` guard, `trainer = Trainer(...)` of its own class
+    (whose `train_single` steps a mindnlp.core optimizer) and `trainer.train(10)` at module level."""
+    script = tmp_path / "finetune.py"
+    script.write_text(OWN_TRAINER + "\n\nmodel = load()\ntrainer = Trainer(model, AdamW(model.trainable_params()), "
+                                    "loader)\ntrainer.train(10)\n")
+    monkeypatch.chdir(tmp_path)
+    assert lint(script, "seed-missing", "no-deterministic-algos") == [("seed-missing", 27),
+                                                                        ("no-deterministic-algos", 27)]
+    out, notes = instrument_text(str(script), script.read_text(), Options())
+    assert "seed_all(" in strip(out), notes
+    library = tmp_path / "trainer.py"  # a module only defining the class is no script
+    library.write_text(OWN_TRAINER)
+    assert lint(library, "seed-missing", "no-deterministic-algos") == []

@@ -104,6 +104,29 @@ LIGHTNING_CLI = frozenset({"lightning.pytorch.cli.LightningCLI", "pytorch_lightn
 # `trainer.fit()` trains (llm-foundry's train.py).
 COMPOSER_TRAINERS = frozenset({"composer.Trainer", "composer.trainer.Trainer", "composer.trainer.trainer.Trainer"})
 COMPOSER_DETERMINISTIC_KEYWORD = "deterministic_mode"
+# Stable-Baselines3's algorithms and sb3_contrib's (not a known root: resolved from any import). Built, each runs
+# `_setup_model()`, whose `set_random_seed(self.seed)` returns at once for `seed=None` (the default) and otherwise
+# seeds `random`, NumPy and torch (`th.manual_seed`, the accelerators with it; cuDNN's deterministic flag on a CUDA
+# device), the action space (`action_space.seed`) and the env (`env.seed`) (common/base_class.py); `model.learn(...)`
+# trains, drawing from NumPy's global generator (replay sampling, PPO's minibatch order, epsilon-greedy, action
+# noise: buffers.py, dqn.py, noise.py), the action space's and the env's. `PPO.load(...)` restores a saved seed.
+SB3_ALGORITHMS = frozenset(
+    {f"stable_baselines3.{name}" for name in ("A2C", "DDPG", "DQN", "PPO", "SAC", "TD3")}
+    | {f"stable_baselines3.{name.lower()}.{name}" for name in ("A2C", "DDPG", "DQN", "PPO", "SAC", "TD3")}
+    | {f"stable_baselines3.{name.lower()}.{name.lower()}.{name}" for name in ("A2C", "DDPG", "DQN", "PPO", "SAC", "TD3")}
+    | {f"sb3_contrib.{name}" for name in ("ARS", "CrossQ", "MaskablePPO", "QRDQN", "RecurrentPPO", "TQC", "TRPO")}
+    | {f"sb3_contrib.{module}.{name}" for module, name in (
+        ("ars", "ARS"), ("crossq", "CrossQ"), ("ppo_mask", "MaskablePPO"), ("qrdqn", "QRDQN"),
+        ("ppo_recurrent", "RecurrentPPO"), ("tqc", "TQC"), ("trpo", "TRPO"))})
+SB3_LEARN = "learn"
+# Its `set_random_seed(seed, using_cuda=False)` seeds `random`, NumPy and torch, not an env or an action space.
+SB3_SET_RANDOM_SEED = frozenset({"stable_baselines3.common.utils.set_random_seed"})
+SB3_SEEDED_FAMILIES = frozenset({"random", "numpy", "torch", "torch-accelerator"})
+# gymnasium (and gym >= 0.26): an env seeds its generator from OS entropy at its first `reset()` not given `seed=`
+# (later resets continue it), and each space has its own generator, seeded only by `space.seed(seed)`; neither is
+# reached by `random`, NumPy or torch seeding.
+GYM_ROOTS = ("gymnasium", "gym")
+GYM_ACTION_SPACES = frozenset({"action_space", "single_action_space"})
 # Defaults of the fields of transformers' TrainingArguments (trl's configs derive from it) and trl's ModelConfig that
 # decide a hazard, for `args.<field>` in a file importing either library where the file declares no such option
 # (trl's `self.args.dataloader_num_workers` in its trainers' reference-logp loaders): no workers, no full
@@ -1647,6 +1670,7 @@ SEED_ARGUMENTS: dict[str, tuple[int | None, str]] = {
     **dict.fromkeys((name for calls in SEED_CALLS.values() for name in calls), (0, "seed")),
     **dict.fromkeys(SEED_ALL_CALLS, (0, "seed")),
     **dict.fromkeys(COMPOSER_TRAINERS, (None, "seed")),
+    **dict.fromkeys(SB3_ALGORITHMS, (None, "seed")), **dict.fromkeys(SB3_SET_RANDOM_SEED, (0, "seed")),
     "random.seed": (0, "a"),
     **GENERATOR_FACTORIES,
 }

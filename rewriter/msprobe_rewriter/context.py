@@ -20,9 +20,10 @@ FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 # `engine.train_batch()`.
 STEP_METHODS = frozenset({"step", "optimize", "optimizer_step", "train_batch"})
 # Methods that run a library trainer's training loop, by what builds the trainers they run: `trainer.train()`,
-# `trainer.fit(m)`, mmengine's `runner.train()`.
+# `trainer.fit(m)`, mmengine's `runner.train()`, a Stable-Baselines3 algorithm's `model.learn(...)`.
 TRAINER_RUNS = {"train": catalogue.HF_TRAINERS | catalogue.MMENGINE_RUNNER_BUILDS,
-                "fit": catalogue.LIGHTNING_TRAINER_BUILDS | catalogue.SPEECHBRAIN_BRAINS | catalogue.COMPOSER_TRAINERS}
+                "fit": catalogue.LIGHTNING_TRAINER_BUILDS | catalogue.SPEECHBRAIN_BRAINS | catalogue.COMPOSER_TRAINERS,
+                catalogue.SB3_LEARN: catalogue.SB3_ALGORITHMS}
 
 
 def walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
@@ -195,6 +196,13 @@ class FileContext:
         """Qualified name of the callee of `call`, or of the class whose instance is called."""
         return self.imports.resolve(call.func)
 
+    def built_qualname(self, call: ast.Call) -> str | None:
+        """`call_qualname`, or a Stable-Baselines3 algorithm built (a library outside the known ones)."""
+        qualified = self.call_qualname(call)
+        if qualified is None and (found := self.imports.resolve_any(call.func)) in catalogue.SB3_ALGORITHMS:
+            return found
+        return qualified
+
     def draw_qualname(self, call: ast.Call) -> str | None:
         """`call_qualname`, or `torch.Tensor.uniform_` for an in-place random fill of a tensor in a file that imports
         torch (`torch.empty(1).uniform_(a, b)`, `w.normal_()`; not a module's function, `init.normal_(w)`), which
@@ -286,7 +294,7 @@ class FileContext:
             if name is None:
                 continue
             if isinstance(value, ast.Call):
-                callee = self.call_qualname(value)
+                callee = self.built_qualname(value)
                 if callee is not None:
                     self.assigned_calls[name] = callee
                     if callee in catalogue.GRAD_FUNCTION_FACTORIES:
@@ -426,15 +434,16 @@ class FileContext:
 
     def is_trainer_run(self, call: ast.Call) -> bool:
         """Whether `call` runs a Hugging Face trainer's (`trainer.train()`, `Trainer(...).train()`), a Lightning
-        or Composer trainer's (`trainer.fit(model)`, `trainer.fit()`), a SpeechBrain brain's (`asr_brain.fit(...)`)
-        or an mmengine runner's (`runner.train()`) training loop; the file's subclasses of them included."""
+        or Composer trainer's (`trainer.fit(model)`, `trainer.fit()`), a SpeechBrain brain's (`asr_brain.fit(...)`),
+        an mmengine runner's (`runner.train()`) or a Stable-Baselines3 algorithm's (`model.learn(...)`) training
+        loop; the file's subclasses of them included."""
         func = call.func
         trainers = TRAINER_RUNS.get(func.attr) if isinstance(func, ast.Attribute) else None
         if trainers is None:
             return False
         owner = func.value
         if isinstance(owner, ast.Call):
-            return self.call_qualname(owner) in trainers
+            return self.built_qualname(owner) in trainers
         name = target_name(owner)
         return name is not None and self.assigned_calls.get(name) in trainers
 

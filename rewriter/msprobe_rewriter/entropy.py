@@ -38,7 +38,8 @@ CALLEE_NAMES = (frozenset(name.rpartition(".")[2] for name in (*catalogue.SEED_A
 # A call that may seed (`manual_seed(`, `set_seed(`, `default_rng(`, `default_setup(`, ...): the cheap pre-filter of
 # `analyse`.
 _CALL_NAMES = "|".join(sorted({name.rpartition(".")[2] for name in (*catalogue.GENERATOR_FACTORIES,
-                                                                     *catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT)}
+                                                                     *catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT,
+                                                                     *catalogue.SB3_ALGORITHMS)}
                                | CONFIG_SETUP_NAMES))
 MAY_SEED = re.compile(rf"(?:seed\w*|{_CALL_NAMES})\s*\(")  # `manual_seed(` matches at `seed(`
 FAMILY_NAMES = {"random": "Python's `random` generator", "numpy": "NumPy's global generator",

@@ -36,6 +36,7 @@ SEEDER_FAMILIES: dict[str, frozenset[str]] = {
     **dict.fromkeys(catalogue.SEEDING_LOADERS, FAMILIES),
     **dict.fromkeys(catalogue.MEGATRON_PRETRAIN, FAMILIES),  # with `--seed` (see MEGATRON_INITIALIZE)
     **dict.fromkeys(catalogue.COMPOSER_TRAINERS, FAMILIES),  # with `seed=` (see SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT)
+    **dict.fromkeys(catalogue.SB3_SET_RANDOM_SEED | catalogue.SB3_ALGORITHMS, catalogue.SB3_SEEDED_FAMILIES),
 }
 
 
@@ -68,6 +69,8 @@ def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, a
     """What a call to `qualified` pins, each with the argument that must be truthy for it (or None)."""
     if qualified is None:
         return []
+    if qualified in catalogue.SB3_ALGORITHMS:
+        return algorithm_seeding(call)
     found = []
     families = SEEDER_FAMILIES.get(qualified, frozenset())
     if qualified in catalogue.SEEDS_FROM_ENTROPY_WITHOUT_ARGUMENT:
@@ -89,6 +92,24 @@ def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, a
             if on:
                 found.append((summary, guard))
     found.extend(_env_effects(environment.env_writes(call, qualified)))
+    return found
+
+
+def algorithm_seeding(call: ast.Call) -> list[tuple[Summary, ast.expr | None]]:
+    """What building a Stable-Baselines3 algorithm pins (see `catalogue.SB3_ALGORITHMS`): with a `seed=` that is not
+    None, `random`, NumPy and torch, and cuDNN's flag unless the device is the CPU; for an expression, only when
+    it is not None (the condition: `<seed> is not None`, at the seed)."""
+    seed = keyword(call, "seed")
+    literal = constant(seed) if seed is not None else None
+    if literal is None:
+        return []
+    guard = None
+    if literal is NOT_CONSTANT:
+        guard = ast.copy_location(ast.Compare(seed, [ast.IsNot()], [ast.Constant(None)]), seed)
+    found = [(Summary(catalogue.SB3_SEEDED_FAMILIES), guard)]
+    device = keyword(call, "device")
+    if not catalogue.is_cpu_device(constant(device) if device is not None else "auto"):
+        found.append((CUDNN, guard))  # `device="auto"` is CUDA where there is one
     return found
 
 

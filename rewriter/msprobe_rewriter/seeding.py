@@ -711,20 +711,29 @@ def _training_names(module: project.Module, trusted: Trusted, files_left: int = 
             if imported:
                 stepping = ctx.functions_calling(stepping | imported)
             stepping = {name for name in stepping if not _is_eval(name)}
-            names = stepping & module.functions.keys()
-            # a data class's `__post_init__` fills in its fields: nanotron's ParallelismArgs builds its default
-            # pipeline engine (a training class) there, for the trainer to run; building the record trains nothing
-            shared = {name for name, count in Counter(node.name for node in ast.walk(module.tree)
-                                                      if isinstance(node, FUNCTION_TYPES)).items() if count > 1}
-            names |= {node.name for node in module.tree.body if isinstance(node, ast.ClassDef)
-                      and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping - {"__post_init__"}
-                              and (item.name not in shared or _steps_itself(ctx, item, stepping))
-                              for item in node.body)}
+            names = stepping & module.functions.keys() | _training_classes(ctx, stepping)
             names |= {name for name in module.functions if any(node.name in names for node in module.classes_built(name))
                       or files_left > 1 and any(cls.name in _training_names(other, trusted, files_left - 1)
                                                 for other, cls in project.registered_classes(module, name))}
         found = module.memo[key] = frozenset(names)
     return found
+
+
+def _training_classes(ctx: FileContext, stepping: set[str]) -> set[str]:
+    """The top-level classes of `ctx`'s file with a method among `stepping` (the file's functions that run training
+    steps) that steps itself when other functions of the file share its name (see `_steps_itself`)."""
+    # a data class's `__post_init__` fills in its fields: nanotron's ParallelismArgs builds its default
+    # pipeline engine (a training class) there, for the trainer to run; building the record trains nothing
+    shared = {name for name, count in Counter(node.name for node in ast.walk(ctx.tree)
+                                              if isinstance(node, FUNCTION_TYPES)).items() if count > 1}
+    return {node.name for node in ctx.tree.body if isinstance(node, ast.ClassDef)
+            and any(isinstance(item, FUNCTION_TYPES) and item.name in stepping - {"__post_init__"}
+                    and (item.name not in shared or _steps_itself(ctx, item, stepping)) for item in node.body)}
+
+
+def own_training_classes(ctx: FileContext) -> set[str]:
+    """The file's top-level classes with a method that runs training steps (outside evaluation code)."""
+    return _training_classes(ctx, {name for name in ctx.stepping_functions() if not _is_eval(name)})
 
 
 def _steps_itself(ctx: FileContext, method: ast.AST, stepping: set[str]) -> bool:
@@ -795,6 +804,8 @@ def trains_at_module_level(ctx: FileContext) -> bool:
     calls = [node for node in walk_scope(ctx.tree) if isinstance(node, ast.Call)]
     if not calls:
         return False
+    if ctx.module_level_calls & own_training_classes(ctx):
+        return True
     local = project.local_imports(ast.walk(ctx.tree))
     defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
     return any(name in _training_names(module, trusts_none)

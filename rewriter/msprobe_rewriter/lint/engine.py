@@ -22,7 +22,8 @@ from msprobe_rewriter.rules.base import Rule
 # script may train through project-local code and mention no framework itself; `detectron2`: its `default_setup`
 # seeds from the config; `composer`: its `dist.initialize_dist` starts NCCL.)
 PREFILTER = re.compile(r"torch|mindspore|numpy|random|deepspeed|HCCL|lightning|accelerate|transformers|trl|timm|mindcv|"
-                       r"mindyolo|mmengine|detectron2|datasets|webdataset|albumentations|open_clip|composer|__main__")
+                       r"mindyolo|mmengine|detectron2|datasets|webdataset|albumentations|open_clip|composer|stable_baselines3|"
+                       r"sb3_contrib|__main__")
 # Parser messages that mean "this is Python 2".
 PYTHON2_HINTS = ("Missing parentheses in call to", "multiple exception types must be parenthesized",
                  "leading zeros in decimal integer literals")

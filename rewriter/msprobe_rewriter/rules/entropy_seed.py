@@ -30,7 +30,7 @@ class EntropySeed(Rule):
                "that seeds from its config's seed field, which means OS entropy while the field keeps its negative "
                "default and the file never sets it (detectron2's `default_setup` with `cfg.SEED`, a LazyConfig's "
                "`cfg.train.seed`), Composer's `Trainer`, which seeds every generator with a seed drawn from the "
-               "clock when not given `seed=`, and torchtune's `training.set_seed`, which draws a seed from torch's unseeded "
+               "clock when not given `seed=`, a Stable-Baselines3 algorithm's `seed=` (`PPO(..., seed=int(time.time()))`), and torchtune's `training.set_seed`, which draws a seed from torch's unseeded "
                "generator when given None, given a config value or option whose default the file does not show "
                "(`seed=cfg.seed`; its configs ship `seed: null`). A seed from OpenMMLab's `init_random_seed(seed)` (mmdet, "
                "mmseg, mmcls, mmpose, ...), which returns one drawn from NumPy's global generator when given None, is "
@@ -478,6 +478,15 @@ if __name__ == "__main__":
     trainer = Trainer(model=model, train_dataloader=loader, max_duration="1ep")
     trainer.fit()
 """, lines=(4,)),
+        # A Stable-Baselines3 algorithm's `seed=` seeds `random`, NumPy, torch, the env and its action space.
+        Invalid("""\
+import time
+
+from stable_baselines3 import PPO
+
+if __name__ == "__main__":
+    PPO("MlpPolicy", "CartPole-v1", seed=int(time.time())).learn(total_timesteps=10_000)
+""", lines=(6,)),
     )
 
     def finish(self) -> None:

@@ -40,6 +40,9 @@ SEED_AT_STARTUP = ("call `seed_all(seed)` (msprobe), or `random.seed`, `np.rando
 # mindformers/trainer/trainer.py seeds only `if self.config.seed and` the parallel mode is not (semi-)auto parallel.
 MINDFORMERS_NOTE = ("(mindformers' `Trainer` seeds only from a truthy config `seed`, not 0, and never in "
                     "(semi-)auto parallel mode)")
+# Stable-Baselines3's algorithms seed only through `seed=` (see catalogue.SB3_ALGORITHMS).
+SB3_SEED = ("pass `seed=seed` to `{algorithm}(...)`, which seeds `random`, NumPy, torch, the env and its action space "
+            "(Stable-Baselines3 seeds nothing without it)")
 DRAWN_SEED = ("`{call}(...)` draws the seed itself, from a generator nothing has seeded yet, so every run seeds "
               "differently: give the seed option a default value instead of drawing one")
 
@@ -61,8 +64,13 @@ def entry_location(ctx: FileContext) -> ast.AST:
     for stmt in ctx.tree.body:
         if isinstance(stmt, ast.If) and is_main_guard(stmt.test):
             return header(stmt)
-    for stmt in ctx.tree.body:  # a module-level `model.train(...)` (MindSpore Model), `trainer.train()`
-        if any(ctx.is_step_call(c) or ctx.is_trainer_run(c) for c in ast.walk(stmt) if isinstance(c, ast.Call)):
+    # a module-level `model.train(...)` (MindSpore Model), `trainer.train()`, or a call of a training function or
+    # class of the file (`trainer = Trainer(...)`, whose methods step)
+    training = ctx.stepping_functions() | seeding.own_training_classes(ctx)
+    for stmt in ctx.tree.body:
+        if not isinstance(stmt, (*FUNCTION_TYPES, ast.ClassDef)) and any(
+                ctx.is_step_call(c) or ctx.is_trainer_run(c) or getattr(c.func, "id", None) in training
+                for c in ast.walk(stmt) if isinstance(c, ast.Call)):
             return stmt
     return ctx.tree.body[0] if ctx.tree.body else ctx.tree
 
@@ -83,13 +91,15 @@ class SeedMissing(Rule):
     summary = ("Flags an entry script (an `if __name__ == \"__main__\":` guard, a module-level training loop, "
                "`Model.train`, a trainer's `train()`/`fit()`, a module-level call of a function of the file that "
                "trains, as tutorials run theirs, or module-level code building the project's training code, as "
-               "MindSpore-GAN's train.py builds its own `TrainOneStepCell` of `from src.TrainOneStep import *`) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, OpenMMLab 1.x's `train_detector(...)` (mmseg's `train_segmentor`, mmcls's `train_model`, ...), MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), or a function or class of "
+               "MindSpore-GAN's train.py builds its own `TrainOneStepCell` of `from src.TrainOneStep import *`, or a "
+               "class of the file whose methods train, mindnlp's blip2 finetuning `Trainer(...)`; a whole-script "
+               "finding without a `__main__` guard or module-level loop points at that call) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, OpenMMLab 1.x's `train_detector(...)` (mmseg's `train_segmentor`, mmcls's `train_model`, ...), MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), a Stable-Baselines3 or sb3_contrib algorithm's `model.learn(...)` (`PPO`, `SAC`, `DQN`, ...; not one `PPO.load(...)` restored, whose saved seed is not known), or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep; also one the script hands to a launcher, fairseq's `call_main(cfg, main)`; a module that seeds itself is trusted to) or "
                "samples from weights it loads (torch draws, or a sampler method of the project's objects that draws in code the file does not show, guided diffusion's `diffusion.p_sample_loop(...)`, latent diffusion's `sampler.sample(...)`, but not one given `sampling=False`, nor the `sample(...)` of fairseq's hub models, which searches by beam unless given `sampling=True`; plus `torch.load`/`from_pretrained`/...; draws in a function that exports the model, `torch.onnx.export` or `torch.jit.trace`, are example inputs, not samples), or samples text with transformers' `model.generate(..., do_sample=...)` true with the default arguments (or `generation_config=GenerationConfig(do_sample=True)`; also in evaluation code: the sampled answers are what is scored; a file without a main guard doing so at module level, or in a function of the file called there, is such a script), but never "
                "seeds: not directly, "
-               "not through a library seeder (`seed_everything`, `transformers.set_seed`, OpenMMLab's `set_random_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`; one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), not by Megatron's `pretrain(...)`, which seeds with `--seed` before it trains, and not through a "
+               "not through a library seeder (`seed_everything`, `transformers.set_seed`, OpenMMLab's `set_random_seed`, ...) or a library class that seeds when built (Hugging Face's `Trainer` and its subclasses, in the script or in a project module it imports, `LightningCLI` unless given `seed_everything_default=False`, an mmengine runner given `randomness=dict(seed=s)`, a Stable-Baselines3 algorithm given a `seed=` that is not None (it seeds nothing without one: the message says to pass it; an option that is None by default is seeding under a condition that is false); one built from a config, `Runner.from_cfg(cfg)`, draws its seed from NumPy unless the config sets one, and trains when its `train()` is called), not by loading a SpeechBrain recipe's hparams with `load_hyperpyyaml` (recipes seed there, `!apply:speechbrain.utils.seed_everything`; a SpeechBrain `Brain` trains when its `fit()` is called), not by Megatron's `pretrain(...)`, which seeds with `--seed` before it trains, and not through a "
                "seeding helper imported from another file of the project (followed down its whole chain of project "
                "calls, dinov2's `main` -> `setup_and_build_model` -> `setup` -> `default_setup` -> "
                "`fix_random_seeds` four files down; a helper "
@@ -756,6 +766,14 @@ if __name__ == "__main__":
     model = build_composer_model(cfg.model)
     Trainer(model=model, train_dataloader=loader, max_duration="1ep", seed=17).fit()
 """,
+        # A Stable-Baselines3 algorithm given a seed seeds `random`, NumPy, torch, the env and its action space.
+        """\
+from stable_baselines3 import SAC
+
+if __name__ == "__main__":
+    model = SAC("MlpPolicy", "Pendulum-v1", seed=0, device="cuda")
+    model.learn(total_timesteps=10_000)
+""",
     )
     invalid = (
         # EDM's train.py: without `--seed` the seed training_loop seeds with is drawn from torch's unseeded generator.
@@ -881,7 +899,7 @@ def train_model(model, optimizer, num_epochs):
 
 model = torch.nn.Linear(2, 1)
 model = train_model(model, torch.optim.SGD(model.parameters(), lr=0.1), num_epochs=3)
-""", lines=(4,)),
+""", lines=(12,)),
         # The spawned workers re-import the file; the seeding under the main guard never runs in them.
         Invalid("""\
 import torch
@@ -929,6 +947,28 @@ from mmengine.runner import Runner
 runner = Runner(model=dict(type="ResNet"), work_dir="work", train_dataloader=loader, optim_wrapper=optim)
 runner.train()
 """, lines=(4,)),
+        # Module-level code builds a training class of the file and runs it, no `__main__` guard (mindnlp's
+        # blip2_finetune_with_Food500Cap.py): an entry script, reported where the class is built.
+        Invalid("""\
+import mindspore as ms
+from mindspore import nn
+
+
+class Trainer:
+    def __init__(self, net, optimizer):
+        self.net, self.opt = net, optimizer
+        self.grad_fn = ms.value_and_grad(net, None, optimizer.parameters)
+
+    def train(self, epochs):
+        for _ in range(epochs):
+            loss, grads = self.grad_fn(ms.ops.ones((2, 4)))
+            self.opt(grads)
+
+
+net = nn.Dense(4, 1)
+trainer = Trainer(net, nn.Adam(net.trainable_params()))
+trainer.train(10)
+""", lines=(17,)),
         # An mmengine runner seeds in its constructor, after the module it is given was built (a config dict is not).
         Invalid("""\
 import torch
@@ -1490,6 +1530,27 @@ if __name__ == "__main__":
     trainer = Trainer(model=model, train_dataloader=loader, max_duration="1ep", seed=17)
     trainer.fit()
 """, lines=(5,)),
+        # Stable-Baselines3 seeds only through the algorithm's `seed=`; `learn()` trains (a module-level script).
+        Invalid("""\
+import gymnasium as gym
+from stable_baselines3 import PPO
+
+env = gym.make("CartPole-v1")
+model = PPO("MlpPolicy", env, verbose=1)
+model.learn(total_timesteps=10_000)
+""", lines=(6,)),
+        # Its `seed=args.seed` with `--seed` None by default: SB3 seeds nothing then (reported at the seed).
+        Invalid("""\
+import argparse
+
+from stable_baselines3 import DQN
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args()
+    DQN("MlpPolicy", "CartPole-v1", seed=args.seed).learn(total_timesteps=10_000)
+""", lines=(9,)),
     )
 
     def finish(self) -> None:
@@ -1604,6 +1665,9 @@ def _library_message(ctx: FileContext) -> str | None:
         return CONFIG_RUNNER_MESSAGE
     if any(ctx.imports.resolve_any(call.func) in catalogue.MINDFORMERS_TRAINERS for call in calls):
         return f"{UNSEEDED} {MINDFORMERS_NOTE}: {SEED_AT_STARTUP}"
+    algorithm = next((call for call in calls if ctx.built_qualname(call) in catalogue.SB3_ALGORITHMS), None)
+    if algorithm is not None:
+        return f"{UNSEEDED}: {SB3_SEED.format(algorithm=condition_text(algorithm.func))}"
     return None
 
 

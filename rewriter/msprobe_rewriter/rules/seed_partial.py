@@ -11,6 +11,7 @@ from msprobe_rewriter import catalogue, pinning, project, project_draws, seeding
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword, own_nodes, target_name
 from msprobe_rewriter.late_seeding import LateDraws
+from msprobe_rewriter.rl_seeding import unseeded as unseeded_rl_generators
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 SAYS_SEED = re.compile("seed", re.IGNORECASE)
@@ -68,6 +69,15 @@ class SeedPartial(Rule):
                "`mint.nn.Dropout2d`, the in-place `ops.normal_`/`ops.uniform_`/`ops.bernoulli_`, ...; seeded only by "
                "`mindspore.manual_seed`); also NumPy's global generator behind `trainer.train()` of trl's PPOTrainer, which seeds torch alone "
                "(`torch.manual_seed(args.seed)`) and draws each update's minibatch order with `np.random.permutation`. "
+               "In reinforcement learning, also the generators that `random`/NumPy/torch seeding does not reach: a "
+               "Stable-Baselines3 (or sb3_contrib) algorithm the script trains (`model.learn(...)`) built with no "
+               "`seed=`, `seed=None` or an option that is None by default (it then seeds nothing: the env starts "
+               "from OS entropy, so do the action space's warm-up actions, and NumPy's global generator, which its "
+               "replay sampling, minibatch order and exploration draw from, stays as the script left it), reported "
+               "at the constructor; the first `reset()` given no `seed=` of an env a gymnasium (or gym) call made "
+               "(`gym.make`, `gym.vector.SyncVectorEnv`, a wrapper), unless a reset given a seed, or `env.seed(s)`, "
+               "came first (later resets continue the seeded generator); and the first `*.action_space.sample()` "
+               "(or `single_action_space`) before any `*.action_space.seed(s)`. "
                "An entry script that other project files do not import is also held to the global draws from "
                "Python's `random`, NumPy's and torch's generators in the project code it runs for training: the "
                "project functions it calls, the project classes it builds (their `__init__`, `forward`/`construct`, "
@@ -233,6 +243,34 @@ import mylib as np
 torch.manual_seed(0)
 np.random.shuffle([1, 2, 3])
 """,
+        # cleanrl's layout: the envs' first reset and the action space seeded once, later resets continue.
+        """\
+import random
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+if __name__ == "__main__":
+    random.seed(1)
+    np.random.seed(1)
+    torch.manual_seed(1)
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1") for _ in range(4)])
+    envs.single_action_space.seed(1)
+    obs, _ = envs.reset(seed=1)
+    for step in range(100):
+        action = envs.single_action_space.sample()
+        obs, _ = envs.reset()
+""",
+        # A Stable-Baselines3 algorithm given the seed the script seeds torch with.
+        """\
+import torch
+from stable_baselines3 import DQN
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    DQN("MlpPolicy", "CartPole-v1", seed=0).learn(total_timesteps=10_000)
+""",
     )
     invalid = (
         # trl's PPOTrainer seeds torch alone (`torch.manual_seed(args.seed)`, never `Trainer.__init__`), and its
@@ -377,6 +415,50 @@ random.seed(0)
 def make_weight(shape):
     return initializer(Normal(0.02), shape)
 """, lines=(9,)),
+        # SB3's `set_random_seed` seeds `random`, NumPy and torch, not the env or the action space: `seed=` does.
+        Invalid("""\
+from stable_baselines3 import SAC
+from stable_baselines3.common.utils import set_random_seed
+
+if __name__ == "__main__":
+    set_random_seed(0)
+    model = SAC("MlpPolicy", "Pendulum-v1", device="cuda")
+    model.learn(total_timesteps=10_000)
+""", lines=(6,)),
+        # torch seeded, `--seed` None by default: the algorithm seeds nothing, and NumPy (replay sampling,
+        # epsilon-greedy) stays unseeded too.
+        Invalid("""\
+import argparse
+
+import torch
+from stable_baselines3 import DQN
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    model = DQN("MlpPolicy", "CartPole-v1", seed=args.seed)
+    model.learn(total_timesteps=10_000)
+""", lines=(11,)),
+        # A hand-written gymnasium loop: the first reset and the action space draw from OS entropy.
+        Invalid("""\
+import random
+
+import gymnasium as gym
+import numpy as np
+
+if __name__ == "__main__":
+    random.seed(0)
+    np.random.seed(0)
+    env = gym.make("CartPole-v1")
+    obs, _ = env.reset()
+    for step in range(1000):
+        action = env.action_space.sample() if random.random() < 0.1 else 0
+        obs, reward, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            obs, _ = env.reset()
+""", lines=(10, 12)),
     )
 
     def __init__(self, ctx) -> None:
@@ -449,6 +531,9 @@ def make_weight(shape):
         # most): skipping the analysis then only costs findings, never adds one.
         if not SAYS_SEED.search(self.ctx.source) and not self.trainer_numpy:
             return
+        if self.ctx.is_entry_script():
+            for node, message in unseeded_rl_generators(self.ctx, _labels):
+                self.report(node, message)
         # A library module with a script under its `__main__` guard (dlrm's dlrm_data_pytorch.py and its trace
         # tool): the functions other files import run under their seeding, not the guard's.
         imported = self.ctx.has_main_guard and self.ctx.is_entry_script() and any(
@@ -560,6 +645,12 @@ def make_weight(shape):
         note = f" ({notes[0]})" if notes else ""
         return (f"{what} from {FAMILY_LABEL[family]}, which {scope} never seeds{note} although it "
                 f"seeds {others}: call {SEED_HINT[family]}")
+
+
+def _labels(families: frozenset[str]) -> str:
+    """The generator families, as the messages name them."""
+    shown = families - {"torch-accelerator"} if "torch" in families else families  # `torch.manual_seed` seeds both
+    return ", ".join(FAMILY_LABEL[family] for family in sorted(shown))
 
 
 def _calls_outside_classes(tree: ast.Module) -> list[ast.Call]:

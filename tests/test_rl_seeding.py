@@ -1,0 +1,62 @@
+"""Reinforcement learning: Stable-Baselines3 algorithms train through `learn()` and seed through `seed=`; gymnasium
+envs and action spaces have generators of their own (seed-missing, seed-partial)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from project_helpers import lint, lint_findings, write
+
+SEEDS_TORCH = "import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+
+
+def script(tmp_path: Path, text: str) -> Path:
+    return write(tmp_path, {"train.py": text}) / "train.py"
+
+
+@pytest.mark.parametrize("imports, build", [
+    ("from stable_baselines3 import PPO", "PPO('MlpPolicy', 'CartPole-v1')"),
+    ("from stable_baselines3.ppo.ppo import PPO", "PPO('MlpPolicy', 'CartPole-v1', seed=None)"),
+    ("import sb3_contrib", "sb3_contrib.QRDQN('MlpPolicy', 'CartPole-v1')"),
+])
+def test_an_algorithm_built_without_a_seed_trains_unseeded(tmp_path, imports, build):
+    path = script(tmp_path, f"{imports}\n\nif __name__ == '__main__':\n    model = {build}\n    model.learn(100)\n")
+    [finding] = lint_findings(path, "seed-missing")
+    assert "pass `seed=seed` to" in finding.message
+
+
+@pytest.mark.parametrize("text", [
+    "from stable_baselines3 import PPO\n\nif __name__ == '__main__':\n    PPO('MlpPolicy', 'CartPole-v1', seed=3).learn(100)\n",
+    # a restored model keeps the seed it was saved with, which the file does not show; building alone trains nothing
+    "from stable_baselines3 import PPO\n\nif __name__ == '__main__':\n    PPO.load('ppo.zip').learn(100)\n",
+    "from stable_baselines3 import PPO\n\nif __name__ == '__main__':\n    model = PPO('MlpPolicy', 'CartPole-v1')\n",
+])
+def test_a_seeded_restored_or_untrained_algorithm_is_no_unseeded_training(tmp_path, text):
+    assert lint(script(tmp_path, text), "seed-missing") == []
+
+
+@pytest.mark.parametrize("extra, numpy", [("", True), ("    np.random.seed(0)\n", False)])
+def test_an_unseeded_algorithm_beside_other_seeding_is_partial(tmp_path, extra, numpy):
+    text = ("import numpy as np\nfrom stable_baselines3 import DQN\n" + SEEDS_TORCH + extra
+            + "    DQN('MlpPolicy', 'CartPole-v1').learn(100)\n")
+    [finding] = lint_findings(script(tmp_path, text), "seed-partial")
+    assert finding.line == 7 + bool(extra)
+    assert ("NumPy's global generator, which this file leaves unseeded" in finding.message) is numpy
+
+
+@pytest.mark.parametrize("loop, expected", [
+    ("env.reset(seed=0)\n    for _ in range(9):\n        env.reset()\n", []),
+    ("env.seed(0)\n    env.reset()\n", []),  # gym < 0.26
+    ("env.reset(seed=None)\n", [7]),
+    ("env.action_space.seed(0)\n    env.reset(seed=0)\n    env.action_space.sample()\n", []),
+    ("env.reset(seed=0)\n    env.action_space.sample()\n", [8]),
+])
+def test_gymnasium_env_and_action_space_seeding(tmp_path, loop, expected):
+    text = "import gymnasium as gym\n" + SEEDS_TORCH + "    env = gym.make('CartPole-v1')\n    " + loop
+    assert [line for _, line in lint(script(tmp_path, text), "seed-partial")] == expected
+
+
+def test_an_env_the_file_does_not_build_from_gymnasium_is_not_judged(tmp_path):
+    text = SEEDS_TORCH + "    from envs import make_env\n    env = make_env()\n    env.reset()\n"
+    assert lint(script(tmp_path, text), "seed-partial") == []

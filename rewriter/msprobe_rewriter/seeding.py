@@ -800,7 +800,8 @@ def trusts_none(summary: Summary) -> bool:
 def trains_at_module_level(ctx: FileContext) -> bool:
     """Whether the file's module-level code (outside functions and classes) builds or calls the project's training
     code: MindSpore-GAN's train.py builds its `TrainOneStepCell`, a project cell that `from src.TrainOneStep import *`
-    brings, and calls it in a module-level loop."""
+    brings, and calls it in a module-level loop; or builds a training class of the file itself (mindnlp's
+    blip2_finetune_with_Food500Cap.py: `trainer = Trainer(...)`, whose `train_single` steps, then `trainer.train(10)`)."""
     calls = [node for node in walk_scope(ctx.tree) if isinstance(node, ast.Call)]
     if not calls:
         return False

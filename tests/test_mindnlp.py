@@ -68,3 +68,23 @@ def test_a_module_of_a_package_importing_mindnlp_runs_on_mindspore(tmp_path):
     assert [f.message for f in outside] != [MINDSPORE_MESSAGE] and len(outside) == 1
     out, _ = instrument_text(str(root / "mindnlp/ocr/finetune/train_full.py"), textwrap.dedent(script), Options())
     assert "from msprobe_runtime.mindspore import seed_all" in strip(out)
+
+
+def test_mindnlp_core_optimizers_and_gradient_functions_train(tmp_path):
+    """mindnlp.core (mindtorch's torch API under its former name): `value_and_grad` from it computes a training
+    step's gradients and `mindnlp.core.optim`'s optimizers step, whatever their names."""
+    script = tmp_path / "finetune.py"
+    script.write_text(textwrap.dedent("""\
+        from mindnlp.core import value_and_grad
+        from mindnlp.core.optim import AdamW
+
+        model = build()
+        updater = AdamW(model.parameters(), lr=5e-5)
+        grad_fn = value_and_grad(lambda batch: model(**batch).loss, model.parameters())
+        for batch in loader:
+            grad_fn(batch)
+            updater.step()
+        """))
+    found = lint_findings(script, "seed-missing", "no-deterministic-algos")
+    assert [(f.name, f.line) for f in found] == [("seed-missing", 7), ("no-deterministic-algos", 7)]
+    assert found[1].message == MINDSPORE_MESSAGE

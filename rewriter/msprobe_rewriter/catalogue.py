@@ -65,6 +65,11 @@ RNG_FORKS = frozenset({"torch.random.fork_rng"})
 # Packages whose import makes `torch` mindtorch, a torch API that runs on MindSpore (mindnlp imports it, and
 # its patched transformers and TRL then train mindtorch modules): such a script runs MindSpore, not PyTorch.
 TORCH_ON_MINDSPORE = ("mindnlp", "mindtorch")
+# mindtorch's torch API, also under its former name `mindnlp.core` (mindnlp before 0.5 moved it out: its examples
+# still import `from mindnlp.core.optim import AdamW` and `from mindnlp.core import value_and_grad`). Not known roots:
+# resolved from any import.
+TORCH_API_ON_MINDSPORE = ("mindtorch", "mindnlp.core")
+TORCH_API_ON_MINDSPORE_PREFIXES = tuple(f"{root}." for root in TORCH_API_ON_MINDSPORE)
 # MindSpore's model suites: a script may import one of them and never mindspore itself (mindformers' run_mindformer.py).
 MINDSPORE_SUITES = ("mindformers", "mindcv", "mindyolo", "mindocr", "mindone", "mindaudio")
 # mindformers' Trainer: it trains through MindSpore's Model.train and takes MindSpore callbacks in `callbacks=`.
@@ -1173,6 +1178,10 @@ MINDSPORE_KEEP_PROB_DROPOUT = _MS_KEEP_PROB_PRIMITIVES | {"mindspore.nn.Dropout"
 GRAD_FUNCTION_FACTORIES = frozenset({
     "mindspore.value_and_grad", "mindspore.ops.value_and_grad", "mindspore.grad", "mindspore.ops.grad",
     "mindspore.ops.composite.value_and_grad", "torch.func.grad", "torch.func.grad_and_value",
+    # mindtorch's `value_and_grad(fn, params_or_argnums)` (autograd/function.py): MindSpore's, which by default also
+    # adds the gradients to each parameter's `.grad` for an optimizer's `step()`
+    *(f"{root}{module}.value_and_grad" for root in TORCH_API_ON_MINDSPORE
+      for module in ("", ".autograd", ".autograd.function")),
 })
 MINDSPORE_TRAIN_STEP_CELLS = frozenset({
     "mindspore.nn.TrainOneStepCell", "mindspore.nn.TrainOneStepWithLossScaleCell",
@@ -1208,7 +1217,7 @@ MINDSPORE_MODEL_CLASSES = frozenset({"mindspore.Model", "mindspore.train.Model",
 # initial_epoch=0)`: in a MindSpore script they tell it, also of a model a project factory built (mindediting's
 # `trainer = create_trainer_by_name(...)` then `trainer.train(..., dataset_sink_mode=...)`).
 MINDSPORE_MODEL_TRAIN_KEYWORDS = frozenset({"callbacks", "dataset_sink_mode", "sink_size", "initial_epoch"})
-OPTIMIZER_MODULES = ("torch.optim", "mindspore.nn", "mindspore.experimental.optim", "mindspore.mint.optim",
+OPTIMIZER_MODULES = ("torch.optim", *(f"{root}.optim" for root in TORCH_API_ON_MINDSPORE), "mindspore.nn", "mindspore.experimental.optim", "mindspore.mint.optim",
                      "transformers.optimization", "deepspeed.ops.adam", "apex.optimizers")
 OPTIMIZER_CLASS_NAMES = frozenset({
     "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam", "RMSprop",

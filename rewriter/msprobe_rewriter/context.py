@@ -197,9 +197,11 @@ class FileContext:
         return self.imports.resolve(call.func)
 
     def built_qualname(self, call: ast.Call) -> str | None:
-        """`call_qualname`, or a Stable-Baselines3 algorithm built (a library outside the known ones)."""
+        """`call_qualname`, or a Stable-Baselines3 algorithm built or a call of mindtorch's torch API (libraries
+        outside the known ones)."""
         qualified = self.call_qualname(call)
-        if qualified is None and (found := self.imports.resolve_any(call.func)) in catalogue.SB3_ALGORITHMS:
+        if qualified is None and (found := self.imports.resolve_any(call.func)) is not None and (
+                found in catalogue.SB3_ALGORITHMS or found.startswith(catalogue.TORCH_API_ON_MINDSPORE_PREFIXES)):
             return found
         return qualified
 

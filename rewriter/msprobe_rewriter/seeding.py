@@ -604,7 +604,8 @@ def _note_call(ctx: FileContext, seeding: FileSeeding, call: ast.Call, qualified
         seeding.spawned.append((call, target.id))
     if ctx.is_trainer_run(call) or runs_library_training(ctx, call, creator):  # mmengine's runner trains only here
         seeding.trains = True
-    if qualified is None and ctx.imports.resolve_any(call.func) in LIBRARY_TRAINING:
+    found = ctx.imports.resolve_any(call.func) if qualified is None else None
+    if found in LIBRARY_TRAINING or found and catalogue.is_optimizer_class(found):  # mindtorch's: `mindnlp.core.optim.AdamW`
         seeding.trains = True
     if qualified is not None:
         if (qualified in catalogue.TRAINER_CLASSES or qualified in catalogue.LIGHTNING_TRAINER_BUILDS

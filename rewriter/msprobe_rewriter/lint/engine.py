@@ -20,8 +20,8 @@ from msprobe_rewriter.rules.base import Rule
 
 # A file that mentions none of these cannot contain a finding: skip parsing it at all. (`__main__`: an entry
 # script may train through project-local code and mention no framework itself; `detectron2`: its `default_setup`
-# seeds from the config; `composer`: its `dist.initialize_dist` starts NCCL.)
-PREFILTER = re.compile(r"torch|mindspore|numpy|random|deepspeed|HCCL|lightning|accelerate|transformers|trl|timm|mindcv|"
+# seeds from the config; `composer`: its `dist.initialize_dist` starts NCCL; `mindnlp`: its `mindnlp.core`, torch's API.)
+PREFILTER = re.compile(r"torch|mindspore|mindnlp|numpy|random|deepspeed|HCCL|lightning|accelerate|transformers|trl|timm|mindcv|"
                        r"mindyolo|mmengine|detectron2|datasets|webdataset|albumentations|open_clip|composer|stable_baselines3|"
                        r"sb3_contrib|__main__")
 # Parser messages that mean "this is Python 2".

@@ -93,7 +93,7 @@ class SeedMissing(Rule):
                "trains, as tutorials run theirs, or module-level code building the project's training code, as "
                "MindSpore-GAN's train.py builds its own `TrainOneStepCell` of `from src.TrainOneStep import *`, or a "
                "class of the file whose methods train, mindnlp's blip2 finetuning `Trainer(...)`; a whole-script "
-               "finding without a `__main__` guard or module-level loop points at that call) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; an optimizer, a trainer, OpenMMLab 1.x's `train_detector(...)` (mmseg's `train_segmentor`, mmcls's `train_model`, ...), MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), a Stable-Baselines3 or sb3_contrib algorithm's `model.learn(...)` (`PPO`, `SAC`, `DQN`, ...; not one `PPO.load(...)` restored, whose saved seed is not known), or a function or class of "
+               "finding without a `__main__` guard or module-level loop points at that call) that trains (training steps, not counting gradients taken inside a `torch.autograd.Function`; mindtorch's `value_and_grad` and optimizers also under their former name `mindnlp.core`; an optimizer, a trainer, OpenMMLab 1.x's `train_detector(...)` (mmseg's `train_segmentor`, mmcls's `train_model`, ...), MindSpore's `Model.train` told by its keywords (`dataset_sink_mode=`, `callbacks=`: also of a model a project factory builds, mindediting's `create_trainer_by_name(...)`), MindSpore Reinforcement's `session.run(class_type=...)` (not given `is_train=False`) or `trainer.train(...)` of its `Session` or `Trainer` or a project's subclass of them (mindrl's `DQNSession`), a Stable-Baselines3 or sb3_contrib algorithm's `model.learn(...)` (`PPO`, `SAC`, `DQN`, ...; not one `PPO.load(...)` restored, whose saved seed is not known), or a function or class of "
                "another file of the project that runs training steps, as improved-diffusion's `TrainLoop`, itself or "
                "through the training functions it imports from further files, as WeNet's `Executor`; three files "
                "deep; also one the script hands to a launcher, fairseq's `call_main(cfg, main)`; a module that seeds itself is trusted to) or "
@@ -947,6 +947,18 @@ from mmengine.runner import Runner
 runner = Runner(model=dict(type="ResNet"), work_dir="work", train_dataloader=loader, optim_wrapper=optim)
 runner.train()
 """, lines=(4,)),
+        # mindtorch's torch API under its former name, mindnlp.core: its gradient function and optimizer train.
+        Invalid("""\
+from mindnlp.core import value_and_grad
+from mindnlp.core.optim import AdamW
+
+model = build()
+updater = AdamW(model.parameters(), lr=5e-5)
+grad_fn = value_and_grad(loss_fn, model.parameters())
+for batch in loader:
+    grad_fn(batch)
+    updater.step()
+""", lines=(7,)),
         # Module-level code builds a training class of the file and runs it, no `__main__` guard (mindnlp's
         # blip2_finetune_with_Food500Cap.py): an entry script, reported where the class is built.
         Invalid("""\

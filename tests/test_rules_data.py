@@ -11,7 +11,7 @@ from msprobe_rewriter import catalogue
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import RULES_BY_NAME
 from project_helpers import lint as lint_project
-from project_helpers import write
+from project_helpers import lint_findings, write
 
 
 def lint(rule_name: str, code: str):
@@ -57,6 +57,40 @@ def lines(rule_name: str, code: str) -> list[int]:
 ])
 def test_device_rng_follows_devices_and_tensors(code, expected):
     assert lines("device-rng", code) == expected
+
+
+QUANT_NOISE = """\
+    import torch
+
+
+    def quant_noise(module, p, block_size):
+        if p <= 0:
+            return module
+
+        def hook(mod, input):
+            mask = torch.zeros(mod.weight.size(0), device=mod.weight.device)
+            mask.bernoulli_(p)
+
+        module.register_forward_pre_hook(hook)
+        return module
+"""
+
+
+@pytest.mark.parametrize(("caller", "info"), [
+    ("def __init__(self, dim, q_noise=0.0):\n    self.proj = quant_noise(nn.Linear(dim, dim), q_noise, 8)\n", True),
+    ("def __init__(self, dim, q_noise=0.1):\n    self.proj = quant_noise(nn.Linear(dim, dim), q_noise, 8)\n", False),
+    ("def __init__(self, dim):\n    self.proj = quant_noise(nn.Linear(dim, dim), 0.0, 8)\n"
+     "    self.out = quant_noise(nn.Linear(dim, dim), 0.2, 8)\n", False),
+])
+def test_device_rng_past_an_early_return_no_call_gets_past(tmp_path, caller, info):
+    """A draw that a function reaches only past `if p <= 0: return`, with every call in the project (here from
+    another file) giving a rate of 0, is info (BEATs' quant_noise); one call with another rate keeps it."""
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "modules.py": QUANT_NOISE,
+                     "backbone.py": "from torch import nn\n\nfrom modules import quant_noise\n\n\n"
+                                    "class Attention(nn.Module):\n" + textwrap.indent(caller, "    ")})
+    found = lint_findings(tmp_path / "modules.py", "device-rng")
+    assert [(f.line, f.severity == "info") for f in found] == [(10, info)]
+    assert ("only when `p > 0`" in found[0].message) is info
 
 
 def test_device_rng_in_model_code_is_a_warning():

@@ -43,6 +43,7 @@ class LeftAtDefault:
         self._owners: dict[int, ast.ClassDef] | None = None  # id(method) -> its class, made when needed
         self._outer: dict[int, ast.AST] | None = None  # id(nested function) -> the function around it
         self._settled: dict[tuple, bool] = {}  # memo of `holds`
+        self._tests: dict[int, dict[bool, Callable[[object], bool]]] = {}  # see `_failing`
 
     def settle(self, report, function: ast.AST | None, guards: list[conditions.Guard], done: str = "built") -> None:
         """Info when the reported code runs only under a condition on parameters of `function` that is false while
@@ -53,6 +54,36 @@ class LeftAtDefault:
             report.severity = "info"
             report.message += (f" ({done} only when `{condition_text(conditions.holding(off))}`: not so by default, "
                                f"and no call in this file passes another value)")
+
+    def skipped_before(self, ancestors: list[ast.AST]) -> tuple[ast.AST, conditions.Guard] | None:
+        """A function around the code at `ancestors` and the test of one of its parameters it returns on before that
+        code, true in every call of it in the project: each passes a literal making it so, or a parameter of its own
+        that holds one (fairseq's `quant_noise(module, p, block_size)` returns on `if p <= 0:` before it installs the
+        hook that draws, and BEATs' every call passes `q_noise`, 0.0 by default)."""
+        for index, function in enumerate(ancestors[:-1]):
+            if not isinstance(function, FUNCTION_TYPES):
+                continue
+            guards = next((guards for statement, guards in conditions.block(function.body, ())
+                           if statement is ancestors[index + 1]), ())
+            for guard in guards:
+                names = {node.id for node in ast.walk(guard[0]) if isinstance(node, ast.Name)}
+                if len(names) == 1 and self.holds(function, names.pop(), self._failing(guard)):
+                    return function, guard
+        return None
+
+    def _failing(self, guard: conditions.Guard) -> Callable[[object], bool]:
+        """The test that a literal given to the one name of `guard`'s test makes the guard fail (one per guard, for
+        `holds`'s memo)."""
+        found = self._tests.get(id(guard[0]), {}).get(guard[1])
+        if found is None:
+            test, wanted = guard
+
+            def found(literal: object) -> bool:
+                return conditions.truth(test, lambda node: literal if isinstance(node, ast.Name)
+                                        else conditions.UNKNOWN) is (not wanted)
+
+            self._tests.setdefault(id(test), {})[wanted] = found
+        return found
 
     def off_guard(self, function: ast.AST | None, guards: list[conditions.Guard]) -> conditions.Guard | None:
         """The first of `guards` that is false with the parameters of `function` as `lookup` answers them."""

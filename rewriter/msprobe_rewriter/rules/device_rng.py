@@ -9,8 +9,9 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from msprobe_rewriter import catalogue, default_device, project
+from msprobe_rewriter import catalogue, conditions, default_device, project
 from msprobe_rewriter.call_defaults import LeftAtDefault
+from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     SCOPE_TYPES,
@@ -75,6 +76,8 @@ DIFFUSERS_MESSAGE = ("diffusers' `{draw}` draws on {where}, and " + SAME_SEED + 
                      "CPU and moves the result")
 
 
+SKIPPED_NOTE = (" (only when `{condition}`: `{function}` returns before this otherwise, and no call of it in the project "
+                "passes a value that gets past that test)")
 SAMPLING_NOTE = (" (it only feeds a diffusers pipeline's sampling after the loop of training steps: the images "
                  "it samples differ between the runs, the training does not)")
 CPU_DEFAULT_NOTE = " (`{name}` defaults to the CPU: this draws on a device only where a caller passes one)"
@@ -313,7 +316,10 @@ class DeviceRng(FollowsValues, Rule):
                "hands weights to an initialiser (`init_method(weight)`); msprobe-instrument leaves them to you. A draw "
                "whose value is thrown away (in a function named for a warm-up, a benchmark or a dummy step, but not "
                "one that yields its draws or builds data, as nanotron's `dummy_infinite_data_generator`; or bound to "
-               "names `del`eted later) is info.")
+               "names `del`eted later) is info, and so is one in code a function reaches only past a test of one "
+               "of its parameters that it returns on and that every call of it in the project passes (or leaves at "
+               "a default) a value for making it return (fairseq's `quant_noise` in BEATs: `if p <= 0: return "
+               "module` before the hook that draws, with every caller's `q_noise=0.0`).")
     why = ("Every device has its own generator. Seeded alike, CUDA's Philox generator and the NPU's generator "
            "produce different numbers, so diffusion noise, masks or initial weights drawn on the device differ "
            "between the GPU run and the NPU run you want to compare, and nothing downstream can match. Draws on "
@@ -594,6 +600,14 @@ class DeviceRng(FollowsValues, Rule):
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef build(device):\n"
                 "    model = nn.Sequential(nn.Linear(4, 4)).to(device)\n    nn.init.normal_(model[0].weight)\n",
                 lines=(7,), severity="error"),
+        # fairseq's quant_noise (BEATs): the hook that draws is installed only past `if p <= 0: return`, and every
+        # call passes a rate that is 0.0 by default
+        Invalid("import torch\nfrom torch import nn\n\n\ndef quant_noise(module, p, block_size):\n    if p <= 0:\n"
+                "        return module\n\n    def hook(mod, input):\n"
+                "        mask = torch.zeros(mod.weight.size(0), device=mod.weight.device)\n        mask.bernoulli_(p)\n\n"
+                "    module.register_forward_pre_hook(hook)\n    return module\n\n\nclass Attention(nn.Module):\n"
+                "    def __init__(self, dim, q_noise=0.0):\n        super().__init__()\n"
+                "        self.proj = quant_noise(nn.Linear(dim, dim), q_noise, 8)\n", lines=(11,), severity="info"),
         Invalid("import lightning as L\nimport torch\n\n\ndef drop_path(x, keep_prob):\n"
                 "    mask = x.new_empty((x.shape[0], 1)).bernoulli_(keep_prob)\n    return x * mask / keep_prob\n",
                 lines=(6,), severity="warning"),
@@ -759,7 +773,12 @@ class DeviceRng(FollowsValues, Rule):
         """Report a draw; one in an RNG tracker's fork with the tracker's advice (weights initialised on the CPU
         where it initialises them), left to the user."""
         fork = self._tracker_fork()
-        if fork is None and severity != "info" and self._thrown_away(node):
+        skipped = self.defaults.skipped_before(self.ctx.ancestors) if severity != "info" and fork is None else None
+        if skipped is not None:
+            function, guard = skipped
+            self.report(node, message + SKIPPED_NOTE.format(condition=condition_text(conditions.holding(guard)),
+                                                            function=function.name), "info", fixable)
+        elif fork is None and severity != "info" and self._thrown_away(node):
             self.report(node, message + THROWAWAY_NOTE, "info", fixable)
         elif fork is None:
             self.report(node, message, severity, fixable)

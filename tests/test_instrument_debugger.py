@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import replace
 
 import msprobe_runtime.pytorch
@@ -465,6 +466,23 @@ def test_a_training_function_of_a_library_module_gets_seed_all_where_it_seeds():
     lines = lines_of(run(started, "seed", deterministic=True)[0])  # HCCL reads its settings when communication starts
     assert lines[lines.index("torch.distributed.init_process_group('nccl')") - 1] == (
         "seed_all(seed=1234, mode=True, rm_dropout=True)")
+
+
+def test_an_mmengine_runner_config_gets_the_seed_unless_it_sets_one():
+    """OpenMMLab's tools/train.py builds its runner with `Runner.from_cfg(cfg)` or `RUNNERS.build(cfg)`, which reseed
+    everything with `cfg.randomness` (a drawn seed when it has none): the config gets seed_all's seed before the `if`
+    choosing between them; a seed the config sets wins."""
+    config = pytest.importorskip("mmengine.config")
+    code = ("from mmengine.registry import RUNNERS\nfrom mmengine.runner import Runner\n\n\ndef main(cfg):\n"
+            "    if 'runner_type' not in cfg:\n        runner = Runner.from_cfg(cfg)\n    else:\n"
+            "        runner = RUNNERS.build(cfg)\n    runner.train()\n" + MAIN)
+    lines = run(code, "seed")[0].splitlines()
+    added = lines[lines.index("    if 'runner_type' not in cfg:") - 3:lines.index("    if 'runner_type' not in cfg:")]
+    assert added[0] == '    cfg.randomness = dict(cfg.get("randomness") or {})'
+    for given, seed in [({}, 1234), ({"randomness": {"seed": 0, "diff_rank_seed": True}}, 0)]:
+        cfg = config.Config(given)
+        exec(textwrap.dedent("\n".join(added)), {"cfg": cfg})
+        assert cfg.randomness == {**given.get("randomness", {}), "seed": seed}
 
 
 def test_seed_from_module_level_args():

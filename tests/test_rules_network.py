@@ -341,6 +341,46 @@ def test_nondeterministic_namespace_data_package(tmp_path):
         assert [f.line for f in lint_source(str(path), source.encode(), rule).findings] == expected, imported
 
 
+@pytest.mark.parametrize(("folder", "name", "expected"), [
+    ("data_preprocessors", "data_preprocessor.py", [11]), ("models", "data_preprocessor.py", [11]),
+    ("models", "batch_resize.py", [10, 11])])
+def test_nondeterministic_data_preprocessor(tmp_path, folder, name, expected):
+    """mmdet's `models/data_preprocessors/`: its modules (`BatchSyncRandomResize`) resize the loader's batch before
+    the model runs, so no gradient flows back through their interpolation; a float accumulation there still
+    counts, and a module elsewhere taking `inputs` may be a layer."""
+    package = tmp_path.joinpath("mmdet", folder)
+    package.mkdir(parents=True)
+    for level in (package, package.parent):
+        (level / "__init__.py").write_text("")
+    code = ("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n"
+            "class BatchSyncRandomResize(nn.Module):\n    def forward(self, inputs, data_samples, idx, src):\n"
+            "        h, w = inputs.shape[-2:]\n        out = torch.zeros(4, device=inputs.device)\n"
+            "        inputs = F.interpolate(inputs, size=(h * 2, w * 2), mode='bilinear', align_corners=False)\n"
+            "        return inputs, out.index_add_(0, idx, src)\n")
+    path = package / name
+    path.write_text(code)
+    assert _nondeterministic_lines(path) == expected
+
+
+def test_nondeterministic_counts_are_info():
+    """Float counts (adding ones, `torch.histc`) are exact in any order below 2**24: info that says so; a count
+    added into a tensor an integer dtype made is not reported."""
+    code = """\
+        import torch
+
+
+        def counts(i, n, x):
+            hist = torch.zeros(n, device=i.device)
+            offsets = torch.zeros(n, dtype=torch.long, device=i.device)
+            offsets.scatter_add_(0, i, torch.ones_like(i))
+            hist.scatter_add_(0, i, torch.ones(len(i), device=i.device))
+            return hist.index_add_(0, i, x), torch.histc(x, bins=n)
+        """
+    found = lint("nondeterministic-op", code)
+    assert [(line, severity) for line, severity, _ in found] == [(8, "info"), (9, "warning"), (9, "info")]
+    assert "below 2**24" in found[0][2] and "below 2**24" not in found[1][2]
+
+
 def _project(root, files: dict[str, str]):
     (root / ".git").mkdir()
     for name, code in files.items():

@@ -47,6 +47,10 @@ INTEGER_DTYPES = frozenset(f"torch.{name}" for name in (
     "long", "int", "short", "int64", "int32", "int16", "int8", "uint8", "bool"))
 INTEGER_CASTS = frozenset({"long", "int", "short", "byte", "bool"})
 INTEGER_LIKE = frozenset({"torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like"})
+ONES = frozenset({"torch.ones", "torch.ones_like"})
+# Counting in floats (`torch.histc`, adding ones): each count is an integer, exact in any order below 2**24.
+COUNTS = ("counts in floats: exact, whatever the order of its adds, while each count stays below 2**24 (float32's "
+          "last exact integer); past that it may differ run to run on CUDA")
 # `index_copy` is non-deterministic only when its index repeats (the copy written last wins), and `index_add` too
 # (each row it adds to receives one atomic add of one source row: exact; its backward is `index_select`). Indices
 # unique by construction: these calls (a range, a permutation, sorted distinct values), what keeps their elements
@@ -68,11 +72,19 @@ POSITION_INDEX = re.compile(r"(input_|cache_)?pos(ition)?s?")
 CHANGING_CALLS = frozenset({"append", "extend", "insert", "requires_grad_"})
 # Folders of a data package (SlowFast's `slowfast/datasets/`): code there prepares samples, which need no gradient.
 DATA_FOLDERS = frozenset({"data", "datasets", "dataset", "dataloader", "dataloaders"})
-# A parameter named for images (or frames, audio) of a function that is no module's method holds data.
-DATA_PARAMETER = re.compile(r"(img|image|pic|frame|video|audio|wav|waveform)s?", re.IGNORECASE)
+# Folders and files of data preprocessors (mmengine's `model.data_preprocessor` and its `batch_augments`, mmdet's
+# `models/data_preprocessors/`): modules that move the loader's batch to the device, normalise and resize it before
+# the model runs, so no gradient flows back through them.
+DATA_PREPROCESSORS = frozenset({"data_preprocessor", "data_preprocessors"})
+# A parameter named for images (or frames, audio) or a loader's batch, of a function that is no module's method,
+# holds data (ultralytics' `DetectionTrainer.preprocess_batch(batch)` resizes `batch["img"]`).
+DATA_PARAMETER = re.compile(r"(img|image|pic|frame|video|audio|wav|waveform)s?|batch(es)?", re.IGNORECASE)
 # A parameter named for a checkpoint or a state dict (`checkpoint_model`, `pos_embed_checkpoint`, `state_dict`,
 # `ckpt`): weights read from a file, which need no gradient (LAVIS's `interpolate_pos_embed(model, checkpoint_model)`).
 CHECKPOINT_PARAMETER = re.compile(r"\w*(checkpoint|ckpt|state_dict)\w*", re.IGNORECASE)
+# Ground truth (`gt_masks`, `gt_instances.masks`): targets, which need no gradient (mmdet's YOLACT resizes its
+# `gt_masks` to the prototypes' size).
+GROUND_TRUTH = re.compile(r"gts?|gt_\w+", re.IGNORECASE)
 # Hugging Face's loader of compiled kernels from the Hub, and the names of FlashAttention's repositories there
 # (`kernels-community/flash-attn3`, `varunneal/flash-attention-3`).
 HUB_KERNEL_LOADER = "kernels.get_kernel"
@@ -244,8 +256,12 @@ class NondeterministicOp(FollowsValues, Rule):
                "enumerate(loader):` of a loop that runs training steps and makes no tensor require a gradient; "
                "not the targets of other loops), also after dtype, device and layout methods, these ops and "
                "arithmetic with constants or new tensors (yolov5's multi-scale `interpolate(imgs.float() / 255, ...)`), "
-               "a result detached before any other use (`x = F.interpolate(x, ...)` then `x = x.detach()`), or an "
-               "image parameter (`image`, `imgs`, `frame`) of a method of a plain class (no module). Findings in a "
+               "a result detached before any other use (`x = F.interpolate(x, ...)` then `x = x.detach()`) or replaced by a "
+               "comparison of it (mask2former's `attn_mask = attn_mask.sigmoid() < 0.5`; also after layout methods "
+               "rebinding it), ground truth (`gt_masks`, `gt_instances.masks`: mmdet's YOLACT targets), an image or "
+               "batch parameter (`image`, `imgs`, `frame`, `batch`: ultralytics' `preprocess_batch`) of a method of a "
+               "plain class (no module), or in a file or package folder of data preprocessors (`data_preprocessor(s)`: "
+               "mmdet's `BatchSyncRandomResize` resizes the loader's batch). Findings in a "
                "top-level function that only evaluation code names (functions named for it, evaluation scripts), "
                "directly or through other such functions, in this file and the project's others, are info, tagged "
                "evaluation only (open_clip's `maybe_compute_generative_loss`, which only `evaluate()` calls; dinov2's "
@@ -255,12 +271,14 @@ class NondeterministicOp(FollowsValues, Rule):
                "computes targets, updates and hand-written backwards too (MaskFeat's HOG `scatter_add_`, nanotron's "
                "ring attention backward). Nor are "
                "ops the switch fixes inside `if torch.are_deterministic_algorithms_enabled():`, accumulations of "
-               "integer tensors (counts: exact in any order), or anything in a data-pipeline file (it uses "
+               "integer tensors (counts: exact in any order; also into a tensor made with an integer dtype, "
+               "ultralytics' `offsets = torch.zeros(n, dtype=torch.long)`), or anything in a data-pipeline file (it uses "
                "albumentations or imgaug and defines no module); nor those whose forward is deterministic in a file "
                "of a data package (a package folder named `data`, `datasets`, ...: SlowFast's `datasets/transform.py`; "
                "also a namespace package, as the file's imports of a module beside it name it: jepa's "
                "`src/datasets/utils/video/transforms.py` imports `src.datasets.utils.video.functional`) "
-               "that defines no module. In "
+               "that defines no module. Counting in floats (`histc`, adding ones) is info: exact in any order while "
+               "each count stays below 2**24. In "
                "a file that runs on Ascend only (it imports torch_npu or uses NPU devices, and names no CUDA; or it "
                "starts its collectives with the `hccl` backend) the "
                "advice is Ascend's, without cuBLAS's variable: CANN's kernels vary run to run until deterministic "
@@ -461,6 +479,22 @@ class NondeterministicOp(FollowsValues, Rule):
         "import torch\nfrom flash_attn import flash_attn_func\n\n\nclass Attention(torch.nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.attn_fn = flash_attn_func\n\n"
         "    def forward(self, q, k, v):\n        return self.attn_fn(q, k, v, causal=True, deterministic=True)\n",
+        # no gradient: a trainer's batch (a `batch` parameter of a plain class: ultralytics' multi-scale
+        # `preprocess_batch`), ground truth (mmdet's YOLACT `gt_masks`), a resized prediction only compared
+        # (mask2former's attention mask, `attn_mask.sigmoid() < 0.5`); counts added into an integer tensor
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass Trainer:\n"
+        "    def preprocess_batch(self, batch, size):\n        imgs = batch['img'].float() / 255\n"
+        "        batch['img'] = F.interpolate(imgs, size=size, mode='bilinear', align_corners=False)\n"
+        "        return batch\n\n\nclass Head(nn.Module):\n    def targets(self, mask_preds, gt_instances):\n"
+        "        gt_masks = gt_instances.masks.to_tensor(dtype=torch.bool, device=mask_preds.device).float()\n"
+        "        gt_masks = F.interpolate(gt_masks.unsqueeze(0), mask_preds.shape[-2:], mode='bilinear')\n"
+        "        return gt_masks.gt(0.5).float()\n\n"
+        "    def attention_mask(self, mask_pred, size, heads, b):\n"
+        "        attn_mask = F.interpolate(mask_pred, size, mode='bilinear').view(b, -1, size[0], size[1])\n"
+        "        attn_mask = attn_mask.flatten(2).unsqueeze(1).repeat((1, heads, 1, 1)).flatten(0, 1)\n"
+        "        attn_mask = attn_mask.sigmoid() < 0.5\n        return mask_pred, attn_mask.detach()\n\n\n"
+        "def pack(batch_idx, n):\n    offsets = torch.zeros(n + 1, dtype=torch.long, device=batch_idx.device)\n"
+        "    offsets.scatter_add_(0, batch_idx + 1, torch.ones_like(batch_idx))\n    return offsets.cumsum(0)\n",
     )
     invalid = (
         # transformers reads FLASH_ATTENTION_DETERMINISTIC at every FlashAttention call; torch's switch does not set it
@@ -654,9 +688,9 @@ class NondeterministicOp(FollowsValues, Rule):
         self.switch_on = False
         self.hf_flash: list[tuple[ast.Call, str]] = []  # `attn_implementation=` choosing FlashAttention, and which
         self.flash_deterministic = False  # FLASH_ATTENTION_DETERMINISTIC=1 set, here or by a helper called here
-        # (site, message, fixed by the deterministic switch, gradient-free if these loop conditions hold, the
-        # function around)
-        self.found: list[tuple[Site, str, bool, Verdict, ast.AST | None]] = []
+        # (site, message, severity (None: the rule's), fixed by the deterministic switch, gradient-free if these
+        # loop conditions hold, the function around)
+        self.found: list[tuple[Site, str, str | None, bool, Verdict, ast.AST | None]] = []
         # the file's top-level functions, and per name where the file names one: (the function around, whether
         # that is evaluation code)
         self.top_functions = {n.name: n for n in ctx.tree.body if isinstance(n, FUNCTION_TYPES)}
@@ -722,6 +756,7 @@ class NondeterministicOp(FollowsValues, Rule):
         short = key.rsplit(".", 1)[1]
         condition = CONDITIONS.get(short.rstrip("_"))
         if condition is not None and not condition(node, offset) or self._adds_integers(node, short, offset) \
+                or self._integer(self._accumulated_into(node, short, offset), None) \
                 or short.rstrip("_") in UNIQUE_INDEX_EXACT and self._unique(argument(node, 1 + offset, "index")) \
                 or short.rstrip("_") in SCATTER_REDUCING and _single_along_dim(node, offset):
             return
@@ -735,7 +770,8 @@ class NondeterministicOp(FollowsValues, Rule):
         fixed = key in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH or self._switch_fixes(node, short, offset)
         display = short if qualified is None or short[0].isupper() else qualified.replace("torch.nn.functional.",
                                                                                           "F.")
-        self._add(node, display, key, fixed, gradient_free)
+        self._add(node, display, key, fixed, gradient_free, short.rstrip("_") == "histc"
+                  or self._adds_ones(node, short, offset))
 
     def finish(self) -> None:
         if self.hf_flash and not self.flash_deterministic and _trains(self.ctx):
@@ -743,7 +779,7 @@ class NondeterministicOp(FollowsValues, Rule):
                 self.report(call, f'`{catalogue.HF_ATTENTION_KEYWORD}="{chosen}"` is not deterministic on CUDA: '
                                   + HF_FLASH_FIX)
         evaluating = self._evaluation_functions()
-        for site, message, fixed, gradient_free, function in self.found:
+        for site, message, severity, fixed, gradient_free, function in self.found:
             if fixed and self.switch_on or gradient_free is not None and all(
                     self._data_batch(loop) for loop in gradient_free):
                 continue
@@ -751,7 +787,7 @@ class NondeterministicOp(FollowsValues, Rule):
                 self.report(site, message + f" (evaluation only: only evaluation code calls `{function.name}`; it "
                                             "still changes what is evaluated run to run)", "info")
             else:
-                self.report(site, message)
+                self.report(site, message, severity)
 
     def visit_Name(self, node: ast.Name) -> None:
         if self.torch_file and node.id in self.top_functions and isinstance(node.ctx, ast.Load):
@@ -855,9 +891,11 @@ class NondeterministicOp(FollowsValues, Rule):
         name = target_name(func)
         return self.ctx.assigned_calls.get(name) if name else None
 
-    def _add(self, node: ast.Call, display: str, key: str, fixed: bool, gradient_free: Verdict) -> None:
+    def _add(self, node: ast.Call, display: str, key: str, fixed: bool, gradient_free: Verdict,
+             counts: bool = False) -> None:
         """Record a finding: CUDA's advice for the op, or Ascend's (whose deterministic switch covers every op)
-        in a file that runs on Ascend only (or communicates over HCCL)."""
+        in a file that runs on Ascend only (or communicates over HCCL); info for one that counts (`histc`,
+        adding ones), exact below 2**24."""
         if self.ascend is None:
             self.ascend = self.ctx.runs_on_ascend() or communicates_over_hccl(self.ctx)
         named = f"`{display}` with duplicate indices" if key.rsplit(".", 1)[1].rstrip("_") in DUPLICATE_INDEX_OPS \
@@ -865,13 +903,15 @@ class NondeterministicOp(FollowsValues, Rule):
         if self.ascend:
             message, fixed = f"{named} {ASCEND_FIX}", True
         else:
-            message = f"{named} is not deterministic on CUDA: {catalogue.NONDETERMINISTIC_OPS[key]}"
+            message = f"{named} {COUNTS if counts else 'is not deterministic on CUDA'}: " \
+                      f"{catalogue.NONDETERMINISTIC_OPS[key]}"
         if fixed and self._under_switch(node):
             return
-        self._record(node, message, fixed, gradient_free)
+        self._record(node, message, fixed, gradient_free, "info" if counts else None)
 
-    def _record(self, node: ast.Call, message: str, fixed: bool, gradient_free: Verdict) -> None:
-        self.found.append((self.ctx.site(node), message, fixed, gradient_free, self.ctx.current_def()))
+    def _record(self, node: ast.Call, message: str, fixed: bool, gradient_free: Verdict,
+                severity: str | None = None) -> None:
+        self.found.append((self.ctx.site(node), message, severity, fixed, gradient_free, self.ctx.current_def()))
 
     def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
         """The catalogue key of the call and its argument offset; tensor methods are matched by name."""
@@ -939,31 +979,41 @@ class NondeterministicOp(FollowsValues, Rule):
 
     def _data_package(self) -> bool:
         """A file of a data package (a package folder named `data`, `datasets`, ...: SlowFast's
-        `slowfast/datasets/transform.py`) that defines no module: it prepares samples, through which no gradient
-        flows back."""
+        `slowfast/datasets/transform.py`) that defines no module, or of data preprocessors (a file or package
+        folder named `data_preprocessor(s)`: mmdet's `BatchSyncRandomResize`): it prepares samples or batches,
+        through which no gradient flows back. The folders above the package do not count (a checkout under
+        `/data/`)."""
         if self._in_data_package is None:
-            self._in_data_package = _in_data_folder(self.ctx.path, self.ctx.tree) \
-                and not self.cpu_code.derived_classes("model", is_model_base)
+            folders = _package_folders(self.ctx.path, self.ctx.tree)
+            self._in_data_package = not DATA_PREPROCESSORS.isdisjoint({*folders, Path(self.ctx.path).stem}) \
+                or not DATA_FOLDERS.isdisjoint(folders) and not self.cpu_code.derived_classes("model", is_model_base)
         return self._in_data_package
 
     def _detached_next(self, node: ast.Call) -> bool:
         """`x = F.interpolate(x, ...)` whose result is next read by `x = x.detach()` or `return x.detach()`
-        (latent-diffusion's `get_input`): no gradient flows back through it."""
-        statement = self.ctx.ancestors[-1] if self.ctx.ancestors else None
-        if not (isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)):
+        (latent-diffusion's `get_input`), or replaced by a comparison of it (mask2former's attention mask,
+        `attn_mask = attn_mask.sigmoid() < 0.5`: a boolean has no gradient), also after layout methods that
+        rebind the name (`x = x.flatten(2)`): no gradient flows back through it."""
+        statement = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.stmt)), None)
+        if not (isinstance(statement, ast.Assign) and _receiver_chain(statement.value, node)
+                and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
             return False
         name = statement.targets[0].id
         for later in self._statements_after(statement):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(later)):
-                return _detaches(later, name)
+            if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(later)):
+                continue
+            if _detaches(later, name) or _rebinds(later, name) and isinstance(later.value, ast.Compare):
+                return True
+            if not (_rebinds(later, name) and _receiver_chain(later.value, None, name)):
+                return False
         return False
 
     def _statements_after(self, statement: ast.stmt) -> Iterator[ast.stmt]:
-        """The statements that run next after `statement` (the one being visited), in order, also after the
-        `if`, `with` and `try` blocks holding it, but not past the end of a loop's body or a function's."""
+        """The statements that run next after `statement` (one around the node being visited), in order, also
+        after the `if`, `with` and `try` blocks holding it, but not past the end of a loop's body or a function's."""
         child: ast.AST = statement
-        for parent in reversed(self.ctx.ancestors[:-1]):
+        above = next(i for i, a in enumerate(self.ctx.ancestors) if a is statement)
+        for parent in reversed(self.ctx.ancestors[:above]):
             block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
                           if isinstance(b, list) and any(s is child for s in b)), None)
             if block is None:
@@ -1006,13 +1056,32 @@ class NondeterministicOp(FollowsValues, Rule):
         index = argument(node, index_at + offset, "index") if index_at is not None else None
         return self._integer(argument(node, source_at + offset, source_name), index)
 
+    def _accumulated_into(self, node: ast.Call, short: str, offset: int) -> ast.expr | None:
+        """The tensor an accumulating op adds into (`out` of `out.scatter_add_(...)`, `torch.index_add(out, ...)`),
+        whose dtype the values added take."""
+        if short.rstrip("_") not in ACCUMULATED_SOURCE:
+            return None
+        return argument(node, 0, "input") if offset else getattr(node.func, "value", None)
+
+    def _adds_ones(self, node: ast.Call, short: str, offset: int) -> bool:
+        """An accumulating op adding ones (`torch.ones_like(i, dtype=hist.dtype)`): a count."""
+        positions = ACCUMULATED_SOURCE.get(short.rstrip("_"))
+        source = argument(node, positions[1] + offset, positions[2]) if positions else None
+        return isinstance(source, ast.Call) and (self.ctx.call_qualname(source) in ONES
+                                                 or isinstance(source.func, ast.Attribute)
+                                                 and source.func.attr == "new_ones")
+
     def _integer(self, node: ast.expr | None, index: ast.expr | None) -> bool:
         """An integer tensor: the op's own index, one cast to an integer dtype, made with one (`dtype=torch.long`,
-        `dtype=index.dtype`), or made like an integer tensor (`torch.ones_like(index)`, `index.new_ones(n)`)."""
+        `dtype=index.dtype`), made like an integer tensor (`torch.ones_like(index)`, `index.new_ones(n)`), or a
+        name only ever bound to such (ultralytics' `offsets = torch.zeros(n, dtype=torch.long)`)."""
         if node is None:
             return False
         if index is not None and ast.dump(node) == ast.dump(index):
             return True
+        if isinstance(node, ast.Name):
+            bound = self.values.bindings.bound(node.id, node)
+            return bool(bound) and all(isinstance(value, ast.expr) and self._integer(value, index) for value in bound)
         if not isinstance(node, ast.Call):
             return False
         dtype = keyword(node, "dtype")
@@ -1043,7 +1112,7 @@ class NondeterministicOp(FollowsValues, Rule):
         is deterministic make of those (`imgs.float() / 255`, `F.interpolate(imgs, ...)`).
         A loop's batch is gradient-free only if that loop turns out to run training steps: the verdict is
         GRADIENT_FREE, None (it may need one), or the loops it depends on, judged in `finish`."""
-        if isinstance(node, ast.Constant):
+        if isinstance(node, ast.Constant) or _ground_truth(node):
             return GRADIENT_FREE
         if isinstance(node, ast.Name):
             return self._name_gradient_free(node)
@@ -1403,6 +1472,14 @@ def _empty_mapping(value: object, resolve: Callable[[ast.expr], str | None]) -> 
                                     or isinstance(value.func, ast.Name) and value.func.id == "dict")
 
 
+def _ground_truth(node: ast.AST | None) -> bool:
+    """A name or attribute named for ground truth (`gt_masks`), or an attribute of one (`gt_instances.masks`):
+    targets, which need no gradient."""
+    while isinstance(node, ast.Attribute) and not GROUND_TRUTH.fullmatch(node.attr):
+        node = node.value
+    return GROUND_TRUTH.fullmatch(target_name(node) or "") is not None
+
+
 def _self_attribute(node: ast.AST | None) -> bool:
     """`self.name`."""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
@@ -1454,12 +1531,6 @@ def _range_bounds(value: ast.expr | None) -> tuple[str, str] | None:
     return start, ast.dump(value.args[-1])
 
 
-def _in_data_folder(path: str, tree: ast.Module) -> bool:
-    """Whether a package folder holding the file is named for data; the folders above the package do not count
-    (a checkout under `/data/`)."""
-    return not DATA_FOLDERS.isdisjoint(_package_folders(path, tree))
-
-
 def _package_folders(path: str, tree: ast.Module) -> list[str]:
     """The names of the package folders holding the file: those with `__init__.py` (up to the package's top) or,
     in a namespace package, those its own imports name as the package of a module beside it (jepa's
@@ -1481,13 +1552,23 @@ def _package_folders(path: str, tree: ast.Module) -> list[str]:
     return []
 
 
+def _receiver_chain(value: ast.expr, inner: ast.expr | None, name: str | None = None) -> bool:
+    """`value` is `inner` (or the name `name`) under layout, dtype and device methods only (`x.flatten(2)`)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in catalogue.RECEIVER_ONLY_METHODS and value is not inner:
+        value = value.func.value
+    return value is inner if inner is not None else isinstance(value, ast.Name) and value.id == name
+
+
+def _rebinds(statement: ast.stmt, name: str) -> bool:
+    """`name = ...`."""
+    return isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+        and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == name
+
+
 def _detaches(statement: ast.stmt, name: str) -> bool:
     """`name = name.detach()` or `return name.detach()`."""
-    if isinstance(statement, ast.Assign):
-        if not (len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
-                and statement.targets[0].id == name):
-            return False
-    elif not isinstance(statement, ast.Return):
+    if not (_rebinds(statement, name) or isinstance(statement, ast.Return)):
         return False
     value = statement.value
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "detach" \

@@ -14,12 +14,13 @@ import libcst as cst
 from msprobe_rewriter import catalogue, conditions, cpu_code, entropy, pinning, project, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant
-from msprobe_rewriter.instrument import loops, nodes
+from msprobe_rewriter.instrument import loops, nodes, scopes
 from msprobe_rewriter.instrument.scopes import is_name_chain
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
 from msprobe_rewriter.instrument.unit import Unit
 from msprobe_rewriter.late_seeding import LateDraws
 from msprobe_rewriter.rules.dropout import DROPOUT_NAMES
+from msprobe_rewriter.rules.seed_missing import CONFIG_RUNNER_BUILDS
 from msprobe_rewriter.rules.seed_partial import FAMILY_LABEL
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody")
@@ -105,6 +106,11 @@ class Seed(Transform):
         "(`random.seed()`, `torch.manual_seed(int(time.time()))`) gets the fixed seed as its argument; a library "
         "setup that seeds from its config's seed field, drawing from the OS while it keeps its negative default "
         "(detectron2's `default_setup` with `cfg.SEED` -1), is followed by `seed_all`, with a note. "
+        "An mmengine runner built from a config (OpenMMLab's tools/train.py: `Runner.from_cfg(cfg)`, or "
+        "`RUNNERS.build(cfg)`) reseeds everything with the config's `randomness` seed, drawing one when there is none: "
+        "before it is built the config gets seed_all's seed where it sets none (a seed it sets is kept), and with "
+        "`--deterministic` `randomness.deterministic=True` (else cuDNN benchmarking the config's `env_cfg` turns on "
+        "stays on). "
         "`--deterministic` sets `mode=True` (deterministic kernels, "
         "HCCL determinism; where the user's seed is known only after communication starts, `seed = args.seed + "
         "dist.get_rank()` or a seed read after `Accelerator()`, a `seed_all(mode=True)` with the fixed seed also "
@@ -146,6 +152,18 @@ class Seed(Transform):
                 "    seed_all(seed=training_args.seed, mode=False, rm_dropout=True)\n    model = torch.nn.Linear(2, 2)\n"
                 "    Trainer(model=model, args=training_args).train()\n\n\n"
                 "if __name__ == \"__main__\":\n    main()\n"),
+        # mmengine's runner reseeds everything from the config's `randomness` (drawing a seed when it has none):
+        # the config gets seed_all's seed, unless it sets its own.
+        Example("from mmengine.config import Config\nfrom mmengine.runner import Runner\n\n\ndef main():\n"
+                "    cfg = Config.fromfile(\"configs/retinanet.py\")\n    runner = Runner.from_cfg(cfg)\n"
+                "    runner.train()\n\n\nif __name__ == \"__main__\":\n    main()\n",
+                "from mmengine.config import Config\nfrom mmengine.runner import Runner\n"
+                "from msprobe_runtime.pytorch import seed_all\nseed_all(seed=1234, mode=True, rm_dropout=True)\n\n\n"
+                "def main():\n    cfg = Config.fromfile(\"configs/retinanet.py\")\n"
+                "    cfg.randomness = dict(cfg.get(\"randomness\") or {})\n"
+                "    if cfg.randomness.get(\"seed\") is None:\n        cfg.randomness[\"seed\"] = 1234\n"
+                "    cfg.randomness[\"deterministic\"] = True\n    runner = Runner.from_cfg(cfg)\n"
+                "    runner.train()\n\n\nif __name__ == \"__main__\":\n    main()\n", {"deterministic": True}),
         # detectron2: default_setup seeds from the OS while the config's SEED is -1 (its default).
         Example("from detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n\n\n"
                 "def setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n    cfg.freeze()\n"
@@ -349,6 +367,7 @@ class Seed(Transform):
         fixed = seed if seed is not None and binding is None else str(options.seed)  # the seed seed_all sets
         for fix, node in fixes:  # `random.seed()` gets the same literal seed as seed_all (a rerun then matches)
             fix(unit, node, fixed)
+        _seed_runner_config(unit, fixed)
         if setup is not None and binding is not None:  # the user's seed expression may not be defined after the setup
             seed = None
         statement = nodes.statement(_seed_all(unit, seed if seed is not None else options.seed))
@@ -793,6 +812,29 @@ def _reads_as_seed(node: ast.expr) -> bool:
 def _called_name(call: ast.Call) -> str:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _seed_runner_config(unit: Unit, seed: str) -> None:
+    """Give the config of the mmengine runner the script builds from one (OpenMMLab's tools/train.py:
+    `Runner.from_cfg(cfg)`, or `RUNNERS.build(cfg)` in the other branch) seed_all's seed where it sets none, before
+    the runner is built: the runner reseeds random, NumPy and torch in `set_randomness(**cfg.randomness)`, with a
+    seed it draws when the config has none; with `--deterministic` also `deterministic=True` (else cuDNN benchmarking
+    the config's `env_cfg` turns on stays on)."""
+    builds = [node for node in ast.walk(unit.tree) if isinstance(node, ast.Call) and node.args
+              and unit.ctx.imports.resolve_any(node.func) in CONFIG_RUNNER_BUILDS]
+    if not builds or len({ast.unparse(call.args[0]) for call in builds}) != 1 or not is_name_chain(builds[0].args[0]):
+        return
+    parents = unit.analysis.parents
+    statements = [_statement_of(call, parents) for call in builds]
+    target = unit.statement(scopes.first_in_common_block(statements, parents))
+    if target is None:
+        return
+    config = ast.unparse(builds[0].args[0])
+    code = [f"{config}.randomness = dict({config}.get(\"randomness\") or {{}})",
+            f"if {config}.randomness.get(\"seed\") is None:\n    {config}.randomness[\"seed\"] = {seed}\n"]
+    if unit.options.deterministic:
+        code.append(f"{config}.randomness[\"deterministic\"] = True")
+    unit.edits.insert_before(target, [cst.parse_statement(line) for line in code])
 
 
 def _seed_all(unit: Unit, seed: object) -> str:

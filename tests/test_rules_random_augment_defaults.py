@@ -8,6 +8,7 @@ import textwrap
 import pytest
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import RULES_BY_NAME
+from project_helpers import lint_findings, write
 
 RULE = RULES_BY_NAME["random-augment"]
 
@@ -132,3 +133,50 @@ def test_draw_named_is_one_that_runs_by_default():
     ((line, severity, message),) = lint(code.replace("start = random.randint(0, 10)", "start = 0"))
     assert (line, severity) == (13, "info")
     assert "drawn only when `self.rand_sample_interval is not None`" in message
+
+
+def test_transform_under_an_option_handed_through_a_parse_args_function_is_info(tmp_path):
+    """mindone's SD: train_text_to_image.py does `args = parse_args()` (its own function returning
+    `parser.parse_args()`) and `build_dataset(args, ...)`; dataset.py passes `random_crop=args.random_crop` to
+    `load_data(random_crop=False)`, which builds `ImageDataset(random_crop=random_crop)`: off by default throughout."""
+    dataset = """\
+        import albumentations
+
+
+        class ImageDataset:
+            def __init__(self, size, random_crop=False):
+                self.random_crop = random_crop
+                if not self.random_crop:
+                    self.cropper = albumentations.CenterCrop(height=size, width=size)
+                else:
+                    self.cropper = albumentations.RandomCrop(height=size, width=size)
+
+
+        def load_data(size, random_crop=False):
+            return ImageDataset(size, random_crop=random_crop)
+
+
+        def build_dataset(args):
+            return load_data(args.size, random_crop=args.random_crop)
+        """
+    script = """\
+        import argparse
+
+        from dataset import build_dataset
+
+
+        def parse_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--size", default=256, type=int)
+            parser.add_argument("--random_crop", default={default}, type=bool)
+            return parser.parse_args()
+
+
+        if __name__ == "__main__":
+            args = parse_args()
+            build_dataset(args)
+        """
+    for default, severity in (("False", "info"), ("True", "warning")):
+        root = write(tmp_path / default, {"pyproject.toml": "", "dataset.py": dataset,
+                                          "train.py": script.replace("{default}", default)})
+        assert [(f.line, f.severity) for f in lint_findings(root / "dataset.py", "random-augment")] == [(10, severity)]

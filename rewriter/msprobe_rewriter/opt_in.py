@@ -52,7 +52,7 @@ def options(ctx: FileContext) -> conditions.Lookup:
 
 def _handed(ctx: FileContext) -> Handed:
     """For each parameter of the file's functions that another project file passes its parsed arguments (`args =
-    parser.parse_args()`), the defaults of the options that file declares: dlrm's dlrm_s_pytorch.py calls
+    parser.parse_args()`, or `args = parse_args()`, a function of its own returning them), the defaults of the options that file declares: dlrm's dlrm_s_pytorch.py calls
     `dp.make_criteo_data_and_loaders(args)`, so there `args.mlperf_bin_shuffle` is False and `args.num_workers` 0. An
     option the files disagree on, or one a file assigns, is unknown."""
     functions = {node.name: node for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES)}
@@ -60,8 +60,10 @@ def _handed(ctx: FileContext) -> Handed:
     found: Handed = {}
     for importer in project.importers(ctx.path) if functions else ():
         module = project.load(Path(importer))
+        parsers = _parsing_functions(module.tree) if module is not None else set()
         namespaces = {target.id for node in ast.walk(module.tree) if isinstance(node, ast.Assign)
-                      and isinstance(node.value, ast.Call) and getattr(node.value.func, "attr", None) == "parse_args"
+                      and isinstance(node.value, ast.Call) and (getattr(node.value.func, "attr", None) == "parse_args"
+                                                                 or getattr(node.value.func, "id", None) in parsers)
                       for target in node.targets if isinstance(target, ast.Name)} if module is not None else set()
         if not namespaces:
             continue
@@ -80,6 +82,14 @@ def _handed(ctx: FileContext) -> Handed:
                         for dest, default in declared.items():
                             merged[dest] = default if merged.get(dest, default) == default else conditions.UNKNOWN
     return found
+
+
+def _parsing_functions(tree: ast.Module) -> set[str]:
+    """The module's functions that return the parsed arguments (`def parse_args(): ... return
+    parser.parse_args()`, mindone's train_text_to_image.py, called as `args = parse_args()`)."""
+    return {node.name for node in tree.body if isinstance(node, FUNCTION_TYPES) and any(
+        isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)
+        and getattr(ret.value.func, "attr", None) == "parse_args" for ret in ast.walk(node))}
 
 
 def switch_default(ctx: FileContext, node: ast.expr, function: ast.AST | None, callers_elsewhere: bool) -> object:

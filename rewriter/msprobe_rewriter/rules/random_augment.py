@@ -78,7 +78,9 @@ class RandomAugment(FollowsValues, Rule):
                "A transform given probability 0 (or 1, when applying it is its only randomness), or listed in a "
                "`RandomApply(..., p=0)`, or given only degenerate ranges (`degrees=(a, a)`), or a resized crop given "
                "`scale=(1, 1)` (the whole image), is not flagged; one built only under a condition on parameters "
-               "(`if not self.random_crop:`) that every call in the file leaves off is info. "
+               "(`if not self.random_crop:`) that every call in the file leaves off (a literal, an option off by default, "
+               "mindone's `random_crop=args.random_crop`, also an option another file hands in its parsed arguments, or "
+               "such a parameter of the caller's) is info. "
                "Augmentation written by hand is reported too, once per function (in a dataset class named for made-up "
                "data, open_clip's `SyntheticAudioDataset`, a `DummyDataset`, as synthetic data): a draw from Python's `random`, "
                "NumPy's global generator or torch's (also an in-place fill, `torch.empty(1).uniform_(a, b)`; "
@@ -430,6 +432,13 @@ class RandomAugment(FollowsValues, Rule):
                 "            self.cropper = albumentations.RandomCrop(height=size, width=size)\n\n\n"
                 "def load_data(size, random_crop=False):\n    return ImageDataset(size, random_crop=random_crop)\n",
                 lines=(10,), severity="info"),
+        # ... also when the call passes an option that is off by default (mindone's `--random_crop`)
+        Invalid("import argparse\n\nimport albumentations\n\n\nclass ImageDataset:\n"
+                "    def __init__(self, size, random_crop=False):\n        if random_crop:\n"
+                "            self.cropper = albumentations.RandomCrop(height=size, width=size)\n\n\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument(\"--random_crop\", action=\"store_true\")\n"
+                "args = parser.parse_args()\ndata = ImageDataset(256, random_crop=args.random_crop)\n",
+                lines=(9,), severity="info"),
         # lerobot's torchvision v2 transforms draw their parameters in `make_params`, which `forward` calls
         Invalid("import torch\nfrom torchvision.transforms.v2 import Transform\n\n\nclass GaussianNoise(Transform):\n"
                 "    def make_params(self, flat_inputs):\n        return {\"seed\": torch.randint(0, 2**31, ()).item()}\n\n"

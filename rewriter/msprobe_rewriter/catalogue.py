@@ -1349,6 +1349,22 @@ _XFORMERS_ATTENTION_FIX = ("its backward (FlashAttention's, or cutlass's with th
 _NLL_2D_FIX = ("it has no deterministic CUDA kernel (it raises under the deterministic switch): put the classes "
                "last and flatten, `(N*d, C)` logits and `(N*d,)` targets (`F.cross_entropy(logits.flatten(0, 1), "
                "target.flatten())` for `(N, L, C)` logits)")
+# mmcv's CUDA ops whose backward adds the input gradients with `atomicAdd` (mmcv/ops/csrc/common/cuda/: roi_align,
+# deform_conv and modulated_deform_conv's col2im, ms_deform_attn's col2im), by submodule of `mmcv.ops` -> their
+# names there and the way out; their forwards are deterministic. mmcv never asks torch's deterministic switch, so
+# it does not reach them (torchvision's `roi_align` falls back to a deterministic implementation under it on CUDA).
+_MMCV_ATOMIC = ("mmcv's CUDA backward adds the input gradients with `atomicAdd`, and torch's deterministic switch "
+                "does not reach mmcv's kernels: ")
+_MMCV_ON_CPU = "run it on the CPU while debugging"
+MMCV_ATOMIC_OPS = {
+    "roi_align": (("RoIAlign", "roi_align"), "`RoIAlign(..., use_torchvision=True)` runs torchvision's `roi_align` "
+                  "instead, which falls back to a deterministic implementation under "
+                  "`torch.use_deterministic_algorithms(True)` (recent torchvision)"),
+    "deform_conv": (("DeformConv2d", "DeformConv2dPack", "deform_conv2d"), _MMCV_ON_CPU),
+    "modulated_deform_conv": (("ModulatedDeformConv2d", "ModulatedDeformConv2dPack", "modulated_deform_conv2d"),
+                              _MMCV_ON_CPU),
+    "multi_scale_deform_attn": (("MultiScaleDeformableAttention",), _MMCV_ON_CPU),
+}
 NONDETERMINISTIC_OPS: dict[str, str] = {
     **dict.fromkeys(("torch.index_add", "torch.Tensor.index_add", "torch.Tensor.index_add_",
                      "torch.scatter_add", "torch.Tensor.scatter_add", "torch.Tensor.scatter_add_",
@@ -1411,6 +1427,10 @@ NONDETERMINISTIC_OPS: dict[str, str] = {
     # on input of 3 or more dimensions (classes in dim 1) they run nll_loss2d, which adds atomically
     **dict.fromkeys(("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss", "torch.nn.CrossEntropyLoss",
                      "torch.nn.NLLLoss"), "on input of 3 or more dimensions it runs `nll_loss2d`, which " + _NLL_2D_FIX[3:]),
+    **{f"mmcv.ops{module}.{name}": _MMCV_ATOMIC + way_out for submodule, (names, way_out) in MMCV_ATOMIC_OPS.items()
+       for name in names for module in ("", f".{submodule}")},
+    **dict.fromkeys(("mmcv.ops.point_sample", "mmcv.ops.point_sample.point_sample"),
+                    "it runs `F.grid_sample`, whose " + _NO_KERNEL_FIX.replace("it has", "backward has")),
 }
 # Entries whose forward is deterministic: only their backward is not (no finding under `torch.no_grad()`).
 NONDETERMINISTIC_BACKWARD_ONLY = frozenset(
@@ -1421,7 +1441,8 @@ NONDETERMINISTIC_BACKWARD_ONLY = frozenset(
         "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "AvgPool3d", "avg_pool3d",
         "MaxPool3d", "max_pool3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
         "ReplicationPad2d", "ReplicationPad3d", "pad", "Conv1d", "Conv2d", "Conv3d", "grid_sample",
-        *FLASH_ATTENTION_FUNCTIONS, *FLASH_ATTENTION_1_FUNCTIONS, "memory_efficient_attention",
+        *FLASH_ATTENTION_FUNCTIONS, *FLASH_ATTENTION_1_FUNCTIONS, "memory_efficient_attention", "point_sample",
+        *(name for names, _ in MMCV_ATOMIC_OPS.values() for name in names),
     }
 )
 GRAD_DISABLING_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",

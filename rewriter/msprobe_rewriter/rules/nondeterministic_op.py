@@ -232,7 +232,9 @@ class NondeterministicOp(FollowsValues, Rule):
                "and `tl.atomic_add` in a Triton kernel (`@triton.jit`; also of `triton_pre_mlir`, the "
                "pre-MLIR fork FlashAttention's old Triton kernel imports as `triton`) unless what it adds "
                "is an integer (a literal, a cast to an integer dtype: counters are exact), naming the deterministic "
-               "way out. "
+               "way out, and mmcv's CUDA ops whose backward adds with `atomicAdd` beyond the switch's reach (`RoIAlign`, "
+               "`DeformConv2d`, `ModulatedDeformConv2d`, `MultiScaleDeformableAttention` and their function forms; "
+               "`point_sample` runs `grid_sample`). "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on (also through "
                "`seed_all(mode=True)`, `set_seed(..., deterministic=True)` or `enable_full_determinism()`); none is "
                "reported in code that runs on the CPU (datasets, collate functions, transforms, weight "
@@ -677,6 +679,24 @@ class NondeterministicOp(FollowsValues, Rule):
                 "            self.attn_fn = flash_attn_func\n\n    def forward(self, x, q, k, v):\n"
                 "        pos = F.interpolate(self.pos_embed, size=x.shape[-1], mode='bicubic')\n"
                 "        return x + pos, self.attn_fn(q, k, v, causal=True)\n", lines=(9, 24, 25)),
+        # counting in floats (info): exact while each count stays below 2**24 (ultralytics' confusion matrix,
+        # mmseg's `intersect_and_union`)
+        Invalid("import torch\n\n\ndef confusion(i, n, pred):\n    hist = torch.zeros(n * n, device=i.device)\n"
+                "    hist.scatter_add_(0, i, torch.ones_like(i, dtype=hist.dtype))\n"
+                "    return hist, torch.histc(pred.float(), bins=n, min=0, max=n - 1)\n", lines=(6, 7),
+                severity="info"),
+        # mmcv's CUDA ops whose backward adds atomically (mmdet's VFNet, TOOD, Deformable DETR, Mask2Former); a
+        # batch handed to a module's forward, a prediction compared into another name and used on, a float count
+        Invalid("import torch\nimport torch.nn.functional as F\nfrom mmcv.ops import DeformConv2d, "
+                "MultiScaleDeformableAttention, deform_conv2d, point_sample\nfrom torch import nn\n\n\n"
+                "class Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.dconv = DeformConv2d(256, 256, 3, padding=1)\n"
+                "        self.attn = MultiScaleDeformableAttention(256)\n\n"
+                "    def forward(self, x, offset, weight, points, batch):\n"
+                "        y = deform_conv2d(x, offset, weight, 1, 1)\n        sampled = point_sample(y, points)\n"
+                "        up = F.interpolate(batch, scale_factor=2, mode='bilinear')\n"
+                "        mask = F.interpolate(y, scale_factor=2, mode='bilinear')\n        keep = mask < 0.5\n"
+                "        return sampled, up, mask * keep\n", lines=(10, 11, 14, 15, 16, 17)),
     )
 
     def __init__(self, ctx) -> None:

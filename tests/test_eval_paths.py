@@ -38,6 +38,19 @@ def test_a_file_named_for_testing_that_builds_training_data_keeps_its_severity(t
     assert severities(str(data), data.read_text()) == {expected}
 
 
+@pytest.mark.parametrize(("importer", "expected"), [("utils/callbacks.py", "info"), ("loss/lpips_loss.py", "warning")])
+def test_a_metrics_package_is_evaluation_code_unless_a_loss_imports_it(tmp_path, importer, expected):
+    """mindediting's metrics/lpips.py builds a network that only scores predictions; a loss importing a metric's
+    file trains against it."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    metric = tmp_path / "metrics" / "lpips.py"
+    metric.parent.mkdir()
+    metric.write_text(LOADER.format(target="loader"))
+    (tmp_path / importer).parent.mkdir()
+    (tmp_path / importer).write_text("from metrics.lpips import loader\n")
+    assert severities(str(metric), metric.read_text()) == {expected}
+
+
 @pytest.mark.parametrize(("target", "expected"), [("test_dataset", "info"), ("train_dataset", "warning")])
 def test_a_dataset_named_at_the_end_of_a_method_chain(target, expected):
     """MindSpore-GAN's context_encoder.py: `test_dataset = CelebADataset(..., shuffle=True).map(...).batch(12)`, read

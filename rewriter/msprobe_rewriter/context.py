@@ -74,6 +74,10 @@ EVAL_FILE = re.compile(r"(?:test|testing)(?:_|$)"  # a test module, also one of 
                        r"|(?!.*(?:^|_)(?:train|training|fit|finetune|pretrain)(?:_|$))"
                        rf"(?:(?:validation|val|prediction)(?:_|$)|(?:.*_)?(?:(?:{_EVAL_WORDS})(?:_|$)|(?:test|export)$))",
                        re.IGNORECASE)
+# A package of evaluation metrics (mindediting's metrics/lpips.py, a score of predictions with its own networks): its
+# files are evaluation code unless loss code imports one (a metric's network trained against as a loss).
+METRICS_FOLDER = re.compile(r"metrics?", re.IGNORECASE)
+LOSS_CODE = re.compile(r"(?:^|_)loss(?:es)?(?:_|$)", re.IGNORECASE)
 
 
 @dataclass
@@ -111,7 +115,9 @@ class FileContext:
     def __init__(self, path: str, source: str, tree: ast.Module) -> None:
         self.path = path
         # not a file named for testing whose function builds a training run's data elsewhere (MoCo's dataset_test.py)
-        self.eval_file = EVAL_FILE.match(Path(path).stem) is not None and not project.builds_training_data(path, EVAL_FILE)
+        self.eval_file = (EVAL_FILE.match(Path(path).stem) is not None and not project.builds_training_data(path, EVAL_FILE)
+                          or METRICS_FOLDER.fullmatch(Path(path).parent.name) is not None
+                          and not project.imported_by(path, LOSS_CODE))
         self.source = source
         self.tree = tree
         self.lines = source.splitlines()

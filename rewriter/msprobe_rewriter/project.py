@@ -653,6 +653,13 @@ def builds_training_data(path: str, evaluation: re.Pattern) -> bool:
     return False
 
 
+def imported_by(path: str, named: re.Pattern) -> bool:
+    """Whether a project file whose name or folder `named` matches imports `path` (loss/lpips_loss.py a metric's
+    network)."""
+    return any(named.search(Path(importer).stem) or named.search(Path(importer).parent.name)
+               for importer in resolved_importers(path))
+
+
 def name_importers(path: str, names: Container[str]) -> Iterator[str]:
     """The other Python files of `path`'s project whose import lines name one of `names` (`from ..functions import
     dcnv3_core_pytorch`: through a package, whatever module holds it)."""

@@ -93,6 +93,22 @@ def test_device_rng_past_an_early_return_no_call_gets_past(tmp_path, caller, inf
     assert ("only when `p > 0`" in found[0].message) is info
 
 
+@pytest.mark.parametrize(("made", "fires"), [
+    ("probs = torch.full(ids.shape, p)\n        return self.mask(ids, probability_matrix=probs)", False),
+    ("probs = torch.full(ids.shape, p, device=ids.device)\n        return self.mask(ids, probability_matrix=probs)",
+     True),
+    ("return self.mask(ids, probability_matrix=torch.full(ids.shape, p).cuda())", True),
+    ("return self.mask(ids)", True),  # the default, None: nothing says where it lives
+])
+def test_device_rng_reads_a_parameter_from_what_every_call_passes(made, fires):
+    """A tensor parameter lives where every call of the function in the file makes what it passes (ALBEF's mask)."""
+    code = ("import torch\nfrom torch import nn\n\n\nclass MLM(nn.Module):\n    def forward(self, ids, p):\n"
+            f"        {made}\n\n    def mask(self, ids, probability_matrix=None):\n"
+            "        return ids * torch.bernoulli(probability_matrix)\n")
+    drawn = code[:code.index("torch.bernoulli")].count("\n") + 1
+    assert lines("device-rng", code) == ([drawn] if fires else [])
+
+
 def test_device_rng_in_model_code_is_a_warning():
     code = """\
         import torch

@@ -156,6 +156,20 @@ def _shown(tensor: ast.expr | None, free: str) -> str:
     return text if isinstance(tensor, ast.Call) else f"({text})"
 
 
+def _scopes_to(tree: ast.AST, target: ast.AST | None) -> list[ast.AST]:
+    """The functions and classes from `tree` down to `target` (one of them), as ancestors for reading names there;
+    [] when `target` is None or not found."""
+    todo: list[tuple[ast.AST, list[ast.AST]]] = [(tree, [])]
+    while todo and target is not None:
+        node, path = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            inner = [*path, child] if isinstance(child, SCOPE_TYPES) else path
+            if child is target:
+                return inner
+            todo.append((child, inner))
+    return []
+
+
 def _free_name(tree: ast.AST) -> str:
     """A name for a tensor in a message's example that the file does not use (`x`, else `t`, ...)."""
     used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
@@ -260,7 +274,9 @@ class DeviceRng(FollowsValues, Rule):
                "a parameter of its own (lerobot's `rand_device`; the calls in the project's files importing a "
                "module-level function or class are read too: every caller of VideoMAE's `RandomErasing` passes "
                "`device=\"cpu\"`), is info: it draws on a device only where "
-               "a caller passes one. A draw given a generator that may be made on the device (a parameter, an "
+               "a caller passes one. A draw from a tensor parameter that every call of its function in the file "
+               "makes on the CPU is not flagged (LAVIS's ALBEF `self.mask(..., probability_matrix=...)` after "
+               "`torch.full(labels.shape, p)`). A draw given a generator that may be made on the device (a parameter, an "
                "attribute) needs a CPU generator for its CPU draw: msprobe-instrument leaves it to you, but makes on "
                "the CPU, with the draw, a generator the file makes on a device (`g = torch.Generator(d)`, also `None if "
                "seed is None else torch.Generator(d)`); a generator parameter defaulting to None that no call in the "
@@ -387,6 +403,10 @@ class DeviceRng(FollowsValues, Rule):
         "import torch as T\n\n\ndef make(n):\n    device = T.device(\"cpu\")\n"
         "    return T.randperm(n, device=device)\n",
         "import torch\n\n\ndef f(x):\n    x = x.cpu()\n    return torch.randn_like(x) + x.normal_()\n",
+        # LAVIS's ALBEF: every call of `mask` passes a probability matrix `torch.full` made on the CPU
+        "import torch\nfrom torch import nn\n\n\nclass MLM(nn.Module):\n    def forward(self, ids, p):\n"
+        "        probs = torch.full(ids.shape, p)\n        return self.mask(ids, probability_matrix=probs)\n\n"
+        "    def mask(self, ids, probability_matrix=None):\n        return ids * torch.bernoulli(probability_matrix)\n",
         "from torch import randn as rn, randn_like\n\n\ndef sample(batch):\n"
         "    # this file never puts anything on a device: `batch` is not known to live on one\n"
         "    return rn(batch.shape) + randn_like(batch)\n",
@@ -753,6 +773,7 @@ class DeviceRng(FollowsValues, Rule):
         self._attributes: dict[int, dict[str, list[tuple[tuple[int, int], ast.expr]]]] = {}  # see _attribute_values
         self._imported: set[str] | None = None  # names the file's imports bind, see _is_module
         self._meta: set[str] | None = None  # see _may_be_meta
+        self._passing: set[int] = set()  # ids of the parameters `_passed_placement` is following
         self.defaults = LeftAtDefault(ctx)  # what the calls in the project pass the parameters of its functions
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
@@ -1167,7 +1188,7 @@ class DeviceRng(FollowsValues, Rule):
         every call passes the CPU); one whose tensor's device is unknown is a warning in model code, or (at the
         end) in a file that runs on an accelerator, unless on the CPU (in data code, unless `in_data_code`)."""
         message, fixable = self._with_generator(node, message or self.message, fixable)
-        found = [self.placement(i) for i in inputs if not _is_number(i)]
+        found = [self.placement(i) or self._passed_placement(i) for i in inputs if not _is_number(i)]
         forked = self._tracker_fork() is not None and found and CPU not in found  # drawn for the tracker's stream
         if any(p in ON_DEVICE for p in found) or forked:
             self._report_draw(node, message, severity, fixable=fixable)
@@ -1179,6 +1200,30 @@ class DeviceRng(FollowsValues, Rule):
                 self._unknown_draws.append((self.ctx.site(node), message + THROWAWAY_NOTE, "info", fixable))
             else:
                 self._unknown_draws.append((self.ctx.site(node), message + ACCELERATOR_FILE_NOTE, "warning", fixable))
+
+    def _passed_placement(self, node: ast.expr | None) -> str | None:
+        """CPU where `node` is a parameter of the function around here, not bound in it, that every call of the
+        function in the file passes a tensor on the CPU (LAVIS's ALBEF `self.mask(..., probability_matrix=
+        probability_matrix)` after `probability_matrix = torch.full(labels.shape, p)`); else None."""
+        function = self.ctx.current_def()
+        if not isinstance(node, ast.Name) or function is None or id(function) in self._passing \
+                or node.id not in {a.arg for a in (*function.args.posonlyargs, *function.args.args,
+                                                    *function.args.kwonlyargs)} \
+                or any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
+                       for n in walk_scope(function)):
+            return None
+        passed = self.defaults.passed(function, node.id)
+        saved = self.ctx.ancestors
+        self._passing.add(id(function))
+        try:
+            for value, caller in passed or [(None, None)]:
+                self.ctx.ancestors = _scopes_to(self.ctx.tree, caller) if value is not None else []
+                if not self.ctx.ancestors or self.placement(value) != CPU:
+                    return None
+        finally:
+            self.ctx.ancestors = saved
+            self._passing.discard(id(function))
+        return CPU
 
     def _tensor_valued(self, node: ast.expr, follow: bool = True) -> bool:
         """Whether `node` shows itself a tensor: on a device, or computed by a call that is not a Python or

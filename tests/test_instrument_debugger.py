@@ -44,6 +44,20 @@ def test_epoch_and_batch_loops_wrap_the_batch_loop():
     assert lines[lines.index("for x in loader:") + 1] == "debugger.start(model=model)"
 
 
+def test_a_loop_over_objects_holding_the_optimizers_is_part_of_the_step():
+    """StyleGAN's training_loop.py: `while True:` fetches a batch, then `for phase in phases:` steps each phase's
+    `phase.opt` (G and D, their regularisation every few batches): one debugger step per batch, not per phase."""
+    out, _ = run(HEAD + "def train(G, D, loader):\n    phases = []\n"
+                        "    for name, module in [('G', G), ('D', D)]:\n"
+                        "        phases += [dnnlib.EasyDict(module=module, opt=torch.optim.Adam(module.parameters()))]\n"
+                        "    while True:\n        x = next(loader)\n        for phase in phases:\n"
+                        "            phase.module(x).sum().backward()\n            phase.opt.step()\n"
+                        "        batch_idx += 1\n", "debugger")
+    lines = lines_of(out)
+    assert lines[lines.index("while True:") + 1].startswith("debugger.start(")
+    assert lines[lines.index("for phase in phases:") + 1] == "phase.module(x).sum().backward()"
+
+
 def test_gradient_accumulation_wraps_the_loop_around_the_micro_steps():
     out, _ = run(HEAD + "def main():\n    model = Net()\n    optimizer = torch.optim.AdamW(model.parameters())\n"
                         "    for step in range(10):\n        for micro in range(4):\n            model(x).sum().backward()\n"

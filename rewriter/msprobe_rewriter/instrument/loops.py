@@ -257,11 +257,14 @@ def _function(ancestors: list[ast.AST]) -> Function:
 
 def _step_loop(call: ast.Call, loops: list[ast.AST]) -> ast.AST | None:
     """The innermost of `loops` that repeats the step: not one over the optimizers it steps (modded-nanogpt's
-    `for opt in self.optimizers: opt.step()` is one step of all of them, as `scaler.step(opt)` over `opt`); the
-    arguments of a cell or optimizer called itself are its data (`for x, y in data: train_net(x, y)`)."""
+    `for opt in self.optimizers: opt.step()` is one step of all of them, as `scaler.step(opt)` over `opt`; also
+    over objects holding them, StyleGAN's `for phase in phases: ... phase.opt.step()`, whose G and D phases are
+    one batch's step); the arguments of a cell or optimizer called itself are its data (`for x, y in data:
+    train_net(x, y)`)."""
     method = isinstance(call.func, ast.Attribute)
     owner = call.func if isinstance(call.func, ast.Name) else getattr(call.func, "value", None)  # `phase['network']`
-    stepped = {name for name in map(target_name, [owner, *(call.args if method else ())]) if name}
+    operands = [owner, *(call.args if method else ())]
+    stepped = {name for name in [*map(target_name, operands), *map(root_name, operands)] if name}
     for loop in loops:
         target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
         bound = {node.id for node in ast.walk(target) if isinstance(node, ast.Name)} if target is not None else set()

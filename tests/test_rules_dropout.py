@@ -8,6 +8,7 @@ import textwrap
 import pytest
 from msprobe_rewriter.lint.engine import lint_source
 from msprobe_rewriter.rules import RULES_BY_NAME
+from project_helpers import lint_findings, write
 
 RULE = RULES_BY_NAME["dropout"]
 
@@ -448,3 +449,41 @@ def test_rates_handed_down_a_constructor_chain(args, expected):
     if (16, "warning") in expected:
         assert found[-1][2].endswith("(its rate comes from `Encoder(drop_path_rate=0.1)`, a default that no call in "
                                      "this file changes)")
+
+
+ALEXNET = """\
+import mindspore as ms
+from mindspore import nn
+
+
+class AlexNet(nn.Cell):
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.features = nn.SequentialCell(nn.Conv2d(3, 64, 11), nn.ReLU())
+        self.classifier = nn.SequentialCell(nn.Dropout(), nn.Dense(256, num_classes))
+
+    def construct(self, x):
+        return self.classifier(self.features(x))
+
+
+def alexnet(pretrained=None):
+    model = AlexNet()
+    if pretrained:
+        ms.load_param_into_net(model, ms.load_checkpoint(pretrained), strict_load=True)
+    return model
+"""
+
+
+@pytest.mark.parametrize(("use", "severity"), [
+    ("self.features = models_alexnet(path).features", "info"),
+    ("net = models_alexnet(path)\n        self.features = net.features\n        self.head = net", "warning"),
+    ("self.net = models_alexnet(path)", "warning"),
+])
+def test_dropout_in_an_attribute_no_instance_runs_is_info(tmp_path, use, severity):
+    """mindediting's metrics/lpips.py takes `alexnet(path).features` only: the classifier's dropout never runs."""
+    metric = ("from mindspore import nn\n\nfrom models.alexnet import alexnet as models_alexnet\n\n\n"
+              f"class Perceptual(nn.Cell):\n    def __init__(self, path):\n        super().__init__()\n        {use}\n")
+    root = write(tmp_path, {"pyproject.toml": "", "models/alexnet.py": ALEXNET, "perceptual.py": metric})
+    found = lint_findings(root / "models/alexnet.py", "dropout")
+    assert [(f.line, f.severity) for f in found] == [(9, severity)]
+    assert (severity == "info") == ("`self.classifier` never runs" in found[0].message)

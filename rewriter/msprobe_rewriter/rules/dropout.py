@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from msprobe_rewriter import catalogue, conditions, opt_in
+from msprobe_rewriter import catalogue, conditions, instances, opt_in
 from msprobe_rewriter.call_defaults import PARAMETER_DEPTH, LeftAtDefault, dict_items, is_value
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import (
@@ -120,7 +120,11 @@ class Dropout(Rule):
                "for it (`drop_connect`, `drop_path`, `drop_block`, `layer_drop`, `stochastic_depth`) in a file "
                "without timm's `DropPath` class (likewise reported where seed_all runs). A file that calls msprobe-kit's "
                "`seed_all(..., rm_dropout=True)` (msprobe-instrument adds it) runs with all of it off and gets no "
-               "finding; one that calls msprobe's own gets the stochastic-depth findings only. A project subclass of a "
+               "finding; one that calls msprobe's own gets the stochastic-depth findings only. A dropout built into an attribute of a class "
+               "(`self.classifier = nn.Sequential(..., nn.Dropout())`) that no instance the project builds runs is info: "
+               "every instance (directly or from a factory of its file returning one) is only read for other attributes "
+               "(`vgg16(path).features`, mindediting's perceptual losses and metrics), passed to a weight loader or "
+               "returned by such a factory, and no class derives from it. A project subclass of a "
                "dropout layer with parameters of its own (mindediting's `Dropout(drop_prob)` passing "
                "`keep_prob=1 - drop_prob`) is checked at its `super().__init__(...)`, not where it is built.")
     why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "
@@ -197,6 +201,20 @@ class Dropout(Rule):
         "    return out + triton_attention(q, k, v, bias, True) + flash_attn_with_kvcache(q, k_cache, v_cache)\n",
     )
     invalid = (
+        # mindediting's losses and metrics keep only `VGG(...).features`: the classifier's dropout never runs (info);
+        # a network that is called runs it
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass VGG(nn.Module):\n    def __init__(self, features):\n"
+                "        super().__init__()\n        self.features = features\n"
+                "        self.classifier = nn.Sequential(nn.Linear(512, 10), nn.Dropout())\n\n"
+                "    def forward(self, x):\n        return self.classifier(self.features(x).flatten(1))\n\n\n"
+                "def vgg(layers):\n    model = VGG(layers)\n    model.load_state_dict(torch.load(\"vgg.pt\"))\n"
+                "    return model\n\n\nclass Perceptual(nn.Module):\n    def __init__(self, layers):\n"
+                "        super().__init__()\n        self.stages = vgg(layers).features\n", lines=(9,), severity="info"),
+        Invalid("import torch.nn as nn\n\n\nclass VGG(nn.Module):\n    def __init__(self, features):\n"
+                "        super().__init__()\n        self.features = features\n"
+                "        self.classifier = nn.Sequential(nn.Linear(512, 10), nn.Dropout())\n\n"
+                "    def forward(self, x):\n        return self.classifier(self.features(x).flatten(1))\n\n\n"
+                "def classify(layers, x):\n    return VGG(layers)(x)\n", lines=(8,), severity="warning"),
         # Megatron's Transformer Engine modules (its default transformer_impl): fused kernels, which no seed_all reaches
         Invalid("import torch\nimport transformer_engine as te\nfrom msprobe_runtime.pytorch import seed_all\n\n"
                 "seed_all(1234, rm_dropout=True)\n\n\nclass TEDotProductAttention(te.pytorch.DotProductAttention):\n"
@@ -589,9 +607,24 @@ class Dropout(Rule):
                 report.message += f" (only when `{condition_text(needed)}`: off with the default arguments)"
             elif report.severity != "info":
                 self.defaults.settle(report, *self.built[id(report)])
+            if report.severity != "info":
+                self._settle_unreached(report)
         if self.removed is not None:
             kept = self.unreached + ([] if self.removed else self.stochastic_depth)
             self.reports = [report for report in self.reports if any(report is k for k in kept)]
+
+    def _settle_unreached(self, report) -> None:
+        """Info when the dropout is built into an attribute of a class (`self.classifier = nn.Sequential(...)`) that
+        no instance the project builds runs: each is read only for other attributes (mindediting's `VGG(...).features`
+        in its DISTS loss and its metrics)."""
+        for cls in (node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.ClassDef)):
+            attribute = instances.stored_attribute(cls, report.node)
+            used = instances.unreached(self.ctx, cls, attribute) if attribute is not None else None
+            if used is not None:
+                report.severity = "info"
+                report.message += (f" (`self.{attribute}` never runs: every `{cls.name}` the project builds is read "
+                                   f"only for {', '.join(f'`.{name}`' for name in used) or 'its weights'})")
+                return
 
     def _literal(self, value: ast.expr) -> object:
         """A literal, or a local name the function around it sets once to one (ChatGLM2's `keep_prob = 1.0`

@@ -159,3 +159,42 @@ def test_a_project_function_drawing_only_to_replace_a_sample_or_after_seeding(tm
                         "    def __getitem__(self, i):\n"
                         "        return np.asarray([load(self.items, i), crop(self.items, i), mask(self.items, i)])\n"})
     assert findings(tmp_path / "data.py") == []
+
+
+# DETR's datasets/transforms.py, cut down: coco.py builds RandomHorizontalFlip, never RandomPad; d2's mapper builds
+# detectron2's `T.RandomCrop`, another library's class of the same name as this file's.
+DETR_TRANSFORMS = """
+import random
+
+import torchvision.transforms as T
+
+
+class RandomCrop:
+    def __call__(self, img):
+        return T.RandomCrop.get_params(img, (8, 8))
+
+
+class RandomPad:
+    def __call__(self, img):
+        return img, random.randint(0, 8)
+
+
+class RandomHorizontalFlip:
+    def __call__(self, img):
+        return img.flip(-1) if random.random() < 0.5 else img
+"""
+
+
+@pytest.mark.parametrize(("coco", "info"), [
+    ("import datasets.transforms as T\n\nflip = T.RandomHorizontalFlip()\n", {9, 14}),
+    ("import datasets.transforms as T\n\nflip = T.RandomHorizontalFlip()\npad = T.RandomPad()\n", {9}),
+    ("from datasets.transforms import RandomCrop, RandomHorizontalFlip, RandomPad\n", set()),
+])
+def test_random_augment_class_no_project_code_builds_is_info(tmp_path: Path, coco: str, info: set[int]):
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "datasets/__init__.py": "",
+                     "datasets/transforms.py": DETR_TRANSFORMS, "datasets/coco.py": coco,
+                     "d2/mapper.py": "import detectron2.data.transforms as T\n\ncrop = T.RandomCrop('abs', (8, 8))\n"})
+    found = lint_findings(tmp_path / "datasets" / "transforms.py", "random-augment")
+    assert {f.line for f in found} == {9, 14, 19}
+    assert {f.line for f in found if f.severity == "info"} == info
+    assert all("which no code in the project builds" in f.message for f in found if f.line in info)

@@ -15,7 +15,7 @@ import ast
 import re
 import weakref
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -527,16 +527,33 @@ def _unused_functions(tree: ast.Module) -> frozenset[str]:
 
 
 def never_called(ctx: FileContext, function: ast.AST | None) -> bool:
-    """Whether `function`, a top-level function of the file that nothing in it names, runs nowhere: the file is an
-    entry script, or a module other project files import without naming it (mindediting's `init_dist` in
-    init_utils.py, whose importers use its `init_env`). A module nobody imports may be an API: not known."""
-    if function not in ctx.tree.body or function.name not in _unused_functions(ctx.tree):
+    """Whether `function`, a top-level function (or undecorated class) of the file that nothing in it names, runs
+    nowhere: the file is an entry script, or a module other project files import without naming it (mindediting's
+    `init_dist` in init_utils.py, whose importers use its `init_env`; DETR's `RandomCrop` in datasets/transforms.py,
+    whose importers build other transforms). A module nobody imports may be an API: not known."""
+    if function not in ctx.tree.body:
+        return False
+    cls = isinstance(function, ast.ClassDef)
+    if cls and (function.decorator_list or _names_class(ctx.tree, function.name, ctx.imports.bindings, {})) \
+            or not cls and function.name not in _unused_functions(ctx.tree):
         return False
     if ctx.is_entry_script():
         return True
     importers = [project.load(Path(path)) for path in project.function_importers(ctx.path, function.name)]
-    return bool(importers) and all(module is not None and not _name_uses(module.tree, {function.name})
-                                   for module in importers)
+    return bool(importers) and all(module is not None and not (
+        _names_class(module.tree, function.name, module.imports.bindings, module.local.refs) if cls
+        else _name_uses(module.tree, {function.name})) for module in importers)
+
+
+def _names_class(tree: ast.Module, name: str, imported: Container[str], local: Container[str]) -> bool:
+    """Whether `tree` names the class `name` (as a name, a string, an import, or an attribute of anything but a
+    library module: DETR's `T.RandomCrop` is torchvision's in datasets/transforms.py, detectron2's in d2/'s
+    dataset_mapper.py)."""
+    return any(isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Constant) and node.value == name
+               or isinstance(node, ast.alias) and (node.asname or node.name).rpartition(".")[2] == name
+               or isinstance(node, ast.Attribute) and node.attr == name and not (
+                   isinstance(node.value, ast.Name) and node.value.id in imported and node.value.id not in local)
+               for node in ast.walk(tree))
 
 
 def _name_uses(tree: ast.Module, names: set[str]) -> Counter:

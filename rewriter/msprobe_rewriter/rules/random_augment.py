@@ -7,7 +7,7 @@ import ast
 import re
 from collections import Counter
 
-from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, project_draws
+from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, project_draws, seeding
 from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant, draws_globally, keyword, own_nodes
 from msprobe_rewriter.cpu_code import (
@@ -80,7 +80,10 @@ class RandomAugment(FollowsValues, Rule):
                "`scale=(1, 1)` (the whole image), is not flagged; one built only under a condition on parameters "
                "(`if not self.random_crop:`) that every call in the file leaves off (a literal, an option off by default, "
                "mindone's `random_crop=args.random_crop`, also an option another file hands in its parsed arguments, or "
-               "such a parameter of the caller's) is info. "
+               "such a parameter of the caller's) is info, and so is anything in a top-level class of the file that "
+               "no code in the project builds (nothing names it in the file, an entry script, or in the files "
+               "importing it, not counting another library's class of the same name: DETR's `RandomCrop`, "
+               "`RandomPad` and `RandomErasing` in datasets/transforms.py). "
                "Augmentation written by hand is reported too, once per function (in a dataset class named for made-up "
                "data, open_clip's `SyntheticAudioDataset`, a `DummyDataset`, as synthetic data): a draw from Python's `random`, "
                "NumPy's global generator or torch's (also an in-place fill, `torch.empty(1).uniform_(a, b)`; "
@@ -239,6 +242,10 @@ class RandomAugment(FollowsValues, Rule):
         "        return -(self.encode(images) * text).sum()\n",
     )
     invalid = (
+        # a transform class no code in the project builds (DETR's RandomPad): info
+        Invalid("import random\n\nimport torch\n\n\nclass RandomPad:\n    def __call__(self, img):\n"
+                "        pad = random.randint(0, 8)\n        return torch.nn.functional.pad(img, (pad, pad))\n\n\n"
+                "if __name__ == \"__main__\":\n    print(torch.__version__)\n", lines=(8,), severity="info"),
         # a `functools.partial` of a function of the file, handed to the loader or kept by a dataset and called like
         # the function in its `__getitem__`, runs for every batch or sample
         Invalid("import random\nfrom functools import partial\n\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
@@ -722,9 +729,18 @@ class RandomAugment(FollowsValues, Rule):
         for draws in filter(None, found.values()):
             self._report_draw(*min(draws, key=self._draw_rank))
         for report in self.reports:
+            function, done = self._built[id(report)]
             if report.switch is not None and report.severity != "info":
-                function, done = self._built[id(report)]
                 self.defaults.settle(report, function, [report.switch], done)
+            owner = self._top_class(function)
+            if report.severity != "info" and owner is not None and seeding.never_called(self.ctx, owner):
+                report.severity = "info"
+                report.message += f" (in `{owner.name}`, which no code in the project builds)"
+
+    def _top_class(self, function: ast.AST | None) -> ast.ClassDef | None:
+        """The top-level class whose method `function` is, if any."""
+        return next((node for node in self.ctx.tree.body if isinstance(node, ast.ClassDef)
+                     and any(item is function for item in node.body)), None)
 
     def _draw_rank(self, draw: tuple) -> tuple:
         """Which of a function's draws to name: one that changes data, then one that runs with the default

@@ -28,7 +28,7 @@ def stored_attribute(cls: ast.ClassDef, node: ast.AST) -> str | None:
 def unreached(ctx: FileContext, cls: ast.ClassDef, attribute: str) -> list[str] | None:
     """The other attributes read off `cls`'s instances when every instance the project builds (directly or through
     a factory of the file returning one) is read only for them, passed to a weight loader, or returned by such a
-    factory: `self.<attribute>` then never runs. None when an instance is used otherwise, none is built, or a
+    factory, in a function (a module's names are its importers'): `self.<attribute>` then never runs. None when an instance is used otherwise, none is built, or a
     class of the file or its importers derives from `cls`."""
     stored = {t.attr for m in cls.body if isinstance(m, FUNCTION_TYPES) and m.name == "__init__"
               for t in ast.walk(m) if isinstance(t, ast.Attribute) and _self_attribute(t)} - {attribute}
@@ -69,8 +69,9 @@ def _reads(call: ast.Call, parents: dict, scope: ast.AST, stored: set[str], fact
         return {parent.attr} if parent.attr in stored else None
     if isinstance(parent, ast.Return):
         return set() if getattr(scope, "name", None) in factories else None
-    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
-        return None
+    if isinstance(scope, ast.Module) or not (isinstance(parent, ast.Assign) and len(parent.targets) == 1
+                                             and isinstance(parent.targets[0], ast.Name)):
+        return None  # a module's name is there for its importers
     name, reads = parent.targets[0].id, set()
     for use in walk_scope(scope):
         if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):

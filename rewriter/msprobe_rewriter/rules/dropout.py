@@ -622,8 +622,8 @@ class Dropout(Rule):
             used = instances.unreached(self.ctx, cls, attribute) if attribute is not None else None
             if used is not None:
                 report.severity = "info"
-                report.message += (f" (`self.{attribute}` never runs: every `{cls.name}` the project builds is read "
-                                   f"only for {', '.join(f'`.{name}`' for name in used) or 'its weights'})")
+                reads = f"; each is read only for {', '.join(f'`.{name}`' for name in used)}" if used else ""
+                report.message += f" (`self.{attribute}` never runs: no `{cls.name}` the project builds is called{reads})"
                 return
 
     def _literal(self, value: ast.expr) -> object:

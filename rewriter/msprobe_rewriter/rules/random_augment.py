@@ -242,10 +242,6 @@ class RandomAugment(FollowsValues, Rule):
         "        return -(self.encode(images) * text).sum()\n",
     )
     invalid = (
-        # a transform class no code in the project builds (DETR's RandomPad): info
-        Invalid("import random\n\nimport torch\n\n\nclass RandomPad:\n    def __call__(self, img):\n"
-                "        pad = random.randint(0, 8)\n        return torch.nn.functional.pad(img, (pad, pad))\n\n\n"
-                "if __name__ == \"__main__\":\n    print(torch.__version__)\n", lines=(8,), severity="info"),
         # a `functools.partial` of a function of the file, handed to the loader or kept by a dataset and called like
         # the function in its `__getitem__`, runs for every batch or sample
         Invalid("import random\nfrom functools import partial\n\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
@@ -482,6 +478,10 @@ class RandomAugment(FollowsValues, Rule):
                 "train_data = ImageFolder(\"train/\", transform=preprocess_train)\n\n\n"
                 "def timm_transform(aug_cfg):\n    kwargs = dict(input_size=(3, 224, 224), is_training=True, **aug_cfg)\n"
                 "    return create_transform(**kwargs)\n", lines=(4, 10)),
+        # a transform class no code in the project builds (DETR's RandomPad): info
+        Invalid("import random\n\nimport torch\n\n\nclass RandomPad:\n    def __call__(self, img):\n"
+                "        pad = random.randint(0, 8)\n        return torch.nn.functional.pad(img, (pad, pad))\n\n\n"
+                "if __name__ == \"__main__\":\n    print(torch.__version__)\n", lines=(8,), severity="info"),
     )
 
     def __init__(self, ctx) -> None:

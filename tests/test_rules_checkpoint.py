@@ -256,3 +256,20 @@ def test_a_script_that_trains_nothing_loads_for_evaluation(step, expected):
             main("net.ckpt", [])
         """)
     assert [(line, severity) for line, severity, _ in found] == [(6, expected)]
+
+
+@pytest.mark.parametrize(("deleted", "severity"), [
+    # Swin's load_pretrained: buffers the model computes, a head just filled with zeros
+    ("    for k in [k for k in sd if 'attn_mask' in k]:\n        del sd[k]\n"
+     "    torch.nn.init.constant_(model.head.bias, 0.)\n    del sd['head.bias']\n", "info"),
+    # one key that is neither: reported where it is deleted, and the load stays a warning
+    ("    del sd['relative_position_index']\n    del sd['fc.weight']\n", "warning"),
+    ("", "warning"),  # nothing deleted: strict=False hides whatever the checkpoint lacks
+])
+def test_partial_load_that_only_drops_recomputed_keys_is_info(deleted, severity):
+    code = ("import torch\n\n\ndef load_pretrained(model, path):\n    sd = torch.load(path)['model']\n"
+            + deleted + "    model.load_state_dict(sd, strict=False)\n")
+    result = lint_source("snippet.py", code.encode(), [RULE])
+    load = [f for f in result.findings if "strict=False)` loads" in f.message]
+    assert [f.severity for f in load] == [severity]
+    assert ("makes again without drawing" in load[0].message) is (severity == "info")

@@ -31,6 +31,9 @@ SHARE = ("`{call}(..., strict=False)` loads `{part}`'s share of a whole model's 
          "its new initialisation (a new head, which the seeding rules cover)")
 POPPED_OVERLAY = ("keys removed from `{name}` before it is overlaid non-strictly on a model `from_pretrained` built: "
                   "those parameters keep the weights that loaded")
+RECOMPUTED_NOTE = (" (for the keys this function deletes, which the model makes again without drawing: buffers it "
+                   "computes from its configuration, tensors just filled with a constant; any other key the "
+                   "checkpoint lacks would still keep its random initialisation unnoticed)")
 CHECKED_NOTE = (" (the keys it returns are checked here, so the partial load is deliberate: the parameters it "
                 "leaves still start from their random initialisation)")
 FALLBACK_NOTE = (" (a fallback after a strict load of the same checkpoint failed: the keys that failure named keep "
@@ -64,6 +67,7 @@ class _Load:
     checked: bool
     fallback: bool
     removed: list
+    recomputed: bool  # keys deleted from the dicts it loads, all made again without drawing
 
 
 class PartialCkptLoad(Rule):
@@ -91,7 +95,8 @@ class PartialCkptLoad(Rule):
                "a project function (this file's, or an imported module's) that loads with `strict=False` or "
                "`_load_from_state_dict` and raises nothing for the keys it misses, as BEiT's and ConvNeXt's "
                "`utils.load_state_dict` (not buffers the model computes from its configuration, Swin's "
-               "`relative_position_index` or `attn_mask`, nor a tensor the function has just filled with a constant); MindSpore `load_param_into_net` whose result (the parameters it did not "
+               "`relative_position_index` or `attn_mask`, nor a tensor the function has just filled with a constant; a non-strict load whose dict lost only such "
+               "keys is information, as Swin's `load_pretrained`); MindSpore `load_param_into_net` whose result (the parameters it did not "
                "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards) or only printed or "
                "logged (unless the function then lists the network's parameters and raises: a comparison by hand), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
                "`choice_func=`/`filter_prefix=`/`specify_prefix=` whose dict goes into a network (not resume counters read "
@@ -499,11 +504,26 @@ def main(path, images):
 if __name__ == "__main__":
     main("net.ckpt", [])
 """, lines=(6,), severity="info"),
+        # Swin's load_pretrained: the only keys it leaves out are buffers the model computes and a head it has just
+        # filled with zeros, so strict=False is for those (information).
+        Invalid("""\
+import torch
+
+
+def load_pretrained(model, path):
+    state_dict = torch.load(path, map_location="cpu")["model"]
+    for k in [k for k in state_dict.keys() if "relative_position_index" in k]:
+        del state_dict[k]
+    torch.nn.init.constant_(model.head.weight, 0.)
+    del state_dict["head.weight"]
+    model.load_state_dict(state_dict, strict=False)
+""", lines=(10,), severity="info"),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.removed: dict[tuple[int, str], list[Site]] = {}  # (function id, dict name) -> removal sites
+        self.recomputed: set[tuple[int, str]] = set()  # (function id, dict name): keys made again deleted from it
         self.loads: list[_Load] = []  # torch loads, judged in `finish`
         self._local: project.LocalImports | None = None  # the file's imports of project modules, read once
         self._functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # the file's top-level functions
@@ -511,9 +531,11 @@ if __name__ == "__main__":
 
     def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
-            if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-                    and not self._reinitialised(target.slice)):
-                self._removed(target.value.id, node)
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                if self._reinitialised(target.slice):
+                    self.recomputed.add((self._scope(), target.value.id))
+                else:
+                    self._removed(target.value.id, node)
 
     def _reinitialised(self, key: ast.expr) -> bool:
         """A deleted key the model makes again without drawing: a buffer computed from its configuration (Swin's
@@ -567,8 +589,11 @@ if __name__ == "__main__":
         else:
             loaded = [argument(node, 0, "state_dict")] if name == "load_state_dict" and strict is not None else []
         checked = self._result_checked()
+        removed = self._take_removed(loaded)
+        recomputed = not removed and any(isinstance(item, ast.Name) and (self._scope(), item.id) in self.recomputed
+                                         for item in loaded)
         self.loads.append(_Load(node, name, helper, strict, self._function(), self._overlay(node, name, checked),
-                                checked, self._fallback(node), self._take_removed(loaded)))
+                                checked, self._fallback(node), removed, recomputed))
 
     def _overlay(self, node: ast.Call, name: str, checked: bool) -> str | None:
         """The information message for a load into a model that already holds the weights it does not replace:
@@ -732,8 +757,8 @@ if __name__ == "__main__":
         if value is False:
             if load.overlay:
                 self.report(load.node, load.overlay, "info")
-            elif load.checked or load.fallback:
-                note = CHECKED_NOTE if load.checked else FALLBACK_NOTE
+            elif load.checked or load.fallback or load.recomputed:
+                note = CHECKED_NOTE if load.checked else FALLBACK_NOTE if load.fallback else RECOMPUTED_NOTE
                 self.report(load.node, NON_STRICT.format(call=load.name) + note, "info")
             else:
                 self.report(load.node, NON_STRICT.format(call=load.name))

@@ -3,9 +3,13 @@ envs and action spaces have generators of their own (seed-missing, seed-partial)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msprobe_rewriter.instrument import Options, instrument_text, undo_source_text
+from msprobe_rewriter.instrument.markers import strip
+from msprobe_rewriter.instrument.transforms import select
 from project_helpers import lint, lint_findings, write
 
 SEEDS_TORCH = "import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
@@ -60,3 +64,27 @@ def test_gymnasium_env_and_action_space_seeding(tmp_path, loop, expected):
 def test_an_env_the_file_does_not_build_from_gymnasium_is_not_judged(tmp_path):
     text = SEEDS_TORCH + "    from envs import make_env\n    env = make_env()\n    env.reset()\n"
     assert lint(script(tmp_path, text), "seed-partial") == []
+
+
+def instrumented(text: str) -> tuple[str, list[str]]:
+    """The seed transform's output (markers left out) and its notes."""
+    out, notes = instrument_text("/project/train.py", text, replace(Options(), selected=select(("seed",), [])))[:2]
+    assert undo_source_text(out) == text
+    return strip(out), notes
+
+
+def test_the_instrument_keeps_a_seed_option_that_is_none_by_default():
+    text = ("import argparse\nfrom stable_baselines3 import DQN\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n    parser.add_argument('--seed', type=int, default=None)\n"
+            "    args = parser.parse_args()\n    DQN('MlpPolicy', 'CartPole-v1', seed=args.seed).learn(100)\n")
+    out, _ = instrumented(text)
+    assert "DQN('MlpPolicy', 'CartPole-v1', seed=args.seed if args.seed is not None else 1234).learn(100)" in out
+
+
+def test_the_instrument_leaves_a_mapping_and_notes_the_action_space():
+    text = ("import gymnasium as gym\nfrom stable_baselines3 import SAC\n\nif __name__ == '__main__':\n"
+            "    env = gym.make('Pendulum-v1')\n    env.reset(seed=3)\n    env.action_space.sample()\n"
+            "    SAC(**hyperparams).learn(100)\n")
+    out, notes = instrumented(text)
+    assert "SAC(**hyperparams)" in out and "env.reset(seed=3)" in out
+    assert any("call `env.action_space.seed(1234)` once at the start" in note for note in notes)

@@ -116,7 +116,7 @@ class FileContext:
         self.path = path
         # not a file named for testing whose function builds a training run's data elsewhere (MoCo's dataset_test.py)
         self.eval_file = (EVAL_FILE.match(Path(path).stem) is not None and not project.builds_training_data(path, EVAL_FILE)
-                          or METRICS_FOLDER.fullmatch(Path(path).parent.name) is not None
+                          or METRICS_FOLDER.fullmatch(project.file_folder(path).name) is not None
                           and not project.imported_by(path, LOSS_CODE))
         self.source = source
         self.tree = tree

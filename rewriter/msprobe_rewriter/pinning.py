@@ -98,11 +98,11 @@ def call_effects(call: ast.Call, qualified: str | None) -> list[tuple[Summary, a
 def algorithm_seeding(call: ast.Call) -> list[tuple[Summary, ast.expr | None]]:
     """What building a Stable-Baselines3 algorithm pins (see `catalogue.SB3_ALGORITHMS`): with a `seed=` that is not
     None, `random`, NumPy and torch, and cuDNN's flag unless the device is the CPU; for an expression, only when
-    it is not None (the condition: `<seed> is not None`, at the seed)."""
+    it is not None (the condition: `<seed> is not None`, at the seed); a `**mapping` may hold the seed."""
     seed = keyword(call, "seed")
     literal = constant(seed) if seed is not None else None
     if literal is None:
-        return []
+        return [(Summary(catalogue.SB3_SEEDED_FAMILIES), None)] if seed is None and unpacks(call) else []
     guard = None
     if literal is NOT_CONSTANT:
         guard = ast.copy_location(ast.Compare(seed, [ast.IsNot()], [ast.Constant(None)]), seed)

@@ -532,7 +532,7 @@ if __name__ == "__main__":
         if not SAYS_SEED.search(self.ctx.source) and not self.trainer_numpy:
             return
         if self.ctx.is_entry_script():
-            for node, message in unseeded_rl_generators(self.ctx, _labels):
+            for node, message in unseeded_rl_generators(self.ctx):
                 self.report(node, message)
         # A library module with a script under its `__main__` guard (dlrm's dlrm_data_pytorch.py and its trace
         # tool): the functions other files import run under their seeding, not the guard's.
@@ -645,12 +645,6 @@ if __name__ == "__main__":
         note = f" ({notes[0]})" if notes else ""
         return (f"{what} from {FAMILY_LABEL[family]}, which {scope} never seeds{note} although it "
                 f"seeds {others}: call {SEED_HINT[family]}")
-
-
-def _labels(families: frozenset[str]) -> str:
-    """The generator families, as the messages name them."""
-    shown = families - {"torch-accelerator"} if "torch" in families else families  # `torch.manual_seed` seeds both
-    return ", ".join(FAMILY_LABEL[family] for family in sorted(shown))
 
 
 def _calls_outside_classes(tree: ast.Module) -> list[ast.Call]:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import libcst as cst
 
-from msprobe_rewriter import catalogue, conditions, cpu_code, entropy, pinning, project, seeding
+from msprobe_rewriter import catalogue, conditions, cpu_code, entropy, pinning, project, rl_seeding, seeding
 from msprobe_rewriter.assignments import is_main_guard, key
 from msprobe_rewriter.context import FUNCTION_TYPES, argument, constant
+from msprobe_rewriter.context import keyword as keyword_argument
 from msprobe_rewriter.instrument import loops, nodes, scopes
 from msprobe_rewriter.instrument.scopes import is_name_chain
 from msprobe_rewriter.instrument.transforms.base import Example, Transform
@@ -118,6 +119,11 @@ class Seed(Transform):
         "project module's function that starts it, DETR's and MAE's `utils.init_distributed_mode(args)`, and before "
         "module-level code that starts it on import, as Arcface's `try: init_process_group(...)`), since "
         "HCCL reads its settings when its communicators are made); "
+        "In reinforcement learning seed_all does not reach every generator: a Stable-Baselines3 (or sb3_contrib) "
+        "algorithm the script trains with no `seed=` gets seed_all's seed (it then seeds the env and the action space "
+        "too; a seed option that is None by default stays in charge when given: `seed=args.seed if args.seed is not "
+        "None else 1234`), the first reset of a gymnasium env given no seed gets `seed=` (later resets continue its "
+        "generator), and an action space sampled before any `action_space.seed(...)` gets a note. "
         "`--keep-dropout` sets `rm_dropout=False`.")
     examples = (
         Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n"
@@ -318,6 +324,18 @@ class Seed(Transform):
                 "import random\n\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
                 "if __name__ == \"__main__\":\n    seed = 3\n    seed_all(seed=seed, mode=False, rm_dropout=True)\n"
                 "    random.seed(seed)\n    torch.manual_seed(seed)\n"),
+        # Stable-Baselines3 seeds the env and the action space only through the algorithm's `seed=`.
+        Example("from stable_baselines3 import PPO\n\nif __name__ == \"__main__\":\n"
+                "    model = PPO(\"MlpPolicy\", \"CartPole-v1\")\n    model.learn(total_timesteps=1000)\n",
+                "from stable_baselines3 import PPO\nfrom msprobe_runtime.pytorch import seed_all\n\n"
+                "if __name__ == \"__main__\":\n    seed_all(seed=1234, mode=False, rm_dropout=True)\n"
+                "    model = PPO(\"MlpPolicy\", \"CartPole-v1\", seed=1234)\n    model.learn(total_timesteps=1000)\n"),
+        # A gymnasium env seeds its generator from the OS at its first reset given no seed.
+        Example("import gymnasium as gym\nimport torch\n\nif __name__ == \"__main__\":\n    torch.manual_seed(0)\n"
+                "    env = gym.make(\"CartPole-v1\")\n    obs, _ = env.reset()\n",
+                "import gymnasium as gym\nimport torch\nfrom msprobe_runtime.pytorch import seed_all\n\n"
+                "if __name__ == \"__main__\":\n    seed_all(seed=0, mode=False, rm_dropout=True)\n"
+                "    torch.manual_seed(0)\n    env = gym.make(\"CartPole-v1\")\n    obs, _ = env.reset(seed=0)\n"),
     )
 
     def apply(self, unit: Unit) -> None:
@@ -367,6 +385,7 @@ class Seed(Transform):
         fixed = seed if seed is not None and binding is None else str(options.seed)  # the seed seed_all sets
         for fix, node in fixes:  # `random.seed()` gets the same literal seed as seed_all (a rerun then matches)
             fix(unit, node, fixed)
+        _seed_rl(unit, fixed)
         _seed_runner_config(unit, fixed)
         if setup is not None and binding is not None:  # the user's seed expression may not be defined after the setup
             seed = None
@@ -835,6 +854,34 @@ def _seed_runner_config(unit: Unit, seed: str) -> None:
     if unit.options.deterministic:
         code.append(f"{config}.randomness[\"deterministic\"] = True")
     unit.edits.insert_before(target, [cst.parse_statement(line) for line in code])
+
+
+def _seed_rl(unit: Unit, seed: str) -> None:
+    """Seed what seed_all does not reach in reinforcement learning: a Stable-Baselines3 algorithm the script trains
+    that seeds nothing gets `seed=` (it seeds the env and the action space, with `random`, NumPy and torch; a seed
+    option that is None by default is kept when given: `args.seed if args.seed is not None else 1234`), the first
+    reset of a gymnasium env given no seed gets `seed=` (later resets continue its generator); an action space
+    drawn from unseeded gets a note."""
+    for algorithm in rl_seeding.unseeded_algorithms(unit.ctx):
+        given = keyword_argument(algorithm, "seed")
+        text = ast.get_source_segment(unit.text, given) if given is not None and constant(given) is not None else None
+        _give_seed(unit, algorithm, f"{text} if {text} is not None else {seed}" if text and "\n" not in text else seed)
+    for call, kind in rl_seeding.gym_draws(unit.ctx):
+        if kind == "reset":
+            _give_seed(unit, call, seed)
+        else:
+            unit.note(call.lineno, f"the action space draws from a generator of its own, which seed_all does not reach: "
+                                   f"call `{ast.unparse(call.func.value)}.seed({seed})` once at the start")
+
+
+def _give_seed(unit: Unit, call: ast.Call, seed: str) -> None:
+    """Set a call's `seed=` keyword to `seed`."""
+    node = unit.node_for(call, cst.Call)
+    if node is None:
+        unit.note(call.lineno, f"give this call `seed={seed}` yourself")
+        return
+    value = cst.parse_expression(seed)
+    unit.edits.rewrite(node, lambda updated: nodes.set_argument(updated, "seed", value))
 
 
 def _seed_all(unit: Unit, seed: object) -> str:

@@ -938,6 +938,20 @@ def test_seeding_through_a_project_helper_under_the_main_guard_is_noted(tmp_path
                for note in notes), notes
 
 
+def test_a_helper_seeding_only_when_a_config_value_is_not_none_is_noted_as_it_may(tmp_path):
+    """mindediting's init_env(cfg) seeds only `if cfg.system.random_seed is not None` (null in most of its configs):
+    the note says it may reseed, and on what."""
+    (tmp_path / "init_utils.py").write_text("import random\n\n\ndef init_env(cfg):\n"
+                                            "    if cfg.system.random_seed is not None:\n"
+                                            "        random.seed(cfg.system.random_seed)\n")
+    code = ("import sys\n\nfrom init_utils import init_env\n\nif __name__ == '__main__':\n"
+            "    init_env(load(sys.argv[1]))\n")
+    _, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
+    assert any("train.py:6: `init_env(...)` may seed again after seed_all (Python's `random`), depending on "
+               "`cfg.system.random_seed is not None` (init_utils.py:5)" in note and "where it does, the run" in note
+               for note in notes), notes
+
+
 def test_a_helper_seeding_every_generator_is_noted_without_listing_frameworks_the_script_does_not_use(tmp_path):
     """FastChat's train_mem.py: `train()` builds a Hugging Face trainer, which seeds every generator; the note says
     so instead of naming MindSpore's and DGL's."""

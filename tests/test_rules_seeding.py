@@ -620,7 +620,7 @@ def conditional_script(argument: str, condition: str) -> str:
     ('"--deterministic", action="store_true"', "args.deterministic", True),
     ('"--seed", dest="random_seed", type=int', "args.random_seed is not None and args.random_seed > 0", True),
     ('"--seed", type=int', "args.seed is not None or args.debug", False),  # unknown: may seed
-    ('"--seed", type=int', "cfg.rng_seed is not None", False),  # not an argparse option: unknown
+    ('"--seed", type=int', "cfg.rng_seed is not None", "may"),  # not an argparse option: it may be None
     ('"--seed", type=int, required=True', "args.seed is not None", False),
 ])
 def test_seeding_under_a_condition(tmp_path, argument, condition, fires):
@@ -630,7 +630,8 @@ def test_seeding_under_a_condition(tmp_path, argument, condition, fires):
     assert found == ([("seed-missing", 16)] if fires else [])
     if fires:
         result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["seed-missing"]])
-        assert "false with the default arguments" in result.findings[0].message
+        message = "may be unseeded" if fires == "may" else "false with the default arguments"
+        assert message in result.findings[0].message
 
 
 def test_set_defaults_overrides_the_argument_default(tmp_path):
@@ -1391,3 +1392,51 @@ def test_a_draw_in_project_code_the_script_runs_is_held_to_its_seeding(project, 
                         [RULES_BY_NAME["seed-partial"]]).findings
     assert [(f.line, f.severity) for f in found] == [(line, severity) for line, severity, _ in expected]
     assert all(f.message.startswith(start) for f, (_, _, start) in zip(found, expected, strict=True))
+
+
+INIT_ENV = """\
+import random
+
+import numpy as np
+from mindspore import set_seed
+
+
+def init_env(cfg):
+    if cfg.system.random_seed is not None:
+        random.seed(cfg.system.random_seed)
+    if cfg.system.mindspore_seed is not None:
+        set_seed(cfg.system.mindspore_seed)
+    if cfg.system.numpy_seed is not None:
+        np.random.seed(cfg.system.numpy_seed)
+"""
+INIT_ENV_TRAIN = """\
+import mindspore
+from mindspore import nn
+from mindspore.train import Model
+
+from utils.init_utils import init_env
+
+
+def train(cfg):
+    init_env(cfg)
+    net = nn.Dense(4, 2)
+    Model(net, nn.MSELoss(), nn.Adam(net.trainable_params())).train(1, dataset, dataset_sink_mode=False)
+
+
+if __name__ == "__main__":
+    train(parse_yaml("configs/train.yaml"))
+"""
+
+
+def test_seeding_only_when_a_config_value_is_not_none_in_a_helper_may_leave_the_run_unseeded(tmp_path):
+    """mindediting's train.py calls init_env(cfg), which seeds each generator only `if cfg.system.<x>_seed is not
+    None` (14 of its 23 training configs set them null): a warning at the call, naming the helper's test. A helper
+    seeding unconditionally besides, or a seed the script's option gives, is sure."""
+    root = write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "utils/__init__.py": "",
+                            "utils/init_utils.py": INIT_ENV, "train.py": INIT_ENV_TRAIN})
+    found = lint_findings(root / "train.py", "seed-missing")
+    assert [(f.line, f.severity) for f in found] == [(9, "warning")]
+    assert "`init_env(...)` seeds only when `cfg.system.random_seed is not None` (init_utils.py:8)" in found[0].message
+    assert "may be unseeded" in found[0].message
+    (root / "utils/init_utils.py").write_text(INIT_ENV + "    set_seed(0)\n")
+    assert lint(root / "train.py", "seed-missing") == []

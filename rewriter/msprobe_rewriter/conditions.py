@@ -19,6 +19,7 @@ Guard = tuple[ast.expr, bool]  # a test and the truth value it must have for the
 
 COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
            ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not}
+NONE_TESTS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
 # argparse actions whose implicit default is not None.
 ACTION_DEFAULTS = {"store_true": False, "store_false": True}
 
@@ -70,6 +71,21 @@ def holding(guard: Guard) -> ast.expr:
     else:
         negated = ast.UnaryOp(ast.Not(), test)
     return ast.copy_location(negated, test)
+
+
+def none_tested(test: ast.expr) -> ast.Attribute | None:
+    """The value read from an object (a config's `cfg.system.mindspore_seed`, an option `args.seed`; not a plain
+    name) that `test` compares with None, `cfg.seed is not None` or `cfg.seed is None`, if any: the code itself says
+    None is a value it may hold."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], NONE_TESTS)):
+        return None
+    left, right = test.left, test.comparators[0]
+    subject = left if _is_none(right) else right if _is_none(left) else None
+    return subject if isinstance(subject, ast.Attribute) else None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def truth(node: ast.expr, lookup: Lookup) -> bool | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from msprobe_rewriter import catalogue, conditions, cpu_code, environment, project
@@ -50,10 +50,19 @@ class Summary:
     hccl: bool = False
     nccl: bool = False
     cudnn: bool = False
+    unsure: frozenset[str] = frozenset()
+    unsure_when: tuple[ast.expr, str] | None = field(default=None, compare=False)  # the test, its file's name
+
+    @property
+    def sure(self) -> frozenset[str]:
+        """The families seeded whatever the values tested for None hold."""
+        return self.families - self.unsure
 
     def __or__(self, other: Summary) -> Summary:
+        unsure = (self.unsure | other.unsure) - self.sure - other.sure
+        when = next((s.unsure_when for s in (self, other) if s.unsure & unsure), None)
         return Summary(self.families | other.families, self.deterministic or other.deterministic,
-                       self.hccl or other.hccl, self.nccl or other.nccl, self.cudnn or other.cudnn)
+                       self.hccl or other.hccl, self.nccl or other.nccl, self.cudnn or other.cudnn, unsure, when)
 
 
 NOTHING = Summary()
@@ -454,9 +463,20 @@ def _function_summary(module: project.Module, function, env: tuple, seen: frozen
     left = outliving(function, module.imports.resolve)
     for node, guards, _ in conditions.walk(function.body, WALKED):
         if not any(conditions.truth(test, lookup) is (not wanted) for test, wanted in guards):
-            total |= left(node, _statement_summary(module, node, lookup, seen, owner))
+            total |= _unsure(left(node, _statement_summary(module, node, lookup, seen, owner)), guards, lookup, module)
     module.memo[key] = total
     return total
+
+
+def _unsure(summary: Summary, guards: tuple[conditions.Guard, ...], lookup: conditions.Lookup,
+            module: project.Module) -> Summary:
+    """`summary`, its families unsure when one of `guards` tests for None a value `lookup` does not know
+    (`conditions.none_tested`)."""
+    guard = next((guard for guard in guards if (subject := conditions.none_tested(guard[0])) is not None
+                  and conditions.value(subject, lookup) is conditions.UNKNOWN), None)
+    if guard is None or not summary.families:
+        return summary
+    return replace(summary, unsure=summary.families, unsure_when=(conditions.holding(guard), module.path.name))
 
 
 def _statement_summary(module: project.Module, node: ast.AST, lookup, seen: frozenset,

@@ -114,6 +114,7 @@ class FileSeeding:
     library_defaults: dict[str, object] = field(default_factory=dict)  # of the library arguments it reads
     spawned: list[tuple[ast.Call, str]] = field(default_factory=list)  # (mp.spawn call, the file's function it starts)
     _lookup: conditions.Lookup | None = None
+    _declared: frozenset[str] = frozenset()  # the options `lookup` knows, whatever their defaults
     _skipped: dict[str, ast.expr | None] = field(default_factory=dict)  # function -> what skips all its calls
     _in_workers: dict[str, bool] = field(default_factory=dict)  # function -> whether spawned processes run it
     _effects: list[Effect] | None = None
@@ -135,6 +136,7 @@ class FileSeeding:
                 defaults[dest] = conditions.UNKNOWN
             if any(conditions.overlays_options(call) for call in self.calls):
                 defaults = {}  # `vars(args).update(config)`: any option may be overwritten
+            self._declared = frozenset(defaults)
             self._lookup = conditions.argparse_lookup(defaults)
         return self._lookup(node)
 
@@ -294,6 +296,39 @@ class FileSeeding:
             if any(guard is None for guard in guards):
                 return Verdict(True, None)
         return Verdict(False, guards[0] if guards else None)
+
+    def unsure_run(self, wanted: Callable[[Effect], bool]) -> tuple[Effect, ast.expr | None] | None:
+        """When every effect `wanted` accepts that runs with the default arguments seeds only if a value the code
+        tests for None is set (`if cfg.seed is not None:` around it, or in the project helper it calls:
+        mindediting's `init_env(cfg)`, see `Summary.unsure`), which may be None as far as the file tells (see
+        `maybe_none`): the first of them, with the test around it in the file (None: the test is in the helper).
+        None when one seeds whatever those values hold, or none runs. Project helpers are followed only when the
+        file's own statements do not settle it."""
+        for with_helpers in (False, True):
+            running = [effect for effect in (self.effects if with_helpers else self.direct)
+                       if wanted(effect) and self.skipping_guard(effect) is None]
+            if any(self._none_guard(effect) is None and (effect.summary.sure or not self.unsure_inside(effect))
+                   for effect in running):
+                return None
+        return (running[0], self._none_guard(running[0])) if running else None
+
+    def maybe_none(self, test: ast.expr) -> bool:
+        """Whether `test` compares with None a value read from an object (`conditions.none_tested`) that the
+        defaults do not tell and that is no option the file declares (a required option is never None)."""
+        subject = conditions.none_tested(test)
+        return subject is not None and conditions.value(subject, self.lookup) is conditions.UNKNOWN \
+            and subject.attr not in self._declared
+
+    def _none_guard(self, effect: Effect) -> ast.expr | None:
+        """The condition around `effect` in the file that tests for None a value that may be None, if any."""
+        guard = next((guard for guard in effect.guards if self.maybe_none(guard[0])), None)
+        return conditions.holding(guard) if guard is not None else None
+
+    def unsure_inside(self, effect: Effect) -> bool:
+        """Whether the project helper `effect` calls seeds only under a test for None of a value that may be None
+        here too (the file's options, read by name, may tell it: `args.seed` with `--seed` 42 by default)."""
+        when = effect.summary.unsure_when
+        return when is not None and self.maybe_none(when[0])
 
 
 _CACHE: weakref.WeakKeyDictionary[FileContext, FileSeeding] = weakref.WeakKeyDictionary()

@@ -33,6 +33,9 @@ LATE_MODEL = ("`{call}(...)` initialises new weights{via} before `{seeder}` seed
               "to run: {fix}")
 LATE_DRAW = "`{call}(...)` draws{via} before `{seeder}` seeds (line {line}), from an unseeded generator: {fix}"
 UNSEEDED = "this entry script trains or samples but never seeds its random number generators"
+MAY_BE_UNSEEDED = ("{what} only when {condition}, a value the code tests for None and this script does not set: the "
+                   "run may be unseeded; seed unconditionally (msprobe's `seed_all(seed)`), or make sure every config "
+                   "gives it a value")
 # The generators each framework's weights and operators draw from (MindSpore's initialisers use NumPy's).
 FRAMEWORK_FAMILIES = {"torch": ("torch",), "mindspore": ("mindspore", "numpy")}
 SEED_AT_STARTUP = ("call `seed_all(seed)` (msprobe), or `random.seed`, `np.random.seed` and `torch.manual_seed` / "
@@ -110,7 +113,7 @@ class SeedMissing(Rule):
                "condition that is false with the default arguments (`if args.seed is not None:` with `--seed` "
                "defaulting to None, also where a project function given the script's parser defines it, sd-scripts' "
                "`train_util.add_training_arguments(parser)`; `if seed is not None:` in a function of the file every call of which passes such a "
-               "value, or leaves a None default) is reported at that condition. A script whose only seeding draws a fresh seed every run "
+               "value, or leaves a None default) is reported at that condition. A script whose every seeding in the default run tests for None a value read from an object that nothing here tells (`if cfg.seed is not None:`, a config loaded from a file; also inside the project helper it calls, mindediting's `init_env(cfg)`, reported at that call naming the helper's test) gets a warning that the run may be unseeded. A script whose only seeding draws a fresh seed every run "
                "(`random.seed()`, `torch.seed()`) is left to entropy-seed (MSP108), which points at that call: "
                "one finding per hazard. A script that seeds too late is reported at the first call that, before the "
                "default run's first seeding (nothing seeded earlier: not at module level or on import before the "
@@ -173,6 +176,37 @@ class SeedMissing(Rule):
            "example scripts do, or pass the trainer a `model_init=` function that builds the model; with a TRL "
            "trainer and `peft_config=`, call `set_seed` before building the trainer.")
     valid = (
+        # It seeds whatever the config holds, and again with the config's seed when there is one.
+        """\
+import torch
+
+if __name__ == "__main__":
+    cfg = load_config("train.yaml")
+    torch.manual_seed(0)
+    if cfg.train.seed is not None:
+        torch.manual_seed(cfg.train.seed)
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+""",
+        # `--seed` defaults to 42: the test for None holds in the default run.
+        """\
+import argparse
+
+import torch
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+    if args.seed is not None:
+        torch.manual_seed(args.seed)
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+""",
         # transformers' `generate` searches greedily unless `do_sample=` is true: `--temperature` is 0 by default.
         """\
 import argparse
@@ -1062,6 +1096,26 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, help="random seed (optional)")
     main(parser.parse_args())
 """, lines=(9,)),
+        # Seeds only when the config gives a seed: the code tests it for None, and a YAML config may leave it null
+        # (mindediting's init_env: 14 of its 23 training configs set `mindspore_seed: null`).
+        Invalid("""\
+import mindspore as ms
+import yaml
+from mindspore import nn
+from mindspore.train import Model
+
+
+def main(path):
+    cfg = Config(yaml.safe_load(open(path)))
+    if cfg.system.mindspore_seed is not None:
+        ms.set_seed(cfg.system.mindspore_seed)
+    net = nn.Dense(4, 2)
+    Model(net, nn.MSELoss(), nn.Adam(net.trainable_params())).train(1, dataset, dataset_sink_mode=False)
+
+
+if __name__ == "__main__":
+    main("configs/train.yaml")
+""", lines=(9,), severity="warning"),
         # The seeding helper checks its parameter, and its one call passes `--seed`, None by default
         # (DeepSpeedExamples' vit_finetuning/main_cifar.py).
         Invalid("""\
@@ -1578,7 +1632,25 @@ if __name__ == "__main__":
         report_parent_only(self, facts, lambda e: bool(e.summary.families) and e.function not in facts.worker_init,
                            PARENT_ONLY)
         if verdict.pinned:
+            self._report_unsure(facts)
             self._seeded_late(facts)
+
+    def _report_unsure(self, facts: seeding.FileSeeding) -> None:
+        """Warn when the default run seeds only if a value the code tests for None is set, which nothing here tells
+        (`seeding.FileSeeding.unsure_run`): at that test, or at the call of the project helper that tests it."""
+        found = facts.unsure_run(lambda e: bool(e.summary.families) and e.function not in facts.worker_init
+                                 and not self._class_seeding_for_itself(e))
+        if found is None or not facts.random_work:
+            return
+        effect, test = found
+        if test is not None:
+            self.report(test, MAY_BE_UNSEEDED.format(what="seeding runs", condition=f"`{condition_text(test)}`"),
+                        severity="warning")
+        else:
+            test, file = effect.summary.unsure_when
+            self.report(effect.node, MAY_BE_UNSEEDED.format(
+                what=f"`{code_text(effect.node)}` seeds", condition=f"`{condition_text(test)}` ({file}:{test.lineno})"),
+                severity="warning")
 
     def _class_seeding_for_itself(self, effect: seeding.Effect) -> bool:
         """Whether `effect` is a project class built whose methods seed none of the generators the script's

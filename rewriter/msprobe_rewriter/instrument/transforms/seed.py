@@ -646,11 +646,19 @@ def _note_helper_seeding(unit: Unit, varying: set[int]) -> None:
     call = next((call for call in _start_up_seedings(unit, varying)
                  if _seed_argument(call, unit) is None and _returned_seed(call, unit) is None), None)
     if call is not None:
-        families = next(effect.summary.families for effect in seeding.analyse(unit.ctx).effects if effect.node is call)
-        unit.note(call.lineno, f"`{ast.unparse(call.func)}(...)` seeds again after seed_all ({_family_list(families)}), "
-                               f"with the script's own seed, which seed_all cannot read here (it sets "
-                               f"{unit.options.seed}): the run draws from the script's seed there; give "
-                               "msprobe-instrument the same with --seed")
+        facts = seeding.analyse(unit.ctx)
+        effect = next(effect for effect in facts.effects if effect.node is call)
+        summary = effect.summary
+        # seeding only where a value it tests for None is set (mindediting's `init_env`, by `cfg.system.*_seed`)
+        seeds, where, then = ("seeds", "", "")
+        if not summary.sure and facts.unsure_inside(effect):
+            test, file = summary.unsure_when
+            seeds, where, then = "may seed", f", depending on `{ast.unparse(test)}` ({file}:{test.lineno})", \
+                "where it does, "
+        unit.note(call.lineno, f"`{ast.unparse(call.func)}(...)` {seeds} again after seed_all "
+                               f"({_family_list(summary.families)}){where}, with the script's own seed, which seed_all "
+                               f"cannot read here (it sets {unit.options.seed}): {then}the run draws from the script's "
+                               "seed there; give msprobe-instrument the same with --seed")
 
 
 def _family_list(families: frozenset[str]) -> str:

@@ -312,3 +312,105 @@ def test_module_level_code_building_a_training_class_of_the_file_makes_an_entry_
     library = tmp_path / "trainer.py"  # a module only defining the class is no script
     library.write_text(OWN_TRAINER)
     assert lint(library, "seed-missing", "no-deterministic-algos") == []
+
+
+LAVIS_REGISTRY = """
+class Registry:
+    mapping = {"runner_name_mapping": {}}
+
+    @classmethod
+    def register_runner(cls, name):
+        def wrap(runner_cls):
+            cls.mapping["runner_name_mapping"][name] = runner_cls
+            return runner_cls
+        return wrap
+
+    @classmethod
+    def get_runner_class(cls, name):
+        return cls.mapping["runner_name_mapping"].get(name, None)
+
+
+registry = Registry()
+"""
+
+# LAVIS' runner hands its optimizer to the task it holds (built from another registry), whose loop steps it.
+LAVIS_RUNNER = """
+import torch
+
+from lavis.common.registry import registry
+
+
+@registry.register_runner("runner_base")
+class RunnerBase:
+    def __init__(self, cfg, task, model):
+        self.task, self.model = task, model
+        self.optimizer = torch.optim.AdamW(model.parameters())
+
+    def train(self):
+        for epoch in range(3):
+            self.train_epoch(epoch)
+
+    def train_epoch(self, epoch):
+        return self.task.train_epoch(epoch=epoch, model=self.model, optimizer=self.optimizer)
+"""
+
+LAVIS_TASK = """
+class BaseTask:
+    def train_epoch(self, epoch, model, optimizer):
+        return self._train_inner_loop(epoch, model, optimizer)
+
+    def _train_inner_loop(self, epoch, model, optimizer):
+        for samples in range(10):
+            model(samples).backward()
+            optimizer.step()
+"""
+
+LAVIS_TRAIN = """
+import torch.backends.cudnn as cudnn
+
+from lavis.common.registry import registry
+from lavis.runners import *
+from lavis.tasks import *
+
+
+def setup_seeds(config):
+    cudnn.benchmark = False
+    cudnn.deterministic = True
+
+
+def get_runner_class(cfg):
+    runner_cls = registry.get_runner_class(cfg.run_cfg.get("runner", "runner_base"))
+    return runner_cls
+
+
+def main():
+    cfg = Config(parse_args())
+    setup_seeds(cfg)
+    runner = get_runner_class(cfg)(cfg=cfg, task=task, model=model)
+    runner.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.fixture
+def lavis(tmp_path: Path, monkeypatch) -> Path:
+    write(tmp_path, {"setup.py": "", "lavis/__init__.py": "", "lavis/common/__init__.py": "",
+                     "lavis/common/registry.py": LAVIS_REGISTRY,
+                     "lavis/runners/__init__.py": "from lavis.runners.runner_base import RunnerBase\n",
+                     "lavis/runners/runner_base.py": LAVIS_RUNNER,
+                     "lavis/tasks/__init__.py": "from lavis.tasks.base_task import BaseTask\n",
+                     "lavis/tasks/base_task.py": LAVIS_TASK, "train.py": LAVIS_TRAIN})
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "train.py"
+
+
+def test_a_runner_registered_by_kind_and_handing_its_optimizer_to_a_task_trains(lavis):
+    """LAVIS' train.py: `get_runner_class(cfg)` returns `registry.get_runner_class(name)`, the classes registered with
+    `@registry.register_runner(...)`; RunnerBase trains through `self.task.train_epoch(..., optimizer=self.optimizer)`."""
+    assert lint(lavis, "no-deterministic-algos") == [("no-deterministic-algos", 11)]
+    runner = lavis.parent / "lavis" / "runners" / "runner_base.py"
+    runner.write_text(LAVIS_RUNNER.replace('@registry.register_runner("runner_base")\n', ""))
+    assert lint(lavis, "no-deterministic-algos") == []

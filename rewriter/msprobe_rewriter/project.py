@@ -51,6 +51,7 @@ TRAINING_DATA = re.compile(r"(?:^|_)train(?:ing)?(?:_|$)", re.IGNORECASE)  # `tr
 MAX_INDEXED_FILES = 5000  # files read to find who imports a module (`imported_elsewhere`)
 MAX_REGISTRY_FILES = 40  # files importing a registry read for the classes registered in it
 REGISTERING = frozenset({"register", "register_module"})  # `@MODEL_REGISTRY.register()`, mmengine's `@MODELS.register_module()`
+REGISTRY_LOOKUP = re.compile(r"get(?:_(\w+?)(?:_class)?)?")  # `R.get(key)`; LAVIS' `registry.get_runner_class(name)`
 SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"})
 # `from .helpers import (` on a line of its own names no module but the source (lerobot's policy_server.py).
 IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]*)|import[ \t]+([\w., \t]+))",
@@ -109,27 +110,20 @@ class Module:
 
 def registered_classes(module: Module, name: str) -> list[tuple[Module, ast.ClassDef]]:
     """The project's classes a call of `module`'s function `name` may build through a registry: it returns
-    `REGISTRY.get(key)(...)` (or a name assigned it), and they are registered in REGISTRY, `@REGISTRY.register()` or
-    `@REGISTRY.register_module()` in `module` or in the project files importing REGISTRY (BasicSR's `build_model`
-    returns `MODEL_REGISTRY.get(opt['model_type'])(opt)`, and sr_model.py registers SRModel); none past
-    MAX_REGISTRY_FILES such files."""
+    `REGISTRY.get(key)(...)` or the class `REGISTRY.get(key)` (or a name assigned either), and they are registered
+    in REGISTRY, `@REGISTRY.register()` or `@REGISTRY.register_module()`, in `module` or in the project files
+    importing REGISTRY (BasicSR's `build_model` returns `MODEL_REGISTRY.get(opt['model_type'])(opt)`, and
+    sr_model.py registers SRModel); a lookup of one kind, `registry.get_runner_class(name)`, finds the classes
+    registered as that kind, `@registry.register_runner("runner_base")` (LAVIS' train.py: `get_runner_class(cfg)(...)`);
+    none past MAX_REGISTRY_FILES such files."""
     function = module.functions.get(name)
-    if function is None:
-        return []
-    assigned = {target.id: node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
-                for target in node.targets if isinstance(target, ast.Name)}
-    registries = set()
-    for node in ast.walk(function):
-        value = node.value if isinstance(node, ast.Return) else None
-        value = assigned.get(value.id) if isinstance(value, ast.Name) else value
-        lookup = value.func if isinstance(value, ast.Call) else None
-        if (isinstance(lookup, ast.Call) and isinstance(lookup.func, ast.Attribute) and lookup.func.attr == "get"
-                and isinstance(lookup.func.value, ast.Name)):
-            registries.add(lookup.func.value.id)
+    registries = registry_lookups(function) if function is not None else {}
     if not registries:
         return []
-    files = list(itertools.islice(name_importers(str(module.path), registries), MAX_REGISTRY_FILES + 1))
-    if len(files) > MAX_REGISTRY_FILES:
+    words = frozenset(f".{name}" for names in registries.values() for name in names)
+    files = (file for file in name_importers(str(module.path), registries) if _mentions(file, words))
+    files = list(itertools.islice(files, MAX_REGISTRY_FILES + 1))  # LAVIS: 104 files import `registry`, 3 name
+    if len(files) > MAX_REGISTRY_FILES:                              # `register_runner`
         return []
     found = []
     for other in [module, *filter(None, map(load, map(Path, files)))]:
@@ -138,11 +132,59 @@ def registered_classes(module: Module, name: str) -> list[tuple[Module, ast.Clas
     return found
 
 
-def _registers(decorator: ast.expr, registries: set[str]) -> bool:
-    """Whether `decorator` registers a class in one of `registries`: `@R.register`, `@R.register_module(...)`."""
+def registry_lookups(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
+    """The registries whose lookups `function` returns, called or not (`REGISTRY.get(key)(opt)`, the class
+    `registry.get_runner_class(name)`, also through a name assigned it), each with the decorators that register
+    what its lookups find."""
+    assigned = {target.id: node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+    registries: dict[str, set[str]] = {}
+    for node in ast.walk(function):
+        value = node.value if isinstance(node, ast.Return) else None
+        value = assigned.get(value.id) if isinstance(value, ast.Name) else value
+        for lookup in (value, value.func) if isinstance(value, ast.Call) else ():
+            found = _registry_lookup(lookup)
+            if found is not None:
+                registries.setdefault(found[0], set()).update(found[1])
+    return registries
+
+
+def _mentions(path: str, words: frozenset[str]) -> bool:
+    """Whether the file at `path` holds one of `words` (cached while it is unchanged)."""
+    try:
+        return _holds(path, os.stat(path).st_mtime_ns, words)
+    except OSError:
+        return False
+
+
+@lru_cache(maxsize=4096)
+def _holds(path: str, mtime_ns: int, words: frozenset[str]) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(MAX_BYTES)
+    except OSError:
+        return False
+    return any(word in text for word in words)
+
+
+def _registry_lookup(node: ast.expr) -> tuple[str, frozenset[str]] | None:
+    """(registry, the decorators registering what it finds) for a lookup in a registry by key: `R.get(key)` (R's
+    `register`, `register_module`), `R.get_runner_class(key)` or `R.get_runner(key)` (R's `register_runner`)."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)):
+        return None
+    kind = REGISTRY_LOOKUP.fullmatch(node.func.attr)
+    if kind is None:
+        return None
+    return node.func.value.id, REGISTERING if kind.group(1) is None else frozenset({f"register_{kind.group(1)}"})
+
+
+def _registers(decorator: ast.expr, registries: Mapping[str, Container[str]]) -> bool:
+    """Whether `decorator` registers a class in one of `registries` by one of its registering methods:
+    `@R.register`, `@R.register_module(...)`, `@registry.register_runner("name")`."""
     func = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return (isinstance(func, ast.Attribute) and func.attr in REGISTERING and isinstance(func.value, ast.Name)
-            and func.value.id in registries)
+    return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            and func.attr in registries.get(func.value.id, ()))
 
 
 def local_imports(nodes: Iterable[ast.AST]) -> LocalImports:

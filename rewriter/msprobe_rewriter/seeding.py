@@ -41,6 +41,7 @@ from msprobe_rewriter.pinning import NOTHING, Summary
 SAMPLING_DRAWS = catalogue.TORCH_RANDOM_DRAWS
 # Methods of a project's objects that sample (guided diffusion's `diffusion.p_sample_loop(model, shape)`, latent
 # diffusion's `DDIMSampler.sample(...)`): they draw their noise in project code the file does not show.
+TRAINING_METHOD = re.compile(r"train(?:_|$)")  # `train`, `train_epoch`, `train_iters`, `train_one_epoch`
 SAMPLING_METHOD = re.compile(r"sample$|\w*sample_loop(?:_progressive)?$|(?:p|ddim|ddpm|plms)_sample$")
 MODEL_EXPORTS = frozenset({"torch.onnx.export", "torch.onnx.dynamo_export", "torch.jit.trace", "torch.jit.trace_module",
                            "torch.export.export", "torch.export.export_for_training"})
@@ -381,10 +382,16 @@ def _analyse(ctx: FileContext) -> FileSeeding:
                 and not _is_eval(function) and seeding._false_guard(guards) is None]  # not `elif opt.profile:` off
         handed = _handed_over(live, local, _bound_names(ctx.tree))
         arguments = {id(arg) for call, _ in live for arg in (*call.args, *(k.value for k in call.keywords))}
-        return [module for call, name, module in project.reached([*(c for c, _ in live), *handed], local, defined, folder)
-                if name in _training_names(module, trusted) and (call not in handed or name in module.functions)
-                and not ((ctx.eval_file or id(call) in arguments)
-                         and (module.classes_built(name) or project.registered_classes(module, name)))]
+        found = [module for call, name, module in project.reached([*(c for c, _ in live), *handed], local, defined, folder)
+                 if name in _training_names(module, trusted) and (call not in handed or name in module.functions)
+                 and not ((ctx.eval_file or id(call) in arguments)
+                          and (module.classes_built(name) or project.registered_classes(module, name)))]
+        called = {call.func.id for call, _ in live if isinstance(call.func, ast.Name)}
+        factories = sorted(node.name for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES)
+                           and node.name in called and project.registry_lookups(node))
+        own = project.load(Path(ctx.path)) if factories and not ctx.eval_file else None
+        return found + [other for name in factories if own is not None  # LAVIS' `get_runner_class(cfg)(...)`
+                        for other, cls in project.registered_classes(own, name) if cls.name in _training_names(other, trusted)]
 
     def option_helpers() -> list[ast.Call]:
         given = _given_parser(ctx, [node for node, _, _ in nodes if isinstance(node, ast.Call)])
@@ -759,7 +766,7 @@ def _training_names(module: project.Module, trusted: Trusted, files_left: int = 
         if not trusted(pinned):
             # a library trainer's loop trains too (llm-foundry's `train(cfg)` builds Composer's Trainer and fits it)
             stepping = ctx.functions_calling({name for name, info in ctx.functions.items()
-                                              if info.steps or info.trainer_run})
+                                              if info.steps or info.trainer_run} | delegating_training(ctx))
             imported = _imported_training(module, trusted, files_left - 1) if files_left > 1 else set()
             if imported:
                 stepping = ctx.functions_calling(stepping | imported)
@@ -769,6 +776,23 @@ def _training_names(module: project.Module, trusted: Trusted, files_left: int = 
                       or files_left > 1 and any(cls.name in _training_names(other, trusted, files_left - 1)
                                                 for other, cls in project.registered_classes(module, name))}
         found = module.memo[key] = frozenset(names)
+    return found
+
+
+def delegating_training(ctx: FileContext) -> set[str]:
+    """The file's functions and methods that hand an optimizer to a training method of an object the class holds,
+    whose class is not known here (LAVIS' RunnerBase.train_epoch: `self.task.train_epoch(model=self.model,
+    optimizer=self.optimizer, ...)`, a task built from a registry): that method runs the training loop."""
+    found = set()
+    for function in ast.walk(ctx.tree):
+        if isinstance(function, FUNCTION_TYPES) and any(
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and TRAINING_METHOD.match(call.func.attr) and isinstance(call.func.value, ast.Attribute)
+                and isinstance(call.func.value.value, ast.Name) and call.func.value.value.id == "self"
+                and any(name and ctx.is_optimizer_name(name)
+                        for name in map(target_name, (*call.args, *(k.value for k in call.keywords))))
+                for call in walk_scope(function)):
+            found.add(function.name)
     return found
 
 

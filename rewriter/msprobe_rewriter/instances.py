@@ -73,9 +73,10 @@ def _reads(call: ast.Call, parents: dict, scope: ast.AST, stored: set[str], fact
                                              and isinstance(parent.targets[0], ast.Name)):
         return None  # a module's name is there for its importers
     name, reads = parent.targets[0].id, set()
-    for use in walk_scope(scope):
-        if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
-            continue
+    uses = [n for n in walk_scope(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    if len(uses) != sum(isinstance(n, ast.Name) and n.id == name for n in ast.walk(scope)) - 1:
+        return None  # bound again, or read in a nested function or lambda
+    for use in uses:
         around = parents.get(id(use))
         if isinstance(around, ast.Attribute) and around.attr in stored:
             reads.add(around.attr)

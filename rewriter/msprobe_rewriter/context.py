@@ -58,6 +58,9 @@ EVAL_NAME = re.compile(r"^(?!.*(?:^|_)(?:train|training|fit)(?:_|$))" + _VALID_P
                        r"(eval|evaluate|evaluation|validate|validation|valid|val|test|testing|inference|postprocess"
                        r"|postprocessing)(_|$)", re.IGNORECASE)
 
+# Where a class name's CamelCase words meet (`InferenceBenchmark` reads as `Inference_Benchmark` for EVAL_NAME).
+CAMEL_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
 # A variable named `valid_...` is evaluation data only when the rest names data (`valid_loader`, `valid_set`):
 # `valid_inds`, `valid_mask` in a training augmentation mean "allowed".
 VALID_ADJECTIVE = re.compile(r"(?:^|_)valid_(?!(?:loader|dataloader|data|dataset|ds|set|iter|sampler|transforms?"
@@ -590,12 +593,14 @@ class FileContext:
         return Site(node, self.on_eval_path(node), switch_guard(node, self.ancestors))
 
     def on_eval_path(self, node: ast.AST) -> bool:
-        """Whether `node` sits in evaluation-only code (file, function, variable or `train=False`)."""
+        """Whether `node` sits in evaluation-only code (file, function, class, variable or `train=False`)."""
         if self.eval_file:
             return True
         for ancestor in self.ancestors:
             if isinstance(ancestor, FUNCTION_TYPES) and EVAL_NAME.search(ancestor.name):
                 return True
+            if isinstance(ancestor, ast.ClassDef) and EVAL_NAME.search(CAMEL_BREAK.sub("_", ancestor.name)):
+                return True  # mmdet's `class InferenceBenchmark`
         for candidate in (node, *self.ancestors[-3:], self._chain_statement()):
             if isinstance(candidate, ast.Call) and has_false_keyword(candidate, "train"):
                 return True

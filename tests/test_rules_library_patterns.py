@@ -49,3 +49,30 @@ def test_deterministic_off_elsewhere_stays_an_error_without_timing_claim(code):
     found = [f for f in findings("cudnn-benchmark", code) if "= False" in f[2]]
     assert [(severity, "timing" in message) for _, severity, message in found] == [("error", False)]
 
+
+# --- MSP106: albumentations' Compose, identifiers ---------------------------------------------------------------
+@pytest.mark.parametrize(("code", "lines"), [
+    ("from albumentations import Compose, Blur\n\nt = Compose([Blur()], seed=None)\n", [3]),
+    ("import albumentations as A\n\nt = A.Compose([A.Blur()], **options)\n", []),
+    ("import albumentations as A\n\nt = A.Compose([A.Blur()])\nt.set_random_seed(3)\n", []),
+    ("import albumentations as A\n\nt = A.Compose([A.Blur()], seed=args.seed)\n", []),
+    # fixed transforms applied always draw nothing; one applied sometimes, or a list not written here, may
+    ("import albumentations as A\n\nt = A.Compose([A.Resize(8, 8, p=1.0), A.Compose([A.Normalize()])])\n", []),
+    ("import albumentations as A\n\nt = A.Compose([A.Resize(8, 8)], p=0.5)\n", [3]),
+    ("import albumentations as A\n\nt = A.Compose([A.Resize(8, 8, p=0.5)])\n", [3]),
+    ("import albumentations as A\n\nt = A.Compose(transforms)\n", [3]),
+])
+def test_albumentations_compose_seed(code, lines):
+    assert [line for line, _, _ in findings("unseeded-generator", code)] == lines
+
+
+@pytest.mark.parametrize(("code", "lines"), [
+    ("import random\n\nsend(session_id=random.Random().randint(0, 10**9))\n", []),
+    ("import random\n\nrun_uuid = str(random.Random().getrandbits(64))\n", []),
+    # a value named otherwise may feed training; a generator kept in a name may draw again
+    ("import random\n\nmix = random.Random().random() * 0.5\n", [3]),
+    ("import random\n\nrng = random.Random()\nsession_id = rng.random()\n", [3]),
+])
+def test_one_off_draw_for_an_identifier(code, lines):
+    assert [line for line, _, _ in findings("unseeded-generator", code)] == lines
+

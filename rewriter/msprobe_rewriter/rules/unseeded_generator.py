@@ -3,24 +3,44 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from msprobe_rewriter import catalogue, conditions
-from msprobe_rewriter.context import NOT_CONSTANT, Site, argument, constant, parameter_defaults, target_name
+from msprobe_rewriter.context import (
+    NOT_CONSTANT,
+    Site,
+    argument,
+    constant,
+    parameter_defaults,
+    target_name,
+    unpacks,
+)
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 FACTORY_NAMES = frozenset(name.rpartition(".")[2] for name in catalogue.GENERATOR_FACTORIES)
 MS_OPERATORS = {**catalogue.MINDSPORE_RANDOM_PRIMITIVES, **catalogue.MINDSPORE_SEEDED_FUNCTIONS}
 CALL_SEEDED = catalogue.MINDSPORE_CALL_SEEDED_PRIMITIVES
 CALL_SEEDED_NAMES = frozenset(name.rpartition(".")[2] for name in CALL_SEEDED)
-CREATOR_NAMES = FACTORY_NAMES | CALL_SEEDED_NAMES | frozenset(
+# albumentations' `Compose` keeps generators of its own (1.4.21 and later), seeded by `seed=` only; a Compose nested in
+# another takes the outer one's seed.
+ALBUMENTATIONS_COMPOSE = frozenset(f"{module}.Compose" for module in catalogue.ALBUMENTATIONS_MODULES)
+CREATOR_NAMES = FACTORY_NAMES | CALL_SEEDED_NAMES | {"Compose"} | frozenset(
     name.rpartition(".")[2] for name in (*MS_OPERATORS, *catalogue.TORCH_GENERATOR_CLASSES,
                                          *catalogue.MINDSPORE_GENERATOR_CLASSES))
-SEEDING_METHODS = frozenset({"manual_seed", "set_state", "setstate"})
+# Names of values meant to differ in every run: a session or run id, a nonce (ultralytics' analytics
+# `"session_id": round(random.Random().random() * 1e15)`).
+IDENTIFIER = re.compile(r"(?:^|_)(?:id|uid|uuid|session|nonce)$", re.IGNORECASE)
+# What a one-off draw's value may pass through on its way to the name it gets.
+NUMBER_WRAPPERS = frozenset({"round", "int", "str", "hex", "abs"})
+SEEDING_METHODS = frozenset({"manual_seed", "set_state", "setstate", "set_random_seed"})
 UNSEEDED = "`{name}()` without a seed starts from fresh OS entropy in every run: pass a seed (`{name}(seed)`)"
 NONE_BY_DEFAULT = ("`{name}` is seeded from `{arg}`, which is None with the default arguments (fresh OS entropy): "
                    "give the seed option a default value")
 TORCH_UNSEEDED = ("this `torch.Generator` is never seeded: it ignores `torch.manual_seed` and starts from the same "
                   "fixed seed as every other generator; call `.manual_seed(seed)` on it")
+ALBUMENTATIONS_UNSEEDED = ("albumentations' `Compose()` without `seed=` draws from generators of its own (albumentations "
+                          "1.4.21 and later), seeded from the OS: `random.seed` and `np.random.seed` do not reach "
+                          "them, so every run augments differently; pass `seed=` (`A.Compose(..., seed=seed)`)")
 MINDSPORE_UNSEEDED = ("this MindSpore `Generator` is never seeded: it ignores `mindspore.manual_seed` and "
                       "`mindspore.set_seed` and starts from seed 0, like every other one; call `.manual_seed(seed)` "
                       "on it")
@@ -38,7 +58,10 @@ class UnseededGenerator(Rule):
     summary = ("Flags `np.random.default_rng()`, `np.random.RandomState()`, NumPy bit generators "
                "(`PCG64()`, ...), `np.random.SeedSequence()` and `random.Random()` created without a seed (or "
                "with a literal None, or an argparse option whose default is None), a `torch.Generator(...)` and a "
-               "MindSpore `Generator()` (which starts from seed 0), "
+               "MindSpore `Generator()` (which starts from seed 0), an albumentations `Compose(...)` without `seed=` (not one "
+               "nested in another, which takes the outer one's seed, nor one of fixed transforms applied always: "
+               "`Compose([Resize(...), CenterCrop(...)])`), "
+               "but not a generator made to draw once for a value named as an identifier (`session_id`, a `uuid`), "
                "unless the variable holding it (a name in its function, an attribute in its class) is seeded "
                "later in the file (`.manual_seed(s)`, `.seed(s)`, `.set_state(...)`; a bare `.seed()` draws a "
                "fresh seed and does not count); also MindSpore random operators that ignore `mindspore.set_seed` "
@@ -162,6 +185,24 @@ class Sample(nn.Cell):
     def construct(self, distribution):
         return self.sample_function(P.Softmax()(distribution), 1, 1)
 """,
+        # albumentations: the outer Compose's seed reaches the nested one.
+        """\
+import albumentations as A
+
+transform = A.Compose([A.Blur(p=0.01), A.Compose([A.ToGray(p=0.01)])], seed=0)
+""",
+        # A Compose of fixed transforms applied always draws nothing that matters.
+        """\
+import albumentations as A
+
+preprocess = A.Compose([A.SmallestMaxSize(max_size=256), A.CenterCrop(height=256, width=256)])
+""",
+        # ultralytics' analytics: a one-off draw for a session id, meant to differ in every run.
+        """\
+import random
+
+metadata = {"session_id": round(random.Random().random() * 1e15), "version": 1}
+""",
         # Made only when a seed is given.
         """\
 import argparse
@@ -215,6 +256,14 @@ parser.add_argument("--seed", type=int, help="optional seed")
 args = parser.parse_args()
 rng = np.random.default_rng(args.seed)
 """, lines=(8,)),
+        # ultralytics' Albumentations: `init_seeds` seeds `random`, NumPy and torch, none of which Compose draws from.
+        Invalid("""\
+class Albumentations:
+    def __init__(self, p=1.0):
+        import albumentations as A
+
+        self.transform = A.Compose([A.Blur(p=0.01), A.ToGray(p=0.01)])
+""", lines=(5,)),
         Invalid("""\
 import mindspore as ms
 from mindspore import nn, ops
@@ -337,7 +386,7 @@ def seeded(seed):
             return  # cheap filters; plain names may be aliases, but only imported ones resolve
         if isinstance(func, ast.Name) and func.id not in self.ctx.imports.bindings:
             return
-        qualified = self.ctx.call_qualname(node)
+        qualified = self.ctx.call_qualname(node) or self._compose(node)
         if qualified in catalogue.GENERATOR_FACTORIES:
             message = self._factory_problem(node, qualified)
         elif qualified in catalogue.TORCH_GENERATOR_CLASSES:
@@ -350,10 +399,42 @@ def seeded(seed):
         elif qualified in CALL_SEEDED:
             self._call_seeded_created(node, qualified)
             return
+        elif qualified in ALBUMENTATIONS_COMPOSE:
+            message = None if self._seeded_compose(node) or not self._may_draw(node) else ALBUMENTATIONS_UNSEEDED
         else:
             return
         if message is not None:
             self._unseeded(node, message)
+
+    def _seeded_compose(self, node: ast.Call) -> bool:
+        """An albumentations `Compose` given a seed that is not None, or nested in another `Compose` (which seeds it)."""
+        seed = argument(node, None, "seed")
+        if (seed is not None and constant(seed) is not None) or unpacks(node):
+            return True
+        return any(isinstance(outer, ast.Call) and self._compose(outer) for outer in self.ctx.ancestors)
+
+    def _may_draw(self, transform: ast.expr) -> bool:
+        """Whether an albumentations transform may draw: not when it is a fixed one applied always (`Resize`,
+        `CenterCrop`, with no `p` below 1) or a `Compose` of a literal list of such (minddiffusion's preprocessor
+        `Compose([SmallestMaxSize(...), CenterCrop(...)])`)."""
+        qualified = self.ctx.imports.resolve_any(transform.func) if isinstance(transform, ast.Call) else None
+        if qualified is None or catalogue.transform_library(qualified) != "albumentations":
+            return True
+        if catalogue.is_random_transform(qualified) or not catalogue.is_sometimes_applied(qualified):
+            return True
+        probability = argument(transform, None, "p")
+        if probability is not None and constant(probability) != 1:
+            return True
+        if qualified not in ALBUMENTATIONS_COMPOSE:
+            return False
+        listed = argument(transform, 0, "transforms")
+        return not isinstance(listed, (ast.List, ast.Tuple)) or any(map(self._may_draw, listed.elts))
+
+    def _compose(self, call: ast.Call) -> str | None:
+        """`call`'s qualified name when it builds an albumentations `Compose` (a library the import tracker does not
+        resolve by default)."""
+        qualified = self.ctx.imports.resolve_any(call.func)
+        return qualified if qualified in ALBUMENTATIONS_COMPOSE else None
 
     def _call_seeded_created(self, node: ast.Call, qualified: str) -> None:
         """`ops.RandomCategorical(...)`: called at once, its call is checked; stored in a variable, the calls
@@ -405,6 +486,8 @@ def seeded(seed):
         parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
         if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in SEEDING_METHODS:
             return  # torch.Generator().manual_seed(seed)
+        if self._names_identifier(node):
+            return
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             names = [target_name(t) for t in targets]
@@ -413,6 +496,33 @@ def seeded(seed):
                                  for name, target in zip(names, targets, strict=True)]
                 return
         self.report(node, message)
+
+    def _names_identifier(self, node: ast.Call) -> bool:
+        """Whether a generator made here only draws once, for a value named as an identifier (a dict key, a
+        variable or a keyword: `session_id`, `run_uuid`): meant to differ in every run, never a training input."""
+        child, drawn = node, False
+        for parent in reversed(self.ctx.ancestors):
+            if isinstance(parent, ast.Attribute) and parent.value is child and not drawn:
+                drawn = True
+            elif isinstance(parent, ast.Call) and (parent.func is child or (
+                    isinstance(parent.func, ast.Name) and parent.func.id in NUMBER_WRAPPERS)):
+                pass
+            elif isinstance(parent, ast.Attribute) or not isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+                break
+            child = parent
+        else:
+            return False
+        if not drawn:
+            return False
+        if isinstance(parent, ast.Dict):
+            names = [constant(k) for k, v in zip(parent.keys, parent.values, strict=True) if v is child]
+        elif isinstance(parent, ast.keyword):
+            names = [parent.arg]
+        elif isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            names = [target_name(t) for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target])]
+        else:
+            return False
+        return bool(names) and all(isinstance(name, str) and IDENTIFIER.search(name) for name in names)
 
     def _key(self, name: str, target: ast.expr) -> tuple[int, str]:
         """A generator variable in its scope: a plain name in its function (0: the module), an attribute

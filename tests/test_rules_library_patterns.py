@@ -76,3 +76,51 @@ def test_albumentations_compose_seed(code, lines):
 def test_one_off_draw_for_an_identifier(code, lines):
     assert [line for line, _, _ in findings("unseeded-generator", code)] == lines
 
+
+# --- MSP601: the model's own state written back ---------------------------------------------------------------
+def test_own_state_needs_a_function_reading_the_models_state():
+    code = """
+    import torch
+
+
+    def states(module):
+        return torch.load(module.path)
+
+
+    def sync(module):
+        norm_states = states(module)
+        module.load_state_dict(norm_states, strict=False)
+    """
+    assert [(line, severity) for line, severity, _ in findings("partial-ckpt-load", code)] == [(11, "warning")]
+
+
+def test_own_state_read_from_another_model_is_not_the_models_own():
+    code = """
+    import torch
+
+
+    def get_norm_states(module):
+        return {k: v for k, v in module.state_dict().items() if "bn" in k}
+
+
+    def copy(teacher, student):
+        states = get_norm_states(teacher)
+        student.load_state_dict(states, strict=False)
+    """
+    assert [(line, severity) for line, severity, _ in findings("partial-ckpt-load", code)] == [(11, "warning")]
+
+
+def test_saved_subset_needs_a_key_filter():
+    code = """
+    import torch
+
+
+    def save_state(model):
+        return {"weights": {k: v for k, v in model.state_dict().items()}}
+
+
+    def restore(model, state):
+        model.load_state_dict(state["weights"], strict=False)
+    """
+    assert [(line, severity) for line, severity, _ in findings("partial-ckpt-load", code)] == [(10, "warning")]
+

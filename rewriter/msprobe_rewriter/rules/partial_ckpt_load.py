@@ -26,6 +26,14 @@ PRETRAINED_PARTS = ("`{call}(..., strict=False)` loads a checkpoint into a model
 LIVE_WEIGHTS = ("`{call}(..., strict=False)` copies a live model's weights (its `state_dict()`) into a model that "
                 "already holds its own: the parameters it misses keep what they hold (random only if that model "
                 "was never loaded); check that every key meant to be copied loads")
+OWN_STATE = ("`{call}(..., strict=False)` writes part of `{model}`'s own state back into it (read from `{model}` "
+             "itself, then transformed: mmdet's SyncNormHook averages its norm buffers across ranks): the keys it "
+             "leaves out keep what `{model}` holds")
+SAVED_SUBSET = ("`{call}(..., strict=False)` loads `{key}`, which this file saves as the part of a model's "
+                "`state_dict()` its keys select (ultralytics' `qat_state`: the quantizer ranges): the other "
+                "parameters are not in it by design and keep what the model holds, so load its weights first")
+# A model's methods that read its own state (what a function given the model builds a dict from).
+STATE_READERS = frozenset({"state_dict", "named_parameters", "named_buffers", "parameters", "buffers"})
 SHARE = ("`{call}(..., strict=False)` loads `{part}`'s share of a whole model's state dict (the keys renamed from "
          "`{part}.`): strict=False skips the other modules' keys; where the dict holds none of `{part}`'s, it keeps "
          "its new initialisation (a new head, which the seeding rules cover)")
@@ -89,7 +97,10 @@ class PartialCkptLoad(Rule):
                "built from parts made with `pretrained=flag` under an `if flag:` that the load also needs (dinov2's hub "
                "depthers load their head so), when the dict is a live model's `state_dict()` (also filtered by a loop "
                "over its `.items()`, or handed in by every call in the file: trl's BEMA callback updating its "
-               "reference model), and when a submodule is given its share of a whole model's dict, the keys renamed "
+               "reference model), when the dict is read from the model it is loaded into, through calls of this file that read "
+               "its state (mmdet's SyncNormHook: `get_norm_states(module)`, averaged across ranks, written back), or "
+               "is `state['key']` where this file saves under that key a part of a model's `state_dict()` selected "
+               "by key (ultralytics' `restore_qat`: the quantizer ranges), and when a submodule is given its share of a whole model's dict, the keys renamed "
                "from its name (trl's value head `post_init`: `k.replace('v_head.', '')`)); "
                "keys popped or deleted from a dict that the same function then loads non-strictly, itself or through "
                "a project function (this file's, or an imported module's) that loads with `strict=False` or "
@@ -317,6 +328,46 @@ class ValueHead(torch.nn.Module):
             state_dict[k.replace("v_head.", "")] = state_dict.pop(k)
         self.v_head.load_state_dict(state_dict, strict=False)
 """, lines=(8, 21, 28), severity="info"),
+        # mmdet's SyncNormHook writes the rank-averaged norm buffers back into the model they were read from;
+        # ultralytics' restore_qat loads the quantizer ranges that qat_state saved from a model's state_dict
+        # (information).
+        Invalid("""\
+import torch
+
+
+def get_norm_states(module):
+    return {name: v for name, child in module.named_modules() for k, v in child.state_dict().items()}
+
+
+def before_val_epoch(runner):
+    module = runner.model
+    norm_states = get_norm_states(module)
+    norm_states = all_reduce_dict(norm_states, op="mean")
+    module.load_state_dict(norm_states, strict=False)
+
+
+def qat_state(model):
+    return {"modelopt": modelopt_state(model),
+            "ranges": {k: v for k, v in model.state_dict().items() if "quantizer" in k}}
+
+
+def restore_qat(model, state):
+    restore_from_modelopt_state(model, state["modelopt"])
+    model.load_state_dict(state["ranges"], strict=False)
+""", lines=(12, 22), severity="info"),
+        # A dict from a function that is given the model but reads no state of it (a checkpoint found for it).
+        Invalid("""\
+import torch
+
+
+def find_checkpoint(model):
+    return torch.load(model.name + ".pt")
+
+
+def finetune(model):
+    weights = find_checkpoint(model)
+    model.load_state_dict(weights, strict=False)
+""", lines=(10,)),
         # LLaVA's builder: projector weights overlaid on a model `from_pretrained` loaded (information).
         Invalid("""\
 import torch
@@ -610,10 +661,60 @@ def load_pretrained(model, path):
         if part is not None:
             return SHARE.format(call=name, part=part)
         loaded = argument(node, 0, "state_dict")
-        if name == "load_state_dict" and loaded is not None and not checked \
-                and self._live_weights(loaded, self._function(), 3):
+        if name != "load_state_dict" or loaded is None or checked:
+            return None
+        if self._live_weights(loaded, self._function(), 3):
             return LIVE_WEIGHTS.format(call=name)
-        return None
+        model = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if model is not None and self._own_state(loaded, ast.unparse(model), node.lineno, 3):
+            return OWN_STATE.format(call=name, model=ast.unparse(model))
+        return SAVED_SUBSET.format(call=name, key=ast.unparse(loaded)) if self._saved_subset(loaded) else None
+
+    def _own_state(self, value: ast.expr, model: str, before: int, depth: int) -> bool:
+        """Whether `value` is read from `model` itself: a name every assignment before the load binds to a call of
+        `model` and such names (and constants) only, at least one of them `model` given to a function of this file
+        that reads its state (`get_norm_states(module)` then `all_reduce_dict(norm_states, op='mean')`)."""
+        if depth == 0 or not isinstance(value, ast.Name):
+            return False
+        function = self._function_or_module()
+        stores = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign) and node.lineno < before
+                  and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)]
+        if not stores or not all(isinstance(store, ast.Call) for store in stores):
+            return False
+        for store in stores:
+            given = [*store.args, *(kw.value for kw in store.keywords)]
+            if any(isinstance(arg, ast.Starred) for arg in store.args) or any(kw.arg is None for kw in store.keywords):
+                return False
+            own = [arg for arg in given if ast.unparse(arg) == model]
+            derived = [arg for arg in given if arg not in own and not isinstance(arg, ast.Constant)]
+            if own and not self._reads_state(store.func):
+                return False
+            if not own and not derived:
+                return False
+            if not all(self._own_state(arg, model, store.lineno, depth - 1) for arg in derived):
+                return False
+        return True
+
+    def _reads_state(self, func: ast.expr) -> bool:
+        """Whether `func` names a function of this file that reads a module's state (`.state_dict()`, ...)."""
+        if not isinstance(func, ast.Name):
+            return False
+        defined = next((n for n in self.ctx.tree.body if isinstance(n, FUNCTION_TYPES) and n.name == func.id), None)
+        return defined is not None and any(
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in STATE_READERS
+            for call in ast.walk(defined))
+
+    def _saved_subset(self, loaded: ast.expr) -> bool:
+        """Whether `loaded` is `state["key"]`, and a dict this file builds stores under that key a comprehension
+        over a model's `state_dict().items()` that selects keys (`{k: v for k, v in model.state_dict().items() if
+        "quantizer" in k}`)."""
+        key = constant(loaded.slice) if isinstance(loaded, ast.Subscript) else None
+        if not isinstance(key, str):
+            return False
+        return any(isinstance(node, ast.Dict) and any(constant(k) == key and isinstance(v, ast.DictComp)
+                                                      and _selects_state(v) for k, v in zip(node.keys, node.values,
+                                                                                            strict=True))
+                   for node in ast.walk(self.ctx.tree))
 
     def _pretrained_parts(self, node: ast.Call) -> str | None:
         """`model.load_state_dict(head, strict=False)` under `if pretrained:`, where `model` was last built from a
@@ -999,6 +1100,17 @@ def _only_reports(statements: list[ast.stmt]) -> bool:
     """Statements that only print or log (or do nothing)."""
     return all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and (isinstance(s.value, ast.Constant) or (
         isinstance(s.value, ast.Call) and _callee(s.value.func) in REPORTING_CALLS)) for s in statements)
+
+
+def _selects_state(comprehension: ast.DictComp) -> bool:
+    """`{k: v for k, v in <model>.state_dict().items() if <test>}`: a part of a model's state, chosen by key."""
+    generators = comprehension.generators
+    if len(generators) != 1 or not generators[0].ifs:
+        return False
+    items = generators[0].iter
+    return (isinstance(items, ast.Call) and isinstance(items.func, ast.Attribute) and items.func.attr == "items"
+            and isinstance(items.func.value, ast.Call) and isinstance(items.func.value.func, ast.Attribute)
+            and items.func.value.func.attr == "state_dict")
 
 
 def _strict(value: ast.expr | None) -> bool:

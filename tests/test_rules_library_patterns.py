@@ -124,3 +124,19 @@ def test_saved_subset_needs_a_key_filter():
     """
     assert [(line, severity) for line, severity, _ in findings("partial-ckpt-load", code)] == [(10, "warning")]
 
+
+# --- MSP502: profiling loops ----------------------------------------------------------------------------------
+def test_profiling_function_that_steps_an_optimizer_still_trains():
+    code = """
+    import torch
+
+
+    def profile_training(model, loader, optimizer):
+        for x in loader:
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+    """
+    assert [line for line, _, _ in findings("host-sync-in-loop", code)] == [10]
+

@@ -28,6 +28,9 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 MAX_CLOSURE_DEPTH = 3  # closures in closures followed to the loop that runs them
 LOOP_WORD = re.compile(r"\b(?:for|while)\b")
 STEP_COUNTER = re.compile(r"(?:^|_)(?:step|iter|iteration)$")  # `global_step`, `cur_iter` (not an epoch: many steps)
+# Functions that measure rather than train (ultralytics' `profile_ops`, timing forward and backward for AutoBatch):
+# their `backward()` applies no gradients.
+MEASURING_NAME = re.compile(r"(?i)(?:^|_)(?:profile|profiling|bench|benchmark|warm_?up)(?:_|$)")
 OVERFLOW = re.compile(r"overflow", re.IGNORECASE)  # a loss scaler's flag: true in the rare steps that overflow
 FINITE = re.compile(r"finite", re.IGNORECASE)  # `grads_finite`: false in those steps
 LOSS_NAME = re.compile(r"^(?!(?:use|is|has|enable|with|do|compute|apply|return|log|print)_)(?:loss|\w+_loss|loss_(?!(?:fn|fns|func|function|type|name|weight|weights|scale|scaler|"
@@ -94,7 +97,8 @@ class HostSyncInLoop(Rule):
                "hands to a call (ijepa's `gpu_timer(train_step)`, an optimizer's `step(closure)`; not XLA's "
                "`xm.add_step_closure`, which runs it after the step's device work). A MindSpore gradient function of inputs only "
                "(`ops.value_and_grad(fn, 0, weights=None)`: DPM-Solver's classifier guidance while sampling) runs no "
-               "training step. A method that runs "
+               "training step, and neither does a loop in a function named for profiling, a benchmark or a warm-up that "
+               "steps no optimizer (ultralytics' `profile_ops` times forward and backward for AutoBatch). A method that runs "
                "`backward()` per micro-batch is part of the step of the method that calls it and steps the optimizer "
                "(OLMo's `train_batch` in `train_step`). A name bound in one arm of an `if` keeps its earlier kind in "
                "the other arms (SlowFast's `loss = loss.item()` for detection only). "
@@ -148,6 +152,9 @@ class HostSyncInLoop(Rule):
         "        loss.backward()\n        optimizer.step()\n        total += loss.detach()\n"
         "        if step % log_every == 0:\n            print(f'step {step} loss {loss.item():.4f}')\n"
         "    print(total.item())  # once per epoch\n",
+        # ultralytics' `profile_ops`: timing forward and backward, no optimizer step.
+        "import torch\n\n\ndef profile_ops(x, ops, n=10):\n    for m in ops:\n        for _ in range(n):\n"
+        "            m(x).sum().backward()\n            print(m.stride.tolist())\n",
         "import torch\n\n\ndef evaluate(model, loader):\n    correct = 0\n    for x, y in loader:\n"
         "        correct += (model(x).argmax(1) == y).sum().item()  # no training step here\n    return correct\n",
         "import torch\n\n\ndef train(model, loader, optimizer, epochs):\n    for epoch in range(epochs):\n"
@@ -760,7 +767,16 @@ class HostSyncInLoop(Rule):
         """Whether each iteration of `loop` runs one training step: not a whole epoch through a helper, which also
         runs the step function handed to it (mindcv's `train_epoch(..., train_step, ...)`)."""
         info = self.ctx.loops.get(id(loop))
-        return info is not None and (info.steps or bool(info.called & per_step) and not _callees(loop) & epoch_level)
+        if info is None or self._measures(info):
+            return False
+        return info.steps or bool(info.called & per_step) and not _callees(loop) & epoch_level
+
+    def _measures(self, info: LoopInfo) -> bool:
+        """Whether the loop's function is named for profiling, a benchmark or a warm-up and steps no optimizer."""
+        if not info.function or MEASURING_NAME.search(info.function) is None:
+            return False
+        return not any(self.ctx.is_optimizer_step(call) for node in ast.walk(self.ctx.tree)
+                       if isinstance(node, FUNCTION_TYPES) and node.name == info.function for call in iter_calls(node))
 
 
 def _imported_class_modules(tree: ast.Module, folder: Path) -> list[ast.Module]:

@@ -140,3 +140,12 @@ def test_profiling_function_that_steps_an_optimizer_still_trains():
     """
     assert [line for line, _, _ in findings("host-sync-in-loop", code)] == [10]
 
+
+# --- MSP401: OpenMMLab configs --------------------------------------------------------------------------------
+@pytest.mark.parametrize("code", [
+    "_base_ = ['base.py']\nmodel = dict(backbone=dict(dropout=0.1))\n",  # no `type=`: not a model built by registry
+    "_base_ = ['base.py']\nmodel = dict(type='DETR')\ntrain_cfg = dict(dropout=0.1)\n",  # not the model's dict
+    "_base_ = ['base.py']\nmodel = dict(type='DETR', head=dict(dropout=0.0, ffn_drop=0))\n",
+])
+def test_config_dropout_only_in_the_models_dict(code):
+    assert findings("dropout", code) == []

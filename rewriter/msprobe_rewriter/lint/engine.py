@@ -20,10 +20,11 @@ from msprobe_rewriter.rules.base import Rule
 
 # A file that mentions none of these cannot contain a finding: skip parsing it at all. (`__main__`: an entry
 # script may train through project-local code and mention no framework itself; `detectron2`: its `default_setup`
-# seeds from the config; `composer`: its `dist.initialize_dist` starts NCCL; `mindnlp`: its `mindnlp.core`, torch's API.)
+# seeds from the config; `composer`: its `dist.initialize_dist` starts NCCL; `mindnlp`: its `mindnlp.core`, torch's API;
+# `_base_`: an OpenMMLab config, whose model dict may set dropout.)
 PREFILTER = re.compile(r"torch|mindspore|mindnlp|numpy|random|deepspeed|HCCL|lightning|accelerate|transformers|trl|timm|mindcv|"
                        r"mindyolo|mmengine|detectron2|datasets|webdataset|albumentations|open_clip|composer|stable_baselines3|"
-                       r"sb3_contrib|__main__")
+                       r"sb3_contrib|__main__|_base_")
 # Parser messages that mean "this is Python 2".
 PYTHON2_HINTS = ("Missing parentheses in call to", "multiple exception types must be parenthesized",
                  "leading zeros in decimal integer literals")

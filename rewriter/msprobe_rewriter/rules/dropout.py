@@ -16,6 +16,7 @@ from msprobe_rewriter.context import (
     keyword,
     parameter_defaults,
     switch_guard,
+    target_name,
 )
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -40,6 +41,12 @@ STOCHASTIC_DEPTH_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
     catalogue.STOCHASTIC_DEPTH_CLASS}
 FACTORY_DROPOUT_MESSAGE = ("`drop_rate=` turns on the model's dropout layers, each drawing a new random mask every "
                            "step: pass `drop_rate=0.` while debugging")
+# OpenMMLab configs (`model = dict(type=..., ...)` at module level): the keys of the model's layer configs that set a
+# dropout probability (mmdet's DETR: `self_attn_cfg=dict(..., dropout=0.1)`, `ffn_cfg=dict(..., ffn_drop=0.1)`).
+CONFIG_DROPOUT_KEYS = frozenset({"dropout", "drop_rate", "attn_drop_rate", "attn_drop", "ffn_drop", "proj_drop",
+                                 "dropout_rate"})
+CONFIG_DROPOUT_MESSAGE = ("`{key}={value}` in the model's config builds dropout, which draws a new random mask every "
+                          "training step: set it to 0. while debugging")
 DROP_PATH_MESSAGE = ("{what} turns on stochastic depth: every training step drops whole residual branches at random, "
                      "which msprobe's `seed_all(rm_dropout=True)` leaves on (msprobe-kit's turns it off); {fix} while "
                      "debugging")
@@ -80,7 +87,8 @@ class Dropout(Rule):
     message = "dropout draws a new random mask every step; set its probability to 0 while debugging"
     summary = ("Flags PyTorch and MindSpore dropout layers and functions, `dropout=` of attention, transformer and "
                "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1; in a class derived from one, at its "
-               "`super().__init__(...)`) and `dropout_p=` of `scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)`, unless the "
+               "`super().__init__(...)`), a non-zero literal `dropout=`, `ffn_drop=`, `attn_drop=`, `drop_rate=`, ... in a "
+               "`dict(...)` of an OpenMMLab config's `model = dict(type=..., ...)` (mmdet's DETR), and `dropout_p=` of `scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)`, unless the "
                "probability is a literal 0 (keep_prob 1); one taken from an option or a parameter that is 0 by default "
                "(a layer's `drop=0.` that no call in the file sets, nor a call in another project file importing its "
                "module (vits' models.py builds attentions.py's `Encoder(..., p_dropout)` from its config: a warning), "
@@ -199,6 +207,9 @@ class Dropout(Rule):
         "from flash_attn.flash_attn_triton import flash_attn_func as triton_attention\n\n\n"
         "def attend(q, k, v, bias, k_cache, v_cache):\n    out = flash_attn_func(q, k, v, causal=True)\n"
         "    return out + triton_attention(q, k, v, bias, True) + flash_attn_with_kvcache(q, k_cache, v_cache)\n",
+        # An OpenMMLab config with dropout off; a dict that is not the model's config.
+        "model = dict(type='DETR', encoder=dict(layer_cfg=dict(self_attn_cfg=dict(dropout=0.0), ffn_drop=0)))\n"
+        "head = dict(dropout=0.1)\n",
     )
     invalid = (
         # mindediting's losses and metrics keep only `VGG(...).features`: the classifier's dropout never runs (info);
@@ -366,6 +377,10 @@ class Dropout(Rule):
         Invalid("import argparse\n\nimport timm\n\nparser = argparse.ArgumentParser()\n"
                 "parser.add_argument(\"--drop\", type=float, default=0.0)\nargs = parser.parse_args()\n"
                 "model = timm.create_model(\"resnet50\", drop_rate=args.drop)\n", lines=(8,), severity="info"),
+        # mmdet's DETR config: the layer configs of `model = dict(type=...)` set dropout the runner builds.
+        Invalid("_base_ = ['../_base_/default_runtime.py']\nmodel = dict(\n    type='DETR',\n"
+                "    encoder=dict(layer_cfg=dict(self_attn_cfg=dict(embed_dims=256, dropout=0.1),\n"
+                "                                ffn_cfg=dict(embed_dims=256, ffn_drop=0.1))))\n", lines=(4, 5)),
         # msprobe's own seed_all(rm_dropout=True) leaves stochastic depth on.
         Invalid("import timm\nimport torch\nfrom msprobe.pytorch import seed_all\n\nseed_all(1234, False, True)\n"
                 "model = timm.create_model(\"vit_base_patch16_224\", drop_path_rate=0.1)\nhead = torch.nn.Dropout(0.1)\n",
@@ -443,6 +458,7 @@ class Dropout(Rule):
         if node.keywords:
             self._check_drop_path_rate(node)
             self._check_builder(node)
+            self._check_model_config(node)
         name = self.ctx.callee_name(node)
         if name == "seed_all":
             self._note_seed_all(node)
@@ -699,6 +715,22 @@ class Dropout(Rule):
                     if constant(kw.value) is NOT_CONSTANT:  # `drop_path_rate=args.drop_path`, 0 by default
                         self.by_option.append((self.reports[-1], kw.value, 0, None))
                 return
+
+    def _check_model_config(self, node: ast.Call) -> None:
+        """A non-zero literal dropout key (`dropout=0.1`) of a `dict(...)` inside an OpenMMLab config's module-level
+        `model = dict(type=..., ...)`, which the runner builds the model from."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "dict" and "dict" not in self.ctx.imports.bindings):
+            return
+        top = self.ctx.ancestors[1] if len(self.ctx.ancestors) > 1 else None
+        if not (isinstance(top, ast.Assign) and [target_name(t) for t in top.targets] == ["model"]
+                and isinstance(top.value, ast.Call) and isinstance(top.value.func, ast.Name)
+                and top.value.func.id == "dict" and keyword(top.value, "type") is not None):
+            return
+        for kw in node.keywords:
+            value = constant(kw.value)
+            if kw.arg in CONFIG_DROPOUT_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and value > 0:
+                self.report(kw, CONFIG_DROPOUT_MESSAGE.format(key=kw.arg, value=value), fixable=False)
 
     def _decided_elsewhere(self, value: ast.expr) -> bool:
         """A literal 0 (or None: timm's `create_model` drops it), or model code handing a rate down: a

@@ -88,3 +88,11 @@ def test_the_instrument_leaves_a_mapping_and_notes_the_action_space():
     out, notes = instrumented(text)
     assert "SAC(**hyperparams)" in out and "env.reset(seed=3)" in out
     assert any("call `env.action_space.seed(1234)` once at the start" in note for note in notes)
+
+
+def test_device_rng_examples_use_the_files_name_for_torch(tmp_path):
+    """Stable-Baselines3 imports torch as `th` (td3.py's target policy noise): the suggested code must say `th.`."""
+    text = ("import torch as th\n\n\ndef noise(actions, scale):\n    actions = actions.cuda()\n"
+            "    return actions.clone().normal_(0, scale), th.nn.init.normal_(actions)\n")
+    findings = lint_findings(script(tmp_path, text), "device-rng")
+    assert len(findings) == 2 and all("th.empty(" in f.message and "torch." not in f.message for f in findings)

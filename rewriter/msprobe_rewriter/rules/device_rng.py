@@ -191,12 +191,13 @@ def _without_device(call: ast.Call) -> ast.Call:
     return ast.Call(call.func, call.args, [kw for kw in call.keywords if kw.arg != "device"])
 
 
-def _init_message(call: ast.Call, free: str) -> str:
+def _init_message(call: ast.Call, free: str, torch: str) -> str:
     """For a `torch.nn.init` draw: the same initialiser on a CPU tensor of that shape, copied in through `.data`
-    (as the initialiser, outside autograd: `w.data.copy_(nn.init.kaiming_uniform_(torch.empty(w.shape), a=1))`)."""
+    (as the initialiser, outside autograd: `w.data.copy_(nn.init.kaiming_uniform_(torch.empty(w.shape), a=1))`;
+    `torch`: the name the file binds torch to)."""
     tensor = argument(call, 0, "tensor")
     shown = _shown(tensor, free)
-    empty = ast.Name(f"torch.empty({shown}.shape)")
+    empty = ast.Name(f"{torch}.empty({shown}.shape)")
     on_cpu = ast.unparse(ast.Call(call.func, [empty, *call.args[1:]], [kw for kw in call.keywords if kw.arg != "tensor"]))
     if len(on_cpu) > 72:  # its other arguments elided (a one-line message)
         on_cpu = ast.unparse(ast.Call(call.func, [empty, ast.Name("...")], []))
@@ -214,19 +215,19 @@ def _init_message_on_device(call: ast.Call, fn: str) -> str:
     return APPLY_MESSAGE.format(call=_short(call), fn=fn, first=_short(first))
 
 
-def _method_message(call: ast.Call, free: str, host: bool) -> str:
+def _method_message(call: ast.Call, free: str, host: bool, torch: str) -> str:
     """For a tensor method that draws: the same draw on the CPU, then moved: copied into a tensor shown by name
     (`w.copy_(torch.empty(w.shape, dtype=w.dtype).uniform_(-1, 1))`), drawn from a CPU copy (`p.cpu().bernoulli()`),
     or on a new CPU tensor (`torch.empty(4).exponential_().to(device)`, `torch.empty(shape)` when not shown; a new
     `*_like(x)` made on the CPU: `torch.empty_like(x, device="cpu").exponential_().to(x.device)`; see `_moved` for
-    `host`)."""
+    `host`; `torch`: the name the file binds torch to, `th` for `import torch as th`)."""
     receiver, method = call.func.value, call.func.attr
     draw = _short(ast.Call(ast.Name(method), call.args, call.keywords))
     shown = _shown(receiver, free)
     if method in catalogue.TENSOR_DRAW_METHODS:
         return _moved("draw on the CPU", f"{shown}.cpu().{draw}", f"{shown}.device", host)
     if isinstance(receiver, PLAIN):
-        return MOVE_MESSAGE.format(example=f"{shown}.copy_(torch.empty({shown}.shape, dtype={shown}.dtype).{draw})")
+        return MOVE_MESSAGE.format(example=f"{shown}.copy_({torch}.empty({shown}.shape, dtype={shown}.dtype).{draw})")
     if (isinstance(receiver, ast.Call) and ast.unparse(receiver.func).endswith("_like") and receiver.args
             and isinstance(source := receiver.args[0], PLAIN)):
         on_cpu = ast.keyword("device", ast.Constant("cpu"))
@@ -237,7 +238,7 @@ def _method_message(call: ast.Call, free: str, host: bool) -> str:
         return MOVE_MESSAGE.format(example=f"{made}.{draw}.to({_short(moved_to)})")
     device = keyword(receiver, "device") if isinstance(receiver, ast.Call) else None
     if device is None:
-        return MOVE_MESSAGE.format(example=f"torch.empty(shape).{draw}.to(device)")
+        return MOVE_MESSAGE.format(example=f"{torch}.empty(shape).{draw}.to(device)")
     return MOVE_MESSAGE.format(example=f"{_short(_without_device(receiver))}.{draw}.to({_short(device)})")
 
 
@@ -922,7 +923,7 @@ class DeviceRng(FollowsValues, Rule):
             self._check_inputs(node, [i for i in inputs if i is not None],
                                _input_message(node, qualified, inputs, self._free, host))
         elif qualified in catalogue.TORCH_INIT_DRAWS:
-            self._check_inputs(node, [argument(node, 0, "tensor")], _init_message(node, self._free))
+            self._check_inputs(node, [argument(node, 0, "tensor")], _init_message(node, self._free, self._torch()))
         elif qualified in catalogue.TORCH_RANDOM_INIT_MODULES:
             device = keyword(node, "device")
             if (device is not None and self.device_of(device) != CPU
@@ -945,7 +946,7 @@ class DeviceRng(FollowsValues, Rule):
               and not self._is_module(node.func.value)):
             made = keyword(node.func.value, "device") if isinstance(node.func.value, ast.Call) else None
             note = self._cpu_default_note(made) if made is not None and self.device_of(made) != CPU else ""
-            self._check_inputs(node, [node.func.value], _method_message(node, self._free, host) + note,
+            self._check_inputs(node, [node.func.value], _method_message(node, self._free, host, self._torch()) + note,
                                severity="info" if note else None)
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DISTRIBUTION_DRAWS
               and (made := self._distribution(node.func.value)) is not None):
@@ -1181,6 +1182,11 @@ class DeviceRng(FollowsValues, Rule):
         default = next((node.value for node in found[0].body if isinstance(node, ast.AnnAssign)
                         and isinstance(node.target, ast.Name) and node.target.id == device.attr), None)
         return isinstance(default, ast.Constant) and default.value in (None, CPU)
+
+    def _torch(self) -> str:
+        """The name the file binds torch to (`th` for Stable-Baselines3's `import torch as th`), for the code in
+        messages; `torch` when it binds none."""
+        return next((name for name, target in self.ctx.imports.bindings.items() if target == "torch"), "torch")
 
     def _check_inputs(self, node: ast.Call, inputs: list, message: str | None = None,
                       in_data_code: bool = False, fixable: bool | None = None, severity: str | None = None) -> None:

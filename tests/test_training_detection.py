@@ -414,3 +414,11 @@ def test_a_runner_registered_by_kind_and_handing_its_optimizer_to_a_task_trains(
     runner = lavis.parent / "lavis" / "runners" / "runner_base.py"
     runner.write_text(LAVIS_RUNNER.replace('@registry.register_runner("runner_base")\n', ""))
     assert lint(lavis, "no-deterministic-algos") == []
+
+
+def test_the_instrument_names_the_loop_a_registered_runner_delegates_to(lavis):
+    """msprobe-instrument on LAVIS' train.py points to BaseTask's loop, which the runner reaches through the task."""
+    notes, lines = notes_and_lines(lavis)
+    assert notes == ["train.py: the training loop is not in this file but in `BaseTask._train_inner_loop` in "
+                     "lavis/tasks/base_task.py: instrument that file too (msprobe-instrument --write train.py "
+                     "lavis/tasks/base_task.py); debugger not added here"]

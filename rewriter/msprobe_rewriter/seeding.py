@@ -783,17 +783,18 @@ def delegating_training(ctx: FileContext) -> set[str]:
     """The file's functions and methods that hand an optimizer to a training method of an object the class holds,
     whose class is not known here (LAVIS' RunnerBase.train_epoch: `self.task.train_epoch(model=self.model,
     optimizer=self.optimizer, ...)`, a task built from a registry): that method runs the training loop."""
-    found = set()
-    for function in ast.walk(ctx.tree):
-        if isinstance(function, FUNCTION_TYPES) and any(
-                isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and TRAINING_METHOD.match(call.func.attr) and isinstance(call.func.value, ast.Attribute)
-                and isinstance(call.func.value.value, ast.Name) and call.func.value.value.id == "self"
-                and any(name and ctx.is_optimizer_name(name)
-                        for name in map(target_name, (*call.args, *(k.value for k in call.keywords))))
-                for call in walk_scope(function)):
-            found.add(function.name)
-    return found
+    return {function.name for function in ast.walk(ctx.tree)
+            if isinstance(function, FUNCTION_TYPES) and delegated_training(ctx, function)}
+
+
+def delegated_training(ctx: FileContext, function: ast.AST) -> list[ast.Call]:
+    """The calls in `function` of a training method (`train`, `train_epoch`, ...) of an attribute of `self` that
+    are handed an optimizer (see `delegating_training`)."""
+    return [call for call in walk_scope(function) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and TRAINING_METHOD.match(call.func.attr) and isinstance(call.func.value, ast.Attribute)
+            and isinstance(call.func.value.value, ast.Name) and call.func.value.value.id == "self"
+            and any(name and ctx.is_optimizer_name(name)
+                    for name in map(target_name, (*call.args, *(k.value for k in call.keywords))))]
 
 
 def _training_classes(ctx: FileContext, stepping: set[str]) -> set[str]:

@@ -22,7 +22,7 @@ from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msprobe_rewriter import catalogue, project
+from msprobe_rewriter import catalogue, project, seeding
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     LOOP_TYPES,
@@ -365,15 +365,71 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     handed = [ast.Call(func=arg, args=[], keywords=[]) for call in calls  # `mp.Process(target=train, ...)`,
               for arg in (*call.args, *(k.value for k in call.keywords)) if isinstance(arg, ast.Name)]  # `spawn(train)`
     found: dict[tuple[str, Path, str], None] = {}
+    built: list[tuple[project.Module, ast.ClassDef]] = []
     for _, name, module in project.reached([*calls, *handed], local, defined, project.file_folder(ctx.path)):
         training = _training_functions(module)
         trainer = _training_callee(module, name, training)
         if trainer is not None:
             found[(trainer, module.path, training[trainer])] = None
-        for node in module.classes_built(name):
-            found.update(((f"{node.name}.{item.name}", module.path, training[item.name]), None) for item in node.body
-                         if isinstance(item, FUNCTION_TYPES) and item.name in training)
+        built += [(module, node) for node in module.classes_built(name)]
+    called = {call.func.id for call in calls if isinstance(call.func, ast.Name)}
+    factories = [node.name for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES) and node.name in called
+                 and project.registry_lookups(node)]  # LAVIS' `get_runner_class(cfg)(...)`
+    own = project.load(Path(ctx.path)) if factories else None
+    built += [pair for name in factories if own is not None for pair in project.registered_classes(own, name)]
+    for module, node in built:
+        training = _training_functions(module)
+        found.update(((f"{node.name}.{item.name}", module.path, training[item.name]), None) for item in node.body
+                     if isinstance(item, FUNCTION_TYPES) and item.name in training)
+        found.update(dict.fromkeys(_delegated_loops(ctx, local, module, node)))
     return list(found)
+
+
+def _delegated_loops(ctx: FileContext, local: project.LocalImports, module: project.Module,
+                     cls: ast.ClassDef) -> list[tuple[str, Path, str]]:
+    """The loops a class of the project reaches by handing its optimizer to a training method of an object it holds
+    (LAVIS' RunnerBase: `self.task.train_epoch(..., optimizer=self.optimizer)`): the methods of that name, of the
+    classes of the project modules the file imports and those they import (LAVIS' train.py imports every task module
+    for registration, `from lavis.tasks import *`), that hold a training loop or call one of their class's methods
+    that does (BaseTask.train_epoch calls `self._train_inner_loop(...)`)."""
+    context = FileContext(str(module.path), module.source, module.tree)  # optimizers by their names
+    names = {call.func.attr for item in cls.body if isinstance(item, FUNCTION_TYPES)
+             for call in seeding.delegated_training(context, item)}
+    if not names:
+        return []
+    folder = project.file_folder(ctx.path)
+    imported = [project.load(path) for ref in (*local.refs.values(), *local.stars)
+                if (path := project.find_module(folder, ref.module, ref.level)) is not None]
+    imported += [project.load(path) for other in filter(None, imported) for ref in other.local.refs.values()
+                 if (path := project.find_module(other.path.parent, ref.module, ref.level)) is not None]
+    found = []
+    for other in {str(other.path): other for other in imported if other is not None}.values():
+        training = _training_functions(other)
+        for owner in other.classes.values():
+            methods = {item.name: item for item in owner.body if isinstance(item, FUNCTION_TYPES)}
+            for name in names & methods.keys():
+                reached = _own_callee(methods, name, training)
+                if reached is not None:
+                    found.append((f"{owner.name}.{reached}", other.path, training[reached]))
+    return found
+
+
+def _own_callee(methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef], name: str,
+                training: Container[str]) -> str | None:
+    """`name` when that method is one of `training`, else the first of them it calls as `self.method(...)`, through
+    the class's other methods."""
+    todo, seen = [name], set()
+    while todo:
+        current = todo.pop(0)
+        if current in seen or current not in methods:
+            continue
+        if current in training:
+            return current
+        seen.add(current)
+        todo += [node.func.attr for node in walk_scope(methods[current]) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                 and node.func.value.id == "self"]
+    return None
 
 
 def _training_callee(module: project.Module, name: str, training: Container[str]) -> str | None:

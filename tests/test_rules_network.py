@@ -381,6 +381,31 @@ def test_nondeterministic_counts_are_info():
     assert "below 2**24" in found[0][2] and "below 2**24" not in found[1][2]
 
 
+def test_nondeterministic_training_branch_stays_a_warning():
+    """Only code that runs when `self.training` is false is inference: the upsampling before `if self.training:
+    return`, in its branch, or after one that does not return, trains; a nested function is no `predict` method."""
+    code = """\
+        import torch.nn.functional as F
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def forward(self, x):
+                x = F.interpolate(x, scale_factor=2, mode='bilinear')
+                if self.training:
+                    x = F.interpolate(x, scale_factor=2, mode='bilinear')
+                if self.training:
+                    print(x)
+                return F.interpolate(x, scale_factor=2, mode='bilinear')
+
+
+        def predict(x):
+            return F.interpolate(x, scale_factor=2, mode='bilinear')
+        """
+    assert [(line, severity) for line, severity, _ in lint("nondeterministic-op", code)] == [
+        (7, "warning"), (9, "warning"), (12, "warning"), (16, "warning")]
+
+
 def _project(root, files: dict[str, str]):
     (root / ".git").mkdir()
     for name, code in files.items():
@@ -467,7 +492,7 @@ def test_nondeterministic_catalogue_is_consistent():
     ops = catalogue.NONDETERMINISTIC_OPS
     assert catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH <= ops.keys()
     assert catalogue.NONDETERMINISTIC_BACKWARD_ONLY <= ops.keys()
-    assert all(name.startswith(("torch.", "xformers.", *catalogue.FLASH_ATTENTION_MODULES)) and fix
+    assert all(name.startswith(("torch.", "xformers.", "mmcv.ops.", *catalogue.FLASH_ATTENTION_MODULES)) and fix
                for name, fix in ops.items())
 
 

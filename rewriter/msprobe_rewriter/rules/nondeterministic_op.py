@@ -271,7 +271,10 @@ class NondeterministicOp(FollowsValues, Rule):
                "calls `training_step` unnamed), registered functions (decorated: a config names them), those a file "
                "imports and hands on (a package's `__init__.py`), nor because of `no_grad` or `inference_mode`, under which training "
                "computes targets, updates and hand-written backwards too (MaskFeat's HOG `scatter_add_`, nanotron's "
-               "ring attention backward). Nor are "
+               "ring attention backward). So are those in a module's inference path: a method named `predict` (mmdet 3.x's "
+               "heads, whose training path is `loss`), or code that runs only when `self.training` is false (`if not "
+               "self.training:`, the `else:` of `if self.training:`, after an `if self.training:` branch that returns: "
+               "ultralytics' segmentation head). Nor are "
                "ops the switch fixes inside `if torch.are_deterministic_algorithms_enabled():`, accumulations of "
                "integer tensors (counts: exact in any order; also into a tensor made with an integer dtype, "
                "ultralytics' `offsets = torch.zeros(n, dtype=torch.long)`), or anything in a data-pipeline file (it uses "
@@ -685,6 +688,16 @@ class NondeterministicOp(FollowsValues, Rule):
                 "    hist.scatter_add_(0, i, torch.ones_like(i, dtype=hist.dtype))\n"
                 "    return hist, torch.histc(pred.float(), bins=n, min=0, max=n - 1)\n", lines=(6, 7),
                 severity="info"),
+        # a module's inference path (info): a `predict` method (mmdet 3.x's heads), code run only when
+        # `self.training` is false (ultralytics' segmentation head after `if self.training: return logits`)
+        Invalid("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Head(nn.Module):\n"
+                "    def predict(self, x, size):\n        return F.interpolate(self(x), size, mode='bilinear')\n\n"
+                "    def forward(self, x):\n        logits = self.classifier(x)\n        if self.training:\n"
+                "            return logits\n        return F.interpolate(logits, scale_factor=8, mode='bilinear')\n\n"
+                "    def upsample(self, x):\n        if not self.training:\n"
+                "            x = F.interpolate(x, scale_factor=2, mode='bilinear')\n"
+                "        return x if self.training else F.interpolate(x, scale_factor=2, mode='bilinear')\n",
+                lines=(7, 13, 17, 18), severity="info"),
         # mmcv's CUDA ops whose backward adds atomically (mmdet's VFNet, TOOD, Deformable DETR, Mask2Former); a
         # batch handed to a module's forward, a prediction compared into another name and used on, a float count
         Invalid("import torch\nimport torch.nn.functional as F\nfrom mmcv.ops import DeformConv2d, "
@@ -931,7 +944,37 @@ class NondeterministicOp(FollowsValues, Rule):
 
     def _record(self, node: ast.Call, message: str, fixed: bool, gradient_free: Verdict,
                 severity: str | None = None) -> None:
+        """Keep a finding; info in a module's inference path (see `_inference_only`)."""
+        why = self._inference_only(node)
+        if why is not None:
+            message, severity = f"{message} (evaluation only: {why})", "info"
         self.found.append((self.ctx.site(node), message, severity, fixed, gradient_free, self.ctx.current_def()))
+
+    def _inference_only(self, node: ast.AST) -> str | None:
+        """Why the code here runs only for inference, if it does: in a method named `predict` (the inference entry
+        point of mmdet 3.x's heads, whose training path is `loss`, and of Keras, scikit-learn and ultralytics), or
+        in a method where `self.training` is false: the body of `if not self.training:`, the `else:` of `if
+        self.training:`, or after an `if self.training:` whose branch returns or raises (ultralytics' segmentation
+        head upsamples its logits for export and inference after `if self.training: return logits`)."""
+        path = [*self.ctx.ancestors, node]
+        start = max((i for i, n in enumerate(path) if isinstance(n, FUNCTION_TYPES)), default=None)
+        if start is None or not (start and isinstance(path[start - 1], ast.ClassDef)):
+            return None  # not a method
+        if path[start].name == "predict":
+            return "a `predict` method"
+        for parent, child in pairwise(path[start:]):
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
+                training = _tests_training(parent.test)
+                if training is not None and training is not in_body:
+                    return "it runs only when `self.training` is false"
+            block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                          if isinstance(b, list) and any(s is child for s in b)), None)
+            for earlier in block[:next(i for i, s in enumerate(block) if s is child)] if block else ():
+                if isinstance(earlier, ast.If) and _tests_training(earlier.test) and not earlier.orelse \
+                        and isinstance(earlier.body[-1], (ast.Return, ast.Raise)):
+                    return "it runs only when `self.training` is false"
+        return None
 
     def _op_key(self, node: ast.Call, qualified: str | None) -> tuple[str | None, int]:
         """The catalogue key of the call and its argument offset; tensor methods are matched by name."""
@@ -1490,6 +1533,14 @@ def _empty_mapping(value: object, resolve: Callable[[ast.expr], str | None]) -> 
     return isinstance(value, ast.Dict) and not value.keys or isinstance(value, ast.Call) and not value.args \
         and not value.keywords and (resolve(value.func) == EMPTY_MAPPING
                                     or isinstance(value.func, ast.Name) and value.func.id == "dict")
+
+
+def _tests_training(test: ast.expr) -> bool | None:
+    """True for `self.training`, False for `not self.training`, None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _tests_training(test.operand)
+        return None if inner is None else not inner
+    return True if _self_attribute(test) and test.attr == "training" else None
 
 
 def _ground_truth(node: ast.AST | None) -> bool:

@@ -406,6 +406,23 @@ def test_nondeterministic_training_branch_stays_a_warning():
         (7, "warning"), (9, "warning"), (12, "warning"), (16, "warning")]
 
 
+def test_nondeterministic_project_wrapper_of_an_op(tmp_path):
+    """DETR's util/misc.py `interpolate` hands its parameters on to `F.interpolate` in their order: models/detr.py's
+    bilinear call of it is the op's; another name that reorders them is not followed."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "util").mkdir()
+    (tmp_path / "util" / "__init__.py").write_text("")
+    (tmp_path / "util" / "misc.py").write_text(
+        "import torch\n\n\ndef interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None):\n"
+        "    return torch.nn.functional.interpolate(input, size, scale_factor, mode, align_corners)\n\n\n"
+        "def resize(input, mode, size):\n    return torch.nn.functional.interpolate(input, size, None, mode)\n")
+    path = tmp_path / "detr.py"
+    path.write_text("import torch\nfrom util.misc import interpolate, resize\n\n\ndef loss_masks(src_masks, size):\n"
+                    "    up = interpolate(src_masks, size=size, mode='bilinear', align_corners=False)\n"
+                    "    return up, interpolate(src_masks, size), resize(src_masks, 'bilinear', size)\n")
+    assert _nondeterministic_lines(path) == [6]
+
+
 def _project(root, files: dict[str, str]):
     (root / ".git").mkdir()
     for name, code in files.items():

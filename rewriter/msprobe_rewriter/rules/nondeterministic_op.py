@@ -232,7 +232,8 @@ class NondeterministicOp(FollowsValues, Rule):
                "and `tl.atomic_add` in a Triton kernel (`@triton.jit`; also of `triton_pre_mlir`, the "
                "pre-MLIR fork FlashAttention's old Triton kernel imports as `triton`) unless what it adds "
                "is an integer (a literal, a cast to an integer dtype: counters are exact), naming the deterministic "
-               "way out, and mmcv's CUDA ops whose backward adds with `atomicAdd` beyond the switch's reach (`RoIAlign`, "
+               "way out (also through a function of the project, of the same name, that hands its parameters on to the op in "
+               "their order: DETR's util/misc.py `interpolate`), and mmcv's CUDA ops whose backward adds with `atomicAdd` beyond the switch's reach (`RoIAlign`, "
                "`DeformConv2d`, `ModulatedDeformConv2d`, `MultiScaleDeformableAttention` and their function forms; "
                "`point_sample` runs `grid_sample`). "
                "Ops that the deterministic switch fixes are not reported in a file that turns it on (also through "
@@ -688,6 +689,14 @@ class NondeterministicOp(FollowsValues, Rule):
                 "    hist.scatter_add_(0, i, torch.ones_like(i, dtype=hist.dtype))\n"
                 "    return hist, torch.histc(pred.float(), bins=n, min=0, max=n - 1)\n", lines=(6, 7),
                 severity="info"),
+        # a project function handing its parameters on to the op in their order (DETR's util/misc.py `interpolate`)
+        Invalid("import torch\n\n\ndef interpolate(input, size=None, scale_factor=None, mode='nearest', "
+                "align_corners=None):\n    if input.numel() > 0:\n"
+                "        return torch.nn.functional.interpolate(input, size, scale_factor, mode, align_corners)\n"
+                "    return input.new_empty(input.shape[:2] + tuple(size))\n\n\ndef loss_masks(src_masks, size):\n"
+                "    small = interpolate(src_masks, size=size)\n"
+                "    return small, interpolate(src_masks[:, None], size=size, mode='bilinear', align_corners=False)\n",
+                lines=(12,)),
         # a module's inference path (info): a `predict` method (mmdet 3.x's heads), code run only when
         # `self.training` is false (ultralytics' segmentation head after `if self.training: return logits`)
         Invalid("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Head(nn.Module):\n"
@@ -783,7 +792,8 @@ class NondeterministicOp(FollowsValues, Rule):
         if any(summary is pinning.DETERMINISTIC for summary, _ in pinning.call_effects(node, qualified)):
             self.switch_on = True  # `seed_all(mode=True)`, `set_seed(s, deterministic=True)`, `enable_full_determinism()`
             return
-        key, offset = self._op_key(node, qualified)
+        wrapped = self._wrapped_op(node) if qualified not in catalogue.NONDETERMINISTIC_OPS else None
+        key, offset = self._op_key(node, wrapped or qualified)
         if key is None or key not in catalogue.NONDETERMINISTIC_OPS:
             return
         short = key.rsplit(".", 1)[1]
@@ -801,8 +811,8 @@ class NondeterministicOp(FollowsValues, Rule):
             if gradient_free == GRADIENT_FREE:
                 return
         fixed = key in catalogue.NONDETERMINISTIC_FIXED_BY_SWITCH or self._switch_fixes(node, short, offset)
-        display = short if qualified is None or short[0].isupper() else qualified.replace("torch.nn.functional.",
-                                                                                          "F.")
+        display = short if qualified is None or wrapped or short[0].isupper() \
+            else qualified.replace("torch.nn.functional.", "F.")
         self._add(node, display, key, fixed, gradient_free, short.rstrip("_") == "histc"
                   or self._adds_ones(node, short, offset))
 
@@ -988,6 +998,28 @@ class NondeterministicOp(FollowsValues, Rule):
         if isinstance(receiver, ast.Name) and self._imported(receiver.id):
             return None, 0  # `statistics.median(...)`: a module or an imported object, not a tensor
         return "torch.Tensor." + func.attr, 0
+
+    def _wrapped_op(self, node: ast.Call) -> str | None:
+        """The op a function of the same name, the file's or another project file's, hands its own parameters on
+        to, in their order (DETR's util/misc.py `interpolate(input, size=None, scale_factor=None, mode="nearest",
+        align_corners=None)` calls `torch.nn.functional.interpolate(input, size, scale_factor, mode,
+        align_corners)`): calling it is calling the op, with the same arguments."""
+        if not isinstance(node.func, ast.Name):
+            return None
+        if self._module is None:
+            self._module = project.file_module(self.ctx.path, self.ctx.tree, self.ctx.imports)
+        defined = [(self._module, node.func.id)]
+        for ref, name in project.call_targets(node, self._module.local, self._module.functions):
+            defined.append(project.defining(self._module.path.parent, ref, name))
+        for module, name in filter(None, defined):
+            function = module.functions.get(name)
+            params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)] if function else []
+            for call in ast.walk(function) if function else ():
+                qualified = module.imports.resolve_any(call.func) if isinstance(call, ast.Call) else None
+                if qualified in catalogue.NONDETERMINISTIC_OPS and qualified.rsplit(".", 1)[1] == name \
+                        and call.args and [target_name(a) for a in call.args] == params[:len(call.args)]:
+                    return qualified
+        return None
 
     def _indices_read(self, node: ast.Call) -> bool:
         """`values, indices = x.median(dim)`, `x.median(dim).indices` or `[1]`: the part that is not

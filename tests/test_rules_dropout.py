@@ -478,6 +478,7 @@ def alexnet(pretrained=None):
     ("self.features = models_alexnet(path).features", "info"),
     ("net = models_alexnet(path)\n        self.features = net.features\n        self.head = net", "warning"),
     ("self.net = models_alexnet(path)", "warning"),
+    ("self.build = models_alexnet  # called elsewhere, its instance unknown", "warning"),
     ("net = models_alexnet(path)\n        self.features = net.features\n        self.run = lambda x: net(x)", "warning"),
 ])
 def test_dropout_in_an_attribute_no_instance_runs_is_info(tmp_path, use, severity):

@@ -28,10 +28,11 @@ def stored_attribute(cls: ast.ClassDef, node: ast.AST) -> str | None:
 def unreached(ctx: FileContext, cls: ast.ClassDef, attribute: str) -> list[str] | None:
     """The other attributes read off `cls`'s instances when every instance the project builds (directly or through
     a factory of the file returning one) is read only for them, passed to a weight loader, or returned by such a
-    factory, in a function (a module's names are its importers'): `self.<attribute>` then never runs. None when an instance is used otherwise, none is built, or a
-    class of the file or its importers derives from `cls`."""
+    factory, in a function (a module's names are its importers'), and at least one is built outside the factories:
+    `self.<attribute>` then never runs. None when an instance is used otherwise, or the class or a factory is
+    decorated or named other than in a call (registered, subclassed, `Model.from_pretrained(...)`): built elsewhere."""
     stored = {t.attr for m in cls.body if isinstance(m, FUNCTION_TYPES) and m.name == "__init__"
-              for t in ast.walk(m) if isinstance(t, ast.Attribute) and _self_attribute(t)} - {attribute}
+              for t in ast.walk(m) if _self_attribute(t) and isinstance(t.ctx, ast.Store)} - {attribute}
     factories = {cls.name}
     while True:
         more = {f.name for f in ctx.tree.body if isinstance(f, FUNCTION_TYPES) and f.name not in factories
@@ -39,27 +40,31 @@ def unreached(ctx: FileContext, cls: ast.ClassDef, attribute: str) -> list[str] 
         if not more:
             break
         factories |= more
-    modules = [ctx.tree, *(m.tree for m in map(project.load, map(Path, project.resolved_importers(ctx.path))) if m)]
-    if any(isinstance(c, ast.ClassDef) and c is not cls and any(getattr(b, "id", getattr(b, "attr", None)) == cls.name
-                                                                for b in c.bases)
-           for tree in modules for c in ast.walk(tree)):
+    if any(f.decorator_list for f in ctx.tree.body if isinstance(f, (*FUNCTION_TYPES, ast.ClassDef))
+           and f.name in factories) or any(m.decorator_list for m in ast.walk(cls) if isinstance(m, ast.ClassDef)):
         return None
+    modules = [ctx.tree, *(m.tree for m in map(project.load, map(Path, project.resolved_importers(ctx.path))) if m)]
     used: set[str] = set()
-    sites = 0
+    outside = 0  # instances built outside the factories
     for tree in modules:
         names = factories if tree is ctx.tree else _bound_names(tree, factories)
+        harmless = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)} | _annotations(tree) | (
+            {id(n) for n in ast.walk(cls)} if tree is ctx.tree else set())  # calls, annotations, `super(VGG, self)`
+        if any(isinstance(n, ast.Name) and n.id in names and id(n) not in harmless for n in ast.walk(tree)):
+            return None
         for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES))]:
             parents = {id(c): p for p in walk_scope(scope) for c in ast.iter_child_nodes(p)}
             parents.update({id(c): scope for c in ast.iter_child_nodes(scope)})
+            within = factories if tree is ctx.tree and getattr(scope, "name", None) in factories else set()
             for call in (n for n in walk_scope(scope) if isinstance(n, ast.Call) and (
                     isinstance(n.func, ast.Name) and n.func.id in names
                     or isinstance(n.func, ast.Attribute) and n.func.attr in factories)):
-                sites += 1
-                reads = _reads(call, parents, scope, stored, factories if tree is ctx.tree else set())
+                outside += not within
+                reads = _reads(call, parents, scope, stored, within)
                 if reads is None:
                     return None
                 used |= reads
-    return sorted(used) if sites else None
+    return sorted(used) if outside else None
 
 
 def _reads(call: ast.Call, parents: dict, scope: ast.AST, stored: set[str], factories: set[str]) -> set[str] | None:
@@ -95,6 +100,14 @@ def _builds(value: ast.expr | None, function: ast.AST, factories: set[str]) -> b
     assigned = [a.value for a in ast.walk(function) if isinstance(a, ast.Assign) and len(a.targets) == 1
                 and isinstance(a.targets[0], ast.Name) and isinstance(value, ast.Name) and a.targets[0].id == value.id]
     return len(assigned) == 1 and isinstance(assigned[0], ast.Call) and _callee(assigned[0]) in factories
+
+
+def _annotations(tree: ast.Module) -> set[int]:
+    """The nodes of the annotations in `tree` (`-> VGG`, `model: VGG`)."""
+    roots = [a for n in ast.walk(tree) for a in (
+        [n.returns] if isinstance(n, FUNCTION_TYPES) else [n.annotation] if isinstance(n, (ast.arg, ast.AnnAssign))
+        else []) if a is not None]
+    return {id(n) for root in roots for n in ast.walk(root)}
 
 
 def _bound_names(tree: ast.Module, factories: set[str]) -> set[str]:

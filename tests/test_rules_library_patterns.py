@@ -125,6 +125,18 @@ def test_saved_subset_needs_a_key_filter():
     assert [(line, severity) for line, severity, _ in findings("partial-ckpt-load", code)] == [(10, "warning")]
 
 
+# --- MSP201: a tensor whose device the function hands on ------------------------------------------------------
+def test_like_draw_of_a_tensor_whose_device_is_not_handed_on_keeps_its_level():
+    code = """
+    import torch
+
+
+    def noise(x):
+        return torch.rand_like(x)
+    """
+    assert findings("device-rng", code) == []
+
+
 # --- MSP502: profiling loops ----------------------------------------------------------------------------------
 def test_profiling_function_that_steps_an_optimizer_still_trains():
     code = """

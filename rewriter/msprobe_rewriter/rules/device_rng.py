@@ -252,7 +252,10 @@ class DeviceRng(FollowsValues, Rule):
     summary = ("Flags torch draws (`randn`, `rand`, `randint`, `randperm`, `normal`, `bernoulli`, `multinomial`, "
                "`poisson`, `*_like`, in-place `normal_()`/`uniform_()`/..., `nn.init.*_`) that run on an "
                "accelerator: `device=` a non-CPU device or a device not provably the CPU, or an input tensor "
-               "known (in the same function) to live on a device. A draw on a tensor whose device is not shown "
+               "known (in the same function) to live on a device, or whose `.device` the function passes as a "
+               "`device=` (RT-DETR's `torch.randperm(n, device=gt_bbox.device)`, then `torch.rand_like(gt_bbox."
+               "repeat(2, 1))`); an attribute the function assigns holds what it was last given, a None aside. "
+               "A draw on a tensor whose device is not shown "
                "(`torch.randn_like(x0)` on a parameter, `x.new_empty(s).bernoulli_(p)`) is a warning in "
                "module methods (of `nn.Module` subclasses, Lightning modules, subclasses of a deep-learning "
                "library's layers named as such, peft's `LoraParallelLinear`, Megatron's `MegatronModule`, "
@@ -494,6 +497,12 @@ class DeviceRng(FollowsValues, Rule):
         "def main(config, devices):\n    strategy = FSDPStrategy(auto_wrap_policy={GPT}) if devices > 1 else \"fsdp\"\n"
         "    fabric = L.Fabric(devices=devices, strategy=strategy)\n    with fabric.init_module(empty_init=False):\n"
         "        model = GPT(config)\n    return fabric.setup(model)\n",
+        # SAM3's ViTDet: the attribute holds a CPU tensor made just before (or None, which holds no tensor).
+        "import torch\nimport torch.nn as nn\n\n\nclass Attention(nn.Module):\n"
+        "    def setup_rel_pos(self, size, zero_init=True):\n        if size is None:\n"
+        "            self.rel_pos_h = None\n            return\n"
+        "        self.rel_pos_h = nn.Parameter(torch.zeros(2 * size - 1, 64))\n"
+        "        if not zero_init:\n            nn.init.trunc_normal_(self.rel_pos_h, std=0.02)\n",
         # modded-nanogpt: a spread of 0, or equal bounds, give a constant on any device: nothing is drawn.
         "import torch\n\n\ndef gains(x):\n    x = x.cuda()\n"
         "    return x.normal_(mean=1, std=0), x.uniform_(2.0, 2.0), torch.normal(x, 0.0)\n",
@@ -752,6 +761,15 @@ class DeviceRng(FollowsValues, Rule):
                 "        generator = torch.Generator(device=\"cuda\")\n        generator.manual_seed(seed)\n"
                 "        while True:\n            yield torch.randint(0, vocab_size, (4, 16), device=\"cuda\", "
                 "generator=generator)\n    return data_generator\n", lines=(6, 9), severity="error"),
+        # ultralytics: AGLU's weights made with `device=` a parameter defaulting to None (info); RT-DETR's denoising
+        # draws `_like` a tensor whose `.device` the function hands to another draw (errors, as that one is).
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass AGLU(nn.Module):\n"
+                "    def __init__(self, device=None):\n        super().__init__()\n"
+                "        self.kappa = nn.Parameter(nn.init.uniform_(torch.empty(1, device=device)))\n",
+                lines=(8,), severity="info"),
+        Invalid("import torch\n\n\ndef denoising(gt_bbox, n):\n    idx = torch.randperm(n, device=gt_bbox.device)\n"
+                "    dn_bbox = gt_bbox.repeat(2, 1)\n    return idx, torch.rand_like(dn_bbox)\n",
+                lines=(5, 7), severity="error"),
     )
 
     def __init__(self, ctx) -> None:
@@ -923,7 +941,9 @@ class DeviceRng(FollowsValues, Rule):
             self._check_inputs(node, [i for i in inputs if i is not None],
                                _input_message(node, qualified, inputs, self._free, host))
         elif qualified in catalogue.TORCH_INIT_DRAWS:
-            self._check_inputs(node, [argument(node, 0, "tensor")], _init_message(node, self._free, self._torch()))
+            tensor = argument(node, 0, "tensor")
+            note = self._made_note(tensor)
+            self._check_inputs(node, [tensor], _init_message(node, self._free, self._torch()) + note, severity="info" if note else None)
         elif qualified in catalogue.TORCH_RANDOM_INIT_MODULES:
             device = keyword(node, "device")
             if (device is not None and self.device_of(device) != CPU
@@ -944,8 +964,7 @@ class DeviceRng(FollowsValues, Rule):
                             + unset)
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DRAW_METHODS
               and not self._is_module(node.func.value)):
-            made = keyword(node.func.value, "device") if isinstance(node.func.value, ast.Call) else None
-            note = self._cpu_default_note(made) if made is not None and self.device_of(made) != CPU else ""
+            note = self._made_note(node.func.value)
             self._check_inputs(node, [node.func.value], _method_message(node, self._free, host, self._torch()) + note,
                                severity="info" if note else None)
         elif (qualified is None and isinstance(node.func, ast.Attribute) and node.func.attr in DISTRIBUTION_DRAWS
@@ -1107,6 +1126,12 @@ class DeviceRng(FollowsValues, Rule):
         return any(info.function == (function.name if function else None) and self.ctx.is_step_loop(info.node)
                    and (function is None or function.lineno <= info.node.lineno)
                    and info.node.end_lineno < sampling.line for info in self.ctx.loops.values())
+
+    def _made_note(self, tensor: ast.expr | None) -> str:
+        """For a tensor made here with `device=` a parameter defaulting to the CPU (AGLU's `torch.empty(1,
+        device=device)`, `device=None`), what that means (see `_cpu_default_note`); else ""."""
+        made = keyword(tensor, "device") if isinstance(tensor, ast.Call) else None
+        return self._cpu_default_note(made) if made is not None and self.device_of(made) != CPU else ""
 
     def _cpu_default_note(self, device: ast.expr) -> str:
         """For a device that is a parameter, or a field of a parameter's class (`config.init_device` of `config:
@@ -1542,12 +1567,12 @@ class DeviceRng(FollowsValues, Rule):
         if isinstance(node, ast.Name):
             facts = self.values.facts(node.id, node)
             if not facts:
-                return self._iterated_placement(node)
+                return self._iterated_placement(node) or self._device_handed(node)
             if all(fact == CPU for fact in facts):
                 return CPU
             if facts[-1] in ON_DEVICE:
                 return facts[-1]
-            return CPU if self._built_then_moved(node, facts) else None
+            return CPU if self._built_then_moved(node, facts) else self._device_handed(node)
         if isinstance(node, ast.Attribute):
             assigned = self._attribute_placement(node)
             if assigned is not None:
@@ -1573,6 +1598,17 @@ class DeviceRng(FollowsValues, Rule):
         if isinstance(node, ast.Call):
             return self._call_placement(node)
         return None
+
+    def _device_handed(self, name: ast.Name) -> str | None:
+        """DEVICE where the function around here passes `name.device` as a `device=` (RT-DETR's denoising queries:
+        `torch.randperm(n, device=gt_bbox.device)`, then `torch.rand_like(gt_bbox.repeat(...))`): a tensor it
+        takes for the device is on it as much as that `device=` is; else None."""
+        function = self.ctx.current_def()
+        handed = function is not None and any(
+            isinstance(node, ast.keyword) and node.arg == "device" and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "device" and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == name.id for node in walk_scope(function))
+        return DEVICE if handed else None
 
     def _iterated_placement(self, name: ast.Name) -> str | None:
         """Where a module's submodule or tensor lives that a loop around here takes (`for layer in
@@ -1725,7 +1761,8 @@ class DeviceRng(FollowsValues, Rule):
         if function is None:
             return None
         text, here = ast.unparse(node), (node.lineno, node.col_offset)
-        values = [value for where, value in self._attribute_values(function).get(text, ()) if where <= here]
+        values = [value for where, value in self._attribute_values(function).get(text, ())
+                  if where <= here and constant(value) is not None]  # `self.rel_pos_h = None` holds no tensor
         facts = [self.placement(value) for value in values]
         if not facts:
             return None

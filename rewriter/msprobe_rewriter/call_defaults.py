@@ -177,7 +177,7 @@ class LeftAtDefault:
         for call, caller, module in elsewhere:  # read as the calls here are, in their own file, and its options
             given, other = self._given(function, name, call, caller), _defaults_of(module)
             if given is None or not (other._passes(given[0], caller, (accept, trust_default), depth)
-                                     if given[1] else kept):
+                                     or accept(opt_in.default_value(other.ctx, given[0])) if given[1] else kept):
                 return False
         return True
 
@@ -222,13 +222,14 @@ class LeftAtDefault:
         return True
 
     def _passes(self, passed: ast.expr, caller: ast.AST | None, wanted: tuple, depth: int) -> bool:
-        """Whether an argument holds what `wanted` (`accept`, `trust_default`) takes: a literal, an option at its
-        default (mindone's `load_data(random_crop=args.random_crop)`, `--random_crop` false by default), or a
+        """Whether an argument holds what `wanted` (`accept`, `trust_default`) takes: a literal, an option of the
+        parsed arguments at its default (mindone's `load_data(random_crop=args.random_crop)`, `--random_crop` false
+        by default), or a
         parameter of the caller that does (`depth` - 1 levels up), also through the attribute its `__init__` stores
         it in (open_clip's HTSAT encoder building its layers with `drop=self.drop_rate`)."""
         accept, trust_default = wanted
         literal = constant(passed)
-        if accept(literal) or literal is NOT_CONSTANT and accept(opt_in.default_value(self.ctx, passed)):
+        if accept(literal) or opt_in.parsed_option(self.ctx, passed) and accept(opt_in.default_value(self.ctx, passed)):
             return True
         passed, caller = self.source(passed, caller)
         return isinstance(passed, ast.Name) and self.holds(caller, passed.id, accept, trust_default, depth - 1)

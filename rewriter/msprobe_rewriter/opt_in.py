@@ -60,11 +60,7 @@ def _handed(ctx: FileContext) -> Handed:
     found: Handed = {}
     for importer in project.importers(ctx.path) if functions else ():
         module = project.load(Path(importer))
-        parsers = _parsing_functions(module.tree) if module is not None else set()
-        namespaces = {target.id for node in ast.walk(module.tree) if isinstance(node, ast.Assign)
-                      and isinstance(node.value, ast.Call) and (getattr(node.value.func, "attr", None) == "parse_args"
-                                                                 or getattr(node.value.func, "id", None) in parsers)
-                      for target in node.targets if isinstance(target, ast.Name)} if module is not None else set()
+        namespaces = _namespaces(module.tree) if module is not None else set()
         if not namespaces:
             continue
         declared = conditions.argparse_defaults(ast.walk(module.tree))
@@ -84,12 +80,26 @@ def _handed(ctx: FileContext) -> Handed:
     return found
 
 
-def _parsing_functions(tree: ast.Module) -> set[str]:
-    """The module's functions that return the parsed arguments (`def parse_args(): ... return
-    parser.parse_args()`, mindone's train_text_to_image.py, called as `args = parse_args()`)."""
-    return {node.name for node in tree.body if isinstance(node, FUNCTION_TYPES) and any(
+def parsed_option(ctx: FileContext, node: ast.expr) -> bool:
+    """Whether `node` reads an option off the parsed arguments (`args.random_crop`): `args` is assigned them in the
+    file, or is a parameter another project file hands them in (see `_handed`); not `actions.device`, whatever
+    options the project declares."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return False
+    if ctx not in _HANDED:
+        _HANDED[ctx] = _handed(ctx)
+    return node.value.id in _HANDED[ctx] or node.value.id in _namespaces(ctx.tree)
+
+
+def _namespaces(tree: ast.Module) -> set[str]:
+    """The names the module assigns its parsed arguments: `args = parser.parse_args()`, or `args = parse_args()`
+    with a function of its own returning them (mindone's train_text_to_image.py)."""
+    parsers = {node.name for node in tree.body if isinstance(node, FUNCTION_TYPES) and any(
         isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)
         and getattr(ret.value.func, "attr", None) == "parse_args" for ret in ast.walk(node))}
+    return {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and (getattr(node.value.func, "attr", None) == "parse_args" or getattr(node.value.func, "id", None) in parsers)
+            for target in node.targets if isinstance(target, ast.Name)}
 
 
 def switch_default(ctx: FileContext, node: ast.expr, function: ast.AST | None, callers_elsewhere: bool) -> object:

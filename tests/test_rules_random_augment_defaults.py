@@ -180,3 +180,27 @@ def test_transform_under_an_option_handed_through_a_parse_args_function_is_info(
         root = write(tmp_path / default, {"pyproject.toml": "", "dataset.py": dataset,
                                           "train.py": script.replace("{default}", default)})
         assert [(f.line, f.severity) for f in lint_findings(root / "dataset.py", "random-augment")] == [(10, severity)]
+
+
+@pytest.mark.parametrize(("passed", "severity"), [("args.random_crop", "info"), ("other.random_crop", "warning")])
+def test_only_the_parsed_arguments_are_options(passed, severity):
+    """An argument is an option at its default only when read off the parsed arguments (lerobot's
+    `actions.device` is no `device` option of its config)."""
+    found = lint(f"""\
+        import argparse
+
+        import albumentations
+
+
+        class ImageDataset:
+            def __init__(self, size, random_crop=False):
+                if random_crop:
+                    self.cropper = albumentations.RandomCrop(height=size, width=size)
+
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--random_crop", action="store_true")
+        args = parser.parse_args()
+        data = ImageDataset(256, random_crop={passed})
+        """)
+    assert [(line, found_severity) for line, found_severity, _ in found] == [(9, severity)]

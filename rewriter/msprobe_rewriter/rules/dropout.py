@@ -132,7 +132,8 @@ class Dropout(Rule):
                "(`self.classifier = nn.Sequential(..., nn.Dropout())`) that no instance the project builds runs is info: "
                "every instance (directly or from a factory of its file returning one) is only read for other attributes "
                "(`vgg16(path).features`, mindediting's perceptual losses and metrics), passed to a weight loader or "
-               "returned by such a factory, and no class derives from it. A project subclass of a "
+               "returned by such a factory, in a function, and the class and its factories are named only in calls (not "
+               "registered, subclassed or built by `Model.from_pretrained(...)`). A project subclass of a "
                "dropout layer with parameters of its own (mindediting's `Dropout(drop_prob)` passing "
                "`keep_prob=1 - drop_prob`) is checked at its `super().__init__(...)`, not where it is built.")
     why = ("Dropout zeroes a random subset of activations in every training step. Even with the same seed, the "

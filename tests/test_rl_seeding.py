@@ -55,6 +55,8 @@ def test_an_unseeded_algorithm_beside_other_seeding_is_partial(tmp_path, extra, 
     ("env.reset(seed=None)\n", [7]),
     ("env.action_space.seed(0)\n    env.reset(seed=0)\n    env.action_space.sample()\n", []),
     ("env.reset(seed=0)\n    env.action_space.sample()\n", [8]),
+    # cleanrl's isaacgym script: the env is made with a seed, then wrapped
+    ("env = isaacgymenvs.make(seed=1)\n    env = gym.wrappers.RecordVideo(env, 'v')\n    env.reset()\n", []),
 ])
 def test_gymnasium_env_and_action_space_seeding(tmp_path, loop, expected):
     text = "import gymnasium as gym\n" + SEEDS_TORCH + "    env = gym.make('CartPole-v1')\n    " + loop
@@ -96,3 +98,12 @@ def test_device_rng_examples_use_the_files_name_for_torch(tmp_path):
             "    return actions.clone().normal_(0, scale), th.nn.init.normal_(actions)\n")
     findings = lint_findings(script(tmp_path, text), "device-rng")
     assert len(findings) == 2 and all("th.empty(" in f.message and "torch." not in f.message for f in findings)
+
+
+def test_with_gym_the_reset_is_noted_not_rewritten():
+    """gym before 0.26 takes no `reset(seed=)` (cleanrl's procgen scripts): which gym runs is not known."""
+    text = ("import gym\nimport torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    envs = gym.wrappers.RecordEpisodeStatistics(make())\n    obs = envs.reset()\n")
+    out, notes = instrumented(text)
+    assert "obs = envs.reset()\n" in out
+    assert any("before gym 0.26: `envs.seed(0)`" in note for note in notes)

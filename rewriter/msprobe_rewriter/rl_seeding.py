@@ -10,9 +10,10 @@ from msprobe_rewriter import catalogue, conditions, seeding
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import NOT_CONSTANT, FileContext, constant, keyword, target_name, unpacks
 
-RESET = ("`{call}` without `seed=` seeds the env's generator from OS entropy (gymnasium seeds it at the first reset "
+RESET = ("`{call}` without `seed=` leaves the env's generator to seed itself from OS entropy (at the first reset "
          "given no seed), which `random`/NumPy/torch seeding does not reach: call `{owner}.reset(seed=seed)` once at "
-         "the start (later resets continue its generator)")
+         "the start (later resets continue its generator){old}")
+OLD_GYM = "; before gym 0.26, `{owner}.seed(seed)`"
 SAMPLE = ("`{call}` draws from the action space's own generator, seeded from OS entropy, which `random`/NumPy/torch "
           "seeding does not reach: call `{owner}.seed(seed)` once at the start")
 ALGORITHM = ("`{name}(...)` {given}, so Stable-Baselines3 seeds nothing: the env `{name}.learn()` trains on (and the "
@@ -34,19 +35,26 @@ def unseeded(ctx: FileContext) -> list[tuple[ast.AST, str]]:
                                           numpy="" if numpy else NUMPY)) for algorithm, given in algorithms.items()]
     for call, kind in gym_draws(ctx):
         func = call.func
-        found.append((call, (RESET if kind == "reset" else SAMPLE).format(
-            call=condition_text(func) + "()", owner=condition_text(func.value))))
+        owner = condition_text(func.value)
+        old = OLD_GYM.format(owner=owner) if old_gym(ctx) else ""
+        found.append((call, (RESET if kind == "reset" else SAMPLE).format(call=condition_text(func) + "()", owner=owner,
+                                                                          old=old)))
     return found
 
 
 def gym_draws(ctx: FileContext) -> list[tuple[ast.Call, str]]:
     """In a file importing gymnasium (or gym): the first reset of an env a gymnasium call made (`gym.make`,
     `gym.vector.SyncVectorEnv`, a wrapper) that is not given a seed, when no reset or `env.seed(s)` before it seeded
-    one ("reset"), and the first `*.action_space.sample()` before any `*.action_space.seed(s)` ("sample")."""
+    one, nor a call the name was assigned was given `seed=` (cleanrl's `envs = isaacgymenvs.make(seed=args.seed,
+    ...)`, then wrapped) ("reset"), and the first `*.action_space.sample()` before any `*.action_space.seed(s)`
+    ("sample")."""
     if not any(ctx.imports.imports_root(root) for root in catalogue.GYM_ROOTS):
         return []
-    envs = {target_name(target) for node in ast.walk(ctx.tree) if isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call) and _from_gym(ctx, node.value) for target in node.targets}
+    assigned = [(target_name(target), node.value) for node in ast.walk(ctx.tree) if isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call) for target in node.targets]
+    built_seeded = {name for name, call in assigned
+                    if (seed := keyword(call, "seed")) is not None and constant(seed) is not None}
+    envs = {name for name, call in assigned if _from_gym(ctx, call)} - built_seeded
     found: list[tuple[ast.Call, str]] = []
     reset = sample = False  # settled: a seeded one came first, or the first unseeded one is found
     for call in _calls(ctx):
@@ -64,6 +72,11 @@ def gym_draws(ctx: FileContext) -> list[tuple[ast.Call, str]]:
             if func.attr == "sample":
                 found.append((call, "sample"))
     return found
+
+
+def old_gym(ctx: FileContext) -> bool:
+    """Whether the file imports gym, not gymnasium: before gym 0.26 `reset()` takes no seed (`env.seed(s)` seeds)."""
+    return ctx.imports.imports_root("gym") and not ctx.imports.imports_root("gymnasium")
 
 
 def _calls(ctx: FileContext) -> list[ast.Call]:

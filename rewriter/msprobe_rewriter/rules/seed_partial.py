@@ -76,7 +76,9 @@ class SeedPartial(Rule):
                "replay sampling, minibatch order and exploration draw from, stays as the script left it), reported "
                "at the constructor; the first `reset()` given no `seed=` of an env a gymnasium (or gym) call made "
                "(`gym.make`, `gym.vector.SyncVectorEnv`, a wrapper), unless a reset given a seed, or `env.seed(s)`, "
-               "came first (later resets continue the seeded generator); and the first `*.action_space.sample()` "
+               "came first (later resets continue the seeded generator), or a call the name was assigned was given "
+               "`seed=` (cleanrl's `envs = isaacgymenvs.make(seed=args.seed, ...)`, then wrapped); with gym, the "
+               "message also names `env.seed(seed)`, which gym before 0.26 needs; and the first `*.action_space.sample()` "
                "(or `single_action_space`) before any `*.action_space.seed(s)`. "
                "An entry script that other project files do not import is also held to the global draws from "
                "Python's `random`, NumPy's and torch's generators in the project code it runs for training: the "
@@ -261,6 +263,21 @@ if __name__ == "__main__":
     for step in range(100):
         action = envs.single_action_space.sample()
         obs, _ = envs.reset()
+""",
+        # cleanrl's isaacgym script: the env is made with a seed, then wrapped; its reset needs none.
+        """\
+import random
+
+import gym
+import isaacgymenvs
+import numpy as np
+
+if __name__ == "__main__":
+    random.seed(1)
+    np.random.seed(1)
+    envs = isaacgymenvs.make(seed=1, task="Ant", num_envs=64)
+    envs = gym.wrappers.RecordVideo(envs, "videos")
+    next_obs = envs.reset()
 """,
         # A Stable-Baselines3 algorithm given the seed the script seeds torch with.
         """\

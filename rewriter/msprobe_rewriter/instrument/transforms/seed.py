@@ -123,7 +123,8 @@ class Seed(Transform):
         "algorithm the script trains with no `seed=` gets seed_all's seed (it then seeds the env and the action space "
         "too; a seed option that is None by default stays in charge when given: `seed=args.seed if args.seed is not "
         "None else 1234`), the first reset of a gymnasium env given no seed gets `seed=` (later resets continue its "
-        "generator), and an action space sampled before any `action_space.seed(...)` gets a note. "
+        "generator; in a file importing gym, whose releases before 0.26 take no seed there, a note says what to call), "
+        "and an action space sampled before any `action_space.seed(...)` gets a note. "
         "`--keep-dropout` sets `rm_dropout=False`.")
     examples = (
         Example("import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n"
@@ -868,18 +869,23 @@ def _seed_rl(unit: Unit, seed: str) -> None:
     """Seed what seed_all does not reach in reinforcement learning: a Stable-Baselines3 algorithm the script trains
     that seeds nothing gets `seed=` (it seeds the env and the action space, with `random`, NumPy and torch; a seed
     option that is None by default is kept when given: `args.seed if args.seed is not None else 1234`), the first
-    reset of a gymnasium env given no seed gets `seed=` (later resets continue its generator); an action space
-    drawn from unseeded gets a note."""
+    reset of a gymnasium env given no seed gets `seed=` (later resets continue its generator; with gym, whose releases
+    before 0.26 take none, a note); an action space drawn from unseeded gets a note."""
     for algorithm in rl_seeding.unseeded_algorithms(unit.ctx):
         given = keyword_argument(algorithm, "seed")
         text = ast.get_source_segment(unit.text, given) if given is not None and constant(given) is not None else None
         _give_seed(unit, algorithm, f"{text} if {text} is not None else {seed}" if text and "\n" not in text else seed)
+    old = rl_seeding.old_gym(unit.ctx)  # gym before 0.26 takes no `reset(seed=)`: which gym runs is not known
     for call, kind in rl_seeding.gym_draws(unit.ctx):
-        if kind == "reset":
+        owner = ast.unparse(call.func.value)
+        if kind == "reset" and not old:
             _give_seed(unit, call, seed)
+        elif kind == "reset":
+            unit.note(call.lineno, f"the env seeds its generator from OS entropy, which seed_all does not reach: call "
+                                   f"`{owner}.reset(seed={seed})` once at the start (before gym 0.26: `{owner}.seed({seed})`)")
         else:
             unit.note(call.lineno, f"the action space draws from a generator of its own, which seed_all does not reach: "
-                                   f"call `{ast.unparse(call.func.value)}.seed({seed})` once at the start")
+                                   f"call `{owner}.seed({seed})` once at the start")
 
 
 def _give_seed(unit: Unit, call: ast.Call, seed: str) -> None:

@@ -1353,11 +1353,16 @@ def evaluate(model, data):
 
 def mix(batch):
     return batch * random.random()
+
+
+def make_transform():
+    return StyleLoss()
 """
 
 
 def seeding_script(seeding: str, body: str) -> str:
-    return ("import argparse\n\nimport numpy as np\nimport torch\n\nfrom engine import StyleLoss, Trainer, evaluate, mix\n\n\n"
+    return ("import argparse\n\nimport numpy as np\nimport torch\n\nfrom engine import StyleLoss, Trainer, evaluate, mix\n"
+            "from engine import make_transform\n\n\n"
             f"def main(args):\n    {seeding}\n    model = torch.nn.Linear(4, 4)\n"
             + "".join(f"    {line}\n" for line in body.split("; ")) + "\n\n"
             "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
@@ -1367,20 +1372,23 @@ def seeding_script(seeding: str, body: str) -> str:
 @pytest.mark.parametrize(("seeding", "body", "expected"), [
     # applications' stylegan2 style mixing: a loss class drawing from `random` each step, built by the script
     ("torch.manual_seed(0); np.random.seed(0)", "loss = StyleLoss(); loss(torch.randn(8))",
-     [(10, "warning", "`StyleLoss.__call__` (engine.py:25), which this file runs through `StyleLoss(...)` (line 13), "
+     [(11, "warning", "`StyleLoss.__call__` (engine.py:25), which this file runs through `StyleLoss(...)` (line 14), "
                       "draws `random.randint` from Python's `random`")]),
     # a project trainer's method, through the method it calls on itself
     ("torch.manual_seed(0)", "trainer = Trainer(model); trainer.fit([])",
-     [(10, "warning", "`Trainer.step` (engine.py:16), which this file runs through `trainer.fit(...)` (line 13), "
+     [(11, "warning", "`Trainer.step` (engine.py:16), which this file runs through `trainer.fit(...)` (line 14), "
                       "draws `numpy.random.permutation` from NumPy's global generator")]),
     # seeded: no finding; evaluation code is not the training run's
     ("torch.manual_seed(0); np.random.seed(0)", "trainer = Trainer(model); trainer.fit([])", []),
     ("torch.manual_seed(0); np.random.seed(0)", "evaluate(model, [])", []),
+    # a callable a project factory builds and returns runs where it is used, if at all (open_clip's audio transforms
+    # for an image model): the factory itself draws nothing
+    ("torch.manual_seed(0); np.random.seed(0)", "transform = make_transform()", []),
     # MindSpore's `set_seed` seeds `random` too (through `dataset.config.set_seed`)
     ("torch.manual_seed(0); mindspore.set_seed(0)", "loss = StyleLoss(); loss(torch.randn(8))", []),
     # only behind an option off by default: info
     ("torch.manual_seed(0); np.random.seed(0)", "if args.mix:;     mix(torch.randn(4))",
-     [(10, "info", "`mix` (engine.py:34), which this file runs through `mix(...)` (line 14), draws `random.random`")]),
+     [(11, "info", "`mix` (engine.py:34), which this file runs through `mix(...)` (line 15), draws `random.random`")]),
 ])
 def test_a_draw_in_project_code_the_script_runs_is_held_to_its_seeding(project, seeding, body, expected):
     """A family the script never seeds drawn in the project code it runs for training: reported at its first seeding

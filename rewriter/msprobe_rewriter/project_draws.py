@@ -126,6 +126,7 @@ def _draws(module: project.Module, function: ast.AST, skip: Skip, training: bool
                    key=lambda node: (node.lineno, node.col_offset))
     owner = _owner(module, function)
     where = f"{owner.name}.{function.name}" if owner is not None else function.name
+    results_called = _results_called(calls, function) if training else set()
     seeded: frozenset[str] = frozenset()
     found: dict[str | None, Draw] = {}
     for call in calls:
@@ -135,7 +136,7 @@ def _draws(module: project.Module, function: ast.AST, skip: Skip, training: bool
                 found.setdefault(family(qualified), Draw(qualified, "", module.path, call.lineno, where))
             continue
         seeded |= seeds([call], module.imports.resolve)
-        for target, callee in _callees(module, call, owner, training):
+        for target, callee in _callees(module, call, owner, training, id(call) in results_called):
             seeded |= seeds(own_nodes(callee), target.imports.resolve)
             if skip is not None and skip(callee) or training and _evaluation(target, callee):
                 continue
@@ -145,10 +146,21 @@ def _draws(module: project.Module, function: ast.AST, skip: Skip, training: bool
     return found
 
 
-def _callees(module: project.Module, call: ast.Call, owner: ast.ClassDef | None, training: bool
+def _results_called(calls: list[ast.Call], function: ast.AST) -> set[int]:
+    """The ids of the `calls` of `function` whose result it calls: `C(...)(x)`, or `x = C(...)` and `x(...)`."""
+    called = {ast.unparse(node.func) for node in calls}
+    found = {id(node.func) for node in calls}
+    found.update(id(node.value) for node in ast.walk(function) if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Call) and any(ast.unparse(target) in called for target in node.targets))
+    return found
+
+
+def _callees(module: project.Module, call: ast.Call, owner: ast.ClassDef | None, training: bool, result_called: bool
              ) -> list[tuple[project.Module, ast.AST]]:
     """The project functions (and methods) `call`, in `module`, runs: a function of the project, a method of
-    `owner` called as `self.name(...)`, and with `training` the RUN_METHODS of a project class it builds."""
+    `owner` called as `self.name(...)`, and with `training` the RUN_METHODS of a project class it builds (its
+    `__call__` only when the function calls the object, `result_called`: a transform a factory builds and returns
+    runs where it is used, if at all, as open_clip's audio transforms in an image model's run)."""
     callee, path = pinning.called_function(call, module.functions, module.path.parent, module.local)
     if callee is not None:
         target = project.load(path) if path is not None else module
@@ -164,5 +176,6 @@ def _callees(module: project.Module, call: ast.Call, owner: ast.ClassDef | None,
         else pinning.made_class(call, module.path.parent, module.local, module.functions)
     if built is None:
         return []
-    methods = (pinning.class_method(built[0], built[1], name) for name in RUN_METHODS)
+    methods = (pinning.class_method(built[0], built[1], name) for name in RUN_METHODS
+               if name != "__call__" or result_called)
     return [(method[0], method[1]) for method in methods if method is not None]

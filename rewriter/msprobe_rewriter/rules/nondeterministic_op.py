@@ -697,6 +697,12 @@ class NondeterministicOp(FollowsValues, Rule):
                 "    small = interpolate(src_masks, size=size)\n"
                 "    return small, interpolate(src_masks[:, None], size=size, mode='bilinear', align_corners=False)\n",
                 lines=(12,)),
+        # a list of model outputs gathered by `append` (mmdet's RTMDet-Ins `loss_mask_by_feat`)
+        Invalid("import torch\nimport torch.nn.functional as F\n\n\ndef loss_mask(model, feats, scale):\n"
+                "    logits = []\n    for feat in feats:\n        logits.append(model(feat))\n"
+                "    logits = torch.cat(logits, 0)\n"
+                "    return F.interpolate(logits.unsqueeze(0), scale_factor=scale, mode='bilinear').squeeze(0)\n",
+                lines=(10,)),
         # a module's inference path (info): a `predict` method (mmdet 3.x's heads), code run only when
         # `self.training` is false (ultralytics' segmentation head after `if self.training: return logits`)
         Invalid("import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Head(nn.Module):\n"
@@ -1272,7 +1278,11 @@ class NondeterministicOp(FollowsValues, Rule):
             return None
         for fact in facts:
             verdict = _both(verdict, fact if isinstance(fact, frozenset) else None)
-        return verdict
+        for write in self._writes(function, _name_id).get(node.id, []) if verdict is not None else ():
+            if isinstance(write, ast.Call) and isinstance(write.func, ast.Attribute) \
+                    and write.func.attr in ("append", "extend", "insert") and _name_id(write.func.value) == node.id:
+                verdict = _both(verdict, self._gradient_free(write.args[-1] if write.args else None))
+        return verdict  # a list the function appends to holds what it appends (rtmdet-ins' mask logits)
 
     def _filled_gradient_free(self, value: object, name: str) -> bool:
         """`value`, bound to `name`, is a new empty mapping into which the function only stores gradient-free values

@@ -1303,6 +1303,38 @@ def test_data_workers_reads_a_project_dataset_class_through_its_modules(tmp_path
     assert [f.line for f in result.findings] == [19, 20, 21]
 
 
+@pytest.mark.parametrize(("opened", "expected"), [("open(self.path)", []), ("open(random.choice(self.paths))", [22])])
+def test_data_workers_follows_the_dataset_own_methods_however_deep(opened, expected):
+    """stylegan3's `Dataset.__getitem__` -> subclass `_load_raw_image` -> `_open_file` -> `_get_zipfile`: the
+    instance's own methods count no depth (each is read once), so a chain that only reads files draws nothing and a
+    draw at its end is still seen; project functions keep the depth limit."""
+    code = f"""\
+import random
+
+from torch.utils.data import DataLoader
+
+
+class Base:
+    def __getitem__(self, index):
+        return self._load(index)
+
+
+class Folder(Base):
+    def _load(self, index):
+        return self._read(index)
+
+    def _read(self, index):
+        return self._open()
+
+    def _open(self):
+        return {opened}
+
+
+loader = DataLoader(Folder(), num_workers=4)
+"""
+    assert lines("data-workers", code) == expected
+
+
 @pytest.mark.parametrize(("transform", "expected"), [
     ("T.Compose([T.Resize(224), T.ToTensor()])", []), ("T.RandomCrop(224)", [15]), ("make_transform()", [15])])
 def test_data_workers_dataset_calling_a_module_transform(transform, expected):

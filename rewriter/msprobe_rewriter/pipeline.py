@@ -295,7 +295,8 @@ def _draws(module: project.Module, function: ast.AST, instance: tuple[project.Mo
     global or unseeded generator: a random API, a random transform, a drawing method of anything but a generator
     it seeds from a value, a callable a method cannot see (a `self` attribute that is no method, handed to a
     function of the project or called: `self.transform(img)`; a local name or parameter it calls; `super()`), or a
-    method or function of the project that does (`depth` deep; deeper counts as drawing)."""
+    method or function of the project that does (`depth` deep, deeper counts as drawing; the instance's own methods,
+    each followed once, count no depth: stylegan3's `__getitem__` -> `_load_raw_image` -> `_open_file` -> `_get_zipfile`)."""
     if id(function) in seen:
         return False
     seen.add(id(function))
@@ -309,7 +310,9 @@ def _draws(module: project.Module, function: ast.AST, instance: tuple[project.Mo
         callee = _callee(module, call, instance, function, method)
         if callee is None:
             continue
-        if callee is UNKNOWN or depth <= 1 or _draws(callee[0], callee[1], instance, depth - 1, seen, callee[2]):
+        own = callee is not UNKNOWN and callee[2]  # a method of the instance: no depth
+        if callee is UNKNOWN or depth <= 1 and not own or _draws(
+                callee[0], callee[1], instance, depth - (not own), seen, callee[2]):
             return True
     return False
 

@@ -183,6 +183,15 @@ class DataWorkers(FollowsValues, Rule):
         "        return self._load(self.files[index])\n\n\ndef build(data, files, workers):\n"
         "    data = Ordered(data, seed=0)\n    loader = DataLoader(data, batch_size=8, num_workers=workers)\n"
         "    return loader, ds.GeneratorDataset(Pairs(files), [\"x\"], shuffle=False, num_parallel_workers=workers)\n",
+        # stylegan3's images: the base class's `__getitem__` loads through the subclass's methods, which only read
+        # files (its own methods are followed however deep)
+        "import zipfile\n\nfrom torch.utils.data import DataLoader\n\n\nclass Base:\n"
+        "    def __getitem__(self, index):\n        return self._load_raw_image(index)\n\n\nclass Folder(Base):\n"
+        "    def __init__(self, path, names):\n        self.path, self.names = path, names\n\n"
+        "    def _load_raw_image(self, index):\n        with self._open_file(self.names[index]) as f:\n"
+        "            return f.read()\n\n    def _open_file(self, name):\n        return self._get_zipfile().open(name)\n\n"
+        "    def _get_zipfile(self):\n        return zipfile.ZipFile(self.path)\n\n\ndef build(path, names):\n"
+        "    return DataLoader(Folder(path, names), batch_size=1, num_workers=3)\n",
         # mindpose's pipeline: a list built by appends of known deterministic transforms
         "from mindspore.dataset import vision\n\n\ndef pipeline(dataset, normalize, workers):\n    image_funcs = []\n"
         "    if normalize:\n        image_funcs.append(vision.Normalize([0.5], [0.5]))\n"

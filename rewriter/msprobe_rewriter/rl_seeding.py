@@ -26,14 +26,16 @@ NUMPY = (", and its replay sampling, minibatch order, exploration and action noi
 def unseeded(ctx: FileContext) -> list[tuple[ast.AST, str]]:
     """The first unseeded env reset and action-space draw, and the unseeded Stable-Baselines3 algorithms, of an entry
     script that otherwise seeds some generator family (one that seeds none is seed-missing's), each with its message."""
+    algorithms, draws = unseeded_algorithms(ctx), gym_draws(ctx)
+    if not algorithms and not draws:  # most files: no project helper is read
+        return []
     facts = seeding.analyse(ctx)
-    algorithms = unseeded_algorithms(ctx)
     if not any(effect.summary.families and effect.node not in algorithms for effect in facts.effects):
         return []
     numpy = facts.default_run(lambda e: "numpy" in e.summary.families and e.node not in algorithms).pinned
     found = [(algorithm, ALGORITHM.format(name=condition_text(algorithm.func), given=given,
                                           numpy="" if numpy else NUMPY)) for algorithm, given in algorithms.items()]
-    for call, kind in gym_draws(ctx):
+    for call, kind in draws:
         func = call.func
         owner = condition_text(func.value)
         old = OLD_GYM.format(owner=owner) if old_gym(ctx) else ""

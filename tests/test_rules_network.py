@@ -885,6 +885,25 @@ def test_host_sync_names_what_needs_a_value_read_into_a_name(line, use):
     assert [message.split(": ", 1)[1].split(",")[0] for _, _, message in lint("host-sync-in-loop", code)] == [use]
 
 
+@pytest.mark.parametrize(("built", "needed"), [("", False), ("\n\nppo = PPO(target_kl=0.02)\n", True)])
+def test_host_sync_branch_that_a_default_short_circuits(built, needed):
+    """SB3's PPO `if self.target_kl is not None and approx_kl_div > ...` reads the KL only when `target_kl` (None by
+    default) is set: the sync-removing advice with the condition named; a call in the file that sets it keeps the
+    sync."""
+    code = ("import torch\n\n\nclass PPO:\n    def __init__(self, target_kl=None):\n        self.target_kl = target_kl\n\n"
+            "    def train(self, model, loader, optimizer):\n        for x in loader:\n            loss = model(x).sum()\n"
+            "            kl = torch.mean(loss).cpu().numpy()\n"
+            "            if self.target_kl is not None and kl > 1.5 * self.target_kl:\n                break\n"
+            "            loss.backward()\n            optimizer.step()\n" + built)
+    [(line, _, message)] = lint("host-sync-in-loop", code)
+    assert line == 11
+    if needed:
+        assert "the host branches on `kl`, so the host needs this value" in message
+    else:
+        assert "keep statistics on the device" in message
+        assert message.endswith("(the host branches on `kl` only when `self.target_kl is not None`: not so by default)")
+
+
 def test_no_deterministic_algos_advises_mindspore_where_transformers_only_tokenizes():
     code = """
         import mindspore

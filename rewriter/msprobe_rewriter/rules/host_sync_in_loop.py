@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from msprobe_rewriter import catalogue, opt_in, pinning, project
+from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project
+from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.conditions import condition_text, dataclass_defaults
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
@@ -64,6 +65,8 @@ SYNC_NAMES = catalogue.HOST_SYNC_METHODS | {name.rsplit(".", 1)[1] for name in c
 HOST_CONSUMERS = frozenset({"step", "isfinite", "isnan", "isinf"})
 NEEDED = ("{use}, so the host needs this value and the sync stays; keep it the same in every run you compare (a host "
           "read changes how device work is scheduled)")
+# A branch on the value that a condition false by default short-circuits (SB3's PPO, `target_kl=None`).
+OFF_BRANCH = " (the host branches on `{found}` only when `{condition}`: not so by default)"
 REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; keep statistics "
           "on the device (msprobe's async dump) and read them every N steps")
 
@@ -200,6 +203,14 @@ class HostSyncInLoop(Rule):
         Invalid("import torch\n\n\ndef train(model, loader, optimizer, target_kl=0.01):\n    for x in loader:\n"
                 "        loss = model(x).sum()\n        kl = torch.mean(loss).item()\n        if kl > 1.5 * target_kl:\n"
                 "            break\n        loss.backward()\n        optimizer.step()\n", lines=(7,), severity="info"),
+        # SB3's PPO stops early on the KL only when `target_kl` is set, which it is not by default: the message says
+        # so ("only when `self.target_kl is not None`: not so by default") and keeps the sync-removing advice.
+        Invalid("import torch\n\n\nclass PPO:\n    def __init__(self, target_kl=None):\n"
+                "        self.target_kl = target_kl\n\n    def train(self, model, loader, optimizer):\n"
+                "        for x in loader:\n            loss = model(x).sum()\n"
+                "            kl = torch.mean(loss).cpu().numpy()\n"
+                "            if self.target_kl is not None and kl > 1.5 * self.target_kl:\n                break\n"
+                "            loss.backward()\n            optimizer.step()\n", lines=(11,), severity="info"),
         # Reads the host acts on (CleanRL hands the actions to the environment; a NaN check stops the run): reported
         # with a message that says the sync stays.
         Invalid("import math\n\nimport torch\n\n\ndef train(agent, envs, opt, obs):\n    while True:\n"
@@ -303,6 +314,8 @@ class HostSyncInLoop(Rule):
         self._functions: dict[str, ast.AST] = {}  # the file's top-level functions, by name (read with `_project`)
         self._config_trees: list[ast.Module] | None = None  # the modules the file imports classes from, read once
         self._autograd_functions: dict[str, bool] = {}  # class name -> whether it is a torch.autograd.Function
+        self._defaults: LeftAtDefault | None = None  # the file's parameters left at their defaults, made when needed
+        self._off_branch = ""  # OFF_BRANCH for the read being judged, where `_use_of_names` found one
 
     # --- what names hold -------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
@@ -569,8 +582,9 @@ class HostSyncInLoop(Rule):
         runs = self._runs(node)
         region = runs and (runs.loops[0] if runs.loops else self.closures.get(runs.closure))
         if region is not None:
+            self._off_branch = ""
             use = use or self._host_use(node, region)
-            message = f"{what} in the training loop: " + (NEEDED.format(use=use) if use else REMEDY)
+            message = f"{what} in the training loop: " + (NEEDED.format(use=use) if use else REMEDY + self._off_branch)
             self.candidates.append((self.ctx.site(node), runs, message))
 
     def _on_the_way_out(self, node: ast.AST) -> bool:
@@ -615,8 +629,32 @@ class HostSyncInLoop(Rule):
         for node in nodes:
             if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
                 found = _mentioned(node.test, names, assign.lineno)
-                if found is not None:
+                off = self._off_before(node.test, names, assign.lineno) if found is not None else None
+                if off is not None:
+                    self._off_branch = OFF_BRANCH.format(found=found, condition=condition_text(off, 40))
+                elif found is not None:
                     return f"the host branches on `{found}`"
+        return None
+
+    def _off_before(self, test: ast.expr, names: set[str], after: int) -> ast.expr | None:
+        """The operand of an `and` test, before the first reading `names`, that is false with the defaults (a
+        parameter every call in the file leaves so, or `self.x` that `__init__` stores from one; an option's
+        default): SB3's PPO `if self.target_kl is not None and approx_kl_div > 1.5 * self.target_kl:`, with
+        `target_kl=None`, never reads the value by default."""
+        if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+            return None
+        self._defaults = self._defaults or LeftAtDefault(self.ctx)
+        parameters, options = self._defaults.lookup(self.ctx.current_def()), opt_in.options(self.ctx)
+
+        def lookup(node: ast.expr) -> object:
+            found = parameters(node)
+            return options(node) if found is conditions.UNKNOWN else found
+
+        for operand in test.values:
+            if _mentioned(operand, names, after) is not None:
+                return None
+            if conditions.truth(operand, lookup) is False:
+                return operand
         return None
 
     def _runs(self, node: ast.AST) -> Runs | None:

@@ -99,6 +99,9 @@ def test_device_rng_past_an_early_return_no_call_gets_past(tmp_path, caller, inf
      True),
     ("return self.mask(ids, probability_matrix=torch.full(ids.shape, p).cuda())", True),
     ("return self.mask(ids)", True),  # the default, None: nothing says where it lives
+    # also handed on (lerobot's `original_denoise_step_partial=mock_denoiser`): called with anything
+    ("probs = torch.full(ids.shape, p)\n        self.fn = self.mask\n"
+     "        return self.mask(ids, probability_matrix=probs)", True),
 ])
 def test_device_rng_reads_a_parameter_from_what_every_call_passes(made, fires):
     """A tensor parameter lives where every call of the function in the file makes what it passes (ALBEF's mask)."""

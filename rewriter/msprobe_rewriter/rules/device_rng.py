@@ -7,6 +7,7 @@ import builtins
 import functools
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 from msprobe_rewriter import catalogue, conditions, default_device, project
@@ -1235,15 +1236,26 @@ class DeviceRng(FollowsValues, Rule):
     def _passed_placement(self, node: ast.expr | None) -> str | None:
         """CPU where `node` is a parameter of the function around here, not bound in it, that every call of the
         function in the file passes a tensor on the CPU (LAVIS's ALBEF `self.mask(..., probability_matrix=
-        probability_matrix)` after `probability_matrix = torch.full(labels.shape, p)`); else None."""
+        probability_matrix)` after `probability_matrix = torch.full(labels.shape, p)`); else None. Only for a
+        top-level function or method that the file names in calls alone and no importer names: a nested one is found
+        by name in other scopes too, and one handed on (lerobot's `original_denoise_step_partial=mock_denoiser`) is
+        called with anything."""
         function = self.ctx.current_def()
         if not isinstance(node, ast.Name) or function is None or id(function) in self._passing \
                 or node.id not in {a.arg for a in (*function.args.posonlyargs, *function.args.args,
                                                     *function.args.kwonlyargs)} \
                 or any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
-                       for n in walk_scope(function)):
+                       for n in walk_scope(function)) \
+                or function not in self.ctx.tree.body and self.defaults.owner(function) not in self.ctx.tree.body:
             return None
         passed = self.defaults.passed(function, node.id)
+        named = [n for n in ast.walk(self.ctx.tree) if getattr(n, "id", None) == function.name
+                 or isinstance(n, ast.Attribute) and n.attr == function.name]
+        if passed is None or len(named) != len(passed) or any(
+                module is not None and any(getattr(n, "id", None) == function.name or getattr(n, "attr", None)
+                                           == function.name for n in ast.walk(module.tree))
+                for module in map(project.load, map(Path, project.importers(self.ctx.path)))):
+            return None
         saved = self.ctx.ancestors
         self._passing.add(id(function))
         try:

@@ -43,7 +43,9 @@ SEEDER_FAMILIES: dict[str, frozenset[str]] = {
 @dataclass(frozen=True)
 class Summary:
     """What some code pins: generator families seeded, deterministic kernels (the framework's switch, or only
-    cuDNN's flag, which CUDA alone reads), HCCL determinism, NCCL's algorithm."""
+    cuDNN's flag, which CUDA alone reads), HCCL determinism, NCCL's algorithm; and which of the families a helper
+    seeds only when a value it tests for None is set (mindediting's `init_env`: `if cfg.system.mindspore_seed is not
+    None: set_seed(...)`), with the first such test and its file's name."""
 
     families: frozenset[str] = frozenset()
     deterministic: bool = False

@@ -513,6 +513,19 @@ def test_nondeterministic_catalogue_is_consistent():
                for name, fix in ops.items())
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    ("return F.grid_sample(x, grid)", []),
+    ("with torch.enable_grad():\n            return F.grid_sample(x, grid)", [9]),
+    ("return torch.ops.aten.grid_sampler_2d_backward(x, x, grid, 0, 0, False, (True, True))", [8]),
+])
+def test_nondeterministic_autograd_function_forward(body, expected):
+    """stylegan3's grid_sample_gradfix: a torch.autograd.Function's forward is not recorded (its `F.grid_sample` has
+    no backward) unless it enables grad mode; grid_sample's backward op called explicitly is reported."""
+    code = ("import torch\nimport torch.nn.functional as F\n\n\nclass Sample(torch.autograd.Function):\n"
+            "    @staticmethod\n    def forward(ctx, x, grid):\n        " + body + "\n")
+    assert lines("nondeterministic-op", code) == expected
+
+
 def test_nondeterministic_xformers_attention_is_fixed_by_the_switch():
     """dinov2's MemEffAttention: xformers (0.0.22 and later) picks its deterministic cutlass backward under the
     switch; no backward, no finding."""

@@ -1415,6 +1415,10 @@ NONDETERMINISTIC_OPS: dict[str, str] = {
                     "padding_mode='reflect'/'replicate' pads with a non-deterministic CUDA backward: use "
                     "padding_mode='zeros' or 'circular' while debugging"),
     "torch.nn.functional.grid_sample": _NO_KERNEL_FIX.replace("it has", "its backward has"),
+    # grid_sample's backward called explicitly (stylegan3's grid_sample_gradfix, for its double backward)
+    **dict.fromkeys(("torch.ops.aten.grid_sampler_2d_backward", "torch.ops.aten.grid_sampler_3d_backward"),
+                    "it is `F.grid_sample`'s backward, which has no deterministic CUDA kernel: compute it on the CPU "
+                    "while debugging"),
     "torch.nn.NLLLoss2d": _NLL_2D_FIX,
     **dict.fromkeys((f"{module}.{name}" for module in FLASH_ATTENTION_MODULES for name in FLASH_ATTENTION_FUNCTIONS),
                     "its backward adds the query gradients with atomics unless told otherwise, and the deterministic "

@@ -103,6 +103,9 @@ TRITON_ATOMIC_FIX = ("`tl.atomic_add` of floats in a Triton kernel is not determ
                      "each block's part to a slot of its own and sum the slots in a fixed order (a second kernel or "
                      "`torch.sum`)")
 # Last components of every name the rule knows: calls named otherwise are skipped without resolving them.
+# Contexts that record the operations in them even where autograd otherwise does not (a custom Function's forward).
+GRAD_ENABLING = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.set_grad_enabled",
+                           "torch.autograd.set_grad_enabled"})
 KNOWN_NAMES = frozenset(name.rsplit(".", 1)[1] for name in (*catalogue.NONDETERMINISTIC_OPS, *SWITCH_CALLS,
                                                              *catalogue.DETERMINISM_CALLS))
 
@@ -638,6 +641,15 @@ class NondeterministicOp(FollowsValues, Rule):
                 "def add_sampled(x, src, n):\n    rows = torch.randint(0, x.size(0), (n,))\n"
                 "    return x.index_add_(0, rows[:n], src), x.scatter_add(1, rows.unsqueeze(-1), src)\n",
                 lines=(8, 9, 14)),
+        # stylegan3's grid_sample_gradfix: autograd records nothing in a torch.autograd.Function's forward, so its
+        # `F.grid_sample` has no backward; the backward op it runs explicitly (`aten::grid_sampler_2d_backward`) is
+        # reported
+        Invalid("import torch\nimport torch.nn.functional as F\n\n\nclass GridSample(torch.autograd.Function):\n"
+                "    @staticmethod\n    def forward(ctx, input, grid):\n        ctx.save_for_backward(input, grid)\n"
+                "        return F.grid_sample(input, grid, align_corners=False)\n\n    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        op = torch._C._jit_get_operation('aten::grid_sampler_2d_backward')\n        op = op[0]\n"
+                "        return op(grad_output, *ctx.saved_tensors, 0, 0, False, (True, True))\n", lines=(15,)),
         # duplicate indices may occur: a helper's index, a list extended by overlapping ranges or appended to
         Invalid("import torch\n\n\ndef write(t, idx, val):\n    return t.index_copy_(1, idx, val)\n\n\n"
                 "def spread(x, n):\n    rows = list(range(0, n))\n    rows.extend(range(0, n))\n    more = []\n"
@@ -786,7 +798,7 @@ class NondeterministicOp(FollowsValues, Rule):
         if self._triton_float_atomic(node):
             self._record(node, TRITON_ATOMIC_FIX, False, None)
             return
-        alias = self._attribute_alias(node) or self._hub_flash_attention(node)
+        alias = self._attribute_alias(node) or self._hub_flash_attention(node) or self._jit_operation(node)
         if alias is None and self.ctx.callee_name(node) not in KNOWN_NAMES:
             self._loss_module_call(node)
             return
@@ -1381,6 +1393,23 @@ class NondeterministicOp(FollowsValues, Rule):
         alias = self.ctx.self_attribute_function(node)
         return alias if alias in catalogue.NONDETERMINISTIC_OPS else None
 
+    def _jit_operation(self, node: ast.Call) -> str | None:
+        """The aten op of the catalogue a call of a name runs that the function binds to
+        `torch._C._jit_get_operation("aten::<op>")` (or to one of its overloads, `op = op[0]`): stylegan3's
+        grid_sample_gradfix runs `aten::grid_sampler_2d_backward` so, as `torch.ops.aten.<op>`."""
+        if not isinstance(node.func, ast.Name) or "aten::" not in self.ctx.source:
+            return None
+        found = set()
+        for value in self.values.bindings.bound(node.func.id, node):
+            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == node.func.id:
+                continue
+            named = constant(argument(value, 0, "name")) if isinstance(value, ast.Call) and \
+                self.ctx.imports.resolve_any(value.func) == "torch._C._jit_get_operation" else None
+            if not isinstance(named, str) or not named.startswith("aten::"):
+                return None
+            found.add("torch.ops.aten." + named.removeprefix("aten::"))
+        return found.pop() if len(found) == 1 and next(iter(found)) in catalogue.NONDETERMINISTIC_OPS else None
+
     def _triton_float_atomic(self, node: ast.Call) -> bool:
         """`tl.atomic_add(ptr, val)` in a `@triton.jit` function (modded-nanogpt's backward kernels), unless `val` is
         an integer (a counter: `tl.atomic_add(counts + i, 1)`; integer sums are exact in any order)."""
@@ -1535,7 +1564,14 @@ class NondeterministicOp(FollowsValues, Rule):
         return self.ctx.is_step_loop(loop) and not any(start <= at <= end for at in self.grad_enabled_at)
 
     def _without_grad(self) -> bool:
-        """Inside `with torch.no_grad():` or a function decorated with `@torch.no_grad()` / `inference_mode`."""
+        """Inside `with torch.no_grad():`, a function decorated with `@torch.no_grad()` / `inference_mode`, or the
+        `forward` of a torch.autograd.Function, which autograd does not record unless it enables grad mode (its
+        `backward` gives the gradient: stylegan3's grid_sample_gradfix)."""
+        function = self.ctx.current_def()
+        if function is not None and function.name == "forward" and self.ctx.in_autograd_function():
+            return not any(self.ctx.qualname(item.context_expr.func) in GRAD_ENABLING for ancestor in self.ctx.ancestors
+                           if isinstance(ancestor, (ast.With, ast.AsyncWith)) for item in ancestor.items
+                           if isinstance(item.context_expr, ast.Call))
         for ancestor in self.ctx.ancestors:
             if isinstance(ancestor, (ast.With, ast.AsyncWith)):
                 contexts = [item.context_expr for item in ancestor.items]

@@ -1713,6 +1713,15 @@ def test_unsorted_file_list_returned_to_order_free_calls(body, expected):
     assert lines("unsorted-file-list", LISTING_METHOD + body) == expected
 
 
+def test_unsorted_file_list_rebound_in_another_branch_keeps_its_uses():
+    """`else: files = []` is another path, not the end of the listing's uses (minddiffusion's image_datasets.py)."""
+    code = ("import os\n\nimport torch\n\n\ndef getfiles(root):\n    return [f for f in os.listdir(root)]\n\n\n"
+            "def collect(root, listed):\n    if listed:\n        files = getfiles(root)\n    else:\n        files = []\n"
+            "    images = []\n    for name in files:\n        images.append(name)\n    return images\n\n\n"
+            "data = torch.utils.data.DataLoader(collect('d', True))\n")
+    assert lines("unsorted-file-list", code) == [7]
+
+
 def test_unsorted_file_list_method_named_by_an_importer(tmp_path):
     """A method an importer names may be called there in order: its listing stays flagged."""
     write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n",

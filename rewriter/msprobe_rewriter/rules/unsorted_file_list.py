@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from msprobe_rewriter import catalogue, project
@@ -354,6 +355,28 @@ def write_list(root, out_path):
         for name in os.listdir(root):
             f.write(name + "\\n")
 """, lines=(9, 18)),
+        # Bound in one branch, emptied in the other: the loop after both still reads the listing's order
+        # (minddiffusion's Taichu-GLIDE image_datasets.py).
+        Invalid("""\
+import os
+
+import torch
+
+
+def getfiles(root):
+    return [name for name in os.listdir(root)]
+
+
+def collect(root, listed):
+    if listed:
+        files = getfiles(root)
+    else:
+        files = []
+    return [os.path.join(root, name) for name in files]
+
+
+loader = torch.utils.data.DataLoader(collect("data", True))
+""", lines=(7,)),
     )
 
     def __init__(self, ctx) -> None:
@@ -481,13 +504,14 @@ def write_list(root, out_path):
             return ORDERED
         end = _end(binding)
         parents = self._parents_of(scope)
+        blocks = {_block(statement, parents) for statement in _statements_around(binding, parents)}
         uses, rebound = [], None
         for node in walk_scope(scope):
             if isinstance(node, (ast.Name, ast.Attribute)) and _start(node) > end and _key(node) == name:
                 if isinstance(node.ctx, ast.Store):  # uses up to the end of the statement that binds it anew count
-                    statement = node
-                    while not isinstance(statement, ast.stmt) and id(statement) in parents:
-                        statement = parents[id(statement)]
+                    statement = next(_statements_around(node, parents))
+                    if _block(statement, parents) not in blocks:
+                        continue  # in another branch, or one that may not run (minddiffusion's `else: files = []`)
                     statement_end = _end(statement)
                     rebound = statement_end if rebound is None else min(rebound, statement_end)
                 else:
@@ -666,6 +690,22 @@ def _agree(first: str, second: str) -> bool:
     """Whether two spellings can name the same attribute (`get_existing_{}_annotations`, `get_existing_audio_...`)."""
     return any(re.fullmatch(".+".join(map(re.escape, one.split("{}"))), other) is not None
                for one, other in ((first, second), (second, first)))
+
+
+def _statements_around(node: ast.AST, parents: dict[int, ast.AST]) -> Iterator[ast.stmt]:
+    """The statement holding `node`, then the statements holding that one, outwards."""
+    while id(node) in parents:
+        if isinstance(node, ast.stmt):
+            yield node
+        node = parents[id(node)]
+
+
+def _block(statement: ast.stmt, parents: dict[int, ast.AST]) -> tuple[int, str]:
+    """The statement list `statement` sits in: its parent, and the field (`body`, `orelse`, ...) holding it."""
+    parent = parents.get(id(statement))
+    field = next((name for name, value in ast.iter_fields(parent) if isinstance(value, list) and any(
+        item is statement for item in value)), "") if parent is not None else ""
+    return id(parent), field
 
 
 def _scandir_key(label: str) -> str:

@@ -61,6 +61,15 @@ def test_deterministic_off_elsewhere_stays_an_error_without_timing_claim(code):
     ("import albumentations as A\n\nt = A.Compose([A.Resize(8, 8)], p=0.5)\n", [3]),
     ("import albumentations as A\n\nt = A.Compose([A.Resize(8, 8, p=0.5)])\n", [3]),
     ("import albumentations as A\n\nt = A.Compose(transforms)\n", [3]),
+    # held in names assigned once before: what they hold decides
+    ("import albumentations as A\n\n\ndef build(self):\n    self.resize = A.Resize(8, 8)\n"
+     "    self.flip = A.HorizontalFlip()\n    return A.Compose([self.resize]), A.Compose([self.resize, self.flip])\n",
+     [7]),
+    ("import albumentations as A\n\n\ndef build(self, random):\n    self.resize = A.Resize(8, 8)\n"
+     "    if not random:\n        self.crop = A.CenterCrop(4, 4)\n        return A.Compose([self.resize, self.crop])\n"
+     "    self.crop = A.RandomCrop(4, 4)\n    return A.Compose([self.resize, self.crop])\n", [10]),
+    ("import albumentations as A\n\n\ndef build(self, random):\n    self.crop = A.CenterCrop(4, 4)\n"
+     "    if random:\n        self.crop = A.RandomCrop(4, 4)\n    return A.Compose([self.crop])\n", [8]),
 ])
 def test_albumentations_compose_seed(code, lines):
     assert [line for line, _, _ in findings("unseeded-generator", code)] == lines

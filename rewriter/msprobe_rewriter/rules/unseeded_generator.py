@@ -14,6 +14,7 @@ from msprobe_rewriter.context import (
     parameter_defaults,
     target_name,
     unpacks,
+    walk_scope,
 )
 from msprobe_rewriter.rules.base import Invalid, Rule
 
@@ -415,8 +416,10 @@ def seeded(seed):
 
     def _may_draw(self, transform: ast.expr) -> bool:
         """Whether an albumentations transform may draw: not when it is a fixed one applied always (`Resize`,
-        `CenterCrop`, with no `p` below 1) or a `Compose` of a literal list of such (minddiffusion's preprocessor
-        `Compose([SmallestMaxSize(...), CenterCrop(...)])`)."""
+        `CenterCrop`, with no `p` below 1) or a `Compose` of a literal list of such, also held in names the function
+        assigned before (minddiffusion's `self.preprocessor = Compose([self.rescaler, self.cropper])`)."""
+        if isinstance(transform, (ast.Name, ast.Attribute)):
+            transform = self._assigned_before(transform)
         qualified = self.ctx.imports.resolve_any(transform.func) if isinstance(transform, ast.Call) else None
         if qualified is None or catalogue.transform_library(qualified) != "albumentations":
             return True
@@ -429,6 +432,23 @@ def seeded(seed):
             return False
         listed = argument(transform, 0, "transforms")
         return not isinstance(listed, (ast.List, ast.Tuple)) or any(map(self._may_draw, listed.elts))
+
+    def _assigned_before(self, held: ast.expr) -> ast.expr | None:
+        """The value `held` (a name, `self.rescaler`) holds here: the latest assignment to it in a block around here,
+        before it, with no other assignment to it in between (minddiffusion's `self.cropper = CenterCrop(...)` in
+        the `if` branch holding the Compose, `RandomCrop(...)` in the other); else None."""
+        function, text = self.ctx.current_def(), ast.unparse(held)
+        if function is None:
+            return None
+        path = self.ctx.ancestors[self.ctx.ancestors.index(function):]
+        blocks = [block for outer, inner in zip(path, path[1:], strict=False)
+                  for block in (getattr(outer, name, None) for name in ("body", "orelse", "finalbody"))
+                  if isinstance(block, list) and inner in block]
+        stores = sorted((node.lineno, node) for node in walk_scope(function) if isinstance(node, ast.Assign)
+                        and node.lineno < held.lineno and any(ast.unparse(t) == text for t in node.targets))
+        if not stores or not any(stores[-1][1] in block for block in blocks):
+            return None
+        return stores[-1][1].value
 
     def _compose(self, call: ast.Call) -> str | None:
         """`call`'s qualified name when it builds an albumentations `Compose` (a library the import tracker does not

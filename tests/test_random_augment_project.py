@@ -198,3 +198,30 @@ def test_random_augment_class_no_project_code_builds_is_info(tmp_path: Path, coc
     assert {f.line for f in found} == {9, 14, 19}
     assert {f.line for f in found if f.severity == "info"} == info
     assert all("which no code in the project builds" in f.message for f in found if f.line in info)
+
+
+@pytest.mark.parametrize(("importer", "info"), [
+    ("from loader import MetaLoader\n\nloader = MetaLoader()\n", False),
+    ("from loader import helper\n\nhelper()\n", True),
+])
+def test_random_augment_class_of_an_entry_script_another_file_builds(tmp_path: Path, importer: str, info: bool):
+    """minddiffusion's Loader.py runs a demo under `__main__`, and image_datasets.py builds its MetaLoader."""
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "data.py": importer, "loader.py": """
+        import numpy as np
+        import torch
+
+
+        class MetaLoader(torch.utils.data.Dataset):
+            def __getitem__(self, index):
+                return np.random.permutation(self.items[index])
+
+
+        def helper():
+            return 1
+
+
+        if __name__ == "__main__":
+            print(helper())
+        """})
+    found = lint_findings(tmp_path / "loader.py", "random-augment")
+    assert [(f.line, f.severity == "info") for f in found] == [(8, info)]

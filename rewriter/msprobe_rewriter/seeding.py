@@ -570,7 +570,8 @@ def _unused_functions(tree: ast.Module) -> frozenset[str]:
 
 def never_called(ctx: FileContext, function: ast.AST | None) -> bool:
     """Whether `function`, a top-level function (or undecorated class) of the file that nothing in it names, runs
-    nowhere: the file is an entry script, or a module other project files import without naming it (mindediting's
+    nowhere: no project file importing the file names it (an entry script that minddiffusion's image_datasets.py
+    imports `MetaLoader` from is a library too), and the file is an entry script, or is imported (mindediting's
     `init_dist` in init_utils.py, whose importers use its `init_env`; DETR's `RandomCrop` in datasets/transforms.py,
     whose importers build other transforms). A module nobody imports may be an API: not known."""
     if function not in ctx.tree.body:
@@ -579,12 +580,11 @@ def never_called(ctx: FileContext, function: ast.AST | None) -> bool:
     if cls and (function.decorator_list or _names_class(ctx.tree, function.name, ctx.imports.bindings, {})) \
             or not cls and function.name not in _unused_functions(ctx.tree):
         return False
-    if ctx.is_entry_script():
-        return True
     importers = [project.load(Path(path)) for path in project.function_importers(ctx.path, function.name)]
-    return bool(importers) and all(module is not None and not (
+    named = any(module is None or (
         _names_class(module.tree, function.name, module.imports.bindings, module.local.refs) if cls
         else _name_uses(module.tree, {function.name})) for module in importers)
+    return not named and (bool(importers) or ctx.is_entry_script())
 
 
 def _names_class(tree: ast.Module, name: str, imported: Container[str], local: Container[str]) -> bool:

@@ -421,6 +421,11 @@ def test_nondeterministic_project_wrapper_of_an_op(tmp_path):
                     "    up = interpolate(src_masks, size=size, mode='bilinear', align_corners=False)\n"
                     "    return up, interpolate(src_masks, size), resize(src_masks, 'bilinear', size)\n")
     assert _nondeterministic_lines(path) == [6]
+    (tmp_path / "util" / "flash.py").write_text(
+        "from flash_attn import flash_attn_func as fa2\n\n\ndef flash_attn_func(q, k, v):\n    return fa2(q, k, v)\n")
+    path.write_text("import torch\nfrom util.flash import flash_attn_func\n\n\ndef attend(q, k, v):\n"
+                    "    return flash_attn_func(q, k, v)\n")
+    assert _nondeterministic_lines(path) == []  # the wrapper's own call is reported, where `deterministic=` goes
 
 
 def _project(root, files: dict[str, str]):

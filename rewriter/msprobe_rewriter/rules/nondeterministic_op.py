@@ -1021,7 +1021,9 @@ class NondeterministicOp(FollowsValues, Rule):
         """The op a function of the same name, the file's or another project file's, hands its own parameters on
         to, in their order (DETR's util/misc.py `interpolate(input, size=None, scale_factor=None, mode="nearest",
         align_corners=None)` calls `torch.nn.functional.interpolate(input, size, scale_factor, mode,
-        align_corners)`): calling it is calling the op, with the same arguments."""
+        align_corners)`): calling it is calling the op, with the same arguments. Only where the arguments it hands
+        on decide whether the op's call in it is reported (its `mode`), not where that call is reported already
+        (Open-Sora's `flash_attn_func(q, k, v)` wrapper)."""
         if not isinstance(node.func, ast.Name):
             return None
         if self._module is None:
@@ -1034,8 +1036,10 @@ class NondeterministicOp(FollowsValues, Rule):
             params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)] if function else []
             for call in ast.walk(function) if function else ():
                 qualified = module.imports.resolve_any(call.func) if isinstance(call, ast.Call) else None
+                condition = CONDITIONS.get(name.rstrip("_"))
                 if qualified in catalogue.NONDETERMINISTIC_OPS and qualified.rsplit(".", 1)[1] == name \
-                        and call.args and [target_name(a) for a in call.args] == params[:len(call.args)]:
+                        and call.args and [target_name(a) for a in call.args] == params[:len(call.args)] \
+                        and condition is not None and not condition(call, int(qualified.count(".") == 1)):
                     return qualified
         return None
 

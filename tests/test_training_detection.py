@@ -422,3 +422,25 @@ def test_the_instrument_names_the_loop_a_registered_runner_delegates_to(lavis):
     assert notes == ["train.py: the training loop is not in this file but in `BaseTask._train_inner_loop` in "
                      "lavis/tasks/base_task.py: instrument that file too (msprobe-instrument --write train.py "
                      "lavis/tasks/base_task.py); debugger not added here"]
+
+
+def test_a_trainer_subclass_module_names_the_loop_it_inherits(tmp_path, monkeypatch):
+    """ultralytics' rtdetr/train.py: RTDETRTrainer subclasses DetectionTrainer (yolo/detect/train.py), which subclasses
+    BaseTrainer, whose `_do_train` holds the loop: the note names it; a user script running `YOLO(...).train(...)`
+    is told where ultralytics trains."""
+    base = ("import torch\n\n\nclass BaseTrainer:\n    def _do_train(self):\n        for batch in self.loader:\n"
+            "            self.model(batch).sum().backward()\n            self.optimizer.step()\n")
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "pkg/__init__.py": "",
+                     "pkg/engine/__init__.py": "", "pkg/engine/trainer.py": base, "pkg/detect/__init__.py": "",
+                     "pkg/detect/train.py": "from pkg.engine.trainer import BaseTrainer\n\n\n"
+                                            "class DetectionTrainer(BaseTrainer):\n    pass\n",
+                     "pkg/rtdetr.py": "import torch\nfrom pkg.detect.train import DetectionTrainer\n\n\n"
+                                      "class RTDETRTrainer(DetectionTrainer):\n    pass\n"})
+    monkeypatch.chdir(tmp_path)
+    notes, _ = notes_and_lines(tmp_path / "pkg" / "rtdetr.py")
+    assert notes == ["rtdetr.py: `RTDETRTrainer` trains in the loop it inherits, `BaseTrainer._do_train` in "
+                     "pkg/engine/trainer.py: instrument that file; debugger not added here"]
+    out, notes = instrument_text("train.py", "from ultralytics import YOLO\n\nYOLO('yolo11n.pt').train(seed=7)\n",
+                                 Options(selected=select(["debugger"], [], False)))
+    assert [note.split(": ", 1)[1][:70] for note in notes] == [
+        "`YOLO('yolo11n.pt').train(...)` runs ultralytics' training loop, `Base"]

@@ -389,8 +389,8 @@ def _analyse(ctx: FileContext) -> FileSeeding:
         called = {call.func.id for call, _ in live if isinstance(call.func, ast.Name)}
         factories = sorted(node.name for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES)
                            and node.name in called and project.registry_lookups(node))
-        own = project.load(Path(ctx.path)) if factories and not ctx.eval_file else None
-        return found + [other for name in factories if own is not None  # LAVIS' `get_runner_class(cfg)(...)`
+        own = project.file_module(ctx.path, ctx.tree, ctx.imports)
+        return found + [other for name in factories if not ctx.eval_file  # LAVIS' `get_runner_class(cfg)(...)`
                         for other, cls in project.registered_classes(own, name) if cls.name in _training_names(other, trusted)]
 
     def option_helpers() -> list[ast.Call]:

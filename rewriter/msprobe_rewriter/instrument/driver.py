@@ -37,7 +37,7 @@ from msprobe_rewriter.rules import RULES_BY_NAME
 # Every file lint reads (a transform fixes lint's findings: a data module naming only numpy or mindspore.dataset
 # still gets its workers and file order fixed), and more: `Trainer`, `mmengine`, `deepspeed`: a Hugging Face or
 # Lightning trainer, an mmengine runner, a DeepSpeed engine; `mindocr`, ...: a model zoo's trainer.
-PREFILTER = re.compile(lint_engine.PREFILTER.pattern + r"|Trainer|mind(yolo|formers|ocr|one|audio)")
+PREFILTER = re.compile(lint_engine.PREFILTER.pattern + r"|Trainer|ultralytics|mind(yolo|formers|ocr|one|audio)")
 
 
 class InstrumentError(Exception):

@@ -375,14 +375,49 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     called = {call.func.id for call in calls if isinstance(call.func, ast.Name)}
     factories = [node.name for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES) and node.name in called
                  and project.registry_lookups(node)]  # LAVIS' `get_runner_class(cfg)(...)`
-    own = project.load(Path(ctx.path)) if factories else None
-    built += [pair for name in factories if own is not None for pair in project.registered_classes(own, name)]
+    own = project.file_module(ctx.path, ctx.tree, ctx.imports)
+    built += [pair for name in factories for pair in project.registered_classes(own, name)]
     for module, node in built:
         training = _training_functions(module)
         found.update(((f"{node.name}.{item.name}", module.path, training[item.name]), None) for item in node.body
                      if isinstance(item, FUNCTION_TYPES) and item.name in training)
         found.update(dict.fromkeys(_delegated_loops(ctx, local, module, node)))
     return list(found)
+
+
+def inherited_loops(ctx: FileContext) -> list[tuple[str, str, Path]]:
+    """(class, `Base.method`, file) for each class of the file that inherits a training loop from a class of another
+    project module, through at most MAX_CLASS_FILES files (ultralytics' RTDETRTrainer subclasses DetectionTrainer,
+    which subclasses BaseTrainer, whose `_do_train` trains)."""
+    local = project.local_imports(project.import_statements(ctx.tree.body))
+    found = []
+    for cls in ctx.tree.body:
+        if isinstance(cls, ast.ClassDef):
+            inherited = _inherited_loop(cls, local, project.file_folder(ctx.path), project.MAX_CLASS_FILES)
+            found += [(cls.name, *inherited)] if inherited is not None else []
+    return found
+
+
+def _inherited_loop(cls: ast.ClassDef, local: project.LocalImports, folder: Path, files_left: int,
+                    start: Path | None = None) -> tuple[str, Path] | None:
+    """The training method (`Base.method`, file) `cls` inherits; absolute imports also looked up from `start`, the
+    first file's folder (a deep package's own folder may lie too deep to find its project's root)."""
+    bases = [ast.Call(func=base, args=[], keywords=[]) for base in cls.bases]
+    reached = (found for where in dict.fromkeys([folder, start or folder]) for found in
+               project.reached(bases, local, (), where)) if files_left else ()
+    for _, name, module in reached:
+        base = module.classes.get(name)
+        if base is None:
+            continue
+        training = _training_functions(module)
+        method = next((item.name for item in base.body if isinstance(item, FUNCTION_TYPES) and item.name in training),
+                      None)
+        if method is not None:
+            return f"{name}.{method}", module.path
+        deeper = _inherited_loop(base, module.local, module.path.parent, files_left - 1, start or folder)
+        if deeper is not None:
+            return deeper
+    return None
 
 
 def _delegated_loops(ctx: FileContext, local: project.LocalImports, module: project.Module,

@@ -194,7 +194,11 @@ class Debugger(Transform):
         "`@registry.register_runner(...)`; where such a class hands its optimizer to a training method of an object "
         "it holds, RunnerBase's `self.task.train_epoch(..., optimizer=self.optimizer)`, the note names the method "
         "of that name among the classes of the project modules the script imports that reaches a loop, "
-        "`BaseTask._train_inner_loop` in lavis/tasks/base_task.py); a script that "
+        "`BaseTask._train_inner_loop` in lavis/tasks/base_task.py); a module whose class inherits its training loop "
+        "from a class of another project file, ultralytics' RTDETRTrainer through DetectionTrainer from BaseTrainer, is "
+        "told that file (`BaseTrainer._do_train` in engine/trainer.py), and a script running an ultralytics model's "
+        "`train(...)` (`YOLO(...).train(data=..., seed=7)`) is told that loop, or the model's `on_train_batch_start` "
+        "and `on_train_batch_end` callbacks to start and stop the debugger in; a script that "
         "calls `trainer.train()`/`.fit(...)` on a trainer built elsewhere (a parameter, `build_trainer(cfg)`, "
         "`hydra.utils.instantiate(cfg.trainer)`) is told to add the callback where it is built; a SpeechBrain "
         "recipe's `brain.fit(...)` (the library's loop, which takes no callbacks) is told to start the debugger in "
@@ -548,6 +552,11 @@ class Debugger(Transform):
         if not analysis.loops and not analysis.callback_trainings:
             if unit.ctx.is_entry_script():  # library modules without a training loop are the normal case
                 self._no_loop_note(unit)
+            elif (library := _ultralytics_train(unit)) is not None:  # `YOLO(...).train()` at module level, or in a helper
+                unit.note(*library)
+            for cls, method, path in loops.inherited_loops(unit.ctx):
+                unit.note(None, f"`{cls}` trains in the loop it inherits, `{method}` in {shown_path(path)}: "
+                                "instrument that file; debugger not added here")
             return
         name = unit.names.free("debugger")
         starts = [self._start(unit, name, loop) for loop in analysis.loops]
@@ -605,7 +614,7 @@ class Debugger(Transform):
                       else "this run instruments it")
             unit.note(None, f"{what} not in this file but in {where}: {advice}; debugger not added here")
             return
-        elsewhere = _trainer_elsewhere(unit) or _brain_fit(unit)
+        elsewhere = _trainer_elsewhere(unit) or _brain_fit(unit) or _ultralytics_train(unit)
         if elsewhere is not None:
             unit.note(*elsewhere)
         elif unit.imports_framework:  # a script that names no framework and calls no training code: nothing to say
@@ -1175,6 +1184,27 @@ def _brain_fit(unit: Unit) -> tuple[int, str] | None:
                                  "(`Brain.fit_batch`): in your Brain, call `debugger.start(model=self.modules)` in "
                                  "`on_fit_batch_start` and `debugger.stop()` and `debugger.step()` in "
                                  "`on_fit_batch_end`; debugger not added")
+    return None
+
+
+def _ultralytics_train(unit: Unit) -> tuple[int, str] | None:
+    """(line, note) for `model.train(...)` of an ultralytics model (`YOLO("yolo11n.pt").train(data=..., seed=7)`):
+    the training loop is the library's, `BaseTrainer._do_train` in ultralytics/engine/trainer.py."""
+    if not unit.ctx.imports.imports_root("ultralytics"):
+        return None
+    assigned = {target_name(target): node.value for node in ast.walk(unit.tree) if isinstance(node, ast.Assign)
+                for target in node.targets}
+    for node in ast.walk(unit.tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train"):
+            continue
+        owner = node.func.value
+        built = owner if isinstance(owner, ast.Call) else assigned.get(target_name(owner))
+        if isinstance(built, ast.Call) and (unit.ctx.imports.resolve_any(built.func) or "").startswith("ultralytics."):
+            return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` runs ultralytics' training loop, "
+                                 "`BaseTrainer._do_train` in ultralytics/engine/trainer.py of the installed package: "
+                                 "instrument that file, or add callbacks to the model: `on_train_batch_start` calling "
+                                 "`debugger.start(model=trainer.model)`, `on_train_batch_end` calling "
+                                 "`debugger.stop()` and `debugger.step()`; debugger not added")
     return None
 
 

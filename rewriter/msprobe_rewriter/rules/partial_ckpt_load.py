@@ -391,21 +391,6 @@ def restore(model, path, strict=False):
 
 restore(torch.nn.Linear(4, 2), "init.pt")
 """, lines=(5,)),
-        # Swin: buffers the model computes again, and a head it has just filled with zeros, leave the checkpoint
-        # unreported; the load is information (the keys it returns are checked).
-        Invalid("""\
-import torch
-
-
-def load_pretrained(model, path):
-    state_dict = torch.load(path, map_location="cpu")["model"]
-    for k in [k for k in state_dict.keys() if "relative_position_index" in k]:
-        del state_dict[k]
-    torch.nn.init.constant_(model.head.weight, 0.)
-    del state_dict["head.weight"]
-    missing, unexpected = model.load_state_dict(state_dict, strict=False)
-    assert all("relative_position_index" in k or k == "head.weight" for k in missing)
-""", lines=(10,), severity="info"),
         # latent diffusion: either branch's keys (one finding for the line) are only printed, as MindSpore's are
         Invalid("""\
 import torch

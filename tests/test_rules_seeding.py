@@ -387,6 +387,29 @@ def test_dist_start_in_a_function_nothing_calls_is_info(project):
     assert found == {5: "warning", 9: "warning"}
 
 
+@pytest.mark.parametrize(("call", "expected"), [
+    ("dist.init_process_group('fake', rank=0, world_size=8)", []),  # torchtitan's precompile: no communication
+    ("dist.init_process_group(world_size=1, rank=0, store=dist.HashStore())", []),  # k-diffusion: one process
+    ("dist.init_process_group(world_size=2, rank=0, store=dist.HashStore())", [5]),
+    ("deepspeed.init_distributed(world_size=1)", []),
+    ("dist.init_process_group(args.backend)", [5]),
+])
+def test_dist_start_without_communication(project, call, expected):
+    write(project, {"a.py": "import torch.distributed as dist\nimport deepspeed\n\nargs = object()\n" + call + "\n"})
+    assert [line for _, line in lint(project / "a.py", "dist-no-deterministic-comm")] == expected
+
+
+def test_dist_backend_option_nccl_by_default_gets_the_nccl_advice(project):
+    """moco-v3's `--dist-backend` (default 'nccl'): pinning NCCL's algorithm counts, and the message says why."""
+    options = ("import argparse\nimport os\n\nimport torch.distributed as dist\n\nparser = argparse.ArgumentParser()\n"
+               "parser.add_argument('--dist-backend', default='nccl', type=str)\nargs = parser.parse_args()\n{env}"
+               "dist.init_process_group(backend=args.dist_backend)\n")
+    write(project, {"a.py": options.format(env=""), "b.py": options.format(env="os.environ['NCCL_ALGO'] = 'Ring'\n")})
+    (finding,) = lint_findings(project / "a.py", "dist-no-deterministic-comm")
+    assert finding.message.startswith("NCCL communication") and "(`args.dist_backend` is nccl by default)" in finding.message
+    assert lint(project / "b.py", "dist-no-deterministic-comm") == []
+
+
 TRAINER_MODULE = """
 import torch
 

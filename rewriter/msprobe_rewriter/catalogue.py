@@ -369,9 +369,12 @@ DISTRIBUTED_INIT_CALLS = frozenset({
     "mindspore.communication.init", "mindspore.communication.management.init",
     "accelerate.Accelerator", "lightning.Fabric", "lightning.fabric.Fabric", *MMCV_INIT_DIST, *COMPOSER_INITIALIZE_DIST,
 })
-# Constructors in DISTRIBUTED_INIT_CALLS that start no collectives when given one device:
-# name -> the keyword with the device count (`Fabric(devices=1)`).
-DISTRIBUTED_DEVICES_KEYWORD = {"lightning.Fabric": "devices", "lightning.fabric.Fabric": "devices"}
+# Calls in DISTRIBUTED_INIT_CALLS that start no collectives across devices when given one device or process:
+# name -> the keyword with the device count (`Fabric(devices=1)`) or the number of processes (k-diffusion's
+# single-process fallback `init_process_group(world_size=1, rank=0, store=dist.HashStore())`).
+DISTRIBUTED_DEVICES_KEYWORD = {"lightning.Fabric": "devices", "lightning.fabric.Fabric": "devices",
+                               "torch.distributed.init_process_group": "world_size",
+                               "deepspeed.init_distributed": "world_size"}
 # ... and when told to run on the CPU (no HCCL or NCCL): name -> (keyword, value).
 DISTRIBUTED_CPU_KEYWORD = {"lightning.Fabric": ("accelerator", "cpu"),
                            "lightning.fabric.Fabric": ("accelerator", "cpu"), "accelerate.Accelerator": ("cpu", True)}
@@ -385,8 +388,9 @@ DISTRIBUTED_BACKEND_ARGUMENT = {
 # (MindSpore's `init("mccl")`: its collectives for CPU hardware, mindspore/communication/management.py.)
 CPU_BACKENDS = frozenset({"gloo", "mccl"})
 # Backends neither HCCL's nor NCCL's settings concern: gloo and MPI on the CPU, Intel's oneCCL (XPU), XLA (TPU),
-# SageMaker's smddp.
-OTHER_BACKENDS = CPU_BACKENDS | frozenset({"mpi", "ccl", "xccl", "xla", "smddp"})
+# SageMaker's smddp, and torch's `fake` (shapes of collectives' results without any communication: torchtitan's
+# single-process precompile).
+OTHER_BACKENDS = CPU_BACKENDS | frozenset({"mpi", "ccl", "xccl", "xla", "smddp", "fake"})
 NCCL_BACKENDS = frozenset({"nccl"})
 
 CPU_DEVICE_STRINGS = frozenset({"cpu", "meta"})

@@ -45,8 +45,9 @@ class DistNoDeterministicComm(Rule):
                "given one device, and the `gloo` backend (MindSpore's `mccl` too; an option defaulting to it is info; also MPI, oneCCL's `ccl`, "
                "`xla`, SageMaker's `smddp`, which neither setting concerns), a "
                "`Fabric(accelerator=\"cpu\")` or "
-               "`Accelerator(cpu=True)` (no HCCL or NCCL), are not flagged; `deepspeed.initialize` counts when it is "
-               "the first of an entry script (it starts communication itself). With the `nccl` backend named (also as one branch of a conditional), "
+               "`Accelerator(cpu=True)` (no HCCL or NCCL), torch's `fake` backend (no communication at all) and "
+               "`init_process_group(world_size=1)` (one process) are not flagged; `deepspeed.initialize` counts when it is "
+               "the first of an entry script (it starts communication itself). With the `nccl` backend named (also as one branch of a conditional, or as the default of the option passed), "
                "pinning NCCL's algorithm (`NCCL_ALGO`, set the same ways) also counts, and the message says so; so too for "
                "MindSpore's `init()` in the branch of an `if` comparing with `\"GPU\"` (mindediting's `elif "
                "device_target == \"GPU\":`), where it picks NCCL. A start in a top-level function that nothing in the "
@@ -199,6 +200,20 @@ dist.init_process_group(backend="nccl" if dist.is_nccl_available() else "gloo")
 """,
         # Composer's `initialize_dist` on the CPU starts gloo.
         "from composer.utils import dist\n\ndist.initialize_dist(\"cpu\")\n",
+        # torchtitan's single-process precompile: the fake backend communicates nothing; k-diffusion's fallback
+        # group of one process has no other device to communicate with.
+        """\
+import torch.distributed as dist
+
+
+def precompile(world_size):
+    dist.init_process_group("fake", rank=0, world_size=world_size)
+
+
+def ensure_distributed():
+    if not dist.is_initialized():
+        dist.init_process_group(world_size=1, rank=0, store=dist.HashStore())
+""",
     )
     invalid = (
         # Megatron's `pretrain` (and `initialize_megatron`) start NCCL communication, with a fixed algorithm only
@@ -225,6 +240,17 @@ parser.add_argument("--backend", type=str, default="gloo")
 args = parser.parse_args()
 dist.init_process_group(args.backend)
 """, lines=(8,), severity="info"),
+        # moco-v3: `--dist-backend` is nccl unless told otherwise (the NCCL advice).
+        Invalid("""\
+import argparse
+
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--dist-backend", default="nccl", type=str)
+args = parser.parse_args()
+dist.init_process_group(backend=args.dist_backend, init_method="env://")
+""", lines=(8,)),
         # mmcv's launcher helper initialises the process group (ModelZoo's mmdetection-based scripts).
         Invalid("""\
 import torch_npu
@@ -373,8 +399,9 @@ def _initialize_dist_with_barrier(dist_timeout):
 
     @staticmethod
     def _no_accelerator_collectives(node: ast.Call, qualified: str) -> bool:
-        """`Fabric(devices=1)` (or `devices=[0]`) runs one process; the gloo backend,
-        `Fabric(accelerator="cpu")` and `Accelerator(cpu=True)` run on the CPU: nothing to pin."""
+        """`Fabric(devices=1)` (or `devices=[0]`) and `init_process_group(world_size=1)` run one process; the gloo
+        backend, `Fabric(accelerator="cpu")` and `Accelerator(cpu=True)` run on the CPU, the fake one communicates
+        nothing: nothing to pin."""
         backends = named_backends(node, qualified)
         if backends and backends <= catalogue.OTHER_BACKENDS:
             return True
@@ -399,14 +426,19 @@ def _initialize_dist_with_barrier(dist_timeout):
                 continue  # a library's (MindSpeed's patched `pretrain`): the entry script is given the option; a
                 # project's fork without the option: its own start of communication is reported in its file
             function = definition.name if definition is not None else None
+            default = opt_in.default_value(self.ctx, backend) if backend is not None else None
+            default = default.lower() if isinstance(default, str) else None
+            nccl_by_default = default in catalogue.NCCL_BACKENDS and not on_nccl  # moco-v3's `--dist-backend`
+            on_nccl |= nccl_by_default
             before = [effect.summary for effect in effects if _before(effect, site.node, function)]
             if any(summary.hccl for summary in before) or (id(definition), on_nccl) in reported:
                 continue
             reported.add((id(definition), on_nccl))
             dead = seeding.never_called(self.ctx, definition)
             note, severity = (f" (in `{function}`, which nothing in the project calls)", "info") if dead else ("", None)
-            default = opt_in.default_value(self.ctx, backend) if backend is not None else None
-            if isinstance(default, str) and default.lower() in catalogue.OTHER_BACKENDS:  # `--backend` gloo by default
+            if nccl_by_default:
+                note += f" (`{condition_text(backend)}` is {default} by default)"
+            if default in catalogue.OTHER_BACKENDS:  # `--backend` gloo by default
                 self.report(site, self.message + f" (only when `{condition_text(backend)}` is not {default}, as it is "
                                                  "with the default arguments)", "info")
             elif not on_nccl:

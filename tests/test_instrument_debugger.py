@@ -1495,6 +1495,17 @@ def test_gradient_accumulation_over_micro_batches_gets_the_note():
     assert any("the optimizer may update the weights only every few iterations here" in note for note in notes), notes
 
 
+def test_a_loop_over_groups_of_micro_batches_steps_once_per_iteration():
+    """LLaMA-Factory v1's BaseTrainer.fit: each `micro_batches` is the list of one optimizer step's micro-batches,
+    run by an inner loop; the optimizer steps once per iteration of the outer loop, which the debugger wraps."""
+    code = ("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for micro_batches in batches:\n    for i, micro_batch in enumerate(micro_batches):\n"
+            "        model(micro_batch).sum().backward()\n    opt.step()\n")
+    out, notes = run(code, "debugger")
+    assert "for micro_batches in batches:\n    debugger.start(model=model)\n" in out
+    assert not any("only every few iterations" in note for note in notes), notes
+
+
 def test_a_continue_that_skips_no_step_gets_no_accumulation_note():
     code = ("import torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
             "for i, x in enumerate(loader):\n    if x is None:\n        continue\n    model(x).sum().backward()\n"

@@ -280,8 +280,7 @@ def _conditional(ancestors: list[ast.AST], loop: ast.AST | None) -> bool:
     `if` that skips the rest of the iteration (open_clip's `if ((i + 1) % args.accum_freq) > 0: continue`); or in a
     loop over micro-batches (DeepSpeed's `for micro_step in range(steps * engine.gradient_accumulation_steps())`,
     whose `engine.step()` updates every few of them)."""
-    if isinstance(loop, (ast.For, ast.AsyncFor)) and (counts(loop.iter) or any(
-            isinstance(node, ast.Name) and "micro" in node.id.lower() for node in ast.walk(loop.target))):
+    if isinstance(loop, (ast.For, ast.AsyncFor)) and (counts(loop.iter) or _one_micro_batch(loop)):
         return True
     below = None
     for node in reversed(ancestors):
@@ -295,6 +294,16 @@ def _conditional(ancestors: list[ast.AST], loop: ast.AST | None) -> bool:
             return True
         below = node
     return False
+
+
+def _one_micro_batch(loop: ast.For | ast.AsyncFor) -> bool:
+    """Whether `loop`'s target names a micro-batch (DeepSpeed's `micro_step`) that its body does not loop over in
+    turn: LLaMA-Factory's `for micro_batches in self.train_batch_generator:` runs `for i, micro_batch in
+    enumerate(micro_batches)` and steps the optimizer once after them, one update per iteration."""
+    micro = {node.id for node in ast.walk(loop.target) if isinstance(node, ast.Name) and "micro" in node.id.lower()}
+    looped = {node.id for inner in ast.walk(loop) if isinstance(inner, (ast.For, ast.AsyncFor)) and inner is not loop
+              for node in ast.walk(inner.iter) if isinstance(node, ast.Name)}
+    return bool(micro - looped)
 
 
 def _skips_before(loop: ast.AST, statement: ast.AST) -> bool:

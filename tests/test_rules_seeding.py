@@ -613,6 +613,31 @@ def test_a_project_module_seeding_when_imported_counts(project, helper, expected
     assert lint(project / "train.py", "seed-missing") == expected
 
 
+SEEDS_NUMPY_ON_IMPORT = "import numpy as np\n\nnp.random.seed(42)\n\n\nclass Actor:\n    pass\n"
+
+
+@pytest.mark.parametrize(("files", "imports", "expected"), [
+    ({"algo/__init__.py": "from algo.actor import Actor\n", "algo/actor.py": SEEDS_NUMPY_ON_IMPORT,
+      "algo/config.py": "X = 1\n"}, "from algo import config", []),
+    ({"algo/__init__.py": "", "algo/actor.py": SEEDS_NUMPY_ON_IMPORT,
+      "algo/config.py": "from .actor import Actor\n"}, "from algo import config", []),
+    ({"algo/__init__.py": "", "algo/actor.py": SEEDS_NUMPY_ON_IMPORT,
+      "algo/config.py": "X = 1\n"}, "from algo import config", [("seed-missing", 5)]),
+    ({"algo/__init__.py": "", "algo/more.py": "from algo.deeper import Y\n",
+      "algo/deeper.py": "from algo.deepest import Z\n", "algo/deepest.py": "from algo.actor import Actor\n",
+      "algo/actor.py": SEEDS_NUMPY_ON_IMPORT},
+     "from algo.more import Y", [("seed-missing", 5)]),  # a fourth module: beyond MAX_IMPORT_HOPS
+])
+def test_a_seed_set_by_a_module_an_import_runs_in_turn_counts(project, files, imports, expected):
+    """mindrl's example/a2c/train.py imports `mindspore_rl.algorithm.a2c.config`: the package's `__init__.py` (and
+    config.py's `from .a2c import ...`) import a2c.py, which runs `np.random.seed(SEED)` at its top level."""
+    write(project, {**files, "train.py": "from mindspore import nn\nfrom mindspore.train import Model\n"
+                                         f"{imports}\n\nif __name__ == '__main__':\n    net = nn.Dense(4, 2)\n"
+                                         "    Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, "
+                                         "0.9)).train(1, None)\n"})
+    assert lint(project / "train.py", "seed-missing") == expected
+
+
 # --- conditions under the default arguments -----------------------------------------------------
 def conditional_script(argument: str, condition: str) -> str:
     return textwrap.dedent(f"""\

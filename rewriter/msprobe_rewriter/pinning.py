@@ -236,6 +236,7 @@ def summarise(effects: list[tuple[Summary, ast.expr | None]], lookup: conditions
 # --- following project-local helpers -----------------------------------------------------------
 Defined = tuple["project.Module", "ast.FunctionDef | ast.AsyncFunctionDef", "ast.ClassDef | None"]
 MAX_HOPS = 6  # re-exports (packages re-export from subpackages), returned classes and base classes
+MAX_IMPORT_HOPS = 3  # modules deep, an import's and those it runs in turn (a package's __init__.py, then its imports)
 
 
 def helper_summary(call: ast.Call, folder, local: project.LocalImports, defined, lookup: conditions.Lookup,
@@ -338,11 +339,11 @@ def _data_class(cls: ast.ClassDef) -> bool:
 
 
 def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
-    """What the project-local modules an import statement loads pin at their top level, on import (a model
+    """What the project-local modules an import statement runs pin at their top level, on import (a model
     zoo's `src/utils.py` calling `set_seed(1)` outside any function, or a seeding function of its own); only
     unconditional statements count."""
     total = NOTHING
-    for module in _imported_modules(node, folder):
+    for module in _modules_run(node, folder):
         if "on_import" not in module.memo:
             found = NOTHING
             for inner in _on_import(module):
@@ -354,23 +355,45 @@ def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
 
 def import_seeder(node: ast.Import | ast.ImportFrom, folder) -> ast.Call | None:
     """The first seeding call of a library (`mindspore.set_seed(5)`) that a project-local module an import
-    statement loads makes at its top level, unconditionally, on import (mindrl's c51_trainer.py), if any."""
-    for module in _imported_modules(node, folder):
+    statement runs makes at its top level, unconditionally, on import (mindrl's c51_trainer.py), if any."""
+    for module in _modules_run(node, folder):
         for inner in _on_import(module):
             if isinstance(inner, ast.Call) and SEEDER_FAMILIES.get(module.imports.resolve(inner.func) or ""):
                 return inner
     return None
 
 
+def _modules_run(node: ast.Import | ast.ImportFrom, folder) -> list[project.Module]:
+    """The project-local modules an import statement runs: those it loads and those their own unconditional
+    top-level imports load, in turn, MAX_IMPORT_HOPS modules deep (mindrl's `from mindspore_rl.algorithm.a2c import
+    config` runs the package's `__init__.py`, which imports a2c.py, which calls `np.random.seed(SEED)`)."""
+    seen: dict[Path, project.Module] = {}
+    layer = _imported_modules(node, folder)
+    for _ in range(MAX_IMPORT_HOPS):
+        layer = [module for module in layer if module.path not in seen]
+        seen.update((module.path, module) for module in layer)
+        layer = [found for module in layer for inner in _on_import(module)
+                 if isinstance(inner, (ast.Import, ast.ImportFrom))
+                 for found in _imported_modules(inner, module.path.parent)]
+    return list(seen.values())
+
+
 def _imported_modules(node: ast.Import | ast.ImportFrom, folder) -> list[project.Module]:
-    """The project-local modules an import statement loads."""
+    """The project-local modules an import statement loads: `from package import module` loads the package's
+    `__init__.py`, then the module, unless the package defines a function or class of that name."""
     if isinstance(node, ast.ImportFrom):
         wanted = [] if not node.level and (node.module or "").split(".", 1)[0] in project.NOT_LOCAL else [
             (node.module or "", node.level)]
     else:
         wanted = [(alias.name, 0) for alias in node.names if alias.name.split(".", 1)[0] not in project.NOT_LOCAL]
     paths = (project.find_module(folder, name, level) for name, level in wanted)
-    return [module for path in paths if path is not None and (module := project.load(path)) is not None]
+    found = [module for path in paths if path is not None and (module := project.load(path)) is not None]
+    if isinstance(node, ast.ImportFrom) and found and found[0].path.name == "__init__.py":
+        package = found[0]
+        found += [module for alias in node.names if alias.name not in ("*", *package.functions, *package.classes)
+                  and (path := project.find_module(package.path.parent, alias.name, 1)) is not None
+                  and (module := project.load(path)) is not None]
+    return found
 
 
 def _on_import(module: project.Module) -> list[ast.AST]:

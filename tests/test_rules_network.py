@@ -304,6 +304,19 @@ def test_nondeterministic_index_copy_names_duplicate_indices():
     assert line == 6 and message.startswith("`index_copy_` with duplicate indices is not deterministic on CUDA")
 
 
+@pytest.mark.parametrize(("index", "expected"), [
+    ("torch.sort(ids, stable=True)[1]", []),  # ms-swift's NPU MoE: a permutation
+    ("ids.sort().indices.cuda()", []),
+    ("torch.topk(ids, 4).indices[:2]", []),
+    ("ids.sort().values.long()", [6]),
+    ("torch.sort(ids)[0]", [6]),
+    ("torch.from_numpy(np.sort(ids)[1])", [6]),  # the second of NumPy's sorted values
+])
+def test_nondeterministic_index_of_sort_indices_is_unique(index, expected):
+    code = f"import numpy as np\nimport torch\n\n\ndef write(out, ids, val):\n    out.index_copy_(0, {index}, val)\n"
+    assert lines("nondeterministic-op", code) == expected
+
+
 @pytest.mark.parametrize(("folders", "package", "extra", "expected"), [
     (("slowfast", "datasets"), True, "", []),  # SlowFast's transforms of a sample's frames
     (("slowfast", "datasets"), True, "class Head(torch.nn.Module):\n    pass\n", [6]),  # it defines a module

@@ -65,6 +65,10 @@ SCATTER_REDUCING = frozenset({"scatter_add", "scatter_reduce", "scatter"})
 SHAPING_METHODS = frozenset({"expand", "view", "reshape"})
 UNIQUE_INDEX_CALLS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique"})
 UNIQUE_INDEX_METHODS = frozenset({"argsort", "unique"})
+# Calls returning (values, indices), whose indices are distinct positions: `torch.sort(x)[1]` is a permutation
+# (ms-swift's NPU MoE `torch.sort(flatten_indices.float(), stable=True)[1]`), `topk`'s are k distinct positions.
+INDEXED_RESULT_CALLS = frozenset({"torch.sort", "torch.topk"})
+INDEXED_RESULT_METHODS = frozenset({"sort", "topk"})
 INDEX_KEEPING_METHODS = frozenset({"to", "cuda", "cpu", "long", "int", "contiguous", "clone", "detach"})
 INDEX_TENSORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.IntTensor"})
 POSITION_INDEX = re.compile(r"(input_|cache_)?pos(ition)?s?")
@@ -213,7 +217,8 @@ class NondeterministicOp(FollowsValues, Rule):
     summary = ("Flags calls of operators that `torch.use_deterministic_algorithms` documents as non-deterministic "
                "on CUDA (`index_add_`, `scatter_add_`, `scatter_reduce_`, `index_put_(accumulate=True)`, `put_`, "
                "`index_copy_` (it and `index_add_` only with duplicate indices: not on a range, permutation, "
-               "`argsort` or `unique` index or a slice of one (dinov2's stochastic depth `torch.randperm(b)[:k]`), a "
+               "`argsort` or `unique` index, the indices of `sort` or `topk` (`torch.sort(x)[1]`, `.indices`), or a "
+               "slice of one (dinov2's stochastic depth `torch.randperm(b)[:k]`), a "
                "tensor of a list of consecutive ranges (TinyLlama's LoRA `lora_ind`) or token positions (a KV cache "
                "written at `input_pos`); scatters not with an index of size 1 along the scatter dim, `ids.unsqueeze(dim)`: "
                "each output gets at most one value), "
@@ -451,6 +456,11 @@ class NondeterministicOp(FollowsValues, Rule):
         "        return result.index_copy(1, torch.tensor(self.lora_ind, device=x.device), x)\n\n"
         "    def cache(self, cache_k, k, input_pos):\n        rows = torch.arange(k.size(0)).to(k.device)\n"
         "        return cache_k.index_copy_(2, input_pos, k), cache_k.index_copy(0, rows, k)\n",
+        # the indices of a sort (a permutation) or of `topk`: ms-swift's NPU MoE unpermutes its expert outputs
+        "import torch\n\n\ndef unpermute(out, routing, down, scores, update, k):\n"
+        "    order = torch.sort(routing.view(-1).float(), stable=True)[1]\n    out.index_copy_(0, order, down)\n"
+        "    out.index_add_(0, scores.sort(descending=True).indices[:k].long(), update)\n"
+        "    return out.index_copy(0, torch.topk(scores, k)[1], update)\n",
         # no gradient: a new tensor kept in a dict (audiocraft's saliency), a checkpoint's tensors through
         # `.items()` (SlowFast's loader), a parameter created frozen and handed to a method (ijepa)
         "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\ndef salience(d, rate):\n"
@@ -651,11 +661,13 @@ class NondeterministicOp(FollowsValues, Rule):
                 "        op = torch._C._jit_get_operation('aten::grid_sampler_2d_backward')\n        op = op[0]\n"
                 "        return op(grad_output, *ctx.saved_tensors, 0, 0, False, (True, True))\n", lines=(15,)),
         # duplicate indices may occur: a helper's index, a list extended by overlapping ranges or appended to
+        # (and the sorted values, not the indices, of a sort)
         Invalid("import torch\n\n\ndef write(t, idx, val):\n    return t.index_copy_(1, idx, val)\n\n\n"
                 "def spread(x, n):\n    rows = list(range(0, n))\n    rows.extend(range(0, n))\n    more = []\n"
                 "    more.append(n)\n    out = torch.zeros(2 * n, x.size(1))\n"
-                "    out.index_copy_(0, torch.tensor(rows), x)\n    return out.index_copy(0, torch.tensor(more), x[:1])\n",
-                lines=(5, 14, 15)),
+                "    out.index_copy_(0, torch.tensor(rows), x)\n    return out.index_copy(0, torch.tensor(more), x[:1])\n"
+                "\n\ndef by_rank(t, ids, val):\n    return t.index_copy_(0, torch.sort(ids)[0], val)\n",
+                lines=(5, 14, 15, 19)),
         # a torch function of a parameter, and a mapping the module fills with its input
         Invalid("import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
                 "    def __init__(self):\n        super().__init__()\n"
@@ -1481,8 +1493,8 @@ class NondeterministicOp(FollowsValues, Rule):
         return self._writes_in[key]
 
     def _unique(self, index: ast.expr | None) -> bool:
-        """An index without duplicates by construction: `torch.arange(n)`, `randperm`, `argsort`, `unique`
-        (also moved or cast), a tensor of a list built from consecutive ranges, a name only ever
+        """An index without duplicates by construction: `torch.arange(n)`, `randperm`, `argsort`, `unique`, the
+        indices of `sort` or `topk` (`[1]` or `.indices`; also moved or cast), a tensor of a list built from consecutive ranges, a name only ever
         bound to those, or token positions (`input_pos`: a KV cache written where each new token goes)."""
         if isinstance(index, (ast.Name, ast.Attribute)) and POSITION_INDEX.fullmatch(target_name(index) or ""):
             return True
@@ -1491,6 +1503,12 @@ class NondeterministicOp(FollowsValues, Rule):
             return bool(bound) and all(isinstance(value, ast.expr) and self._unique(value) for value in bound)
         if isinstance(index, ast.Subscript) and isinstance(index.slice, ast.Slice):
             return self._unique(index.value)
+        if isinstance(index, ast.Subscript) and constant(index.slice) == 1 \
+                or isinstance(index, ast.Attribute) and index.attr == "indices":
+            call = index.value
+            qualified = self.ctx.call_qualname(call) if isinstance(call, ast.Call) else None
+            return qualified in INDEXED_RESULT_CALLS or qualified is None and isinstance(call, ast.Call) \
+                and isinstance(call.func, ast.Attribute) and call.func.attr in INDEXED_RESULT_METHODS
         if not isinstance(index, ast.Call):
             return False
         qualified = self.ctx.call_qualname(index)

@@ -317,6 +317,17 @@ def test_nondeterministic_index_of_sort_indices_is_unique(index, expected):
     assert lines("nondeterministic-op", code) == expected
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    ("def build(m):\n    return torch.compile(m, options=OPTIONS)\n", [7]),  # a module constant, read in a function
+    ("def build(m, OPTIONS):\n    return torch.compile(m, options=OPTIONS)\n", []),  # a parameter hides it
+    ("def build(m):\n    OPTIONS = {}\n    return torch.compile(m, options=OPTIONS)\n", []),
+    ("with torch._inductor.config.patch(OPTIONS):\n    pass\n", [6]),
+])
+def test_compile_autotune_options_through_a_name(body, expected):
+    code = "import torch\nimport torch._inductor.config\n\nOPTIONS = {'max_autotune': True}\n\n" + body
+    assert lines("compile-autotune", code) == expected
+
+
 @pytest.mark.parametrize(("folders", "package", "extra", "expected"), [
     (("slowfast", "datasets"), True, "", []),  # SlowFast's transforms of a sample's frames
     (("slowfast", "datasets"), True, "class Head(torch.nn.Module):\n    pass\n", [6]),  # it defines a module

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from msprobe_rewriter import conditions
-from msprobe_rewriter.context import FileContext, constant
+from msprobe_rewriter.context import FileContext, constant, walk_scope
 
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 ARGPARSE = re.compile(r"add_argument|set_defaults")
@@ -228,6 +228,19 @@ def key(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute) and (root := key(node.value)) is not None:
         return f"{root}.{node.attr}"
     return None
+
+
+def assigned_before(value: ast.expr | None, before: ast.AST, scope: ast.AST) -> ast.expr | None:
+    """The value `scope` last assigned (`x = ...` or `x: T = ...`) to `value`'s name or attribute chain on a line
+    before `before`, not looking into nested scopes; None if none."""
+    name = key(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    if name is None:
+        return None
+    assignments = [node for node in walk_scope(scope) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                   and node.value is not None and node.lineno < before.lineno and any(
+                       key(target) == name for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+    last = max(assignments, key=lambda node: node.lineno, default=None)
+    return last.value if last is not None else None
 
 
 def split_fields(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:

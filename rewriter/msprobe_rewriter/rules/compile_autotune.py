@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 
 from msprobe_rewriter import catalogue, environment
-from msprobe_rewriter.context import NOT_CONSTANT, constant, keyword
+from msprobe_rewriter.assignments import assigned_before
+from msprobe_rewriter.context import NOT_CONSTANT, SCOPE_TYPES, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 INDUCTOR_PATCH = catalogue.INDUCTOR_CONFIG + ".patch"
@@ -35,7 +36,8 @@ class CompileAutotune(Rule):
                "compile with the default mode (no max-autotune) while comparing runs")
     summary = ("Flags `torch.compile(..., mode=\"max-autotune\" | \"max-autotune-no-cudagraphs\")`, "
                "`options={\"max_autotune\": True, ...}` (also `max_autotune_gemm`, `max_autotune_pointwise`, "
-               "`coordinate_descent_tuning`), the same switches set on `torch._inductor.config` (attribute or "
+               "`coordinate_descent_tuning`; the mode or options also through a name last assigned the literal in "
+               "its scope or the module: torchtitan's class-level `inductor_configs`), the same switches set on `torch._inductor.config` (attribute or "
                "`config.patch(...)`), and their `TORCHINDUCTOR_*` environment variables.")
     why = ("Like `cudnn.benchmark`, autotuning benchmarks several kernel configurations (Triton tile sizes, "
            "cuBLAS vs Triton GEMMs) and keeps the fastest. Which one wins depends on timing noise and the "
@@ -51,6 +53,13 @@ import torch
 model = torch.nn.Linear(8, 8)
 fast = torch.compile(model)
 graphs = torch.compile(model, mode="reduce-overhead")
+options = {"max_autotune": True}
+
+
+def build(options):
+    fast = torch.compile(model, options=options)  # the caller's, not the module's
+    options = {"max_autotune": False}
+    return fast, torch.compile(model, options=options)
 """,
         """\
 import torch
@@ -98,6 +107,23 @@ def step(x):
 
 block = tc(Block(), options={"max_autotune_gemm": True, "epilogue_fusion": True})
 """, lines=(9, 14)),
+        # torchtitan's FlexAttention: the options are a dict the class body binds.
+        Invalid("""\
+from typing import ClassVar
+
+import torch
+from torch.nn.attention.flex_attention import flex_attention
+
+MODE = "max-autotune-no-cudagraphs"
+
+
+class FlexAttention(torch.nn.Module):
+    inductor_configs: ClassVar[dict[str, bool]] = {"max_autotune": True, "coordinate_descent_tuning": True}
+    compiled = torch.compile(flex_attention, options=inductor_configs)
+
+
+step = torch.compile(lambda x: x + 1, mode=MODE)
+""", lines=(11, 14)),
         Invalid("""\
 import os
 
@@ -116,12 +142,12 @@ with torch._inductor.config.patch(max_autotune=True):
             return  # cheap filter; plain names may be aliases (`compile as tc`)
         qualified = self.ctx.call_qualname(node)
         if qualified in catalogue.TORCH_COMPILE:
-            mode = constant(keyword(node, "mode"))
-            if mode in catalogue.AUTOTUNE_COMPILE_MODES or dict_enables(keyword(node, "options")):
+            mode = constant(self._bound(keyword(node, "mode"), node))
+            if mode in catalogue.AUTOTUNE_COMPILE_MODES or dict_enables(self._bound(keyword(node, "options"), node)):
                 self.report(node)
         elif qualified == INDUCTOR_PATCH:
             if any(kw.arg in catalogue.AUTOTUNE_OPTIONS and switched_on(kw.value) for kw in node.keywords) or (
-                    node.args and dict_enables(node.args[0])):
+                    node.args and dict_enables(self._bound(node.args[0], node))):
                 self.report(node)
         elif self._sets_env(environment.env_writes(node, qualified)):
             self.report(node)
@@ -134,6 +160,21 @@ with torch._inductor.config.patch(max_autotune=True):
         if any(isinstance(t, ast.Subscript) for t in node.targets) and self._sets_env(
                 environment.env_assignments(node, self.ctx.qualname)):
             self.report(node)
+
+    def _bound(self, value: ast.expr | None, call: ast.Call) -> ast.expr | None:
+        """`value`, or for a name what its scope (a function's, a class body's), else the module, last assigned it
+        before `call`: torchtitan's `options=inductor_configs`, a dict the class body binds. A parameter is
+        not followed."""
+        if not isinstance(value, ast.Name):
+            return value
+        scope = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, SCOPE_TYPES)), self.ctx.tree)
+        found = assigned_before(value, call, scope)
+        args = getattr(scope, "args", None)
+        if found is not None or args is not None and any(
+                arg is not None and arg.arg == value.id
+                for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)):
+            return found
+        return assigned_before(value, call, self.ctx.tree)
 
     @staticmethod
     def _sets_env(pairs: list[tuple[str, ast.expr]]) -> bool:

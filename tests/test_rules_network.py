@@ -1081,3 +1081,21 @@ def test_transformers_flash_attention_chosen_by_a_launcher_of_project_training(t
     path.write_text(launcher)
     result = lint_source(str(path), path.read_bytes(), [RULES_BY_NAME["nondeterministic-op"]])
     assert [f.line for f in result.findings] == expected
+
+
+@pytest.mark.parametrize(("setup", "expected"), [("", [8]), ("torch.set_default_device('cuda')\n", [8, 9])])
+def test_host_sync_tensor_made_of_a_python_value(setup, expected):
+    """LLaMA-Factory's `torch.isfinite(torch.tensor(grad_norm))` of the norm read with `.item()` tests a host tensor:
+    only the read syncs, unless the file makes an accelerator the default device."""
+    code = ("import torch\n" + setup + "\nfor x in loader:\n    loss = model(x).sum()\n    loss.backward()\n"
+            "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    grad_norm = norm.item()\n    if torch.isfinite(torch.tensor(grad_norm)):\n        optimizer.step()\n")
+    shift = setup.count("\n")
+    assert lines("host-sync-in-loop", code) == [line + shift - 1 for line in expected]
+
+
+def test_host_sync_early_exit_of_gradient_accumulation_runs_every_step():
+    """`if (i + 1) % accum != 0: continue` before the optimizer step: what follows runs at every training step."""
+    code = ("import torch\n\nfor i, x in enumerate(loader):\n    loss = model(x).sum()\n    loss.backward()\n"
+            "    if (i + 1) % accum != 0:\n        continue\n    optimizer.step()\n    print(loss.item())\n")
+    assert lines("host-sync-in-loop", code) == [9]

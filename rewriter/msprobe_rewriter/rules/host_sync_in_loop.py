@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project
+from msprobe_rewriter import catalogue, conditions, default_device, opt_in, pinning, project
 from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.conditions import condition_text, dataclass_defaults
 from msprobe_rewriter.context import (
@@ -19,6 +19,7 @@ from msprobe_rewriter.context import (
     Site,
     constant,
     iter_calls,
+    keyword,
     target_name,
     walk_scope,
 )
@@ -57,6 +58,7 @@ TENSOR_FUNCTIONS = frozenset({"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.
 # The tensors PyTorch's optimizers keep per parameter (`optimizer.state_dict()['state'][i]['exp_avg']`).
 OPTIMIZER_STATE_KEYS = frozenset({"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer", "square_avg",
                                   "acc_delta", "grad_avg"})
+HOST_TENSOR_MAKERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})  # `device=` or the host
 EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})  # calls that end the run
 HELPER_READS = frozenset({"item", "tolist", "numpy"})  # host reads looked for in the helpers a step calls
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -89,13 +91,17 @@ class HostSyncInLoop(Rule):
     summary = ("Flags, inside the body of a loop that runs a training step, `.item()`, `.cpu()`, `.numpy()`, "
                "`.tolist()`, `.asnumpy()`, `float()`/`int()` of a tensor (also of the total norm `clip_grad_norm_` returns, of a custom autograd "
                "function's output, jepa's `AllReduce.apply(x)`, or of an optimizer's state entry, `s['exp_avg']`), printing or formatting a tensor (f-string, `str.format`), "
-               "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it), a call of a function "
+               "testing one in an `if` or `while` (`if not torch.isfinite(loss):` calls `bool()` on it, also one operand of "
+               "`or`/`and`; not a tensor made on the host of a Python value, LLaMA-Factory's `torch.isfinite(torch.tensor(grad_norm))` "
+               "after `grad_norm = total_norm.item()`, unless the file sets an accelerator as the default device; not after a latch the branch sets, "
+               "swav's `if use_the_queue or not torch.all(...): use_the_queue = True`, tested only until the queue is full), a call of a function "
                "(of the file or a project module, also called on the module: DINO's `utils.clip_gradients(...)`) or of the class's own method whose body reads a tensor with `.item()`, "
                "`.tolist()`, `.numpy()` or `float()` of what a torch function returns (or of an optimizer's state, jepa's "
                "`adamw_logger`) at every call (Swin's "
                "`get_grad_norm(model.parameters())`, one `.item()` per parameter; "
                "under no `if` but a presence check, DINO's `if p.grad is not None:`, or a filter of the items it walks, "
-               "ijepa's `grad_logger`), "
+               "ijepa's `grad_logger`, and after no early `return`/`continue` under another test: torchtitan's `train_step` "
+               "returns before its logged `.item()` unless `should_log`), "
                "and `torch.cuda.synchronize()`; also in a function defined in the loop's function that the loop calls or "
                "hands to a call (ijepa's `gpu_timer(train_step)`, an optimizer's `step(closure)`; not XLA's "
                "`xm.add_step_closure`, which runs it after the step's device work). A MindSpore gradient function of inputs only "
@@ -105,7 +111,7 @@ class HostSyncInLoop(Rule):
                "`backward()` per micro-batch is part of the step of the method that calls it and steps the optimizer "
                "(OLMo's `train_batch` in `train_step`). A name bound in one arm of an `if` keeps its earlier kind in "
                "the other arms (SlowFast's `loss = loss.item()` for detection only). "
-               "Reads under a periodic guard (`if step % N == 0:` with N not 1 by the defaults: a literal, a module "
+               "Reads under a periodic guard (`if step % N == 0:`, or after `if step % N != 0: continue`, with N not 1 by the defaults: a literal, a module "
                "constant, a parameter's or an option's default; lit-llama's `log_interval = 1` reads every step; "
                "or the field of that name in a dataclass of the project modules the file imports classes from: "
                "nanotron's `self.config.logging.iteration_step_info_interval`, 1 by default; or one true in a single "
@@ -188,6 +194,16 @@ class HostSyncInLoop(Rule):
         "import torch\n\nlog_interval = 10\n\n\ndef train(model, loader, optimizer):\n    def log(loss):\n"
         "        print(loss.item())\n\n    for i, x in enumerate(loader):\n        loss = model(x).sum()\n"
         "        loss.backward()\n        optimizer.step()\n        if i % log_interval == 0:\n            log(loss)\n",
+        # torchtitan's `train_step` returns before its logged reads unless the step logs; a periodic early exit
+        "import torch\n\n\nclass Trainer:\n    def train_step(self, x):\n        loss = self.model(x).sum()\n"
+        "        loss.backward()\n        self.optimizer.step()\n        if not self.metrics.should_log(self.step):\n"
+        "            return\n        self.metrics.log(loss.item())\n\n    def train(self, loader, every=10):\n"
+        "        for i, x in enumerate(loader):\n            self.train_step(x)\n            if i % every != 0:\n"
+        "                continue\n            print(self.model.w.grad.norm().item())\n",
+        # swav tests its queue only until it is full: the branch sets the latch that short-circuits the test
+        "import torch\n\nuse_queue = False\nfor x in loader:\n    loss = model(x).sum()\n"
+        "    if use_queue or not torch.all(queue[-1] == 0):\n        use_queue = True\n    loss.backward()\n"
+        "    optimizer.step()\n",
     )
     invalid = (
         # NVIDIA's ImageNet example names a loss class `loss` in another function: this `loss` is a tensor.
@@ -299,6 +315,16 @@ class HostSyncInLoop(Rule):
                 "        parts = model(x, y)\n        scaled = {k: v * weights[k] for k, v in parts.items()}\n"
                 "        total = sum(scaled.values())\n        total.backward()\n        optimizer.step()\n"
                 "        value = total.item()\n        print(sum([1, 2]), max(0, value))\n", lines=(11,)),
+        # LLaMA-Factory reads the norm with `.item()`; `torch.tensor(grad_norm)` of that float is a host tensor, whose
+        # test syncs nothing more. A test of two device tensors is one finding; a helper skipping absent gradients
+        # still reads the others at every call
+        Invalid("import torch\n\n\ndef norms(parameters):\n    out = []\n    for p in parameters:\n"
+                "        if p.grad is None:\n            continue\n        out.append(p.grad.norm().item())\n"
+                "    return out\n\n\ndef train(model, loader, optimizer):\n    for x in loader:\n"
+                "        loss = model(x).sum()\n        if torch.isnan(loss) or torch.isinf(loss):\n            continue\n"
+                "        loss.backward()\n        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0).item()\n"
+                "        if torch.isfinite(torch.tensor(grad_norm)):\n            optimizer.step()\n"
+                "        stats = norms(model.parameters())\n", lines=(16, 19, 22)),
     )
 
     def __init__(self, ctx) -> None:
@@ -316,6 +342,7 @@ class HostSyncInLoop(Rule):
         self._autograd_functions: dict[str, bool] = {}  # class name -> whether it is a torch.autograd.Function
         self._defaults: LeftAtDefault | None = None  # the file's parameters left at their defaults, made when needed
         self._off_branch = ""  # OFF_BRANCH for the read being judged, where `_use_of_names` found one
+        self._sets_default_device: bool | None = None  # whether the file sets a default device, read when needed
 
     # --- what names hold -------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
@@ -440,7 +467,7 @@ class HostSyncInLoop(Rule):
     def _call_kind(self, call: ast.Call) -> bool | None:
         qualified = self.ctx.call_qualname(call)
         if qualified is not None:
-            return self._qualified_kind(qualified)
+            return False if self._host_tensor(call, qualified) else self._qualified_kind(qualified)
         func = call.func
         if isinstance(func, ast.Name):
             if func.id in HOST_VALUE_BUILTINS and func.id not in self.ctx.imports.bindings:
@@ -457,6 +484,28 @@ class HostSyncInLoop(Rule):
                 return True  # jepa's `AllReduce.apply(x)`: a custom autograd function's output
             return True if _optimizer_state(call) or self._tensorish(func.value) else None
         return None
+
+    def _host_tensor(self, call: ast.Call, qualified: str | None) -> bool:
+        """Whether a torch call makes a tensor on the host: `torch.tensor(x)` of a Python value without `device=`
+        (LLaMA-Factory's `torch.tensor(grad_norm)` of the norm read with `.item()`), or a torch function of such
+        tensors (`torch.isfinite(torch.tensor(grad_norm))`); never where the file makes an accelerator the default
+        device."""
+        module = (qualified or "").rpartition(".")[0]
+        if module not in TENSOR_FUNCTION_MODULES or keyword(call, "device") is not None or self._default_device():
+            return False
+        if qualified in HOST_TENSOR_MAKERS:
+            return bool(call.args) and self._tensorish(call.args[0]) is False
+        tensors = [arg for arg in call.args if not isinstance(arg, ast.Constant)]
+        return bool(tensors) and all(isinstance(arg, ast.Call) and self._host_tensor(arg, self.ctx.call_qualname(arg))
+                                     for arg in tensors)
+
+    def _default_device(self) -> bool:
+        """Whether the file sets a default device (`torch.set_default_device`, `with torch.device(d):`), read once."""
+        if self._sets_default_device is None:
+            setters = default_device.SETTERS | default_device.TENSOR_TYPE_SETTERS | default_device.DEVICE_CONTEXTS
+            self._sets_default_device = any(self.ctx.call_qualname(node) in setters for node in ast.walk(self.ctx.tree)
+                                            if isinstance(node, ast.Call))
+        return self._sets_default_device
 
     def _autograd_function(self, name: str) -> bool:
         """Whether `name` is a `torch.autograd.Function` subclass of the file or of a project module it imports."""
@@ -521,10 +570,12 @@ class HostSyncInLoop(Rule):
             self.closure_runs.setdefault((scope, name), []).append(runs)
 
     def visit_If(self, node: ast.If | ast.While) -> None:
-        """`if torch.isnan(loss):`, `while not flag.any():`: testing a tensor calls `bool()` on it, a sync."""
-        test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
-            else node.test
-        if self._scope() in self.looping_scopes and isinstance(test, ast.Call) and self._call_kind(test):
+        """`if torch.isnan(loss):`, `while not flag.any():`, `if torch.isnan(x) or torch.isinf(x):`: testing a
+        tensor calls `bool()` on it, a sync."""
+        if self._scope() not in self.looping_scopes:
+            return
+        test = next((t for t in _operands(node.test, node.body) if isinstance(t, ast.Call) and self._call_kind(t)), None)
+        if test is not None:  # the first: one finding per test
             self._candidate(test, f"testing a tensor (`{condition_text(test, 40)}`)", "the host branches on it")
 
     visit_While = visit_If
@@ -665,6 +716,11 @@ class HostSyncInLoop(Rule):
         for index in range(len(ancestors) - 1, -1, -1):
             ancestor = ancestors[index]
             child = ancestors[index + 1] if index + 1 < len(ancestors) else node
+            block = _block_of(ancestor, child) or []
+            for at, exit_ in enumerate(block[:block.index(child)] if block else ()):
+                divisors = self._divisors(exit_.test) if _exits_early(exit_) else None  # `if i % N != 0: continue`
+                if divisors and not self._steps_optimizer(block[at + 1:], ancestors[:index + 1]):
+                    runs.guards.append((divisors, self.ctx.current_def()))
             if isinstance(ancestor, FUNCTION_TYPES):
                 outer = next((a for a in reversed(ancestors[:index]) if isinstance(a, FUNCTION_TYPES)), None)
                 key = (id(outer), ancestor.name)
@@ -676,7 +732,7 @@ class HostSyncInLoop(Rule):
                 return None
             if isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body):
                 once, divisors = _once(ancestor.test, ancestors[:index]), self._divisors(ancestor.test)
-                if (once or divisors) and not self._steps_optimizer(ancestor, ancestors[:index]):
+                if (once or divisors) and not self._steps_optimizer(ancestor.body, ancestors[:index]):
                     if once:
                         return None
                     runs.guards.append((divisors, self.ctx.current_def()))
@@ -735,17 +791,17 @@ class HostSyncInLoop(Rule):
         finiteness check (not a statistic printed, logged or kept)."""
         return self.ctx.callee_name(call) in HOST_CONSUMERS
 
-    def _steps_optimizer(self, guard: ast.If, outer: list[ast.AST]) -> bool:
-        """Whether a `% N` guard steps the optimizer: gradient accumulation (`if (i + 1) % accum == 0:`), whose
-        body runs at every training step, not every N-th; not when the loop around it steps that optimizer
-        outside the guard too (StyleGAN2's lazy regularisation: every 4th iteration one more update)."""
-        inside = self._stepped(guard.body)
+    def _steps_optimizer(self, guarded: list[ast.stmt], outer: list[ast.AST]) -> bool:
+        """Whether the statements a `% N` guard runs step the optimizer: gradient accumulation (`if (i + 1) % accum
+        == 0:`), whose body runs at every training step, not every N-th; not when the loop around it steps that
+        optimizer outside the guard too (StyleGAN2's lazy regularisation: every 4th iteration one more update)."""
+        inside = self._stepped(guarded)
         if not inside:
             return False
         loop = next((node for node in reversed(outer) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))), None)
         if loop is None:
             return True
-        elsewhere = self._stepped(s for s in loop.body if s is not guard and not _holds(s, guard))
+        elsewhere = self._stepped(s for s in loop.body if not any(_holds(s, g) for g in guarded))
         return not inside <= elsewhere
 
     def _stepped(self, statements) -> set[str]:
@@ -902,8 +958,10 @@ def _every_call(function: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
     """The nodes of a function that run at every call, each with whether an `if` guards it: not under an `if`
     other than a presence check (DINO's `if p.grad is not None:` over the parameters) or a filter of the items
     a loop of the function walks (ijepa's `if (p.grad is not None) and not n.endswith('.bias'):` over the named
-    parameters), not in a conditional expression, not in a nested function or class."""
-    todo = [(child, frozenset(), False) for child in ast.iter_child_nodes(function)]
+    parameters), nor after an early exit under one (torchtitan's `if not should_log: return` before the logged
+    `.item()`: what follows runs only when the test is false), not in a conditional expression, not in a nested
+    function or class."""
+    todo = [(child, frozenset(), guarded) for child, guarded in _children(function, frozenset())]
     while todo:
         node, items, guarded = todo.pop()
         yield node, guarded
@@ -913,7 +971,35 @@ def _every_call(function: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
         elif not isinstance(node, (ast.IfExp, *FUNCTION_TYPES, ast.Lambda, ast.ClassDef)):
             if isinstance(node, (ast.For, ast.AsyncFor)):
                 items = items | {name.id for name in ast.walk(node.target) if isinstance(name, ast.Name)}
-            todo.extend((child, items, guarded) for child in ast.iter_child_nodes(node))
+            todo.extend((child, items, guarded or early) for child, early in _children(node, items))
+
+
+def _children(node: ast.AST, items: frozenset[str]) -> Iterator[tuple[ast.AST, bool]]:
+    """The child nodes of `node`, each with whether an early exit before it in its block guards it (`if p.grad is
+    None: continue`); none of a block after an exit whose test is other than a presence check or a filter."""
+    for value in (value for _, value in ast.iter_fields(node)):
+        nodes = value if isinstance(value, list) else [value]
+        guarded = False
+        for child in nodes:
+            if isinstance(child, ast.AST):
+                yield child, guarded
+            if _exits_early(child):
+                if not (_absence_check(child.test) or _filters(child.test, items)):
+                    break
+                guarded = True
+
+
+def _exits_early(statement: object) -> bool:
+    """`if test: ... return` (or `continue`, `break`): the rest of the block runs only when `test` is false."""
+    return isinstance(statement, ast.If) and isinstance(statement.body[-1], (ast.Return, ast.Continue, ast.Break))
+
+
+def _absence_check(test: ast.expr) -> bool:
+    """`x is None` (or `not x is not None`): false where a presence check is true."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _presence_check(test.operand)
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
 
 
 def _filters(test: ast.expr, items: frozenset[str]) -> bool:
@@ -955,6 +1041,33 @@ def _unpacked(target: ast.expr) -> Iterator[str]:
             if name is not None:
                 yield name
             yield from _unpacked(inner)
+
+
+def _operands(test: ast.expr, body: list[ast.stmt]) -> Iterator[ast.expr]:
+    """The parts of a test that Python calls `bool()` on (`not x`: x; `a or b`: a and b); none after a latch the
+    branch sets (swav's `if use_the_queue or not torch.all(queue[i, -1, :] == 0): use_the_queue = True`: the
+    tensor is tested only until the latch is set, not at every step)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _operands(test.operand, body)
+    elif isinstance(test, ast.BoolOp):
+        for operand in test.values:
+            yield from _operands(operand, body)
+            if isinstance(test.op, ast.Or) and isinstance(operand, ast.Name) and _sets_true(body, operand.id):
+                return
+    else:
+        yield test
+
+
+def _sets_true(body: list[ast.stmt], name: str) -> bool:
+    """Whether a block assigns `name = True` at its own level."""
+    return any(isinstance(s, ast.Assign) and constant(s.value) is True
+               and any(isinstance(t, ast.Name) and t.id == name for t in s.targets) for s in body)
+
+
+def _block_of(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
+    """The statement list of `parent` that holds `child` (a body, an `else:`, a `finally:`), if any."""
+    return next((block for field in ("body", "orelse", "finalbody") if isinstance(block := getattr(parent, field, None), list)
+                 and any(s is child for s in block)), None)
 
 
 def _holds(statement: ast.stmt, node: ast.AST) -> bool:

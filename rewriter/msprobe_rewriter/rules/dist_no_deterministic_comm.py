@@ -10,16 +10,9 @@ from msprobe_rewriter import catalogue, opt_in, project, seeding
 from msprobe_rewriter.assignments import assigned_before
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FileContext, Site, argument, constant, keyword
-from msprobe_rewriter.late_seeding import code_text
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 STARTS = catalogue.DISTRIBUTED_INIT_CALLS | catalogue.MEGATRON_SETUPS  # Megatron's starts NCCL (`--distributed-backend`)
-CONDITIONAL_HCCL = ("distributed communication is initialised, but HCCL_DETERMINISTIC is set before it only when "
-                    "{condition}: set `os.environ[\"HCCL_DETERMINISTIC\"] = \"true\"` unconditionally before this call "
-                    "while comparing runs (on NCCL, pin NCCL_ALGO/NCCL_PROTO)")
-CONDITIONAL_NCCL = ("NCCL communication is initialised, but its algorithm is pinned before it only when {condition}: set "
-                    "`os.environ[\"NCCL_ALGO\"] = \"Ring\"` (and `NCCL_PROTO=Simple`) unconditionally before this call "
-                    "while comparing runs; on Ascend, where the backend is HCCL, set `HCCL_DETERMINISTIC=true`")
 INIT_NAMES = frozenset(name.rpartition(".")[2] for name in STARTS)
 
 
@@ -424,7 +417,7 @@ def _initialize_dist_with_barrier(dist_timeout):
     def finish(self) -> None:
         if not self.sites or self.engine_starts and not self.ctx.is_entry_script():
             return  # a library's `deepspeed.initialize` (TRL's `prepare_deepspeed`) runs after the script's start
-        facts = seeding.analyse(self.ctx)
+        effects = seeding.analyse(self.ctx).effects
         reported = set()  # (function, backend) reported once already: other calls are alternatives (try/except, if/else)
         entry = self.ctx.is_entry_script()
         for site, on_nccl, backend, definition in self.sites:
@@ -437,8 +430,8 @@ def _initialize_dist_with_barrier(dist_timeout):
             default = default.lower() if isinstance(default, str) else None
             nccl_by_default = default in catalogue.NCCL_BACKENDS and not on_nccl  # moco-v3's `--dist-backend`
             on_nccl |= nccl_by_default
-            hccl_pinned, hccl_condition = _set_before(facts, "hccl", site.node, function)
-            if hccl_pinned or (id(definition), on_nccl) in reported:
+            before = [effect.summary for effect in effects if _before(effect, site.node, function)]
+            if any(summary.hccl for summary in before) or (id(definition), on_nccl) in reported:
                 continue
             reported.add((id(definition), on_nccl))
             dead = seeding.never_called(self.ctx, definition)
@@ -449,11 +442,9 @@ def _initialize_dist_with_barrier(dist_timeout):
                 self.report(site, self.message + f" (only when `{condition_text(backend)}` is not {default}, as it is "
                                                  "with the default arguments)", "info")
             elif not on_nccl:
-                self.report(site, (CONDITIONAL_HCCL.format(condition=hccl_condition) if hccl_condition
-                                   else self.message) + note, severity)
-            elif not (nccl := _set_before(facts, "nccl", site.node, function))[0]:
-                message = self.megatron_message if megatron else self.nccl_message
-                self.report(site, (CONDITIONAL_NCCL.format(condition=nccl[1]) if nccl[1] else message) + note, severity)
+                self.report(site, self.message + note, severity)
+            elif not any(summary.nccl for summary in before):
+                self.report(site, (self.megatron_message if megatron else self.nccl_message) + note, severity)
 
 
 def _assigned_literal(value: ast.expr | None, call: ast.Call, scope: ast.AST) -> ast.expr | None:
@@ -523,30 +514,6 @@ def _declares_deterministic_mode(package: Path) -> bool:
         except OSError:
             continue
     return False
-
-
-def _set_before(facts: seeding.FileSeeding, kind: str, node: ast.AST, function: str | None) -> tuple[bool, str | None]:
-    """Whether the default run sets `kind` ("hccl": HCCL_DETERMINISTIC, "nccl": NCCL_ALGO) before the init call
-    `node` (in `function`) whatever its options hold; if not, when it would (None: nowhere): under a condition
-    false with the default arguments, or a determinism flag nothing here sets (OpenRLHF's `if self.full_determinism:
-    transformers.enable_full_determinism(self.seed)`, see `seeding.FileSeeding.opt_in_run`)."""
-
-    def wanted(effect: seeding.Effect) -> bool:
-        return getattr(effect.summary, kind) and _before(effect, node, function)
-
-    verdict = facts.default_run(wanted)
-    if not verdict.pinned:
-        skipped_by = verdict.skipped_by
-        return False, skipped_by and f"`{condition_text(skipped_by)}` (line {skipped_by.lineno}), false by default"
-    found = facts.opt_in_run(wanted)
-    if found is None:
-        return True, None
-    effect, flag = found
-    if flag is not None:
-        return False, f"`{condition_text(flag)}` (line {flag.lineno}) is true, an opt-in nothing here turns on"
-    flag, file = effect.summary.opt_in_when
-    return False, (f"`{condition_text(flag)}` ({file}:{flag.lineno}) is true, an opt-in of `{code_text(effect.node)}` "
-                   "that nothing here turns on")
 
 
 def _before(effect: seeding.Effect, node: ast.AST, function: str | None) -> bool:

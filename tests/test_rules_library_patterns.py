@@ -146,6 +146,65 @@ def test_like_draw_of_a_tensor_whose_device_is_not_handed_on_keeps_its_level():
     assert findings("device-rng", code) == []
 
 
+def test_hooks_of_tensors_are_not_module_hooks_and_method_hooks_are():
+    code = """
+    import torch
+
+
+    class Noise:
+        def attach(self, layer, x):
+            layer.register_forward_pre_hook(self.perturb)
+            x.register_hook(grad_noise)
+
+        def perturb(self, module, args):
+            return (args[0] + torch.randn_like(args[0]),)
+
+
+    def grad_noise(grad):
+        return grad + torch.randn_like(grad)
+    """
+    assert [(line, severity) for line, severity, _ in findings("device-rng", code)] == [(11, "warning")]
+
+
+def test_device_of_a_batch_is_the_cpu_only_where_data_code_alone_calls_the_helper():
+    code = """
+    import torch
+
+
+    class Template:
+        def _data_collator(self, batch):
+            return self._noise(torch.stack(batch))
+
+        def step(self, model, ids):
+            return model(self._noise(ids))
+
+        def _noise(self, ids):
+            return torch.rand(ids.shape, device=ids.device)
+    """
+    assert [(line, severity) for line, severity, _ in findings("device-rng", code)] == [(13, "error")]
+
+
+def test_project_function_given_the_cpu_and_a_partial_load_after_initialising():
+    code = """
+    import torch
+
+
+    def encode(batch, device):
+        return batch.to(device)
+
+
+    def noise(batch):
+        return torch.randn_like(encode(batch, device="cpu"))
+
+
+    def build(model, device, state):
+        model.to_empty(device=device)
+        model.init_weights()
+        model.load_state_dict(state, strict=False)
+    """
+    assert [(line, severity) for line, severity, _ in findings("device-rng", code)] == [(15, "error")]
+
+
 # --- MSP502: profiling loops ----------------------------------------------------------------------------------
 def test_profiling_function_that_steps_an_optimizer_still_trains():
     code = """

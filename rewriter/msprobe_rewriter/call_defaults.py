@@ -274,6 +274,12 @@ class LeftAtDefault:
             return False
         return function.name == "__init__" or isinstance(call.func, ast.Attribute)
 
+    def callers(self, function: ast.AST) -> list[ast.AST | None] | None:
+        """The function around each call in the file of `function` (None: at module level); None where its calls
+        are not found by name (see `_calls_by_name`)."""
+        calls = self._calls_by_name(function)
+        return None if calls is None else [caller for _, caller in calls]
+
     def owner(self, function: ast.AST) -> ast.ClassDef | None:
         """The class `function` is a method of, if any."""
         if self._owners is None:

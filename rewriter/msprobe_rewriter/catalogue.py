@@ -1264,6 +1264,8 @@ BACKWARD_HOOK_METHODS = frozenset({
     "register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook",
     "register_backward_pre_hook",  # MindSpore Cell
 })
+# A module's hooks: the function given runs in its forward (or backward) on the tensors it takes or makes.
+MODULE_HOOK_METHODS = BACKWARD_HOOK_METHODS | {"register_forward_hook", "register_forward_pre_hook"}
 # Hooks installed on every module at once, and MindSpore's backward-hook primitive.
 BACKWARD_HOOK_CALLS = frozenset({
     "torch.nn.modules.module.register_module_backward_hook",

@@ -106,7 +106,7 @@ def initialised_on_device(call: ast.Call, ancestors: list[ast.AST], device_of: D
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in INIT_METHODS:
         return False
-    model = _uncast(ctx, func.value)
+    model = uncast(ctx, func.value)
     if not isinstance(model, (ast.Name, ast.Attribute)):
         return False
     text = ast.unparse(model)
@@ -274,7 +274,7 @@ def _innermost(ancestors: list[ast.AST], kinds: type | tuple[type, ...]) -> ast.
     return next((node for node in reversed(ancestors) if isinstance(node, kinds)), None)
 
 
-def _uncast(ctx: FileContext, node: ast.expr) -> ast.expr:
+def uncast(ctx: FileContext, node: ast.expr) -> ast.expr:
     """`m` of `typing.cast(T, m)`; else the node."""
     if isinstance(node, ast.Call) and ctx.imports.resolve_any(node.func) in TYPING_CAST and len(node.args) == 2:
         return node.args[1]

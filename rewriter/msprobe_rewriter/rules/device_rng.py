@@ -35,6 +35,7 @@ FABRIC_SETUPS = frozenset({"setup", "setup_module"})  # `fabric.setup(model)` mo
 MOVES = catalogue.ACCELERATOR_METHODS | {"to"}
 DRAW_METHODS = catalogue.INPLACE_RANDOM_METHODS | catalogue.TENSOR_DRAW_METHODS
 MODEL_CODE_NOTE = " (in an `nn.Module` method its input lives on the model's device)"
+HOOK_NOTE = " (in a module's hook the tensors it is given live on the module's device)"
 ACCELERATOR_FILE_NOTE = " (this file runs on an accelerator, so this tensor may live there)"
 SAME_SEED = "GPU and NPU generators give different numbers for one seed"
 DEFAULT_MESSAGE = ("`{call}` makes an accelerator the default device: modules built and tensors drawn without "
@@ -46,6 +47,7 @@ BLOCK_MESSAGE = ("modules built and tensors drawn without `device=` in this `wit
 REINIT_MESSAGE = ("`{call}` initialises again the weights of a `{module}` built on a device: its generator draws "
                   "them, and " + SAME_SEED + ": build it on the CPU, initialise it there, then move it (`{module}(...)`, "
                   "then `{call}`, then `.to(device)`)")
+LOADED_NOTE = " (a loader of its weights runs after it: only what the checkpoint does not hold keeps these draws)"
 META_NOTE = (" (`{device}` may be the meta device, where nothing is drawn: build on the CPU only where it is not; "
              "msprobe-instrument leaves this to you)")
 SHARDED_NOTE = (" (only where the file's Fabric gets a strategy other than FSDP's: FSDP's `init_module()` builds on "
@@ -260,7 +262,8 @@ class DeviceRng(FollowsValues, Rule):
                "(`torch.randn_like(x0)` on a parameter, `x.new_empty(s).bernoulli_(p)`) is a warning in "
                "module methods (of `nn.Module` subclasses, Lightning modules, subclasses of a deep-learning "
                "library's layers named as such, peft's `LoraParallelLinear`, Megatron's `MegatronModule`, "
-               "transformers' `PreTrainedModel`, and of a project module's class that is one) and in files that run "
+               "transformers' `PreTrainedModel`, and of a project module's class that is one), in functions the file registers "
+               "as a module's hook (ms-swift's NEFTune `register_forward_hook(neftune_hook)`), and in files that run "
                "on an accelerator (`.cuda()`, `.to(device)`, "
                "`device=`, `torch.device(\"cuda\")`, DDP, `init_process_group`, Lightning, accelerate, "
                "DeepSpeed, torch_npu), except in code that runs on the CPU: weight initialisation (`*init*`, "
@@ -268,7 +271,10 @@ class DeviceRng(FollowsValues, Rule):
                "named as `torch.nn.init`'s filling the tensor it is given, timm's `variance_scaling_(tensor)`), "
                "datasets, collate "
                "functions, transforms, and "
-               "`with torch.device(\"cpu\")`. A `torch.Generator` made on a device (diffusers' validation "
+               "`with torch.device(\"cpu\")`; in data code (per-sample or per-batch code, and a function of the file only "
+               "such code calls: ms-swift's gemma `_update_inputs` from its `_data_collator`) the `.device` of a tensor "
+               "whose device is not shown is the CPU. What a project function given `device=d` returns lives on `d` "
+               "(torchtitan's Flux `preprocess_data(device=self.device, ...)`, then `torch.randn_like(labels)`). A `torch.Generator` made on a device (diffusers' validation "
                "`torch.Generator(device=accelerator.device)`) is flagged too, and so is a diffusers pipeline "
                "(`DiffusionPipeline.from_pretrained(...)`, moved to a device) called without a generator, as "
                "DreamBooth generates its class images; both are info where they only feed a pipeline's sampling "
@@ -319,7 +325,8 @@ class DeviceRng(FollowsValues, Rule):
                "that builds a module or draws (unless every weight of the models it builds is loaded afterwards, "
                "`load_checkpoint(fabric, model, path)` or `model.load_state_dict(sd)`, not `strict=False`), and "
                "`init_weights()`, `reset_parameters()` or `apply(fn)` on a model "
-               "that `to_empty(device=d)` materialised on a device (torchtitan's initialisation), and `model.apply(fn)` on "
+               "that `to_empty(device=d)` materialised on a device (torchtitan's initialisation; info where a loader of the model's weights runs after it: "
+               "`dcp.load(sd)` of a state dict taken from it), and `model.apply(fn)` on "
                "a model moved to a device (also in place: `model.cuda()` as a statement), where `fn` is a function of the "
                "file, or of a project module it imports, that draws (DCGAN's `netG = Generator().to(device)` then "
                "`netG.apply(weights_init)`), and a model's initialising method (`init_weights()`, `reset_parameters()`, "
@@ -337,7 +344,7 @@ class DeviceRng(FollowsValues, Rule):
                "hands weights to an initialiser (`init_method(weight)`); msprobe-instrument leaves them to you. A draw "
                "whose value is thrown away (in a function named for a warm-up, a benchmark or a dummy step, but not "
                "one that yields its draws or builds data, as nanotron's `dummy_infinite_data_generator`; or bound to "
-               "names `del`eted later) is info, and so is one in code a function reaches only past a test of one "
+               "names `del`eted later, or named so: torchtitan's `dummy_inputs` to trace a step) is info, and so is one in code a function reaches only past a test of one "
                "of its parameters that it returns on and that every call of it in the project passes (or leaves at "
                "a default) a value for making it return (fairseq's `quant_noise` in BEATs: `if p <= 0: return "
                "module` before the hook that draws, with every caller's `q_noise=0.0`).")
@@ -375,6 +382,11 @@ class DeviceRng(FollowsValues, Rule):
         "    on_cpu = DiffusionPipeline.from_pretrained(args.model)\n"
         "    return pipeline(args.prompt, generator=torch.Generator().manual_seed(0)).images, on_cpu(args.prompt)\n",
         "import torch\n\ng = torch.Generator().manual_seed(0)\nh = torch.Generator(\"cpu\")\n",
+        # ms-swift's gemma template: a helper only its collate function calls draws on the device of the batch it
+        # builds, on the CPU.
+        "import torch\n\n\nclass Template:\n    def _data_collator(self, batch):\n"
+        "        return self._update_inputs(torch.stack(batch))\n\n    def _update_inputs(self, ids):\n"
+        "        device = ids.device\n        return torch.where(torch.rand(ids.shape, device=device) < 0.5, ids, 0)\n",
         # nanochat: every weight initialised on the device is loaded over (strictly) right after.
         "import torch\n\n\ndef build(model, device, state):\n    model.to_empty(device=device)\n    model.init_weights()\n"
         "    model.load_state_dict(state, strict=True, assign=True)\n    return model\n",
@@ -768,6 +780,21 @@ class DeviceRng(FollowsValues, Rule):
                 "    def __init__(self, device=None):\n        super().__init__()\n"
                 "        self.kappa = nn.Parameter(nn.init.uniform_(torch.empty(1, device=device)))\n",
                 lines=(8,), severity="info"),
+        # ms-swift's NEFTune: noise drawn in a forward hook, on the embeddings' output, on the model's device.
+        Invalid("import torch\n\n\ndef prepare(model, alpha):\n    def neftune_hook(module, args, output):\n"
+                "        return output + torch.zeros_like(output).uniform_(-alpha, alpha)\n\n"
+                "    model.embed.register_forward_hook(neftune_hook)\n", lines=(6,), severity="warning"),
+        # torchtitan's Flux: a project function handed the device returns the latents there; tracing a step on dummy
+        # inputs throws them away; random weights that a checkpoint is loaded over (DCP) right after are info.
+        Invalid("import torch\nimport torch.distributed.checkpoint as dcp\n\n\ndef preprocess(batch, device):\n"
+                "    return {\"latents\": batch.to(device)}\n\n\ndef step(model, batch, device):\n"
+                "    labels = preprocess(batch, device=device)[\"latents\"]\n    return model(labels + torch.randn_like(labels))\n",
+                lines=(11,), severity="error"),
+        Invalid("import torch\nimport torch.distributed.checkpoint as dcp\n\n\ndef trace(step_fn, device):\n    dummy_inputs = torch.randint(0, 8, (4,), device=device)\n"
+                "    return step_fn(dummy_inputs)\n\n\ndef load(model, device, path):\n"
+                "    model.to_empty(device=device)\n    model.init_weights()\n    state_dict = model.state_dict()\n"
+                "    dcp.load(state_dict, checkpoint_id=path)\n",
+                lines=(6, 12), severity="info"),
         Invalid("import torch\n\n\ndef denoising(gt_bbox, n):\n    idx = torch.randperm(n, device=gt_bbox.device)\n"
                 "    dn_bbox = gt_bbox.repeat(2, 1)\n    return idx, torch.rand_like(dn_bbox)\n",
                 lines=(5, 7), severity="error"),
@@ -783,6 +810,7 @@ class DeviceRng(FollowsValues, Rule):
         self._materialises = "to_empty" in ctx.source  # `init_weights()` after `to_empty(device=d)` is possible
         self._definitions: dict[str, tuple[ast.AST, Definitions] | None] = {}  # see _definition
         self._modules: frozenset[str] | None = None  # see _module_classes
+        self._hooks: frozenset[str] | None = None  # see _module_hooks
         self._project_modules: set[str] | None = None  # see _module_base
         self._local: project.LocalImports | None = None  # the file's imports of project modules
         self._samplings: dict[int, Sampling] = {}  # id(a diffusers pipeline's call) -> where it samples
@@ -831,7 +859,7 @@ class DeviceRng(FollowsValues, Rule):
         """Whether what `node` draws is thrown away: in a function named for a warm-up, a benchmark or a dummy step
         (Megatron's `_warmup_jit_function`, `bench_gemms`, `dummy_step`), unless in one that yields it or builds data
         (nanotron's `dummy_infinite_data_generator`, the training data when no dataset is set), or bound to names the
-        function `del`s later (`del bias, input`)."""
+        function `del`s later (`del bias, input`) or that are named so (torchtitan's `dummy_inputs` to trace a step)."""
         functions = [n for n in self.ctx.ancestors if isinstance(n, FUNCTION_TYPES)]
         if any(THROWAWAY_NAME.search(function.name) for function in functions):
             return not any(_yields(function) or DATA_BUILDER.search(function.name) for function in functions)
@@ -839,6 +867,8 @@ class DeviceRng(FollowsValues, Rule):
         if not functions or not isinstance(statement, ast.Assign):
             return False
         names = {t.id for t in statement.targets if isinstance(t, ast.Name)}
+        if names and len(names) == len(statement.targets) and all(map(THROWAWAY_NAME.search, names)):
+            return True
         deleted = {t.id for n in walk_scope(functions[-1]) if isinstance(n, ast.Delete) and n.lineno > statement.lineno
                    for t in n.targets if isinstance(t, ast.Name)}
         return len(names) == len(statement.targets) and names <= deleted
@@ -921,7 +951,9 @@ class DeviceRng(FollowsValues, Rule):
             self.report(node, DEFAULT_MESSAGE.format(call=_short(node)), fixable=False)
         elif self._materialises and default_device.initialised_on_device(node, self.ctx.ancestors, self.device_of,
                                                                          self.ctx):
-            self.report(node, INIT_MESSAGE.format(call=_short(node)), fixable=False)
+            loaded = self._loaded_after(default_device.uncast(self.ctx, node.func.value))
+            self.report(node, INIT_MESSAGE.format(call=_short(node)) + (LOADED_NOTE if loaded else ""),
+                        "info" if loaded else None, fixable=False)
         elif self._applies_drawing_init(node):
             self.report(node, _init_message_on_device(node, node.args[0].id), fixable=False)
         elif self._initialises_on_device(node):
@@ -1226,8 +1258,8 @@ class DeviceRng(FollowsValues, Rule):
             self._report_draw(node, message, severity, fixable=fixable)
         elif (found and CPU not in found and not any(map(self._last_on_cpu, inputs))
               and (in_data_code or not (self.cpu_code.here() or self._fills_argument(node)))):
-            if self._in_model_code():
-                self._report_draw(node, message + MODEL_CODE_NOTE, "warning", fixable)
+            if note := self._model_code_note():
+                self._report_draw(node, message + note, "warning", fixable)
             elif self._thrown_away(node):
                 self._unknown_draws.append((self.ctx.site(node), message + THROWAWAY_NOTE, "info", fixable))
             else:
@@ -1523,10 +1555,72 @@ class DeviceRng(FollowsValues, Rule):
         return (isinstance(node, ast.Call) and self.ctx.call_qualname(node) in catalogue.TORCH_DEVICE_CONSTRUCTORS
                 and self._call_placement(node) == CPU)
 
-    def _in_model_code(self) -> bool:
-        """Whether we are in a method of a module class (see _module_classes)."""
-        _, owner = self._method_owner()
-        return owner is not None and owner.name in self._module_classes()
+    def _loaded_after(self, model: ast.expr) -> bool:
+        """Whether a loader runs after the statement here in its function (also after the blocks around it) and
+        loads the model `model` names: a loader given it, or a state dict taken from it (torchtitan's
+        `dcp.load(ModelWrapper(model)._get_state_dict())`), or called on it (not `strict=False`), or a method named as
+        a loader of the object holding it (torchtitan's vLLM wrapper `self._maybe_initial_load_weights()`)."""
+        ancestors = self.ctx.ancestors
+        statements = []
+        for depth in range(len(ancestors) - 1, 0, -1):
+            if isinstance(ancestors[depth], SCOPE_TYPES):
+                break
+            if isinstance(ancestors[depth], ast.stmt):
+                statements += default_device.following(ancestors[:depth + 1])
+        derived = {ast.unparse(model)}
+        holder = ast.unparse(model.value) if isinstance(model, ast.Attribute) else None
+        for statement in statements:
+            for node in ast.walk(statement):
+                if not (isinstance(node, ast.Call) and default_device.LOADER_NAME.search(self.ctx.callee_name(node) or "")
+                        and constant(keyword(node, "strict")) is not False):
+                    continue
+                given = [*node.args, *(k.value for k in node.keywords)]
+                on = ast.unparse(node.func.value) if isinstance(node.func, ast.Attribute) else None
+                if on in derived or on is not None and on == holder or any(ast.unparse(a) in derived for a in given):
+                    return True
+            if isinstance(statement, ast.Assign) and any(
+                    ast.unparse(n) in derived for n in ast.walk(statement.value) if isinstance(n, (ast.Name, ast.Attribute))):
+                derived |= {ast.unparse(target) for target in statement.targets}
+        return False
+
+    def _in_data_code(self) -> bool:
+        """Whether the code here runs in the data pipeline: per-sample or per-batch code (a collate function, a
+        dataset's item method, a transform), or a function of the file that only such code calls (ms-swift's gemma
+        template `_update_inputs`, called from its `_data_collator` alone)."""
+        if self.cpu_code.item_function() is not None:
+            return True
+        function = self.ctx.current_def()
+        callers = self.defaults.callers(function) if function is not None else None
+        if not callers or None in callers:
+            return False
+        saved = self.ctx.ancestors
+        try:
+            for caller in callers:
+                self.ctx.ancestors = _scopes_to(self.ctx.tree, caller)
+                if not self.ctx.ancestors or self.cpu_code.item_function() is None:
+                    return False
+        finally:
+            self.ctx.ancestors = saved
+        return True
+
+    def _model_code_note(self) -> str:
+        """What says we are in model code: a method of a module class (see _module_classes), or a function the file
+        hands a module as its hook (ms-swift's NEFTune `register_forward_hook(neftune_hook)` on the embeddings: the
+        output it is given is the module's); "" when neither."""
+        function, owner = self._method_owner()
+        if owner is not None and owner.name in self._module_classes():
+            return MODEL_CODE_NOTE
+        return HOOK_NOTE if function is not None and function.name in self._module_hooks() else ""
+
+    def _module_hooks(self) -> frozenset[str]:
+        """Names of the functions (or methods, `self.hook`) the file registers as a module's hooks."""
+        if self._hooks is None:
+            self._hooks = frozenset(
+                node.args[0].id if isinstance(node.args[0], ast.Name) else node.args[0].attr
+                for node in ast.walk(self.ctx.tree) if isinstance(node, ast.Call) and node.args
+                and isinstance(node.func, ast.Attribute) and node.func.attr in catalogue.MODULE_HOOK_METHODS
+                and (isinstance(node.args[0], ast.Name) or _on_self(node.args[0])))
+        return self._hooks
 
     def _method_owner(self) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, ast.ClassDef | None]:
         """The innermost function around here, and the class it is a method of (None if none)."""
@@ -1591,7 +1685,9 @@ class DeviceRng(FollowsValues, Rule):
                 return assigned
             if node.attr == "device" and (fabric := self._fabric_device(node.value)) is not None:
                 return fabric  # a Lightning Fabric's root device
-            if node.attr == "device" or node.attr in catalogue.DEVICE_PRESERVING_ATTRIBUTES:
+            if node.attr == "device":  # a data pipeline's tensors are on the CPU, as for a `*_like` draw there
+                return self.placement(node.value) or (CPU if self._in_data_code() else None)
+            if node.attr in catalogue.DEVICE_PRESERVING_ATTRIBUTES:
                 return self.placement(node.value)
             if isinstance(node.value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):  # `layer.weight`: where its module is
                 return self.placement(node.value)
@@ -1696,6 +1792,8 @@ class DeviceRng(FollowsValues, Rule):
     def _call_placement(self, call: ast.Call) -> str | None:
         qualified = self.ctx.call_qualname(call)
         device = keyword(call, "device")
+        if device is not None and isinstance(call.func, ast.Name) and self._definition(call.func.id) is not None:
+            return self.device_of(device)  # a project function handed the device makes what it returns there
         if qualified is not None:
             if catalogue.is_cpu_model_factory(qualified):
                 return CPU if device is None else self.device_of(device)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, seeding
 from msprobe_rewriter.call_defaults import LeftAtDefault
@@ -12,6 +14,9 @@ from msprobe_rewriter.rules.base import Invalid, Rule
 
 # Module names whose `load(..., strict=False)` is about parsing, not checkpoints.
 PARSER_MODULES = frozenset({"json", "simplejson", "orjson", "ujson", "yaml", "toml", "tomllib", "pickle"})
+# Words naming data sets: a loader so named, or called on an object so named, reads samples, and its `strict=` is
+# about malformed rows (ms-swift's `load_dataset(..., strict=False)`, `dataset_meta.loader(..., strict=strict)`).
+DATA_WORDS = frozenset({"data", "dataset", "datasets", "dataloader"})
 NON_STRICT = ("`{call}(..., strict=False)` loads the checkpoint partially: parameters it misses keep their "
               "random initialisation; load complete checkpoints (strict=True) while comparing runs")
 POPPED = ("keys removed from `{name}` before it is loaded non-strictly: those parameters keep their random "
@@ -37,6 +42,11 @@ STATE_READERS = frozenset({"state_dict", "named_parameters", "named_buffers", "p
 SHARE = ("`{call}(..., strict=False)` loads `{part}`'s share of a whole model's state dict (the keys renamed from "
          "`{part}.`): strict=False skips the other modules' keys; where the dict holds none of `{part}`'s, it keeps "
          "its new initialisation (a new head, which the seeding rules cover)")
+PARTS_SHARE = ("`{call}(..., strict=False)` hands each of `{parts}` the whole state this class's `state_dict()` "
+               "gathers from them all (a wrapper restored by torch.distributed.checkpoint, which fills that dict in "
+               "place): strict=False skips the other parts' keys; a key the dict lacks would still pass unnoticed")
+HUB_NOTE = (" (a torch.hub entry point: hubconf.py builds models for the repository's users, and no training run "
+            "of the project loads through it)")
 POPPED_OVERLAY = ("keys removed from `{name}` before it is overlaid non-strictly on a model `from_pretrained` built: "
                   "those parameters keep the weights that loaded")
 RECOMPUTED_NOTE = (" (for the keys this function deletes, which the model makes again without drawing: buffers it "
@@ -86,10 +96,13 @@ class PartialCkptLoad(Rule):
     message = ("the checkpoint is loaded partially, so some parameters keep their random initialisation: load it "
                "completely (strict) while comparing runs")
     summary = ("Flags `load_state_dict(..., strict=False)` (and other loaders called with `strict=False`, such as "
-               "Lightning's `load_from_checkpoint`; a `strict=` parameter or option counts with the value every "
+               "Lightning's `load_from_checkpoint`, not a loader named for data sets, whose `strict=` is about malformed "
+               "rows: ms-swift's `load_dataset`, `dataset_meta.loader`; a `strict=` parameter or option counts with the value every "
                "call of its function in the file passes, else its default, so open_clip's `strict=strict` defaulting "
                "to True is strict, and a literal False in the branch where the function's own `strict` parameter is false is "
-               "its caller's decision, as in MindSpeed's `load_state_dict` override; as information when the keys it returns are checked: read in an `assert` or "
+               "its caller's decision, as in MindSpeed's `load_state_dict` override; nothing when a missing key fails the "
+               "load (`if result.missing_keys: raise`, `assert len(missing) == 0`: LLaMA-Factory's restore, BLIP's "
+               "`blip_decoder`); as information when the keys it returns are otherwise checked: read in an `assert` or "
                "an `if` that does more than print or log them, or passed on to a function that does more than print "
                "them, when it is the fallback in the `except` of a `try` that loaded the same dict strictly (LAVIS's "
                "best-model reload), and when the model was last "
@@ -101,8 +114,12 @@ class PartialCkptLoad(Rule):
                "its state (mmdet's SyncNormHook: `get_norm_states(module)`, averaged across ranks, written back), or "
                "is `state['key']` where this file saves under that key a part of a model's `state_dict()` selected "
                "by key (ultralytics' `restore_qat`: the quantizer ranges), and when a submodule is given its share of a whole model's dict, the keys renamed "
-               "from its name (trl's value head `post_init`: `k.replace('v_head.', '')`)); "
-               "keys popped or deleted from a dict that the same function then loads non-strictly, itself or through "
+               "from its name (trl's value head `post_init`: `k.replace('v_head.', '')`), or each part of a wrapper "
+               "whose own `state_dict()` gathers theirs is given the whole in its `load_state_dict` (torchtitan's "
+               "`ModelWrapper`, restored by torch.distributed.checkpoint)); "
+               "keys popped or deleted from a dict that the same function then loads non-strictly (unless the key is "
+               "stored again under a new name in the same pass of its loop, ms-swift's adapter renames, or the load's "
+               "missing keys are checked, moco-v3's lincls), itself or through "
                "a project function (this file's, or an imported module's) that loads with `strict=False` or "
                "`_load_from_state_dict` and raises nothing for the keys it misses, as BEiT's and ConvNeXt's "
                "`utils.load_state_dict` (not buffers the model computes from its configuration, Swin's "
@@ -118,7 +135,8 @@ class PartialCkptLoad(Rule):
                "skipped either way. A load under an `if` that the options' defaults make false (a resume's `if "
                "opt.epoch != 0:`, `--epoch` defaulting to 0) is information, naming the condition, and so is every load "
                "of a script that trains nothing, itself or through project code (evaluation, inference, "
-               "visualisation).")
+               "visualisation), or of a `hubconf.py` no project file imports (torch.hub entry points for the "
+               "repository's users, swav's).")
     why = ("Parameters a partial load skips keep whatever the model's initialiser drew, so they differ between "
            "runs (and between frameworks) unless every generator is seeded identically, and the missing keys "
            "are easy to overlook. PyTorch's `load_state_dict(strict=False)` raises nothing and warns nothing: it "
@@ -209,6 +227,25 @@ def load(model, path):
     missing = [name for name in names if name not in params]
     if missing:
         raise RuntimeError(f"not in the checkpoint: {missing}")
+""",
+        # ms-swift's dataset loaders: their `strict=False` skips malformed rows, and no model is loaded.
+        """\
+def build(self, dataset_meta, names):
+    train, val = self.load_dataset(names, strict=False)
+    return dataset_meta.loader(num_proc=4, strict=False), train, val
+""",
+        # A missing key fails the load (LLaMA-Factory's checkpoint restore, BLIP's `assert len(msg.missing_keys) ==
+        # 0`): strict=False only lets unexpected keys through.
+        """\
+import torch
+
+
+def restore(model, path):
+    incompatible_keys = model.load_state_dict(torch.load(path), strict=False)
+    if incompatible_keys.missing_keys:
+        raise RuntimeError(f"missing keys: {incompatible_keys.missing_keys}")
+    missing, unexpected = model.load_state_dict(torch.load(path), strict=False)
+    assert len(missing) == 0, missing
 """,
         # MindSpeed's override: a literal False where the caller's own `strict` is false is the caller's decision.
         """\
@@ -355,6 +392,20 @@ def restore_qat(model, state):
     restore_from_modelopt_state(model, state["modelopt"])
     model.load_state_dict(state["ranges"], strict=False)
 """, lines=(12, 22), severity="info"),
+        # torchtitan's ModelWrapper: a Stateful over the model parts, whose own state_dict() gathers theirs; each
+        # part takes its keys from the whole (information).
+        Invalid("""\
+import torch
+
+
+class ModelWrapper:
+    def state_dict(self):
+        return {k: v for model in self.model for k, v in model.state_dict().items()}
+
+    def load_state_dict(self, state_dict):
+        for model in self.model:
+            model.load_state_dict(state_dict, strict=False)
+""", lines=(10,), severity="info"),
         # A dict from a function that is given the model but reads no state of it (a checkpoint found for it).
         Invalid("""\
 import torch
@@ -403,7 +454,8 @@ def init_from_ckpt(self, path, only_model=False):
     if len(missing) > 0:
         print(f"Missing Keys: {missing}")
 """, lines=(6,), severity="warning"),
-        # ... and checked: information; so is LAVIS's fallback after a strict load of the same dict failed
+        # ... and checked to be only the new head's: information; so is LAVIS's fallback after a strict load of the
+        # same dict failed
         Invalid("""\
 import logging
 
@@ -414,7 +466,7 @@ def init_from_ckpt(self, path, only_model=False):
     sd = torch.load(path, map_location="cpu")["state_dict"]
     missing, unexpected = self.load_state_dict(sd, strict=False) if not only_model else self.model.load_state_dict(
         sd, strict=False)
-    if missing:
+    if any(not key.startswith("head.") for key in missing):
         raise KeyError(missing)
 
 
@@ -458,7 +510,7 @@ def load_pretrained(model, path):
             del checkpoint_model[k]
     checkpoint_model.pop("fc_norm.weight", None)
     msg = model.load_state_dict(checkpoint_model, strict=False)
-    return msg
+    print(msg)
 """, lines=(9, 10, 11)),
         # torchtune's LoRA recipes: the keys missing are checked to be only the new adapter weights
         Invalid("""\
@@ -571,7 +623,7 @@ def load_pretrained(model, path):
                 if self._reinitialised(target.slice):
                     self.recomputed.add((self._scope(), target.value.id))
                 else:
-                    self._removed(target.value.id, node)
+                    self._removed(target.value.id, node, target.slice)
 
     def _reinitialised(self, key: ast.expr) -> bool:
         """A deleted key the model makes again without drawing: a buffer computed from its configuration (Swin's
@@ -599,7 +651,7 @@ def load_pretrained(model, path):
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if name == "pop" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             if self.ctx.ancestors and isinstance(self.ctx.ancestors[-1], ast.Expr):  # result discarded
-                self._removed(func.value.id, node)
+                self._removed(func.value.id, node, argument(node, 0, "key"))
             return
         if isinstance(func, ast.Attribute) and "load" not in name:
             return  # cheap filter; plain names may be aliases (`load_param_into_net as put`)
@@ -608,7 +660,7 @@ def load_pretrained(model, path):
             self._check_load_param(node)
         elif qualified in catalogue.MINDSPORE_LOAD_CHECKPOINT:
             self._check_load_checkpoint(node)
-        elif "load" in name and qualified is None and not self._is_parser(func):
+        elif "load" in name and qualified is None and not self._is_parser(func) and not _reads_data(func):
             self._check_torch_load(node, name)
 
     def _check_torch_load(self, node: ast.Call, name: str) -> None:
@@ -625,11 +677,14 @@ def load_pretrained(model, path):
         else:
             loaded = [argument(node, 0, "state_dict")] if name == "load_state_dict" and strict is not None else []
         checked = self._result_checked()
+        if checked == "refused":
+            self._take_removed(loaded)  # a key it lost fails the load
+            return
         removed = self._take_removed(loaded)
         recomputed = not removed and any(isinstance(item, ast.Name) and (self._scope(), item.id) in self.recomputed
                                          for item in loaded)
-        self.loads.append(_Load(node, name, helper, strict, self._function(), self._overlay(node, name, checked),
-                                checked, self._fallback(node), removed, recomputed))
+        self.loads.append(_Load(node, name, helper, strict, self._function(), self._overlay(node, name, bool(checked)),
+                                bool(checked), self._fallback(node), removed, recomputed))
 
     def _overlay(self, node: ast.Call, name: str, checked: bool) -> str | None:
         """The information message for a load into a model that already holds the weights it does not replace:
@@ -645,6 +700,9 @@ def load_pretrained(model, path):
         part = self._own_share(node)
         if part is not None:
             return SHARE.format(call=name, part=part)
+        parts = self._parts_share(node)
+        if parts is not None:
+            return PARTS_SHARE.format(call=name, parts=parts)
         loaded = argument(node, 0, "state_dict")
         if name != "load_state_dict" or loaded is None or checked:
             return None
@@ -738,6 +796,26 @@ def load_pretrained(model, path):
                       for call in ast.walk(self._function_or_module()))
         return target.attr if renames else None
 
+    def _parts_share(self, node: ast.Call) -> str | None:
+        """`for model in self.model: model.load_state_dict(state_dict, strict=False)` in the `load_state_dict(self,
+        state_dict)` method of a class whose methods gather a state dict from `.state_dict()` of each item of that
+        same `self.model` (torchtitan's `ModelWrapper`, a Stateful over the pipeline's model parts): `self.model`,
+        else None."""
+        function, loaded = self._function(), argument(node, 0, "state_dict")
+        owner = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ClassDef)), None)
+        if owner is None or function is None or function.name != "load_state_dict" or not isinstance(loaded, ast.Name) \
+                or loaded.id not in {a.arg for a in function.args.args[1:]}:
+            return None
+        receiver = ast.unparse(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        loop = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.For) and isinstance(a.target, ast.Name)
+                     and a.target.id == receiver), None)
+        if loop is None or not (isinstance(loop.iter, ast.Attribute) and ast.unparse(loop.iter.value) == "self"):
+            return None
+        parts = ast.unparse(loop.iter)
+        gathers = any(_reads_each_state(walk, parts) for method in owner.body
+                      if isinstance(method, FUNCTION_TYPES) and method is not function for walk in ast.walk(method))
+        return parts if gathers else None
+
     def _live_weights(self, value: ast.expr, function: ast.AST | None, depth: int) -> bool:
         """Whether a loaded dict holds a live model's weights: its `state_dict()`, a name bound to one or to a dict
         filled from one's `.items()` (trl's BEMA callback, leaving adapter keys out), or a parameter every call in
@@ -808,11 +886,17 @@ def load_pretrained(model, path):
                 kept.append(report)
         self.reports = kept
         self._settle_modes()
-        if any(report.severity != "info" for report in self.reports) and self._trains_nothing():
+        if any(report.severity != "info" for report in self.reports):
+            note = HUB_NOTE if self._hub_entry() else NO_TRAINING_NOTE if self._trains_nothing() else None
             for report in self.reports:
-                if report.severity != "info":
+                if note and report.severity != "info":
                     report.severity = "info"
-                    report.message += NO_TRAINING_NOTE
+                    report.message += note
+
+    def _hub_entry(self) -> bool:
+        """Whether the file is torch.hub's `hubconf.py`, which no project file imports: its functions build models
+        for the users of `torch.hub.load` (swav's `resnet50(pretrained=True)`), not for the project's training."""
+        return Path(self.ctx.path).name == "hubconf.py" and not any(project.resolved_importers(self.ctx.path))
 
     def _trains_nothing(self) -> bool:
         """Whether the file is a script that trains nothing, itself or through project code (mindpose's
@@ -848,6 +932,8 @@ def load_pretrained(model, path):
                 self.report(load.node, NON_STRICT.format(call=load.name) + note, "info")
             else:
                 self.report(load.node, NON_STRICT.format(call=load.name))
+        if load.checked:
+            return  # the keys it misses are checked, the removed ones among them: its finding covers them
         if load.helper is not None:
             if self._loads_partially(load.helper, load.node):
                 self._report_removed(load.removed, HELPER_NOTE.format(helper=ast.unparse(load.node.func)))
@@ -906,29 +992,35 @@ def load_pretrained(model, path):
                     for inner in later)
         return lists and reads and tests and any(isinstance(inner, ast.Raise) for inner in later)
 
-    def _result_checked(self) -> bool:
+    def _result_checked(self) -> str | None:
         """Whether the keys the call being visited returns are checked: the names it is assigned to (or that
         those are unpacked into) are read in an `assert`, an `if` test (whose branches do more than print or log),
         a `while` test, passed to a call that does not
         only print or log them (torchtune's `validate_missing_and_unexpected_for_lora(base_missing=...)`), or
         returned to the caller: one that checks them, where the file's own calls of its function are all there is
-        to see (BLIP's `blip_nlvr` only prints the `msg` that `load_checkpoint` returns), else any."""
+        to see (BLIP's `blip_nlvr` only prints the `msg` that `load_checkpoint` returns), else any. "refused" when
+        a missing key fails the load (`if result.missing_keys: raise ...`, `assert len(missing) == 0`), "checked"
+        when the keys are otherwise looked at, None when they are not."""
         return self._checked(self._result_holder(), self._function_or_module(), follow_returns=True)
 
     def _checked(self, holder: ast.AST | None, scope: ast.AST, follow_returns: bool,
-                 positions: frozenset[int] | None = None) -> bool:
-        """Whether the names `holder` (an assignment) binds, only those at `positions` of a tuple target when
-        given, are checked later in `scope` (see `_result_checked`)."""
+                 positions: frozenset[int] | None = None) -> str | None:
+        """How the names `holder` (an assignment) binds, only those at `positions` of a tuple target when given,
+        are checked later in `scope` (see `_result_checked`)."""
         if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1):
-            return False
+            return None
         target = holder.targets[0]
         if positions is not None and isinstance(target, ast.Tuple):
             target = ast.Tuple(elts=[item for index, item in enumerate(target.elts) if index in positions])
         names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and n.id != "_"}
+        whole, missing = _split_keys(target, names, positions is None)
         for node in ast.walk(scope):  # `missing, unexpected = msgs`: those names hold them too
-            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names
-                    and node.lineno >= holder.end_lineno):
-                names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in whole
+                    and node.lineno >= holder.end_lineno and len(node.targets) == 1):
+                names |= {n.id for n in ast.walk(node.targets[0]) if isinstance(n, ast.Name)}
+                more_whole, more_missing = _split_keys(node.targets[0], names, True)
+                whole, missing = whole | more_whole, missing | more_missing
+        found = None
         for node in ast.walk(scope):
             if isinstance(node, ast.If) and _only_reports(node.body) and _only_reports(node.orelse):
                 continue  # `if len(missing) > 0: print(missing)` shows them, and the load goes on
@@ -941,29 +1033,38 @@ def load_pretrained(model, path):
                 tested = ast.Tuple(elts=[*node.args, *(kw.value for kw in node.keywords)])
             else:
                 continue
-            if getattr(node, "lineno", 0) >= holder.end_lineno and any(
+            if getattr(node, "lineno", 0) < holder.end_lineno or not any(
                     isinstance(n, ast.Name) and n.id in names for n in ast.walk(tested)):
-                return not (returned and follow_returns) or self._callers_check(scope, tested, names)
-        return False
+                continue
+            if _refuses_missing(node, whole, missing):
+                return "refused"
+            if returned and follow_returns:
+                found = found or self._callers_check(scope, tested, names)
+            else:
+                found = found or "checked"
+        return found
 
-    def _callers_check(self, function: ast.AST, returned: ast.expr, names: set[str]) -> bool:
-        """Whether the callers of a module-level `function` returning the keys in `returned` check them: any
-        caller, when the file calls it; True when it does not (its callers are elsewhere, unseen)."""
+    def _callers_check(self, function: ast.AST, returned: ast.expr, names: set[str]) -> str | None:
+        """How the callers of a module-level `function` returning the keys in `returned` check them: the strongest
+        check of any caller, when the file calls it; "checked" when it does not (its callers are elsewhere, unseen)."""
         tree = self.ctx.tree
         if function not in tree.body:
-            return True
+            return "checked"
         parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                  and node.func.id == getattr(function, "name", None)]
         positions = frozenset(index for index, item in enumerate(returned.elts) if any(
             isinstance(n, ast.Name) and n.id in names for n in ast.walk(item))) if isinstance(returned, ast.Tuple) else None
+        found = None
         for call in calls:
             holder, scope = parents.get(id(call)), call
             while scope is not tree and not isinstance(scope, FUNCTION_TYPES):
                 scope = parents[id(scope)]
-            if self._checked(holder, scope, follow_returns=False, positions=positions):
-                return True
-        return not calls
+            checked = self._checked(holder, scope, follow_returns=False, positions=positions)
+            if checked == "refused":
+                return checked
+            found = found or checked
+        return found if calls else "checked"
 
     def _result_dropped(self) -> bool:
         """Whether the call being visited has its result (or the first item of it) thrown away: a bare
@@ -1050,8 +1151,31 @@ def load_pretrained(model, path):
                 break
         return found
 
-    def _removed(self, name: str, node: ast.AST) -> None:
-        self.removed.setdefault((self._scope(), name), []).append(self.ctx.site(node))
+    def _removed(self, name: str, node: ast.AST, key: ast.expr | None) -> None:
+        if not self._stored_again(name, node, key):
+            self.removed.setdefault((self._scope(), name), []).append(self.ctx.site(node))
+
+    def _stored_again(self, name: str, node: ast.AST, key: ast.expr | None) -> bool:
+        """Whether a key removed from dict `name` at `node` is stored again under a new name: a statement after the
+        removal, in the same pass of the loop binding `key` (or of its function), assigns `name[...]` (ms-swift's
+        `state_dict.pop(key)`, `key = key.replace('lora_A.', ...)`, ..., `state_dict[key] = value`)."""
+        bound = key.id if isinstance(key, ast.Name) else None
+        path = [*self.ctx.ancestors, node]
+        for parent, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
+            if isinstance(parent, FUNCTION_TYPES):
+                return False
+            for block in ("body", "orelse", "finalbody"):
+                statements = getattr(parent, block, None)
+                if isinstance(statements, list) and any(child is s for s in statements):
+                    after = statements[[id(s) for s in statements].index(id(child)) + 1:]
+                    if any(isinstance(s, ast.Assign) and any(
+                            isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                            for t in s.targets) for s in after):
+                        return True
+            if isinstance(parent, ast.While) or isinstance(parent, (ast.For, ast.AsyncFor)) and (
+                    bound is None or any(isinstance(n, ast.Name) and n.id == bound for n in ast.walk(parent.target))):
+                return False
+        return False
 
     def _take_removed(self, loaded: list[ast.expr | None]) -> list[tuple[str, list[Site]]]:
         """The keys deleted, in the function being visited, from the dicts among `loaded`: (dict name, sites)."""
@@ -1085,6 +1209,69 @@ def _only_reports(statements: list[ast.stmt]) -> bool:
     """Statements that only print or log (or do nothing)."""
     return all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and (isinstance(s.value, ast.Constant) or (
         isinstance(s.value, ast.Call) and _callee(s.value.func) in REPORTING_CALLS)) for s in statements)
+
+
+def _reads_data(func: ast.expr) -> bool:
+    """Whether a loader's name, or that of the object it is called on, names a data set (`load_dataset`,
+    `dataset_meta.loader`): it loads samples, not a model's state (`load_state_dict` always does)."""
+    if _callee(func) == "load_state_dict":
+        return False
+    words = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", ast.unparse(func)).lower())
+    return not DATA_WORDS.isdisjoint(words)
+
+
+def _reads_each_state(node: ast.AST, parts: str) -> bool:
+    """Whether `node` is a loop or comprehension over `parts` (`self.model`) that calls `.state_dict()` of each."""
+    loops = [node] if isinstance(node, ast.For) else getattr(node, "generators", [])
+    names = {loop.target.id for loop in loops if ast.unparse(loop.iter) == parts and isinstance(loop.target, ast.Name)}
+    return bool(names) and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                               and call.func.attr == "state_dict" and ast.unparse(call.func.value) in names
+                               for call in ast.walk(node))
+
+
+def _split_keys(target: ast.expr, names: set[str], unpacked: bool) -> tuple[set[str], set[str]]:
+    """The names of an assignment `target` that hold a load's whole result, and those that hold its missing keys
+    alone (the first of a tuple the result is unpacked into, when `unpacked`: `missing, unexpected = ...`)."""
+    if isinstance(target, ast.Name):
+        return {target.id} & names, set()
+    if unpacked and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+        return set(), {target.elts[0].id}
+    return {n.id for n in getattr(target, "elts", []) if isinstance(n, ast.Name)} & names, set()
+
+
+def _refuses_missing(node: ast.AST, whole: set[str], missing: set[str]) -> bool:
+    """Whether `node` fails the load on any missing key: `if <missing>: raise ...` (`len(...) > 0`, `... or ...`) or
+    `assert not <missing>` (`len(...) == 0`), where <missing> is a name in `missing`, or `.missing_keys` (or `[0]`)
+    of one in `whole`."""
+    def keys(expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Call) and _callee(expr.func) == "len" and len(expr.args) == 1:
+            expr = expr.args[0]
+        if isinstance(expr, ast.Name):
+            return expr.id in missing
+        held = expr.value if isinstance(expr, (ast.Attribute, ast.Subscript)) else None
+        return isinstance(held, ast.Name) and held.id in whole and (
+            getattr(expr, "attr", None) == "missing_keys" or isinstance(expr, ast.Subscript) and constant(expr.slice) == 0)
+
+    def some(test: ast.expr) -> bool:  # true exactly when a key is missing (or, in an `or`, then at least)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            return any(some(value) for value in test.values)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            bound = constant(test.comparators[0])
+            return keys(test.left) and (isinstance(test.ops[0], (ast.Gt, ast.NotEq)) and bound == 0
+                                        or isinstance(test.ops[0], ast.GtE) and bound == 1)
+        return keys(test)
+
+    def none(test: ast.expr) -> bool:  # true only when no key is missing
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(none(value) for value in test.values)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return some(test.operand)
+        return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+                and constant(test.comparators[0]) == 0 and keys(test.left))
+
+    if isinstance(node, ast.Assert):
+        return none(node.test)
+    return isinstance(node, ast.If) and some(node.test) and any(isinstance(s, ast.Raise) for s in node.body)
 
 
 def _selects_state(comprehension: ast.DictComp) -> bool:

@@ -1570,6 +1570,20 @@ def test_a_speechbrain_recipe_is_told_where_its_loop_is_and_keeps_its_yaml_seed(
     assert any(note.startswith("train.py:13: `asr.fit(...)` runs SpeechBrain's training loop") for note in notes)
 
 
+@pytest.mark.parametrize(("run", "told"), [("session.run(class_type=Trainer, episode=10)", True),
+                                           ("session.run(class_type=Trainer, is_train=False)", False)])
+def test_a_mindspore_reinforcement_session_is_told_where_its_loop_is(run, told):
+    """mindrl's examples train through `Session.run(class_type=...)`: the loop is the library's `Trainer.train`,
+    which runs no optimizer step to find, and the Session's callbacks around each episode; seed_all is added (not
+    for `is_train=False`, which evaluates)."""
+    code = ("from mindspore_rl.agent import Trainer\nfrom mindspore_rl.core import Session\n\n\n"
+            f"if __name__ == \"__main__\":\n    session = Session({{}})\n    {run}\n")
+    out, notes = instrument_text("train.py", code, Options())
+    assert ("seed_all(seed=1234, mode=False, rm_dropout=True)" in lines_of(strip(out))) == told
+    assert any(note.startswith("train.py:7: `session.run(...)` runs MindSpore Reinforcement's training loop, "
+                               "`Trainer.train` in mindspore_rl/agent/trainer.py") for note in notes) == told
+
+
 HAND_SGD_TUTORIAL = ("import torch\n\nx = torch.linspace(-1, 1, 20)\na = torch.randn((), requires_grad=True)\n"
                      "for t in range(100):\n    loss = (a * x - x).pow(2).sum()\n    loss.backward()\n"
                      "    with torch.no_grad():\n        a -= 1e-3 * a.grad\n        a.grad = None\n")

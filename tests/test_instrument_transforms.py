@@ -869,6 +869,7 @@ def test_seeding_through_a_project_helper_that_takes_no_seed_is_noted(tmp_path):
 @pytest.mark.parametrize(("seeding", "expected", "noted"), [
     ("set_seed(5)", "seed_all(seed=5, ", False),  # mindrl's c51_trainer.py: the run's seed is 5
     ("set_seed(CONFIG['seed'])", "seed_all(seed=1234, ", True),  # a seed seed_all cannot read: noted
+    ("SEED = 42\nset_seed(SEED)", "seed_all(seed=42, ", False),  # mindrl's a2c.py: `np.random.seed(SEED)`
 ])
 def test_a_seed_set_when_a_project_module_is_imported_is_kept(tmp_path, seeding, expected, noted):
     """mindrl's c51 example imports `c51_trainer`, which runs `set_seed(5)` at its top level: msprobe-lint counts

@@ -353,13 +353,20 @@ def import_summary(node: ast.Import | ast.ImportFrom, folder) -> Summary:
     return total
 
 
-def import_seeder(node: ast.Import | ast.ImportFrom, folder) -> ast.Call | None:
+def import_seeder(node: ast.Import | ast.ImportFrom, folder) -> tuple[ast.Call, ast.expr | None] | None:
     """The first seeding call of a library (`mindspore.set_seed(5)`) that a project-local module an import
-    statement runs makes at its top level, unconditionally, on import (mindrl's c51_trainer.py), if any."""
+    statement runs makes at its top level, unconditionally, on import (mindrl's c51_trainer.py), if any, with its
+    seed: the value that module assigns a name given as the seed at its top level (a2c.py's `SEED = 42`), once."""
     for module in _modules_run(node, folder):
-        for inner in _on_import(module):
+        statements = _on_import(module)
+        for inner in statements:
             if isinstance(inner, ast.Call) and SEEDER_FAMILIES.get(module.imports.resolve(inner.func) or ""):
-                return inner
+                seed = argument(inner, 0, "seed")
+                if isinstance(seed, ast.Name):
+                    values = [statement.value for statement in statements if isinstance(statement, ast.Assign)
+                              and [target_name(target) for target in statement.targets] == [seed.id]]
+                    seed = values[0] if len(values) == 1 else None
+                return inner, seed
     return None
 
 

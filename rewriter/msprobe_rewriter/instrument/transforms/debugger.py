@@ -19,7 +19,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from msprobe_rewriter import catalogue, project
+from msprobe_rewriter import catalogue, project, seeding
 from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.context import LOOP_TYPES, target_name, walk_scope
 from msprobe_rewriter.instrument import loops, nodes, scopes, wrap
@@ -199,7 +199,9 @@ class Debugger(Transform):
         "from a class of another project file, ultralytics' RTDETRTrainer through DetectionTrainer from BaseTrainer, is "
         "told that file (`BaseTrainer._do_train` in engine/trainer.py), and a script running an ultralytics model's "
         "`train(...)` (`YOLO(...).train(data=..., seed=7)`) is told that loop, or the model's `on_train_batch_start` "
-        "and `on_train_batch_end` callbacks to start and stop the debugger in; a script that "
+        "and `on_train_batch_end` callbacks to start and stop the debugger in (one running MindSpore Reinforcement's "
+        "`session.run(class_type=...)`, mindrl's examples, is told `Trainer.train` in mindspore_rl/agent/trainer.py "
+        "and a Callback's `episode_begin`/`episode_end`); a script that "
         "calls `trainer.train()`/`.fit(...)` on a trainer built elsewhere (a parameter, `build_trainer(cfg)`, "
         "`hydra.utils.instantiate(cfg.trainer)`) is told to add the callback where it is built; a SpeechBrain "
         "recipe's `brain.fit(...)` (the library's loop, which takes no callbacks) is told to start the debugger in "
@@ -615,7 +617,7 @@ class Debugger(Transform):
                       else "this run instruments it")
             unit.note(None, f"{what} not in this file but in {where}: {advice}; debugger not added here")
             return
-        elsewhere = _trainer_elsewhere(unit) or _brain_fit(unit) or _ultralytics_train(unit)
+        elsewhere = _trainer_elsewhere(unit) or _brain_fit(unit) or _ultralytics_train(unit) or _mindspore_rl_run(unit)
         if elsewhere is not None:
             unit.note(*elsewhere)
         elif unit.imports_framework:  # a script that names no framework and calls no training code: nothing to say
@@ -1205,6 +1207,29 @@ def _ultralytics_train(unit: Unit) -> tuple[int, str] | None:
                                  "`BaseTrainer._do_train` in ultralytics/engine/trainer.py of the installed package: "
                                  "instrument that file, or add callbacks to the model: `on_train_batch_start` calling "
                                  "`debugger.start(model=trainer.model)`, `on_train_batch_end` calling "
+                                 "`debugger.stop()` and `debugger.step()`; debugger not added")
+    return None
+
+
+def _mindspore_rl_run(unit: Unit) -> tuple[int, str] | None:
+    """(line, note) for MindSpore Reinforcement's `session.run(class_type=...)` or `trainer.train(...)` (mindrl's
+    example/dqn/train.py): the training loop is the library's, `Trainer.train` in mindspore_rl/agent/trainer.py,
+    which runs the Session's callbacks around each episode."""
+    if not unit.ctx.imports.imports_root("mindspore_rl"):
+        return None
+    assigned = {target_name(target): node.value for node in ast.walk(unit.tree) if isinstance(node, ast.Assign)
+                for target in node.targets}
+    for node in ast.walk(unit.tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in catalogue.MINDSPORE_RL_RUNS):
+            continue
+        creator = assigned.get(target_name(node.func.value))
+        if seeding.runs_library_training(unit.ctx, node, creator if isinstance(creator, ast.Call) else None):
+            return node.lineno, (f"`{scopes.source_text(unit.text, node.func)}(...)` runs MindSpore Reinforcement's "
+                                 "training loop, `Trainer.train` in mindspore_rl/agent/trainer.py, one "
+                                 "`self.train_one_episode()` an iteration (no optimizer step there to find): start and "
+                                 "stop the debugger around that call, or give the Session a mindspore_rl Callback "
+                                 "whose `episode_begin` calls `debugger.start()` and `episode_end` calls "
                                  "`debugger.stop()` and `debugger.step()`; debugger not added")
     return None
 

@@ -73,7 +73,8 @@ class Seed(Transform):
         "A script that seeds only through a project module it imports, which seeds at its top level (mindrl's "
         "c51_trainer.py runs `set_seed(5)`; also imported under the `__main__` guard, as mindpose's train_on_openi.py "
         "imports tools/train.py, which runs `ms.set_seed(0)`), keeps that seed when it is a literal (`seed_all(seed=5)` after the "
-        "imports); any other gets a note. "
+        "imports; a name the module assigns a literal once at its top level is read, mindrl's a2c.py `SEED = 42` / "
+        "`np.random.seed(SEED)`, reached through the package's __init__.py); any other gets a note. "
         "A script that seeds nothing itself but has a `--seed` option (of its own parser, or of the options a project "
         "module parses at its top level and the script imports, as applications' mae/src/pretrain.py imports "
         "`mae_train_config` from config/config.py) gets `seed_all(seed=args.seed)` right after the parse (or the "
@@ -566,8 +567,9 @@ def _training_functions(unit: Unit) -> set[str]:
 
 def _imported_seeds(unit: Unit) -> list[tuple[str, None]]:
     """The literal seed a project module seeds with at its top level when the script imports it (mindrl's
-    c51_trainer.py runs `set_seed(5)`; also an import under the `__main__` guard, mindpose's train_on_openi.py
-    `from train import train`, whose tools/train.py runs `ms.set_seed(0)`), for seed_all after the imports to keep;
+    c51_trainer.py runs `set_seed(5)`, a2c.py `np.random.seed(SEED)` after `SEED = 42`; also an import under the
+    `__main__` guard, mindpose's train_on_openi.py `from train import train`, whose tools/train.py runs
+    `ms.set_seed(0)`), for seed_all after the imports to keep;
     a seed there that is no literal is noted, as seed_all replaces it."""
     facts = seeding.analyse(unit.ctx)
     folder = project.file_folder(unit.ctx.path)
@@ -576,8 +578,8 @@ def _imported_seeds(unit: Unit) -> list[tuple[str, None]]:
         if (not isinstance(node, (ast.Import, ast.ImportFrom)) or not effect.summary.families
                 or not all(is_main_guard(test) for test, _ in effect.guards) or effect.function is not None):
             continue
-        call = pinning.import_seeder(node, folder)
-        literal = constant(argument(call, 0, "seed")) if call is not None else None
+        call, seed = pinning.import_seeder(node, folder) or (None, None)
+        literal = constant(seed)
         if isinstance(literal, int) and not isinstance(literal, bool):
             return [(str(literal), None)]
         if call is not None:

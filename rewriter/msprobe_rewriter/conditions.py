@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 from msprobe_rewriter.context import NOT_CONSTANT, constant, keyword
@@ -22,6 +23,7 @@ COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast
 NONE_TESTS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
 # argparse actions whose implicit default is not None.
 ACTION_DEFAULTS = {"store_true": False, "store_false": True}
+DETERMINISM_FLAG = re.compile(r"determinis", re.IGNORECASE)  # `deterministic`, `full_determinism`, ...
 
 
 def value(node: ast.expr, lookup: Lookup) -> object:
@@ -82,6 +84,20 @@ def none_tested(test: ast.expr) -> ast.Attribute | None:
     left, right = test.left, test.comparators[0]
     subject = left if _is_none(right) else right if _is_none(left) else None
     return subject if isinstance(subject, ast.Attribute) else None
+
+
+def determinism_flag(guard: Guard, lookup: Lookup) -> ast.expr | None:
+    """The flag named for determinism (`self.full_determinism`, `args.deterministic`, `cfg["deterministic"]`) that
+    `guard` needs to be true, alone or in an `and`, when `lookup` does not know its value: code under it switches
+    something on only when a run opts in, which nothing here tells."""
+    needed = holding(guard)
+    for flag in needed.values if isinstance(needed, ast.BoolOp) and isinstance(needed.op, ast.And) else [needed]:
+        key = flag.slice if isinstance(flag, ast.Subscript) else flag
+        name = key.attr if isinstance(key, ast.Attribute) else key.id if isinstance(key, ast.Name) else \
+            key.value if isinstance(key, ast.Constant) else None
+        if isinstance(name, str) and DETERMINISM_FLAG.search(name) and truth(flag, lookup) is None:
+            return flag
+    return None
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -77,10 +77,27 @@ EVAL_FILE = re.compile(r"(?:test|testing)(?:_|$)"  # a test module, also one of 
                        r"|(?!.*(?:^|_)(?:train|training|fit|finetune|pretrain)(?:_|$))"
                        rf"(?:(?:validation|val|prediction)(?:_|$)|(?:.*_)?(?:(?:{_EVAL_WORDS})(?:_|$)|(?:test|export)$))",
                        re.IGNORECASE)
+TEST_FILE = re.compile(r"(?:test|testing)(?:_|$)|.*_tests?$", re.IGNORECASE)  # a test module, by its name
 # A package of evaluation metrics (mindediting's metrics/lpips.py, a score of predictions with its own networks): its
 # files are evaluation code unless loss code imports one (a metric's network trained against as a loss).
 METRICS_FOLDER = re.compile(r"metrics?", re.IGNORECASE)
 LOSS_CODE = re.compile(r"(?:^|_)loss(?:es)?(?:_|$)", re.IGNORECASE)
+
+
+def optimizer_like(name: str) -> bool:
+    """Whether a name reads as an optimizer's (or a gradient scaler's, which steps one)."""
+    lowered = name.lower()
+    return "optim" in lowered or "scaler" in lowered or lowered in ("opt", "o") or lowered.startswith(
+        "opt_") or lowered.endswith("_opt")
+
+
+def steps_an_optimizer(tree: ast.Module) -> bool:
+    """Whether a loop of the file, outside functions named for evaluation, calls `<optimizer>.step()`: it trains."""
+    scopes = [tree, *(node for node in ast.walk(tree) if isinstance(node, FUNCTION_TYPES) and not EVAL_NAME.search(node.name))]
+    return any(isinstance(loop, (ast.For, ast.While)) and any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "step"
+        and optimizer_like(target_name(call.func.value) or "") for call in ast.walk(loop))
+        for scope in scopes for loop in walk_scope(scope))
 
 
 @dataclass
@@ -118,7 +135,10 @@ class FileContext:
     def __init__(self, path: str, source: str, tree: ast.Module) -> None:
         self.path = path
         # not a file named for testing whose function builds a training run's data elsewhere (MoCo's dataset_test.py)
-        self.eval_file = (EVAL_FILE.match(Path(path).stem) is not None and not project.builds_training_data(path, EVAL_FILE)
+        # nor one named for evaluation whose own loop steps an optimizer (swav's eval_semisup.py fine-tunes the network)
+        stem = Path(path).stem
+        self.eval_file = (EVAL_FILE.match(stem) is not None and not project.builds_training_data(path, EVAL_FILE)
+                          and (TEST_FILE.match(stem) is not None or not steps_an_optimizer(tree))
                           or METRICS_FOLDER.fullmatch(project.file_folder(path).name) is not None
                           and not project.imported_by(path, LOSS_CODE))
         self.source = source
@@ -529,11 +549,7 @@ class FileContext:
 
     def is_optimizer_name(self, name: str) -> bool:
         origin = self.assigned_calls.get(name)
-        if origin is not None and catalogue.is_optimizer_class(origin):
-            return True
-        lowered = name.lower()
-        return "optim" in lowered or "scaler" in lowered or lowered in ("opt", "o") or lowered.startswith(
-            "opt_") or lowered.endswith("_opt")
+        return origin is not None and catalogue.is_optimizer_class(origin) or optimizer_like(name)
 
     # --- where are we ------------------------------------------------------------------------
     def current_function(self) -> str | None:

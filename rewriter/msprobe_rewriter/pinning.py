@@ -45,7 +45,9 @@ class Summary:
     """What some code pins: generator families seeded, deterministic kernels (the framework's switch, or only
     cuDNN's flag, which CUDA alone reads), HCCL determinism, NCCL's algorithm; and which of the families a helper
     seeds only when a value it tests for None is set (mindediting's `init_env`: `if cfg.system.mindspore_seed is not
-    None: set_seed(...)`), with the first such test and its file's name."""
+    None: set_seed(...)`), with the first such test and its file's name; likewise which of the switches it turns on
+    only under a determinism flag whose value it is not told (OpenRLHF's `setup_distributed`: `if
+    self.full_determinism: transformers.enable_full_determinism(self.seed)`)."""
 
     families: frozenset[str] = frozenset()
     deterministic: bool = False
@@ -54,19 +56,34 @@ class Summary:
     cudnn: bool = False
     unsure: frozenset[str] = frozenset()
     unsure_when: tuple[ast.expr, str] | None = field(default=None, compare=False)  # the test, its file's name
+    opt_in: frozenset[str] = frozenset()  # of SWITCHES
+    opt_in_when: tuple[ast.expr, str] | None = field(default=None, compare=False)  # the flag, its file's name
 
     @property
     def sure(self) -> frozenset[str]:
         """The families seeded whatever the values tested for None hold."""
         return self.families - self.unsure
 
+    @property
+    def switches(self) -> frozenset[str]:
+        """The switches (of SWITCHES) turned on, under any flag."""
+        return frozenset(name for name in SWITCHES if getattr(self, name))
+
+    def without_opt_in(self) -> Summary:
+        """What is pinned whatever the determinism flags hold."""
+        return replace(self, **dict.fromkeys(self.opt_in, False), opt_in=frozenset(), opt_in_when=None)
+
     def __or__(self, other: Summary) -> Summary:
         unsure = (self.unsure | other.unsure) - self.sure - other.sure
         when = next((s.unsure_when for s in (self, other) if s.unsure & unsure), None)
+        opt_in = (self.opt_in | other.opt_in) - (self.switches - self.opt_in) - (other.switches - other.opt_in)
+        flag = next((s.opt_in_when for s in (self, other) if s.opt_in & opt_in), None)
         return Summary(self.families | other.families, self.deterministic or other.deterministic,
-                       self.hccl or other.hccl, self.nccl or other.nccl, self.cudnn or other.cudnn, unsure, when)
+                       self.hccl or other.hccl, self.nccl or other.nccl, self.cudnn or other.cudnn, unsure, when,
+                       opt_in, flag)
 
 
+SWITCHES = ("deterministic", "hccl", "nccl", "cudnn")
 NOTHING = Summary()
 DETERMINISTIC = Summary(deterministic=True)
 CUDNN = Summary(cudnn=True)
@@ -291,6 +308,16 @@ def method_summary(creator: ast.Call, call: ast.Call, folder, local: project.Loc
     return _called(method, call, lookup) if method is not None else None
 
 
+def super_summary(module: project.Module, cls: ast.ClassDef, call: ast.Call, lookup: conditions.Lookup
+                  ) -> Summary | None:
+    """What `call`, a `super().name(...)` in a method of the class `cls` of `module`, pins: the method of a project
+    base class it runs (torchtitan's forge example_train.py: `class Trainer(ForgeEngine)`, whose `__init__` calls
+    `super().__init__(config)`, which seeds). None when that is not known."""
+    bases = ast.ClassDef(name=cls.name, bases=cls.bases, keywords=[], body=[], decorator_list=[])
+    method = class_method(module, bases, call.func.attr) if isinstance(call.func, ast.Attribute) else None
+    return _called(method, call, lookup) if method is not None else None
+
+
 def made_method(creator: ast.Call, call: ast.Call, folder, local: project.LocalImports, defined) -> Defined | None:
     """`(module, def, class)` of the method `call` runs on the object a project-local `creator` call made (see
     `method_summary`), or None."""
@@ -503,7 +530,11 @@ def _function_summary(module: project.Module, function, env: tuple, seen: frozen
 def _unsure(summary: Summary, guards: tuple[conditions.Guard, ...], lookup: conditions.Lookup,
             module: project.Module) -> Summary:
     """`summary`, its families unsure when one of `guards` tests for None a value `lookup` does not know
-    (`conditions.none_tested`)."""
+    (`conditions.none_tested`), its switches opt-in when one needs a determinism flag it does not know
+    (`conditions.determinism_flag`)."""
+    flag = next((flag for guard in guards if (flag := conditions.determinism_flag(guard, lookup)) is not None), None)
+    if flag is not None and summary.switches:
+        summary = replace(summary, opt_in=summary.switches, opt_in_when=(flag, module.path.name))
     guard = next((guard for guard in guards if (subject := conditions.none_tested(guard[0])) is not None
                   and conditions.value(subject, lookup) is conditions.UNKNOWN), None)
     if guard is None or not summary.families:

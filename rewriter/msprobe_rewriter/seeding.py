@@ -313,6 +313,33 @@ class FileSeeding:
                 return None
         return (running[0], self._none_guard(running[0])) if running else None
 
+    def opt_in_run(self, wanted: Callable[[Effect], bool]) -> tuple[Effect, ast.expr | None] | None:
+        """When every effect `wanted` accepts that runs with the default arguments does so only under a determinism
+        flag whose value nothing here tells (`if cfg.deterministic:`; or in the project helper it calls, OpenRLHF's
+        `strategy.setup_distributed()`, see `Summary.opt_in`): the first of them, with the flag in the file (None:
+        the flag is in the helper). None when one runs whatever the flags hold, or none runs. Project helpers are
+        followed only when the file's own statements do not settle it."""
+        for with_helpers in (False, True):
+            running = [effect for effect in (self.effects if with_helpers else self.direct)
+                       if wanted(effect) and self.skipping_guard(effect) is None]
+            if any(self._opt_in_flag(effect) is None
+                   and wanted(replace(effect, summary=effect.summary.without_opt_in())) for effect in running):
+                return None
+        return (running[0], self._opt_in_flag(running[0])) if running else None
+
+    def _opt_in_flag(self, effect: Effect) -> ast.expr | None:
+        """The determinism flag of unknown value (`conditions.determinism_flag`) that a condition around `effect` in
+        the file needs, if any; in a function of the file, unknown with what every call of it passes too."""
+        definition = self.definitions.get(effect.function)
+        lookups = [conditions.parameter_lookup(dict(conditions.bind_arguments(definition, call, self.lookup)),
+                                               self.lookup) for _, _, call in self.live_calls(effect.function)
+                   ] if definition is not None else []
+        for guard in effect.guards:
+            flags = [conditions.determinism_flag(guard, lookup) for lookup in lookups or [self.lookup]]
+            if all(flag is not None for flag in flags):
+                return flags[0]
+        return None
+
     def maybe_none(self, test: ast.expr) -> bool:
         """Whether `test` compares with None a value read from an object (`conditions.none_tested`) that the
         defaults do not tell and that is no option the file declares (a required option is never None)."""
@@ -364,6 +391,9 @@ def _analyse(ctx: FileContext) -> FileSeeding:
     def pinned(call: ast.Call, lookup: conditions.Lookup) -> Summary:
         creator = creators.get(id(call))
         found = pinning.method_summary(creator, call, folder, local, defined, lookup) if creator else None
+        if found is None and id(call) in supers:
+            found = pinning.super_summary(project.file_module(ctx.path, ctx.tree, ctx.imports), supers[id(call)],
+                                          call, lookup)
         if found is None:
             found = pinning.helper_summary(call, folder, local, defined, lookup)
         if found is not None:
@@ -382,7 +412,9 @@ def _analyse(ctx: FileContext) -> FileSeeding:
                 and not _is_eval(function) and seeding._false_guard(guards) is None]  # not `elif opt.profile:` off
         handed = _handed_over(live, local, _bound_names(ctx.tree))
         arguments = {id(arg) for call, _ in live for arg in (*call.args, *(k.value for k in call.keywords))}
-        found = [module for call, name, module in project.reached([*(c for c, _ in live), *handed], local, defined, folder)
+        inherited = _inherited(ctx.tree, [call for call, _ in live if id(call) not in arguments])
+        found = [module for call, name, module in project.reached([*(c for c, _ in live), *handed, *inherited], local,
+                                                                   defined, folder)
                  if name in _training_names(module, trusted) and (call not in handed or name in module.functions)
                  and not ((ctx.eval_file or id(call) in arguments)
                           and (module.classes_built(name) or project.registered_classes(module, name)))]
@@ -407,6 +439,7 @@ def _analyse(ctx: FileContext) -> FileSeeding:
                  if (cls := module.classes.get(name)) is not None}
         return list(found.values()) + _importers_training_arguments(ctx)
 
+    supers = _super_calls(ctx.tree)
     seeding = FileSeeding([node for node, _, _ in nodes if isinstance(node, ast.Call)], _trains(ctx), follow,
                           trains_elsewhere, option_helpers, config_classes)
     creators = seeding.creators
@@ -520,6 +553,22 @@ def _handed_over(calls: list[tuple[ast.Call, str | None]], local: project.LocalI
     return [ast.Call(func=arg, args=[], keywords=[]) for call, function in calls
             for arg in (*call.args, *(kw.value for kw in call.keywords))
             if isinstance(arg, ast.Name) and arg.id in local.refs and arg.id not in bound.get(function, ())]
+
+
+def _super_calls(tree: ast.Module) -> dict[int, ast.ClassDef]:
+    """The `super().name(...)` calls in the methods of the file's top-level classes, by id, with their class."""
+    return {id(node): cls for cls in tree.body if isinstance(cls, ast.ClassDef) for node in ast.walk(cls)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Call) and getattr(node.func.value.func, "id", None) == "super"}
+
+
+def _inherited(tree: ast.Module, calls: list[ast.Call]) -> list[ast.Call]:
+    """A call of each base class of the file's classes that `calls` build (LLaMA-Factory's v1 sft_trainer.py builds
+    its `SFTTrainer(BaseTrainer)` and runs `fit()`, which the project's BaseTrainer defines): what they run may be
+    the base's."""
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    return [ast.Call(func=base, args=[], keywords=[]) for call in calls
+            if isinstance(call.func, ast.Name) and call.func.id in classes for base in classes[call.func.id].bases]
 
 
 def _bound_names(tree: ast.Module) -> dict[str, set[str]]:

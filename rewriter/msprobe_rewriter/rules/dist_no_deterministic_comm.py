@@ -10,9 +10,16 @@ from msprobe_rewriter import catalogue, opt_in, project, seeding
 from msprobe_rewriter.assignments import assigned_before
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FileContext, Site, argument, constant, keyword
+from msprobe_rewriter.late_seeding import code_text
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 STARTS = catalogue.DISTRIBUTED_INIT_CALLS | catalogue.MEGATRON_SETUPS  # Megatron's starts NCCL (`--distributed-backend`)
+CONDITIONAL_HCCL = ("distributed communication is initialised, but HCCL_DETERMINISTIC is set before it only when "
+                    "{condition}: set `os.environ[\"HCCL_DETERMINISTIC\"] = \"true\"` unconditionally before this call "
+                    "while comparing runs (on NCCL, pin NCCL_ALGO/NCCL_PROTO)")
+CONDITIONAL_NCCL = ("NCCL communication is initialised, but its algorithm is pinned before it only when {condition}: set "
+                    "`os.environ[\"NCCL_ALGO\"] = \"Ring\"` (and `NCCL_PROTO=Simple`) unconditionally before this call "
+                    "while comparing runs; on Ascend, where the backend is HCCL, set `HCCL_DETERMINISTIC=true`")
 INIT_NAMES = frozenset(name.rpartition(".")[2] for name in STARTS)
 
 
@@ -41,7 +48,10 @@ class DistNoDeterministicComm(Rule):
                "(`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, directly or in "
                "a project helper it calls) and calls no seeder that does (msprobe's `seed_all(..., mode=True)`, "
                "`transformers.enable_full_determinism`, MindSpore's `set_context(deterministic=\"ON\")` and "
-               "`set_deterministic(True)`). Setting it to a false value counts as not set. A `Fabric` "
+               "`set_deterministic(True)`). Setting it to a false value counts as not set, and so does setting it only under "
+               "a condition false with the default arguments or under a flag named for determinism whose value nothing "
+               "here tells (OpenRLHF's `if self.full_determinism: transformers.enable_full_determinism(self.seed)`): "
+               "the message names that condition. A `Fabric` "
                "given one device, and the `gloo` backend (MindSpore's `mccl` too; an option defaulting to it is info; also MPI, oneCCL's `ccl`, "
                "`xla`, SageMaker's `smddp`, which neither setting concerns), a "
                "`Fabric(accelerator=\"cpu\")` or "
@@ -251,6 +261,23 @@ parser.add_argument("--dist-backend", default="nccl", type=str)
 args = parser.parse_args()
 dist.init_process_group(backend=args.dist_backend, init_method="env://")
 """, lines=(8,)),
+        # OpenRLHF's strategy sets HCCL_DETERMINISTIC (through `enable_full_determinism`) only under its
+        # determinism flag, which its scripts leave off unless asked.
+        Invalid("""\
+import os
+
+import torch.distributed as dist
+
+
+class Strategy:
+    def __init__(self, full_determinism=False):
+        self.full_determinism = full_determinism
+
+    def setup_distributed(self):
+        if self.full_determinism:
+            os.environ["HCCL_DETERMINISTIC"] = "true"
+        dist.init_process_group("hccl")
+""", lines=(13,)),
         # mmcv's launcher helper initialises the process group (ModelZoo's mmdetection-based scripts).
         Invalid("""\
 import torch_npu
@@ -417,7 +444,7 @@ def _initialize_dist_with_barrier(dist_timeout):
     def finish(self) -> None:
         if not self.sites or self.engine_starts and not self.ctx.is_entry_script():
             return  # a library's `deepspeed.initialize` (TRL's `prepare_deepspeed`) runs after the script's start
-        effects = seeding.analyse(self.ctx).effects
+        facts = seeding.analyse(self.ctx)
         reported = set()  # (function, backend) reported once already: other calls are alternatives (try/except, if/else)
         entry = self.ctx.is_entry_script()
         for site, on_nccl, backend, definition in self.sites:
@@ -430,8 +457,8 @@ def _initialize_dist_with_barrier(dist_timeout):
             default = default.lower() if isinstance(default, str) else None
             nccl_by_default = default in catalogue.NCCL_BACKENDS and not on_nccl  # moco-v3's `--dist-backend`
             on_nccl |= nccl_by_default
-            before = [effect.summary for effect in effects if _before(effect, site.node, function)]
-            if any(summary.hccl for summary in before) or (id(definition), on_nccl) in reported:
+            hccl_pinned, hccl_condition = _set_before(facts, "hccl", site.node, function)
+            if hccl_pinned or (id(definition), on_nccl) in reported:
                 continue
             reported.add((id(definition), on_nccl))
             dead = seeding.never_called(self.ctx, definition)
@@ -442,9 +469,11 @@ def _initialize_dist_with_barrier(dist_timeout):
                 self.report(site, self.message + f" (only when `{condition_text(backend)}` is not {default}, as it is "
                                                  "with the default arguments)", "info")
             elif not on_nccl:
-                self.report(site, self.message + note, severity)
-            elif not any(summary.nccl for summary in before):
-                self.report(site, (self.megatron_message if megatron else self.nccl_message) + note, severity)
+                self.report(site, (CONDITIONAL_HCCL.format(condition=hccl_condition) if hccl_condition
+                                   else self.message) + note, severity)
+            elif not (nccl := _set_before(facts, "nccl", site.node, function))[0]:
+                message = self.megatron_message if megatron else self.nccl_message
+                self.report(site, (CONDITIONAL_NCCL.format(condition=nccl[1]) if nccl[1] else message) + note, severity)
 
 
 def _assigned_literal(value: ast.expr | None, call: ast.Call, scope: ast.AST) -> ast.expr | None:
@@ -514,6 +543,30 @@ def _declares_deterministic_mode(package: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+def _set_before(facts: seeding.FileSeeding, kind: str, node: ast.AST, function: str | None) -> tuple[bool, str | None]:
+    """Whether the default run sets `kind` ("hccl": HCCL_DETERMINISTIC, "nccl": NCCL_ALGO) before the init call
+    `node` (in `function`) whatever its options hold; if not, when it would (None: nowhere): under a condition
+    false with the default arguments, or a determinism flag nothing here sets (OpenRLHF's `if self.full_determinism:
+    transformers.enable_full_determinism(self.seed)`, see `seeding.FileSeeding.opt_in_run`)."""
+
+    def wanted(effect: seeding.Effect) -> bool:
+        return getattr(effect.summary, kind) and _before(effect, node, function)
+
+    verdict = facts.default_run(wanted)
+    if not verdict.pinned:
+        skipped_by = verdict.skipped_by
+        return False, skipped_by and f"`{condition_text(skipped_by)}` (line {skipped_by.lineno}), false by default"
+    found = facts.opt_in_run(wanted)
+    if found is None:
+        return True, None
+    effect, flag = found
+    if flag is not None:
+        return False, f"`{condition_text(flag)}` (line {flag.lineno}) is true, an opt-in nothing here turns on"
+    flag, file = effect.summary.opt_in_when
+    return False, (f"`{condition_text(flag)}` ({file}:{flag.lineno}) is true, an opt-in of `{code_text(effect.node)}` "
+                   "that nothing here turns on")
 
 
 def _before(effect: seeding.Effect, node: ast.AST, function: str | None) -> bool:

@@ -71,6 +71,8 @@ NEEDED = ("{use}, so the host needs this value and the sync stays; keep it the s
 OFF_BRANCH = " (the host branches on `{found}` only when `{condition}`: not so by default)"
 REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; keep statistics "
           "on the device (msprobe's async dump) and read them every N steps")
+FORWARD_REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; keep the value "
+                  "on the device (index with the tensor itself: `x[idx]`, `torch.gather`)")
 
 
 class Runs(NamedTuple):
@@ -102,7 +104,9 @@ class HostSyncInLoop(Rule):
                "under no `if` but a presence check, DINO's `if p.grad is not None:`, or a filter of the items it walks, "
                "ijepa's `grad_logger`, and after no early `return`/`continue` under another test: torchtitan's `train_step` "
                "returns before its logged `.item()` unless `should_log`), "
-               "and `torch.cuda.synchronize()`; also in a function defined in the loop's function that the loop calls or "
+               "and `torch.cuda.synchronize()`; also in a module's `forward` that returns a loss and is not under `torch.no_grad()` (a "
+               "training step runs it once: BLIP's hard negatives drawn with `torch.multinomial(weights[b], 1).item()` per sample, and its "
+               "`_dequeue_and_enqueue` reading the buffer `int(self.queue_ptr)`; a registered buffer is a tensor), or in a function defined in the loop's function that the loop calls or "
                "hands to a call (ijepa's `gpu_timer(train_step)`, an optimizer's `step(closure)`; not XLA's "
                "`xm.add_step_closure`, which runs it after the step's device work). A MindSpore gradient function of inputs only "
                "(`ops.value_and_grad(fn, 0, weights=None)`: DPM-Solver's classifier guidance while sampling) runs no "
@@ -204,6 +208,11 @@ class HostSyncInLoop(Rule):
         "import torch\n\nuse_queue = False\nfor x in loader:\n    loss = model(x).sum()\n"
         "    if use_queue or not torch.all(queue[-1] == 0):\n        use_queue = True\n    loss.backward()\n"
         "    optimizer.step()\n",
+        # a module's forward that returns no loss, or runs without gradients: no training step of its own
+        "import torch\nfrom torch import nn\n\n\nclass Router(nn.Module):\n    def forward(self, x):\n"
+        "        counts = x.argmax(-1).bincount().tolist()\n        return x.split(counts)\n\n\n"
+        "class Teacher(nn.Module):\n    @torch.no_grad()\n    def forward(self, x):\n        loss = x.sum()\n"
+        "        print(loss.item())\n        return loss\n",
     )
     invalid = (
         # NVIDIA's ImageNet example names a loss class `loss` in another function: this `loss` is a tensor.
@@ -325,6 +334,16 @@ class HostSyncInLoop(Rule):
                 "        loss.backward()\n        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0).item()\n"
                 "        if torch.isfinite(torch.tensor(grad_norm)):\n            optimizer.step()\n"
                 "        stats = norms(model.parameters())\n", lines=(16, 19, 22)),
+        # BLIP's forward returns its losses: a training step runs it, with a hard negative drawn and read per sample
+        # and the queue pointer, a buffer, read in the method it calls
+        Invalid("import torch\nfrom torch import nn\n\n\nclass Pretrain(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.register_buffer('queue_ptr', torch.zeros(1, dtype=torch.long))\n\n"
+                "    def forward(self, image, text):\n        weights = (image @ text.T).softmax(1)\n        negatives = []\n"
+                "        for b in range(image.size(0)):\n            neg_idx = torch.multinomial(weights[b], 1).item()\n"
+                "            negatives.append(image[neg_idx])\n        self._dequeue_and_enqueue(image)\n"
+                "        loss_itm = torch.stack(negatives).mean()\n        return loss_itm\n\n"
+                "    @torch.no_grad()\n    def _dequeue_and_enqueue(self, feats):\n        ptr = int(self.queue_ptr)\n"
+                "        self.queue_ptr[0] = (ptr + feats.size(0)) % 64\n", lines=(14, 16)),
     )
 
     def __init__(self, ctx) -> None:
@@ -342,6 +361,8 @@ class HostSyncInLoop(Rule):
         self._autograd_functions: dict[str, bool] = {}  # class name -> whether it is a torch.autograd.Function
         self._defaults: LeftAtDefault | None = None  # the file's parameters left at their defaults, made when needed
         self._off_branch = ""  # OFF_BRANCH for the read being judged, where `_use_of_names` found one
+        self._class_buffers: dict[int, frozenset[str]] = {}  # id of a class -> the buffers it registers
+        self.forwards: dict[int, str] = {}  # id of a module's `forward` that returns a loss -> its class's name
         self._sets_default_device: bool | None = None  # whether the file sets a default device, read when needed
 
     # --- what names hold -------------------------------------------------------------------
@@ -398,6 +419,8 @@ class HostSyncInLoop(Rule):
         closure = isinstance(owner, FUNCTION_TYPES) and id(owner) in self.looping_scopes
         if closure:  # ijepa's `def train_step():` in its loop: runs wherever the loop calls it
             self.closures[(id(owner), node.name)] = node
+        elif isinstance(owner, ast.ClassDef) and self._training_forward(node):
+            self.forwards[id(node)] = owner.name
         elif not self.looping_scopes or not LOOP_WORD.search(
                 "\n".join(self.ctx.lines[node.lineno - 1:node.end_lineno])):
             return
@@ -412,6 +435,19 @@ class HostSyncInLoop(Rule):
                 self._bind(node, (id(node), argument.arg), (node.lineno, node.col_offset), False)  # a number / flag
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _training_forward(self, function: Function) -> bool:
+        """Whether a method is a module's `forward` that returns a loss (BLIP's `return loss_ita, loss_itm, loss_lm`,
+        MoCo v3's `return self.contrastive_loss(q1, k2) + ...`), not under `torch.no_grad()`: a training step runs it
+        once."""
+        if function.name != "forward" or any(
+                self.ctx.qualname(d.func if isinstance(d, ast.Call) else d) in catalogue.GRAD_DISABLING_CONTEXTS
+                for d in function.decorator_list):
+            return False
+        return any(isinstance(node, ast.Return) and node.value is not None and any(
+            LOSS_NAME.match(target_name(part.func if isinstance(part, ast.Call) else part) or "")
+            for part in ast.walk(node.value) if isinstance(part, (ast.Name, ast.Call)))
+            for node in walk_scope(function))
 
     def _bind_later(self, node: ast.stmt, name: str, kind: bool | None) -> None:
         """Bind after the statement's own value was visited (`loss = float(loss)` reads the old `loss`)."""
@@ -446,7 +482,7 @@ class HostSyncInLoop(Rule):
             origin = self.ctx.assigned_calls.get(name)
             if origin is not None:
                 return self._qualified_kind(origin)
-            return True if LOSS_NAME.match(name) else None
+            return True if LOSS_NAME.match(name) or _own_attribute(expr, self._buffers()) else None
         if isinstance(expr, ast.Call):
             return self._call_kind(expr)
         if isinstance(expr, ast.Subscript) and _optimizer_state(expr):
@@ -585,7 +621,7 @@ class HostSyncInLoop(Rule):
         a tensor on the host (Swin's `get_grad_norm(...)`, one `.item()` per parameter; guided diffusion's
         `log_loss_dict(...)`): the sync runs wherever it is called."""
         definition, path = self._definition(node)
-        read = _host_read(definition) if definition is not None else None
+        read = _host_read(definition, self._buffers()) if definition is not None else None
         if read is not None:
             where = f"{_read_text(read)} on line {read.lineno}" + (f" of {path.name}" if path else "")
             self._candidate(node, f"`{condition_text(node.func, 40)}(...)` reads a tensor on the host ({where})")
@@ -603,6 +639,18 @@ class HostSyncInLoop(Rule):
             self._project = project.local_imports(project.import_statements(self.ctx.tree.body))
             self._functions = {item.name: item for item in self.ctx.tree.body if isinstance(item, FUNCTION_TYPES)}
         return pinning.called_function(node, self._functions, project.file_folder(self.ctx.path), self._project)
+
+    def _buffers(self) -> frozenset[str]:
+        """The buffers the class around the code registers (`self.register_buffer("queue_ptr", ...)`): tensors."""
+        cls = next((a for a in reversed(self.ctx.ancestors) if isinstance(a, ast.ClassDef)), None)
+        if cls is None:
+            return frozenset()
+        if id(cls) not in self._class_buffers:
+            self._class_buffers[id(cls)] = frozenset(
+                name for call in ast.walk(cls) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "register_buffer" and target_name(call.func.value) == "self" and call.args
+                and isinstance(name := constant(call.args[0]), str))
+        return self._class_buffers[id(cls)]
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
         if self._scope() in self.looping_scopes and self._tensorish(node.value):
@@ -635,7 +683,11 @@ class HostSyncInLoop(Rule):
         if region is not None:
             self._off_branch = ""
             use = use or self._host_use(node, region)
-            message = f"{what} in the training loop: " + (NEEDED.format(use=use) if use else REMEDY + self._off_branch)
+            forward = next((self.forwards[id(f)] for f in runs.loops if id(f) in self.forwards), None)
+            where = f"in `{forward}.forward`, which returns a loss, so a training step runs it" if forward else \
+                "in the training loop"
+            remedy = FORWARD_REMEDY if forward else REMEDY + self._off_branch
+            message = f"{what} {where}: " + (NEEDED.format(use=use) if use else remedy)
             self.candidates.append((self.ctx.site(node), runs, message))
 
     def _on_the_way_out(self, node: ast.AST) -> bool:
@@ -722,6 +774,8 @@ class HostSyncInLoop(Rule):
                 if divisors and not self._steps_optimizer(block[at + 1:], ancestors[:index + 1]):
                     runs.guards.append((divisors, self.ctx.current_def()))
             if isinstance(ancestor, FUNCTION_TYPES):
+                if id(ancestor) in self.forwards:
+                    runs.loops.append(ancestor)  # runs once per training step
                 outer = next((a for a in reversed(ancestors[:index]) if isinstance(a, FUNCTION_TYPES)), None)
                 key = (id(outer), ancestor.name)
                 return runs._replace(closure=key if self.closures.get(key) is ancestor else None)
@@ -860,6 +914,8 @@ class HostSyncInLoop(Rule):
     def _runs_a_step(self, loop: ast.AST, per_step: set[str], epoch_level: set[str]) -> bool:
         """Whether each iteration of `loop` runs one training step: not a whole epoch through a helper, which also
         runs the step function handed to it (mindcv's `train_epoch(..., train_step, ...)`)."""
+        if id(loop) in self.forwards:
+            return True
         info = self.ctx.loops.get(id(loop))
         if info is None or self._measures(info):
             return False
@@ -899,14 +955,15 @@ def _callees(loop: ast.AST) -> set[str]:
             and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"}
 
 
-def _host_read(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Call | None:
+def _host_read(function: ast.FunctionDef | ast.AsyncFunctionDef, buffers: frozenset[str]) -> ast.Call | None:
     """The first read of a tensor on the host a function runs at every call (see `_every_call`), one under no
     `if` first: `.item()`, `.tolist()` or `.numpy()` (not on what NumPy returns), or `float()`/`int()` of what a
-    torch function returns (ijepa's `float(torch.norm(p.grad.data))`); None if none."""
+    torch function returns (ijepa's `float(torch.norm(p.grad.data))`) or of one of the class's `buffers` (BLIP's
+    `int(self.queue_ptr)`); None if none."""
     numpy_values = {target.id for node in walk_scope(function) if isinstance(node, ast.Assign)
                     and _numpy_call(node.value) for target in node.targets if isinstance(target, ast.Name)}
     reads = [(guarded, node.lineno, node.col_offset, node) for node, guarded in _every_call(function)
-             if isinstance(node, ast.Call) and (_converts_torch_value(node) or _reads_tensor(node, numpy_values))]
+             if isinstance(node, ast.Call) and (_converts_torch_value(node, buffers) or _reads_tensor(node, numpy_values))]
     return min(reads, key=lambda read: read[:3], default=(None,) * 4)[3]
 
 
@@ -917,17 +974,17 @@ def _reads_tensor(call: ast.Call, numpy_values: set[str]) -> bool:
             and not _numpy_call(func.value) and not (isinstance(func.value, ast.Name) and func.value.id in numpy_values))
 
 
-def _converts_torch_value(call: ast.Call) -> bool:
-    """`float(torch.norm(g))`, `int(torch.argmax(x))`: a Python number made of a tensor a torch function returns, or
-    of an optimizer's state (jepa's `float(s.get('exp_avg').abs().mean())`)."""
+def _converts_torch_value(call: ast.Call, buffers: frozenset[str]) -> bool:
+    """`float(torch.norm(g))`, `int(torch.argmax(x))`: a Python number made of a tensor a torch function returns, of
+    an optimizer's state (jepa's `float(s.get('exp_avg').abs().mean())`) or of a buffer of the class."""
     return (isinstance(call.func, ast.Name) and call.func.id in ("float", "int") and len(call.args) == 1
-            and _torch_value(call.args[0]))
+            and _torch_value(call.args[0], buffers))
 
 
-def _torch_value(node: ast.AST) -> bool:
-    """A tensor by where it comes from: what a torch function returns, an optimizer's state entry, or what tensor
-    methods make of either (`.abs().mean()`)."""
-    while not _optimizer_state(node):
+def _torch_value(node: ast.AST, buffers: frozenset[str]) -> bool:
+    """A tensor by where it comes from: what a torch function returns, an optimizer's state entry, a buffer of the
+    class (`self.queue_ptr`), or what tensor methods make of any (`.abs().mean()`)."""
+    while not _optimizer_state(node) and not _own_attribute(node, buffers):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             return False
         name, owner = node.func.attr, node.func.value
@@ -937,6 +994,11 @@ def _torch_value(node: ast.AST) -> bool:
             return False
         node = owner
     return True
+
+
+def _own_attribute(node: ast.AST, names: frozenset[str]) -> bool:
+    """`self.<name>` for one of `names`."""
+    return isinstance(node, ast.Attribute) and node.attr in names and target_name(node.value) == "self"
 
 
 def _optimizer_state(node: ast.AST) -> bool:

@@ -4,11 +4,13 @@ kernels."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from msprobe_rewriter import catalogue, project, seeding
 from msprobe_rewriter.conditions import condition_text
 from msprobe_rewriter.context import FileContext
 from msprobe_rewriter.imports import ImportTracker
+from msprobe_rewriter.late_seeding import code_text
 from msprobe_rewriter.rules.base import Invalid, Rule
 from msprobe_rewriter.rules.dist_no_deterministic_comm import (
     communicates_over_hccl,
@@ -23,6 +25,9 @@ PYTORCH_ROOTS = ("torch", "torchvision", "torch_npu", "lightning", "pytorch_ligh
 TORCH_ITSELF = 6
 CONDITIONAL = ("deterministic kernels are switched on only when `{condition}`, which is false with the "
                "default arguments: switch them on unconditionally while comparing runs")
+OPT_IN = ("{what} only when {flag} is true, an opt-in that this script does not turn on (determinism options are "
+          "usually off by default: they slow training): unless every run sets it, switch them on unconditionally "
+          "while comparing runs")
 PARENT_ONLY = ("`{spawn}` starts `{target}` in new processes, which re-import this file without running its "
                "`__main__` block: deterministic kernels are switched on (line {line}) in this parent process only, "
                "and the workers compute with the default kernels: switch them on at the start of `{target}`")
@@ -83,7 +88,13 @@ class NoDeterministicAlgos(Rule):
                "condition, also one a helper is given as an option (`set_random_seed(seed, deterministic="
                "args.deterministic)`, of a library or of the project), and a config field the script's function takes "
                "from a dataclass of the project (lerobot's `def train(cfg: TrainPipelineConfig)` with `if "
-               "cfg.cudnn_deterministic:`, False by default). OpenMMLab 1.x's `train_detector(...)` (mmseg's "
+               "cfg.cudnn_deterministic:`, False by default). A switch behind a flag named for determinism whose value "
+               "nothing here tells (`if cfg[\"deterministic\"]:` of a config read from a file; in a project helper, "
+               "OpenRLHF's `if self.full_determinism:` in `strategy.setup_distributed()`, torchtitan's `if "
+               "debug_config.deterministic:`) gets a warning at that flag or at the call of the helper: such options "
+               "are off unless a run sets them. A class of the script that a project base class gives its training "
+               "loop trains when built (LLaMA-Factory's v1 `SFTTrainer(BaseTrainer)`), and `super().__init__(...)` in "
+               "its methods runs the base's (torchtitan's forge example_train.py). OpenMMLab 1.x's `train_detector(...)` (mmseg's "
                "`train_segmentor`, mmcls's `train_model`, ...) trains. A script that names no framework but trains through a project module (improved-"
                "diffusion's `image_train.py` and its `TrainLoop`) is checked for the framework that module "
                "imports; a training module that switches deterministic kernels on itself is trusted (one that only seeds, as "
@@ -244,6 +255,25 @@ import torch
 if __name__ == "__main__":
     state = torch.load(sys.argv[1], map_location="cpu")
     torch.save({k: v.half() for k, v in state.items()}, sys.argv[2])
+""",
+        # A determinism flag whose value the script tells: on by default, and the only call passes none.
+        """\
+import torch
+
+
+def setup(seed, deterministic=True):
+    torch.manual_seed(seed)
+    if deterministic:
+        torch.use_deterministic_algorithms(True)
+
+
+if __name__ == "__main__":
+    setup(0)
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(3, 2, 4):
+        model(x).sum().backward()
+        optimizer.step()
 """,
         # Composer's Trainer switches deterministic kernels on itself when given `deterministic_mode=True`.
         """\
@@ -425,6 +455,28 @@ if __name__ == "__main__":
     parser.add_argument("--use-deterministic-algorithms", action="store_true")
     main(parser.parse_args())
 """, lines=(7,)),
+        # Deterministic kernels only under a config's determinism flag, whose value nothing here tells (torchtitan's
+        # `if debug_config.deterministic:`, OpenRLHF's `if self.full_determinism:`): they are usually off.
+        Invalid("""\
+import torch
+import yaml
+
+
+def main(cfg):
+    torch.manual_seed(cfg["seed"])
+    if cfg["deterministic"]:
+        torch.use_deterministic_algorithms(True)
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(3, 2, 4):
+        model(x).sum().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    with open("config.yaml") as f:
+        main(yaml.safe_load(f))
+""", lines=(7,)),
         # A SpeechBrain recipe: seeded by its hparams YAML (`!apply:speechbrain.utils.seed_everything`), which
         # leaves deterministic kernels off; `Brain.fit` trains.
         Invalid("""\
@@ -559,11 +611,30 @@ if __name__ == "__main__":
         verdict = facts.default_run(switches_on)
         report_whole_script(self, facts, verdict, CONDITIONAL, message, seeding.switches_on, setup)
         report_parent_only(self, facts, switches_on, PARENT_ONLY, seeding.switches_on)
+        if verdict.pinned and facts.needs(seeding.switches_on):
+            self._report_opt_in(facts, switches_on)
         if framework == "pytorch" and verdict.pinned and facts.needs(seeding.switches_on) and not any(
                 effect.summary.deterministic for effect in facts.effects):
             cudnn = next(effect for effect in facts.effects if effect.summary.cudnn)
             if not facts.spawned or facts.runs_in_workers(cudnn):  # else: only in the parent (PARENT_ONLY)
                 self.report(cudnn.node, CUDNN_ONLY_MESSAGE, "info")
+
+
+    def _report_opt_in(self, facts: seeding.FileSeeding, switches_on: Callable[[seeding.Effect], bool]) -> None:
+        """Warn when the default run switches deterministic kernels on only under a determinism flag whose value
+        nothing here tells (`seeding.FileSeeding.opt_in_run`): at that flag, or at the call of the project helper
+        that tests it."""
+        found = facts.opt_in_run(switches_on)
+        if found is None:
+            return
+        effect, flag = found
+        if flag is not None:
+            self.report(flag, OPT_IN.format(what="deterministic kernels are switched on",
+                                            flag=f"`{condition_text(flag)}`"))
+        else:
+            flag, file = effect.summary.opt_in_when
+            self.report(effect.node, OPT_IN.format(what=f"`{code_text(effect.node)}` switches deterministic kernels on",
+                                                   flag=f"`{condition_text(flag)}` ({file}:{flag.lineno})"))
 
 
 def first_call(ctx: FileContext, names: frozenset[str]) -> ast.Call | None:

@@ -317,6 +317,22 @@ def test_nondeterministic_index_of_sort_indices_is_unique(index, expected):
     assert lines("nondeterministic-op", code) == expected
 
 
+@pytest.mark.parametrize(("made", "after", "expected"), [
+    ("torch.zeros(n)", "    metrics['loss'] = stats\n", "info"),
+    ("losses.new_zeros(n)", "    for c in range(n):\n        log_dict[f'loss_{c}'] = stats[c]\n", "info"),
+    ("torch.zeros(n)", "    metrics['loss'] = stats\n    return stats\n", "warning"),  # handed on too
+    ("torch.zeros(n)", "    cache['loss'] = stats\n", "warning"),  # a mapping not named for reported values
+    ("torch.zeros(n)", "", "warning"),  # nothing stored
+    ("self.embed_sum", "    metrics['codebook'] = stats\n", "warning"),  # a module's state (a VQ codebook's sums)
+])
+def test_nondeterministic_accumulation_only_reported_is_info(made, after, expected):
+    """ms-swift's megatron trainer sums per-channel losses with `index_add_` only to store them in `metrics`."""
+    code = (f"import torch\n\n\ndef channel_loss(self, losses, channel, n, metrics, log_dict, cache):\n"
+            f"    stats = {made}\n    stats.index_add_(0, channel, losses.detach())\n{after}")
+    (finding,) = lint_source("m.py", code.encode(), [RULES_BY_NAME["nondeterministic-op"]]).findings
+    assert (finding.line, finding.severity) == (6, expected)
+
+
 @pytest.mark.parametrize(("body", "expected"), [
     ("def build(m):\n    return torch.compile(m, options=OPTIONS)\n", [7]),  # a module constant, read in a function
     ("def build(m, OPTIONS):\n    return torch.compile(m, options=OPTIONS)\n", []),  # a parameter hides it

@@ -69,6 +69,12 @@ UNIQUE_INDEX_METHODS = frozenset({"argsort", "unique"})
 # (ms-swift's NPU MoE `torch.sort(flatten_indices.float(), stable=True)[1]`), `topk`'s are k distinct positions.
 INDEXED_RESULT_CALLS = frozenset({"torch.sort", "torch.topk"})
 INDEXED_RESULT_METHODS = frozenset({"sort", "topk"})
+# Calls making a new tensor (nothing else holds it).
+NEW_TENSOR_CALLS = INTEGER_LIKE | frozenset({"torch.zeros", "torch.empty", "torch.full"})
+NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_empty", "new_full"})
+# Parts of a mapping's name (`metrics`, `log_dict`) saying that what it holds is reported, not trained on (not
+# `stats`: a layer's running statistics are).
+LOGGED_NAME_PARTS = frozenset({"metric", "metrics", "log", "logs", "logging"})
 INDEX_KEEPING_METHODS = frozenset({"to", "cuda", "cpu", "long", "int", "contiguous", "clone", "detach"})
 INDEX_TENSORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.IntTensor"})
 POSITION_INDEX = re.compile(r"(input_|cache_)?pos(ition)?s?")
@@ -292,7 +298,9 @@ class NondeterministicOp(FollowsValues, Rule):
                "also a namespace package, as the file's imports of a module beside it name it: jepa's "
                "`src/datasets/utils/video/transforms.py` imports `src.datasets.utils.video.functional`) "
                "that defines no module. Counting in floats (`histc`, adding ones) is info: exact in any order while "
-               "each count stays below 2**24. In "
+               "each count stays below 2**24. So is an in-place accumulation into a new tensor (`torch.zeros`, "
+               "`new_zeros`) that the statements after it only store, whole or by item, in a mapping named for "
+               "reported values (`metrics`, `log_dict`: ms-swift's per-channel loss metrics). In "
                "a file that runs on Ascend only (it imports torch_npu or uses NPU devices, and names no CUDA; or it "
                "starts its collectives with the `hccl` backend) the "
                "advice is Ascend's, without cuBLAS's variable: CANN's kernels vary run to run until deterministic "
@@ -737,6 +745,12 @@ class NondeterministicOp(FollowsValues, Rule):
                 "            x = F.interpolate(x, scale_factor=2, mode='bilinear')\n"
                 "        return x if self.training else F.interpolate(x, scale_factor=2, mode='bilinear')\n",
                 lines=(7, 13, 17, 18), severity="info"),
+        # ms-swift's per-channel loss: a new tensor summed into and only stored in the metrics it reports
+        Invalid("import torch\n\n\ndef channel_loss(losses, mask, channel, n):\n"
+                "    stats = torch.zeros(n, 2, device=losses.device)\n"
+                "    stats.index_add_(0, channel, torch.stack([losses.detach() * mask, mask], -1))\n"
+                "    metrics = {}\n    for c in range(n):\n        metrics[f'loss_{c}'] = stats[c]\n    return metrics\n",
+                lines=(6,), severity="info"),
         # mmcv's CUDA ops whose backward adds atomically (mmdet's VFNet, TOOD, Deformable DETR, Mask2Former); a
         # batch handed to a module's forward, a prediction compared into another name and used on, a float count
         Invalid("import torch\nimport torch.nn.functional as F\nfrom mmcv.ops import DeformConv2d, "
@@ -844,7 +858,7 @@ class NondeterministicOp(FollowsValues, Rule):
         display = short if qualified is None or wrapped or short[0].isupper() \
             else qualified.replace("torch.nn.functional.", "F.")
         self._add(node, display, key, fixed, gradient_free, short.rstrip("_") == "histc"
-                  or self._adds_ones(node, short, offset))
+                  or self._adds_ones(node, short, offset), self._logged_only(node, short, offset))
 
     def finish(self) -> None:
         if self.hf_flash and not self.flash_deterministic and _trains(self.ctx):
@@ -965,10 +979,10 @@ class NondeterministicOp(FollowsValues, Rule):
         return self.ctx.assigned_calls.get(name) if name else None
 
     def _add(self, node: ast.Call, display: str, key: str, fixed: bool, gradient_free: Verdict,
-             counts: bool = False) -> None:
+             counts: bool = False, logged: str | None = None) -> None:
         """Record a finding: CUDA's advice for the op, or Ascend's (whose deterministic switch covers every op)
         in a file that runs on Ascend only (or communicates over HCCL); info for one that counts (`histc`,
-        adding ones), exact below 2**24."""
+        adding ones), exact below 2**24, and for one whose result only goes into the mapping `logged` names."""
         if self.ascend is None:
             self.ascend = self.ctx.runs_on_ascend() or communicates_over_hccl(self.ctx)
         named = f"`{display}` with duplicate indices" if key.rsplit(".", 1)[1].rstrip("_") in DUPLICATE_INDEX_OPS \
@@ -980,7 +994,10 @@ class NondeterministicOp(FollowsValues, Rule):
                       f"{catalogue.NONDETERMINISTIC_OPS[key]}"
         if fixed and self._under_switch(node):
             return
-        self._record(node, message, fixed, gradient_free, "info" if counts else None)
+        if logged is not None:
+            message += (f" (metrics only: its result is only stored in `{logged}`, so it changes the values reported "
+                        "run to run, not the training)")
+        self._record(node, message, fixed, gradient_free, "info" if counts or logged is not None else None)
 
     def _record(self, node: ast.Call, message: str, fixed: bool, gradient_free: Verdict,
                 severity: str | None = None) -> None:
@@ -1191,6 +1208,38 @@ class NondeterministicOp(FollowsValues, Rule):
         if short.rstrip("_") not in ACCUMULATED_SOURCE:
             return None
         return argument(node, 0, "input") if offset else getattr(node.func, "value", None)
+
+    def _logged_only(self, node: ast.Call, short: str, offset: int) -> str | None:
+        """The mapping named for reported values (`metrics`, `log_dict`) that the new tensor an accumulating op adds
+        into in place is only stored in, whole or by item, by the statements after it (ms-swift's per-channel loss
+        `stats = torch.zeros(...)`, `stats.index_add_(...)`, then `metrics[f'loss_{c}'] = stats[idx]`), else None."""
+        into = self._accumulated_into(node, short, offset)
+        statement = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        if not (isinstance(into, ast.Name) and short.endswith("_") and isinstance(statement, ast.Expr)
+                and statement.value is node):
+            return None
+        bound = self.values.bindings.bound(into.id, into)
+        if not bound or not all(isinstance(value, ast.Call) and (
+                self.ctx.call_qualname(value) in NEW_TENSOR_CALLS
+                or isinstance(value.func, ast.Attribute) and value.func.attr in NEW_TENSOR_METHODS) for value in bound):
+            return None
+        stored: set[str] = set()
+        for later in self._statements_after(statement):
+            allowed = set()
+            for assign in (n for n in ast.walk(later) if isinstance(n, ast.Assign)):
+                value = assign.value.value if isinstance(assign.value, ast.Subscript) else assign.value
+                names = {target_name(t.value) for t in assign.targets if isinstance(t, ast.Subscript)}
+                if isinstance(value, ast.Name) and value.id == into.id and len(names) == len(assign.targets) \
+                        and None not in names \
+                        and all(LOGGED_NAME_PARTS & set(name.lower().split("_")) for name in names):
+                    allowed.add(id(value))
+                    stored |= names
+            uses = [n for n in ast.walk(later) if isinstance(n, ast.Name) and n.id == into.id]
+            if any(isinstance(use.ctx, ast.Store) for use in uses):
+                break
+            if any(id(use) not in allowed for use in uses):
+                return None
+        return min(stored) if len(stored) == 1 else None
 
     def _adds_ones(self, node: ast.Call, short: str, offset: int) -> bool:
         """An accumulating op adding ones (`torch.ones_like(i, dtype=hist.dtype)`): a count."""

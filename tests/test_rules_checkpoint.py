@@ -332,3 +332,28 @@ def test_hubconf_entry_points_are_information(tmp_path):
     result = lint_source(str(hub), hub.read_bytes(), [RULE])
     assert [(f.line, f.severity) for f in result.findings] == [(7, "info")]
     assert "torch.hub entry point" in result.findings[0].message
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # DiffuASR: the network's own full dict, updated from a checkpoint, holds every parameter.
+    ("model_dict = net.parameters_dict()\n    model_dict.update(ms.load_checkpoint(path))\n"
+     "    ms.load_param_into_net(net, model_dict)\n", []),
+    ("model_dict = other.parameters_dict()\n    model_dict.update(ms.load_checkpoint(path))\n"
+     "    ms.load_param_into_net(net, model_dict)\n", [(7, "warning", "take the `param_not_load` list")]),
+    # mindrl's agent/trainer.py: the second list checked, the first (the network's skipped parameters) discarded.
+    ("_, not_load = ms.load_param_into_net(net, ms.load_checkpoint(path))\n    if not_load:\n        raise ValueError\n",
+     [(5, "warning", "this checks the second list")]),
+    ("not_load, _ = ms.load_param_into_net(net, ms.load_checkpoint(path))\n    if not_load:\n        raise ValueError\n",
+     []),
+    # RCNN's train.py: heads of another class count left out with a printed warning.
+    ("kept = {}\n    for name, data in ms.load_checkpoint(path).items():\n        if data.shape[0] != 3:\n"
+     "            print('skipping', name)\n            continue\n        kept[name] = data\n"
+     "    ms.load_param_into_net(net, kept)\n", [(11, "info", "leaves out, with a printed warning")]),
+    ("kept = {}\n    for name, data in ms.load_checkpoint(path).items():\n        if data.shape[0] != 3:\n"
+     "            continue\n        kept[name] = data\n    ms.load_param_into_net(net, kept)\n",
+     [(10, "warning", "take the `param_not_load` list")]),
+])
+def test_what_a_mindspore_load_param_into_net_is_given_and_checks(code, expected):
+    found = lint(f"import mindspore as ms\n\n\ndef restore(net, other, path):\n    {code}")
+    assert [(line, severity) for line, severity, _ in found] == [(line, severity) for line, severity, _ in expected]
+    assert all(part in message for (_, _, message), (_, _, part) in zip(found, expected, strict=True))

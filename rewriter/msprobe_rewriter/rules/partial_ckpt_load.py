@@ -9,7 +9,7 @@ from pathlib import Path
 
 from msprobe_rewriter import catalogue, conditions, opt_in, pinning, project, seeding
 from msprobe_rewriter.call_defaults import LeftAtDefault
-from msprobe_rewriter.context import FUNCTION_TYPES, Site, argument, constant, keyword
+from msprobe_rewriter.context import FUNCTION_TYPES, LOOP_TYPES, Site, argument, constant, keyword
 from msprobe_rewriter.rules.base import Invalid, Rule
 
 # Module names whose `load(..., strict=False)` is about parsing, not checkpoints.
@@ -66,6 +66,13 @@ PARAMETER_LISTINGS = frozenset({"parameters_and_names", "parameters_dict", "get_
 MS_UNCHECKED = ("`{call}` skips the parameters it cannot find in the checkpoint and only logs a warning naming "
                 "them (`strict_load=True` does not change that): take the `param_not_load` list "
                 "`load_param_into_net` returns and check that it is empty")
+MS_WRONG_LIST = ("`load_param_into_net` returns `(param_not_load, ckpt_not_load)` (MindSpore 2.x): this checks the second list, the "
+                 "checkpoint's parameters the network lacks, and discards the first, the network's parameters the "
+                 "checkpoint lacks, which keep their random initialisation: check `param_not_load`")
+REPORTED_DROPS = (" (the loop filling the dict leaves out, with a printed warning, the entries it rejects: a deliberate "
+                  "partial load, whose left-out parameters keep their random initialisation)")
+# A network's methods returning all its parameters as a dict (one given back to it loads every parameter).
+NET_OWN_DICTS = frozenset({"parameters_dict", "state_dict"})
 MS_FILTERED = ("`load_checkpoint(..., {arg}=...)` loads only part of the checkpoint: the other parameters keep "
                "their random initialisation")
 
@@ -126,7 +133,11 @@ class PartialCkptLoad(Rule):
                "`relative_position_index` or `attn_mask`, nor a tensor the function has just filled with a constant; a non-strict load whose dict lost only such "
                "keys is information, as Swin's `load_pretrained`); MindSpore `load_param_into_net` whose result (the parameters it did not "
                "load) is discarded (a bare call, `_ = ...`, or a name never read afterwards) or only printed or "
-               "logged (unless the function then lists the network's parameters and raises: a comparison by hand), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
+               "logged (unless the function then lists the network's parameters and raises: a comparison by hand; not "
+               "given the network's own `parameters_dict()` updated from a checkpoint, which holds every parameter; "
+               "information when a loop filling the dict leaves out, printing them, the entries it rejects, RCNN's "
+               "heads of another class count; a check of the second list only, `_, not_load = ...`, is told it reads the "
+               "checkpoint's leftovers, not the network's), keys popped or deleted from the dict it loads, and `load_checkpoint` with "
                "`choice_func=`/`filter_prefix=`/`specify_prefix=` whose dict goes into a network (not resume counters read "
                "by name, nor a `filter_prefix=` that leaves out only optimizer and loop state, `learning_rate`, "
                "`global_step`, `moments`, ...), or with `net=` (it loads into the network "
@@ -198,6 +209,19 @@ net = ms.nn.Dense(4, 2)
 params = ms.load_checkpoint("net.ckpt")
 not_loaded, _ = ms.load_param_into_net(net, params)
 assert not not_loaded, f"parameters missing from net.ckpt: {not_loaded}"
+""",
+        # The network's own full dict, updated from a checkpoint (DiffuASR's `load_pretrained_model`): every
+        # parameter is in it, so none is skipped.
+        """\
+import mindspore as ms
+
+
+def load_pretrained(path, model):
+    model_dict = model.parameters_dict()
+    pretrained = ms.load_checkpoint(path)
+    model_dict.update({k: v for k, v in pretrained.items() if k in model_dict})
+    ms.load_param_into_net(model, model_dict)
+    return model
 """,
         # Unpacked and tested, or returned to the caller (mindformers' `load_param_into_net` wrappers).
         """\
@@ -550,6 +574,31 @@ def restore(net, path):
     not_loaded, _ = ms.load_param_into_net(net, ms.load_checkpoint(path))
     return net
 """, lines=(5, 6)),
+        # The second list checked, the first discarded (mindrl's agent/trainer.py): the message says so.
+        Invalid("""\
+from mindspore import load_checkpoint, load_param_into_net
+
+
+def restore(net, path):
+    _, not_load = load_param_into_net(net, load_checkpoint(path))
+    if not_load:
+        raise RuntimeError("Load params into net failed!")
+""", lines=(5,)),
+        # Heads whose shape does not fit the classes left out with a printed warning (RCNN's train.py): info.
+        Invalid("""\
+import mindspore as ms
+
+
+def finetune(network, path, classes):
+    params = ms.load_checkpoint(path)
+    kept = {}
+    for name, data in params.items():
+        if "bbox_cls" in name and data.shape[0] != classes + 1:
+            print(f"[WARNING] param {name}'s shape {data.shape} does not match {classes} classes")
+            continue
+        kept[name] = data
+    ms.load_param_into_net(network, kept)
+""", lines=(12,), severity="info"),
         # `strict_load=True` matches names exactly; a parameter missing from the dict is still skipped.
         Invalid("""\
 import mindspore as ms
@@ -972,9 +1021,35 @@ def load_pretrained(model, path):
     def _check_load_param(self, node: ast.Call) -> None:
         assigned = bool(self.ctx.ancestors) and isinstance(self.ctx.ancestors[-1], ast.Assign)
         unchecked = self._result_dropped() or assigned and not self._result_checked()  # never looked at, or printed
-        if unchecked and not self._checked_by_hand(node):
-            self.report(node, MS_UNCHECKED.format(call="load_param_into_net"))
+        if unchecked and not self._checked_by_hand(node) and not self._net_own_dict(node):
+            holder = self._result_holder()
+            second = self._checked(holder, self._function_or_module(), True, frozenset({1}))
+            if second:
+                self.report(node, MS_WRONG_LIST)
+            elif self._drops_reported(argument(node, 1, "parameter_dict")):
+                self.report(node, MS_UNCHECKED.format(call="load_param_into_net") + REPORTED_DROPS, "info")
+            else:
+                self.report(node, MS_UNCHECKED.format(call="load_param_into_net"))
         self._report_removed(self._take_removed([argument(node, 1, "parameter_dict")]))
+
+    def _net_own_dict(self, node: ast.Call) -> bool:
+        """Whether the dict given is the network's own, last assigned its `parameters_dict()` (then updated from a
+        checkpoint: DiffuASR's `load_pretrained_model`): it holds every parameter of the network, so none is skipped."""
+        net, loaded = argument(node, 0, "net"), argument(node, 1, "parameter_dict")
+        value = self._last_assigned(loaded.id, node.lineno) if isinstance(loaded, ast.Name) and net else None
+        return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.args
+                and value.func.attr in NET_OWN_DICTS and ast.dump(value.func.value) == ast.dump(net))
+
+    def _drops_reported(self, loaded: ast.expr | None) -> bool:
+        """Whether the dict is filled in a loop that leaves out, after printing or logging them, the entries it
+        rejects (RCNN's train.py: `continue` after a warning for a head whose shape does not fit the classes)."""
+        return isinstance(loaded, ast.Name) and any(
+            isinstance(loop, LOOP_TYPES) and any(
+                isinstance(store, ast.Subscript) and isinstance(store.value, ast.Name) and store.value.id == loaded.id
+                and isinstance(store.ctx, ast.Store) for store in ast.walk(loop))
+            and any(isinstance(skip, ast.If) and isinstance(skip.body[-1], ast.Continue) and len(skip.body) > 1
+                    and _only_reports(skip.body[:-1]) for skip in ast.walk(loop))
+            for loop in ast.walk(self._function_or_module()))
 
     def _checked_by_hand(self, node: ast.Call) -> bool:
         """Whether the function compares the network's parameter names with the checkpoint's itself after the load

@@ -206,3 +206,20 @@ def test_a_file_named_for_evaluation_whose_loop_steps_an_optimizer_trains(tmp_pa
                                    ("eval_linear.py", evaluating), ("utils_test.py", stepping))}
     assert verdicts == {"eval_semisup.py": False, "test_train_step.py": True, "eval_linear.py": True,
                         "utils_test.py": True}
+
+
+def test_training_imported_through_a_package_re_export_is_followed(tmp_path):
+    """LLaMA-Factory's src/train.py runs `run_exp()` of train/tuner.py, which calls `run_sft` imported `from .sft`,
+    whose sft/__init__.py re-exports it from .workflow, where a Hugging Face trainer trains: the entry script trains
+    (it said nothing) and turns no deterministic kernels on."""
+    root = write(tmp_path, {
+        "pyproject.toml": PYPROJECT, "lf/__init__.py": "", "lf/train/__init__.py": "",
+        "lf/train/sft/__init__.py": "from .workflow import run_sft\n",
+        "lf/train/sft/workflow.py": "from transformers import Trainer\n\n\ndef run_sft(model, args, data):\n"
+                                    "    trainer = Trainer(model=model, args=args, train_dataset=data)\n"
+                                    "    trainer.train()\n",
+        "lf/train/tuner.py": "from transformers import set_seed\n\nfrom .sft import run_sft\n\n\ndef run_exp():\n"
+                             "    set_seed(42)\n    run_sft(None, None, None)\n",
+        "train.py": "from lf.train.tuner import run_exp\n\n\ndef main():\n    run_exp()\n\n\n"
+                    "if __name__ == \"__main__\":\n    main()\n"})
+    assert lint(root / "train.py", "no-deterministic-algos", "seed-missing") == [("no-deterministic-algos", 8)]

@@ -890,8 +890,9 @@ def _training_context(module: project.Module) -> tuple[FileContext, Summary]:
 
 
 def _imported_training(module: project.Module, trusted: Trusted, files_left: int) -> set[str]:
-    """The names `module` imports (`from x import name`) that are training functions or classes of their
-    project module."""
+    """The names `module` imports (`from x import name`) that are training functions or classes of the project
+    module defining them (through a package's re-export: LLaMA-Factory's tuner.py does `from .sft import run_sft`,
+    which sft/__init__.py imports from .workflow)."""
     folder = module.path.parent
     found = set()
     for name, ref in module.local.refs.items():

@@ -896,9 +896,8 @@ def _imported_training(module: project.Module, trusted: Trusted, files_left: int
     folder = module.path.parent
     found = set()
     for name, ref in module.local.refs.items():
-        path = project.find_module(folder, ref.module, ref.level) if ref.attr else None
-        target = project.load(path) if path is not None else None
-        if target is not None and ref.attr in _training_names(target, trusted, files_left):
+        target = project.defining(folder, ref, ref.attr) if ref.attr else None
+        if target is not None and target[1] in _training_names(target[0], trusted, files_left):
             found.add(name)
     return found
 

@@ -143,3 +143,17 @@ def test_a_device_every_caller_in_the_project_passes_the_cpu(tmp_path):
     assert "(the calls in the project pass `device` the CPU" in found[0][2]
     (root / "ssv2.py").write_text("import erasing\n\nerase = erasing.RandomErasing(0.25)\n")  # left on CUDA
     assert [(line, severity) for line, severity, _ in findings(root / "erasing.py", "device-rng")] == [(6, "error")]
+
+
+def test_an_input_function_handed_to_a_project_subclass_of_autoparallel(tmp_path):
+    """torchtitan's graph trainer: `AutoParallelGraph(model, input_fn, ...)`, its own subclass of AutoParallel, runs
+    `input_fn` under FakeTensorMode; a class of the project that is no AutoParallel leaves the draw an error."""
+    parallelize = ("import torch\nfrom autoparallel_api import AutoParallelGraph, Other\n\n\n"
+                   "def parallelize(model, mesh, n, device):\n    def input_fn():\n"
+                   "        return torch.randint(0, 100, (n,), device=device)\n\n"
+                   "    def other_fn():\n        return torch.randint(0, 100, (n,), device=device)\n\n"
+                   "    Other(model, other_fn)\n    return AutoParallelGraph(model, input_fn, mesh)\n")
+    api = "from autoparallel.api import AutoParallel\n\n\nclass AutoParallelGraph(AutoParallel):\n    pass\n\n\nclass Other:\n    pass\n"
+    root = write(tmp_path, {"autoparallel_api.py": api, "parallelize.py": parallelize})
+    found = findings(root / "parallelize.py", "device-rng")
+    assert [(line, severity) for line, severity, _ in found] == [(7, "info"), (10, "error")]

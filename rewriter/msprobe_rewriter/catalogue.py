@@ -1264,6 +1264,12 @@ BACKWARD_HOOK_METHODS = frozenset({
     "register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook",
     "register_backward_pre_hook",  # MindSpore Cell
 })
+# Classes that run a function they are given, at (position, keyword), under FakeTensorMode to make example inputs for
+# tracing: AutoParallel's `input_fn` (`with self.fake_mode: inputs = self.input_fn()`), whose draws draw nothing.
+FAKE_INPUT_FUNCTIONS = {"autoparallel.api.AutoParallel": (1, "input_fn")}
+# DeepSpeed's gathering of ZeRO-3 parameters: whole, on the accelerator, in the `with` block.
+DEEPSPEED_GATHERS = frozenset({"deepspeed.zero.GatheredParameters",
+                               "deepspeed.runtime.zero.partition_parameters.GatheredParameters"})
 # A module's hooks: the function given runs in its forward (or backward) on the tensors it takes or makes.
 MODULE_HOOK_METHODS = BACKWARD_HOOK_METHODS | {"register_forward_hook", "register_forward_pre_hook"}
 # Hooks installed on every module at once, and MindSpore's backward-hook primitive.

@@ -91,6 +91,7 @@ MODULE_ITERATORS = frozenset({"modules", "children", "parameters", "buffers", "n
 
 MOVE_MESSAGE = "draw on the CPU and move the result (`{example}`): " + SAME_SEED
 THROWAWAY_NAME = re.compile(r"(?i)(^|_)(warm_?up|bench(mark)?|dummy)(_|$)")  # functions whose draws are thrown away
+FAKE_INPUTS_NOTE = " (in an input function run under FakeTensorMode to trace the model: nothing is drawn)"
 THROWAWAY_NOTE = " (what it draws is thrown away: a warm-up, a benchmark's input, a dummy step)"
 DATA_BUILDER = re.compile(r"(?i)(^|_)data(set|loader)?(_|$)")  # a dummy data builder's draws are the data
 GENERATOR_NOTE = (" (with `generator={generator}`, which may be made on the device: a CPU draw needs a CPU generator, "
@@ -285,7 +286,9 @@ class DeviceRng(FollowsValues, Rule):
                "a parameter of its own (lerobot's `rand_device`; the calls in the project's files importing a "
                "module-level function or class are read too: every caller of VideoMAE's `RandomErasing` passes "
                "`device=\"cpu\"`), is info: it draws on a device only where "
-               "a caller passes one. A draw from a tensor parameter that every call of its function in the file "
+               "a caller passes one; so is a model's tensor where the model was loaded by `from_pretrained(..., "
+               "device_map=...)` such a parameter (OpenRLHF's reward head; a model loaded without a device map is on the "
+               "CPU), unless a `with deepspeed.zero.GatheredParameters([...])` gathers it (on the accelerator). A draw from a tensor parameter that every call of its function in the file "
                "makes on the CPU is not flagged (LAVIS's ALBEF `self.mask(..., probability_matrix=...)` after "
                "`torch.full(labels.shape, p)`). A draw given a generator that may be made on the device (a parameter, an "
                "attribute) needs a CPU generator for its CPU draw: msprobe-instrument leaves it to you, but makes on "
@@ -344,7 +347,8 @@ class DeviceRng(FollowsValues, Rule):
                "hands weights to an initialiser (`init_method(weight)`); msprobe-instrument leaves them to you. A draw "
                "whose value is thrown away (in a function named for a warm-up, a benchmark or a dummy step, but not "
                "one that yields its draws or builds data, as nanotron's `dummy_infinite_data_generator`; or bound to "
-               "names `del`eted later, or named so: torchtitan's `dummy_inputs` to trace a step) is info, and so is one in code a function reaches only past a test of one "
+               "names `del`eted later, or named so: torchtitan's `dummy_inputs` to trace a step; or in an input function handed to AutoParallel, or "
+               "a project subclass of it, which runs it under FakeTensorMode to trace the model) is info, and so is one in code a function reaches only past a test of one "
                "of its parameters that it returns on and that every call of it in the project passes (or leaves at "
                "a default) a value for making it return (fairseq's `quant_noise` in BEATs: `if p <= 0: return "
                "module` before the hook that draws, with every caller's `q_noise=0.0`).")
@@ -795,6 +799,20 @@ class DeviceRng(FollowsValues, Rule):
                 "    model.to_empty(device=device)\n    model.init_weights()\n    state_dict = model.state_dict()\n"
                 "    dcp.load(state_dict, checkpoint_id=path)\n",
                 lines=(6, 12), severity="info"),
+        # OpenRLHF's reward model: a head loaded with `device_map=` a parameter defaulting to None (the CPU) is info;
+        # ZeRO-3's gathered parameters are on the accelerator.
+        Invalid("import deepspeed\n\n\ndef load(cls, path, dschf, device_map=None):\n"
+                "    model = cls.from_pretrained(path, device_map=device_map)\n    head = getattr(model, \"score\")\n"
+                "    if dschf is None:\n        head.weight.data.normal_(std=0.02)\n    return model\n",
+                lines=(8,), severity="info"),
+        # AutoParallel runs its `input_fn` under FakeTensorMode for example inputs to trace (torchtitan's graph trainer).
+        Invalid("import torch\nfrom autoparallel.api import AutoParallel\n\n\ndef parallelize(model, mesh, n, device):\n"
+                "    def input_fn():\n        return torch.randint(0, 100, (n,), device=device)\n\n"
+                "    with AutoParallel(model, input_fn, mesh) as autop:\n        return autop.apply_placement()\n",
+                lines=(7,), severity="info"),
+        Invalid("import deepspeed\n\n\ndef load(model):\n"
+                "    with deepspeed.zero.GatheredParameters([model.score.weight], modifier_rank=0):\n"
+                "        model.score.weight.data.normal_(std=0.02)\n", lines=(6,), severity="error"),
         Invalid("import torch\n\n\ndef denoising(gt_bbox, n):\n    idx = torch.randperm(n, device=gt_bbox.device)\n"
                 "    dn_bbox = gt_bbox.repeat(2, 1)\n    return idx, torch.rand_like(dn_bbox)\n",
                 lines=(5, 7), severity="error"),
@@ -811,6 +829,7 @@ class DeviceRng(FollowsValues, Rule):
         self._definitions: dict[str, tuple[ast.AST, Definitions] | None] = {}  # see _definition
         self._modules: frozenset[str] | None = None  # see _module_classes
         self._hooks: frozenset[str] | None = None  # see _module_hooks
+        self._fakes: set[str | None] | None = None  # see _fake_inputs
         self._project_modules: set[str] | None = None  # see _module_base
         self._local: project.LocalImports | None = None  # the file's imports of project modules
         self._samplings: dict[int, Sampling] = {}  # id(a diffusers pipeline's call) -> where it samples
@@ -847,6 +866,8 @@ class DeviceRng(FollowsValues, Rule):
             function, guard = skipped
             self.report(node, message + SKIPPED_NOTE.format(condition=condition_text(conditions.holding(guard)),
                                                             function=function.name), "info", fixable)
+        elif fork is None and severity != "info" and self._fake_inputs():
+            self.report(node, message + FAKE_INPUTS_NOTE, "info", fixable)
         elif fork is None and severity != "info" and self._thrown_away(node):
             self.report(node, message + THROWAWAY_NOTE, "info", fixable)
         elif fork is None:
@@ -854,6 +875,26 @@ class DeviceRng(FollowsValues, Rule):
         else:
             how = TRACKER_ADVICE[self.cpu_code.here()]
             self.report(node, TRACKER_MESSAGE.format(call=_short(node), fork=_short(fork), how=how), fixable=False)
+
+    def _fake_inputs(self) -> bool:
+        """Whether the function around here is handed to a class that runs it under FakeTensorMode for example
+        inputs (torchtitan's `AutoParallelGraph(model, input_fn, ...)`, a project subclass of AutoParallel's class)."""
+        function = self.ctx.current_def()
+        if function is None:
+            return False
+        if self._fakes is None:
+            self._fakes = set()
+            module = project.file_module(self.ctx.path, self.ctx.tree, self.ctx.imports)
+            for call in ast.walk(self.ctx.tree):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                    continue
+                base = self.ctx.imports.resolve_any(call.func)
+                if base not in catalogue.FAKE_INPUT_FUNCTIONS:
+                    base = project.class_base(module, call.func.id, catalogue.FAKE_INPUT_FUNCTIONS)
+                if base is not None:
+                    given = argument(call, *catalogue.FAKE_INPUT_FUNCTIONS[base])
+                    self._fakes.add(getattr(given, "id", None))
+        return function.name in self._fakes
 
     def _thrown_away(self, node: ast.Call) -> bool:
         """Whether what `node` draws is thrown away: in a function named for a warm-up, a benchmark or a dummy step
@@ -1163,8 +1204,25 @@ class DeviceRng(FollowsValues, Rule):
     def _made_note(self, tensor: ast.expr | None) -> str:
         """For a tensor made here with `device=` a parameter defaulting to the CPU (AGLU's `torch.empty(1,
         device=device)`, `device=None`), what that means (see `_cpu_default_note`); else ""."""
-        made = keyword(tensor, "device") if isinstance(tensor, ast.Call) else None
-        return self._cpu_default_note(made) if made is not None and self.device_of(made) != CPU else ""
+        made = keyword(tensor, "device") if isinstance(tensor, ast.Call) else self._device_map(tensor)
+        if made is None or self.device_of(made) == CPU or self.placement(tensor) == ACCELERATOR:
+            return ""
+        return self._cpu_default_note(made)
+
+    def _device_map(self, tensor: ast.expr | None, depth: int = 0) -> ast.expr | None:
+        """The `device_map=` of the `from_pretrained(...)` that loaded the model a tensor belongs to, through names
+        (OpenRLHF's `value_head = getattr(model, prefix)` of `model = cls.from_pretrained(..., device_map=device_map)`),
+        if any."""
+        while isinstance(tensor, (ast.Attribute, ast.Subscript)) or isinstance(tensor, ast.Call) and getattr(
+                tensor.func, "id", None) == "getattr" and tensor.args:
+            tensor = tensor.args[0] if isinstance(tensor, ast.Call) else tensor.value
+        if isinstance(tensor, ast.Call) and getattr(tensor.func, "attr", None) == "from_pretrained":
+            return keyword(tensor, "device_map")
+        if not isinstance(tensor, ast.Name) or depth > 3:
+            return None
+        found = (self._device_map(value, depth + 1) for value in self.values.bindings.bound(tensor.id, tensor)
+                 if isinstance(value, ast.expr))
+        return next((device_map for device_map in found if device_map is not None), None)
 
     def _cpu_default_note(self, device: ast.expr) -> str:
         """For a device that is a parameter, or a field of a parameter's class (`config.init_device` of `config:
@@ -1259,11 +1317,12 @@ class DeviceRng(FollowsValues, Rule):
         elif (found and CPU not in found and not any(map(self._last_on_cpu, inputs))
               and (in_data_code or not (self.cpu_code.here() or self._fills_argument(node)))):
             if note := self._model_code_note():
-                self._report_draw(node, message + note, "warning", fixable)
+                self._report_draw(node, message + note, severity or "warning", fixable)
             elif self._thrown_away(node):
                 self._unknown_draws.append((self.ctx.site(node), message + THROWAWAY_NOTE, "info", fixable))
             else:
-                self._unknown_draws.append((self.ctx.site(node), message + ACCELERATOR_FILE_NOTE, "warning", fixable))
+                self._unknown_draws.append((self.ctx.site(node), message + ACCELERATOR_FILE_NOTE, severity or "warning",
+                                            fixable))
 
     def _passed_placement(self, node: ast.expr | None) -> str | None:
         """CPU where `node` is a parameter of the function around here, not bound in it, that every call of the
@@ -1680,6 +1739,8 @@ class DeviceRng(FollowsValues, Rule):
                 return facts[-1]
             return CPU if self._built_then_moved(node, facts) else self._device_handed(node)
         if isinstance(node, ast.Attribute):
+            if self._gathered(node):
+                return ACCELERATOR
             assigned = self._attribute_placement(node)
             if assigned is not None:
                 return assigned
@@ -1706,6 +1767,20 @@ class DeviceRng(FollowsValues, Rule):
         if isinstance(node, ast.Call):
             return self._call_placement(node)
         return None
+
+    def _gathered(self, node: ast.Attribute) -> bool:
+        """Whether `node` (or the tensor whose `.data` it is) is a parameter that a `with
+        deepspeed.zero.GatheredParameters([...]):` around here gathers, whole, on the accelerator (ZeRO-3's)."""
+        text = ast.unparse(node.value if node.attr == "data" else node)
+        for ancestor in self.ctx.ancestors:
+            for item in ancestor.items if isinstance(ancestor, (ast.With, ast.AsyncWith)) else ():
+                call = item.context_expr
+                if isinstance(call, ast.Call) and self.ctx.call_qualname(call) in catalogue.DEEPSPEED_GATHERS:
+                    params = argument(call, 0, "params")
+                    listed = params.elts if isinstance(params, (ast.List, ast.Tuple)) else [params]
+                    if text in {ast.unparse(param) for param in listed if param is not None}:
+                        return True
+        return False
 
     def _device_handed(self, name: ast.Name) -> str | None:
         """DEVICE where the function around here passes `name.device` as a `device=` (RT-DETR's denoising queries:
@@ -1798,7 +1873,7 @@ class DeviceRng(FollowsValues, Rule):
             if catalogue.is_cpu_model_factory(qualified):
                 return CPU if device is None else self.device_of(device)
             if qualified.endswith(".from_pretrained") and qualified.split(".", 1)[0] in PRETRAINED_LIBRARIES:
-                return CPU if keyword(call, "device_map") is None else DEVICE  # loaded on the CPU unless mapped
+                return _pretrained_placement(call)
             if qualified in catalogue.TORCH_DEVICE_CONSTRUCTORS:
                 target = argument(call, 0, "type")
                 return self.device_of(target) if target is not None else None
@@ -1825,6 +1900,8 @@ class DeviceRng(FollowsValues, Rule):
         if not isinstance(call.func, ast.Attribute):
             return None
         method, receiver = call.func.attr, call.func.value
+        if method == "from_pretrained":  # a Hugging Face loader, however its class is named
+            return _pretrained_placement(call)
         if method in FABRIC_SETUPS and call.args:
             return self._fabric_device(receiver)
         if device is not None and (method == "to" or method.startswith("new_")):
@@ -1985,6 +2062,12 @@ def _initialises_all(module: ast.Call, again: ast.Call, name: str) -> bool:
     given = again.args[0] if again.args and getattr(again.func, "attr", None) not in default_device.INIT_METHODS else None
     weight_only = given is not None and ast.unparse(given).endswith((".weight", ".weight.data"))
     return not weight_only or constant(keyword(module, "bias")) is False or "Embedding" in name
+
+
+def _pretrained_placement(call: ast.Call) -> str:
+    """Where `from_pretrained(...)` loads: on the CPU unless given a device map (not a literal None)."""
+    device_map = keyword(call, "device_map")
+    return CPU if device_map is None or constant(device_map) is None else DEVICE
 
 
 def _untyped(node: ast.expr) -> ast.expr:

@@ -357,3 +357,39 @@ def test_what_a_mindspore_load_param_into_net_is_given_and_checks(code, expected
     found = lint(f"import mindspore as ms\n\n\ndef restore(net, other, path):\n    {code}")
     assert [(line, severity) for line, severity, _ in found] == [(line, severity) for line, severity, _ in expected]
     assert all(part in message for (_, _, message), (_, _, part) in zip(found, expected, strict=True))
+
+
+BLIP = """\
+import torch
+
+
+def load_checkpoint(model, path):
+    state_dict = torch.load(path)["model"]
+    for key in model.state_dict().keys():
+        if key in state_dict and state_dict[key].shape != model.state_dict()[key].shape:
+            del state_dict[key]
+    msg = model.load_state_dict(state_dict, strict=False)
+    return model, msg
+
+
+def blip_decoder(model, pretrained):
+    model, msg = load_checkpoint(model, pretrained)
+    assert len(msg.missing_keys) == 0
+    return model
+"""
+
+
+@pytest.mark.parametrize(("other", "expected"), [
+    ("", []),  # every call fails on a missing key: the load is complete
+    # BLIP's blip_vqa.py also calls it, and checks nothing: the load is partial there, the deletion drops weights
+    ("from blip import load_checkpoint\n\n\ndef blip_vqa(model, path):\n    model, msg = load_checkpoint(model, path)\n",
+     [(8, "warning"), (9, "info")]),
+])
+def test_keys_refused_by_the_callers_only_when_no_other_file_calls(tmp_path, other, expected):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    blip = tmp_path / "blip.py"
+    blip.write_text(BLIP)
+    if other:
+        (tmp_path / "blip_vqa.py").write_text(other)
+    result = lint_source(str(blip), blip.read_bytes(), [RULE])
+    assert [(f.line, f.severity) for f in result.findings] == expected

@@ -89,7 +89,7 @@ class _Load:
     strict: ast.expr | None
     function: ast.AST | None
     overlay: str | None  # the information message when the model already holds weights the load does not replace
-    checked: bool
+    checked: str | None  # how the keys it returns are checked (see `_result_checked`)
     fallback: bool
     removed: list
     recomputed: bool  # keys deleted from the dicts it loads, all made again without drawing
@@ -733,7 +733,7 @@ def load_pretrained(model, path):
         recomputed = not removed and any(isinstance(item, ast.Name) and (self._scope(), item.id) in self.recomputed
                                          for item in loaded)
         self.loads.append(_Load(node, name, helper, strict, self._function(), self._overlay(node, name, bool(checked)),
-                                bool(checked), self._fallback(node), removed, recomputed))
+                                checked, self._fallback(node), removed, recomputed))
 
     def _overlay(self, node: ast.Call, name: str, checked: bool) -> str | None:
         """The information message for a load into a model that already holds the weights it does not replace:
@@ -981,8 +981,8 @@ def load_pretrained(model, path):
                 self.report(load.node, NON_STRICT.format(call=load.name) + note, "info")
             else:
                 self.report(load.node, NON_STRICT.format(call=load.name))
-        if load.checked:
-            return  # the keys it misses are checked, the removed ones among them: its finding covers them
+        if load.checked == "checked":
+            return  # the keys it misses are checked here, the removed ones among them: its finding covers them
         if load.helper is not None:
             if self._loads_partially(load.helper, load.node):
                 self._report_removed(load.removed, HELPER_NOTE.format(helper=ast.unparse(load.node.func)))
@@ -1074,8 +1074,9 @@ def load_pretrained(model, path):
         only print or log them (torchtune's `validate_missing_and_unexpected_for_lora(base_missing=...)`), or
         returned to the caller: one that checks them, where the file's own calls of its function are all there is
         to see (BLIP's `blip_nlvr` only prints the `msg` that `load_checkpoint` returns), else any. "refused" when
-        a missing key fails the load (`if result.missing_keys: raise ...`, `assert len(missing) == 0`), "checked"
-        when the keys are otherwise looked at, None when they are not."""
+        a missing key fails the load (`if result.missing_keys: raise ...`, `assert len(missing) == 0`; through the
+        callers: all of them, and no other file can call it), "checked" when the keys are otherwise looked at here,
+        "returned" when only its callers look at them, None when nothing does."""
         return self._checked(self._result_holder(), self._function_or_module(), follow_returns=True)
 
     def _checked(self, holder: ast.AST | None, scope: ast.AST, follow_returns: bool,
@@ -1113,33 +1114,37 @@ def load_pretrained(model, path):
                 continue
             if _refuses_missing(node, whole, missing):
                 return "refused"
-            if returned and follow_returns:
-                found = found or self._callers_check(scope, tested, names)
+            if not (returned and follow_returns):
+                found = "checked"
+            elif (by_callers := self._callers_check(scope, tested, names)) == "refused":
+                return by_callers
             else:
-                found = found or "checked"
+                found = found or by_callers
         return found
 
     def _callers_check(self, function: ast.AST, returned: ast.expr, names: set[str]) -> str | None:
-        """How the callers of a module-level `function` returning the keys in `returned` check them: the strongest
-        check of any caller, when the file calls it; "checked" when it does not (its callers are elsewhere, unseen)."""
+        """How the callers of a module-level `function` returning the keys in `returned` check them: "refused"
+        when every call in the file fails on a missing key and no other file can call it (BLIP's `load_checkpoint`
+        is also called by blip_vqa.py, which does not check), "returned" when any call checks them, or when the file
+        calls it nowhere (its callers are elsewhere, unseen), None when no call does."""
         tree = self.ctx.tree
         if function not in tree.body:
-            return "checked"
+            return "returned"
         parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                  and node.func.id == getattr(function, "name", None)]
         positions = frozenset(index for index, item in enumerate(returned.elts) if any(
             isinstance(n, ast.Name) and n.id in names for n in ast.walk(item))) if isinstance(returned, ast.Tuple) else None
-        found = None
+        checks = []
         for call in calls:
             holder, scope = parents.get(id(call)), call
             while scope is not tree and not isinstance(scope, FUNCTION_TYPES):
                 scope = parents[id(scope)]
-            checked = self._checked(holder, scope, follow_returns=False, positions=positions)
-            if checked == "refused":
-                return checked
-            found = found or checked
-        return found if calls else "checked"
+            checks.append(self._checked(holder, scope, follow_returns=False, positions=positions))
+        if calls and all(check == "refused" for check in checks) and not any(
+                project.function_importers(self.ctx.path, function.name)):
+            return "refused"
+        return "returned" if any(checks) or not calls else None
 
     def _result_dropped(self) -> bool:
         """Whether the call being visited has its result (or the first item of it) thrown away: a bare

@@ -1838,3 +1838,25 @@ def test_options_another_file_hands_in_are_read_at_its_defaults(tmp_path, defaul
         "args = parser.parse_args()\nloaders = dp.make_loaders(args, rows)\n")
     found = lint_source(str(data), data.read_bytes(), [RULES_BY_NAME["data-shuffle"], RULES_BY_NAME["data-workers"]])
     assert [(f.code, f.line, f.severity) for f in found.findings] == [("MSP301", 6, expected), ("MSP302", 7, "info")]
+
+
+def test_a_registered_transform_drawing_through_a_project_module_in_a_debug_block_left_off_is_info(tmp_path):
+    """segment-anything's dataset/transform.py: `ImageNorm.__call__` (registered with
+    `@TRANSFORM_REGISTRY.registry_module()`) imports and calls utils/visualize.py's `show_mask`, which draws a
+    colour, only under `if False:  # show image and mask for debug`; BoxFormMask draws for every sample."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    write(tmp_path, {
+        "sam/__init__.py": "", "sam/registry.py": "TRANSFORM_REGISTRY = None\n",
+        "sam/visualize.py": "import numpy as np\n\n\ndef show_mask(mask, ax):\n    return np.random.random(3)\n",
+        "sam/transform.py": "import random\n\nfrom sam.registry import TRANSFORM_REGISTRY\n\n\n"
+                            "@TRANSFORM_REGISTRY.registry_module()\nclass ImageNorm:\n    def __call__(self, result_dict):\n"
+                            "        if False:  # show image and mask for debug\n"
+                            "            import matplotlib.pyplot as plt\n"
+                            "            from sam.visualize import show_mask\n"
+                            "            show_mask(result_dict['masks'][0], plt.gca())\n"
+                            "            plt.show()\n        return result_dict\n\n\n"
+                            "@TRANSFORM_REGISTRY.registry_module()\nclass BoxFormMask:\n"
+                            "    def __call__(self, result_dict):\n"
+                            "        result_dict['box'] = random.randint(0, 20)\n        return result_dict\n"})
+    found = lint_findings(tmp_path / "sam" / "transform.py", "random-augment")
+    assert [(f.line, f.severity) for f in found] == [(12, "info"), (20, "warning")]

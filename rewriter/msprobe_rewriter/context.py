@@ -817,7 +817,9 @@ def switch_guard(node: ast.AST, ancestors: list[ast.AST]) -> tuple[ast.expr, boo
             branch, wanted = (parent.body, True) if child in parent.body else (parent.orelse, False)
             simple = all(isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return))
                          for s in branch)
-            return (parent.test, wanted) if simple and len(branch) <= MAX_GUARDED else None
+            value = constant(parent.test)  # `if False:` (a debug block left off) holds anything
+            dead = value is not NOT_CONSTANT and bool(value) is not wanted
+            return (parent.test, wanted) if simple and len(branch) <= MAX_GUARDED or dead else None
     return None
 
 

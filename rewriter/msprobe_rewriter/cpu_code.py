@@ -159,7 +159,7 @@ class CpuCode:
             resolve = self.ctx.imports.resolve_any
             plain = _plain_classes(classes)
             found = {cls.name for cls in classes if DATA_NAME.search(cls.name) or TRANSFORM_CLASS.match(cls.name)
-                     or _takes_a_sample(cls, resolve, plain)
+                     or _takes_a_sample(cls, resolve, plain) or _registered_as_data(cls)
                      or any(resolve(base) in catalogue.LIBRARY_TRANSFORM_BASES for base in cls.bases)}
             defined = {cls.name for cls in classes}
             found |= {call.func.id for call in pipeline_builds(self.ctx, lambda cls: _sample_methods(cls, found))
@@ -343,6 +343,14 @@ def _plain_classes(classes: list[ast.ClassDef]) -> frozenset[str]:
                                                      and (base.id == "object" or base.id in plain) for base in cls.bases)}
         grown = len(plain) > before
     return frozenset(plain)
+
+
+def _registered_as_data(cls: ast.ClassDef) -> bool:
+    """Whether a decorator registers the class in a registry named for data (segment-anything's
+    `@TRANSFORM_REGISTRY.registry_module()`, OpenMMLab's `@TRANSFORMS.register_module()`), which builds it from a
+    config for the data pipeline."""
+    return any(isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)
+               and DATA_NAME.search(ast.unparse(decorator.func.value)) is not None for decorator in cls.decorator_list)
 
 
 def _takes_a_sample(cls: ast.ClassDef, resolve: Callable[[ast.expr], str | None], plain: frozenset[str]) -> bool:

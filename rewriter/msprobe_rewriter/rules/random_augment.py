@@ -100,7 +100,8 @@ class RandomAugment(FollowsValues, Rule):
                "in code that runs for every sample "
                "(a dataset's `__getitem__`/`__iter__`, a transform class's `__call__`, and the methods of the file's "
                "data classes those call as `self.name(...)`, as ultralytics' transforms override `get_params`; "
-               "a transform class is one named for transforms, or derived from one of the file's, or named as "
+               "a transform class is one named for transforms, or derived from one of the file's, or registered in a "
+               "registry named for transforms or data (segment-anything's `@TRANSFORM_REGISTRY.registry_module()`), or named as "
                "torchvision names its transforms, `RandomResize`, and the `forward` of such a module, `RandomMixup`, "
                "or of a subclass of a torchvision transform (the detection reference's `RandomHorizontalFlip`), and "
                "its `make_params`/`_get_params` (lerobot's v2 transforms), "
@@ -279,6 +280,17 @@ class RandomAugment(FollowsValues, Rule):
                 "class RandomHorizontalFlip(T.RandomHorizontalFlip):\n    def forward(self, image, target=None):\n"
                 "        if torch.rand(1) < self.p:\n            image = image.flip(-1)\n        return image, target\n",
                 lines=(7,)),
+        # A class registered in a transform registry is one (segment-anything's BoxFormMask, built from a YAML
+        # config); a draw in a debug block left off, `if False:`, is info.
+        Invalid("import random\n\nfrom registry import TRANSFORM_REGISTRY\n\n\n@TRANSFORM_REGISTRY.registry_module()\n"
+                "class BoxFormMask:\n    def __call__(self, result_dict):\n"
+                "        result_dict[\"box\"] = [random.randint(0, 20) for _ in range(4)]\n        return result_dict\n",
+                lines=(9,), severity="warning"),
+        Invalid("import random\n\nfrom registry import TRANSFORM_REGISTRY\n\n\n"
+                "@TRANSFORM_REGISTRY.registry_module()\nclass ImageNorm:\n    def __call__(self, result_dict):\n"
+                "        if False:  # show image and mask for debug\n            import matplotlib.pyplot as plt\n\n"
+                "            plt.imshow(result_dict[\"image\"] * random.random())\n            plt.show()\n"
+                "        return result_dict\n", lines=(12,), severity="info"),
         # mindocr's transforms take a `data` dict, and draw through helpers of their module.
         Invalid("import random\n\nimport numpy as np\n\n\ndef sample_uniform(low, high):\n"
                 "    return np.random.uniform(low, high)\n\n\nclass RecAug:\n    def __call__(self, data):\n"

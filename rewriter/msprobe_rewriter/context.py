@@ -802,7 +802,8 @@ def switch_guard(node: ast.AST, ancestors: list[ast.AST]) -> tuple[ast.expr, boo
     """The guard (test, truth it needs) of the branch that holds just `node`'s hazard: the conditional
     expression it is a branch of, the operands before it in an `and`, or the `if` whose branch holds its
     statement among at most `MAX_GUARDED` simple statements (not a block that runs a whole mode, `if
-    args.do_train:`); see opt_in."""
+    args.do_train:`), or any branch a constant test never runs (segment-anything's `if False:  # show image and
+    mask for debug`); see opt_in."""
     path = _path_to(node, ancestors)
     for parent, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
         if isinstance(parent, ast.IfExp) and child is not parent.test:

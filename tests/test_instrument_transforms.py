@@ -107,7 +107,8 @@ def test_device_draw_with_a_generator_made_elsewhere_is_noted(given):
     code = f"import torch\n\n\ndef f(self, d, g):\n    return torch.randn(2, device=d, generator={given})\n"
     out, notes = instrument_text("/p/m.py", code, only("device-rng"))
     assert out == code and len(notes) == 1
-    assert f"draw on the CPU yourself (with `generator={given}`, which may be made on the device" in notes[0]
+    assert "draw on the CPU and move the result (`torch.randn(2, " in notes[0]
+    assert f"(with `generator={given}`, which may be made on the device" in notes[0]
 
 
 def test_diffusers_draw_keeps_a_generator_a_caller_may_pass():

@@ -89,7 +89,8 @@ MODULE_ITERATORS = frozenset({"modules", "children", "parameters", "buffers", "n
                               "named_parameters", "named_buffers"})
 
 
-MOVE_MESSAGE = "draw on the CPU and move the result (`{example}`): " + SAME_SEED
+DRAWN_ON_DEVICE = f"this draws with the device's generator, and {SAME_SEED}: "  # what is wrong, before the fix
+MOVE_MESSAGE = DRAWN_ON_DEVICE + "draw on the CPU and move the result (`{example}`)"
 THROWAWAY_NAME = re.compile(r"(?i)(^|_)(warm_?up|bench(mark)?|dummy)(_|$)")  # functions whose draws are thrown away
 FAKE_INPUTS_NOTE = " (in an input function run under FakeTensorMode to trace the model: nothing is drawn)"
 THROWAWAY_NOTE = " (what it draws is thrown away: a warm-up, a benchmark's input, a dummy step)"
@@ -127,8 +128,8 @@ def _moved(lead: str, draw: str, device: str, host: bool) -> str:
     """Advice to draw on the CPU and move the result to `device`; no move for a result read on the `host` right away
     (BLIP's `torch.multinomial(weights[b], 1).item()`)."""
     if host:
-        return f"{lead}, where its result is read right away (`{draw}`): {SAME_SEED}"
-    return f"{lead} and move the result (`{draw}.to({device})`): {SAME_SEED}"
+        return f"{DRAWN_ON_DEVICE}{lead}, where its result is read right away (`{draw}`)"
+    return f"{DRAWN_ON_DEVICE}{lead} and move the result (`{draw}.to({device})`)"
 
 
 def _input_message(call: ast.Call, qualified: str, inputs: list[ast.expr | None], free: str, host: bool) -> str:

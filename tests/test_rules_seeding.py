@@ -1496,3 +1496,21 @@ def test_seeding_only_when_a_config_value_is_not_none_in_a_helper_may_leave_the_
     assert "may be unseeded" in found[0].message
     (root / "utils/init_utils.py").write_text(INIT_ENV + "    set_seed(0)\n")
     assert lint(root / "train.py", "seed-missing") == []
+
+
+@pytest.mark.parametrize(("factory", "expected"), [
+    ("def resnet50(classes):\n    return ResNet(classes)\n", [("seed-partial", 10)]),
+    ("def resnet50(classes):\n    return classes\n", []),
+])
+def test_a_model_a_project_factory_builds_draws_its_weights(project, factory, expected):
+    """step_into_llm's recompute/cifar_resnet50.py seeds only `random` and trains `resnet50(...)`, which returns
+    resnet.py's `ResNet`, whose layers its `conv3x3` builds (MindSpore's initialisers draw from NumPy)."""
+    write(project, {"resnet.py": "from mindspore import nn\n\n\ndef conv3x3(cin, cout):\n"
+                                 "    return nn.Conv2d(cin, cout, 3, weight_init='XavierUniform')\n\n\n"
+                                 "class ResNet(nn.Cell):\n    def __init__(self, classes):\n        super().__init__()\n"
+                                 "        self.conv = conv3x3(3, classes)\n\n\n" + factory,
+                    "train.py": "import random\n\nimport mindspore as ms\nfrom mindspore import nn\nfrom resnet import resnet50\n\n"
+                                "random.seed(1)\n\nif __name__ == '__main__':\n    net = resnet50(10)\n"
+                                "    model = ms.Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))\n"
+                                "    model.train(1, data, callbacks=[])\n"})
+    assert lint(project / "train.py", "seed-partial") == expected

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from msprobe_rewriter import catalogue, seeding
+from msprobe_rewriter import catalogue, pinning, project, seeding
 from msprobe_rewriter.assignments import is_main_guard
 from msprobe_rewriter.conditions import Guard, condition_text
 from msprobe_rewriter.context import (
@@ -78,6 +78,22 @@ class LateDraws:
                 return found[0], found[1], found[2] or f" (`{condition_text(inner.func)}`, line {inner.lineno})"
         return None
 
+    def made_elsewhere(self, call: ast.Call) -> tuple[str, str, str] | None:
+        """`("model", family, "")` for a call building a model class of another project module with new weights, or
+        calling a function there that returns one (step_into_llm's recompute/cifar_resnet50.py: `resnet50(...)`
+        returns resnet.py's `ResNet(...)`, whose `Conv2d` and `Dense` layers draw from NumPy); else None."""
+        if not isinstance(call.func, ast.Name) or call.func.id in self.definitions:
+            return None
+        local = project.local_imports(project.import_statements(self.ctx.tree.body))
+        made = pinning.made_class(call, project.file_folder(self.ctx.path), local, self.definitions)
+        if made is None:
+            return None
+        module, cls = made
+        if "weighted classes" not in module.memo:
+            module.memo["weighted classes"] = _weighted_classes(FileContext(str(module.path), module.source, module.tree))
+        family = module.memo["weighted classes"].get(cls.name)
+        return ("model", family, "") if family is not None else None
+
     def callee(self, call: ast.Call) -> ast.AST | None:
         """What a call of the file's code runs: a function, a class's `__init__` (also through a name the class is
         assigned to, `dataset_cls = SupervisedDataset`), or a method of the class around it (`self.build()`)."""
@@ -112,14 +128,16 @@ class LateDraws:
             node = self.parents.get(node)
         return node
 
-    def loaded(self, call: ast.Call, scope: ast.AST) -> bool:
+    def loaded(self, call: ast.Call, scope: ast.AST, until: tuple[int, int] | None = None) -> bool:
         """Whether the model `call` builds (`model = call`, `self.net = Wrapper(call)`) is given weights later in
-        `scope`, under any condition: a `...load...` call naming it (`model.load_state_dict(sd)`,
-        `load_checkpoint(model, path)`), or a new value not made from it (`model = torch.load(path)`)."""
+        `scope` (before `until`, when given), under any condition: a `...load...` call naming it
+        (`model.load_state_dict(sd)`, `load_checkpoint(model, path)`), or a new value not made from it (`model =
+        torch.load(path)`)."""
         names = _assigned(self.statement(call))
         after = (call.end_lineno, call.end_col_offset)
         for node in ast.walk(scope) if names else ():
-            if not isinstance(node, (ast.Call, ast.Assign)) or position(node) <= after:
+            if not isinstance(node, (ast.Call, ast.Assign)) or position(node) <= after \
+                    or until is not None and position(node) >= until:
                 continue
             if isinstance(node, ast.Call):
                 if "load" in (self.ctx.callee_name(node) or "").lower() and names & _mentioned(node):
@@ -294,20 +312,24 @@ def _class_aliases(tree: ast.Module, definitions: dict[str, ast.AST]) -> dict[st
 def _weighted_classes(ctx: FileContext) -> dict[str, str]:
     """The file's model classes (torch `nn.Module`s, Lightning modules, transformers models, MindSpore `Cell`s)
     that draw weights when built, by name, with the generator family: their bodies build a weighted layer
-    (`nn.Linear`, `nn.Dense`, ...), call an initialiser or a torch draw, build new transformers weights or
+    (`nn.Linear`, `nn.Dense`, ..., also through a function of the file that builds one, a model zoo's
+    `conv3x3(...)`), call an initialiser or a torch draw, build new transformers weights or
     another such class of the file, or they derive from one."""
     cpu = CpuCode(ctx)
     torch_models = cpu.derived_classes("weights", lambda q: is_model_base(q) or _hf_model_class(q))
     mindspore_cells = cpu.derived_classes("cells", lambda q: q.startswith("mindspore.nn."))
     classes = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.ClassDef)
                and node.name in torch_models | mindspore_cells]
+    layers = {node.name for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES)  # `conv3x3(...)` helpers
+              and any(_draws_weights(ctx, call, {}) for call in ast.walk(node) if isinstance(call, ast.Call))}
     found: dict[str, str] = {}
     changed = True
     while changed:
         changed = False
         for node in classes:
             if node.name not in found and (any(getattr(base, "id", None) in found for base in node.bases) or any(
-                    _draws_weights(ctx, call, found) for call in ast.walk(node) if isinstance(call, ast.Call))):
+                    _draws_weights(ctx, call, found) or getattr(call.func, "id", None) in layers
+                    for call in ast.walk(node) if isinstance(call, ast.Call))):
                 found[node.name] = "numpy" if node.name in mindspore_cells else "torch"
                 changed = True
     return found

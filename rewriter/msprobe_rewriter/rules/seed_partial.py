@@ -53,7 +53,10 @@ class SeedPartial(Rule):
                "seed-missing), or a file with a seeding statement outside any function (it runs on import and "
                "seeds the process), that seeds at least one generator family (directly, through a library "
                "seeder, or through a project helper), flags the first draw from each family it leaves unseeded (in an entry script "
-               "also the first model built with new weights, outside class bodies and not given weights later, as "
+               "also the first model built with new weights, outside class bodies and not given weights later (before it "
+               "trains: a checkpoint loaded after `model.train(...)` is for an evaluation), also by a project module's "
+               "class or factory (step_into_llm's `resnet50(...)` returning resnet.py's `ResNet`, whose layers functions "
+               "of that file build, `conv3x3(...)`), as "
                "seed-missing sees models: torch layers and models draw from torch's generator, MindSpore's "
                "initialisers from NumPy's): "
                "Python's "
@@ -377,6 +380,28 @@ def main():
 if __name__ == "__main__":
     main()
 """, lines=(13,)),
+        # A Cell trained from new weights: the checkpoint loaded after training is for the evaluation.
+        Invalid("""\
+import random
+
+import mindspore as ms
+from mindspore import nn
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, weight_init="XavierUniform")
+
+
+if __name__ == "__main__":
+    random.seed(1)
+    net = Net()
+    model = ms.Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.01, 0.9))
+    model.train(1, data, callbacks=[])
+    ms.load_param_into_net(net, ms.load_checkpoint("best.ckpt"))
+    model.eval(data)
+""", lines=(15,)),
         # Fractional pooling regions and the in-place `ops.normal_` draw from MindSpore's operator RNG and its
         # default generator, which NumPy's seed leaves alone.
         Invalid("""\
@@ -628,17 +653,21 @@ if __name__ == "__main__":
 
     def _first_model(self, families: set[str]) -> None:
         """The first call building a model with new weights from one of `families` (an `nn.Linear`, a model class of
-        the file, a transformers model from its config: see `late_seeding.LateDraws`) that is not given weights later,
-        recorded as that family's first draw."""
+        the file, a transformers model from its config: see `late_seeding.LateDraws`; or of another project module,
+        also through a factory there) that is not given weights later, before it trains (step_into_llm's
+        cifar_resnet50.py loads a checkpoint only to evaluate after `model.train(...)`), recorded as that family's
+        first draw."""
         late = LateDraws(self.ctx)
         for call in sorted(_calls_outside_classes(self.ctx.tree), key=_position):
-            found = late.first(call, True, follow=False)
+            found = late.first(call, True, follow=False) or late.made_elsewhere(call)
             if found is None or found[0] != "model" or found[1] not in families or found[1] in self.first:
                 continue
             scope = late.parents.get(call)
             while scope is not None and not isinstance(scope, (*FUNCTION_TYPES, ast.Module)):
                 scope = late.parents.get(scope)
-            if not late.loaded(call, scope or self.ctx.tree):
+            trains = [_position(node) for node in ast.walk(scope or self.ctx.tree) if isinstance(node, ast.Call)
+                      and (self.ctx.is_trainer_run(node) or seeding.runs_library_training(self.ctx, node))]
+            if not late.loaded(call, scope or self.ctx.tree, min(trains, default=None)):  # not an evaluation's load after training
                 self.first[found[1]] = (self.ctx.site(call), f"`{condition_text(call.func)}(...)` builds new weights")
 
     def _report(self, draws: dict[str, tuple[Site, str]], seeded: frozenset[str], scope: str) -> None:

@@ -225,3 +225,40 @@ def test_random_augment_class_of_an_entry_script_another_file_builds(tmp_path: P
         """})
     found = lint_findings(tmp_path / "loader.py", "random-augment")
     assert [(f.line, f.severity == "info") for f in found] == [(8, info)]
+
+
+KARRAS = """
+import torch
+
+
+class KarrasAugmentationPipeline:
+    def __call__(self, image):
+        return image.flip(-1) if torch.rand([]) < 0.5 else image
+"""
+
+
+@pytest.mark.parametrize(("train", "info"), [
+    ("tf = K.augmentation.KarrasAugmentationPipeline()\n", False),  # k-diffusion's train.py, through the package
+    ("model = K.layers.Denoiser()\n", True),
+])
+def test_random_augment_class_built_through_a_package_alias(tmp_path: Path, train: str, info: bool):
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "k_diffusion/layers.py": "",
+                     "k_diffusion/__init__.py": "from . import augmentation, layers\n",
+                     "k_diffusion/augmentation.py": KARRAS, "train.py": "import k_diffusion as K\n\n" + train})
+    found = lint_findings(tmp_path / "k_diffusion" / "augmentation.py", "random-augment")
+    assert [(f.line, f.severity == "info") for f in found] == [(7, info)]
+
+
+@pytest.mark.parametrize(("importer", "info"), [
+    ("eval_retrieval_video.py", True),  # BLIP's VideoDataset: only a zero-shot evaluation builds it
+    ("train_retrieval_video.py", False),
+])
+def test_random_augment_class_only_evaluation_code_builds_is_info(tmp_path: Path, importer: str, info: bool):
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n", "data/__init__.py": "",
+                     "data/video_dataset.py": "import random\n\n\nclass VideoDataset:\n"
+                                              "    def __getitem__(self, index):\n"
+                                              "        return sorted(random.sample(range(8), 4))\n",
+                     importer: "from data.video_dataset import VideoDataset\n\ndataset = VideoDataset()\n"})
+    found = lint_findings(tmp_path / "data" / "video_dataset.py", "random-augment")
+    assert [(f.line, f.severity == "info") for f in found] == [(6, info)]
+    assert ("which only evaluation code builds: eval_retrieval_video.py" in found[0].message) is info

@@ -489,3 +489,26 @@ def test_dropout_in_an_attribute_no_instance_runs_is_info(tmp_path, use, severit
     found = lint_findings(root / "models/alexnet.py", "dropout")
     assert [(f.line, f.severity) for f in found] == [(9, severity)]
     assert (severity == "info") == ("`self.classifier` never runs" in found[0].message)
+
+
+SWIFT_PEFT = """
+import peft
+
+
+class LoraConfig(peft.LoraConfig):
+    lora_dtype = None
+"""
+
+
+def test_project_subclass_of_lora_config_imported_in_a_function(tmp_path):
+    """ms-swift's prepare_adapter: `from swift.tuners import LoraConfig` (its package's re-export of its own subclass
+    of peft's) inside the function, the rate in the dict it unpacks into the config."""
+    tuner = ("import torch\n\n\ndef prepare_adapter(args, modules):\n    from swift.tuners import LoraConfig\n"
+             "    lora_kwargs = {'r': args.lora_rank, 'target_modules': modules, 'lora_dropout': args.lora_dropout}\n"
+             "    return LoraConfig(task_type='CAUSAL_LM', **lora_kwargs)\n")
+    root = write(tmp_path, {"pyproject.toml": "", "swift/__init__.py": "", "swift/tuners/peft.py": SWIFT_PEFT,
+                            "swift/tuners/__init__.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                                        "    from .peft import LoraConfig\n",
+                            "swift/train/tuner.py": tuner})
+    found = lint_findings(root / "swift/train/tuner.py", "dropout")
+    assert [(f.line, f.severity) for f in found] == [(7, "warning")]

@@ -249,6 +249,18 @@ class LeftAtDefault:
             found.append((given[0] if given[1] else None, caller))
         return found
 
+    def always_given(self, function: ast.AST | None, name: str) -> bool:
+        """Whether every call of `function` (at least one, in the file or, for a module-level function, in the
+        project's files importing it) passes its parameter `name` something other than a literal None: ms-swift's
+        `sample_dataset(..., random_state)`, whose `if random_state is None:` fallback its callers never ask for."""
+        calls = self._calls_by_name(function) if isinstance(function, FUNCTION_TYPES) else None
+        if calls is None:
+            return False
+        given = [self._given(function, name, call, caller) for call, caller in calls] + [
+            self._given(function, name, call, caller) for call, caller, _ in self._calls_elsewhere(function)]
+        return bool(given) and all(found is not None and found[1] and constant(found[0]) is not None
+                                   for found in given)
+
     def _given(self, function: ast.AST, name: str, call: ast.Call, caller: ast.AST | None) -> tuple | None:
         """What `call` (of `function`, in `caller`) gives parameter `name`: (the expression passed, True), (its
         default, False), or None (behind `*args`/`**options`, or not given); an `**options` dict the caller builds

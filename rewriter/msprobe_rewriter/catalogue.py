@@ -1567,7 +1567,9 @@ TRAINER_CLASSES = (LIGHTNING_TRAINERS | HF_TRAINERS | LIGHTNING_CLI | SPEECHBRAI
 # Dropout layers a project wraps (mindcv's `class Dropout(nn.Dropout)` in models/layers/compatibility.py).
 SUBCLASSED_DROPOUT = TORCH_DROPOUT_MODULES | frozenset(
     n for n in MINDSPORE_DROPOUT if ".nn." in n and n.rpartition(".")[2][:1].isupper())
-SUBCLASSED_CLASSES = SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS | SUBCLASSED_DROPOUT
+# A project's own adapter configs (ms-swift's `class LoraConfig(peft.LoraConfig)`) take their `lora_dropout=`.
+SUBCLASSED_CLASSES = (SUBCLASSED_DATA_CLASSES | TRAINER_CLASSES | HF_TRAINING_ARGUMENTS | SUBCLASSED_DROPOUT
+                      | frozenset(ADAPTER_DROPOUT_CONFIGS))
 
 # --- generator objects (unseeded-generator) -------------------------------------------------------
 # Factories of independent generators: qualified name -> (position, keyword) of their seed argument.

@@ -207,7 +207,9 @@ class FileContext:
                 pending.extend(getattr(stmt, "finalbody", []))
                 for handler in getattr(stmt, "handlers", []):
                     pending.extend(handler.body)
-        local = project.local_imports(statements)
+        # the project classes an import anywhere in the file names (ms-swift's `from swift.tuners import LoraConfig`
+        # inside `prepare_adapter`): bound as their library base when the traversal reaches that import
+        local = project.local_imports(project.import_statements(self.tree.body))
         if local.refs:
             project.find_module.cache_clear()  # module lookups are cached for one file's analysis only
             folder = project.file_folder(self.path)

@@ -60,6 +60,7 @@ class Origin(NamedTuple):
     node: ast.AST
     description: str
     where_called: bool = False  # entropy only if the call runs before the generator is seeded (decided by position)
+    seeded_when: bool = False  # a seeding before the draw runs only when a condition false by default holds
 
 
 NONE = Origin(ast.Constant(None), "None")  # a seed that is None with the default arguments
@@ -77,6 +78,7 @@ class EntropySeed:
     salted_hash: bool = False  # the seed is `hash(...)` of a string or object: meant to vary with its argument
     origin: ast.AST | None = None  # where the varying value comes from (the call itself when it takes no seed)
     config_seeded: bool = False  # a library setup seeding from a config field (catalogue.CONFIG_SEEDED_SETUPS)
+    seeded_when: bool = False  # fixed when an option seeds the generator first (seed-missing reports the condition)
 
 
 _CACHE: weakref.WeakKeyDictionary[FileContext, list[EntropySeed]] = weakref.WeakKeyDictionary()
@@ -237,6 +239,10 @@ class _Tracer(AssignmentTracer):
                 if reseed is not None else None
         family = catalogue.ENTROPY_UNTIL_SEEDED_DRAWS.get(qualified)
         if family is not None and draws_globally(call, qualified) and not self._seeded_before(call, family):
+            guard = self._seeded_before_when(call, family)
+            if guard is not None:
+                return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]}, which the file seeds first only "
+                                    f"when `{ast.unparse(guard)}` (line {guard.lineno})", True, seeded_when=True)
             return Origin(call, f"{line}, a draw from {FAMILY_NAMES[family]} before it is seeded", where_called=True)
         if qualified in catalogue.SEEDS_DRAWN_FOR_NONE:
             return self._drawn_for_none(call, catalogue.SEEDS_DRAWN_FOR_NONE[qualified], line, scopes)
@@ -319,10 +325,17 @@ class _Tracer(AssignmentTracer):
         return any(family in e.summary.families and start(e.node) < start(node) and facts.skipping_guard(e) is None
                    for e in facts.effects)
 
+    def _seeded_before_when(self, node: ast.AST, family: str) -> ast.expr | None:
+        """The condition, false with the default arguments, under which the file seeds `family` before `node`
+        (k-diffusion's `if args.seed is not None: torch.manual_seed(...)`): the draw is fixed when it holds."""
+        facts = seeding.analyse(self.ctx)
+        return next((guard for e in facts.effects if family in e.summary.families and start(e.node) < start(node)
+                     for guard in [facts.skipping_guard(e)] if guard is not None and hasattr(guard, "lineno")), None)
+
     # --- findings ----------------------------------------------------------------------------
     def findings(self) -> list[EntropySeed]:
         """One finding per entropy origin, at the first seeding call it reaches."""
-        found: dict[int, tuple[CallSite, str, bool, list[ast.Call], bool, ast.AST]] = {}
+        found: dict[int, tuple[CallSite, str, bool, list[ast.Call], bool, Origin]] = {}
         facts = seeding.analyse(self.ctx)
         for call in self.calls:
             node = call.node
@@ -340,11 +353,12 @@ class _Tracer(AssignmentTracer):
             if id(origin.node) in found:
                 found[id(origin.node)][3].append(node)
             else:
-                found[id(origin.node)] = (call, message, global_seed, [], _is_hash(origin.node), origin.node)
+                found[id(origin.node)] = (call, message, global_seed, [], _is_hash(origin.node), origin)
         for reseed in self.reseeds:
             if id(reseed.node) not in found and self.runs(reseed.guards, reseed.scopes) is not False:
                 name = ast.unparse(reseed.node.func)
-                found[id(reseed.node)] = (reseed, RESEEDS.format(name=name), True, [], False, reseed.node)
+                found[id(reseed.node)] = (reseed, RESEEDS.format(name=name), True, [], False,
+                                         Origin(reseed.node, ""))
         results = []
         for call, message, global_seed, also, salted_hash, origin in found.values():
             if also:
@@ -352,7 +366,7 @@ class _Tracer(AssignmentTracer):
                 message += f" (the same seed is passed on line {', '.join(map(str, lines))})"
             config_seeded = self.ctx.imports.resolve_any(call.node.func) in catalogue.CONFIG_SEEDED_SETUPS
             results.append(EntropySeed(call.node, message, self._on_eval_path(call), global_seed, tuple(also),
-                                       salted_hash, origin, config_seeded))
+                                       salted_hash, origin.node, config_seeded, origin.seeded_when))
         return sorted(results, key=lambda f: start(f.node))
 
     def _problem(self, node: ast.Call, qualified: str | None, scopes) -> tuple[Origin, str] | None:
@@ -398,7 +412,7 @@ class _Tracer(AssignmentTracer):
                                           f"so `{name}` seeds from {source}: {FIX}; pass a seed")
             return Origin(node, ""), (f"the seed `{ast.unparse(seed)}` is None with the default arguments, so "
                                       f"`{name}` seeds from {source}: {FIX}; give the seed option a default")
-        return origin, f"the seed comes from {origin.description}: {FIX}"
+        return origin, f"the seed comes from {origin.description}: {'without it, ' * origin.seeded_when}{FIX}"
 
     def _unknown_option(self, seed: ast.expr, scopes) -> bool:
         """`cfg.seed` of a parameter `cfg`: an option or config field the file never assigns and whose default it

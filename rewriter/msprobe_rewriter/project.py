@@ -658,13 +658,17 @@ def _finds(module: Module, name: str, level: int, own: Path) -> bool:
 
 def function_importers(path: str, name: str) -> Iterator[str]:
     """The files that may call `path`'s `name`: its importers, and where one is a package's `__init__.py` that
-    re-exports `name` (also by `from .module import *`: applications' mobilevit blocks), the files importing that
-    package (mindpose's tools/train.py does `from mindpose.data import create_dataset`, which mindpose/data/__init__.py
-    imports from .data_factory), at most MAX_REEXPORTS packages up."""
-    found, packages = [*importers(path)], 0
+    re-exports `name` (also by `from .module import *`: applications' mobilevit blocks) or the module itself
+    (k-diffusion's `from . import augmentation`, whose train.py builds `K.augmentation.KarrasAugmentationPipeline`
+    after `import k_diffusion as K`), the files importing that package (mindpose's tools/train.py does `from
+    mindpose.data import create_dataset`, which mindpose/data/__init__.py imports from .data_factory), at most
+    MAX_REEXPORTS packages up."""
+    found, packages, stem = [*importers(path)], 0, Path(path).stem
     for importer in found:
         module = load(Path(importer)) if Path(importer).name == "__init__.py" else None
-        if module is not None and (name in module.local.refs or _star_source(module, name) is not None) \
+        if module is not None and (name in module.local.refs or _star_source(module, name) is not None
+                                   or any(ref.submodule().rpartition(".")[2] == stem
+                                          for ref in module.local.refs.values())) \
                 and packages < MAX_REEXPORTS:
             packages += 1
             package = Path(importer).parent

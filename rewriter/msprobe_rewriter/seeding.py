@@ -623,17 +623,35 @@ def never_called(ctx: FileContext, function: ast.AST | None) -> bool:
     imports `MetaLoader` from is a library too), and the file is an entry script, or is imported (mindediting's
     `init_dist` in init_utils.py, whose importers use its `init_env`; DETR's `RandomCrop` in datasets/transforms.py,
     whose importers build other transforms). A module nobody imports may be an API: not known."""
+    users = _users(ctx, function)
+    return users is not None and not users[1] and (bool(users[0]) or ctx.is_entry_script())
+
+
+def evaluation_users(ctx: FileContext, function: ast.AST | None) -> list[str]:
+    """The project files that name `function` (as `never_called` finds them), when all are evaluation code by their
+    names (BLIP's data/video_dataset.py, whose `VideoDataset` only eval_retrieval_video.py builds); else none."""
+    users = _users(ctx, function)
+    named = users[1] if users is not None else []
+    if not named or any(module is None or not FileContext(str(module.path), module.source, module.tree).eval_file
+                        for module in named):
+        return []
+    return [module.path.name for module in named]
+
+
+def _users(ctx: FileContext, function: ast.AST | None) -> tuple[list, list] | None:
+    """For a top-level function or undecorated class of the file that nothing in the file names: the project files
+    importing the file that may call it (`project.function_importers`), and those of them that name it (None for
+    one that cannot be read); None for anything else."""
     if function not in ctx.tree.body:
-        return False
+        return None
     cls = isinstance(function, ast.ClassDef)
     if cls and (function.decorator_list or _names_class(ctx.tree, function.name, ctx.imports.bindings, {})) \
             or not cls and function.name not in _unused_functions(ctx.tree):
-        return False
+        return None
     importers = [project.load(Path(path)) for path in project.function_importers(ctx.path, function.name)]
-    named = any(module is None or (
+    return importers, [module for module in importers if module is None or (
         _names_class(module.tree, function.name, module.imports.bindings, module.local.refs) if cls
-        else _name_uses(module.tree, {function.name})) for module in importers)
-    return not named and (bool(importers) or ctx.is_entry_script())
+        else _name_uses(module.tree, {function.name}))]
 
 
 def _names_class(tree: ast.Module, name: str, imported: Container[str], local: Container[str]) -> bool:

@@ -28,6 +28,9 @@ LIBRARY_DATASETS, LIBRARY_WEBDATASET = "datasets", "webdataset"
 MAX_UNAMBIGUOUS_POSITIONALS = 3
 MAX_HELPER_DEPTH = 3  # calls followed from a project sampler's `__iter__` into functions of its module
 OPT_IN = " (only when `{switch}` is true: false with the default arguments)"
+DISTRIBUTED_ONLY = (" (only in a run without torch.distributed: once it is initialised, the sampler built on line "
+                    "{line} decides the order)")
+DISTRIBUTED_INITIALISED = frozenset({"torch.distributed.is_initialized"})
 LOADER_MESSAGE = "the data loader draws a random order each epoch"  # msprobe-instrument reads it as a prefix
 LOADER_ADVICE = " (`{call}`): pass `shuffle=False` while debugging"
 SEEDED_BY_BASE = "(seeded by `seed` + epoch, so the order depends on the world size)"
@@ -113,7 +116,10 @@ class DataShuffle(FollowsValues, Rule):
                "global generator (torch's without `generator=` or given None, NumPy's, `random`'s), with the "
                "arguments it is built with: Swin's `SubsetRandomSampler`, LLaVA's `LengthGroupedSampler` (built "
                "without a `generator=`); one that seeds a generator of its own (deit's `RASampler`, from the "
-               "epoch) repeats its order and is not.")
+               "epoch) repeats its order and is not. A loader's `shuffle=` that is on only while its sampler is None "
+               "(`shuffle if sampler is None else False`, `shuffle=sampler is None`), where the function built one "
+               "before under `if ... and dist.is_initialized():` (OpenRLHF's `setup_dataloader`), is information: "
+               "the loader shuffles itself only in a run without torch.distributed.")
     why = ("When two runs see the samples in different orders, their losses differ from the first step and no "
            "per-step comparison between them means anything. A seeded shuffle repeats on the same software, but "
            "it draws from the framework's generator, so any other change in random-number consumption (a GPU "
@@ -251,6 +257,29 @@ parser.add_argument("--shuffle", action="store_true")
 args = parser.parse_args()
 loaders = [build(range(8)), build(range(8), False), DataLoader(range(8), shuffle=args.shuffle)]
 """, lines=(7, 13), severity="info"),
+        # OpenRLHF's `setup_dataloader`: the loader shuffles itself only where torch.distributed is not initialised,
+        # else the `DistributedSampler` built just before decides the order: info. The ImageNet example's
+        # `shuffle=(sampler is None)`, its sampler built only `if args.distributed:`, stays a warning.
+        Invalid("""\
+from torch import distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def setup_dataloader(data, batch_size, shuffle=True, sampler=None):
+    if sampler is None and dist.is_initialized():
+        sampler = DistributedSampler(data, shuffle=False)  # (OpenRLHF's own, seeded with seed + epoch)
+    return DataLoader(data, batch_size, sampler=sampler, shuffle=shuffle if sampler is None else False)
+""", lines=(8,), severity="info"),
+        Invalid("""\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def imagenet(data, args):
+    sampler = None
+    if args.distributed:
+        sampler = DistributedSampler(data, shuffle=False)
+    return DataLoader(data, 8, shuffle=(sampler is None), sampler=sampler)
+""", lines=(8,), severity="warning"),
         # ... but a call that passes True makes it a warning.
         Invalid("""\
 from torch.utils.data import DataLoader
@@ -560,12 +589,39 @@ def make(dataset, cfg):
             self.report(site, message.format(unseeded=unseeded, state=state), fixable=not split)
         self._switch = None
         for report, (value, none_shuffles, function) in self.by_option:
+            built = self._sampler_when_distributed(value, function)
+            if built is not None:
+                report.severity = "info"
+                report.message += DISTRIBUTED_ONLY.format(line=built.lineno)
+                continue
             default = opt_in.switch_default(self.ctx, value, function, callers_elsewhere=False)
             if default is not conditions.UNKNOWN and isinstance(function, FUNCTION_TYPES):
                 default = default_elsewhere(self.ctx, value, function, default)
             if default is not conditions.UNKNOWN and not (default or default is None and none_shuffles):
                 report.severity = "info"
                 report.message += OPT_IN.format(switch=condition_text(value))
+
+    def _sampler_when_distributed(self, value: ast.expr, function: ast.AST | None) -> ast.Assign | None:
+        """For `shuffle=shuffle if sampler is None else False` (or `shuffle=sampler is None`), an assignment of a
+        sampler to that name earlier in the function under `if ... and dist.is_initialized():` (OpenRLHF's
+        `setup_dataloader`, whose `DistributedSampler` is checked where it is built): the loader's own shuffle is on
+        only in a run without torch.distributed."""
+        test = value.test if isinstance(value, ast.IfExp) and constant(value.orelse) is False else value
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Is) and constant(test.comparators[0]) is None
+                and isinstance(function, FUNCTION_TYPES)):
+            return None
+        return next((node for node, guards, _ in conditions.walk([function], (ast.Assign,))
+                     if (node.lineno, node.col_offset) < (value.lineno, value.col_offset)
+                     and isinstance(node.value, ast.Call)
+                     and any(isinstance(target, ast.Name) and target.id == test.left.id for target in node.targets)
+                     and any(wanted and self._tests_initialised(guard) for guard, wanted in guards)), None)
+
+    def _tests_initialised(self, test: ast.expr) -> bool:
+        """Whether `test` holds only where `torch.distributed.is_initialized()` is true (it, or an `and` of it)."""
+        operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        return any(isinstance(operand, ast.Call) and self.ctx.imports.resolve_any(operand.func)
+                   in DISTRIBUTED_INITIALISED for operand in operands)
 
     def _numpy_state(self, node: ast.AST, function: ast.AST | None) -> str:
         """What NumPy's global generator holds where a Hugging Face shuffle draws its seed, in an entry script: never

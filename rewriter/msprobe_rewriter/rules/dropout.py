@@ -19,6 +19,7 @@ from msprobe_rewriter.context import (
     target_name,
 )
 from msprobe_rewriter.rules.base import Invalid, Rule
+from msprobe_rewriter.values import UNKNOWN, FollowsValues, LocalValues
 
 # Last components of every dropout API: calls named otherwise are skipped without resolving them.
 DROPOUT_NAMES = frozenset(q.rsplit(".", 1)[1] for table in (
@@ -77,7 +78,7 @@ KEEP_PROB_MESSAGE = ("`keep_prob` below 1 drops attention weights at random, wit
                      "keep_prob=1.0 while debugging")
 
 
-class Dropout(Rule):
+class Dropout(FollowsValues, Rule):
     code = "MSP401"
     name = "dropout"
     severity = "warning"
@@ -88,7 +89,9 @@ class Dropout(Rule):
     summary = ("Flags PyTorch and MindSpore dropout layers and functions, `dropout=` of attention, transformer and "
                "stacked recurrent modules (including `nn.Transformer*`'s implicit 0.1; in a class derived from one, at its "
                "`super().__init__(...)`), a non-zero literal `dropout=`, `ffn_drop=`, `attn_drop=`, `drop_rate=`, ... in a "
-               "`dict(...)` of an OpenMMLab config's `model = dict(type=..., ...)` (mmdet's DETR), and `dropout_p=` of `scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)`, unless the "
+               "`dict(...)` of an OpenMMLab config's `model = dict(type=..., ...)` (mmdet's DETR), and `dropout_p=` of `scaled_dot_product_attention`, PEFT's (and mindnlp's) `LoraConfig(lora_dropout=p)` (also a project's "
+               "subclass of it, imported anywhere in the file, and a `lora_dropout` key of a dict the function "
+               "builds and unpacks into it: ms-swift's `LoraConfig(..., **lora_kwargs)`), unless the "
                "probability is a literal 0 (keep_prob 1); one taken from an option or a parameter that is 0 by default "
                "(a layer's `drop=0.` that no call in the file sets, nor a call in another project file importing its "
                "module (vits' models.py builds attentions.py's `Encoder(..., p_dropout)` from its config: a warning), "
@@ -104,7 +107,7 @@ class Dropout(Rule):
                "layers of the model it builds). Also flags stochastic depth: `drop_path_rate=` on any call (timm's and mindcv's `create_model`, "
                "`torch.hub.load`, DINO/DeiT/MAE model factories; timm blocks' `drop_path=`), timm's and mindcv's "
                "`DropPath`, torchvision's `StochasticDepth`, and the `DropPath(p)` copies model code defines, "
-               "unless the rate is a literal 0 or a per-block value (`dpr[i]`; not a config entry read by name, "
+               "unless the rate is a literal 0 (also `0 or rate`, which is `rate`: BLIP's `create_vit`) or a per-block value (`dpr[i]`; not a config entry read by name, "
                "`config['drop_path_rate']`) / parameter handed down inside model code, save where that rate comes from "
                "a non-zero default the file's calls leave (open_clip's HTSAT `drop_path_rate=0.1`, spread over the "
                "blocks by `torch.linspace(0, self.drop_path_rate, n)` and handed down as `dpr[a:b]`, `drop_path[i]`); "
@@ -196,7 +199,10 @@ class Dropout(Rule):
         "        super().__init__(depth=depth, drop_path_rate=drop_path_rate, **kwargs)\n"
         "        dpr = [drop_path_rate * i / depth for i in range(depth)]\n"
         "        self.extra = nn.ModuleList([Block(8, 2, drop_path=dpr[i]) for i in range(depth)])\n",
-        # a block's rate, a parameter defaulting to 0 (DeiT's CaiT and ResMLP blocks): its model passes the rate
+        # a block's rate, a parameter defaulting to 0 (DeiT's CaiT and ResMLP blocks): its model passes the rate;
+        # BLIP's `create_vit` hands its own on as `0 or drop_path_rate`
+        "from models.vit import VisionTransformer\n\n\ndef create_vit(image_size, drop_path_rate=0):\n"
+        "    return VisionTransformer(img_size=image_size, drop_path_rate=0 or drop_path_rate)\n",
         "import torch.nn as nn\nfrom timm.models.layers import DropPath\n\n\nclass Block(nn.Module):\n"
         "    def __init__(self, dim, drop_path=0.):\n        super().__init__()\n"
         "        self.drop_path = DropPath(drop_path) if drop_path > 0. else nn.Identity()\n",
@@ -355,6 +361,10 @@ class Dropout(Rule):
         Invalid("import torch.nn as nn\nfrom peft import LoraConfig\n\n\nclass Dropout(nn.Dropout):\n    pass\n\n\n"
                 "config = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05)\nplain = LoraConfig(r=8)\n"
                 "head = Dropout(p=0.2)\n", lines=(9, 11)),
+        # ms-swift's prepare_adapter: the rate in a dict the function builds and unpacks into the config.
+        Invalid("import torch\nfrom peft import LoraConfig\n\n\ndef prepare(args, modules):\n"
+                "    lora_kwargs = {'r': args.lora_rank, 'target_modules': modules, 'lora_dropout': args.lora_dropout}\n"
+                "    return LoraConfig(task_type='CAUSAL_LM', **lora_kwargs)\n", lines=(7,)),
         # DreamBooth's `--lora_dropout` defaults to 0: on only when asked.
         Invalid("import argparse\n\nimport torch\nfrom peft import LoraConfig\n\nparser = argparse.ArgumentParser()\n"
                 "parser.add_argument(\"--lora_dropout\", type=float, default=0.0)\nargs = parser.parse_args()\n"
@@ -445,6 +455,7 @@ class Dropout(Rule):
         self.by_option: list = []
         self.defaults = LeftAtDefault(ctx)
         self.built: dict[int, tuple] = {}  # id(report) -> (the function around it, the guards of its branch)
+        self.values = LocalValues(ctx, lambda _: None)  # the dicts a call's `**kwargs` unpacks
 
     def report(self, where, message=None, severity=None, fixable=None) -> None:
         """Also keep where the reported dropout is built: the function around it, and the conditions it needs."""
@@ -456,6 +467,7 @@ class Dropout(Rule):
                                             self._enclosing_guards(node))
 
     def visit_Call(self, node: ast.Call) -> None:
+        self.values.call(node)
         if node.keywords:
             self._check_drop_path_rate(node)
             self._check_builder(node)
@@ -488,7 +500,8 @@ class Dropout(Rule):
                 name=qualified.rpartition(".")[2], keyword=name))
         elif qualified in catalogue.ADAPTER_DROPOUT_CONFIGS:
             name = catalogue.ADAPTER_DROPOUT_CONFIGS[qualified]
-            self._check_probability(node, keyword(node, name), default_fires=False,
+            rate = self.values.keyword(node, name)  # also from a dict of the function: ms-swift's `**lora_kwargs`
+            self._check_probability(node, None if rate is UNKNOWN else rate, default_fires=False,
                                     message=f"`{name}=` puts a dropout before every adapter layer, with a new mask "
                                             f"every step; pass {name}=0.0 while debugging")
         elif qualified in catalogue.MINDSPORE_FUSED_DROPOUT_MASKS:
@@ -737,7 +750,8 @@ class Dropout(Rule):
         """A literal 0 (or None: timm's `create_model` drops it), or model code handing a rate down: a
         per-block rate (`dpr[i]`, `dpr[start:end]`; not a config entry read by name, `config['drop_path_rate']`),
         `self.<attribute>`, or a parameter of the enclosing function that is required or defaults to 0 (its
-        caller passes the rate, and is checked there)."""
+        caller passes the rate, and is checked there). `0 or rate` is `rate` (BLIP's `create_vit`)."""
+        value = _or_operand(value) or value
         if _is_off(constant(value)) or (isinstance(value, ast.Subscript)
                                         and not isinstance(constant(value.slice), str)):
             return True
@@ -878,9 +892,11 @@ class Dropout(Rule):
 def _rate(value: ast.expr, off: float) -> tuple[ast.expr, float]:
     """The rate behind a conversion, a complement or a switch to off, and its value when off: `float(dropout)` is
     `dropout`, a keep probability `1 - drop_prob` is off when `drop_prob` is 0, and `p if self.training else 0.0`
-    is `p` (the other branch is off)."""
+    is `p` (the other branch is off), and `0 or p` is `p`."""
     while True:
-        if isinstance(value, ast.IfExp) and is_value(constant(value.orelse), off):
+        if _or_operand(value) is not None:
+            value = _or_operand(value)
+        elif isinstance(value, ast.IfExp) and is_value(constant(value.orelse), off):
             value = value.body
         elif (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("float", "int")
                 and len(value.args) == 1 and not value.keywords):
@@ -889,6 +905,20 @@ def _rate(value: ast.expr, off: float) -> tuple[ast.expr, float]:
             value, off = value.right, 1 - off
         else:
             return value, off
+
+
+def _or_operand(value: ast.expr) -> ast.expr | None:
+    """The operand an `or` evaluates to where the literals before it decide it (`0 or rate` is `rate`, `0.1 or rate`
+    is 0.1); None for anything else."""
+    if not (isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or)):
+        return None
+    for operand in value.values[:-1]:
+        literal = constant(operand)
+        if literal is NOT_CONSTANT:
+            return None
+        if literal:
+            return operand
+    return value.values[-1]
 
 
 def _is_off(value: object) -> bool:

@@ -25,7 +25,9 @@ class EntropySeed(Rule):
                "`torch.cuda.default_generators[i].seed()`), `torch.initial_seed()` after "
                "`torch.seed()`, a `random` / `np.random` / torch draw (torch's without `generator=`; an in-place "
                "fill too, `torch.empty((), dtype=torch.int64).random_()`) made before those "
-               "generators are seeded (torch's default generators start from OS entropy too), or the "
+               "generators are seeded (torch's default generators start from OS entropy too; information when "
+               "the file seeds them first under a condition false with the default arguments, `if args.seed is not "
+               "None:`, which seed-missing reports), or the "
                "builtin `hash()` of anything not known to be a number (`hash(name) % 2**32`), and a library setup "
                "that seeds from its config's seed field, which means OS entropy while the field keeps its negative "
                "default and the file never sets it (detectron2's `default_setup` with `cfg.SEED`, a LazyConfig's "
@@ -467,6 +469,20 @@ class Recipe:
         self.seed = training.set_seed(seed=cfg.seed)
         self.model = torch.nn.Linear(2, 2)
 """, lines=(7,)),
+        # k-diffusion's train.py: torch is seeded first only when `--seed` is given (seed-missing reports that
+        # condition); with it, the demo generator's seed repeats: info, naming the condition.
+        Invalid("""\
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int)
+args = parser.parse_args()
+if args.seed is not None:
+    torch.manual_seed(args.seed)
+demo_gen = torch.Generator().manual_seed(torch.randint(-2 ** 63, 2 ** 63 - 1, ()).item())
+""", lines=(10,), severity="info"),
         # a seed drawn as torch's DataLoader draws its base seed, with an in-place fill, before torch is seeded
         Invalid("import torch\n\nseed = int(torch.empty((), dtype=torch.int64).random_().item())\n"
                 "torch.manual_seed(seed)\n", lines=(4,)),
@@ -491,4 +507,4 @@ if __name__ == "__main__":
 
     def finish(self) -> None:
         for found in entropy.analyse(self.ctx):
-            self.report(Site(found.node, found.on_eval_path), found.message)
+            self.report(Site(found.node, found.on_eval_path), found.message, "info" if found.seeded_when else None)

@@ -82,8 +82,10 @@ class RandomAugment(FollowsValues, Rule):
                "mindone's `random_crop=args.random_crop`, also an option another file hands in its parsed arguments, or "
                "such a parameter of the caller's) is info, and so is anything in a top-level class of the file that "
                "no code in the project builds (nothing names it in the file, an entry script, or in the files "
-               "importing it, not counting another library's class of the same name: DETR's `RandomCrop`, "
-               "`RandomPad` and `RandomErasing` in datasets/transforms.py). "
+               "importing it, also through a package that hands the module on, `K.augmentation.X` after `import "
+               "k_diffusion as K`, not counting another library's class of the same name: DETR's `RandomCrop`, "
+               "`RandomPad` and `RandomErasing` in datasets/transforms.py), or that only evaluation code builds (BLIP's "
+               "`VideoDataset`, named only in eval_retrieval_video.py). "
                "Augmentation written by hand is reported too, once per function (in a dataset class named for made-up "
                "data, open_clip's `SyntheticAudioDataset`, a `DummyDataset`, as synthetic data): a draw from Python's `random`, "
                "NumPy's global generator or torch's (also an in-place fill, `torch.empty(1).uniform_(a, b)`; "
@@ -748,6 +750,9 @@ class RandomAugment(FollowsValues, Rule):
             if report.severity != "info" and owner is not None and seeding.never_called(self.ctx, owner):
                 report.severity = "info"
                 report.message += f" (in `{owner.name}`, which no code in the project builds)"
+            elif report.severity != "info" and owner is not None and (users := seeding.evaluation_users(self.ctx, owner)):
+                report.severity = "info"
+                report.message += f" (in `{owner.name}`, which only evaluation code builds: {', '.join(users)})"
 
     def _top_class(self, function: ast.AST | None) -> ast.ClassDef | None:
         """The top-level class whose method `function` is, if any."""

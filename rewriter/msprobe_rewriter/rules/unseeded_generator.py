@@ -6,6 +6,7 @@ import ast
 import re
 
 from msprobe_rewriter import catalogue, conditions
+from msprobe_rewriter.call_defaults import LeftAtDefault
 from msprobe_rewriter.context import (
     NOT_CONSTANT,
     Site,
@@ -37,6 +38,7 @@ SEEDING_METHODS = frozenset({"manual_seed", "set_state", "setstate", "set_random
 UNSEEDED = "`{name}()` without a seed starts from fresh OS entropy in every run: pass a seed (`{name}(seed)`)"
 NONE_BY_DEFAULT = ("`{name}` is seeded from `{arg}`, which is None with the default arguments (fresh OS entropy): "
                    "give the seed option a default value")
+FALLBACK = " (only when a caller passes no `{name}`: every call in the project passes one)"
 TORCH_UNSEEDED = ("this `torch.Generator` is never seeded: it ignores `torch.manual_seed` and starts from the same "
                   "fixed seed as every other generator; call `.manual_seed(seed)` on it")
 ALBUMENTATIONS_UNSEEDED = ("albumentations' `Compose()` without `seed=` draws from generators of its own (albumentations "
@@ -77,7 +79,9 @@ class UnseededGenerator(Rule):
                "functions `ops.random_categorical` (seed 0), `ops.bernoulli` (no seed), "
                "`ops.uniform_candidate_sampler` (seed 0) and `ops.multinomial_with_replacement` (seed and offset 0). "
                "A seed that is a parameter of the enclosing function "
-               "counts with its default value (`def __init__(self, seed=0)`).")
+               "counts with its default value (`def __init__(self, seed=0)`). A generator made under `if <parameter> "
+               "is None:` is information when every call of the function in the project passes that parameter "
+               "(ms-swift's `sample_dataset(..., random_state)`, whose callers pass a seeded `RandomState`).")
     why = ("A generator object has its own state: `np.random.seed` / `random.seed` / `torch.manual_seed` do not "
            "touch it. NumPy and `random` generators created without a seed take fresh entropy from the OS, so "
            "every run draws different numbers even in a fully seeded script. An unseeded `torch.Generator` "
@@ -220,6 +224,20 @@ rng = None if args.seed is None else np.random.Generator(np.random.PCG64(seed=ar
 """,
     )
     invalid = (
+        # a fallback for callers passing no generator: every call here passes one (a call leaving it out would
+        # make it a warning)
+        Invalid("""\
+import numpy as np
+
+
+def sample(items, n, random_state=None):
+    if random_state is None:
+        random_state = np.random.RandomState()
+    return random_state.permutation(items)[:n]
+
+
+picked = sample(range(10), 3, np.random.RandomState(42))
+""", lines=(6,), severity="info"),
         Invalid("""\
 import random
 
@@ -373,6 +391,7 @@ def seeded(seed):
         self.call_seeded: dict[tuple[int, str], str] = {}
         self.unseeded_calls: list[tuple[tuple[int, str], Site]] = []
         self.watch_calls = any(name in ctx.source for name in CALL_SEEDED_NAMES)
+        self.defaults = LeftAtDefault(ctx)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -508,14 +527,31 @@ def seeded(seed):
             return  # torch.Generator().manual_seed(seed)
         if self._names_identifier(node):
             return
+        severity, fallback = None, self._fallback_for(node)
+        if fallback is not None:
+            severity, message = "info", message + FALLBACK.format(name=fallback)
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             names = [target_name(t) for t in targets]
             if all(names):
-                self.pending += [(self._key(name, target), self.ctx.site(node), message)
+                self.pending += [(self._key(name, target), self.ctx.site(node), message, severity)
                                  for name, target in zip(names, targets, strict=True)]
                 return
-        self.report(node, message)
+        self.report(node, message, severity)
+
+    def _fallback_for(self, node: ast.Call) -> str | None:
+        """The parameter a generator made here stands in for, under `if <parameter> is None:`, when every call of
+        the function in the project passes one (ms-swift's `sample_dataset`, whose callers pass a seeded
+        `RandomState`); else None."""
+        function = self.ctx.current_def()
+        chain = [*self.ctx.ancestors, node]
+        for outer, inner in zip(chain, chain[1:], strict=False):
+            test = outer.test if isinstance(outer, ast.If) and inner in outer.body else None
+            if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
+                    and isinstance(test.ops[0], ast.Is) and constant(test.comparators[0]) is None
+                    and self.defaults.always_given(function, test.left.id)):
+                return test.left.id
+        return None
 
     def _names_identifier(self, node: ast.Call) -> bool:
         """Whether a generator made here only draws once, for a value named as an identifier (a dict key, a
@@ -558,10 +594,10 @@ def seeded(seed):
 
     def finish(self) -> None:
         seeded_names = {name for _, name in self.seeded}
-        for (scope, name), site, message in self.pending:
+        for (scope, name), site, message, severity in self.pending:
             # a module-level generator may be seeded in any function (a global)
             if (scope, name) not in self.seeded and not (scope == 0 and name in seeded_names):
-                self.report(site, message)
+                self.report(site, message, severity)
         for key, site in self.unseeded_calls:
             qualified = self.call_seeded.get(key) or self.call_seeded.get((0, key[1]))
             if qualified is not None:

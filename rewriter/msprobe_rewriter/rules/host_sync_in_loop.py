@@ -71,8 +71,9 @@ NEEDED = ("{use}, so the host needs this value and the sync stays; keep it the s
 OFF_BRANCH = " (the host branches on `{found}` only when `{condition}`: not so by default)"
 REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; keep statistics "
           "on the device (msprobe's async dump) and read them every N steps")
-FORWARD_REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; keep the value "
-                  "on the device (index with the tensor itself: `x[idx]`, `torch.gather`)")
+FORWARD_REMEDY = ("it forces a host-device sync every step, which changes scheduling and can hide a NaN; return "
+                  "statistics as tensors for the loop to read every N steps (lerobot's `loss_dict`), and index with the "
+                  "tensor itself (`x[idx]`, `torch.gather`) rather than a Python number")
 
 
 class Runs(NamedTuple):

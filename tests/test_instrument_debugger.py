@@ -1390,6 +1390,19 @@ def test_model_train_callbacks_that_may_be_none_are_left_with_a_note():
     assert out == code and any("callbacks= is not a list" in note for note in notes)
 
 
+@pytest.mark.parametrize(("returned", "added"), [("cb_list", True), ("cb_list or None", False)])
+def test_model_train_callbacks_from_a_function_returning_a_list_get_the_callback(returned, added):
+    """segment-anything's train.py: `callbacks = create_callback(args.callback)`, whose every return is the list
+    it builds (`cb_list = []`, appended to)."""
+    code = ("import mindspore as ms\n\n\ndef create_callback(args):\n    cb_list = []\n    if args is None:\n"
+            "        return cb_list\n    for cb in args:\n        cb_list.append(cb)\n"
+            f"    return {returned}\n\n\nmodel = ms.Model(net, loss, opt)\ncallbacks = create_callback(None)\n"
+            "model.train(2, ds, callbacks=callbacks)\n")
+    out, notes = run(code, "debugger")
+    assert ("model.train(2, ds, callbacks=[MsprobeStep(debugger)] + callbacks)" in lines_of(out)) is added
+    assert any("callbacks= is not a list" in note for note in notes) is not added
+
+
 TRAINER_HELPER = ("from transformers import Trainer\n\n\ndef build_trainer(model, data):\n"
                   "    return Trainer(model=model, train_dataset=data)\n")
 

@@ -886,6 +886,17 @@ def test_a_seed_set_when_a_project_module_is_imported_is_kept(tmp_path, seeding,
     assert any("importing this seeds" in note for note in notes) is noted
 
 
+def test_a_literal_seed_a_project_helper_seeds_with_is_seed_all_s(tmp_path):
+    """segment-anything's train.py calls utils.py's `set_env(args)`, which runs `ms.set_seed(42)`: seed_all takes
+    42, and no note says it cannot read the seed."""
+    (tmp_path / "utils.py").write_text("import mindspore as ms\n\n\ndef set_env(args):\n    ms.set_seed(42)\n")
+    code = ("import mindspore as ms\nfrom utils import set_env\n\n\ndef main(args):\n    set_env(args)\n"
+            "    ms.train.Model(net, loss, opt).train(1, data)\n\n\nif __name__ == \"__main__\":\n    main(None)\n")
+    out, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
+    assert "seed_all(seed=42, " in out
+    assert not any("cannot read" in note for note in notes), notes
+
+
 def test_a_seed_set_by_a_module_imported_under_the_main_guard_is_kept(tmp_path):
     """mindpose's tools/train_on_openi.py runs `from train import train` under its `__main__` guard, and importing
     tools/train.py runs `ms.set_seed(0)`: seed_all keeps 0."""

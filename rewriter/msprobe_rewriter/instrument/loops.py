@@ -22,7 +22,7 @@ from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msprobe_rewriter import catalogue, project, seeding
+from msprobe_rewriter import catalogue, pinning, project, seeding
 from msprobe_rewriter.context import (
     FUNCTION_TYPES,
     LOOP_TYPES,
@@ -939,15 +939,33 @@ class _Finder:
         return bool(runs) and runs <= EVALUATION_RUNS
 
     def _callbacks_kind(self, callbacks: ast.expr | None, library: str) -> str | None:
-        """"list" for a name only ever assigned lists, "one" for a single callback (a class's construction, or a
+        """"list" for a name only ever assigned lists (or what a project function returning only lists gives),
+        "one" for a single callback (a class's construction, or a
         name assigned one; Hugging Face and mmengine take lists only), else None."""
         values = self.values.get(callbacks.id, []) if isinstance(callbacks, ast.Name) else []
-        if values and all(isinstance(value, (ast.List, ast.ListComp)) for value in values):
+        if values and all(isinstance(value, (ast.List, ast.ListComp)) or self._returns_list(value) for value in values):
             return "list"
         single = self.assignments.get(callbacks.id) if isinstance(callbacks, ast.Name) else callbacks
         if library in ("lightning", "mindspore") and isinstance(single, ast.Call) and constructs_class(single):
             return "one"
         return None
+
+    def _returns_list(self, value: ast.expr) -> bool:
+        """Whether `value` calls a project function (the file's or an imported module's) whose every `return` gives a
+        list, or a name it only assigns lists (segment-anything's `create_callback(args.callback)`: `cb_list = []`,
+        appended to, returned)."""
+        function = pinning.called_function(value, self.functions, self.folder, self.local)[0] \
+            if isinstance(value, ast.Call) else None
+        returns = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)] if function else []
+
+        def listed(node: ast.expr | None) -> bool:
+            if isinstance(node, ast.Name):
+                assigned = [item.value for item in ast.walk(function) if isinstance(item, ast.Assign)
+                            and any(target_name(target) == node.id for target in item.targets)]
+                return bool(assigned) and all(isinstance(item, (ast.List, ast.ListComp)) for item in assigned)
+            return isinstance(node, (ast.List, ast.ListComp))
+
+        return bool(returns) and all(listed(node) for node in returns)
 
     def _loop_steps(self, loop: ast.stmt, step: _Step) -> list[_Step]:
         """`step`, then every step in `loop` (inner loops and local stepping functions called in it included, each

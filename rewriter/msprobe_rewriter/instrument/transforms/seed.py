@@ -101,7 +101,9 @@ class Seed(Transform):
         "(`--seed N`) goes right after the imports; where the script seeds through a project helper that takes "
         "no seed from here (OpenRLHF's `strategy.setup_distributed()` seeds `args.seed` inside), a note says that "
         "the helper reseeds with the script's seed, to give the same with `--seed` (also where `seed_all` goes under the "
-        "`__main__` guard, llm-foundry's train.py, whose `train_from_yaml(...)` seeds with its YAML's seed). A seed that changes from run to run (entropy-seed) is "
+        "`__main__` guard, llm-foundry's train.py, whose `train_from_yaml(...)` seeds with its YAML's seed); a helper "
+        "whose every seeding uses one literal seed gives seed_all that seed (segment-anything's `set_env(args)`: "
+        "`ms.set_seed(42)`). A seed that changes from run to run (entropy-seed) is "
         "fixed where it varies: a seed variable assigned a draw (`opt.manualSeed = random.randint(1, 10000)` "
         "when no seed was given) is assigned the fixed seed instead, so a seed given on the command line still "
         "wins and the seed the script logs is the one it uses; a seeding call that varies by itself "
@@ -535,6 +537,8 @@ class Seed(Transform):
                 parsed = _parsed_trainer_seed(call, unit)
                 if parsed is not None:
                     yield parsed
+                elif (inside := _helper_literal_seed(call, unit)) is not None:
+                    yield inside, None
                 continue
             literal = constant(value)
             if isinstance(literal, int) and not isinstance(literal, bool):
@@ -647,7 +651,8 @@ def _note_helper_seeding(unit: Unit, varying: set[int]) -> None:
     (OpenRLHF's `strategy.setup_distributed()` seeds `args.seed` inside): it runs after the fixed seed_all,
     so its seed is the one the run draws with."""
     call = next((call for call in _start_up_seedings(unit, varying)
-                 if _seed_argument(call, unit) is None and _returned_seed(call, unit) is None), None)
+                 if _seed_argument(call, unit) is None and _returned_seed(call, unit) is None
+                 and _helper_literal_seed(call, unit) is None), None)
     if call is not None:
         facts = seeding.analyse(unit.ctx)
         effect = next(effect for effect in facts.effects if effect.node is call)
@@ -789,6 +794,20 @@ def _draws_when_none(call: ast.Call, value: ast.expr, unit: Unit) -> bool:
     return any(isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in names
                and any(isinstance(other, ast.Constant) and other.value is None for other in node.comparators)
                for node in ast.walk(definition))
+
+
+def _helper_literal_seed(call: ast.Call, unit: Unit) -> str | None:
+    """The literal seed every seeding call of a project helper (the file's or an imported module's function) seeds
+    with, when it takes none from its caller: segment-anything's `set_env(args)` runs `ms.set_seed(42)`."""
+    functions = {node.name: node for node in unit.tree.body if isinstance(node, FUNCTION_TYPES)}
+    local = project.local_imports(ast.walk(unit.tree))
+    function, path = pinning.called_function(call, functions, project.file_folder(unit.ctx.path), local)
+    module = project.load(path) if path is not None else None
+    qualname = (lambda inner: module.imports.resolve(inner.func)) if module is not None else unit.ctx.call_qualname
+    seeds = {constant(argument(inner, 0, "seed")) for inner in ast.walk(function) if isinstance(inner, ast.Call)
+             and qualname(inner) in pinning.SEEDER_FAMILIES} if function is not None else set()
+    literal = seeds.pop() if len(seeds) == 1 else None
+    return str(literal) if isinstance(literal, int) and not isinstance(literal, bool) else None
 
 
 def _seed_argument(call: ast.Call, unit: Unit) -> ast.expr | None:

@@ -10,10 +10,11 @@ from project_helpers import lint_findings, write
 
 
 @pytest.mark.parametrize(("call", "severity"), [
-    ("sample_dataset(data, 3, np.random.RandomState(42))", "info"),  # ms-swift's callers pass a seeded state
-    ("sample_dataset(data, 3, random_state=state)", "info"),
+    ("sample_dataset(data, 3, np.random.RandomState(42))", "info"),  # every caller passes a seeded state
+    ("sample_dataset(data, 3, random_state=np.random.RandomState(data.seed))", "info"),
     ("sample_dataset(data, 3)", "warning"),
     ("sample_dataset(data, 3, None)", "warning"),
+    ("sample_dataset(data, 3, state)", "warning"),  # `load`'s own parameter, which nothing is known to pass
 ])
 def test_unseeded_generator_as_a_fallback_every_caller_replaces(tmp_path: Path, call: str, severity: str):
     utils = ("import numpy as np\n\n\ndef sample_dataset(dataset, n, random_state=None):\n"

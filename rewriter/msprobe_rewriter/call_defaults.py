@@ -249,17 +249,22 @@ class LeftAtDefault:
             found.append((given[0] if given[1] else None, caller))
         return found
 
-    def always_given(self, function: ast.AST | None, name: str) -> bool:
+    def always_given(self, function: ast.AST | None, name: str, depth: int = PARAMETER_DEPTH) -> bool:
         """Whether every call of `function` (at least one, in the file or, for a module-level function, in the
-        project's files importing it) passes its parameter `name` something other than a literal None: ms-swift's
-        `sample_dataset(..., random_state)`, whose `if random_state is None:` fallback its callers never ask for."""
-        calls = self._calls_by_name(function) if isinstance(function, FUNCTION_TYPES) else None
+        project's files importing it) passes its parameter `name` something other than a literal None, or a
+        parameter of the caller's own that is so given (`depth` calls up): a `sample_dataset(...,
+        random_state)` whose `if random_state is None:` fallback its callers never ask for; not minddiffusion's
+        `plms_sampling(..., x_T=x_T)`, handed on from `sample(..., x_T=None)`."""
+        calls = self._calls_by_name(function) if isinstance(function, FUNCTION_TYPES) and depth else None
         if calls is None:
             return False
-        given = [self._given(function, name, call, caller) for call, caller in calls] + [
-            self._given(function, name, call, caller) for call, caller, _ in self._calls_elsewhere(function)]
-        return bool(given) and all(found is not None and found[1] and constant(found[0]) is not None
-                                   for found in given)
+        given = [(self._given(function, name, call, caller), caller) for call, caller in calls] + [
+            (self._given(function, name, call, caller), caller) for call, caller, _ in self._calls_elsewhere(function)]
+        return bool(given) and all(
+            found is not None and found[1] and constant(found[0]) is not None and not (
+                isinstance(found[0], ast.Name) and isinstance(caller, FUNCTION_TYPES)
+                and found[0].id in _parameters(caller) and not self.always_given(caller, found[0].id, depth - 1))
+            for found, caller in given)
 
     def _given(self, function: ast.AST, name: str, call: ast.Call, caller: ast.AST | None) -> tuple | None:
         """What `call` (of `function`, in `caller`) gives parameter `name`: (the expression passed, True), (its

@@ -81,7 +81,9 @@ class UnseededGenerator(Rule):
                "A seed that is a parameter of the enclosing function "
                "counts with its default value (`def __init__(self, seed=0)`). A generator made under `if <parameter> "
                "is None:` is information when every call of the function in the project passes that parameter "
-               "(ms-swift's `sample_dataset(..., random_state)`, whose callers pass a seeded `RandomState`).")
+               "(a `sample_dataset(..., random_state)` every caller gives a seeded `RandomState`; one handing on "
+               "a parameter of its own counts only where that is so given in turn, minddiffusion's `plms_sampling(..., "
+               "x_T=x_T)` from `sample(..., x_T=None)` does not).")
     why = ("A generator object has its own state: `np.random.seed` / `random.seed` / `torch.manual_seed` do not "
            "touch it. NumPy and `random` generators created without a seed take fresh entropy from the OS, so "
            "every run draws different numbers even in a fully seeded script. An unseeded `torch.Generator` "
@@ -541,7 +543,7 @@ def seeded(seed):
 
     def _fallback_for(self, node: ast.Call) -> str | None:
         """The parameter a generator made here stands in for, under `if <parameter> is None:`, when every call of
-        the function in the project passes one (ms-swift's `sample_dataset`, whose callers pass a seeded
+        the function in the project passes one (a `sample_dataset` whose callers pass a seeded
         `RandomState`); else None."""
         function = self.ctx.current_def()
         chain = [*self.ctx.ancestors, node]

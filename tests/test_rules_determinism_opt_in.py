@@ -223,3 +223,21 @@ def test_training_imported_through_a_package_re_export_is_followed(tmp_path):
         "train.py": "from lf.train.tuner import run_exp\n\n\ndef main():\n    run_exp()\n\n\n"
                     "if __name__ == \"__main__\":\n    main()\n"})
     assert lint(root / "train.py", "no-deterministic-algos", "seed-missing") == [("no-deterministic-algos", 8)]
+
+
+def test_a_training_class_only_handed_on_is_not_run(tmp_path):
+    """nanotron's examples/llama/convert_weights.py builds `OneForwardOneBackwardPipelineEngine()` (re-exported by
+    nanotron.config) only as a parameter default handed to `ParallelismArgs(pp_engine=...)`: the weight converters
+    using it train nothing. Running the engine itself trains."""
+    engine = ("import torch\n\n\nclass Engine:\n    def train_batch_iter(self, model, optimizer, batches):\n"
+              "        for batch in batches:\n            model(batch).sum().backward()\n            optimizer.step()\n")
+    helper = ("from pkg import Engine\n\n\ndef make_config(engine=Engine()):\n    return dict(engine=engine)\n")
+    root = write(tmp_path, {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "from .engine import Engine\n",
+                            "pkg/engine.py": engine, "helper.py": helper,
+                            "convert.py": "import torch\n\nfrom helper import make_config\n\n"
+                                          "if __name__ == \"__main__\":\n    torch.save(make_config(), 'c.pt')\n"})
+    assert lint(root / "convert.py", "no-deterministic-algos", "seed-missing") == []
+    (root / "helper.py").write_text(helper + "\n\ndef run(model, optimizer, batches):\n"
+                                             "    Engine().train_batch_iter(model, optimizer, batches)\n")
+    (root / "convert.py").write_text("from helper import run\n\nif __name__ == \"__main__\":\n    run(m, o, b)\n")
+    assert lint(root / "convert.py", "seed-missing") == [("seed-missing", 3)]

@@ -915,9 +915,22 @@ def _imported_training(module: project.Module, trusted: Trusted, files_left: int
     found = set()
     for name, ref in module.local.refs.items():
         target = project.defining(folder, ref, ref.attr) if ref.attr else None
-        if target is not None and target[1] in _training_names(target[0], trusted, files_left):
+        if target is not None and target[1] in _training_names(target[0], trusted, files_left) \
+                and not (target[1] in target[0].classes and _handed_on_only(module.tree, name)):
             found.add(name)
     return found
+
+
+def _handed_on_only(tree: ast.Module, name: str) -> bool:
+    """Whether every call of `name` in `tree` builds an object handed straight to another call or made a parameter's
+    default (nanotron's `make_parallel_config(pp_engine=OneForwardOneBackwardPipelineEngine())`, for
+    `ParallelismArgs(pp_engine=pp_engine)`): what receives it runs it, if anything."""
+    handed = {id(arg) for node in ast.walk(tree) if isinstance(node, ast.Call)
+              for arg in (*node.args, *(kw.value for kw in node.keywords))}
+    handed |= {id(default) for node in ast.walk(tree) if isinstance(node, ast.arguments)
+               for default in (*node.defaults, *node.kw_defaults) if default is not None}
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name]
+    return bool(calls) and all(id(call) in handed for call in calls)
 
 
 def _pinned(node: ast.AST, ctx: FileContext) -> Summary:

@@ -720,6 +720,41 @@ def test_a_loop_in_a_src_layout_package_is_named(tmp_path, monkeypatch):
         "instrument that file too (msprobe-instrument --write run_train.py src/pkg/trainer.py); debugger not added here"]
 
 
+def test_a_trainer_built_elsewhere_is_named_by_the_class_its_variable_is_annotated_with(tmp_path, monkeypatch):
+    """torchtitan's train.py: `trainer: Trainer | None = None`, `trainer = config.build()`, `trainer.train()`;
+    the loop is `Trainer.train` in torchtitan/trainer.py, whose class the annotation names."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "trainer.py").write_text(TRAIN_LOOP_CLASS)
+    monkeypatch.chdir(tmp_path)
+    entry = ("import torch\nfrom pkg.trainer import TrainLoop\n\n\ndef main(config):\n"
+             "    trainer: TrainLoop | None = None\n    trainer = config.build()\n    trainer.run_loop()\n\n\n"
+             "if __name__ == \"__main__\":\n    main(parse())\n")
+    assert instrument_text("train.py", entry, Options(selected=select(["debugger"], [], False)))[1] == [
+        "train.py: the training loop is not in this file but in `TrainLoop.run_loop` in pkg/trainer.py: "
+        "instrument that file too (msprobe-instrument --write train.py pkg/trainer.py); debugger not added here"]
+
+
+def test_training_further_on_than_the_helpers_note_follows_is_named_where_the_script_calls_it(tmp_path, monkeypatch):
+    """LLaMA-Factory's src/train.py: `run_exp()` of tuner.py calls `run_sft` of sft.py, which builds and runs a
+    Hugging Face trainer in workflow.py: the script is told which call trains."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "workflow.py").write_text(
+        "from transformers import Trainer\n\n\ndef run_workflow(model, args):\n"
+        "    Trainer(model=model, args=args).train()\n")
+    (tmp_path / "pkg" / "sft.py").write_text(
+        "from pkg.workflow import run_workflow\n\n\ndef run_sft(model, args):\n    run_workflow(model, args)\n")
+    (tmp_path / "pkg" / "tuner.py").write_text(
+        "from pkg.sft import run_sft\n\n\ndef run_exp():\n    run_sft(None, None)\n")
+    monkeypatch.chdir(tmp_path)
+    entry = "from pkg.tuner import run_exp\n\n\ndef main():\n    run_exp()\n\n\nif __name__ == \"__main__\":\n    main()\n"
+    assert instrument_text("train.py", entry, Options(selected=select(["debugger"], [], False)))[1] == [
+        "train.py:5: `run_exp` in pkg/tuner.py runs the training, through more project files than msprobe-instrument "
+        "follows to its loop or trainer: instrument the file that holds the loop or builds the trainer; debugger not "
+        "added here"]
+
+
 def test_a_module_imported_by_its_path_in_a_larger_tree_is_the_projects(tmp_path, monkeypatch):
     """SlowFast's tools/run_net.py imports `vision.fair.slowfast.tools.train_net` (Meta's internal path, ending in the
     project's name, setup.py's `name="slowfast"`): tools/train_net.py. A library's `mmcv.utils` is not utils/."""
@@ -951,6 +986,22 @@ def test_seeds_from_entropy_get_the_fixed_seed_where_they_vary():
     assert lines[lines.index("args.seed = 1234") + 1] == "seed_all(seed=args.seed, mode=False, rm_dropout=True)"
     assert {"torch.manual_seed(args.seed)", "random.seed(1234)", "np.random.seed(1234)",
             "g = torch.Generator().manual_seed(1234)"} <= set(lines)
+
+
+def test_a_spawned_worker_handed_the_options_seeds_with_their_seed():
+    """MoCo v3's main_moco.py: `main()` parses `--seed` (None by default) and seeds only under `if args.seed is not
+    None:`, which `mp.spawn`'s processes never run; they start `main_worker(gpu, ngpus_per_node, args)`, which
+    gets the options: seed_all goes first there, with their seed."""
+    code = ("import argparse\n\nimport torch\nimport torch.multiprocessing as mp\n\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--seed', default=None, type=int)\n\n\n"
+            "def main():\n    args = parser.parse_args()\n    if args.seed is not None:\n"
+            "        torch.manual_seed(args.seed)\n    mp.spawn(main_worker, nprocs=2, args=(2, args))\n\n\n"
+            "def main_worker(gpu, ngpus_per_node, args):\n    model = torch.nn.Linear(2, 2)\n"
+            "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x in torch.randn(4, 8, 2):\n"
+            "        model(x).sum().backward()\n        opt.step()\n\n\nif __name__ == '__main__':\n    main()\n")
+    assert seed_all_after(code, "def main_worker(gpu, ngpus_per_node, args):") == (
+        "seed_all(seed=args.seed if args.seed is not None else 1234, mode=False, rm_dropout=True)")
+    assert "seed_all(" not in run(code.replace("args=(2, args)", "args=(2,)"), "seed")[0].split("def main():")[1]
 
 
 def test_seed_all_goes_after_a_fallback_that_fills_the_seed_in():

@@ -143,6 +143,19 @@ def test_removed_lines_leave_a_marked_trace():
     assert undo_source_text(out) == old
 
 
+def test_a_line_opening_brackets_is_no_edit_of_a_whole_line_and_traces_keep_the_outer_indent():
+    """MoCo v3's augmentation list: `RandomResizedCrop` becomes `Resize` + `CenterCrop`, and the
+    `RandomApply([ColorJitter(...)], p=0.8)` spread over three lines goes; `CenterCrop` is no edit of `RandomApply([`,
+    and the trace of the removed lines stands at the list's indent, not the jitter's."""
+    old = ("aug = [\n    T.RandomResizedCrop(224, scale=(0.2, 1.)),\n    T.RandomApply([\n"
+           "        T.ColorJitter(0.4, 0.4, 0.2, 0.1)  # not strengthened\n    ], p=0.8),\n    T.ToTensor(),\n]\n")
+    new = "aug = [\n    T.Resize(224),\n    T.CenterCrop(224),\n    T.ToTensor(),\n]\n"
+    out = marking.mark(old, new)
+    assert "was:" not in next(line for line in out.splitlines() if "CenterCrop" in line)
+    assert "\n    # msprobe-instrument " in out and "\n        # msprobe-instrument" not in out
+    assert undo_source_text(out) == old
+
+
 def test_line_that_cannot_take_a_comment_joins_the_next_hunk():
     old = 's = f("""a\nb""", 1)\ny = 2\n'
     new = 's = f("""a\nb""", 2)\ny = 2\n'

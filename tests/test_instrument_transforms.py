@@ -127,6 +127,18 @@ def test_device_draw_with_out_is_left_alone():
     assert out == code and any("not rewritten (it writes into `out=`)" in n for n in notes)
 
 
+def test_a_draw_from_an_index_of_a_device_tensor_is_drawn_from_its_cpu_copy():
+    """BLIP's hard-negative mining: `torch.multinomial(weights_t2i[b], 1).item()` for each row of a device tensor;
+    `x[:, 0].bernoulli()` is named twice by the rewrite, which an index of names allows."""
+    code = ("import torch\n\n\ndef negatives(weights_t2i, x, bs):\n    weights_t2i = weights_t2i.cuda()\n"
+            "    x = x.cuda()\n    idx = [torch.multinomial(weights_t2i[b], 1).item() for b in range(bs)]\n"
+            "    return idx, torch.bernoulli(x[:, 0]), torch.bernoulli(x[f(0)])\n")
+    out, notes = instrument_text("/p/m.py", code, only("device-rng"))
+    assert "torch.multinomial(weights_t2i[b].cpu(), 1).item()" in strip(out)
+    assert "torch.bernoulli(x[:, 0].cpu()).to(x[:, 0].device)" in strip(out)
+    assert any("its input `x[f(0)]` is not a plain name or an index of one" in note for note in notes), notes
+
+
 def test_device_draw_left_alone_says_why_and_shows_the_cpu_draw():
     code = ("import torch\nfrom torch import nn\n\n\ndef f(w, logits):\n    w = w.cuda()\n    nn.init.normal_(w)\n"
             "    return torch.empty_like(logits.cuda()).exponential_(), torch.randn_like(logits.cuda()).normal_()\n")
@@ -134,7 +146,7 @@ def test_device_draw_left_alone_says_why_and_shows_the_cpu_draw():
     assert out == code
     assert notes[0] == ("/p/m.py:7: device draw not rewritten (an initialiser fills its tensor in place): draw on the "
                         "CPU as the finding shows (`w.data.copy_(nn.init.normal_(torch.empty(w.shape)))`)")
-    assert "(its input `logits.cuda()` is not a plain name)" in notes[1]
+    assert "(its input `logits.cuda()` is not a plain name or an index of one)" in notes[1]
     assert any("filled again on the device" in n for n in notes[2:])
 
 
@@ -605,6 +617,25 @@ def test_a_wrapper_applying_each_transform_once_is_no_multi_view_wrapper():
     assert "T.Compose([T.Resize(224), T.CenterCrop(224), T.ToTensor()])" in out
 
 
+def test_a_wrapper_applying_two_augmented_transforms_to_each_sample_makes_views(tmp_path):
+    """MoCo v3's main_moco.py: `TwoCropsTransform(Compose(augmentation1), Compose(augmentation2))` applies each
+    random pipeline to the same image; without them the two views would be the same image."""
+    (tmp_path / "moco").mkdir()
+    (tmp_path / "moco" / "__init__.py").write_text("")
+    (tmp_path / "moco" / "loader.py").write_text(
+        "class TwoCropsTransform:\n    def __init__(self, base_transform1, base_transform2):\n"
+        "        self.base_transform1 = base_transform1\n        self.base_transform2 = base_transform2\n\n"
+        "    def __call__(self, x):\n        im1 = self.base_transform1(x)\n        im2 = self.base_transform2(x)\n"
+        "        return [im1, im2]\n")
+    code = ("import torchvision.transforms as T\nimport moco.loader\n\n"
+            "augmentation1 = [T.RandomResizedCrop(224), T.ToTensor()]\n"
+            "augmentation2 = [T.RandomResizedCrop(224), T.RandomGrayscale(p=0.2), T.ToTensor()]\n"
+            "data = ImageFolder(root, moco.loader.TwoCropsTransform(T.Compose(augmentation1), T.Compose(augmentation2)))\n")
+    out, notes = instrument_text(str(tmp_path / "main_moco.py"), code, only("random-augment"))
+    assert out == code
+    assert any("`TwoCropsTransform` applies a transform several times" in note for note in notes), notes
+
+
 DEFINED_WRAPPER = ("import torchvision.transforms as T\n\n\nclass Augmentation:\n    def __init__(self, n):\n"
                    "        self.n = n\n        self.crop = T.Compose([T.RandomResizedCrop(96), T.RandomHorizontalFlip()])\n\n"
                    "    def __call__(self, image):\n{body}")
@@ -723,6 +754,34 @@ def test_data_code_in_a_project_module_the_run_leaves_out_is_noted(tmp_path):
     given = replace(only("data-shuffle"), given=frozenset({main, str(tmp_path / "data.py")}))
     assert not any("left out" in note for note in instrument_text(main, ENTRY, given)[1])
     assert not any("left out" in note for note in instrument_text(main, ENTRY, only("seed"))[1])
+
+
+def test_each_function_called_of_a_module_is_followed(tmp_path):
+    """BLIP's pretrain.py calls `create_sampler` and then `create_dataset` of data/__init__.py; the dataset that
+    `create_dataset` builds, data/pretrain_dataset.py, lists its files with `glob` and is named too."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "__init__.py").write_text(
+        "from data.pretrain_dataset import pretrain_dataset\n\n\ndef create_sampler(data):\n    return None\n\n\n"
+        "def create_dataset(path):\n    return pretrain_dataset(path)\n")
+    (tmp_path / "data" / "pretrain_dataset.py").write_text(
+        "import glob\nimport os\n\nfrom torch.utils.data import Dataset\n\n\nclass pretrain_dataset(Dataset):\n"
+        "    def __init__(self, path):\n        self.files = glob.glob(os.path.join(path, '*.json'))\n\n"
+        "    def __getitem__(self, index):\n        return self.files[index]\n")
+    code = ENTRY.replace("from data import build_loader", "from data import create_dataset, create_sampler").replace(
+        "    for x in build_loader(range(8)):\n", "    sampler = create_sampler(None)\n"
+        "    for x in create_dataset('x'):\n")
+    notes = instrument_text(str(tmp_path / "main.py"), code, only("unsorted-file-list"))[1]
+    assert any("left out of this run" in note and "pretrain_dataset.py (MSP304 x1)" in note for note in notes), notes
+
+
+def test_a_project_function_or_class_handed_to_a_call_is_followed(tmp_path):
+    """OpenRLHF's train_ppo_ray.py hands `PolicyModelActor` to `PPORayActorGroup(...)`, which Ray runs: the loaders
+    built in openrlhf/trainer/ray/ppo_actor.py are named."""
+    (tmp_path / "data.py").write_text(DATA_MODULE)
+    code = ENTRY.replace("    for x in build_loader(range(8)):\n", "    group = ActorGroup(build_loader)\n"
+                         "    for x in group.run(range(8)):\n")
+    notes = instrument_text(str(tmp_path / "main.py"), code, only("data-shuffle"))[1]
+    assert any("left out of this run" in note and "data.py (MSP301 x1)" in note for note in notes), notes
 
 
 def test_code_of_a_project_module_the_script_never_reaches_is_not_counted(tmp_path):
@@ -948,6 +1007,20 @@ def test_seeding_through_a_project_helper_under_the_main_guard_is_noted(tmp_path
     out, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
     assert "if __name__ == '__main__':\n    seed_all(seed=1234" in strip(out)
     assert any("train.py:6: `train_from_yaml(...)` seeds again after seed_all (Python's `random`)" in note
+               for note in notes), notes
+
+
+def test_the_note_on_a_helper_reseeding_names_the_scripts_seed_option(tmp_path):
+    """OpenRLHF's train_sft.py: `strategy.setup_distributed()` seeds with `--train.seed` (42 by default), handed to
+    the strategy by `get_strategy(args)`: the note names the option and its default."""
+    (tmp_path / "strategy.py").write_text("import random\n\n\ndef setup_distributed(args):\n"
+                                          "    random.seed(args.train.seed)\n")
+    code = ("import argparse\n\nfrom strategy import setup_distributed\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n    parser.add_argument('--train.seed', type=int, default=42)\n"
+            "    setup_distributed(parser.parse_args())\n")
+    _, notes = instrument_text(str(tmp_path / "train.py"), code, only("seed"))
+    assert any("with the script's own seed (`--train.seed`, 42 unless given)" in note
+               and note.endswith("give msprobe-instrument the same with --seed (--seed 42 for the default)")
                for note in notes), notes
 
 

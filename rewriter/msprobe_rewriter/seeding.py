@@ -965,10 +965,17 @@ def trains_at_module_level(ctx: FileContext) -> bool:
         return False
     if ctx.module_level_calls & own_training_classes(ctx):
         return True
+    return bool(training_calls(ctx, calls))
+
+
+def training_calls(ctx: FileContext, calls: list[ast.Call]) -> list[tuple[ast.Call, str, project.Module]]:
+    """(call, name, module) for those of `calls`, of the file `ctx`, that reach the project's training code,
+    whatever it pins."""
     local = project.local_imports(ast.walk(ctx.tree))
     defined = {node.name for node in ast.walk(ctx.tree) if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
-    return any(name in _training_names(module, trusts_none)
-               for _, name, module in project.reached(calls, local, defined, project.file_folder(ctx.path)))
+    return [(call, name, module) for call, name, module in
+            project.reached(calls, local, defined, project.file_folder(ctx.path))
+            if name in _training_names(module, trusts_none)]
 
 
 def _trains(ctx: FileContext) -> bool:

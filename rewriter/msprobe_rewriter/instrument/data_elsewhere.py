@@ -58,14 +58,17 @@ def note_data_elsewhere(unit: Unit, would_change: Callable[[Path], bool]) -> Non
 
 def _called_modules(unit: Unit) -> dict[Path, tuple[project.Module, set[str]]]:
     """The project modules whose functions or classes the file calls, and those these functions call in turn
-    (Swin's `data/__init__.py` `build_loader` hands over to `data/build.py`), HOPS deep, in the order reached, each
+    (Swin's `data/__init__.py` `build_loader` hands over to `data/build.py`; each function called, BLIP's
+    `create_dataset` after `create_sampler` of the same module), HOPS deep, in the order reached, each
     with the names of those called; a call of an item of a module's dict of its functions or classes calls them
-    (DiT's `DiT_models[args.model](...)`)."""
+    (DiT's `DiT_models[args.model](...)`), and one handed to a call runs (`mp.Process(target=train)`, OpenRLHF's
+    `PPORayActorGroup(..., PolicyModelActor, ...)`)."""
     tree = unit.tree
     defined = {node.name for node in ast.walk(tree) if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef))}
     todo = [(tree, project.local_imports(project.import_statements(tree.body, aliases=True)), defined,
              project.file_folder(unit.path))]
     modules: dict[Path, tuple[project.Module, set[str]]] = {}
+    followed: set[int] = set()  # each member once, whichever call of its module comes first
     for _ in range(HOPS):
         reached = []
         for scope, local, names, folder in todo:
@@ -75,13 +78,15 @@ def _called_modules(unit: Unit) -> dict[Path, tuple[project.Module, set[str]]]:
             items = [ast.Call(func=call.func.value, args=[], keywords=[]) for call in calls
                      if isinstance(call.func, ast.Subscript)]  # `DiT_models[args.model](...)`: of `DiT_models`
             of_items = {id(item) for item in items}
-            for call, name, module in project.reached([*calls, *items], local, names, folder):
+            handed = [ast.Call(func=arg, args=[], keywords=[]) for call in calls  # OpenRLHF's actor classes, handed
+                      for arg in (*call.args, *(k.value for k in call.keywords)) if isinstance(arg, ast.Name)]  # to Ray
+            for call, name, module in project.reached([*calls, *items, *handed], local, names, folder):
                 members = _members(module, name, dict_only=id(call) in of_items)
                 if members is None:
                     continue
-                if module.path not in modules:
-                    reached += [(member, module.local, {*module.functions, *module.classes}, module.path.parent)
-                                for member in members]
+                reached += [(member, module.local, {*module.functions, *module.classes}, module.path.parent)
+                            for member in members if id(member) not in followed]
+                followed.update(map(id, members))
                 modules.setdefault(module.path, (module, set()))[1].update(member.name for member in members)
         todo = reached
     return modules

@@ -373,14 +373,17 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
     calls = [node for node in ast.walk(ctx.tree) if isinstance(node, ast.Call)]
     handed = [ast.Call(func=arg, args=[], keywords=[]) for call in calls  # `mp.Process(target=train, ...)`,
               for arg in (*call.args, *(k.value for k in call.keywords)) if isinstance(arg, ast.Name)]  # `spawn(train)`
+    typed = {id(call): call for call in _annotated_classes(ctx.tree, calls)}
     found: dict[tuple[str, Path, str], None] = {}
     built: list[tuple[project.Module, ast.ClassDef]] = []
-    for _, name, module in project.reached([*calls, *handed], local, defined, project.file_folder(ctx.path)):
+    for call, name, module in project.reached([*calls, *handed, *typed.values()], local, defined,
+                                              project.file_folder(ctx.path)):
         training = _training_functions(module)
-        trainer = _training_callee(module, name, training)
+        trainer = _training_callee(module, name, training) if id(call) not in typed else None
         if trainer is not None:
             found[(trainer, module.path, training[trainer])] = None
-        built += [(module, node) for node in module.classes_built(name)]
+        built += [(module, node) for node in module.classes_built(name)
+                  if id(call) not in typed or isinstance(node, ast.ClassDef) and node.name == name]
     called = {call.func.id for call in calls if isinstance(call.func, ast.Name)}
     factories = [node.name for node in ctx.tree.body if isinstance(node, FUNCTION_TYPES) and node.name in called
                  and project.registry_lookups(node)]  # LAVIS' `get_runner_class(cfg)(...)`
@@ -392,6 +395,20 @@ def loops_in_helpers(ctx: FileContext) -> list[tuple[str, Path, str]]:
                      if isinstance(item, FUNCTION_TYPES) and item.name in training)
         found.update(dict.fromkeys(_delegated_loops(ctx, local, module, node)))
     return list(found)
+
+
+def _annotated_classes(tree: ast.Module, calls: list[ast.Call]) -> list[ast.Call]:
+    """A call of each class named in the annotation of a variable whose method the file calls: torchtitan's
+    train.py `trainer: Trainer | None = None`, `trainer = config.build()`, `trainer.train()` (the object is built
+    elsewhere, but its class is the one annotated)."""
+    used = {call.func.value.id for call in calls
+            if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in used:
+            found += [ast.Call(func=name, args=[], keywords=[]) for name in ast.walk(node.annotation)
+                      if isinstance(name, ast.Name) and name.id[:1].isupper()]
+    return found
 
 
 def inherited_loops(ctx: FileContext) -> list[tuple[str, str, Path]]:

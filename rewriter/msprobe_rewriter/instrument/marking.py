@@ -90,9 +90,9 @@ def _place(entries: list[list[str]], lines: list[str], start: int, replaces: boo
 def _emit(group: _Unit, new: list[str], row: int) -> list[str]:
     """The group's lines with the marker on the last one (a trace line when it added nothing)."""
     original = "".join(group.old)
-    if not group.new:
-        first = group.old[0]
-        indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if not group.new:  # the trace goes at the outermost of the removed lines (not a bracket's inner line)
+        indent = min((line[: len(line) - len(line.lstrip(" \t"))] for line in group.old if line.strip()),
+                     key=len, default="")
         end = ending(group.old[-1]) or ending(new[row - 1] if row else "") or "\n"
         code = [indent]
         return [indent + markers.render(code, original, end).lstrip() + end]
@@ -131,7 +131,7 @@ def _pair(old: list[str], new: list[str]) -> list[_Unit]:
         units = [_Unit([n], [o]) for o, n in zip(old, new, strict=False)]
         units += [_Unit([n], []) for n in new[m:]] + ([_Unit([], old[k:])] if m > k else [])
         return units
-    ratio = [[similarity(o.strip(), n.strip()) for n in new] for o in old]
+    ratio = [[similarity(o.strip(), n.strip()) if _opens(o) == _opens(n) else 0.0 for n in new] for o in old]
     score = [[0.0] * (k + 1) for _ in range(m + 1)]
     for i in range(m - 1, -1, -1):
         for j in range(k - 1, -1, -1):
@@ -152,6 +152,12 @@ def _pair(old: list[str], new: list[str]) -> list[_Unit]:
             units.append(_Unit([], [old[i]]))
             i += 1
     return _merge_removals(units)
+
+
+def _opens(line: str) -> int:
+    """How many brackets `line` leaves open (or closes, below 0): a line opening a multi-line call
+    (`T.RandomApply([`) is no edit of a whole one (`T.CenterCrop(224),`)."""
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
 def similarity(a: str, b: str) -> float:

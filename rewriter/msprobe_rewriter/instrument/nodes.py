@@ -184,5 +184,17 @@ def is_literal(node: cst.BaseExpression | None, value: object) -> bool:
 
 
 def is_pure(node: cst.BaseExpression) -> bool:
-    """A Name/Attribute chain: evaluating it twice is harmless."""
-    return dotted(node) is not None
+    """A Name/Attribute chain, also indexed by such chains, numbers or slices of them (BLIP's `weights_t2i[b]`,
+    `x[:, 0]`): evaluating it twice is harmless and gives the same tensor."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Subscript) and not all(_pure_index(element.slice) for element in node.slice):
+            return False
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _pure_index(index: cst.BaseSlice) -> bool:
+    """An index of `is_pure`: a pure expression, a number (`-1` too), or a slice of them."""
+    parts = [index.value] if isinstance(index, cst.Index) else [index.lower, index.upper, index.step]
+    return all(part is None or isinstance(part, (cst.Integer, cst.Ellipsis)) or is_pure(part)
+               or isinstance(part, cst.UnaryOperation) and isinstance(part.expression, cst.Integer) for part in parts)

@@ -27,8 +27,9 @@ anything else (views, an image with its target) stays.
 
 A file that builds a multi-view wrapper, a class (its own or a project module's) whose `__call__` applies one
 transform of its own several times to each sample (MoCo's `TwoCropsTransform`, DINO's local crops, SimCLR's
-`[self.base_transform(x) for i in range(self.n_views)]`; not one transform applied to each frame, or to an image
-and its mask), or that defines one holding random augmentation, whoever builds it (DINOv2's
+`[self.base_transform(x) for i in range(self.n_views)]`; also two of its transforms applied to each sample
+where the file hands it two holding random augmentation, MoCo v3's `TwoCropsTransform(Compose(augmentation1),
+Compose(augmentation2))`; not one transform applied to each frame, or to an image and its mask), or that defines one holding random augmentation, whoever builds it (DINOv2's
 `DataAugmentationDINO`; its `forward` counts too), keeps its random augmentation, with a note: without it
 the views would be identical and the contrastive task would be trivial. The loader's seeded `generator=` (the
 data-workers transform) makes that augmentation repeat from run to run.
@@ -384,14 +385,15 @@ def _multi_view_wrappers(unit: Unit, lines: list[int]) -> list[str]:
     tree = unit.tree
     own = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
-    built = [own[call.func.id] for call in calls if isinstance(call.func, ast.Name) and call.func.id in own]
+    built = [(call, own[call.func.id]) for call in calls if isinstance(call.func, ast.Name) and call.func.id in own]
     defined = {node.name for node in ast.walk(tree) if isinstance(node, FUNCTION_TYPES)} | set(own)
     local = project.local_imports(project.import_statements(tree.body))
-    for _, name, module in project.reached(calls, local, defined, project.file_folder(unit.path)):
-        built += module.classes_built(name)
+    for call, name, module in project.reached(calls, local, defined, project.file_folder(unit.path)):
+        built += [(call, cls) for cls in module.classes_built(name)]
     holding = [cls for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef)
                and any(cls.lineno <= line <= (cls.end_lineno or cls.lineno) for line in lines)]
-    views = [cls for cls in built if _applies_repeatedly(cls, ("__call__",))]
+    views = [cls for call, cls in built if _applies_repeatedly(cls, ("__call__",))
+             or _augmented_arguments(tree, call, lines) > 1 and _applies_repeatedly(cls, ("__call__",), any_own=True)]
     views += [cls for cls in holding if _applies_repeatedly(cls, ("__call__", "forward"))]
     return list(dict.fromkeys(cls.name for cls in views if not _collates(cls)))
 
@@ -404,9 +406,27 @@ def _collates(cls: ast.ClassDef) -> bool:
     return "collat" in cls.name.lower() or first in BATCH_PARAMETERS
 
 
-def _applies_repeatedly(cls: ast.ClassDef, methods: tuple[str, ...]) -> bool:
+def _augmented_arguments(tree: ast.Module, call: ast.Call, lines: list[int]) -> int:
+    """How many arguments of `call` hold random augmentation (a finding at `lines`), written there or through a
+    name the file assigns (MoCo v3's `TwoCropsTransform(transforms.Compose(augmentation1), ...)`)."""
+    assigned: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+
+    def holds(node: ast.AST) -> bool:
+        return any(node.lineno <= line <= (node.end_lineno or node.lineno) for line in lines)
+
+    return sum(holds(arg) or any(holds(value) for name in _names(arg, ast.Load) for value in assigned.get(name, ()))
+               for arg in (*call.args, *(keyword.value for keyword in call.keywords)))
+
+
+def _applies_repeatedly(cls: ast.ClassDef, methods: tuple[str, ...], any_own: bool = False) -> bool:
     """Whether one of `methods` applies a transform of its own several times to one input: `self.<attribute>(x)`
-    twice with the same arguments, or in a loop or comprehension whose names its arguments do not use
+    twice with the same arguments (with `any_own`, two of its transforms, MoCo v3's `self.base_transform1(x)` and
+    `self.base_transform2(x)`), or in a loop or comprehension whose names its arguments do not use
     (`[self.t(x) for _ in range(n)]`, not `[self.t(frame) for frame in frames]`); not one feeding its input
     (`img = self.convert(img, ...)`, a chain of steps)."""
     seen: set[str] = set()
@@ -420,9 +440,10 @@ def _applies_repeatedly(cls: ast.ClassDef, methods: tuple[str, ...]) -> bool:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and id(node) not in chained
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
             used = set().union(*(_names(arg, ast.Load) for arg in (*node.args, *node.keywords)))
-            if bound is not None and not used & bound or ast.dump(node) in seen:
+            key = " ".join(map(ast.dump, (*node.args, *node.keywords))) if any_own else ast.dump(node)
+            if bound is not None and not used & bound or key in seen:
                 return True
-            seen.add(ast.dump(node))
+            seen.add(key)
         once, outer = _evaluated_once(node), bound
         if isinstance(node, repeating):
             bound = (bound or frozenset()) | _names(node, ast.Store)

@@ -190,7 +190,9 @@ class Debugger(Transform):
         "update; when an entry script's loop lives in a function it "
         "imports from another file of the project (`train_one_epoch` in `engine.py`, as MAE, DeiT and DINO are "
         "laid out; also through a package's `from .engine import *`, and from a package under the project's `src/`, "
-        "nanotron's `DistributedTrainer.train` in src/nanotron/trainer.py), or its trainer is built there, the note "
+        "nanotron's `DistributedTrainer.train` in src/nanotron/trainer.py; a class the script names in the annotation of "
+        "a variable whose method it calls, torchtitan's `trainer: Trainer | None` built by `config.build()`), or its "
+        "trainer is built there, the note "
         "names that file: instrument both (also for a class the script's own factory looks up in a registry, LAVIS' "
         "`get_runner_class(cfg)(...)` returning `registry.get_runner_class(name)`, the classes registered with "
         "`@registry.register_runner(...)`; where such a class hands its optimizer to a training method of an object "
@@ -206,7 +208,9 @@ class Debugger(Transform):
         "calls `trainer.train()`/`.fit(...)` on a trainer built elsewhere (a parameter, `build_trainer(cfg)`, "
         "`hydra.utils.instantiate(cfg.trainer)`) is told to add the callback where it is built; a SpeechBrain "
         "recipe's `brain.fit(...)` (the library's loop, which takes no callbacks) is told to start the debugger in "
-        "its Brain's `on_fit_batch_start` and stop and step it in `on_fit_batch_end`. Where the debugger is added, code "
+        "its Brain's `on_fit_batch_start` and stop and step it in `on_fit_batch_end`; a script whose training lies "
+        "further on in the project (LLaMA-Factory's src/train.py: `run_exp()`, whose trainer is built three files on) "
+        "is told the call that starts it. Where the debugger is added, code "
         "compiled out of capture's sight gets a note to turn it off while debugging: `torch.compile` (its regions "
         "are skipped; not `model = torch.compile(model)` after the Hugging Face trainer that trains was built with "
         "`model`, as alpaca-lora does: the trainer keeps the uncompiled module), `mindspore.jit` (calls inside are not recorded) and `set_context(mode=mindspore.GRAPH_MODE)` "
@@ -621,6 +625,8 @@ class Debugger(Transform):
         elsewhere = _trainer_elsewhere(unit) or _brain_fit(unit) or _ultralytics_train(unit) or _mindspore_rl_run(unit)
         if elsewhere is not None:
             unit.note(*elsewhere)
+        elif (deeper := _training_deeper(unit)) is not None:
+            unit.note(*deeper)
         elif unit.imports_framework:  # a script that names no framework and calls no training code: nothing to say
             unit.note(None, "no training loop found (no loop around an optimizer step, no Model.train call, no "
                             "Hugging Face or Lightning trainer): debugger not added")
@@ -1154,6 +1160,28 @@ def _trainer_elsewhere(unit: Unit) -> tuple[int, str] | None:
                                      f"not construct: add {_trainer_callbacks(unit)} to its callbacks where it is "
                                      "built; debugger not added")
     return None
+
+
+def _training_deeper(unit: Unit) -> tuple[int, str] | None:
+    """(line, note) for a call of the project's training code whose loop or trainer lies further on than the
+    helpers note follows (LLaMA-Factory's src/train.py: `run_exp()` of llamafactory/train/tuner.py, whose
+    `run_sft` builds the Hugging Face trainer in sft/workflow.py); a function returning nothing, not one handing
+    back a training object it builds (OpenRLHF's `get_strategy(args)`, whose strategy wraps the optimizer step)."""
+    calls = [node for node in ast.walk(unit.tree) if isinstance(node, ast.Call)]
+    call, name, module = next((found for found in seeding.training_calls(unit.ctx, calls)
+                               if found[1] in found[2].functions and not _returns_value(found[2].functions[found[1]])),
+                              (None, None, None))
+    if call is None:
+        return None
+    return call.lineno, (f"`{name}` in {shown_path(module.path)} runs the training, through more project files than "
+                         "msprobe-instrument follows to its loop or trainer: instrument the file that holds the loop "
+                         "or builds the trainer; debugger not added here")
+
+
+def _returns_value(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `function` returns something other than None (not counting its nested functions)."""
+    return any(isinstance(node, ast.Return) and not (node.value is None or isinstance(node.value, ast.Constant) and node.value.value is None)
+               for node in walk_scope(function))
 
 
 def _megatron_pretrain(unit: Unit) -> tuple[int, str] | None:

@@ -21,8 +21,9 @@ the meta device (`device=config.init_device`: a CPU build of a meta model), and 
 (Megatron's `with get_cuda_rng_tracker().fork():`): a CPU draw would leave the tracker's per-rank stream; the note
 gives the finding's advice (a CPU generator seeded as the tracker's state, or `--use-cpu-initialization`). So are samples of a `torch.distributions` distribution
 whose parameters live on a device (`Categorical(logits=logits).sample()`): sampling from CPU copies of its
-parameters is a change to the policy's code. A draw it cannot rewrite (a `torch.nn.init` fill, an input that is
-not a plain name, `out=`, ...) is left with a note that says why and shows the CPU draw the finding suggests.
+parameters is a change to the policy's code. An input named twice by the rewrite may be a name, an attribute or
+an index of them (BLIP's `torch.multinomial(weights_t2i[b], 1).item()` draws from `weights_t2i[b].cpu()`). A draw
+it cannot rewrite (a `torch.nn.init` fill, an input computed by a call or an operator, `out=`, ...) is left with a note that says why and shows the CPU draw the finding suggests.
 diffusers' `latent_dist.sample()` (also of a posterior kept in a name or a list) and
 `randn_tensor(shape, device=d)` get torch's global CPU generator, `generator=torch.default_generator` (`generator or
 torch.default_generator` for a generator parameter that no call in the file sets: a caller elsewhere may pass one): given a
@@ -189,7 +190,7 @@ class DeviceRng(Transform):
         if isinstance(receiver, cst.Call) and nodes.argument(receiver, "device") is not None:
             return _fill_then_move
         if not nodes.is_pure(receiver):
-            return f"it fills `{nodes.code_of(receiver)}`, not a plain name"
+            return f"it fills `{nodes.code_of(receiver)}`, not a plain name or an index of one"
         if method in SCALAR_FILLS:
             torch = unit.module_name("torch")
             return lambda updated: _fill_copy(updated, torch)
@@ -241,7 +242,8 @@ def _impure_input(call: cst.Call) -> str | None:
     source = nodes.argument(call, "input", 0)
     if source is None:
         return "its input is not given first or as `input=`"
-    return None if nodes.is_pure(source.value) else f"its input `{nodes.code_of(source.value)}` is not a plain name"
+    return None if nodes.is_pure(source.value) else (f"its input `{nodes.code_of(source.value)}` is not a plain name "
+                                                     "or an index of one")
 
 
 def _diffusers_generator(unit: Unit, call: cst.Call) -> int | None:

@@ -79,7 +79,9 @@ class Seed(Transform):
         "module parses at its top level and the script imports, as applications' mae/src/pretrain.py imports "
         "`mae_train_config` from config/config.py) gets `seed_all(seed=args.seed)` right after the parse (or the "
         "import), `seed_all(seed=args.seed if args.seed is not None else 1234)` when the option defaults to None "
-        "(torchrec's dlrm_main.py); not when it spawns processes that never run the parse. "
+        "(torchrec's dlrm_main.py); where it spawns processes that never run the parse, first in the function they "
+        "start, given the options (MoCo v3's `mp.spawn(main_worker, args=(ngpus_per_node, args))`: `args.seed` "
+        "in `main_worker`), and not when they are not handed them. "
         "A seeder that returns the seed it used, kept in a seed variable (`seed = L.seed_everything(args.seed)`), "
         "is followed by `seed_all` with that variable. A project helper that tests the seed it is given against "
         "None and then draws one (ADDA's `init_random_seed(config.manual_seed)`, `null` in its YAML), or torchtune's "
@@ -598,9 +600,10 @@ def _option_seed(unit: Unit) -> list[tuple[str, tuple[str, ast.stmt]]]:
     """The script's own seed option (`--seed`), which the script seeds nothing with, for seed_all right after the
     options are parsed: `args.seed` (applications' mae/src/pretrain.py imports `mae_train_config`, which
     config/config.py parses with `--seed` 2022), or `args.seed if args.seed is not None else 1234` when it defaults
-    to None (torchrec's dlrm_main.py). Not where spawned processes re-import the script without running that."""
-    if seeding.analyse(unit.ctx).spawned:
-        return []
+    to None (torchrec's dlrm_main.py). Where spawned processes re-import the script without running that, first in
+    the function they start, through its parameter that the options are handed to (MoCo v3's
+    `mp.spawn(main_worker, args=(ngpus_per_node, args))`: `args.seed` in `main_worker(gpu, ngpus_per_node, args)`)."""
+    spawned = seeding.analyse(unit.ctx).spawned
     local = project.local_imports(ast.walk(unit.tree))
     folder = project.file_folder(unit.ctx.path)
     found = []
@@ -613,8 +616,27 @@ def _option_seed(unit: Unit) -> list[tuple[str, tuple[str, ast.stmt]]]:
     if len(found) != 1:
         return []
     name, default, node = found[0]
+    binding = ("after", node)
+    if spawned:
+        started = {_handed_to(unit.tree, call, target, name) for call, target in spawned}
+        if len(started) != 1 or None in started:
+            return []
+        name, function = started.pop()
+        binding = ("before", _body_start(function))
     seed = f"{name}.seed" if default == "int" else f"{name}.seed if {name}.seed is not None else {unit.options.seed}"
-    return [(seed, ("after", node))]
+    return [(seed, binding)]
+
+
+def _handed_to(tree: ast.Module, call: ast.Call, target: str, name: str) -> tuple[str, ast.FunctionDef] | None:
+    """(parameter, function): the parameter of the file's function `target`, which `call` (`mp.spawn(target,
+    args=(...))`) starts, that is handed `name`; spawn gives the process index first."""
+    function = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == target), None)
+    handed = argument(call, 1, "args")
+    if function is None or not isinstance(handed, ast.Tuple):
+        return None
+    index = next((i for i, item in enumerate(handed.elts) if isinstance(item, ast.Name) and item.id == name), None)
+    parameters = function.args.args
+    return (parameters[index + 1].arg, function) if index is not None and index + 1 < len(parameters) else None
 
 
 def _imported_seed_option(ref: project.Ref | None, folder: Path) -> str | None:
@@ -663,10 +685,15 @@ def _note_helper_seeding(unit: Unit, varying: set[int]) -> None:
             test, file = summary.unsure_when
             seeds, where, then = "may seed", f", depending on `{ast.unparse(test)}` ({file}:{test.lineno})", \
                 "where it does, "
+        defaults = {key: value for key, value in conditions.argparse_defaults(ast.walk(unit.tree)).items()
+                    if SEED_KEY.fullmatch(key) and isinstance(value, int) and not isinstance(value, bool)}
+        option, default = next(iter(defaults.items())) if len(defaults) == 1 else (None, None)
+        own = f" (`--{option}`, {default} unless given)" if option else ""
+        same = f" (--seed {default} for the default)" if option else ""
         unit.note(call.lineno, f"`{ast.unparse(call.func)}(...)` {seeds} again after seed_all "
-                               f"({_family_list(summary.families)}){where}, with the script's own seed, which seed_all "
-                               f"cannot read here (it sets {unit.options.seed}): {then}the run draws from the script's "
-                               "seed there; give msprobe-instrument the same with --seed")
+                               f"({_family_list(summary.families)}){where}, with the script's own seed{own}, which "
+                               f"seed_all does not follow there (it sets {unit.options.seed}): {then}the run draws from "
+                               f"the script's seed there; give msprobe-instrument the same with --seed{same}")
 
 
 def _family_list(families: frozenset[str]) -> str:

@@ -393,3 +393,19 @@ def test_keys_refused_by_the_callers_only_when_no_other_file_calls(tmp_path, oth
         (tmp_path / "blip_vqa.py").write_text(other)
     result = lint_source(str(blip), blip.read_bytes(), [RULE])
     assert [(f.line, f.severity) for f in result.findings] == expected
+
+
+def test_keys_joined_into_a_log_line_are_not_checked():
+    """timm's `load_pretrained` logs `", ".join(load_result.missing_keys)`: shown, not checked, so the classifier
+    keys it pops stay reported."""
+    found = lint("""\
+        import torch
+
+
+        def load_pretrained(model, state_dict, logger):
+            state_dict.pop("fc.weight", None)
+            load_result = model.load_state_dict(state_dict, strict=False)
+            if load_result.missing_keys:
+                logger.info(f"Missing keys ({', '.join(load_result.missing_keys)})")
+        """)
+    assert [(line, severity) for line, severity, _ in found] == [(5, "warning"), (6, "warning")]

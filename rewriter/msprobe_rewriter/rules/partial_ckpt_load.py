@@ -1097,9 +1097,11 @@ def load_pretrained(model, path):
                 more_whole, more_missing = _split_keys(node.targets[0], names, True)
                 whole, missing = whole | more_whole, missing | more_missing
         found = None
+        shown = {id(inner) for node in ast.walk(scope) if isinstance(node, ast.Call)
+                 and self.ctx.callee_name(node) in REPORTING_CALLS for inner in ast.walk(node)}
         for node in ast.walk(scope):
-            if isinstance(node, ast.If) and _only_reports(node.body) and _only_reports(node.orelse):
-                continue  # `if len(missing) > 0: print(missing)` shows them, and the load goes on
+            if isinstance(node, ast.If) and _only_reports(node.body) and _only_reports(node.orelse) or id(node) in shown:
+                continue  # `if len(missing) > 0: print(missing)` (`', '.join(missing)` in it too) shows them
             returned = isinstance(node, (ast.Return, ast.Yield)) and node.value is not None
             if isinstance(node, (ast.Assert, ast.If, ast.While)):
                 tested = node.test

@@ -1110,8 +1110,30 @@ def test_host_sync_tensor_made_of_a_python_value(setup, expected):
     assert lines("host-sync-in-loop", code) == [line + shift - 1 for line in expected]
 
 
-def test_host_sync_early_exit_of_gradient_accumulation_runs_every_step():
-    """`if (i + 1) % accum != 0: continue` before the optimizer step: what follows runs at every training step."""
+@pytest.mark.parametrize("update", ["optimizer.step()", "optimizer.zero_grad()"])
+def test_host_sync_early_exit_of_gradient_accumulation_runs_every_step(update):
+    """`if (i + 1) % accum != 0: continue` before the optimizer step: what follows runs at every training step; so
+    where it only zeroes the gradients, the step running in a closure called before (timm's train.py, `if not
+    need_update: continue` then `optimizer.zero_grad()` and `torch.cuda.synchronize()`)."""
     code = ("import torch\n\nfor i, x in enumerate(loader):\n    loss = model(x).sum()\n    loss.backward()\n"
-            "    if (i + 1) % accum != 0:\n        continue\n    optimizer.step()\n    print(loss.item())\n")
+            "    if (i + 1) % accum != 0:\n        continue\n    " + update + "\n    print(loss.item())\n")
     assert lines("host-sync-in-loop", code) == [9]
+
+
+def test_host_sync_latch_attribute_short_circuits_the_test():
+    """mmpretrain's SwAVLoss: `if self.use_queue or not torch.all(...): self.use_queue = True`."""
+    code = ("import torch\n\nfor x in loader:\n    loss = model(x).sum()\n"
+            "    if self.use_queue or not torch.all(queue[-1] == 0):\n        self.use_queue = True\n"
+            "    if self.other or not torch.all(queue[0] == 0):\n        self.use_queue = True\n"
+            "    loss.backward()\n    optimizer.step()\n")
+    assert lines("host-sync-in-loop", code) == [7]
+
+
+def test_host_sync_accumulation_stepped_in_a_closure():
+    """timm's train.py steps in `_backward` under `if need_update:` and, after `if not need_update: continue`,
+    zeroes the gradients and synchronizes: the sync runs at every optimizer step (one a batch by default)."""
+    code = ("import torch\n\nfor i, x in enumerate(loader):\n    need_update = (i + 1) % accum == 0\n\n"
+            "    def _backward(loss):\n        loss.backward()\n        if need_update:\n            optimizer.step()\n\n"
+            "    _backward(model(x).sum())\n    if not need_update:\n        continue\n    optimizer.zero_grad()\n"
+            "    torch.cuda.synchronize()\n")
+    assert lines("host-sync-in-loop", code) == [15]

@@ -122,7 +122,7 @@ class HostSyncInLoop(Rule):
                "nanotron's `self.config.logging.iteration_step_info_interval`, 1 by default; or one true in a single "
                "iteration, `if i == 100:` on the loop's variable or a step counter, or a few chosen ones, `if self.global_step in "
                "self.opt.upsample_model_steps:` (torch-ngp); unless it steps an "
-               "optimizer the loop steps nowhere else: gradient accumulation's guard runs at every training step) are the usual "
+               "optimizer the loop steps nowhere else, or zeroes its gradients: gradient accumulation's guard runs at every training step) are the usual "
                "remedy and are not reported; neither are reads in an error message or a branch that ends the run "
                "(`raise`, `sys.exit(1)`: DINO prints the non-finite loss once, on the way out) or a branch taken only when "
                "the gradients overflow (`if overflow:`, `if not grads_finite:`: yolov7_mindspore prints the loss "
@@ -851,6 +851,8 @@ class HostSyncInLoop(Rule):
         == 0:`), whose body runs at every training step, not every N-th; not when the loop around it steps that
         optimizer outside the guard too (StyleGAN2's lazy regularisation: every 4th iteration one more update)."""
         inside = self._stepped(guarded)
+        if self._stepped(guarded, zeroing=True) - inside:
+            return True  # gradients zeroed, not stepped, here: the update of accumulation stepped in a closure (timm)
         if not inside:
             return False
         loop = next((node for node in reversed(outer) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))), None)
@@ -859,10 +861,14 @@ class HostSyncInLoop(Rule):
         elsewhere = self._stepped(s for s in loop.body if not any(_holds(s, g) for g in guarded))
         return not inside <= elsewhere
 
-    def _stepped(self, statements) -> set[str]:
-        """The optimizers (by source text) the optimizer steps among `statements` apply."""
-        return {ast.unparse(node.func) for statement in statements for node in ast.walk(statement)
-                if isinstance(node, ast.Call) and self.ctx.is_optimizer_step(node)}
+    def _stepped(self, statements, zeroing: bool = False) -> set[str]:
+        """The optimizers (by source text) the optimizer steps among `statements` apply; with `zeroing`, also those
+        whose gradients they zero (`optimizer.zero_grad()` after `if not need_update: continue`, timm's gradient
+        accumulation, whose step runs in a closure called before)."""
+        return {ast.unparse(node.func) if self.ctx.is_optimizer_step(node) else f"{ast.unparse(node.func.value)}.step"
+                for statement in statements for node in ast.walk(statement) if isinstance(node, ast.Call) and (
+                    self.ctx.is_optimizer_step(node) or zeroing and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "zero_grad" and self.ctx.is_optimizer_name(target_name(node.func.value) or ""))}
 
     def finish(self) -> None:
         if not self.candidates:
@@ -1115,16 +1121,17 @@ def _operands(test: ast.expr, body: list[ast.stmt]) -> Iterator[ast.expr]:
     elif isinstance(test, ast.BoolOp):
         for operand in test.values:
             yield from _operands(operand, body)
-            if isinstance(test.op, ast.Or) and isinstance(operand, ast.Name) and _sets_true(body, operand.id):
+            if isinstance(test.op, ast.Or) and isinstance(operand, (ast.Name, ast.Attribute)) and _sets_true(body, operand):
                 return
     else:
         yield test
 
 
-def _sets_true(body: list[ast.stmt], name: str) -> bool:
-    """Whether a block assigns `name = True` at its own level."""
+def _sets_true(body: list[ast.stmt], latch: ast.expr) -> bool:
+    """Whether a block assigns `latch = True` (a name or `self.use_queue`, mmpretrain's SwAVLoss) at its own level."""
+    text = ast.unparse(latch)
     return any(isinstance(s, ast.Assign) and constant(s.value) is True
-               and any(isinstance(t, ast.Name) and t.id == name for t in s.targets) for s in body)
+               and any(ast.unparse(t) == text for t in s.targets) for s in body)
 
 
 def _block_of(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:

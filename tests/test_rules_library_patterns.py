@@ -201,8 +201,17 @@ def test_project_function_given_the_cpu_and_a_partial_load_after_initialising():
         model.to_empty(device=device)
         model.init_weights()
         model.load_state_dict(state, strict=False)
+
+
+    def resume(model, device, checkpointer, optim):
+        if checkpointer.fresh:
+            model.to_empty(device=device)
+            model.reset_parameters()
+        else:
+            checkpointer.load_model(model)
+        checkpointer.load_optim(model, optim)
     """
-    assert [(line, severity) for line, severity, _ in findings("device-rng", code)] == [(15, "error")]
+    assert [(line, severity) for line, severity, _ in findings("device-rng", code)] == [(15, "error"), (22, "error")]
 
 
 # --- MSP502: profiling loops ----------------------------------------------------------------------------------

@@ -1616,17 +1616,20 @@ class DeviceRng(FollowsValues, Rule):
                 and self._call_placement(node) == CPU)
 
     def _loaded_after(self, model: ast.expr) -> bool:
-        """Whether a loader runs after the statement here in its function (also after the blocks around it) and
-        loads the model `model` names: a loader given it, or a state dict taken from it (torchtitan's
-        `dcp.load(ModelWrapper(model)._get_state_dict())`), or called on it (not `strict=False`), or a method named as
-        a loader of the object holding it (torchtitan's vLLM wrapper `self._maybe_initial_load_weights()`)."""
+        """Whether a loader runs after the statement here, in its block or after the `with` and `try` blocks around it
+        (not past an `if` or a loop, whose other branch may load instead: the FSDP2 example's `else:
+        checkpointer.load_model(model)`), and loads the model `model` names: a loader given it, or a state dict taken
+        from it (torchtitan's `dcp.load(ModelWrapper(model)._get_state_dict())`), or called on it (not
+        `strict=False`), or a method named as a loader of the object holding it (torchtitan's vLLM wrapper
+        `self._maybe_initial_load_weights()`)."""
         ancestors = self.ctx.ancestors
-        statements = []
-        for depth in range(len(ancestors) - 1, 0, -1):
-            if isinstance(ancestors[depth], SCOPE_TYPES):
+        levels = [depth for depth in range(len(ancestors) - 1, 0, -1) if isinstance(ancestors[depth], ast.stmt)]
+        statements: list[ast.stmt] = []
+        for index, depth in enumerate(levels):
+            node = ancestors[depth]
+            if isinstance(node, SCOPE_TYPES) or index and not isinstance(node, (ast.With, ast.AsyncWith, ast.Try)):
                 break
-            if isinstance(ancestors[depth], ast.stmt):
-                statements += default_device.following(ancestors[:depth + 1])
+            statements += default_device.following(ancestors[:depth + 1])
         derived = {ast.unparse(model)}
         holder = ast.unparse(model.value) if isinstance(model, ast.Attribute) else None
         for statement in statements:

@@ -9,17 +9,20 @@ captured. Blocks of steps run on them in turn (plain, plain copy, captured), and
 divided by the median of the block just before it (the captured block's by the plain copy's), so a change
 of machine load hits both sides of a ratio alike. The plain copy's ratio to the plain block shows the
 method's own bias (it should be 1.00; the plain block follows a captured one, whose after-effects, such as
-the writer thread finishing its last step, it may still feel). At L1 and mix the API wrappers are taken out
+the writer process finishing its last step, it may still feel). At L1 and mix the API wrappers are taken out
 before each plain block (the captured model's `start()` puts them back), so the plain steps run torch as
 it is. With the gradient probe every optimizer's step runs the probe's pre-hook, the plain models' too:
 there it finds no gradient of the monitored model and returns, a few microseconds that make the grad
 probe's ratios lean low by as much.
-Clocks: the training thread's CPU time and the wall clock (which also counts waits for the GIL while the
-writer thread holds it). `--no-files` drops each step's records instead of handing them to the writer
-thread (a diagnostic, not a way to run): what capture costs the training thread with no writer beside it.
+Clocks: the training thread's CPU time and the wall clock (which also counts its waits, for the GIL when
+another thread holds it). `--no-files` drops each step's records instead of handing them to the writer
+(a diagnostic, not a way to run): what capture costs the training thread with no writer beside it.
 `--no-backward` (a diagnostic too, at L0 and mix) lets the module hooks arrange no backward records: no graph
 walks, no autograd hooks, no statistics of the gradients that flow through the modules (parameter gradients
 are still recorded); what the backward records cost.
+`--writer thread` writes the files with the writer thread that the runtime falls back to where no writer
+process can start (a diagnostic: the thread needs the GIL to make the texts, and the training thread
+waits for it).
 `--width D` makes the model D wide instead of 64 (same blocks, modules and tensors, more arithmetic in each):
 capture's cost grows with the number of calls and tensors, the plain step with the arithmetic, so this
 shows how the ratio moves on heavier models.
@@ -28,6 +31,7 @@ shows how the ratio moves on heavier models.
     python benchmarks/capture_overhead_paired.py --rounds 5 --blocks 40 --dump-root /dev/shm
     python benchmarks/capture_overhead_paired.py --dump-root /dev/shm --no-files
     python benchmarks/capture_overhead_paired.py --dump-root /dev/shm --no-backward
+    python benchmarks/capture_overhead_paired.py --dump-root /dev/shm --writer thread
     python benchmarks/capture_overhead_paired.py --dump-root /dev/shm --width 256
     python benchmarks/capture_overhead_paired.py --dump-root /dev/shm --config grad_probe
 """
@@ -61,6 +65,10 @@ def worker(config: str, steps: int, blocks: int, warmup: int, dump_root: str | N
         from msprobe_runtime.pytorch.capture import session
 
         session.write_step = lambda *args, **kwargs: None
+    if "process" in dropped:
+        from msprobe_runtime.core import dump_writer
+
+        dump_writer._use_process = False
     if "backward" in dropped:
         from msprobe_runtime.pytorch.capture import module_hooks
 
@@ -103,24 +111,28 @@ def main() -> int:
     parser.add_argument("--dump-root", help="folder for the dumps (default: the system's temporary folder)")
     parser.add_argument("--no-files", action="store_true", help="drop the records instead of writing them (a diagnostic)")
     parser.add_argument("--no-backward", action="store_true", help="record no module backward (a diagnostic)")
+    parser.add_argument("--writer", choices=("process", "thread"), default="process",
+                        help="what writes the dump files (thread: a diagnostic)")
     parser.add_argument("--width", type=int, default=64, help="the model's width (the runtime issue's: 64)")
     parser.add_argument("--config", choices=list(CONFIGS), default="L0", help="what the captured model runs under")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        dropped = tuple(name for name, flag in (("files", args.no_files), ("backward", args.no_backward)) if flag)
+        dropped = tuple(name for name, flag in (("files", args.no_files), ("backward", args.no_backward),
+                                                ("process", args.writer == "thread")) if flag)
         result = worker(args.worker, args.steps, args.blocks, args.warmup, args.dump_root, args.width, dropped)
         print("RESULT " + json.dumps(result))
         return 0
     extra = (*(("--dump-root", args.dump_root) if args.dump_root else ()), *(("--no-files",) if args.no_files else ()),
-             *(("--no-backward",) if args.no_backward else ()), "--width", str(args.width))
+             *(("--no-backward",) if args.no_backward else ()), "--writer", args.writer, "--width", str(args.width))
     rounds = [run_worker(__file__, args.config, args.steps, args.warmup, "--blocks", str(args.blocks), *extra)
               for _ in range(args.rounds)]
     rounds = [result for result in rounds if result is not None]
     if not rounds:
         return 1
     names = (*PLAIN, f"msprobe-kit {args.config}")
-    suffix = "".join(text for text, flag in ((", no files", args.no_files), (", no backward", args.no_backward)) if flag)
+    suffix = "".join(text for text, flag in ((", no files", args.no_files), (", no backward", args.no_backward),
+                                             (", writer thread", args.writer == "thread")) if flag)
     labels = dict(zip(names, (*PLAIN, names[-1] + suffix), strict=True))
     column = max(len(label) for label in labels.values()) + 2
     print(f"{'configuration':{column}}" + "".join(f" {clock + ' ms':>10} {'x plain':>8}" for clock in ("thread", "wall"))

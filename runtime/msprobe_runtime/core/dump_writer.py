@@ -3,12 +3,13 @@
 Layout (msprobe 26.x): ``{dump_path}/step{N}/rank{R}/{dump,stack,construct}.json`` and, in tensor mode,
 ``dump_tensor_data/*.npy``. Every file is written atomically (temporary file + rename), so a crash
 mid-write never leaves a broken file and earlier steps stay readable; a step's three JSON files are
-written by one batch of file operations (core.files.run_file_ops), which takes the GIL once. JSON is encoded one record per
-line (valid JSON that any reader accepts, several times faster than ``indent=1``; NaN and infinities as
-``NaN``/``Infinity``, as msprobe writes them), on a background thread: the training thread only hands the
-step's records over. Each file's text is made in one call of core._dumptext where it is built, else
-record by record (core.jsontext: orjson when installed): Python code run by the writer holds the GIL, and
-the training thread waits for it.
+written by one batch of file operations (core.files.run_file_ops), without the GIL. JSON is encoded one
+record per line (valid JSON that any reader accepts, several times faster than ``indent=1``; NaN and
+infinities as ``NaN``/``Infinity``, as msprobe writes them), away from the training thread: the training
+process only hands the step's records over, to a writer process (core.writer_process: no second thread
+takes the GIL from the training thread), or to a writer thread where no process can be started. Each
+file's text is made in one call of core._dumptext where it is built, else record by record
+(core.jsontext: orjson when installed).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import json
 import os
 import re
 import secrets
+import sys
+import warnings
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,8 @@ import numpy as np
 from msprobe_runtime.core import naming
 from msprobe_runtime.core.files import atomic_file_ops, atomic_write_bytes, run_file_ops
 from msprobe_runtime.core.jsontext import json_bytes, key_bytes
+from msprobe_runtime.core.stats import planned_entry_texts
+from msprobe_runtime.core.writer_process import WriterGone, WriterProcess
 
 try:  # compiled when the package was built with a C compiler (_dumptext.c)
     from msprobe_runtime.core import _dumptext
@@ -36,12 +41,20 @@ except ImportError:  # pragma: no cover - exercised only without a C compiler
 
 DUMP_FORMAT_VERSION = 1  # our own "version" field in dump.json; bump on an incompatible change
 # A record may hold, instead of a tensor entry, this token followed by the entry's number (`f"{ENTRY_TOKEN}{n}"`):
-# the text `prepare()` of write_step makes for entry n replaces it when the file is written. The random
-# part keeps any user string from looking like one.
+# the text that write_step's `entries` plan makes for entry n replaces it when the file is written. The
+# random part keeps any user string from looking like one.
 ENTRY_TOKEN = f"\x00{secrets.token_hex(6)}:"
-_ENTRY_PATTERN = re.compile(re.escape(json.dumps(ENTRY_TOKEN)[:-1].encode()) + rb'(\d+)"')
+
+
+def _entry_pattern(token: str) -> re.Pattern:
+    return re.compile(re.escape(json.dumps(token)[:-1].encode()) + rb'(\d+)"')
+
+
+_ENTRY_PATTERN = _entry_pattern(ENTRY_TOKEN)
 _executor: ThreadPoolExecutor | None = None
-_pending_write: Future | None = None
+_process: list[WriterProcess | None] = []  # the writer process once tried: [it], or [None] where none started
+_use_process = True  # tests of the in-process text paths turn it off
+_pending_write: Callable[[], None] | None = None  # waits for the step handed over last, raising its error
 _foreground = False  # set at interpreter exit, when the executor takes no more jobs
 
 
@@ -58,23 +71,36 @@ def dump_header(task: str, level: str, framework: str, tensor_dir: Path | None) 
 
 
 def write_step(folder: Path, header: dict, data: dict, stacks: list[tuple[list, list]], construct: dict,
-               background: bool = True, prepare: Callable[[], list[bytes] | None] | None = None) -> None:
+               background: bool = True, entries: tuple | None = None) -> None:
     """Write the three JSON files of one step and rank (tensor files are written before, see save_npy).
 
     A record is a dict, or a flat (key, value, key, value, ...) tuple (cheaper to keep while a step
-    runs: CPython stops tracking such tuples in its garbage collector). With `background` the text is
-    encoded and the files written by a writer thread while training goes on, after `prepare()`, which
-    may still fill values into the records and may return the JSON texts of the entries the records
-    hold as ENTRY_TOKEN tokens; the caller must not change the records afterwards. `wait_for_writes()`
-    (called by the next write, by the debugger's close() and at interpreter exit) waits for them and
-    re-raises a failure. Every file is atomic either way."""
+    runs: CPython stops tracking such tuples in its garbage collector). `entries`, where the records hold
+    ENTRY_TOKEN tokens, is the plan of those entries' texts (core.stats.planned_entry_texts). With
+    `background` the texts are made and the files written by the writer process (or thread) while
+    training goes on; everything handed over must pickle, and the caller must not change it afterwards.
+    `wait_for_writes()` (called by the debugger's close() and at interpreter exit) waits for them and
+    re-raises a failure, which also surfaces at the next write. Every file is atomic either way."""
+    global _pending_write
+    job = (folder, header, data, stacks, construct, entries)
+    writer = _writer_process() if background and not _foreground else None
+    if writer is not None:  # steps queue in its pipe; one that failed raises here, at the next step
+        if _pending_write is not None and _pending_write != writer.wait:
+            wait_for_writes()  # a step the writer thread still writes
+        try:
+            writer.submit(job)
+        except WriterGone as gone:  # killed, say: the writer thread takes over
+            warnings.warn(f"{gone}; from this step on a writer thread writes them", stacklevel=3)
+            _process[:] = [None]
+            _pending_write = None
+        else:
+            _pending_write = writer.wait
+            return
     wait_for_writes()
-    job = [folder, header, data, stacks, construct, prepare]
-    if background and not _foreground:
-        global _pending_write
-        _pending_write = _writer().submit(_run, job)
+    if not background or _foreground:
+        write_job(job)
     else:
-        _run(job)
+        _pending_write = _writer_thread().submit(_run, list(job)).result
 
 
 def wait_for_writes() -> None:
@@ -82,7 +108,7 @@ def wait_for_writes() -> None:
     global _pending_write
     pending, _pending_write = _pending_write, None
     if pending is not None:
-        pending.result()
+        pending()
 
 
 def write_in_foreground() -> None:
@@ -92,18 +118,12 @@ def write_in_foreground() -> None:
     _foreground = True
 
 
-def _run(job: list) -> None:
-    """Encode and write one step, then drop the records (before the waiting thread is woken: the
-    executor would keep them until its thread runs again)."""
-    try:
-        _encode_and_write(*job)
-    finally:
-        job.clear()
-
-
-def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, construct: dict, prepare) -> None:
-    entries = prepare() if prepare is not None else None
-    files = [(folder / naming.DUMP_FILE, _object_with_data(header, data, entries)),
+def write_job(job: tuple) -> None:
+    """Make the texts of one step and write its files: `job` as write_step hands it over."""
+    folder, header, data, stacks, construct, entries = job
+    folder = Path(folder)
+    texts = planned_entry_texts(entries) if entries is not None else None
+    files = [(folder / naming.DUMP_FILE, _object_with_data(header, data, texts)),
              (folder / naming.STACK_FILE, _lines_object({str(i): item for i, item in enumerate(stacks)})),
              (folder / naming.CONSTRUCT_FILE, _lines_object(construct))]
     ops = [("makedirs", folder)]
@@ -112,9 +132,27 @@ def _encode_and_write(folder: Path, header: dict, data: dict, stacks: list, cons
     run_file_ops(ops)  # one GIL-free batch where core._filebatch is built
 
 
+def adopt_entry_token(token: str) -> None:
+    """Read entry tokens as `token` (the writer process reads its training process's records)."""
+    global ENTRY_TOKEN, _ENTRY_PATTERN
+    ENTRY_TOKEN, _ENTRY_PATTERN = token, _entry_pattern(token)
+
+
+def _run(job: list) -> None:
+    """The writer thread's job: write one step, then drop the records (before the waiting thread is woken:
+    the executor would keep them until its thread runs again)."""
+    try:
+        write_job(tuple(job))
+    finally:
+        job.clear()
+
+
 def _forget_writer() -> None:
-    """In a forked child: the writer thread was not copied, so its executor would never run a job."""
+    """In a forked child: the writer thread was not copied, and the writer process is the parent's."""
     global _executor, _pending_write
+    if _process and _process[0] is not None:
+        _process[0].forget()
+    _process.clear()
     _executor = _pending_write = None
 
 
@@ -122,7 +160,27 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_writer)
 
 
-def _writer() -> ThreadPoolExecutor:
+def _writer_process() -> WriterProcess | None:
+    """The writer process, started on first use; None where none can start (no Python executable to run)."""
+    if not _use_process:
+        return None
+    if not _process:
+        try:
+            _process.append(WriterProcess(ENTRY_TOKEN) if sys.executable else None)
+        except OSError:
+            _process.append(None)
+        if _process[0] is not None:
+            atexit.register(_close_process, _process[0])
+            atexit.register(wait_for_writes)  # runs first: the last step's files, and their error if any
+    return _process[0] if _process else None
+
+
+def _close_process(writer: WriterProcess) -> None:
+    if _process and _process[0] is writer:
+        writer.close()
+
+
+def _writer_thread() -> ThreadPoolExecutor:
     global _executor
     if _executor is None:
         _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="msprobe-kit-writer")

@@ -96,6 +96,14 @@ def entry_texts(slots: list[int], heads: list[bytes], statistics: list[bytes], r
             for slot, flag, extra in zip(slots, requires_grad, extras, strict=True)]
 
 
+def planned_entry_texts(plan: tuple) -> list[bytes]:
+    """The entries' JSON texts from a plan made on the training side, which pickles (the writer process
+    makes the texts): (kinds, numels, scalars, floats, ints) as statistics_texts takes them, then per
+    slot its head text, then per entry its slot, requires_grad and extra text (or None)."""
+    kinds, numels, scalars, floats, ints, heads, slots, requires_grad, extras = plan
+    return entry_texts(slots, heads, statistics_texts(kinds, numels, scalars, floats, ints), requires_grad, extras)
+
+
 def hash_text(value: int) -> str:
     """Our content hash as 16 hex digits."""
     return f"{value & 0xFFFFFFFFFFFFFFFF:016x}"

@@ -2,11 +2,12 @@
 
 The API wrappers call `call_api`; module hooks and gradient hooks call `add_record`/`tensor`/`encode`.
 Tensors become entries whose statistics are filled after the step's single device-to-host transfer
-(capture.stats), on the writer thread, which also encodes the JSON. Everything the session runs itself
-is marked as inside a wrapped call, so its own torch calls are never recorded.
+(capture.stats), by the writer (core.dump_writer's process, or thread), which also encodes the JSON.
+Everything the session runs itself is marked as inside a wrapped call, so its own torch calls are never
+recorded.
 
 A tensor's place in a record is a token string (core.dump_writer.ENTRY_TOKEN and the entry's number);
-its JSON text is made from a cached head (type, dtype, shape) and the statistics on the writer thread.
+its JSON text is made by the writer from a cached head (type, dtype, shape) and the statistics.
 What a step keeps is cheap for Python's garbage collector: tokens are strings, API records are flat (key, value, key, value, ...) tuples and argument
 lists are tuples, which CPython stops tracking at its first look, so the hundreds of records of a step
 do not make it run full collections of the whole process's heap.
@@ -18,7 +19,6 @@ import json
 import sys
 import warnings
 from collections import defaultdict
-from functools import partial
 
 import torch
 
@@ -33,10 +33,8 @@ from msprobe_runtime.core.stats import (
     HASH,
     MD5,
     entry_head,
-    entry_texts,
     hash_text,
     md5_text,
-    statistics_texts,
 )
 from msprobe_runtime.pytorch.capture import api_wrap, stacks
 from msprobe_runtime.pytorch.capture.api_wrap import MUTATES_ALL, MUTATES_RUNNING_STATS, ApiSpec
@@ -305,15 +303,14 @@ class CaptureSession(StepRecords):
                           "cannot see before the step ended; their statistics are left null", stacklevel=3)
         header = dump_header(self.config.task, self.config.level, self.config.framework, self.tensor_folder)
         write_step(self.folder, header, self.data, self.stack_items, self.construct_json(),
-                   prepare=partial(self._entry_texts, host))
+                   entries=self._entry_plan(host))
 
-    def _entry_texts(self, host: HostStatistics) -> list[bytes]:
-        """Every entry's JSON text, statistics (and md5, hash, data file) included; on the writer thread."""
+    def _entry_plan(self, host: HostStatistics) -> tuple:
+        """What the writer needs to make every entry's JSON text (core.stats.planned_entry_texts)."""
         floats, ints, digests = host.rows()
         heads = [_head(key) for key in self.stats.layouts]  # per slot: (entry head text, 0-d)
-        texts = statistics_texts(self.stats.kinds, self.stats.numels, [head[1] for head in heads], floats, ints)
-        return entry_texts(self._entry_slots, [head[0] for head in heads], texts, self._entry_grads,
-                           self._extras(digests))
+        return (self.stats.kinds, self.stats.numels, [head[1] for head in heads], floats, ints,
+                [head[0] for head in heads], self._entry_slots, self._entry_grads, self._extras(digests))
 
     def _extras(self, digests: dict[int, int]) -> list[bytes] | None:
         """Per entry, its data file (tensor mode) and md5 or hash text; None when there are none."""

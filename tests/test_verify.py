@@ -95,3 +95,19 @@ def test_torchrun_workers_each_capture_their_rank(tmp_path, hazard):
     first = done.stdout.splitlines()[0]
     assert first.startswith("not reproducible: first diverging call Torch.randn.0.forward (step 0, rank 1) at ")
     assert first.endswith(f"{script}:{hazard_line(script)}")
+
+
+@pytest.mark.parametrize(("argv", "orig_argv", "launcher"), [
+    (["-m"], ["python", "-m", "torch.distributed.run", "--nproc_per_node", "2", "train.py"], True),
+    (["/usr/bin/torchrun"], ["python", "/usr/bin/torchrun", "train.py"], True),
+    (["-m"], ["python", "-m", "train"], False),
+    (["train.py"], ["python", "train.py", "-m", "torch.distributed.run"], False),
+])
+def test_the_launcher_is_told_while_its_package_imports_torch(monkeypatch, argv, orig_argv, launcher):
+    """`python -m torch.distributed.run` imports torch (so capture starts) while sys.argv[0] is still "-m": a
+    launcher that captured wrote an empty step0/rank0 at exit, over rank 0's."""
+    from msprobe_runtime.verify import inprocess
+
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "orig_argv", orig_argv)
+    assert inprocess._is_launcher() is launcher

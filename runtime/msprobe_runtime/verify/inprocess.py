@@ -100,12 +100,25 @@ def _exit_after_last_step(debugger) -> None:
 
 
 def _is_launcher() -> bool:
-    """torchrun (or torch.distributed.launch) itself: it starts the workers and trains nothing."""
+    """torchrun (or torch.distributed.launch) itself: it starts the workers and trains nothing. Run as
+    `python -m torch.distributed.run`, sys.argv[0] is still "-m" while the package imports torch: the
+    command line tells then."""
     script = sys.argv[0] if sys.argv else ""
-    return os.path.basename(script) == "torchrun" or script.endswith(_LAUNCHER_MODULES)
+    if os.path.basename(script) == "torchrun" or script.endswith(_LAUNCHER_MODULES):
+        return True
+    options = iter(getattr(sys, "orig_argv", [])[1:])  # the interpreter's options, up to what it runs
+    for option in options:
+        if option == "-m":
+            return next(options, None) in _LAUNCHER_NAMES
+        if not option.startswith("-") or option == "-c":  # a script, or code
+            return False
+        if option in ("-W", "-X"):  # an option with a separate value
+            next(options, None)
+    return False
 
 
 _LAUNCHER_MODULES = (os.path.join("distributed", "run.py"), os.path.join("distributed", "launch.py"))
+_LAUNCHER_NAMES = ("torch.distributed.run", "torch.distributed.launch")
 
 
 def _start() -> None:

@@ -173,15 +173,15 @@ def _pre_hook(info: _Module, module, args, kwargs):
         return
     STATE.depth = 1
     try:
-        name = naming.module_name(info.path, info.class_name, naming.FORWARD, session.next_index(info.stem))
+        name = f"{info.stem}.{session.next_index(info.stem)}"  # naming.module_name, its stem made once
         stack = session.module_stack
         call = _Call(name, stack[-1] if stack else None, not session.filtered or session.wanted(name))
         modes = session.modes
         if call.wanted and modes.forward:
             call.stack = stacks.capture_stack(sys._getframe())
             if modes.input:
-                call.record["input_args"] = session.encode(args, name, "input")
-                call.record["input_kwargs"] = session.encode(kwargs, name, "kwargs")
+                call.record["input_args"] = _inputs(session, args, name)
+                call.record["input_kwargs"] = session.encode(kwargs, name, "kwargs") if kwargs else {}
         if info.has_inplace and module.inplace:
             for tensor in tensors_in(args, Tensor):
                 session.stats.before_mutation(tensor)
@@ -189,6 +189,15 @@ def _pre_hook(info: _Module, module, args, kwargs):
         session.module_frames[id(info)].append(call)
     finally:
         STATE.depth = 0
+
+
+def _inputs(session, args: tuple, name: str) -> tuple:
+    """A call's `input_args` (session.encode, with its common case inlined: tensors, no data files)."""
+    if session.tensor_folder is not None:
+        return session.encode(args, name, "input")
+    tensor, encode = session.tensor, session.encode
+    return tuple([tensor(arg, name, "input", ()) if isinstance(arg, Tensor) else encode(arg, name, "input", (), 1)
+                  for arg in args])
 
 
 def _forward_hook(info: _Module, module, args, kwargs, output):
@@ -208,7 +217,8 @@ def _forward_hook(info: _Module, module, args, kwargs, output):
         modes, record = session.modes, call.record
         if modes.forward:
             if modes.output:
-                record["output"] = session.outputs(output, name)
+                record["output"] = ((session.tensor(output, name, "output", ()),) if isinstance(output, Tensor)
+                                    else session.outputs(output, name))  # the common case inlined
             record["parameters"] = _parameters(session, info, module, name)
             session.add_record(name, record, call.parent, call.stack)
         if session.wanted_backward(name) and _grad_enabled():

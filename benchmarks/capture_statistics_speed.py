@@ -30,7 +30,7 @@ def _describe(tensors: list[torch.Tensor]) -> float:
     buffer = stats_module.StatBuffer()
     for tensor in tensors:
         buffer.slot(tensor)
-    buffer.transfer().matrices()
+    buffer.transfer().rows()
     return time.perf_counter() - started
 
 

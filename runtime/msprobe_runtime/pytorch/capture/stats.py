@@ -253,8 +253,9 @@ class StatBuffer:
     def materialize(self) -> None:
         """Compute the statistics of every pending tensor now, as device tensors (no synchronisation); not
         inside a torch.func transform (`vmap(grad(f))`), which would make the results its own wrapped
-        tensors, without storage: there they wait for the next time."""
-        if _functorch_level() is not None:
+        tensors, without storage: there they wait for the next time. Nothing pending (a CPU model: its tensors
+        are described when recorded) costs nothing."""
+        if not self._tensors or _functorch_level() is not None:
             return
         tensors, versions, slots = self._tensors, self._versions, self._slots
         self._tensors, self._versions, self._slots, self._previous = [], [], [], []

@@ -19,7 +19,7 @@
 typedef int (*AppendStatistics)(PyObject *values, const void *data, int64_t count, int dtype);
 static AppendStatistics append_statistics;
 
-static PyObject *s_version, *s_dtype, *s_is_cpu, *s_layout, *s_is_neg, *s_is_contiguous, *s_numel, *s_shape,
+static PyObject *s_version, *s_dtype, *s_is_cpu, *s_layout, *s_is_neg, *s_is_contiguous, *s_shape,
     *s_stride, *s_data_ptr;
 
 typedef struct {
@@ -311,11 +311,15 @@ static PyObject *describer_slot(Describer *self, PyObject *const *args, Py_ssize
         goto done;
     }
     /* StatBuffer._open_slot */
-    numel = PyObject_CallMethodNoArgs(t, s_numel);
+    long long count = 1; /* numel(): the product of the shape, without a method call */
+    for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(shape); d++) {
+        long long size = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+        if (size == -1 && PyErr_Occurred())
+            goto done;
+        count *= size;
+    }
+    numel = PyLong_FromLongLong(count);
     if (numel == NULL)
-        goto done;
-    long long count = PyLong_AsLongLong(numel);
-    if (count == -1 && PyErr_Occurred())
         goto done;
     slot = PyLong_FromSsize_t(PyList_GET_SIZE(self->kinds));
     PyObject *plain_shape = PySequence_Tuple(shape);
@@ -404,9 +408,9 @@ PyMODINIT_FUNC PyInit__describe(void) {
     if (append_statistics == NULL)
         return NULL;
     static const char *const attributes[] = {"_version", "dtype", "is_cpu", "layout", "is_neg",
-                                             "is_contiguous", "numel", "shape", "stride", "data_ptr"};
+                                             "is_contiguous", "shape", "stride", "data_ptr"};
     PyObject **interned[] = {&s_version, &s_dtype, &s_is_cpu, &s_layout, &s_is_neg,
-                             &s_is_contiguous, &s_numel, &s_shape, &s_stride, &s_data_ptr};
+                             &s_is_contiguous, &s_shape, &s_stride, &s_data_ptr};
     for (size_t i = 0; i < sizeof attributes / sizeof *attributes; i++)
         if ((*interned[i] = PyUnicode_InternFromString(attributes[i])) == NULL)
             return NULL;

@@ -72,17 +72,6 @@ def _head(key: tuple) -> tuple[bytes, bool]:
     return head
 
 
-_last_heads: list = [None, None]  # the layouts of the step before and their heads: a training step repeats them
-
-
-def _slot_heads(layouts: list[tuple]) -> tuple[list[bytes], list[bool]]:
-    """Per slot, its entry head text and whether it is 0-d."""
-    if layouts != _last_heads[0]:
-        heads = [_head(key) for key in layouts]
-        _last_heads[:] = layouts, ([head[0] for head in heads], [head[1] for head in heads])
-    return _last_heads[1]
-
-
 def _special(value):
     """msprobe's encodings of torch and numpy objects that are not tensors; None when unknown."""
     if isinstance(value, torch.dtype):
@@ -319,9 +308,9 @@ class CaptureSession(StepRecords):
     def _entry_plan(self, host: HostStatistics) -> tuple:
         """What the writer needs to make every entry's JSON text (core.stats.planned_entry_texts)."""
         floats, ints, digests = host.rows()
-        texts, scalars = _slot_heads(self.stats.layouts)
-        return (self.stats.kinds, self.stats.numels, scalars, floats, ints, texts, self._entry_slots, self._entry_grads,
-                self._extras(digests))
+        heads = [_head(key) for key in self.stats.layouts]  # per slot: (entry head text, 0-d)
+        return (self.stats.kinds, self.stats.numels, [head[1] for head in heads], floats, ints,
+                [head[0] for head in heads], self._entry_slots, self._entry_grads, self._extras(digests))
 
     def _extras(self, digests: dict[int, int]) -> list[bytes] | None:
         """Per entry, its data file (tensor mode) and md5 or hash text; None when there are none."""

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import secrets
-import sys
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +32,7 @@ from msprobe_runtime.core.files import atomic_file_ops, atomic_write_bytes, run_
 from msprobe_runtime.core.jsontext import json_bytes, key_bytes
 from msprobe_runtime.core.stats import planned_entry_texts
 from msprobe_runtime.core.writer_process import WriterGone, WriterProcess
+from msprobe_runtime.core.writer_process import available as writer_process_available
 
 try:  # compiled when the package was built with a C compiler (_dumptext.c)
     from msprobe_runtime.core import _dumptext
@@ -161,12 +161,12 @@ if hasattr(os, "register_at_fork"):
 
 
 def _writer_process() -> WriterProcess | None:
-    """The writer process, started on first use; None where none can start (no Python executable to run)."""
+    """The writer process, started on first use; None where none can start (writer_process.available)."""
     if not _use_process:
         return None
     if not _process:
         try:
-            _process.append(WriterProcess(ENTRY_TOKEN) if sys.executable else None)
+            _process.append(WriterProcess(ENTRY_TOKEN) if writer_process_available() else None)
         except OSError:
             _process.append(None)
         if _process[0] is not None:

@@ -37,6 +37,11 @@ _POLL_SECONDS = (0.0005, 0.02)  # how long the writer process sleeps between loo
 _IDLE_AFTER = 2000  # empty looks after which it counts as idle (about a second)
 
 
+def available() -> bool:
+    """Whether a writer process can run here: a Python executable to start, and poll() (not on Windows)."""
+    return bool(sys.executable) and hasattr(select, "poll")
+
+
 class WriterProcess:
     """The training side: `submit(job)` hands a step over, `wait()` blocks until all handed over are written.
 

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 
 from msprobe_runtime.core.config import ConfigError, DebuggerConfig, ensure_writable, load_config
-from msprobe_runtime.core.dump_writer import wait_for_writes, write_in_foreground
+from msprobe_runtime.core.dump_writer import start_writer, wait_for_writes, write_in_foreground
 from msprobe_runtime.core.patching import CaptureState
 
 
@@ -130,6 +130,7 @@ class StepDebugger:
         if self.state.session is not None:
             raise RuntimeError("another PrecisionDebugger is capturing: stop it before starting this one")
         self.install()
+        start_writer()
         self._session = self.session_class(config, self.current_step, rank)
         self.state.session = self._session
         atexit.register(self._stop_at_exit)

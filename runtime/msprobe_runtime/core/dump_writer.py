@@ -160,6 +160,12 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_writer)
 
 
+def start_writer() -> None:
+    """Start the writer process now, if it is to run and is not running (its start, an interpreter and
+    numpy, then overlaps the step being captured rather than the steps after)."""
+    _writer_process()
+
+
 def _writer_process() -> WriterProcess | None:
     """The writer process, started on first use; None where none can start (writer_process.available)."""
     if not _use_process:

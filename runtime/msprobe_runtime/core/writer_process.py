@@ -35,6 +35,7 @@ class WriterGone(RuntimeError):
 _SYNC = None  # the message asking the writer process to answer once every step sent before it is written
 _POLL_SECONDS = (0.0005, 0.02)  # how long the writer process sleeps between looks at its pipe: busy, idle
 _IDLE_AFTER = 2000  # empty looks after which it counts as idle (about a second)
+_PIPE_BYTES = 1 << 20  # what the pipe holds before a write waits (Linux's default 64 KB is one L1 step)
 
 
 def available() -> bool:
@@ -54,6 +55,12 @@ class WriterProcess:
         """Start the process (OSError when it cannot start); `entry_token` is core.dump_writer's ENTRY_TOKEN."""
         self.process = subprocess.Popen([sys.executable, "-c", _SERVE, _ROOT, entry_token.encode().hex()],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        try:
+            import fcntl
+
+            fcntl.fcntl(self.process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        except (OSError, AttributeError):  # not Linux, or above the system's pipe-max-size: the default
+            pass
         self.answers = self.process.stdout.fileno()
         os.set_blocking(self.answers, False)
         self.answered = select.poll()  # whether an answer has come, asked without blocking

@@ -5,10 +5,11 @@ step the training thread then waits for it: a sleep and a wake-up, each time it 
 cost the step more than the writing itself (about a tenth of the issue model's step, measured in
 docs/performance.md, Round 17). Here the training process only pickles the step's records, which are
 small, and sends them down a pipe; this process, started once per training process with the same Python,
-makes the texts and writes the files (core.dump_writer, atomically as ever) and answers each step with
-None or the error that stopped it. It ignores Ctrl-C, so a step handed over is still written while the
-training process stops, and it ends when the pipe closes: when the training process exits, however it
-exits, after writing what it was sent. It never imports a framework.
+makes the texts and writes the files (core.dump_writer, atomically as ever), and answers on a pipe of its
+own (not stdout, where anything may print) a step that failed, and each sync. It ignores Ctrl-C, so a
+step handed over is still written while the training process stops, and it ends when the pipe closes:
+when the training process exits, however it exits, after writing what it was sent. It never imports a
+framework.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 _LENGTH = struct.Struct("<Q")
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # above msprobe_runtime/
 _SERVE = ("import sys; sys.path.insert(0, sys.argv[1]); "
-          "from msprobe_runtime.core.writer_process import serve; serve(sys.argv[2])")
+          "from msprobe_runtime.core.writer_process import serve; serve(sys.argv[2], int(sys.argv[3]))")
 
 
 class WriterGone(RuntimeError):
@@ -53,15 +54,21 @@ class WriterProcess:
 
     def __init__(self, entry_token: str):
         """Start the process (OSError when it cannot start); `entry_token` is core.dump_writer's ENTRY_TOKEN."""
-        self.process = subprocess.Popen([sys.executable, "-c", _SERVE, _ROOT, entry_token.encode().hex()],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.answers, answer_end = os.pipe()  # its own pipe: what anything prints goes to the usual stdout
+        try:
+            self.process = subprocess.Popen([sys.executable, "-c", _SERVE, _ROOT, entry_token.encode().hex(),
+                                             str(answer_end)], stdin=subprocess.PIPE, bufsize=0, pass_fds=(answer_end,))
+        except BaseException:
+            os.close(self.answers)
+            raise
+        finally:
+            os.close(answer_end)
         try:
             import fcntl
 
             fcntl.fcntl(self.process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         except (OSError, AttributeError):  # not Linux, or above the system's pipe-max-size: the default
             pass
-        self.answers = self.process.stdout.fileno()
         os.set_blocking(self.answers, False)
         self.answered = select.poll()  # whether an answer has come, asked without blocking
         self.answered.register(self.answers, select.POLLIN)
@@ -86,7 +93,7 @@ class WriterProcess:
     def close(self) -> None:
         """Close the pipe (the process ends once it has written what it was sent) and reap it."""
         self.process.stdin.close()
-        self.process.stdout.close()
+        os.close(self.answers)
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:  # a stuck file system: leave it, it ends with the pipe closed
@@ -95,7 +102,7 @@ class WriterProcess:
     def forget(self) -> None:
         """In a forked child: drop this process's copies of the pipes, leaving the parent's writer alone."""
         self.process.stdin.close()
-        self.process.stdout.close()
+        os.close(self.answers)
         self.process.returncode = 0  # not the child's to reap
 
     def _send(self, message) -> None:
@@ -116,13 +123,14 @@ class WriterProcess:
         return pickle.loads(payload)
 
 
-def serve(token_hex: str) -> None:
-    """The writer process: write each step read from standard input; answer a failure, and each sync."""
+def serve(token_hex: str, answer: int) -> None:
+    """The writer process: write each step read from standard input; answer a failure, and each sync, on the
+    pipe `answer`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from msprobe_runtime.core import dump_writer
 
     dump_writer.adopt_entry_token(bytes.fromhex(token_hex).decode())
-    read, answer = sys.stdin.fileno(), sys.stdout.fileno()
+    read = sys.stdin.fileno()
     os.set_blocking(read, False)
     while True:
         _polled(read)

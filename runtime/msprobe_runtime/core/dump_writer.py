@@ -80,11 +80,11 @@ def write_step(folder: Path, header: dict, data: dict, stacks: list[tuple[list, 
     `background` the texts are made and the files written by the writer process (or thread) while
     training goes on; everything handed over must pickle, and the caller must not change it afterwards.
     `wait_for_writes()` (called by the debugger's close() and at interpreter exit) waits for them and
-    re-raises a failure, which also surfaces at the next write. Every file is atomic either way."""
+    re-raises a failure, which also surfaces at a later write. Every file is atomic either way."""
     global _pending_write
     job = (folder, header, data, stacks, construct, entries)
     writer = _writer_process() if background and not _foreground else None
-    if writer is not None:  # steps queue in its pipe; one that failed raises here, at the next step
+    if writer is not None:  # steps queue in its pipe; one that failed raises here, once its answer has come
         if _pending_write is not None and _pending_write != writer.wait:
             wait_for_writes()  # a step the writer thread still writes
         try:

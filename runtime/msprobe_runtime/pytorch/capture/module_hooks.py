@@ -180,7 +180,7 @@ def _pre_hook(info: _Module, module, args, kwargs):
         if call.wanted and modes.forward:
             call.stack = stacks.capture_stack(sys._getframe())
             if modes.input:
-                call.record["input_args"] = _inputs(session, args, name)
+                call.record["input_args"] = session.input_args(args, name)
                 call.record["input_kwargs"] = session.encode(kwargs, name, "kwargs") if kwargs else {}
         if info.has_inplace and module.inplace:
             for tensor in tensors_in(args, Tensor):
@@ -189,15 +189,6 @@ def _pre_hook(info: _Module, module, args, kwargs):
         session.module_frames[id(info)].append(call)
     finally:
         STATE.depth = 0
-
-
-def _inputs(session, args: tuple, name: str) -> tuple:
-    """A call's `input_args` (session.encode, with its common case inlined: tensors, no data files)."""
-    if session.tensor_folder is not None:
-        return session.encode(args, name, "input")
-    tensor, encode = session.tensor, session.encode
-    return tuple([tensor(arg, name, "input", ()) if isinstance(arg, Tensor) else encode(arg, name, "input", (), 1)
-                  for arg in args])
 
 
 def _forward_hook(info: _Module, module, args, kwargs, output):
@@ -217,8 +208,7 @@ def _forward_hook(info: _Module, module, args, kwargs, output):
         modes, record = session.modes, call.record
         if modes.forward:
             if modes.output:
-                record["output"] = ((session.tensor(output, name, "output", ()),) if isinstance(output, Tensor)
-                                    else session.outputs(output, name))  # the common case inlined
+                record["output"] = session.outputs(output, name)
             record["parameters"] = _parameters(session, info, module, name)
             session.add_record(name, record, call.parent, call.stack)
         if session.wanted_backward(name) and _grad_enabled():

@@ -166,8 +166,19 @@ class CaptureSession(StepRecords):
                 self._entry_slots.append(self.stats.slot(t, file_name, snapshot, shared))
         return _TOKENS[number] if number < len(_TOKENS) else _token(number)
 
+    def input_args(self, args: tuple, record: str) -> tuple:
+        """A call's positional arguments as msprobe's `input_args` (encode's common case inlined: without data
+        files, whose names need each argument's index)."""
+        if self.tensor_folder is not None:
+            return self.encode(args, record, "input")
+        tensor, encode = self.tensor, self.encode
+        return tuple([tensor(arg, record, "input", ()) if isinstance(arg, Tensor) else encode(arg, record, "input", (), 1)
+                      for arg in args])
+
     def outputs(self, value, record: str) -> tuple:
-        """A call's result as msprobe's `output` list."""
+        """A call's result as msprobe's `output` list (a tensor, the common case, without encode)."""
+        if isinstance(value, Tensor):
+            return (self.tensor(value, record, "output", ()),)
         encoded = self.encode(value, record, "output")
         return encoded if encoded.__class__ is tuple else (encoded,)
 
@@ -193,13 +204,7 @@ class CaptureSession(StepRecords):
         modes = self.modes
         record = ()
         if modes.forward and modes.input:
-            if self.tensor_folder is None:  # the common case, inlined: tensors and scalars
-                tensor, encode = self.tensor, self.encode
-                inputs = tuple([tensor(arg, name, "", ()) if isinstance(arg, Tensor) else encode(arg, name, "input")
-                                for arg in args])
-            else:
-                inputs = self.encode(args, name, "input")
-            record = ("input_args", inputs, "input_kwargs", self.encode(kwargs, name, "kwargs") if kwargs else {})
+            record = ("input_args", self.input_args(args, name), "input_kwargs", self.encode(kwargs, name, "kwargs") if kwargs else {})
         backward = modes.backward and _grad_enabled() and self.wanted_backward(name)
         if backward:  # the call's tensors requiring grad, and where their gradients go before it changes any
             first = sequence_number()

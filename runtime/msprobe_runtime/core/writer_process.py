@@ -116,7 +116,7 @@ class WriterProcess:
         """("failed", error) or ("synced", None); None when nothing came (only without `block`)."""
         if not self.answered.poll(None if block else 0):
             return None
-        payload = _receive(self.answers, wait=select_readable)
+        payload = _receive(self.answers, wait=_readable)
         if payload is None:
             raise WriterGone("msprobe-kit: the dump writer process ended before writing every step "
                              f"(exit status {self.process.poll()})")
@@ -155,15 +155,13 @@ def _pickled_failure(error: Exception) -> bytes:
 
 
 def _send(fd: int, payload: bytes) -> None:
+    """One message on a blocking `fd` (both pipes' write ends are)."""
     view = memoryview(_LENGTH.pack(len(payload)) + payload)
     while view:
-        try:
-            view = view[os.write(fd, view):]
-        except BlockingIOError:
-            select.select([], [fd], [])
+        view = view[os.write(fd, view):]
 
 
-def select_readable(fd: int) -> None:
+def _readable(fd: int) -> None:
     """Wait (in the kernel) until `fd` has data."""
     select.select([fd], [], [])
 
@@ -181,12 +179,10 @@ def _polled(fd: int) -> None:
 
 
 def _receive(fd: int, wait) -> bytes | None:
-    """One message from a non-blocking `fd` (BlockingIOError when none has begun), or None at the end of
-    the pipe (a message cut short by a dying sender counts as the end); `wait(fd)` waits for more of one."""
-    head = _read_exactly(fd, _LENGTH.size, None)
-    if head is None:
-        return None
-    return _read_exactly(fd, _LENGTH.unpack(head)[0], wait)
+    """One message from a non-blocking `fd` that has data, or None at the end of the pipe (a message cut short
+    by a dying sender counts as the end); `wait(fd)` waits for the rest of one."""
+    head = _read_exactly(fd, _LENGTH.size, wait)
+    return None if head is None else _read_exactly(fd, _LENGTH.unpack(head)[0], wait)
 
 
 def _read_exactly(fd: int, size: int, wait) -> bytes | None:
@@ -195,9 +191,7 @@ def _read_exactly(fd: int, size: int, wait) -> bytes | None:
         try:
             part = os.read(fd, left)
         except BlockingIOError:
-            if wait is None and not parts:
-                raise
-            (wait or select_readable)(fd)
+            wait(fd)
             continue
         if not part:
             return None
